@@ -1,0 +1,13 @@
+# Writes a C++ file holding every sql/NNN_name.sql as a raw string literal, ordered by name.
+set(body "// Generated from sql/*.sql by cmake/embed_migrations.cmake; do not edit.\n")
+string(APPEND body "#include \"pg/migrations_data.hpp\"\n\nnamespace refgate::pg {\n\n")
+string(APPEND body "const std::vector<EmbeddedMigration>& embedded_migrations() {\n")
+string(APPEND body "    static const std::vector<EmbeddedMigration> migrations{\n")
+foreach(file IN LISTS FILES)
+  get_filename_component(name ${file} NAME_WE)
+  file(READ ${file} sql)
+  string(APPEND body "        {\"${name}\", R\"refgate_sql(${sql})refgate_sql\"},\n")
+endforeach()
+string(APPEND body "    };\n    return migrations;\n}\n\n}  // namespace refgate::pg\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(COPY_FILE ${OUT}.tmp ${OUT} ONLY_IF_DIFFERENT)

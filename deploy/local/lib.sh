@@ -1,0 +1,346 @@
+# shellcheck shell=bash
+# Shared helpers for deploy/local/run.sh and deploy/local/test.sh.
+# Sourced, not executed: the caller sets `set -euo pipefail`.
+#
+# Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format,
+# start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock.
+
+# Repo root from this file's location, so the scripts work from any cwd.
+ROOT="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+
+PG_BINDIR=/usr/lib/postgresql/15/bin
+# initdb refuses to run as root, so root delegates the cluster to this user.
+PG_OS_USER=postgres
+
+REFGATE_APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config g++
+  libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
+  nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev
+  postgresql redis-server redis-tools clang-format-14
+)
+
+# What we started in this shell; stop_all walks these.
+_STARTED_PG_DATA=()
+_STARTED_REDIS_PIDFILES=()
+_LOCK_FD=""
+
+log() { printf '[refgate] %s\n' "$*" >&2; }
+die() {
+  printf '[refgate] ERROR: %s\n' "$*" >&2
+  exit 1
+}
+
+# Runs a command with the state lock's fd closed, so daemons and anything the
+# command leaves behind do not keep holding the lock after we are gone.
+nolock() {
+  if [[ -n $_LOCK_FD ]]; then
+    "$@" {_LOCK_FD}>&-
+  else
+    "$@"
+  fi
+}
+
+# One run.sh / test.sh per state dir at a time: a second one would stop or
+# wipe the first one's servers.
+lock_state() {
+  local name=$1
+  (umask 022 && mkdir -p "$ROOT/.state")
+  # State is never meant for git, even if the repo .gitignore lacks it.
+  [[ -e $ROOT/.state/.gitignore ]] || printf '*\n' >"$ROOT/.state/.gitignore"
+  exec {_LOCK_FD}>>"$ROOT/.state/$name.lock"
+  flock -n "$_LOCK_FD" ||
+    die "another deploy/local script is already using .state/$name (lock $ROOT/.state/$name.lock)"
+}
+
+# ---------------------------------------------------------------- packages
+
+ensure_packages() {
+  local -A installed=()
+  local pkg status missing=()
+  # One dpkg-query for all packages keeps the all-present path fast; unknown
+  # packages only print to stderr, so ignore its exit code.
+  while IFS=' ' read -r pkg status; do
+    [[ $status == "install ok installed" ]] && installed[$pkg]=1
+  done < <(dpkg-query -W -f='${Package} ${Status}\n' "${REFGATE_APT_PACKAGES[@]}" 2>/dev/null || true)
+  for pkg in "${REFGATE_APT_PACKAGES[@]}"; do
+    [[ -n ${installed[$pkg]:-} ]] || missing+=("$pkg")
+  done
+  ((${#missing[@]} == 0)) && return 0
+
+  local sudo=()
+  ((EUID == 0)) || sudo=(sudo)
+  log "installing missing packages: ${missing[*]}"
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# ------------------------------------------------------------------- build
+
+# build NAME TYPE [cmake args...] -> $ROOT/build/NAME/refgate
+build() {
+  local name=$1 type=$2
+  shift 2
+  cmake -S "$ROOT" -B "$ROOT/build/$name" -G Ninja -DCMAKE_BUILD_TYPE="$type" "$@"
+  cmake --build "$ROOT/build/$name"
+}
+
+# Fails on unformatted tracked C++ sources; skipped outside a git checkout.
+check_format() {
+  [[ -e $ROOT/.git ]] || return 0
+  local files=() f
+  while IFS= read -r -d '' f; do
+    [[ -f $ROOT/$f ]] && files+=("$ROOT/$f")
+  done < <(git -C "$ROOT" ls-files -z -- '*.cpp' '*.hpp')
+  ((${#files[@]} == 0)) && return 0
+  if ! clang-format-14 --dry-run -Werror "${files[@]}"; then
+    die "unformatted sources; fix with: git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format-14 -i"
+  fi
+}
+
+# ------------------------------------------------------------------ helpers
+
+# True if something accepts TCP connections on 127.0.0.1:PORT.
+_port_in_use() {
+  # shellcheck disable=SC2016 # $1 is expanded by the inner bash
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
+}
+
+_port_owner() {
+  ss -Hltnp "sport = :$1" 2>/dev/null || true
+}
+
+_require_free_port() {
+  local port=$1 what=$2
+  if _port_in_use "$port"; then
+    die "port $port (for $what) is already in use by a process that is not ours:
+$(_port_owner "$port")
+stop it, or stop the other refgate run that owns it"
+  fi
+}
+
+# True if PID is alive and its command name is COMM (guards against PID reuse).
+# Zombies count as dead: some container inits never reap daemons' corpses.
+_pid_is() {
+  local pid=$1 comm=$2 stat
+  [[ $pid =~ ^[0-9]+$ ]] || return 1
+  [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]] || return 1
+  stat=$(cat "/proc/$pid/stat" 2>/dev/null) || return 1
+  stat=${stat##*) }
+  [[ ${stat%% *} != Z ]]
+}
+
+# ---------------------------------------------------------------- postgres
+
+_pg_user() {
+  if ((EUID == 0)); then echo "$PG_OS_USER"; else id -un; fi
+}
+
+# Runs a command as the cluster's OS user, from / so an unreadable cwd (e.g.
+# under /root) does not trip the postgres tools.
+_pg_run() {
+  if ((EUID == 0)); then
+    (cd / && runuser -u "$PG_OS_USER" -- "$@")
+  else
+    (cd / && "$@")
+  fi
+}
+
+_pg_fallback_home() {
+  local state=$1 hash
+  hash=$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)
+  echo "/var/tmp/refgate-$hash-$(basename -- "$state")"
+}
+
+# Where the cluster of STATE lives: STATE/pg when the postgres user can reach
+# it (and the socket path fits the 107-byte limit), else a /var/tmp folder.
+_pg_home() {
+  local state=$1 port=${2:-65535}
+  local sock="$state/pg/sock/.s.PGSQL.$port"
+  if ((${#sock} <= 100)) && _pg_run test -x "$state"; then
+    echo "$state/pg"
+  else
+    _pg_fallback_home "$state"
+  fi
+}
+
+_pg_alive() {
+  local data=$1 pid
+  [[ -r $data/postmaster.pid ]] || return 1
+  read -r pid <"$data/postmaster.pid" || return 1
+  _pid_is "$pid" postgres
+}
+
+_pg_stop() {
+  local data=$1
+  if ! _pg_alive "$data"; then
+    # A crashed postmaster's pid file; postgres would take a zombie or reused
+    # pid in it for a live server and refuse to start.
+    if [[ -e $data/postmaster.pid ]]; then
+      log "removing stale $data/postmaster.pid"
+      _pg_run rm -f "$data/postmaster.pid"
+    fi
+    return 0
+  fi
+  log "stopping PostgreSQL ($data)"
+  _pg_run "$PG_BINDIR/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null ||
+    _pg_run "$PG_BINDIR/pg_ctl" -D "$data" -m immediate -w -t 30 stop >/dev/null ||
+    log "WARNING: could not stop PostgreSQL in $data"
+}
+
+# start_postgres STATE_DIR PORT [FSYNC=on|off]
+# Private cluster, superuser `refgate`, trust auth, 127.0.0.1:PORT only.
+start_postgres() {
+  local state=$1 port=$2 fsync=${3:-on}
+  [[ $fsync == on || $fsync == off ]] || die "start_postgres: FSYNC must be on or off"
+  [[ -x $PG_BINDIR/initdb ]] || die "PostgreSQL 15 not found in $PG_BINDIR (package postgresql)"
+  if ((EUID == 0)) && ! id -u "$PG_OS_USER" >/dev/null 2>&1; then
+    die "OS user '$PG_OS_USER' missing (it comes with the postgresql package)"
+  fi
+  local user home data sock
+  user=$(_pg_user)
+  (umask 022 && mkdir -p "$state")
+  home=$(_pg_home "$state" "$port")
+  data="$home/data"
+  sock="$home/sock"
+  if [[ $home != "$state/pg" ]]; then
+    log "note: $user cannot reach $state; PostgreSQL data lives in $home"
+    # Leave a pointer where people will look for it.
+    printf '%s\n' "$home" >"$state/pg.location"
+    # Never reuse a /var/tmp folder that someone else made.
+    if [[ -e $home && $(stat -c %U "$home") != "$user" ]]; then
+      die "$home exists but is not owned by $user; remove it"
+    fi
+  else
+    rm -f "$state/pg.location"
+  fi
+
+  # Data dir and socket dir must belong to the cluster user, mode 700.
+  mkdir -p "$home"
+  if ((EUID == 0)); then
+    [[ $(stat -c %U "$home") == "$user" ]] || chown -R "$user:" "$home"
+  fi
+  chmod 700 "$home"
+  _pg_run mkdir -p "$sock"
+
+  # Stop a postmaster left running by a crashed earlier run of this state.
+  _pg_stop "$data"
+  _require_free_port "$port" "PostgreSQL"
+
+  if [[ -e $data && ! -e $data/PG_VERSION ]]; then
+    log "removing half-initialised cluster in $data"
+    rm -rf "$data"
+  fi
+  if [[ ! -e $data/PG_VERSION ]]; then
+    local nosync=()
+    [[ $fsync == off ]] && nosync=(--no-sync)
+    log "initdb $data (as $user)"
+    _pg_run "$PG_BINDIR/initdb" -D "$data" -U refgate --auth=trust -E UTF8 \
+      --locale=C.UTF-8 "${nosync[@]}" >"$home/initdb.log" 2>&1 ||
+      die "initdb failed; see $home/initdb.log"
+    printf "\ninclude_if_exists 'refgate.conf'\n" |
+      _pg_run tee -a "$data/postgresql.conf" >/dev/null
+  fi
+  [[ $(cat "$data/PG_VERSION") == 15 ]] || die "$data is not a PostgreSQL 15 cluster; remove it"
+  chmod 700 "$data"
+
+  # Written on every start so port/fsync follow the arguments; a config file
+  # also avoids shell-quoting paths through pg_ctl -o.
+  printf "listen_addresses = '127.0.0.1'\nport = %s\nunix_socket_directories = '%s'\nfsync = %s\n" \
+    "$port" "${sock//\'/\'\'}" "$fsync" | _pg_run tee "$data/refgate.conf" >/dev/null
+  # Stale socket lock files from a killed postmaster would block startup.
+  _pg_run find "$sock" -mindepth 1 -delete
+
+  _STARTED_PG_DATA+=("$data")
+  log "starting PostgreSQL on 127.0.0.1:$port (fsync=$fsync, log $home/postgres.log)"
+  if ! nolock _pg_run "$PG_BINDIR/pg_ctl" -D "$data" -l "$home/postgres.log" -w -t 30 start >/dev/null; then
+    tail -n 20 "$home/postgres.log" >&2 || true
+    die "PostgreSQL did not start; see $home/postgres.log"
+  fi
+  local i
+  for ((i = 0; i < 30; i++)); do
+    "$PG_BINDIR/pg_isready" -q -h 127.0.0.1 -p "$port" -U refgate -d postgres -t 1 && return 0
+    sleep 1
+  done
+  die "PostgreSQL on port $port not ready after 30 s; see $home/postgres.log"
+}
+
+# ensure_database PORT NAME: create database NAME on our cluster if missing.
+ensure_database() {
+  local port=$1 name=$2 exists
+  exists=$("$PG_BINDIR/psql" -X -qtA -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U refgate \
+    -d postgres -v name="$name" <<<"SELECT 1 FROM pg_database WHERE datname = :'name'")
+  [[ $exists == 1 ]] && return 0
+  log "creating database $name"
+  "$PG_BINDIR/createdb" -h 127.0.0.1 -p "$port" -U refgate "$name"
+}
+
+# ------------------------------------------------------------------- redis
+
+_redis_stop() {
+  local pidfile=$1 pid i
+  [[ -r $pidfile ]] || return 0
+  read -r pid <"$pidfile" || return 0
+  if _pid_is "$pid" redis-server; then
+    log "stopping Redis (pid $pid)"
+    # By pid, never by port: cannot hit someone else's server. SIGTERM makes
+    # Redis flush the AOF and exit cleanly.
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+      _pid_is "$pid" redis-server || break
+      sleep 0.1
+    done
+    if _pid_is "$pid" redis-server; then
+      log "WARNING: Redis pid $pid ignored SIGTERM; killing it"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$pidfile"
+}
+
+# start_redis STATE_DIR PORT
+start_redis() {
+  local state=$1 port=$2
+  local dir="$state/redis"
+  mkdir -p "$dir"
+  _redis_stop "$dir/redis.pid"
+  _require_free_port "$port" "Redis"
+  _STARTED_REDIS_PIDFILES+=("$dir/redis.pid")
+  log "starting Redis on 127.0.0.1:$port (log $dir/redis.log)"
+  nolock redis-server --bind 127.0.0.1 --port "$port" --dir "$dir" \
+    --appendonly yes --appendfsync everysec --maxmemory-policy noeviction \
+    --save '' --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
+  local i
+  for ((i = 0; i < 60; i++)); do
+    [[ $(redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null) == PONG ]] && return 0
+    sleep 0.5
+  done
+  tail -n 20 "$dir/redis.log" >&2 || true
+  die "Redis on port $port not ready after 30 s; see $dir/redis.log"
+}
+
+# ---------------------------------------------------------------- lifecycle
+
+# Stops whatever a previous run left in STATE_DIR and deletes it (and its
+# /var/tmp fallback), for a clean test run.
+wipe_state() {
+  local state=$1 fallback
+  fallback=$(_pg_fallback_home "$state")
+  _pg_stop "$state/pg/data"
+  _pg_stop "$fallback/data"
+  _redis_stop "$state/redis/redis.pid"
+  rm -rf -- "$state" "$fallback"
+}
+
+# Stops the servers this shell started. Idempotent and never fails: it runs
+# from EXIT traps, possibly more than once.
+stop_all() {
+  local d p
+  for d in "${_STARTED_PG_DATA[@]}"; do
+    _pg_stop "$d" || true
+  done
+  for p in "${_STARTED_REDIS_PIDFILES[@]}"; do
+    _redis_stop "$p" || true
+  done
+  return 0
+}

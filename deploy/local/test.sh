@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the whole test suite locally and in CI: format check, sanitizer build,
+# fresh private PostgreSQL (127.0.0.1:54339) and Redis (127.0.0.1:63809) under
+# .state/test, then ctest. Extra arguments go to ctest (e.g. -R redirect).
+# Exits with ctest's status; servers are always stopped.
+set -euo pipefail
+
+HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
+
+STATE="$ROOT/.state/test"
+PG_PORT=54339
+REDIS_PORT=63809
+
+lock_state test
+trap 'stop_all; log "elapsed: $SECONDS s"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+ensure_packages
+log "checking formatting (clang-format-14)"
+check_format
+build test Debug -DREFGATE_SANITIZE=ON
+
+# Fresh databases every run, so results never depend on a previous run.
+wipe_state "$STATE"
+# fsync=off: throwaway data, and much faster.
+start_postgres "$STATE" "$PG_PORT" off
+start_redis "$STATE" "$REDIS_PORT"
+
+export REFGATE_TEST_DATABASE_URL="postgresql://refgate@127.0.0.1:$PG_PORT/postgres"
+export REFGATE_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+export REFGATE_BIN="$ROOT/build/test/refgate"
+export REFGATE_TEST_PG_BINDIR="$PG_BINDIR"
+REFGATE_TEST_PG_USER="$(_pg_user)"
+export REFGATE_TEST_PG_USER
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# --no-tests=error: a build that registers no tests must not pass.
+rc=0
+nolock ctest --test-dir "$ROOT/build/test" --output-on-failure -j2 --timeout 300 \
+  --no-tests=error "$@" || rc=$?
+exit "$rc"

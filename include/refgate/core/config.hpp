@@ -1,0 +1,62 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace refgate {
+
+struct Endpoint {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 0;
+
+    std::string to_string() const;
+};
+
+// Limits of one HTTP listener. Every one of them bounds memory or time that a client controls.
+struct HttpLimits {
+    std::size_t max_header_bytes = 8 * 1024;          // request line + fields; more is 431
+    std::size_t max_target_bytes = 2 * 1024;          // request target; more is 414
+    std::size_t max_body_bytes = 0;                   // more is 413; GET/HEAD never take a body
+    std::chrono::milliseconds read_timeout{15'000};   // idle keep-alive or a whole request header
+    std::chrono::milliseconds write_timeout{15'000};  // writing one batch of responses
+    std::size_t max_connections = 10'000;             // per listener; more are closed at accept
+};
+
+struct Config {
+    Endpoint listen{"127.0.0.1", 8080};
+    Endpoint admin_listen{"127.0.0.1", 9090};
+    std::string database_url = "postgresql://127.0.0.1:5432/refgate";
+    std::string redis_url = "redis://127.0.0.1:6379/0";
+    unsigned threads = 2;
+    std::string snapshot_file = "refgate-snapshot.json";
+    std::string referrer_policy = "strict-origin-when-cross-origin";
+    bool allow_http_destinations = false;
+    HttpLimits http{};
+    HttpLimits admin_http{.max_body_bytes = 64 * 1024, .max_connections = 256};
+    std::chrono::milliseconds reload_interval{5'000};  // safety net beside LISTEN/NOTIFY
+    std::chrono::milliseconds shutdown_timeout{10'000};
+    std::string log_level = "info";
+};
+
+// A bad setting at start-up. what() is one line that names the setting.
+class ConfigError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+EnvLookup process_env();
+
+// Reads the JSON file (when given), then applies REFGATE_* environment variables over it.
+// Unknown keys and bad values throw ConfigError.
+Config load_config(const std::optional<std::string>& file, const EnvLookup& env);
+
+// Parses "host:port" or "[v6]:port".
+std::optional<Endpoint> parse_endpoint(const std::string& text);
+
+}  // namespace refgate

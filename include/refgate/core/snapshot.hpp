@@ -1,0 +1,123 @@
+#pragma once
+
+// The immutable in-memory picture of all partners and links that redirects are answered from.
+// A new snapshot is built off the request path and swapped in whole.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "refgate/core/destination.hpp"
+#include "refgate/core/model.hpp"
+
+namespace refgate {
+
+// A link with everything a redirect needs precomputed.
+struct LinkEntry {
+    std::int64_t id = 0;
+    std::string slug;
+    std::size_t partner_index = 0;
+    LinkStatus status = LinkStatus::active;
+    std::int64_t expires_at = 0;  // unix seconds; 0: never
+    bool utm_passthrough = false;
+    bool partner_active = true;
+    std::string destination;
+    std::string location;   // destination + referral code + extra parameters
+    std::string html_body;  // the small page sent with the 302
+    std::string fallback;   // empty: none
+    std::string fallback_html_body;
+};
+
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
+};
+
+class Snapshot {
+  public:
+    // Builds the lookup tables. Links whose stored data no longer passes validation (edited by
+    // hand in SQL, say) are left out and reported in `rejected`: a redirect is never built from
+    // an unchecked URL.
+    static std::shared_ptr<const Snapshot> build(std::uint64_t version,
+                                                 std::vector<Partner> partners,
+                                                 std::vector<Link> links, const UrlPolicy& policy,
+                                                 std::string source);
+
+    std::uint64_t version() const { return version_; }
+    const std::string& source() const { return source_; }
+    std::int64_t built_at() const { return built_at_; }  // unix seconds
+    const std::vector<Partner>& partners() const { return partners_; }
+    const std::vector<Link>& links() const { return links_; }
+    const std::vector<std::string>& rejected() const { return rejected_; }
+    std::size_t link_count() const { return entries_.size(); }
+
+    const LinkEntry* find(std::string_view slug) const {
+        auto it = entries_.find(slug);
+        return it == entries_.end() ? nullptr : &it->second;
+    }
+    const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
+
+    // The snapshot file: the import format plus ids and the version.
+    nlohmann::ordered_json to_json() const;
+    static std::shared_ptr<const Snapshot> from_json(const nlohmann::ordered_json& doc,
+                                                     const UrlPolicy& policy);
+
+  private:
+    std::uint64_t version_ = 0;
+    std::string source_;
+    std::int64_t built_at_ = 0;
+    std::vector<Partner> partners_;
+    std::vector<Link> links_;
+    std::vector<std::string> rejected_;
+    std::unordered_map<std::string, LinkEntry, StringHash, std::equal_to<>> entries_;
+};
+
+// Holds the current snapshot. Readers compare generation() (one relaxed atomic load) with the
+// generation of the copy they hold and take a new copy only when it changed.
+class SnapshotStore {
+  public:
+    void publish(std::shared_ptr<const Snapshot> snapshot);
+    std::shared_ptr<const Snapshot> current() const;
+    std::uint64_t generation() const noexcept {
+        return generation_.load(std::memory_order_acquire);
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    std::shared_ptr<const Snapshot> current_;
+    std::atomic<std::uint64_t> generation_{0};
+};
+
+// A per-thread reader of a SnapshotStore: no lock and no reference-count traffic per request.
+class SnapshotReader {
+  public:
+    explicit SnapshotReader(const SnapshotStore& store) : store_(store) {}
+    const Snapshot* get() {
+        auto generation = store_.generation();
+        if (generation != generation_) {
+            held_ = store_.current();
+            generation_ = generation;
+        }
+        return held_.get();
+    }
+
+  private:
+    const SnapshotStore& store_;
+    std::shared_ptr<const Snapshot> held_;
+    std::uint64_t generation_ = 0;
+};
+
+// Reads partners and links from an import document ({"partners": [...], "links": [...]}) as
+// written by to_json(). Throws std::runtime_error on a malformed document.
+std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array);
+std::vector<Link> links_from_json(const nlohmann::ordered_json& array);
+
+}  // namespace refgate

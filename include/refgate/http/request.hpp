@@ -1,0 +1,49 @@
+#pragma once
+
+// A parsed request as handlers see it: views into buffers the connection reuses. Valid only
+// during the handler call. No Beast type appears here, so handlers build without Beast.
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace refgate::http {
+
+enum class Method { get, head, post, put, patch, del, options, other };
+
+struct HeaderField {
+    std::string_view name;
+    std::string_view value;
+};
+
+// The socket peer, kept only in memory for the length of one request.
+struct PeerAddress {
+    std::array<std::uint8_t, 16> bytes{};  // IPv4 as IPv4-mapped IPv6
+};
+
+struct Request {
+    Method method = Method::other;
+    std::string_view method_name;
+    std::string_view target;  // origin-form, as received
+    int version = 11;         // 10 or 11
+    std::vector<HeaderField>* fields = nullptr;
+    std::string_view body;
+    PeerAddress peer;
+
+    std::string_view path() const {
+        auto q = target.find('?');
+        return q == std::string_view::npos ? target : target.substr(0, q);
+    }
+    std::string_view query() const {
+        auto q = target.find('?');
+        return q == std::string_view::npos ? std::string_view{} : target.substr(q + 1);
+    }
+    // The first field of that name (case-insensitive); empty when absent.
+    std::string_view header(std::string_view name) const;
+    bool has_header(std::string_view name) const;
+};
+
+bool iequals(std::string_view a, std::string_view b);
+
+}  // namespace refgate::http

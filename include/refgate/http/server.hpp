@@ -1,0 +1,67 @@
+#pragma once
+
+// An HTTP/1.1 server for small, fast answers: keep-alive and pipelining, one connection per
+// thread without strands, parsers and buffers reused per connection, one deadline timer per
+// connection, limits on everything a client controls. It knows no handler; it calls one.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "refgate/core/config.hpp"
+#include "refgate/http/request.hpp"
+#include "refgate/http/response.hpp"
+
+namespace refgate::http {
+
+class Handler {
+  public:
+    virtual ~Handler() = default;
+    virtual void handle(const Request& request, Response& response) = 0;
+};
+
+// Called once per I/O thread, so handlers may keep per-thread state without locks.
+using HandlerFactory = std::function<std::unique_ptr<Handler>()>;
+
+struct ListenerOptions {
+    std::string name;  // "public", "admin": for logs
+    Endpoint endpoint;
+    HttpLimits limits;
+    HandlerFactory handler_factory;
+};
+
+struct ServerStats {
+    std::atomic<std::int64_t> open_connections{0};
+    std::atomic<std::uint64_t> rejected_connections{0};
+};
+
+// Runs `threads` I/O threads, each with its own io_context; every listener has an acceptor per
+// thread (SO_REUSEPORT), so a connection lives and dies on one thread.
+class Server {
+  public:
+    Server(unsigned threads, std::vector<ListenerOptions> listeners);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Binds every listener; throws std::runtime_error naming the listener when it cannot.
+    void bind();
+    // The bound port of listener `index` (useful with port 0).
+    std::uint16_t port(std::size_t index) const;
+    // Starts the threads and returns.
+    void start();
+    // Stops accepting, lets in-flight requests finish (idle connections are closed at once) and
+    // waits for every connection to end, at most `timeout`; then stops the threads.
+    void shutdown(std::chrono::milliseconds timeout);
+
+    const ServerStats& stats(std::size_t listener) const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace refgate::http

@@ -1,0 +1,39 @@
+#pragma once
+
+// What the rest of the program may ask of PostgreSQL, without seeing libpqxx.
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "refgate/core/destination.hpp"
+#include "refgate/core/import_document.hpp"
+
+namespace refgate::pg {
+
+// PostgreSQL could not be reached or refused a statement.
+class DatabaseError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Applies every migration not yet recorded, each in its own transaction, under an advisory lock
+// so that two instances can run it at once. Returns the names it applied.
+std::vector<std::string> migrate(const std::string& database_url);
+
+struct ImportReport {
+    std::vector<ImportIssue> issues;  // nothing was applied when not empty
+    std::size_t partners_changed = 0;
+    std::size_t links_changed = 0;
+};
+
+// Validates the whole document against what is stored and applies it in one transaction, or
+// applies nothing.
+ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
+                             const UrlPolicy& policy);
+
+// Every partner and link in the import format.
+nlohmann::ordered_json export_document(const std::string& database_url);
+
+}  // namespace refgate::pg

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "refgate/core/destination.hpp"
+#include "refgate/core/health.hpp"
+#include "refgate/core/snapshot.hpp"
+
+namespace refgate::pg {
+
+struct SnapshotFollowerOptions {
+    std::string database_url;
+    std::string snapshot_file;  // empty: none
+    std::chrono::milliseconds reload_interval{5'000};
+    UrlPolicy url_policy;
+};
+
+// Keeps a SnapshotStore in step with PostgreSQL: LISTENs for changes and reloads at once, and
+// checks the version every reload interval as a safety net. While PostgreSQL is unreachable the
+// last snapshot stays; every snapshot loaded from PostgreSQL is also written to the snapshot file,
+// from which a restarted instance can serve while PostgreSQL is still down.
+class SnapshotFollower {
+  public:
+    SnapshotFollower(SnapshotFollowerOptions options, SnapshotStore& store, HealthState& health);
+    ~SnapshotFollower();
+    SnapshotFollower(const SnapshotFollower&) = delete;
+    SnapshotFollower& operator=(const SnapshotFollower&) = delete;
+
+    // Loads once, synchronously: from PostgreSQL, else from the snapshot file. Returns false when
+    // neither gave a snapshot.
+    bool load_initial();
+    // Follows changes on a background thread until stop().
+    void start();
+    void stop();
+
+  private:
+    void run();
+    bool reload_from_database(bool force);
+    bool load_file();
+    void write_file(const Snapshot& snapshot);
+    bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
+
+    SnapshotFollowerOptions options_;
+    SnapshotStore& store_;
+    HealthState& health_;
+    std::atomic<bool> stopping_{false};
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::thread thread_;
+    struct Connection;
+    std::unique_ptr<Connection> connection_;
+};
+
+}  // namespace refgate::pg

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <string>
+
+#include "refgate/core/snapshot.hpp"
+#include "refgate/core/time.hpp"
+#include "refgate/http/server.hpp"
+
+namespace refgate {
+
+struct RedirectOptions {
+    std::string referrer_policy = "strict-origin-when-cross-origin";
+};
+
+// GET/HEAD /go/{slug}: answered from the in-memory snapshot only. Never waits on the network.
+class RedirectHandler final : public http::Handler {
+  public:
+    RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options);
+    void handle(const http::Request& request, http::Response& response) override;
+
+    // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
+    // path can name no link (encoded slashes, dots, upper case, control characters, too long).
+    static std::string_view slug_of(std::string_view path);
+
+  private:
+    void redirect(http::Response& response, std::string_view location, std::string_view body) const;
+
+    SnapshotReader reader_;
+    const Clock& clock_;
+    RedirectOptions options_;
+    std::string dynamic_location_;  // reused for links that pass utm_* through
+};
+
+}  // namespace refgate

@@ -1,0 +1,155 @@
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <iostream>
+
+#include "refgate/app/app.hpp"
+#include "refgate/core/log.hpp"
+#include "refgate/pg/database.hpp"
+
+namespace refgate {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kUsage = R"(usage: refgate [--config FILE] COMMAND [ARGS]
+
+commands:
+  serve          answer redirects on REFGATE_LISTEN and serve /healthz, /readyz on both listeners
+  migrate        apply the SQL migrations that are not applied yet (safe to run twice, or at once)
+  check-config   validate the configuration and print it
+  import FILE    upsert partners and links from a JSON file ('-' reads standard input); all or nothing
+  export         print every partner and link in the import format
+
+Settings come from the JSON file given with --config, overridden by REFGATE_* environment
+variables; see README.md.
+)";
+
+// Hides the password of a libpq URI before it is printed.
+std::string redact_url(const std::string& url) {
+    auto scheme = url.find("://");
+    auto at = url.find('@');
+    if (scheme == std::string::npos || at == std::string::npos) return url;
+    auto colon = url.find(':', scheme + 3);
+    if (colon == std::string::npos || colon > at) return url;
+    return url.substr(0, colon + 1) + "***" + url.substr(at);
+}
+
+int check_config(const Config& c) {
+    nlohmann::ordered_json out{
+        {"listen", c.listen.to_string()},
+        {"admin_listen", c.admin_listen.to_string()},
+        {"database_url", redact_url(c.database_url)},
+        {"redis_url", c.redis_url},
+        {"threads", c.threads},
+        {"snapshot_file", c.snapshot_file},
+        {"referrer_policy", c.referrer_policy},
+        {"allow_http_destinations", c.allow_http_destinations},
+        {"max_connections", c.http.max_connections},
+        {"max_header_bytes", c.http.max_header_bytes},
+        {"max_target_bytes", c.http.max_target_bytes},
+        {"read_timeout_ms", c.http.read_timeout.count()},
+        {"write_timeout_ms", c.http.write_timeout.count()},
+        {"reload_interval_ms", c.reload_interval.count()},
+        {"shutdown_timeout_ms", c.shutdown_timeout.count()},
+        {"log_level", c.log_level},
+    };
+    std::cout << out.dump(2) << "\nconfiguration ok\n";
+    return kExitOk;
+}
+
+int import_file(const Config& c, const std::string& path) {
+    nlohmann::ordered_json doc;
+    try {
+        if (path == "-") {
+            doc = nlohmann::ordered_json::parse(std::cin);
+        } else {
+            std::ifstream in(path);
+            if (!in) {
+                std::cerr << "refgate import: cannot read " << path << "\n";
+                return kExitFailure;
+            }
+            doc = nlohmann::ordered_json::parse(in);
+        }
+    } catch (const nlohmann::json::parse_error& e) {
+        std::cerr << "refgate import: " << path << " is not valid JSON: " << e.what() << "\n";
+        return kExitFailure;
+    }
+    auto report = pg::import_document(c.database_url, doc,
+                                      UrlPolicy{.allow_http = c.allow_http_destinations});
+    if (!report.issues.empty()) {
+        for (const auto& issue : report.issues)
+            std::cerr << "invalid: " << issue.to_string() << "\n";
+        std::cerr << "refgate import: nothing applied, " << report.issues.size() << " problem(s)\n";
+        return kExitFailure;
+    }
+    std::cout << "imported: " << report.partners_changed << " partner(s) and "
+              << report.links_changed << " link(s) changed\n";
+    return kExitOk;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    po::options_description options("options");
+    options.add_options()("help,h", "show usage")("config,c", po::value<std::string>(),
+                                                  "JSON config file")(
+        "command", po::value<std::string>(), "command")(
+        "args", po::value<std::vector<std::string>>(), "arguments");
+    po::positional_options_description positional;
+    positional.add("command", 1).add("args", -1);
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(options).positional(positional).run(),
+                  vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        std::cerr << "refgate: " << e.what() << "\n" << kUsage;
+        return kExitUsage;
+    }
+    if (vm.count("help") || !vm.count("command")) {
+        (vm.count("help") ? std::cout : std::cerr) << kUsage;
+        return vm.count("help") ? kExitOk : kExitUsage;
+    }
+    std::string command = vm["command"].as<std::string>();
+    std::vector<std::string> args;
+    if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
+
+    Config config;
+    try {
+        std::optional<std::string> file;
+        if (vm.count("config")) file = vm["config"].as<std::string>();
+        config = load_config(file, process_env());
+    } catch (const ConfigError& e) {
+        log::error("config_invalid", {{"error", e.what()}});
+        return kExitUsage;
+    }
+    log::Level level = log::Level::info;
+    log::parse_level(config.log_level, level);
+    log::set_level(level);
+
+    try {
+        if (command == "serve" && args.empty()) return App(config).serve();
+        if (command == "check-config" && args.empty()) return check_config(config);
+        if (command == "migrate" && args.empty()) {
+            auto applied = pg::migrate(config.database_url);
+            std::cout << "migrations applied: " << applied.size() << "\n";
+            return kExitOk;
+        }
+        if (command == "import" && args.size() == 1) return import_file(config, args[0]);
+        if (command == "export" && args.empty()) {
+            std::cout << pg::export_document(config.database_url).dump(2) << "\n";
+            return kExitOk;
+        }
+    } catch (const pg::DatabaseError& e) {
+        log::error("database_error", {{"command", command}, {"error", e.what()}});
+        return kExitFailure;
+    }
+    std::cerr << "refgate: unknown command or wrong arguments: " << command << "\n" << kUsage;
+    return kExitUsage;
+}
+
+}  // namespace refgate

@@ -1,0 +1,244 @@
+#include "refgate/core/config.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "refgate/core/log.hpp"
+
+namespace refgate {
+namespace {
+
+// One row per setting: its JSON key, its environment variable and how to apply a text value.
+struct Setting {
+    const char* key;
+    const char* env;
+    std::function<bool(Config&, const std::string&)> apply;  // false: bad value
+    const char* expected;
+};
+
+template <typename T>
+bool parse_uint(const std::string& text, T& out, T min, T max) {
+    T value{};
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max) {
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+bool parse_millis(const std::string& text, std::chrono::milliseconds& out) {
+    std::int64_t value = 0;
+    if (!parse_uint<std::int64_t>(text, value, 1, 86'400'000)) return false;
+    out = std::chrono::milliseconds{value};
+    return true;
+}
+
+bool parse_bool(const std::string& text, bool& out) {
+    if (text == "true" || text == "1" || text == "yes") {
+        out = true;
+        return true;
+    }
+    if (text == "false" || text == "0" || text == "no") {
+        out = false;
+        return true;
+    }
+    return false;
+}
+
+bool valid_referrer_policy(const std::string& value) {
+    static const char* const kPolicies[] = {"no-referrer",
+                                            "no-referrer-when-downgrade",
+                                            "origin",
+                                            "origin-when-cross-origin",
+                                            "same-origin",
+                                            "strict-origin",
+                                            "strict-origin-when-cross-origin",
+                                            "unsafe-url"};
+    for (const char* p : kPolicies) {
+        if (value == p) return true;
+    }
+    return false;
+}
+
+bool valid_redis_url(const std::string& value) {
+    // redis://host:port[/db]; the adapter parses it again, this only rejects nonsense early.
+    if (value.rfind("redis://", 0) != 0) return false;
+    std::string rest = value.substr(8);
+    std::string hostport = rest.substr(0, rest.find('/'));
+    if (hostport.empty()) return false;
+    if (auto slash = rest.find('/'); slash != std::string::npos) {
+        unsigned db = 0;
+        if (!parse_uint<unsigned>(rest.substr(slash + 1), db, 0, 1024)) return false;
+    }
+    return hostport.find(':') == std::string::npos || parse_endpoint(hostport).has_value();
+}
+
+const std::vector<Setting>& settings() {
+    static const std::vector<Setting> table = {
+        {"listen", "REFGATE_LISTEN",
+         [](Config& c, const std::string& v) {
+             auto e = parse_endpoint(v);
+             if (e) c.listen = *e;
+             return e.has_value();
+         },
+         "host:port"},
+        {"admin_listen", "REFGATE_ADMIN_LISTEN",
+         [](Config& c, const std::string& v) {
+             auto e = parse_endpoint(v);
+             if (e) c.admin_listen = *e;
+             return e.has_value();
+         },
+         "host:port"},
+        {"database_url", "REFGATE_DATABASE_URL",
+         [](Config& c, const std::string& v) {
+             c.database_url = v;
+             return v.rfind("postgresql://", 0) == 0 || v.rfind("postgres://", 0) == 0;
+         },
+         "a postgresql:// URI"},
+        {"redis_url", "REFGATE_REDIS_URL",
+         [](Config& c, const std::string& v) {
+             c.redis_url = v;
+             return valid_redis_url(v);
+         },
+         "redis://host:port[/db]"},
+        {"threads", "REFGATE_THREADS",
+         [](Config& c, const std::string& v) { return parse_uint<unsigned>(v, c.threads, 1, 256); },
+         "an integer from 1 to 256"},
+        {"snapshot_file", "REFGATE_SNAPSHOT_FILE",
+         [](Config& c, const std::string& v) {
+             c.snapshot_file = v;
+             return true;
+         },
+         "a file path (empty disables the snapshot file)"},
+        {"referrer_policy", "REFGATE_REFERRER_POLICY",
+         [](Config& c, const std::string& v) {
+             c.referrer_policy = v;
+             return valid_referrer_policy(v);
+         },
+         "a Referrer-Policy token such as strict-origin-when-cross-origin"},
+        {"allow_http_destinations", "REFGATE_ALLOW_HTTP_DESTINATIONS",
+         [](Config& c, const std::string& v) { return parse_bool(v, c.allow_http_destinations); },
+         "true or false"},
+        {"max_connections", "REFGATE_MAX_CONNECTIONS",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.http.max_connections, 1, 1'000'000);
+         },
+         "an integer from 1 to 1000000"},
+        {"max_header_bytes", "REFGATE_MAX_HEADER_BYTES",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.http.max_header_bytes, 1024, 65536);
+         },
+         "an integer from 1024 to 65536"},
+        {"max_target_bytes", "REFGATE_MAX_TARGET_BYTES",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.http.max_target_bytes, 64, 16384);
+         },
+         "an integer from 64 to 16384"},
+        {"read_timeout_ms", "REFGATE_READ_TIMEOUT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.http.read_timeout); },
+         "milliseconds, 1 to 86400000"},
+        {"write_timeout_ms", "REFGATE_WRITE_TIMEOUT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.http.write_timeout); },
+         "milliseconds, 1 to 86400000"},
+        {"reload_interval_ms", "REFGATE_RELOAD_INTERVAL_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.reload_interval); },
+         "milliseconds, 1 to 86400000"},
+        {"shutdown_timeout_ms", "REFGATE_SHUTDOWN_TIMEOUT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.shutdown_timeout); },
+         "milliseconds, 1 to 86400000"},
+        {"log_level", "REFGATE_LOG_LEVEL",
+         [](Config& c, const std::string& v) {
+             log::Level level;
+             c.log_level = v;
+             return log::parse_level(v, level);
+         },
+         "debug, info, warn or error"},
+    };
+    return table;
+}
+
+std::string json_value_text(const nlohmann::json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    return value.dump();
+}
+
+}  // namespace
+
+std::string Endpoint::to_string() const {
+    if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+    return host + ":" + std::to_string(port);
+}
+
+std::optional<Endpoint> parse_endpoint(const std::string& text) {
+    std::string host;
+    std::string port_text;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+            return std::nullopt;
+        }
+        host = text.substr(1, close - 1);
+        port_text = text.substr(close + 2);
+    } else {
+        auto colon = text.rfind(':');
+        if (colon == std::string::npos) return std::nullopt;
+        host = text.substr(0, colon);
+        port_text = text.substr(colon + 1);
+        if (host.find(':') != std::string::npos) return std::nullopt;
+    }
+    std::uint16_t port = 0;
+    if (host.empty() || !parse_uint<std::uint16_t>(port_text, port, 0, 65535)) return std::nullopt;
+    return Endpoint{host, port};
+}
+
+EnvLookup process_env() {
+    return [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+    };
+}
+
+Config load_config(const std::optional<std::string>& file, const EnvLookup& env) {
+    Config config;
+    auto fail = [](const std::string& where, const Setting& s, const std::string& value) {
+        throw ConfigError("invalid " + where + " '" + value + "': expected " + s.expected);
+    };
+    if (file) {
+        std::ifstream in(*file);
+        if (!in) throw ConfigError("config file " + *file + ": cannot be read");
+        nlohmann::json doc;
+        try {
+            doc = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::parse_error& e) {
+            throw ConfigError("config file " + *file + ": not valid JSON (" + e.what() + ")");
+        }
+        if (!doc.is_object()) throw ConfigError("config file " + *file + ": must be a JSON object");
+        for (const auto& [key, value] : doc.items()) {
+            const Setting* found = nullptr;
+            for (const auto& s : settings()) {
+                if (key == s.key) found = &s;
+            }
+            if (found == nullptr)
+                throw ConfigError("config file " + *file + ": unknown key '" + key + "'");
+            if (value.is_object() || value.is_array() || value.is_null()) {
+                fail("setting " + key, *found, value.dump());
+            }
+            std::string text = json_value_text(value);
+            if (!found->apply(config, text)) fail("setting " + key, *found, text);
+        }
+    }
+    for (const auto& s : settings()) {
+        if (auto value = env(s.env)) {
+            if (!s.apply(config, *value)) fail(std::string(s.env), s, *value);
+        }
+    }
+    return config;
+}
+
+}  // namespace refgate

@@ -1,0 +1,112 @@
+#include "refgate/core/location.hpp"
+
+#include <boost/url/parse_query.hpp>
+#include <boost/url/url.hpp>
+
+namespace refgate {
+namespace {
+
+constexpr std::size_t kMaxUtmKey = 64;
+constexpr std::size_t kMaxUtmValue = 256;
+constexpr std::size_t kMaxUtmParams = 8;
+
+bool is_extra_key(const Partner& partner, std::string_view key) {
+    for (const auto& [k, v] : partner.extra_params) {
+        if (k == key) return true;
+    }
+    return false;
+}
+
+bool acceptable_utm(std::string_view key, std::string_view value) {
+    if (!key.starts_with("utm_") || key.size() <= 4 || key.size() > kMaxUtmKey) return false;
+    for (char c : key) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        if (!ok) return false;
+    }
+    if (value.size() > kMaxUtmValue) return false;
+    for (unsigned char c : value) {
+        if (c < 0x20 || c == 0x7f) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool query_has_utm(std::string_view raw_query) {
+    std::size_t pos = 0;
+    while (pos <= raw_query.size()) {
+        if (raw_query.substr(pos).starts_with("utm_")) return true;
+        auto amp = raw_query.find('&', pos);
+        if (amp == std::string_view::npos) break;
+        pos = amp + 1;
+    }
+    return false;
+}
+
+std::string build_location(std::string_view destination, const Partner& partner,
+                           bool utm_passthrough, std::string_view incoming_query) {
+    boost::urls::url url{destination};
+    if (utm_passthrough && !incoming_query.empty()) {
+        // Incoming parameters are copied in their (already valid) percent-encoded form.
+        auto encoded = url.encoded_params();
+        auto incoming = boost::urls::parse_query(incoming_query);
+        if (incoming) {
+            std::size_t taken = 0;
+            for (auto param : *incoming) {
+                if (taken == kMaxUtmParams) break;
+                if (!param.has_value || param.key == partner.ref_param ||
+                    is_extra_key(partner, param.key) ||
+                    !acceptable_utm(param.key, param.value.decode())) {
+                    continue;
+                }
+                encoded.set(param.key, param.value);
+                ++taken;
+            }
+        }
+    }
+    auto params = url.params();
+    params.set(partner.ref_param, partner.ref_code);
+    for (const auto& [key, value] : partner.extra_params) {
+        if (key != partner.ref_param) params.set(key, value);
+    }
+    return std::string(url.buffer());
+}
+
+std::string redirect_page(std::string_view location, std::string_view label) {
+    std::string html;
+    html.reserve(location.size() * 2 + 160);
+    html.append(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Redirecting</title>"
+        "</head><body><p><a href=\"");
+    append_html_escaped(html, location);
+    html.append("\">");
+    append_html_escaped(html, label);
+    html.append("</a></p></body></html>\n");
+    return html;
+}
+
+void append_html_escaped(std::string& out, std::string_view text) {
+    for (char c : text) {
+        switch (c) {
+            case '&':
+                out.append("&amp;");
+                break;
+            case '<':
+                out.append("&lt;");
+                break;
+            case '>':
+                out.append("&gt;");
+                break;
+            case '"':
+                out.append("&quot;");
+                break;
+            case '\'':
+                out.append("&#39;");
+                break;
+            default:
+                out.push_back(c);
+        }
+    }
+}
+
+}  // namespace refgate

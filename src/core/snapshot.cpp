@@ -1,0 +1,150 @@
+#include "refgate/core/snapshot.hpp"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "refgate/core/location.hpp"
+
+namespace refgate {
+
+std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
+                                                std::vector<Partner> partners,
+                                                std::vector<Link> links, const UrlPolicy& policy,
+                                                std::string source) {
+    auto snapshot = std::make_shared<Snapshot>();
+    snapshot->version_ = version;
+    snapshot->source_ = std::move(source);
+    snapshot->built_at_ = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+    snapshot->partners_ = std::move(partners);
+    snapshot->links_ = std::move(links);
+
+    std::unordered_map<std::string_view, std::size_t> partner_index;
+    for (std::size_t i = 0; i < snapshot->partners_.size(); ++i) {
+        partner_index.emplace(snapshot->partners_[i].slug, i);
+    }
+    snapshot->entries_.reserve(snapshot->links_.size());
+    for (const Link& link : snapshot->links_) {
+        auto p = partner_index.find(link.partner);
+        if (p == partner_index.end()) {
+            snapshot->rejected_.push_back(link.slug + ": unknown partner " + link.partner);
+            continue;
+        }
+        const Partner& partner = snapshot->partners_[p->second];
+        UrlCheck check = check_destination(link.destination, partner.allowed_domains, policy);
+        if (!check.ok() || check.canonical != link.destination || !valid_slug(link.slug) ||
+            !valid_param_name(partner.ref_param)) {
+            snapshot->rejected_.push_back(link.slug + ": destination " +
+                                          (check.ok() ? "is not canonical" : check.message));
+            continue;
+        }
+        LinkEntry entry;
+        entry.id = link.id;
+        entry.slug = link.slug;
+        entry.partner_index = p->second;
+        entry.status = link.status;
+        entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
+        entry.utm_passthrough = link.utm_passthrough;
+        entry.partner_active = partner.active;
+        entry.destination = link.destination;
+        entry.location = build_location(link.destination, partner);
+        entry.html_body = redirect_page(entry.location, "Continue to " + partner.name);
+        if (link.fallback) {
+            UrlCheck fallback = check_destination(*link.fallback, partner.allowed_domains, policy);
+            if (fallback.ok()) {
+                entry.fallback = fallback.canonical;
+                entry.fallback_html_body = redirect_page(entry.fallback, "Continue");
+            } else {
+                snapshot->rejected_.push_back(link.slug + ": fallback " + fallback.message);
+            }
+        }
+        snapshot->entries_.emplace(link.slug, std::move(entry));
+    }
+    return snapshot;
+}
+
+nlohmann::ordered_json Snapshot::to_json() const {
+    nlohmann::ordered_json doc;
+    doc["format"] = 1;
+    doc["version"] = version_;
+    doc["partners"] = nlohmann::ordered_json::array();
+    for (const auto& p : partners_) {
+        auto j = partner_to_json(p);
+        j["id"] = p.id;
+        doc["partners"].push_back(std::move(j));
+    }
+    doc["links"] = nlohmann::ordered_json::array();
+    for (const auto& l : links_) {
+        auto j = link_to_json(l);
+        j["id"] = l.id;
+        doc["links"].push_back(std::move(j));
+    }
+    return doc;
+}
+
+std::shared_ptr<const Snapshot> Snapshot::from_json(const nlohmann::ordered_json& doc,
+                                                    const UrlPolicy& policy) {
+    if (!doc.is_object() || doc.value("format", 0) != 1) {
+        throw std::runtime_error("not a refgate snapshot (format 1)");
+    }
+    return build(doc.at("version").get<std::uint64_t>(), partners_from_json(doc.at("partners")),
+                 links_from_json(doc.at("links")), policy, "file");
+}
+
+std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
+    std::vector<Partner> partners;
+    for (const auto& j : array) {
+        Partner p;
+        p.id = j.value("id", std::int64_t{0});
+        p.slug = j.at("slug").get<std::string>();
+        p.name = j.at("name").get<std::string>();
+        p.ref_param = j.at("ref_param").get<std::string>();
+        p.ref_code = j.at("ref_code").get<std::string>();
+        p.allowed_domains = j.at("allowed_domains").get<std::vector<std::string>>();
+        for (const auto& [key, value] : j.at("extra_params").items()) {
+            p.extra_params.emplace_back(key, value.get<std::string>());
+        }
+        p.active = j.value("active", true);
+        partners.push_back(std::move(p));
+    }
+    return partners;
+}
+
+std::vector<Link> links_from_json(const nlohmann::ordered_json& array) {
+    std::vector<Link> links;
+    for (const auto& j : array) {
+        Link l;
+        l.id = j.value("id", std::int64_t{0});
+        l.slug = j.at("slug").get<std::string>();
+        l.partner = j.at("partner").get<std::string>();
+        l.destination = j.at("destination").get<std::string>();
+        auto status = parse_link_status(j.at("status").get<std::string>());
+        if (!status) throw std::runtime_error("link " + l.slug + ": bad status");
+        l.status = *status;
+        if (j.contains("expires_at") && !j["expires_at"].is_null()) {
+            l.expires_at = parse_rfc3339(j["expires_at"].get<std::string>());
+            if (!l.expires_at) throw std::runtime_error("link " + l.slug + ": bad expires_at");
+        }
+        if (j.contains("fallback") && !j["fallback"].is_null())
+            l.fallback = j["fallback"].get<std::string>();
+        l.utm_passthrough = j.value("utm_passthrough", false);
+        links.push_back(std::move(l));
+    }
+    return links;
+}
+
+void SnapshotStore::publish(std::shared_ptr<const Snapshot> snapshot) {
+    {
+        std::lock_guard lock(mutex_);
+        current_ = std::move(snapshot);
+    }
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::shared_ptr<const Snapshot> SnapshotStore::current() const {
+    std::lock_guard lock(mutex_);
+    return current_;
+}
+
+}  // namespace refgate

@@ -1,0 +1,617 @@
+#include "refgate/http/server.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <charconv>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <unordered_set>
+
+#include "refgate/core/log.hpp"
+#include "refgate/core/time.hpp"
+
+namespace refgate::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using SteadyClock = std::chrono::steady_clock;
+
+// Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
+constexpr std::size_t kReadSlack = 8 * 1024;
+// Responses to pipelined requests are gathered up to this size before they are written.
+constexpr std::size_t kMaxPendingOutput = 64 * 1024;
+// After a response that closes the connection, unread input is drained this long, so that the
+// kernel does not reset the connection before the client has read the response.
+constexpr std::chrono::milliseconds kLingerTime{1000};
+constexpr int kListenBacklog = 1024;
+
+// Errors of our own that the parser callbacks raise; each maps to one status.
+enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
+
+Method to_method(bhttp::verb verb) {
+    switch (verb) {
+        case bhttp::verb::get:
+            return Method::get;
+        case bhttp::verb::head:
+            return Method::head;
+        case bhttp::verb::post:
+            return Method::post;
+        case bhttp::verb::put:
+            return Method::put;
+        case bhttp::verb::patch:
+            return Method::patch;
+        case bhttp::verb::delete_:
+            return Method::del;
+        case bhttp::verb::options:
+            return Method::options;
+        default:
+            return Method::other;
+    }
+}
+
+// What the parser callbacks store about one request. Owned by the connection and reused: the
+// strings keep their capacity, and `arena` is reserved to the header limit once, so views into it
+// stay valid while a request is parsed.
+struct RequestStorage {
+    bhttp::verb verb = bhttp::verb::unknown;
+    std::string method;
+    std::string target;
+    int version = 11;
+    std::string arena;
+    std::vector<HeaderField> fields;
+    std::string body;
+    bool transfer_encoding = false;
+    RequestError error = RequestError::none;
+
+    void reset() {
+        verb = bhttp::verb::unknown;
+        method.clear();
+        target.clear();
+        version = 11;
+        arena.clear();
+        fields.clear();
+        body.clear();
+        transfer_encoding = false;
+        error = RequestError::none;
+    }
+};
+
+// A request parser that stores nothing of its own: no allocation per request. Beast's
+// request_parser would build a fields container (a node per header) every time.
+class RequestParser final : public bhttp::basic_parser<true> {
+  public:
+    RequestParser(RequestStorage& storage, const HttpLimits& limits)
+        : storage_(storage), limits_(limits) {
+        storage_.reset();
+        header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+        body_limit(boost::none);  // enforced in on_body_init_impl, per method
+    }
+
+  private:
+    void on_request_impl(bhttp::verb method, beast::string_view method_str,
+                         beast::string_view target, int version, error_code& ec) override {
+        if (target.size() > limits_.max_target_bytes) {
+            storage_.error = RequestError::target_too_long;
+            ec = bhttp::error::bad_target;
+            return;
+        }
+        storage_.verb = method;
+        storage_.method.assign(method_str.data(), method_str.size());
+        storage_.target.assign(target.data(), target.size());
+        storage_.version = version;
+    }
+
+    void on_response_impl(int, beast::string_view, int, error_code& ec) override {
+        ec = bhttp::error::bad_version;
+    }
+
+    void on_field_impl(bhttp::field name, beast::string_view name_string, beast::string_view value,
+                       error_code& ec) override {
+        if (name == bhttp::field::transfer_encoding ||
+            iequals({name_string.data(), name_string.size()}, "transfer-encoding")) {
+            storage_.transfer_encoding = true;
+        }
+        auto& arena = storage_.arena;
+        if (arena.size() + name_string.size() + value.size() > arena.capacity()) {
+            ec = bhttp::error::header_limit;
+            return;
+        }
+        std::size_t name_at = arena.size();
+        arena.append(name_string.data(), name_string.size());
+        std::size_t value_at = arena.size();
+        arena.append(value.data(), value.size());
+        storage_.fields.push_back({std::string_view(arena).substr(name_at, name_string.size()),
+                                   std::string_view(arena).substr(value_at, value.size())});
+    }
+
+    void on_header_impl(error_code&) override {}
+
+    void on_body_init_impl(boost::optional<std::uint64_t> const& content_length,
+                           error_code& ec) override {
+        if (storage_.verb == bhttp::verb::get || storage_.verb == bhttp::verb::head) {
+            storage_.error = RequestError::body_not_allowed;
+            ec = bhttp::error::unexpected_body;
+        } else if (!content_length || *content_length > limits_.max_body_bytes) {
+            storage_.error = RequestError::body_too_large;
+            ec = bhttp::error::body_limit;
+        } else {
+            storage_.body.reserve(static_cast<std::size_t>(*content_length));
+        }
+    }
+
+    std::size_t on_body_impl(beast::string_view body, error_code&) override {
+        storage_.body.append(body.data(), body.size());
+        return body.size();
+    }
+
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code& ec) override {
+        ec = bhttp::error::bad_transfer_encoding;  // never reached: Transfer-Encoding is refused
+    }
+
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view, error_code& ec) override {
+        ec = bhttp::error::bad_transfer_encoding;
+        return 0;
+    }
+
+    void on_finish_impl(error_code&) override {}
+
+    RequestStorage& storage_;
+    const HttpLimits& limits_;
+};
+
+struct ListenerState;
+class Session;
+
+struct ThreadContext {
+    // Declared before the io_context: sessions still queued in it deregister on destruction.
+    std::unordered_set<Session*> sessions;
+    asio::io_context ioc{1};
+    asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+    std::vector<std::unique_ptr<Handler>> handlers;         // one per listener
+    std::vector<std::unique_ptr<tcp::acceptor>> acceptors;  // one per listener
+    bool stopping = false;
+    std::int64_t date_second = -1;
+    char date[29] = {};
+
+    std::string_view http_date() {
+        auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+        if (now != date_second) {
+            format_http_date(now, date);
+            date_second = now;
+        }
+        return {date, sizeof date};
+    }
+};
+
+struct ListenerState {
+    ListenerOptions options;
+    ServerStats stats;
+    std::uint16_t port = 0;
+};
+
+class Session final : public std::enable_shared_from_this<Session> {
+  public:
+    Session(tcp::socket socket, ThreadContext& context, ListenerState& listener, Handler& handler)
+        : socket_(std::move(socket)),
+          timer_(context.ioc),
+          context_(context),
+          listener_(listener),
+          limits_(listener.options.limits),
+          handler_(handler),
+          input_(limits_.max_header_bytes + kReadSlack) {
+        storage_.arena.reserve(limits_.max_header_bytes);
+        listener_.stats.open_connections.fetch_add(1, std::memory_order_relaxed);
+        context_.sessions.insert(this);
+        error_code ec;
+        auto remote = socket_.remote_endpoint(ec);
+        if (!ec) {
+            auto address = remote.address();
+            peer_.bytes =
+                address.is_v6()
+                    ? address.to_v6().to_bytes()
+                    : asio::ip::make_address_v6(asio::ip::v4_mapped, address.to_v4()).to_bytes();
+        }
+    }
+
+    ~Session() {
+        context_.sessions.erase(this);
+        listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    }
+
+    void start() {
+        error_code ec;
+        socket_.set_option(tcp::no_delay(true), ec);
+        arm(limits_.read_timeout);
+        wait_timer();
+        read_more();
+    }
+
+    // The server is stopping: an idle connection closes now, a busy one after its response.
+    void stop() {
+        stopping_ = true;
+        bool idle = !writing_ && input_.size() == 0 && !(parser_ && parser_->got_some());
+        if (idle) close_now();
+    }
+
+  private:
+    void arm(std::chrono::milliseconds timeout) { deadline_ = SteadyClock::now() + timeout; }
+
+    // One timer per connection, re-armed only when it fires: moving the deadline is a store.
+    void wait_timer() {
+        timer_.expires_at(deadline_);
+        timer_.async_wait([self = shared_from_this()](error_code ec) {
+            if (ec || self->closed_) return;
+            if (SteadyClock::now() >= self->deadline_) {
+                self->close_now();
+            } else {
+                self->wait_timer();
+            }
+        });
+    }
+
+    void read_more() {
+        if (closed_) return;
+        if (stopping_ && input_.size() == 0 && !(parser_ && parser_->got_some())) {
+            close_now();
+            return;
+        }
+        arm(limits_.read_timeout);
+        std::size_t space = input_.max_size() - input_.size();
+        socket_.async_read_some(input_.prepare(space),
+                                [self = shared_from_this()](error_code ec, std::size_t n) {
+                                    self->input_.commit(n);
+                                    if (ec) {
+                                        self->close_now();
+                                        return;
+                                    }
+                                    self->process();
+                                });
+    }
+
+    // Parses every complete request already buffered, answers each into the output buffer, then
+    // writes (or reads more when nothing is ready).
+    void process() {
+        while (!closing_) {
+            if (!parser_) {
+                parser_.emplace(storage_, limits_);
+                header_checked_ = false;
+            }
+            if (input_.size() == 0) break;
+            error_code ec;
+            std::size_t used = parser_->put(input_.data(), ec);
+            input_.consume(used);
+            if (ec == bhttp::error::need_more) break;
+            if (ec) {
+                reject(ec);
+                break;
+            }
+            if (parser_->is_header_done() && !header_checked_) {
+                header_checked_ = true;
+                if (storage_.transfer_encoding) {
+                    // Beast 1.81 mis-frames some Transfer-Encoding shapes; refgate needs none.
+                    answer_error(400, "Bad Request");
+                    break;
+                }
+            }
+            if (parser_->is_done()) {
+                answer();
+                parser_.reset();
+                if (output_.size() >= kMaxPendingOutput) break;
+                continue;
+            }
+            if (used == 0) break;
+        }
+        if (!output_.empty()) {
+            write_output();
+        } else if (closing_) {
+            linger_close();
+        } else {
+            read_more();
+        }
+    }
+
+    void reject(error_code ec) {
+        switch (storage_.error) {
+            case RequestError::target_too_long:
+                answer_error(414, "URI Too Long");
+                return;
+            case RequestError::body_not_allowed:
+                answer_error(400, "Bad Request");
+                return;
+            case RequestError::body_too_large:
+                answer_error(413, "Content Too Large");
+                return;
+            case RequestError::none:
+                break;
+        }
+        if (ec == bhttp::error::header_limit) {
+            answer_error(
+                request_line_too_long() ? 414 : 431,
+                request_line_too_long() ? "URI Too Long" : "Request Header Fields Too Large");
+            return;
+        }
+        answer_error(400, "Bad Request");
+    }
+
+    // When the header limit is hit before the request line ended, the target is what is long.
+    bool request_line_too_long() const {
+        auto data = input_.data();
+        std::string_view text(static_cast<const char*>(data.data()), data.size());
+        auto eol = text.find('\n');
+        return eol == std::string_view::npos || eol > limits_.max_target_bytes;
+    }
+
+    void answer_error(int status, std::string_view title) {
+        response_.reset();
+        response_.simple_page(status, title);
+        response_.set_close();
+        serialize(false, false);
+        closing_ = true;
+    }
+
+    void answer() {
+        Request request;
+        request.method = to_method(storage_.verb);
+        request.method_name = storage_.method;
+        request.target = storage_.target;
+        request.version = storage_.version;
+        request.fields = &storage_.fields;
+        request.body = storage_.body;
+        request.peer = peer_;
+        response_.reset();
+        handler_.handle(request, response_);
+        bool keep_alive = parser_->keep_alive() && !response_.close() && !stopping_;
+        serialize(request.method == Method::head, keep_alive);
+        if (!keep_alive) closing_ = true;
+    }
+
+    void serialize(bool head, bool keep_alive) {
+        char digits[24];
+        auto status = response_.status();
+        output_.append("HTTP/1.1 ");
+        output_.append(digits, std::to_chars(digits, digits + sizeof digits, status).ptr);
+        output_.push_back(' ');
+        output_.append(reason_phrase(status));
+        output_.append("\r\n");
+        output_.append(response_.headers());
+        output_.append("Content-Length: ");
+        output_.append(digits,
+                       std::to_chars(digits, digits + sizeof digits, response_.body().size()).ptr);
+        output_.append("\r\nDate: ");
+        output_.append(context_.http_date());
+        if (!keep_alive) {
+            output_.append("\r\nConnection: close");
+        } else if (storage_.version == 10) {
+            output_.append("\r\nConnection: keep-alive");
+        }
+        output_.append("\r\n\r\n");
+        if (!head) output_.append(response_.body());
+    }
+
+    void write_output() {
+        writing_ = true;
+        arm(limits_.write_timeout);
+        asio::async_write(socket_, asio::buffer(output_),
+                          [self = shared_from_this()](error_code ec, std::size_t) {
+                              self->writing_ = false;
+                              self->output_.clear();
+                              if (ec) {
+                                  self->close_now();
+                                  return;
+                              }
+                              if (self->closing_) {
+                                  self->linger_close();
+                              } else {
+                                  self->process();
+                              }
+                          });
+    }
+
+    void linger_close() {
+        if (closed_) return;
+        error_code ec;
+        socket_.shutdown(tcp::socket::shutdown_send, ec);
+        if (ec) {
+            close_now();
+            return;
+        }
+        arm(kLingerTime);
+        drain();
+    }
+
+    void drain() {
+        input_.clear();
+        socket_.async_read_some(input_.prepare(input_.max_size()),
+                                [self = shared_from_this()](error_code ec, std::size_t) {
+                                    if (ec) {
+                                        self->close_now();
+                                    } else {
+                                        self->drain();
+                                    }
+                                });
+    }
+
+    void close_now() {
+        if (closed_) return;
+        closed_ = true;
+        error_code ec;
+        socket_.close(ec);
+        timer_.cancel();
+    }
+
+    tcp::socket socket_;
+    asio::steady_timer timer_;
+    SteadyClock::time_point deadline_;
+    ThreadContext& context_;
+    ListenerState& listener_;
+    const HttpLimits& limits_;
+    Handler& handler_;
+    beast::flat_buffer input_;
+    std::string output_;
+    RequestStorage storage_;
+    std::optional<RequestParser> parser_;
+    Response response_;
+    PeerAddress peer_;
+    bool header_checked_ = false;
+    bool closing_ = false;
+    bool writing_ = false;
+    bool stopping_ = false;
+    bool closed_ = false;
+};
+
+asio::ip::address resolve_host(const std::string& host) {
+    if (host == "localhost") return asio::ip::make_address("127.0.0.1");
+    error_code ec;
+    auto address = asio::ip::make_address(host, ec);
+    if (ec) throw std::runtime_error("'" + host + "' is not an IP address");
+    return address;
+}
+
+void accept_loop(ThreadContext& context, ListenerState& listener, tcp::acceptor& acceptor,
+                 Handler& handler) {
+    acceptor.async_accept(
+        [&context, &listener, &acceptor, &handler](error_code ec, tcp::socket socket) {
+            if (ec == asio::error::operation_aborted || context.stopping) return;
+            if (ec) {
+                log::warn("accept_failed",
+                          {{"listener", listener.options.name}, {"error", ec.message()}});
+            } else if (static_cast<std::size_t>(listener.stats.open_connections.load(
+                           std::memory_order_relaxed)) >= listener.options.limits.max_connections) {
+                listener.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+                error_code ignored;
+                socket.close(ignored);
+            } else {
+                std::make_shared<Session>(std::move(socket), context, listener, handler)->start();
+            }
+            accept_loop(context, listener, acceptor, handler);
+        });
+}
+
+}  // namespace
+
+struct Server::Impl {
+    std::vector<std::unique_ptr<ListenerState>> listeners;
+    std::vector<std::unique_ptr<ThreadContext>> contexts;
+    std::vector<std::thread> threads;
+    std::mutex mutex;
+    std::condition_variable finished_cv;
+    std::size_t finished = 0;
+    bool started = false;
+    bool joined = false;
+
+    void join_all() {
+        for (auto& t : threads) {
+            if (t.joinable()) t.join();
+        }
+        joined = true;
+    }
+};
+
+Server::Server(unsigned threads, std::vector<ListenerOptions> listeners)
+    : impl_(std::make_unique<Impl>()) {
+    if (threads == 0) threads = 1;
+    for (unsigned i = 0; i < threads; ++i)
+        impl_->contexts.push_back(std::make_unique<ThreadContext>());
+    for (auto& options : listeners) {
+        auto state = std::make_unique<ListenerState>();
+        state->options = std::move(options);
+        impl_->listeners.push_back(std::move(state));
+    }
+}
+
+Server::~Server() {
+    if (impl_->started && !impl_->joined) shutdown(std::chrono::milliseconds{0});
+}
+
+void Server::bind() {
+    using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+    for (auto& listener : impl_->listeners) {
+        const auto& ep = listener->options.endpoint;
+        try {
+            auto address = resolve_host(ep.host);
+            for (auto& context : impl_->contexts) {
+                auto acceptor = std::make_unique<tcp::acceptor>(context->ioc);
+                tcp::endpoint endpoint(address, listener->port != 0 ? listener->port : ep.port);
+                acceptor->open(endpoint.protocol());
+                acceptor->set_option(asio::socket_base::reuse_address(true));
+                acceptor->set_option(reuse_port(true));
+                acceptor->bind(endpoint);
+                acceptor->listen(kListenBacklog);
+                listener->port = acceptor->local_endpoint().port();
+                context->acceptors.push_back(std::move(acceptor));
+            }
+        } catch (const std::exception& e) {
+            throw std::runtime_error("cannot listen on " + ep.to_string() + " (" +
+                                     listener->options.name + " listener): " + e.what());
+        }
+    }
+}
+
+std::uint16_t Server::port(std::size_t index) const { return impl_->listeners.at(index)->port; }
+
+const ServerStats& Server::stats(std::size_t listener) const {
+    return impl_->listeners.at(listener)->stats;
+}
+
+void Server::start() {
+    impl_->started = true;
+    for (auto& context : impl_->contexts) {
+        for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
+            context->handlers.push_back(impl_->listeners[i]->options.handler_factory());
+        }
+        for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
+            accept_loop(*context, *impl_->listeners[i], *context->acceptors[i],
+                        *context->handlers[i]);
+        }
+    }
+    for (auto& context : impl_->contexts) {
+        impl_->threads.emplace_back([this, ctx = context.get()] {
+            ctx->ioc.run();
+            std::lock_guard lock(impl_->mutex);
+            ++impl_->finished;
+            impl_->finished_cv.notify_all();
+        });
+    }
+}
+
+void Server::shutdown(std::chrono::milliseconds timeout) {
+    if (!impl_->started || impl_->joined) return;
+    for (auto& context : impl_->contexts) {
+        asio::post(context->ioc, [ctx = context.get()] {
+            ctx->stopping = true;
+            for (auto& acceptor : ctx->acceptors) {
+                error_code ignored;
+                acceptor->close(ignored);
+            }
+            // stop() may close a session, which removes it from the set: iterate over a copy.
+            std::vector<Session*> sessions(ctx->sessions.begin(), ctx->sessions.end());
+            for (Session* s : sessions) s->stop();
+            ctx->work.reset();
+        });
+    }
+    std::unique_lock lock(impl_->mutex);
+    bool drained = impl_->finished_cv.wait_for(
+        lock, timeout, [this] { return impl_->finished == impl_->contexts.size(); });
+    lock.unlock();
+    if (!drained) {
+        log::warn("shutdown_timeout", {{"timeout_ms", timeout.count()}});
+        for (auto& context : impl_->contexts) context->ioc.stop();
+    }
+    impl_->join_all();
+}
+
+}  // namespace refgate::http

@@ -1,0 +1,38 @@
+#include "refgate/ops/health.hpp"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+namespace refgate {
+
+void HealthHandler::handle(const http::Request& request, http::Response& response) {
+    if (request.method != http::Method::get && request.method != http::Method::head) {
+        response.simple_page(405, "Method Not Allowed");
+        response.add_header("Allow", "GET, HEAD");
+        return;
+    }
+    response.add_header("Cache-Control", "no-store");
+    if (request.path() == "/healthz") {
+        response.json(200, "{\"status\":\"ok\"}\n");
+        return;
+    }
+    auto snapshot = store_.current();
+    nlohmann::ordered_json body;
+    body["ready"] = snapshot != nullptr;
+    if (snapshot) {
+        auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+        body["snapshot"] = {{"version", snapshot->version()},
+                            {"source", snapshot->source()},
+                            {"links", snapshot->link_count()},
+                            {"age_seconds", now - snapshot->built_at()}};
+    } else {
+        body["snapshot"] = nullptr;
+    }
+    body["postgres"] = to_string(health_.postgres.load());
+    body["redis"] = to_string(health_.redis.load());
+    response.json(snapshot ? 200 : 503, body.dump() + "\n");
+}
+
+}  // namespace refgate

@@ -1,0 +1,121 @@
+#include <map>
+#include <set>
+
+#include "pg/connection.hpp"
+#include "pg/snapshot_reader.hpp"
+#include "refgate/pg/database.hpp"
+
+namespace refgate::pg {
+namespace {
+
+std::string domains_json(const Partner& p) { return nlohmann::json(p.allowed_domains).dump(); }
+
+std::string extras_json(const Partner& p) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
+    return pairs.dump();
+}
+
+// Upserts bump version and updated_at only when something really changed, so that re-importing
+// the same file is a no-op.
+constexpr const char* kUpsertPartner = R"sql(
+INSERT INTO refgate_partners AS t (slug, name, ref_param, ref_code, allowed_domains, extra_params, active)
+VALUES ($1, $2, $3, $4, ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), $6::jsonb, $7)
+ON CONFLICT (slug) DO UPDATE SET
+    name = EXCLUDED.name, ref_param = EXCLUDED.ref_param, ref_code = EXCLUDED.ref_code,
+    allowed_domains = EXCLUDED.allowed_domains, extra_params = EXCLUDED.extra_params,
+    active = EXCLUDED.active, updated_at = now(), version = t.version + 1
+WHERE (t.name, t.ref_param, t.ref_code, t.allowed_domains, t.extra_params, t.active)
+      IS DISTINCT FROM
+      (EXCLUDED.name, EXCLUDED.ref_param, EXCLUDED.ref_code, EXCLUDED.allowed_domains,
+       EXCLUDED.extra_params, EXCLUDED.active)
+RETURNING id
+)sql";
+
+constexpr const char* kUpsertLink = R"sql(
+INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough)
+VALUES ($1, (SELECT id FROM refgate_partners WHERE slug = $2), $3, $4,
+        NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7)
+ON CONFLICT (slug) DO UPDATE SET
+    partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
+    expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
+    utm_passthrough = EXCLUDED.utm_passthrough, updated_at = now(), version = t.version + 1
+WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough)
+      IS DISTINCT FROM
+      (EXCLUDED.partner_id, EXCLUDED.destination, EXCLUDED.status, EXCLUDED.expires_at,
+       EXCLUDED.fallback, EXCLUDED.utm_passthrough)
+RETURNING id
+)sql";
+
+}  // namespace
+
+ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
+                             const UrlPolicy& policy) {
+    ImportReport report;
+    ParsedImport parsed = parse_import(doc);
+    report.issues = std::move(parsed.issues);
+    if (!report.issues.empty()) return report;
+    auto& incoming = parsed.document;
+    try {
+        auto conn = connect(database_url);
+        pqxx::work tx(*conn);
+        // Editors' other writes wait until this import has been validated and applied whole.
+        tx.exec("LOCK TABLE refgate_partners, refgate_links IN SHARE ROW EXCLUSIVE MODE");
+        StoredData stored = read_all(tx);
+
+        std::map<std::string, Partner> partners;
+        for (auto& p : stored.partners) partners[p.slug] = p;
+        std::set<std::string> changed_partners;
+        for (const auto& p : incoming.partners) {
+            partners[p.slug] = p;
+            changed_partners.insert(p.slug);
+        }
+        auto lookup = [&partners](const std::string& slug) -> const Partner* {
+            auto it = partners.find(slug);
+            return it == partners.end() ? nullptr : &it->second;
+        };
+        report.issues = validate_links(incoming.links, lookup, policy);
+
+        // Stored links of a changed partner must still fit its (possibly narrowed) domains.
+        std::set<std::string> incoming_links;
+        for (const auto& l : incoming.links) incoming_links.insert(l.slug);
+        std::vector<Link> affected;
+        for (const auto& l : stored.links) {
+            if (changed_partners.count(l.partner) != 0 && incoming_links.count(l.slug) == 0)
+                affected.push_back(l);
+        }
+        auto more = validate_links(affected, lookup, policy, "stored links");
+        report.issues.insert(report.issues.end(), more.begin(), more.end());
+        if (!report.issues.empty()) return report;  // the transaction rolls back
+
+        for (const auto& p : incoming.partners) {
+            auto r = tx.exec_params(kUpsertPartner, p.slug, p.name, p.ref_param, p.ref_code,
+                                    domains_json(p), extras_json(p), p.active);
+            report.partners_changed += r.size();
+        }
+        for (const auto& l : incoming.links) {
+            auto r = tx.exec_params(kUpsertLink, l.slug, l.partner, l.destination,
+                                    std::string(to_string(l.status)),
+                                    l.expires_at ? format_rfc3339(*l.expires_at) : std::string(),
+                                    l.fallback.value_or(""), l.utm_passthrough);
+            report.links_changed += r.size();
+        }
+        tx.commit();
+    } catch (const pqxx::failure& e) {
+        throw DatabaseError(std::string("import: ") + e.what());
+    }
+    return report;
+}
+
+nlohmann::ordered_json export_document(const std::string& database_url) {
+    try {
+        auto conn = connect(database_url);
+        pqxx::read_transaction tx(*conn);
+        StoredData stored = read_all(tx);
+        return refgate::export_document(stored.partners, stored.links);
+    } catch (const pqxx::failure& e) {
+        throw DatabaseError(std::string("export: ") + e.what());
+    }
+}
+
+}  // namespace refgate::pg

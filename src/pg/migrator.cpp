@@ -1,0 +1,55 @@
+#include "pg/connection.hpp"
+#include "pg/migrations_data.hpp"
+#include "refgate/core/log.hpp"
+#include "refgate/pg/database.hpp"
+
+namespace refgate::pg {
+namespace {
+
+// Any constant shared by every refgate instance; chosen once, never changed.
+constexpr long long kMigrationLock = 0x7265666761746531LL;  // "refgate1"
+
+}  // namespace
+
+std::vector<std::string> migrate(const std::string& database_url) {
+    std::vector<std::string> applied;
+    try {
+        auto conn = connect(database_url);
+        {
+            pqxx::nontransaction lock(*conn);
+            lock.exec_params("SELECT pg_advisory_lock($1)", kMigrationLock);
+        }
+        try {
+            {
+                pqxx::work tx(*conn);
+                tx.exec(
+                    "CREATE TABLE IF NOT EXISTS refgate_schema_migrations ("
+                    " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())");
+                tx.commit();
+            }
+            for (const auto& migration : embedded_migrations()) {
+                pqxx::work tx(*conn);
+                auto done = tx.exec_params(
+                    "SELECT 1 FROM refgate_schema_migrations WHERE name = $1", migration.name);
+                if (!done.empty()) continue;
+                tx.exec(migration.sql);
+                tx.exec_params("INSERT INTO refgate_schema_migrations (name) VALUES ($1)",
+                               migration.name);
+                tx.commit();
+                applied.push_back(migration.name);
+                log::info("migration_applied", {{"name", migration.name}});
+            }
+        } catch (...) {
+            pqxx::nontransaction unlock(*conn);
+            unlock.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLock);
+            throw;
+        }
+        pqxx::nontransaction unlock(*conn);
+        unlock.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLock);
+    } catch (const pqxx::failure& e) {
+        throw DatabaseError(std::string("migrate: ") + e.what());
+    }
+    return applied;
+}
+
+}  // namespace refgate::pg

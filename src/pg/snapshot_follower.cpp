@@ -1,0 +1,197 @@
+#include "refgate/pg/snapshot_follower.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "pg/connection.hpp"
+#include "pg/snapshot_reader.hpp"
+#include "refgate/core/log.hpp"
+
+namespace refgate::pg {
+namespace {
+
+constexpr const char* kChannel = "refgate_snapshot";
+constexpr std::chrono::milliseconds kNotificationPoll{100};
+constexpr std::chrono::milliseconds kMaxBackoff{5'000};
+
+class ChangeReceiver final : public pqxx::notification_receiver {
+  public:
+    ChangeReceiver(pqxx::connection_base& conn, bool& flag)
+        : notification_receiver(conn, kChannel), flag_(flag) {}
+    void operator()(const std::string&, int) override { flag_ = true; }
+
+  private:
+    bool& flag_;
+};
+
+// Writes the whole file beside its final name, syncs it and renames it into place, so that a
+// crash never leaves a half-written snapshot behind.
+bool write_atomically(const std::string& path, const std::string& content) {
+    std::string tmp = path + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const char* p = content.data();
+    std::size_t left = content.size();
+    bool ok = true;
+    while (left > 0) {
+        ssize_t n = ::write(fd, p, left);
+        if (n <= 0) {
+            ok = false;
+            break;
+        }
+        p += n;
+        left -= static_cast<std::size_t>(n);
+    }
+    ok = ok && ::fsync(fd) == 0;
+    ok = (::close(fd) == 0) && ok;
+    ok = ok && std::rename(tmp.c_str(), path.c_str()) == 0;
+    if (!ok) ::unlink(tmp.c_str());
+    return ok;
+}
+
+}  // namespace
+
+struct SnapshotFollower::Connection {
+    std::unique_ptr<pqxx::connection> conn;
+    bool notified = false;
+    std::unique_ptr<ChangeReceiver> receiver;
+
+    ~Connection() {
+        receiver.reset();  // UNLISTEN before the connection goes
+    }
+};
+
+SnapshotFollower::SnapshotFollower(SnapshotFollowerOptions options, SnapshotStore& store,
+                                   HealthState& health)
+    : options_(std::move(options)), store_(store), health_(health) {}
+
+SnapshotFollower::~SnapshotFollower() { stop(); }
+
+bool SnapshotFollower::load_initial() {
+    try {
+        connection_ = std::make_unique<Connection>();
+        connection_->conn = connect(options_.database_url);
+        connection_->receiver =
+            std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
+        health_.postgres = DependencyState::up;
+        if (reload_from_database(true)) return true;
+    } catch (const std::exception& e) {
+        connection_.reset();
+        health_.postgres = DependencyState::down;
+        log::warn("snapshot_database_unavailable", {{"error", e.what()}});
+    }
+    return load_file();
+}
+
+void SnapshotFollower::start() {
+    thread_ = std::thread([this] { run(); });
+}
+
+void SnapshotFollower::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    connection_.reset();
+}
+
+bool SnapshotFollower::sleep_for(std::chrono::milliseconds duration) {
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, duration, [this] { return stopping_.load(); });
+    return !stopping_;
+}
+
+void SnapshotFollower::run() {
+    std::chrono::milliseconds backoff{100};
+    while (!stopping_) {
+        try {
+            if (!connection_) {
+                connection_ = std::make_unique<Connection>();
+                connection_->conn = connect(options_.database_url);
+                connection_->receiver =
+                    std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
+                log::info("snapshot_database_connected");
+                reload_from_database(false);
+            }
+            health_.postgres = DependencyState::up;
+            backoff = std::chrono::milliseconds{100};
+            auto next_check = std::chrono::steady_clock::now() + options_.reload_interval;
+            while (!stopping_) {
+                connection_->conn->await_notification(0, kNotificationPoll.count() * 1000);
+                if (connection_->notified || std::chrono::steady_clock::now() >= next_check) {
+                    connection_->notified = false;
+                    reload_from_database(false);
+                    next_check = std::chrono::steady_clock::now() + options_.reload_interval;
+                }
+            }
+        } catch (const std::exception& e) {
+            connection_.reset();
+            if (health_.postgres.exchange(DependencyState::down) != DependencyState::down) {
+                log::warn("snapshot_database_unavailable", {{"error", e.what()}});
+            }
+            if (!sleep_for(backoff)) break;
+            backoff = std::min(backoff * 2, kMaxBackoff);
+        }
+    }
+}
+
+bool SnapshotFollower::reload_from_database(bool force) {
+    auto current = store_.current();
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*connection_->conn);
+    if (!force && current && current->source() == "postgres" &&
+        read_version(tx) == current->version()) {
+        return true;
+    }
+    auto started = std::chrono::steady_clock::now();
+    StoredData data = read_all(tx);
+    tx.commit();
+    auto snapshot = Snapshot::build(data.version, std::move(data.partners), std::move(data.links),
+                                    options_.url_policy, "postgres");
+    for (const auto& reason : snapshot->rejected())
+        log::warn("link_rejected", {{"reason", reason}});
+    store_.publish(snapshot);
+    auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    log::info("snapshot_loaded", {{"source", "postgres"},
+                                  {"version", snapshot->version()},
+                                  {"links", snapshot->link_count()},
+                                  {"millis", millis.count()}});
+    write_file(*snapshot);
+    return true;
+}
+
+bool SnapshotFollower::load_file() {
+    if (options_.snapshot_file.empty()) return false;
+    std::ifstream in(options_.snapshot_file);
+    if (!in) {
+        log::warn("snapshot_file_missing", {{"path", options_.snapshot_file}});
+        return false;
+    }
+    try {
+        auto doc = nlohmann::ordered_json::parse(in);
+        auto snapshot = Snapshot::from_json(doc, options_.url_policy);
+        store_.publish(snapshot);
+        log::info("snapshot_loaded", {{"source", "file"},
+                                      {"version", snapshot->version()},
+                                      {"links", snapshot->link_count()}});
+        return true;
+    } catch (const std::exception& e) {
+        log::error("snapshot_file_unreadable",
+                   {{"path", options_.snapshot_file}, {"error", e.what()}});
+        return false;
+    }
+}
+
+void SnapshotFollower::write_file(const Snapshot& snapshot) {
+    if (options_.snapshot_file.empty()) return;
+    if (!write_atomically(options_.snapshot_file, snapshot.to_json().dump())) {
+        log::warn("snapshot_file_write_failed", {{"path", options_.snapshot_file}});
+    }
+}
+
+}  // namespace refgate::pg

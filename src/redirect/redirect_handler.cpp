@@ -1,0 +1,84 @@
+#include "refgate/redirect/redirect_handler.hpp"
+
+#include "refgate/core/location.hpp"
+
+namespace refgate {
+namespace {
+
+constexpr std::string_view kGoPrefix = "/go/";
+
+void not_found(http::Response& response) {
+    response.simple_page(404, "Link not found");
+    response.add_header("X-Robots-Tag", "noindex, nofollow");
+}
+
+}  // namespace
+
+RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
+                                 RedirectOptions options)
+    : reader_(store), clock_(clock), options_(std::move(options)) {}
+
+std::string_view RedirectHandler::slug_of(std::string_view path) {
+    if (!path.starts_with(kGoPrefix)) return {};
+    std::string_view slug = path.substr(kGoPrefix.size());
+    if (slug.ends_with('/')) slug.remove_suffix(1);
+    return valid_slug(slug) ? slug : std::string_view{};
+}
+
+void RedirectHandler::handle(const http::Request& request, http::Response& response) {
+    if (request.method != http::Method::get && request.method != http::Method::head) {
+        response.simple_page(405, "Method Not Allowed");
+        response.add_header("Allow", "GET, HEAD");
+        return;
+    }
+    std::string_view slug = slug_of(request.path());
+    if (slug.empty()) {
+        not_found(response);
+        return;
+    }
+    const Snapshot* snapshot = reader_.get();
+    if (snapshot == nullptr) {
+        response.simple_page(503, "Service Unavailable");
+        response.add_header("Retry-After", "1");
+        return;
+    }
+    const LinkEntry* link = snapshot->find(slug);
+    if (link == nullptr) {
+        not_found(response);
+        return;
+    }
+    auto now =
+        std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+    bool expired = link->expires_at != 0 && now >= link->expires_at;
+    if (link->status != LinkStatus::active || !link->partner_active || expired) {
+        if (!link->fallback.empty()) {
+            redirect(response, link->fallback, link->fallback_html_body);
+        } else {
+            response.simple_page(410, "This link is no longer available");
+            response.add_header("X-Robots-Tag", "noindex, nofollow");
+        }
+        return;
+    }
+    if (link->utm_passthrough && query_has_utm(request.query())) {
+        dynamic_location_ =
+            build_location(link->destination, snapshot->partner(*link), true, request.query());
+        std::string body =
+            redirect_page(dynamic_location_, "Continue to " + snapshot->partner(*link).name);
+        redirect(response, dynamic_location_, body);
+        return;
+    }
+    redirect(response, link->location, link->html_body);
+}
+
+void RedirectHandler::redirect(http::Response& response, std::string_view location,
+                               std::string_view body) const {
+    response.set_status(302);
+    response.add_header("Location", location);
+    response.add_header("Content-Type", "text/html; charset=utf-8");
+    response.add_header("Cache-Control", "private, no-store");
+    response.add_header("X-Robots-Tag", "noindex, nofollow");
+    response.add_header("Referrer-Policy", options_.referrer_policy);
+    response.body().assign(body);
+}
+
+}  // namespace refgate
