@@ -206,7 +206,11 @@ EnvLookup process_env() {
 
 Config load_config(const std::optional<std::string>& file, const EnvLookup& env) {
     Config config;
-    auto fail = [](const std::string& where, const Setting& s, const std::string& value) {
+    auto fail = [](const std::string& where, const Setting& s, std::string value) {
+        // The message is one line whatever the value holds.
+        for (char& c : value) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        }
         throw ConfigError("invalid " + where + " '" + value + "': expected " + s.expected);
     };
     if (file) {

@@ -158,8 +158,17 @@ UrlCheck check_destination(std::string_view url, const std::vector<std::string>&
         return fail(UrlRule::userinfo, "must not contain a user name or password");
     if (!view.has_authority() || view.encoded_host().empty())
         return fail(UrlRule::no_host, "has no host");
-    if (view.has_port() && (view.port().empty() || view.port_number() == 0)) {
-        return fail(UrlRule::not_a_url, "has an invalid port");
+    if (view.has_port()) {
+        auto digits = view.port();
+        bool valid = !digits.empty() && digits.size() <= 5;
+        unsigned long number = 0;
+        for (char c : digits) number = number * 10 + static_cast<unsigned long>(c - '0');
+        if (!valid || number == 0 || number > 65535)
+            return fail(UrlRule::not_a_url, "has an invalid port");
+    }
+    // The host matched below must be the very host a browser will connect to.
+    if (ascii_lower(view.encoded_host_and_port()) != ascii_host + std::string(port)) {
+        return fail(UrlRule::not_a_url, "has a malformed host");
     }
     std::string host_for_match = ascii_host;
     if (host_for_match.front() == '[')

@@ -224,6 +224,8 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
     std::vector<ImportIssue> issues;
     for (std::size_t i = 0; i < links.size(); ++i) {
         Link& link = links[i];
+        // A missing partner or destination was already reported by parse_import.
+        if (link.partner.empty() || link.destination.empty()) continue;
         std::string entry = what + "[" + std::to_string(i) + "] (" + link.slug + ")";
         const Partner* partner = partners(link.partner);
         if (partner == nullptr) {

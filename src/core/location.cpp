@@ -30,6 +30,35 @@ bool acceptable_utm(std::string_view key, std::string_view value) {
     return true;
 }
 
+// Everything but RFC 3986 unreserved characters is percent-encoded, so that '+', '&', '=' and
+// '#' in a code or value reach the partner as themselves whatever decoder it uses.
+std::string encode_component(std::string_view text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(text.size() * 3);
+    for (unsigned char c : text) {
+        bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+        if (unreserved) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out.push_back('%');
+            out.push_back(kHex[c >> 4]);
+            out.push_back(kHex[c & 0xf]);
+        }
+    }
+    return out;
+}
+
+void set_param(boost::urls::url& url, std::string_view key, std::string_view value) {
+    // Boost.URL 1.81 misreads an empty query ("?" or "?#f") as holding parameters and can read
+    // out of bounds when one is set (boostorg/url#864): drop an empty query first.
+    if (url.has_query() && url.encoded_query().empty()) url.remove_query();
+    std::string encoded_value = encode_component(value);
+    url.encoded_params().set(boost::urls::pct_string_view(encode_component(key)),
+                             boost::urls::pct_string_view(encoded_value));
+}
+
 }  // namespace
 
 bool query_has_utm(std::string_view raw_query) {
@@ -47,6 +76,7 @@ std::string build_location(std::string_view destination, const Partner& partner,
                            bool utm_passthrough, std::string_view incoming_query) {
     boost::urls::url url{destination};
     if (utm_passthrough && !incoming_query.empty()) {
+        if (url.has_query() && url.encoded_query().empty()) url.remove_query();
         // Incoming parameters are copied in their (already valid) percent-encoded form.
         auto encoded = url.encoded_params();
         auto incoming = boost::urls::parse_query(incoming_query);
@@ -64,10 +94,9 @@ std::string build_location(std::string_view destination, const Partner& partner,
             }
         }
     }
-    auto params = url.params();
-    params.set(partner.ref_param, partner.ref_code);
+    set_param(url, partner.ref_param, partner.ref_code);
     for (const auto& [key, value] : partner.extra_params) {
-        if (key != partner.ref_param) params.set(key, value);
+        if (key != partner.ref_param) set_param(url, key, value);
     }
     return std::string(url.buffer());
 }

@@ -52,9 +52,10 @@ RETURNING id
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
                              const UrlPolicy& policy) {
     ImportReport report;
+    // Structural problems and link problems are reported together, so that an editor sees every
+    // bad entry of a file at once.
     ParsedImport parsed = parse_import(doc);
     report.issues = std::move(parsed.issues);
-    if (!report.issues.empty()) return report;
     auto& incoming = parsed.document;
     try {
         auto conn = connect(database_url);
@@ -74,7 +75,8 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
             auto it = partners.find(slug);
             return it == partners.end() ? nullptr : &it->second;
         };
-        report.issues = validate_links(incoming.links, lookup, policy);
+        auto link_issues = validate_links(incoming.links, lookup, policy);
+        report.issues.insert(report.issues.end(), link_issues.begin(), link_issues.end());
 
         // Stored links of a changed partner must still fit its (possibly narrowed) domains.
         std::set<std::string> incoming_links;

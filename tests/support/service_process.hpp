@@ -1,0 +1,74 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/test_env.hpp"
+
+namespace refgate::test {
+
+using EnvPairs = std::vector<std::pair<std::string, std::string>>;
+
+struct CommandResult {
+    int exit_code = -1;
+    std::string out;
+    std::string err;
+};
+
+// Runs the refgate binary (REFGATE_BIN) to completion with extra environment variables.
+CommandResult run_refgate(const std::vector<std::string>& args, const EnvPairs& env = {},
+                          const std::string& stdin_text = "");
+
+struct ServiceOptions {
+    std::string database_url;
+    std::string redis_url;      // default: REFGATE_TEST_REDIS_URL
+    std::string snapshot_file;  // default: a file in the service's temp dir
+    EnvPairs env;               // more REFGATE_* settings
+    bool wait_ready = true;     // wait until both listeners are up
+};
+
+// `refgate serve` as a child process on ports chosen by the kernel, with stderr kept in a file.
+class ServiceProcess {
+  public:
+    explicit ServiceProcess(ServiceOptions options);
+    ~ServiceProcess();
+    ServiceProcess(const ServiceProcess&) = delete;
+    ServiceProcess& operator=(const ServiceProcess&) = delete;
+
+    int port() const { return port_; }
+    int admin_port() const { return admin_port_; }
+    pid_t pid() const { return pid_; }
+    const std::string& snapshot_file() const { return snapshot_file_; }
+
+    // Sends `signal` and waits for the exit; returns the exit code (or 128 + signal number).
+    int stop(int signal, std::chrono::milliseconds timeout = std::chrono::seconds{20});
+    bool running();
+    // Everything the service wrote to stderr so far.
+    std::string log() const;
+    // Waits until the log has a line containing `text`.
+    bool wait_for_log(const std::string& text,
+                      std::chrono::milliseconds timeout = std::chrono::seconds{10}) const;
+
+  private:
+    TempDir dir_;
+    std::string log_file_;
+    std::string snapshot_file_;
+    pid_t pid_ = -1;
+    int port_ = 0;
+    int admin_port_ = 0;
+    std::optional<int> exit_code_;
+};
+
+}  // namespace refgate::test
+
+namespace refgate::test {
+
+// `refgate import` of a JSON text into the database at `database_url`.
+CommandResult import_json(const std::string& database_url, const std::string& json_text);
+
+}  // namespace refgate::test

@@ -1,0 +1,54 @@
+#include "support/test_database.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "refgate/pg/database.hpp"
+#include "support/test_env.hpp"
+
+namespace refgate::test {
+
+std::string with_database(const std::string& url, const std::string& database) {
+    auto scheme = url.find("://");
+    auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    auto query = url.find('?');
+    std::string base = url.substr(0, slash);
+    std::string rest = query == std::string::npos ? "" : url.substr(query);
+    return base + "/" + database + rest;
+}
+
+TestDatabase::TestDatabase(bool migrated)
+    : admin_url_(require_env("REFGATE_TEST_DATABASE_URL")), name_("refgate_" + random_id()) {
+    url_ = with_database(admin_url_, name_);
+    {
+        pqxx::connection conn(admin_url_);
+        pqxx::nontransaction tx(conn);
+        tx.exec("CREATE DATABASE " + name_);
+    }
+    if (migrated) pg::migrate(url_);
+}
+
+TestDatabase::~TestDatabase() {
+    try {
+        pqxx::connection conn(admin_url_);
+        pqxx::nontransaction tx(conn);
+        tx.exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+    } catch (const std::exception&) {
+        // A leftover database in the throwaway test cluster harms nothing.
+    }
+}
+
+pqxx::result TestDatabase::exec(const std::string& sql) {
+    pqxx::connection conn(url_);
+    pqxx::work tx(conn);
+    auto result = tx.exec(sql);
+    tx.commit();
+    return result;
+}
+
+std::string TestDatabase::scalar(const std::string& sql) {
+    auto result = exec(sql);
+    if (result.empty() || result[0][0].is_null()) return "";
+    return result[0][0].c_str();
+}
+
+}  // namespace refgate::test

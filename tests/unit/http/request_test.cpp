@@ -1,0 +1,30 @@
+#include "refgate/http/request.hpp"
+
+#include <catch2/catch.hpp>
+#include <vector>
+
+TEST_CASE("request headers are found by case-insensitive name", "[request]") {
+    std::vector<refgate::http::HeaderField> fields{
+        {"Host", "picks.example.com"}, {"DNT", "1"}, {"dnt", "0"}};
+    refgate::http::Request request;
+    request.target = "/go/tailscale?utm_source=news";
+    request.fields = &fields;
+    CHECK(request.header("host") == "picks.example.com");
+    CHECK(request.header("Dnt") == "1");
+    CHECK(request.has_header("DNT"));
+    CHECK_FALSE(request.has_header("Sec-GPC"));
+    CHECK(request.header("Sec-GPC").empty());
+    CHECK(request.path() == "/go/tailscale");
+    CHECK(request.query() == "utm_source=news");
+
+    refgate::http::Request bare;
+    bare.target = "/go/tailscale";
+    CHECK_FALSE(bare.has_header("Host"));
+    CHECK(bare.query().empty());
+}
+
+TEST_CASE("header names compare without regard to ASCII case only", "[request]") {
+    CHECK(refgate::http::iequals("Content-Type", "content-type"));
+    CHECK_FALSE(refgate::http::iequals("Content-Type", "Content-Typ"));
+    CHECK_FALSE(refgate::http::iequals("a", "b"));
+}

@@ -1,0 +1,95 @@
+#include "refgate/http/router.hpp"
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using refgate::http::Handler;
+using refgate::http::Method;
+using refgate::http::Request;
+using refgate::http::Response;
+using refgate::http::Router;
+
+// A handler that answers with its own name, so a test sees which route was taken.
+class NamedHandler final : public Handler {
+  public:
+    explicit NamedHandler(std::string name) : name_(std::move(name)) {}
+    void handle(const Request&, Response& response) override {
+        response.set_status(200);
+        response.body() = name_;
+    }
+
+  private:
+    std::string name_;
+};
+
+std::shared_ptr<Handler> named(std::string name) {
+    return std::make_shared<NamedHandler>(std::move(name));
+}
+
+// The body of the answer to GET `target`: the name of the handler that took it.
+std::string route(Router& router, std::string_view target, int* status = nullptr) {
+    std::vector<refgate::http::HeaderField> fields;
+    Request request;
+    request.method = Method::get;
+    request.method_name = "GET";
+    request.target = target;
+    request.fields = &fields;
+    Response response;
+    router.handle(request, response);
+    if (status != nullptr) *status = response.status();
+    return response.body();
+}
+
+}  // namespace
+
+TEST_CASE("an exact path beats a prefix that also matches", "[router]") {
+    Router router;
+    router.prefix("/", named("root prefix"));
+    router.prefix("/api/", named("api prefix"));
+    router.exact("/api/v1/stats", named("stats"));
+    CHECK(route(router, "/api/v1/stats") == "stats");
+    CHECK(route(router, "/api/v1/stats?day=2026-11-29") == "stats");
+    CHECK(route(router, "/api/v1/stats/x") == "api prefix");
+}
+
+TEST_CASE("an exact path registered after a prefix still wins", "[router]") {
+    Router router;
+    router.prefix("/healthz", named("prefix"));
+    router.exact("/healthz", named("exact"));
+    CHECK(route(router, "/healthz") == "exact");
+    CHECK(route(router, "/healthzz") == "prefix");
+}
+
+TEST_CASE("the longest matching prefix wins whatever the order of registration", "[router]") {
+    Router router;
+    router.prefix("/go/special/", named("special"));
+    router.prefix("/", named("root"));
+    router.prefix("/go/", named("go"));
+    CHECK(route(router, "/go/tailscale") == "go");
+    CHECK(route(router, "/go/special/x") == "special");
+    CHECK(route(router, "/disclosure") == "root");
+}
+
+TEST_CASE("a path that matches no route is answered 404", "[router]") {
+    Router router;
+    router.exact("/healthz", named("health"));
+    router.prefix("/go/", named("go"));
+    int status = 0;
+    route(router, "/admin", &status);
+    CHECK(status == 404);
+    route(router, "/go", &status);
+    CHECK(status == 404);
+    route(router, "/healthz/", &status);
+    CHECK(status == 404);
+}
+
+TEST_CASE("an empty router answers 404", "[router]") {
+    Router router;
+    int status = 0;
+    route(router, "/", &status);
+    CHECK(status == 404);
+}

@@ -1,0 +1,66 @@
+#include "refgate/ops/health.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace http = refgate::http;
+
+http::Response ask(refgate::HealthHandler& handler, std::string_view target,
+                   http::Method method = http::Method::get) {
+    std::vector<http::HeaderField> fields;
+    http::Request request;
+    request.method = method;
+    request.target = target;
+    request.fields = &fields;
+    http::Response response;
+    handler.handle(request, response);
+    return response;
+}
+
+}  // namespace
+
+TEST_CASE("healthz answers 200 as long as the process runs", "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    refgate::HealthHandler handler(store, health);
+    auto response = ask(handler, "/healthz");
+    CHECK(response.status() == 200);
+    CHECK(nlohmann::json::parse(response.body())["status"] == "ok");
+}
+
+TEST_CASE("readyz answers 503 until a snapshot is loaded, then 200 with its version", "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    refgate::HealthHandler handler(store, health);
+
+    auto before = ask(handler, "/readyz");
+    CHECK(before.status() == 503);
+    auto body = nlohmann::json::parse(before.body());
+    CHECK(body["ready"] == false);
+    CHECK(body["snapshot"].is_null());
+
+    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "file"));
+    health.postgres = refgate::DependencyState::down;
+    health.redis = refgate::DependencyState::up;
+    auto after = ask(handler, "/readyz");
+    CHECK(after.status() == 200);
+    body = nlohmann::json::parse(after.body());
+    CHECK(body["ready"] == true);
+    CHECK(body["snapshot"]["version"] == 9);
+    CHECK(body["snapshot"]["source"] == "file");
+    CHECK(body["postgres"] == "down");
+    CHECK(body["redis"] == "up");
+}
+
+TEST_CASE("health endpoints refuse methods other than GET and HEAD", "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    refgate::HealthHandler handler(store, health);
+    auto response = ask(handler, "/healthz", http::Method::post);
+    CHECK(response.status() == 405);
+    CHECK(response.headers().find("Allow: GET, HEAD\r\n") != std::string::npos);
+}

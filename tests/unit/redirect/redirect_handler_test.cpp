@@ -1,0 +1,351 @@
+#include "refgate/redirect/redirect_handler.hpp"
+
+#include <catch2/catch.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono;
+using refgate::Link;
+using refgate::Partner;
+using refgate::RedirectHandler;
+using refgate::Snapshot;
+using refgate::SnapshotStore;
+namespace http = refgate::http;
+
+constexpr std::int64_t kNow = 1795968000;  // 2026-11-29T16:00:00Z
+
+class FakeClock final : public refgate::Clock {
+  public:
+    system_clock::time_point now() const override { return now_; }
+    void set(std::int64_t unix_seconds) { now_ = system_clock::time_point{seconds{unix_seconds}}; }
+
+  private:
+    system_clock::time_point now_{seconds{kNow}};
+};
+
+Partner tailscale() {
+    Partner p;
+    p.id = 1;
+    p.slug = "tailscale";
+    p.name = "Tailscale";
+    p.ref_param = "ref";
+    p.ref_code = "picks42";
+    p.allowed_domains = {"tailscale.com"};
+    p.extra_params = {{"utm_medium", "affiliate"}};
+    return p;
+}
+
+Link make_link(std::string slug, std::string partner = "tailscale") {
+    Link l;
+    l.slug = std::move(slug);
+    l.partner = std::move(partner);
+    l.destination = "https://tailscale.com/pricing?plan=pro#teams";
+    return l;
+}
+
+constexpr const char* kLocation =
+    "https://tailscale.com/pricing?plan=pro&ref=picks42&utm_medium=affiliate#teams";
+
+// The headers of a response as (name, value) pairs, in order.
+std::vector<std::pair<std::string, std::string>> header_list(const http::Response& response) {
+    std::vector<std::pair<std::string, std::string>> out;
+    const std::string& text = response.headers();
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find("\r\n", pos);
+        REQUIRE(end != std::string::npos);
+        std::string line = text.substr(pos, end - pos);
+        std::size_t colon = line.find(": ");
+        REQUIRE(colon != std::string::npos);
+        out.emplace_back(line.substr(0, colon), line.substr(colon + 2));
+        pos = end + 2;
+    }
+    return out;
+}
+
+std::optional<std::string> header(const http::Response& response, std::string_view name) {
+    std::optional<std::string> found;
+    for (auto& [n, v] : header_list(response)) {
+        if (!http::iequals(n, name)) continue;
+        REQUIRE_FALSE(found.has_value());  // every header this handler sets appears once
+        found = v;
+    }
+    return found;
+}
+
+// A snapshot store with the links given, a fake clock and a handler over both, and a helper that
+// sends one request the way the server would.
+struct Fixture {
+    SnapshotStore store;
+    FakeClock clock;
+    RedirectHandler handler{store, clock,
+                            refgate::RedirectOptions{.referrer_policy = "no-referrer"}};
+
+    explicit Fixture(std::vector<Link> links = {make_link("tailscale")},
+                     std::vector<Partner> partners = {tailscale()}) {
+        auto snapshot = Snapshot::build(1, std::move(partners), std::move(links), {}, "test");
+        REQUIRE(snapshot->rejected().empty());
+        store.publish(snapshot);
+    }
+
+    http::Response send(std::string_view target, http::Method method = http::Method::get) {
+        std::vector<http::HeaderField> fields{{"Host", "picks.example.com"},
+                                              {"User-Agent", "test"}};
+        http::Request request;
+        request.method = method;
+        request.method_name = method == http::Method::head   ? "HEAD"
+                              : method == http::Method::post ? "POST"
+                                                             : "GET";
+        request.target = target;
+        request.fields = &fields;
+        http::Response response;
+        handler.handle(request, response);
+        return response;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a known slug redirects with 302 to the destination carrying the referral code",
+          "[redirect]") {
+    Fixture f;
+    auto response = f.send("/go/tailscale");
+    CHECK(response.status() == 302);
+    CHECK(header(response, "Location") == kLocation);
+    CHECK(header(response, "Cache-Control") == "private, no-store");
+    CHECK(header(response, "X-Robots-Tag") == "noindex, nofollow");
+    CHECK(header(response, "Referrer-Policy") == "no-referrer");
+    CHECK(header(response, "Content-Type") == "text/html; charset=utf-8");
+    CHECK_THAT(response.body(),
+               Catch::Contains("href=\"https://tailscale.com/pricing?plan=pro&amp;ref=picks42&amp;"
+                               "utm_medium=affiliate#teams\""));
+    CHECK_THAT(response.body(), Catch::Contains("Continue to Tailscale"));
+}
+
+TEST_CASE("the referrer policy comes from the handler's options", "[redirect]") {
+    SnapshotStore store;
+    store.publish(Snapshot::build(1, {tailscale()}, {make_link("tailscale")}, {}, "test"));
+    FakeClock clock;
+    RedirectHandler handler(store, clock, refgate::RedirectOptions{});
+    std::vector<http::HeaderField> fields;
+    http::Request request;
+    request.method = http::Method::get;
+    request.target = "/go/tailscale";
+    request.fields = &fields;
+    http::Response response;
+    handler.handle(request, response);
+    CHECK(header(response, "Referrer-Policy") == "strict-origin-when-cross-origin");
+}
+
+TEST_CASE("HEAD answers with the same status and headers as GET", "[redirect]") {
+    Fixture f;
+    auto get = f.send("/go/tailscale");
+    auto head = f.send("/go/tailscale", http::Method::head);
+    CHECK(head.status() == 302);
+    CHECK(head.headers() == get.headers());
+}
+
+TEST_CASE("one trailing slash after the slug is tolerated", "[redirect]") {
+    Fixture f;
+    auto response = f.send("/go/tailscale/");
+    CHECK(response.status() == 302);
+    CHECK(header(response, "Location") == kLocation);
+    CHECK(f.send("/go/tailscale//").status() == 404);
+}
+
+TEST_CASE("an unknown slug is answered 404 and kept out of search engines", "[redirect]") {
+    Fixture f;
+    auto response = f.send("/go/unknown");
+    CHECK(response.status() == 404);
+    CHECK_FALSE(header(response, "Location").has_value());
+    CHECK(header(response, "X-Robots-Tag") == "noindex, nofollow");
+}
+
+TEST_CASE("a path that can name no link is answered 404", "[redirect]") {
+    Fixture f;
+    std::string target = GENERATE(
+        as<std::string>{}, "/go/Tailscale", "/go/TAILSCALE", "/go/tail%2Fscale", "/go/tailscale%2F",
+        "/go/..", "/go/../go", "/go/./tailscale", "/go/tailscale/x", "/go/a/b", "/go/",
+        "/go//tailscale", "/go", "/goo/tailscale", "/GO/tailscale", "/go/tail\rscale",
+        "/go/tail\nscale", "/go/tail\x01scale", "/go/tailscale\x7f", "/go/tail scale",
+        "/go/tail_scale", "/go/-tailscale", "/go/" + std::string(65, 'a'));
+    INFO(target);
+    auto response = f.send(target);
+    CHECK(response.status() == 404);
+    CHECK_FALSE(header(response, "Location").has_value());
+}
+
+TEST_CASE("a slug of 64 characters is served", "[redirect]") {
+    std::string slug(64, 'a');
+    Fixture f({make_link(slug)});
+    CHECK(f.send("/go/" + slug).status() == 302);
+}
+
+TEST_CASE("a disabled link is gone", "[redirect]") {
+    auto l = make_link("tailscale");
+    l.status = refgate::LinkStatus::disabled;
+    Fixture f({l});
+    auto response = f.send("/go/tailscale");
+    CHECK(response.status() == 410);
+    CHECK_FALSE(header(response, "Location").has_value());
+    CHECK(header(response, "X-Robots-Tag") == "noindex, nofollow");
+}
+
+TEST_CASE("an expired link is gone from its expiry second on", "[redirect]") {
+    auto l = make_link("tailscale");
+    l.expires_at = refgate::SysSeconds{seconds{kNow + 60}};
+    Fixture f({l});
+
+    f.clock.set(kNow + 59);
+    CHECK(f.send("/go/tailscale").status() == 302);
+    f.clock.set(kNow + 60);
+    CHECK(f.send("/go/tailscale").status() == 410);
+    f.clock.set(kNow + 86'400);
+    auto response = f.send("/go/tailscale");
+    CHECK(response.status() == 410);
+    CHECK_FALSE(header(response, "Location").has_value());
+}
+
+TEST_CASE("a link that is gone redirects to its fallback when it has one", "[redirect]") {
+    auto disabled = make_link("disabled");
+    disabled.status = refgate::LinkStatus::disabled;
+    disabled.fallback = "https://tailscale.com/blog";
+    auto expired = make_link("expired");
+    expired.expires_at = refgate::SysSeconds{seconds{kNow - 1}};
+    expired.fallback = "https://login.tailscale.com/";
+    Fixture f({disabled, expired});
+
+    auto response = f.send("/go/disabled");
+    CHECK(response.status() == 302);
+    CHECK(header(response, "Location") == "https://tailscale.com/blog");
+    CHECK(header(response, "Cache-Control") == "private, no-store");
+    CHECK_THAT(response.body(), Catch::Contains("href=\"https://tailscale.com/blog\""));
+
+    response = f.send("/go/expired");
+    CHECK(response.status() == 302);
+    CHECK(header(response, "Location") == "https://login.tailscale.com/");
+}
+
+TEST_CASE("a link of an inactive partner is gone", "[redirect]") {
+    auto partner = tailscale();
+    partner.active = false;
+    Fixture f({make_link("tailscale")}, {partner});
+    CHECK(f.send("/go/tailscale").status() == 410);
+}
+
+TEST_CASE("before any snapshot is published redirects answer 503", "[redirect]") {
+    SnapshotStore store;
+    FakeClock clock;
+    RedirectHandler handler(store, clock, {});
+    std::vector<http::HeaderField> fields;
+    http::Request request;
+    request.method = http::Method::get;
+    request.target = "/go/tailscale";
+    request.fields = &fields;
+    http::Response response;
+    handler.handle(request, response);
+    CHECK(response.status() == 503);
+    CHECK(header(response, "Retry-After") == "1");
+    CHECK_FALSE(header(response, "Location").has_value());
+
+    store.publish(Snapshot::build(1, {tailscale()}, {make_link("tailscale")}, {}, "test"));
+    http::Response after;
+    handler.handle(request, after);
+    CHECK(after.status() == 302);
+}
+
+TEST_CASE("a newly published snapshot with a rotated code reaches the next redirect",
+          "[redirect]") {
+    Fixture f;
+    CHECK(header(f.send("/go/tailscale"), "Location") == kLocation);
+    auto rotated = tailscale();
+    rotated.ref_code = "picks43";
+    f.store.publish(Snapshot::build(2, {rotated}, {make_link("tailscale")}, {}, "test"));
+    CHECK(header(f.send("/go/tailscale"), "Location") ==
+          "https://tailscale.com/pricing?plan=pro&ref=picks43&utm_medium=affiliate#teams");
+}
+
+TEST_CASE("methods other than GET and HEAD are answered 405 with Allow", "[redirect]") {
+    Fixture f;
+    auto method = GENERATE(http::Method::post, http::Method::put, http::Method::del,
+                           http::Method::options, http::Method::other);
+    auto response = f.send("/go/tailscale", method);
+    CHECK(response.status() == 405);
+    CHECK(header(response, "Allow") == "GET, HEAD");
+    CHECK_FALSE(header(response, "Location").has_value());
+}
+
+TEST_CASE("nothing in the request can change the referral code", "[redirect][utm]") {
+    auto passthrough = make_link("passthrough");
+    passthrough.utm_passthrough = true;
+    Fixture f({make_link("tailscale"), passthrough});
+
+    CHECK(header(f.send("/go/tailscale?ref=evil"), "Location") == kLocation);
+    CHECK(header(f.send("/go/tailscale?utm_source=x&ref=evil&%72ef=evil"), "Location") ==
+          kLocation);
+    CHECK(header(f.send("/go/passthrough?ref=evil"), "Location") == kLocation);
+    CHECK(header(f.send("/go/passthrough?utm_source=news&ref=evil&%72ef=evil&utm_medium=evil"),
+                 "Location") ==
+          "https://tailscale.com/pricing?plan=pro&utm_source=news&ref=picks42&utm_medium=affiliate"
+          "#teams");
+}
+
+TEST_CASE("utm parameters pass through only on links that allow it", "[redirect][utm]") {
+    auto passthrough = make_link("passthrough");
+    passthrough.utm_passthrough = true;
+    Fixture f({make_link("tailscale"), passthrough});
+
+    auto response = f.send("/go/passthrough?utm_source=news&src=x");
+    CHECK(response.status() == 302);
+    CHECK(header(response, "Location") ==
+          "https://tailscale.com/pricing?plan=pro&utm_source=news&ref=picks42&utm_medium=affiliate"
+          "#teams");
+    CHECK_THAT(response.body(), Catch::Contains("utm_source=news&amp;ref=picks42"));
+
+    CHECK(header(f.send("/go/tailscale?utm_source=news"), "Location") == kLocation);
+}
+
+TEST_CASE("a passthrough redirect after a plain one does not reuse the other's location",
+          "[redirect][utm]") {
+    auto passthrough = make_link("passthrough");
+    passthrough.utm_passthrough = true;
+    Fixture f({passthrough});
+    CHECK(header(f.send("/go/passthrough?utm_source=a"), "Location") ==
+          "https://tailscale.com/pricing?plan=pro&utm_source=a&ref=picks42&utm_medium=affiliate"
+          "#teams");
+    CHECK(header(f.send("/go/passthrough"), "Location") == kLocation);
+    CHECK(header(f.send("/go/passthrough?utm_source=b"), "Location") ==
+          "https://tailscale.com/pricing?plan=pro&utm_source=b&ref=picks42&utm_medium=affiliate"
+          "#teams");
+}
+
+TEST_CASE("a referrer policy with a line break cannot inject a header", "[redirect][security]") {
+    SnapshotStore store;
+    store.publish(Snapshot::build(1, {tailscale()}, {make_link("tailscale")}, {}, "test"));
+    FakeClock clock;
+    RedirectHandler handler(
+        store, clock,
+        refgate::RedirectOptions{.referrer_policy = "no-referrer\r\nSet-Cookie: a=b"});
+    std::vector<http::HeaderField> fields;
+    http::Request request;
+    request.method = http::Method::get;
+    request.target = "/go/tailscale";
+    request.fields = &fields;
+    http::Response response;
+    handler.handle(request, response);
+    CHECK(response.status() == 500);
+    CHECK(response.headers().find("Set-Cookie") == std::string::npos);
+    CHECK_FALSE(header(response, "Location").has_value());
+}
+
+TEST_CASE("the slug of a /go/ path is its exact lower-case name", "[redirect]") {
+    CHECK(RedirectHandler::slug_of("/go/tailscale") == "tailscale");
+    CHECK(RedirectHandler::slug_of("/go/tailscale/") == "tailscale");
+    CHECK(RedirectHandler::slug_of("/go/a-1") == "a-1");
+    CHECK(RedirectHandler::slug_of("/go/Tailscale").empty());
+    CHECK(RedirectHandler::slug_of("/disclosure").empty());
+}
