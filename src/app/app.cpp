@@ -4,13 +4,14 @@
 
 #include <csignal>
 
+#include "refgate/clicks/click_pipeline.hpp"
+#include "refgate/core/click_classifier.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/ops/health.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redirect/redirect_handler.hpp"
-#include "refgate/redis/redis_client.hpp"
 
 namespace refgate {
 namespace {
@@ -46,9 +47,34 @@ int App::serve() {
     }
     follower.start();
 
-    auto redis_address = redis::parse_redis_url(config_.redis_url);
-    redis::RedisHealthMonitor redis_monitor(*redis_address, health);
-    redis_monitor.start();
+    // Counting: a shard and a recorder per I/O thread, one sender to Redis, one flusher.
+    auto redis_address = *redis::parse_redis_url(config_.redis_url);
+    auto trusted_proxies =
+        parse_networks(config_.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{});
+    SaltBox salts;
+    clicks::ClickStats click_stats;
+    std::vector<std::unique_ptr<ClickShard>> shards;
+    std::vector<std::unique_ptr<ClickRecorder>> recorders;
+    std::vector<ClickShard*> shard_pointers;
+    for (unsigned i = 0; i < config_.threads; ++i) {
+        shards.push_back(std::make_unique<ClickShard>());
+        shard_pointers.push_back(shards.back().get());
+        recorders.push_back(std::make_unique<ClickRecorder>(
+            *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies));
+    }
+    std::atomic<std::size_t> next_recorder{0};
+    clicks::ClickSender sender({.redis = redis_address,
+                                .window = config_.clicks.aggregation_window,
+                                .bucket = config_.clicks.bucket,
+                                .max_pending_keys = config_.clicks.max_pending_keys,
+                                .spill_file = config_.clicks.spill_file},
+                               shard_pointers, salts, health, click_stats);
+    sender.start();
+    clicks::ClickFlusher flusher({.redis = redis_address,
+                                  .database_url = config_.database_url,
+                                  .interval = config_.clicks.flush_interval,
+                                  .bucket = config_.clicks.bucket});
+    flusher.start();
 
     auto health_handler = [&store, &health] {
         return std::make_shared<HealthHandler>(store, health);
@@ -60,8 +86,10 @@ int App::serve() {
         .handler_factory =
             [&, health_handler] {
                 auto router = std::make_unique<http::Router>();
-                router->prefix("/go/", std::make_shared<RedirectHandler>(
-                                           store, clock, RedirectOptions{config_.referrer_policy}));
+                ClickRecorder* recorder = recorders.at(next_recorder++).get();
+                router->prefix(
+                    "/go/", std::make_shared<RedirectHandler>(
+                                store, clock, RedirectOptions{config_.referrer_policy}, recorder));
                 auto ops = health_handler();
                 router->exact("/healthz", ops);
                 router->exact("/readyz", ops);
@@ -86,8 +114,6 @@ int App::serve() {
         server.bind();
     } catch (const std::exception& e) {
         log::error("listen_failed", {{"error", e.what()}});
-        follower.stop();
-        redis_monitor.stop();
         return 1;
     }
     server.start();
@@ -103,8 +129,10 @@ int App::serve() {
     sigwait(&signals, &signal);
     log::info("stopping", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
     server.shutdown(config_.shutdown_timeout);
+    // Every request is answered: what the shards hold goes to Redis (or the spill file).
+    sender.stop();
+    flusher.stop();
     follower.stop();
-    redis_monitor.stop();
     log::info("stopped");
     return 0;
 }

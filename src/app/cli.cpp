@@ -1,8 +1,10 @@
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "refgate/app/app.hpp"
+#include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/pg/database.hpp"
 
@@ -23,6 +25,7 @@ commands:
   check-config   validate the configuration and print it
   import FILE    upsert partners and links from a JSON file ('-' reads standard input); all or nothing
   export         print every partner and link in the import format
+  flush          move every count waiting in Redis into PostgreSQL now, and print what moved
 
 Settings come from the JSON file given with --config, overridden by REFGATE_* environment
 variables; see README.md.
@@ -91,6 +94,28 @@ int import_file(const Config& c, const std::string& path) {
     return kExitOk;
 }
 
+int flush(const Config& c) {
+    clicks::FlusherOptions options{.redis = *redis::parse_redis_url(c.redis_url),
+                                   .database_url = c.database_url,
+                                   .interval = c.clicks.flush_interval,
+                                   .bucket = c.clicks.bucket};
+    // Another instance may be flushing right now; it releases the lock within seconds.
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        auto r = clicks::flush_once(options, true);
+        if (r.busy) {
+            std::this_thread::sleep_for(std::chrono::milliseconds{100});
+            continue;
+        }
+        std::cout << "flushed: " << r.buckets << " bucket(s), " << r.counters << " counter(s), "
+                  << r.clicks << " click(s); " << r.skipped_buckets
+                  << " bucket(s) already applied; " << r.unique_estimates
+                  << " unique estimate(s)\n";
+        return kExitOk;
+    }
+    std::cerr << "refgate flush: another instance kept the flush lock for 10 s\n";
+    return kExitFailure;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -140,12 +165,19 @@ int run_cli(int argc, char** argv) {
             return kExitOk;
         }
         if (command == "import" && args.size() == 1) return import_file(config, args[0]);
+        if (command == "flush" && args.empty()) return flush(config);
         if (command == "export" && args.empty()) {
             std::cout << pg::export_document(config.database_url).dump(2) << "\n";
             return kExitOk;
         }
     } catch (const pg::DatabaseError& e) {
         log::error("database_error", {{"command", command}, {"error", e.what()}});
+        return kExitFailure;
+    } catch (const redis::RedisError& e) {
+        log::error("redis_error", {{"command", command}, {"error", e.what()}});
+        return kExitFailure;
+    } catch (const std::exception& e) {
+        log::error("command_failed", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
     }
     std::cerr << "refgate: unknown command or wrong arguments: " << command << "\n" << kUsage;

@@ -78,6 +78,28 @@ bool valid_redis_url(const std::string& value) {
     return hostport.find(':') == std::string::npos || parse_endpoint(hostport).has_value();
 }
 
+}  // namespace
+
+std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list) {
+    std::vector<IpNetwork> networks;
+    std::size_t pos = 0;
+    while (pos < list.size()) {
+        auto comma = list.find(',', pos);
+        std::string item =
+            list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (item.find_first_not_of(" \t") != std::string::npos) {
+            auto network = IpNetwork::parse(item);
+            if (!network) return std::nullopt;
+            networks.push_back(*network);
+        }
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return networks;
+}
+
+namespace {
+
 const std::vector<Setting>& settings() {
     static const std::vector<Setting> table = {
         {"listen", "REFGATE_LISTEN",
@@ -151,6 +173,39 @@ const std::vector<Setting>& settings() {
         {"shutdown_timeout_ms", "REFGATE_SHUTDOWN_TIMEOUT_MS",
          [](Config& c, const std::string& v) { return parse_millis(v, c.shutdown_timeout); },
          "milliseconds, 1 to 86400000"},
+        {"aggregation_window_ms", "REFGATE_AGGREGATION_WINDOW_MS",
+         [](Config& c, const std::string& v) {
+             return parse_millis(v, c.clicks.aggregation_window);
+         },
+         "milliseconds, 1 to 86400000"},
+        {"flush_interval_ms", "REFGATE_FLUSH_INTERVAL_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.clicks.flush_interval); },
+         "milliseconds, 1 to 86400000"},
+        {"bucket_seconds", "REFGATE_BUCKET_SECONDS",
+         [](Config& c, const std::string& v) {
+             std::int64_t seconds = 0;
+             if (!parse_uint<std::int64_t>(v, seconds, 1, 3600)) return false;
+             c.clicks.bucket = std::chrono::seconds{seconds};
+             return true;
+         },
+         "an integer from 1 to 3600"},
+        {"max_pending_keys", "REFGATE_MAX_PENDING_KEYS",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.clicks.max_pending_keys, 1, 100'000'000);
+         },
+         "an integer from 1 to 100000000"},
+        {"spill_file", "REFGATE_SPILL_FILE",
+         [](Config& c, const std::string& v) {
+             c.clicks.spill_file = v;
+             return true;
+         },
+         "a file path (empty disables spilling)"},
+        {"trusted_proxies", "REFGATE_TRUSTED_PROXIES",
+         [](Config& c, const std::string& v) {
+             c.clicks.trusted_proxies = v;
+             return parse_networks(v).has_value();
+         },
+         "a comma-separated list of addresses or CIDR ranges"},
         {"log_level", "REFGATE_LOG_LEVEL",
          [](Config& c, const std::string& v) {
              log::Level level;

@@ -15,8 +15,8 @@ void not_found(http::Response& response) {
 }  // namespace
 
 RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
-                                 RedirectOptions options)
-    : reader_(store), clock_(clock), options_(std::move(options)) {}
+                                 RedirectOptions options, ClickRecorder* recorder)
+    : reader_(store), clock_(clock), options_(std::move(options)), recorder_(recorder) {}
 
 std::string_view RedirectHandler::slug_of(std::string_view path) {
     if (!path.starts_with(kGoPrefix)) return {};
@@ -52,6 +52,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     bool expired = link->expires_at != 0 && now >= link->expires_at;
     if (link->status != LinkStatus::active || !link->partner_active || expired) {
         if (!link->fallback.empty()) {
+            if (recorder_ != nullptr) recorder_->record(request, link->id, now);
             redirect(response, link->fallback, link->fallback_html_body);
         } else {
             response.simple_page(410, "This link is no longer available");
@@ -59,6 +60,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         }
         return;
     }
+    if (recorder_ != nullptr) recorder_->record(request, link->id, now);
     if (link->utm_passthrough && query_has_utm(request.query())) {
         dynamic_location_ =
             build_location(link->destination, snapshot->partner(*link), true, request.query());

@@ -4,8 +4,6 @@
 
 #include <charconv>
 
-#include "refgate/core/log.hpp"
-
 namespace refgate::redis {
 namespace {
 
@@ -30,6 +28,36 @@ bool parse_int(std::string_view text, int& out, int min, int max) {
 timeval to_timeval(std::chrono::milliseconds ms) {
     return timeval{static_cast<time_t>(ms.count() / 1000),
                    static_cast<suseconds_t>((ms.count() % 1000) * 1000)};
+}
+
+Reply copy_reply(const redisReply* r) {
+    Reply out;
+    switch (r->type) {
+        case REDIS_REPLY_STATUS:
+            out.type = Reply::Type::status;
+            out.str.assign(r->str, r->len);
+            break;
+        case REDIS_REPLY_ERROR:
+            out.type = Reply::Type::error;
+            out.str.assign(r->str, r->len);
+            break;
+        case REDIS_REPLY_INTEGER:
+            out.type = Reply::Type::integer;
+            out.integer = r->integer;
+            break;
+        case REDIS_REPLY_STRING:
+            out.type = Reply::Type::string;
+            out.str.assign(r->str, r->len);
+            break;
+        case REDIS_REPLY_ARRAY:
+            out.type = Reply::Type::array;
+            for (std::size_t i = 0; i < r->elements; ++i)
+                out.elements.push_back(copy_reply(r->element[i]));
+            break;
+        default:
+            out.type = Reply::Type::nil;
+    }
+    return out;
 }
 
 }  // namespace
@@ -96,44 +124,40 @@ bool RedisConnection::ping() {
     return reply->type == REDIS_REPLY_STATUS && std::string_view(reply->str, reply->len) == "PONG";
 }
 
-RedisHealthMonitor::RedisHealthMonitor(RedisAddress address, HealthState& health,
-                                       std::chrono::milliseconds interval)
-    : address_(std::move(address)), health_(health), interval_(interval) {}
+Reply RedisConnection::command(const Command& args) { return pipeline({args}).front(); }
 
-RedisHealthMonitor::~RedisHealthMonitor() { stop(); }
-
-void RedisHealthMonitor::start() {
-    thread_ = std::thread([this] { run(); });
-}
-
-void RedisHealthMonitor::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-}
-
-void RedisHealthMonitor::run() {
-    std::unique_ptr<RedisConnection> connection;
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        lock.unlock();
-        if (!connection || !connection->ok()) {
-            connection =
-                std::make_unique<RedisConnection>(address_, std::chrono::milliseconds{500});
+std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& commands) {
+    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+    redisContext* c = impl_->context.get();
+    std::vector<const char*> argv;
+    std::vector<std::size_t> lengths;
+    for (const auto& command : commands) {
+        argv.clear();
+        lengths.clear();
+        for (const auto& a : command) {
+            argv.push_back(a.data());
+            lengths.push_back(a.size());
         }
-        bool up = connection->ping();
-        auto before = health_.redis.exchange(up ? DependencyState::up : DependencyState::down);
-        if (!up && before != DependencyState::down) {
-            log::warn("redis_unavailable", {{"error", connection->error()}});
-        } else if (up && before == DependencyState::down) {
-            log::info("redis_available");
+        if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data()) !=
+            REDIS_OK) {
+            error_ = c->errstr;
+            impl_->context.reset();
+            throw RedisError("Redis: " + error_);
         }
-        lock.lock();
-        wake_.wait_for(lock, interval_, [this] { return stopping_; });
     }
+    std::vector<Reply> replies;
+    replies.reserve(commands.size());
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        void* raw = nullptr;
+        if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
+            error_ = c->errstr;
+            impl_->context.reset();
+            throw RedisError("Redis: " + error_);
+        }
+        ReplyPtr reply(static_cast<redisReply*>(raw));
+        replies.push_back(copy_reply(reply.get()));
+    }
+    return replies;
 }
 
 }  // namespace refgate::redis

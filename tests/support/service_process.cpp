@@ -78,6 +78,7 @@ ServiceProcess::ServiceProcess(ServiceOptions options) {
         {"REFGATE_REDIS_URL",
          options.redis_url.empty() ? require_env("REFGATE_TEST_REDIS_URL") : options.redis_url},
         {"REFGATE_SNAPSHOT_FILE", snapshot_file_},
+        {"REFGATE_SPILL_FILE", dir_.file("spill.json")},
     };
     for (const auto& pair : options.env) env.push_back(pair);
     pid_ = spawn({"serve"}, env, "/dev/null", "/dev/null", log_file_);

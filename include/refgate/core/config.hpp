@@ -6,6 +6,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include "refgate/core/ip_network.hpp"
 
 namespace refgate {
 
@@ -26,6 +29,17 @@ struct HttpLimits {
     std::size_t max_connections = 10'000;             // per listener; more are closed at accept
 };
 
+// How clicks move from memory to Redis to PostgreSQL.
+struct ClickConfig {
+    std::chrono::milliseconds aggregation_window{
+        250};  // memory -> Redis; a SIGKILL loses at most this
+    std::chrono::milliseconds flush_interval{5'000};  // Redis -> PostgreSQL
+    std::chrono::seconds bucket{10};                  // Redis time buckets
+    std::size_t max_pending_keys = 1'000'000;  // while Redis is down; past it clicks are dropped
+    std::string spill_file = "refgate-spill.json";  // counts left at stop while Redis is down
+    std::string trusted_proxies;                    // comma-separated addresses or CIDRs
+};
+
 struct Config {
     Endpoint listen{"127.0.0.1", 8080};
     Endpoint admin_listen{"127.0.0.1", 9090};
@@ -39,6 +53,7 @@ struct Config {
     HttpLimits admin_http{.max_body_bytes = 64 * 1024, .max_connections = 256};
     std::chrono::milliseconds reload_interval{5'000};  // safety net beside LISTEN/NOTIFY
     std::chrono::milliseconds shutdown_timeout{10'000};
+    ClickConfig clicks{};
     std::string log_level = "info";
 };
 
@@ -55,6 +70,9 @@ EnvLookup process_env();
 // Reads the JSON file (when given), then applies REFGATE_* environment variables over it.
 // Unknown keys and bad values throw ConfigError.
 Config load_config(const std::optional<std::string>& file, const EnvLookup& env);
+
+// Parses "10.0.0.0/8, 192.0.2.7"; nullopt when an entry is not an address or range.
+std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list);
 
 // Parses "host:port" or "[v6]:port".
 std::optional<Endpoint> parse_endpoint(const std::string& text);

@@ -5,6 +5,7 @@
 #include "refgate/core/snapshot.hpp"
 #include "refgate/core/time.hpp"
 #include "refgate/http/server.hpp"
+#include "refgate/redirect/click_recorder.hpp"
 
 namespace refgate {
 
@@ -15,7 +16,9 @@ struct RedirectOptions {
 // GET/HEAD /go/{slug}: answered from the in-memory snapshot only. Never waits on the network.
 class RedirectHandler final : public http::Handler {
   public:
-    RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options);
+    // `recorder` counts every redirect; null: nothing is counted.
+    RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options,
+                    ClickRecorder* recorder = nullptr);
     void handle(const http::Request& request, http::Response& response) override;
 
     // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
@@ -28,6 +31,7 @@ class RedirectHandler final : public http::Handler {
     SnapshotReader reader_;
     const Clock& clock_;
     RedirectOptions options_;
+    ClickRecorder* recorder_;
     std::string dynamic_location_;  // reused for links that pass utm_* through
 };
 

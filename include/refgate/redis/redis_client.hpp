@@ -1,15 +1,11 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
-#include <thread>
-
-#include "refgate/core/health.hpp"
+#include <vector>
 
 namespace refgate::redis {
 
@@ -21,6 +17,25 @@ struct RedisAddress {
 
 // redis://host:port[/db]
 std::optional<RedisAddress> parse_redis_url(const std::string& url);
+
+// A reply, copied out of hiredis.
+struct Reply {
+    enum class Type { nil, status, error, integer, string, array };
+    Type type = Type::nil;
+    std::string str;
+    long long integer = 0;
+    std::vector<Reply> elements;
+
+    bool is_error() const { return type == Type::error; }
+};
+
+// Redis could not be reached, or the connection broke: whether a command took effect is unknown.
+class RedisError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+using Command = std::vector<std::string>;
 
 // A blocking connection (hiredis). Never used on an I/O thread.
 class RedisConnection {
@@ -34,32 +49,15 @@ class RedisConnection {
     const std::string& error() const { return error_; }
     // PING; false when Redis did not answer PONG.
     bool ping();
+    // One command; throws RedisError when the connection fails (and closes it).
+    Reply command(const Command& args);
+    // Sends every command, then reads every reply: one round trip.
+    std::vector<Reply> pipeline(const std::vector<Command>& commands);
 
   private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::string error_;
-};
-
-// Pings Redis every interval and records the result for /readyz.
-class RedisHealthMonitor {
-  public:
-    RedisHealthMonitor(RedisAddress address, HealthState& health,
-                       std::chrono::milliseconds interval = std::chrono::milliseconds{1000});
-    ~RedisHealthMonitor();
-    void start();
-    void stop();
-
-  private:
-    void run();
-
-    RedisAddress address_;
-    HealthState& health_;
-    std::chrono::milliseconds interval_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
-    std::thread thread_;
 };
 
 }  // namespace refgate::redis

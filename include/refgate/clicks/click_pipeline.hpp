@@ -1,0 +1,137 @@
+#pragma once
+
+// How counts move: in-process shards --(every window, pipelined)--> Redis time buckets
+// --(every flush interval, closed buckets only, exactly once)--> PostgreSQL.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "refgate/core/clicks.hpp"
+#include "refgate/core/health.hpp"
+#include "refgate/redis/redis_client.hpp"
+
+namespace refgate::clicks {
+
+struct ClickStats {
+    std::atomic<std::uint64_t> pending_keys{0};     // waiting for Redis
+    std::atomic<std::uint64_t> dropped_clicks{0};   // past the pending bound
+    std::atomic<std::uint64_t> dropped_samples{0};  // unique samples not fed to Redis
+    std::atomic<std::uint64_t> batches_sent{0};
+    std::atomic<std::uint64_t> redis_errors{0};
+    std::atomic<bool> redis_config_risky{false};
+};
+
+struct ClickSenderOptions {
+    redis::RedisAddress redis;
+    std::chrono::milliseconds window{250};
+    std::chrono::seconds bucket{10};
+    std::size_t max_pending_keys = 1'000'000;
+    std::string spill_file;  // empty: no spill (counts still in memory at stop are lost, loudly)
+};
+
+// Sends the shards' counts to Redis every window, in one pipelined round trip, each batch with an
+// id that Redis records, so a batch retried after a lost reply is never applied twice. While
+// Redis is down, counts wait in memory up to max_pending_keys; past that they are dropped and
+// counted. stop() sends what is left, or writes it to the spill file, which start() replays.
+class ClickSender {
+  public:
+    ClickSender(ClickSenderOptions options, std::vector<ClickShard*> shards, SaltBox& salts,
+                HealthState& health, ClickStats& stats);
+    ~ClickSender();
+    ClickSender(const ClickSender&) = delete;
+    ClickSender& operator=(const ClickSender&) = delete;
+
+    void start();
+    void stop();
+
+  private:
+    struct Batch {
+        std::string id;
+        std::vector<std::pair<std::string, std::uint64_t>> counts;  // field -> delta
+    };
+
+    void run();
+    void collect();
+    bool send_all();  // false when Redis failed
+    void send_samples(redis::RedisConnection& redis);
+    void refresh_salts(redis::RedisConnection& redis);
+    void check_redis_config(redis::RedisConnection& redis);
+    redis::RedisConnection* connection();
+    void spill();
+    void replay_spill();
+    std::string next_batch_id();
+
+    ClickSenderOptions options_;
+    std::vector<ClickShard*> shards_;
+    SaltBox& salts_;
+    HealthState& health_;
+    ClickStats& stats_;
+    std::string instance_id_;
+    std::uint64_t sequence_ = 0;
+
+    DrainedClicks drained_;
+    std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> pending_;
+    std::deque<Batch> in_flight_;
+    std::vector<UniqueSample> samples_;
+    std::unique_ptr<redis::RedisConnection> redis_;
+    bool config_checked_ = false;
+    bool spill_on_disk_ = false;
+    std::chrono::steady_clock::time_point next_salt_check_{};
+    std::chrono::steady_clock::time_point next_drop_log_{};
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+struct FlusherOptions {
+    redis::RedisAddress redis;
+    std::string database_url;
+    std::chrono::milliseconds interval{5'000};
+    std::chrono::seconds bucket{10};
+};
+
+struct FlushResult {
+    std::size_t buckets = 0;          // applied to PostgreSQL
+    std::size_t skipped_buckets = 0;  // already applied before (e.g. replayed from the AOF)
+    std::size_t counters = 0;
+    std::uint64_t clicks = 0;
+    std::size_t unique_estimates = 0;
+    bool busy = false;  // another instance was flushing
+};
+
+// Moves every closed Redis bucket into PostgreSQL, exactly once per bucket (the bucket id is
+// recorded in the same transaction as the counts), then deletes it from Redis. With
+// `close_current`, the bucket being filled is closed first, so everything counted before the call
+// is moved. Throws redis::RedisError or std::runtime_error (PostgreSQL) on failure.
+FlushResult flush_once(const FlusherOptions& options, bool close_current);
+
+// flush_once every interval on a thread of its own; failures are logged and retried.
+class ClickFlusher {
+  public:
+    explicit ClickFlusher(FlusherOptions options);
+    ~ClickFlusher();
+    void start();
+    void stop();
+
+  private:
+    void run();
+
+    FlusherOptions options_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+}  // namespace refgate::clicks

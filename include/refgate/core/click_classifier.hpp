@@ -1,0 +1,71 @@
+#pragma once
+
+// Sorts a redirect into human, bot or prefetch so that each class is counted apart. It runs on
+// the hot path of every redirect: nothing is stored, nothing is allocated, and the User-Agent is
+// read once, byte by byte, through a multi-pattern automaton built when the classifier is made.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace refgate {
+
+enum class ClickClass : std::uint8_t { human = 0, bot = 1, prefetch = 2 };
+
+// "human", "bot" or "prefetch": the label value of the click counters.
+std::string_view to_string(ClickClass click_class);
+
+// What the request says. The views are only read during classify(); nothing is kept.
+struct ClickSignals {
+    bool head = false;             // HEAD request
+    std::string_view user_agent;   // may be empty
+    std::string_view purpose;      // Purpose header
+    std::string_view sec_purpose;  // Sec-Purpose header, e.g. "prefetch;prerender"
+    std::string_view x_purpose;    // X-Purpose header (old Chrome/Safari preview)
+    std::string_view x_moz;        // X-Moz header (old Firefox prefetch)
+};
+
+// Only this many leading bytes of a User-Agent (and of each purpose header) are scanned: every
+// agent worth recognising names itself well before that, and the cost of one call stays bounded
+// whatever a client sends.
+inline constexpr std::size_t kMaxScannedUserAgentBytes = 512;
+
+// The pattern text compiled into the binary from src/core/bot_patterns.txt.
+std::string_view embedded_bot_patterns();
+
+class ClickClassifier {
+  public:
+    // Pattern text: one pattern a line, `bot <substring>` or `prefetch <substring>`; the
+    // substring (which may hold spaces) is matched case-insensitively (ASCII) anywhere in the
+    // User-Agent. Lines starting with `#` and blank lines are ignored. Throws
+    // std::invalid_argument naming the line number and text of the first bad line.
+    explicit ClickClassifier(std::string_view patterns);
+
+    // The classifier of the embedded patterns, built on first use.
+    static const ClickClassifier& builtin();
+
+    // In order: a purpose header saying prefetch or preview -> prefetch; a `prefetch` pattern in
+    // the User-Agent -> prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot`
+    // pattern -> bot; anything else -> human.
+    ClickClass classify(const ClickSignals& signals) const noexcept;
+
+    std::size_t pattern_count() const noexcept { return pattern_count_; }
+
+  private:
+    // Byte -> input symbol. Upper-case ASCII letters share the symbol of their lower-case
+    // letter, so the walk lower-cases as it reads; bytes in no pattern share symbol 0.
+    std::array<std::uint8_t, 256> symbol_of_{};
+    std::size_t row_size_ = 1;  // the number of symbols
+    // The complete automaton, failure links folded in: entry [offset + symbol] is the offset
+    // (state * row_size_) of the next state. The root is at offset 0; states where a pattern
+    // ends are numbered last, those where a prefetch pattern ends after all others.
+    std::vector<std::uint32_t> delta_;
+    std::uint32_t first_match_offset_ = 0;
+    std::uint32_t first_prefetch_offset_ = 0;
+    bool has_prefetch_patterns_ = false;
+    std::size_t pattern_count_ = 0;
+};
+
+}  // namespace refgate

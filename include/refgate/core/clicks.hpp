@@ -1,0 +1,152 @@
+#pragma once
+
+// What a click leaves behind: a count per (link, UTC day, channel, class), and for human clicks a
+// keyed hash that feeds the day's unique estimate. Nothing here can identify a reader: the hash
+// key is a random salt that lives only in memory and in Redis, and changes every day.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace refgate {
+
+enum class ClickClass : std::uint8_t;
+
+constexpr std::size_t kMaxChannelLength = 48;
+
+// The channel of a click: the `src` query parameter when it matches [a-z0-9][a-z0-9._-]{0,47},
+// otherwise "direct". The one place where channel tags are checked.
+std::string_view channel_of(std::string_view raw_query);
+bool valid_channel(std::string_view channel);
+
+// Days since 1970-01-01 (UTC) and back.
+std::int32_t utc_day(std::int64_t unix_seconds);
+std::string format_day(std::int32_t day);  // "2026-11-29"
+
+struct CounterKey {
+    std::int64_t link_id = 0;
+    std::int32_t day = 0;
+    std::uint8_t click_class = 0;
+    std::uint8_t channel_length = 0;
+    std::array<char, kMaxChannelLength> channel{};
+
+    CounterKey() = default;
+    CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::string_view ch);
+    std::string_view channel_view() const { return {channel.data(), channel_length}; }
+    bool operator==(const CounterKey& other) const {
+        return link_id == other.link_id && day == other.day && click_class == other.click_class &&
+               channel_view() == other.channel_view();
+    }
+    // "42|2026-11-29|newsletter|human": the field name in Redis.
+    std::string field() const;
+    static bool parse_field(std::string_view field, CounterKey& out);
+};
+
+struct CounterKeyHash {
+    std::size_t operator()(const CounterKey& k) const noexcept;
+};
+
+struct UniqueSample {
+    std::int64_t link_id = 0;
+    std::int32_t day = 0;
+    std::uint64_t hash = 0;
+};
+
+struct DrainedClicks {
+    std::vector<std::pair<CounterKey, std::uint64_t>> counts;
+    std::vector<UniqueSample> samples;
+    std::uint64_t samples_dropped = 0;
+};
+
+// One per I/O thread: the thread that records into it is the only writer, and the sender takes its
+// contents once per aggregation window, so the lock is never contended in practice. Keys that
+// keep receiving clicks keep their node, so the steady state allocates nothing.
+class ClickShard {
+  public:
+    explicit ClickShard(std::size_t max_samples = 65'536) { samples_.reserve(max_samples); }
+
+    void count(const CounterKey& key) {
+        std::lock_guard lock(mutex_);
+        ++counts_[key];
+    }
+    void sample(const UniqueSample& s) {
+        std::lock_guard lock(mutex_);
+        if (samples_.size() < samples_.capacity()) {
+            samples_.push_back(s);
+        } else {
+            ++samples_dropped_;
+        }
+    }
+    // Appends what was counted since the last drain and resets it.
+    void drain(DrainedClicks& out);
+
+  private:
+    std::mutex mutex_;
+    std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> counts_;
+    std::vector<UniqueSample> samples_;
+    std::uint64_t samples_dropped_ = 0;
+};
+
+// Keyed 64-bit hash (SipHash-2-4) of a click's (client address, user agent, link) under the day's
+// salt. One-way without the salt, and the salt is never written to disk, logs or PostgreSQL.
+using SaltKey = std::array<std::uint8_t, 16>;
+std::uint64_t siphash24(const SaltKey& key, std::string_view message);
+std::uint64_t unique_hash(const SaltKey& salt, const std::array<std::uint8_t, 16>& address,
+                          std::string_view user_agent, std::int64_t link_id);
+
+struct Salts {
+    std::array<std::pair<std::int32_t, SaltKey>, 2> slots{};  // day 0: empty
+    // False when no salt for that day is known yet (the unique sample is skipped).
+    bool get(std::int32_t day, SaltKey& out) const {
+        for (const auto& [d, key] : slots) {
+            if (d == day && d != 0) {
+                out = key;
+                return true;
+            }
+        }
+        return false;
+    }
+};
+
+// The daily salts the sender keeps fresh (today's and tomorrow's).
+class SaltBox {
+  public:
+    void set(std::int32_t day, const SaltKey& key);
+    Salts current() const;
+    std::uint64_t generation() const noexcept {
+        return generation_.load(std::memory_order_acquire);
+    }
+
+  private:
+    mutable std::mutex mutex_;
+    Salts salts_;
+    std::atomic<std::uint64_t> generation_{0};
+};
+
+// A per-thread copy of the salts, refreshed only when they change: no shared lock per click.
+class SaltReader {
+  public:
+    explicit SaltReader(const SaltBox& box) : box_(box) {}
+    bool get(std::int32_t day, SaltKey& out) {
+        auto generation = box_.generation();
+        if (generation != generation_) {
+            salts_ = box_.current();
+            generation_ = generation;
+        }
+        return salts_.get(day, out);
+    }
+
+  private:
+    const SaltBox& box_;
+    Salts salts_;
+    std::uint64_t generation_ = 0;
+};
+
+}  // namespace refgate

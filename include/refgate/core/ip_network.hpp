@@ -1,0 +1,32 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace refgate {
+
+using IpBytes = std::array<std::uint8_t, 16>;  // IPv4 as IPv4-mapped IPv6
+
+// "203.0.113.7", "2001:db8::1"; nullopt when not an address.
+std::optional<IpBytes> parse_ip(std::string_view text);
+
+// An address range such as "10.0.0.0/8" or "2001:db8::/32" (a bare address is a /32 or /128).
+struct IpNetwork {
+    IpBytes base{};
+    int prefix = 128;  // in IPv6 terms
+
+    static std::optional<IpNetwork> parse(std::string_view text);
+    bool contains(const IpBytes& address) const;
+};
+
+bool any_contains(const std::vector<IpNetwork>& networks, const IpBytes& address);
+
+// The client address of a request: the socket peer, or, when the peer is a trusted proxy, the
+// right-most X-Forwarded-For entry that is not itself a trusted proxy.
+IpBytes client_address(const IpBytes& peer, std::string_view forwarded_for,
+                       const std::vector<IpNetwork>& trusted_proxies);
+
+}  // namespace refgate

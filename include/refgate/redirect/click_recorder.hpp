@@ -1,0 +1,33 @@
+#pragma once
+
+#include <vector>
+
+#include "refgate/core/click_classifier.hpp"
+#include "refgate/core/clicks.hpp"
+#include "refgate/core/ip_network.hpp"
+#include "refgate/http/request.hpp"
+
+namespace refgate {
+
+// Turns a redirected request into an in-memory count (and, for human clicks without DNT or GPC, a
+// unique sample). One per I/O thread. Reads the request's headers and address during the call and
+// keeps none of them.
+class ClickRecorder {
+  public:
+    ClickRecorder(ClickShard& shard, const SaltBox& salts, const ClickClassifier& classifier,
+                  const std::vector<IpNetwork>& trusted_proxies)
+        : shard_(shard),
+          salts_(salts),
+          classifier_(classifier),
+          trusted_proxies_(trusted_proxies) {}
+
+    void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds);
+
+  private:
+    ClickShard& shard_;
+    SaltReader salts_;
+    const ClickClassifier& classifier_;
+    const std::vector<IpNetwork>& trusted_proxies_;
+};
+
+}  // namespace refgate

@@ -1,0 +1,336 @@
+#include <openssl/rand.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "clicks/redis_buckets.hpp"
+#include "refgate/clicks/click_pipeline.hpp"
+#include "refgate/core/log.hpp"
+
+namespace refgate::clicks {
+namespace {
+
+constexpr std::size_t kMaxFieldsPerBatch = 10'000;
+constexpr std::chrono::seconds kSaltCheckInterval{30};
+constexpr std::chrono::seconds kDropLogInterval{10};
+constexpr std::chrono::milliseconds kRedisTimeout{1'000};
+
+std::string random_hex(std::size_t bytes) {
+    std::vector<unsigned char> buf(bytes);
+    if (RAND_bytes(buf.data(), static_cast<int>(buf.size())) != 1)
+        throw std::runtime_error("RAND_bytes failed");
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : buf) {
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
+    }
+    return out;
+}
+
+bool parse_salt(const std::string& hex, SaltKey& out) {
+    if (hex.size() != 32) return false;
+    for (std::size_t i = 0; i < 16; ++i) {
+        unsigned value = 0;
+        if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return false;
+        out[i] = static_cast<std::uint8_t>(value);
+    }
+    return true;
+}
+
+std::int64_t now_seconds() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+ClickSender::ClickSender(ClickSenderOptions options, std::vector<ClickShard*> shards,
+                         SaltBox& salts, HealthState& health, ClickStats& stats)
+    : options_(std::move(options)),
+      shards_(std::move(shards)),
+      salts_(salts),
+      health_(health),
+      stats_(stats),
+      instance_id_(random_hex(8)) {}
+
+ClickSender::~ClickSender() { stop(); }
+
+void ClickSender::start() {
+    replay_spill();
+    thread_ = std::thread([this] { run(); });
+}
+
+void ClickSender::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (stopping_ && !thread_.joinable()) return;
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+std::string ClickSender::next_batch_id() {
+    return instance_id_ + ":" + std::to_string(++sequence_);
+}
+
+redis::RedisConnection* ClickSender::connection() {
+    if (!redis_ || !redis_->ok()) {
+        redis_ = std::make_unique<redis::RedisConnection>(options_.redis, kRedisTimeout);
+        if (!redis_->ok()) return nullptr;
+        config_checked_ = false;
+    }
+    return redis_.get();
+}
+
+void ClickSender::run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+        bool last_round = stopping_;
+        lock.unlock();
+        collect();
+        bool sent = send_all();
+        if (sent && spill_on_disk_ && in_flight_.empty()) {
+            std::remove(options_.spill_file.c_str());
+            spill_on_disk_ = false;
+            log::info("clicks_spill_replayed", {{"path", options_.spill_file}});
+        }
+        if (last_round) {
+            if (!sent || !in_flight_.empty() || !pending_.empty()) spill();
+            break;
+        }
+        lock.lock();
+        wake_.wait_for(lock, options_.window, [this] { return stopping_; });
+    }
+}
+
+// Moves the shards' counts into pending_, within the bound.
+void ClickSender::collect() {
+    drained_.counts.clear();
+    drained_.samples.clear();
+    drained_.samples_dropped = 0;
+    for (ClickShard* shard : shards_) shard->drain(drained_);
+    std::size_t in_flight_keys = 0;
+    for (const auto& b : in_flight_) in_flight_keys += b.counts.size();
+    std::uint64_t dropped = 0;
+    for (const auto& [key, delta] : drained_.counts) {
+        auto it = pending_.find(key);
+        if (it != pending_.end()) {
+            it->second += delta;
+        } else if (pending_.size() + in_flight_keys < options_.max_pending_keys) {
+            pending_.emplace(key, delta);
+        } else {
+            dropped += delta;
+        }
+    }
+    if (dropped > 0) {
+        stats_.dropped_clicks.fetch_add(dropped, std::memory_order_relaxed);
+        auto now = std::chrono::steady_clock::now();
+        if (now >= next_drop_log_) {
+            log::error("clicks_dropped", {{"clicks", dropped},
+                                          {"total", stats_.dropped_clicks.load()},
+                                          {"max_pending_keys", options_.max_pending_keys}});
+            next_drop_log_ = now + kDropLogInterval;
+        }
+    }
+    stats_.dropped_samples.fetch_add(drained_.samples_dropped, std::memory_order_relaxed);
+    samples_.insert(samples_.end(), drained_.samples.begin(), drained_.samples.end());
+    stats_.pending_keys.store(pending_.size() + in_flight_keys, std::memory_order_relaxed);
+}
+
+bool ClickSender::send_all() {
+    // Fix the content of new batches first: a batch keeps its id and content until Redis confirms.
+    if (!pending_.empty()) {
+        Batch batch{next_batch_id(), {}};
+        for (const auto& [key, delta] : pending_) {
+            batch.counts.emplace_back(key.field(), delta);
+            if (batch.counts.size() == kMaxFieldsPerBatch) {
+                in_flight_.push_back(std::move(batch));
+                batch = Batch{next_batch_id(), {}};
+            }
+        }
+        if (!batch.counts.empty()) in_flight_.push_back(std::move(batch));
+        pending_.clear();
+    }
+    redis::RedisConnection* redis = connection();
+    if (redis == nullptr) {
+        if (health_.redis.exchange(DependencyState::down) != DependencyState::down) {
+            log::warn("redis_unavailable", {{"error", redis_ ? redis_->error() : "no connection"}});
+        }
+        stats_.redis_errors.fetch_add(1, std::memory_order_relaxed);
+        stats_.dropped_samples.fetch_add(samples_.size(), std::memory_order_relaxed);
+        samples_.clear();
+        return false;
+    }
+    try {
+        if (!config_checked_) check_redis_config(*redis);
+        refresh_salts(*redis);
+        if (!in_flight_.empty()) {
+            std::vector<redis::Command> commands;
+            for (const auto& batch : in_flight_) {
+                commands.push_back(
+                    add_batch_command(options_.bucket.count(), batch.id, batch.counts));
+            }
+            auto replies = redis->pipeline(commands);
+            for (const auto& reply : replies) {
+                if (reply.is_error()) throw redis::RedisError("adding a batch: " + reply.str);
+            }
+            stats_.batches_sent.fetch_add(in_flight_.size(), std::memory_order_relaxed);
+            in_flight_.clear();
+        }
+        send_samples(*redis);
+        stats_.pending_keys.store(0, std::memory_order_relaxed);
+        health_.redis = DependencyState::up;
+        return true;
+    } catch (const redis::RedisError& e) {
+        stats_.redis_errors.fetch_add(1, std::memory_order_relaxed);
+        if (health_.redis.exchange(DependencyState::down) != DependencyState::down) {
+            log::warn("redis_unavailable", {{"error", e.what()}});
+        }
+        stats_.dropped_samples.fetch_add(samples_.size(), std::memory_order_relaxed);
+        samples_.clear();
+        return false;
+    }
+}
+
+void ClickSender::send_samples(redis::RedisConnection& redis) {
+    if (samples_.empty()) return;
+    // Group by (day, link): one PFADD per HyperLogLog.
+    std::sort(samples_.begin(), samples_.end(), [](const UniqueSample& a, const UniqueSample& b) {
+        return std::tie(a.day, a.link_id) < std::tie(b.day, b.link_id);
+    });
+    std::vector<redis::Command> commands;
+    for (std::size_t i = 0; i < samples_.size();) {
+        std::size_t j = i;
+        std::string key = hll_key(samples_[i].day, samples_[i].link_id);
+        redis::Command pfadd{"PFADD", key};
+        while (j < samples_.size() && samples_[j].day == samples_[i].day &&
+               samples_[j].link_id == samples_[i].link_id) {
+            pfadd.push_back(std::to_string(samples_[j].hash));
+            ++j;
+        }
+        commands.push_back(std::move(pfadd));
+        // Estimates are kept a few days so the flusher can read them after midnight.
+        commands.push_back({"EXPIRE", key, std::to_string(3 * 86'400)});
+        commands.push_back(
+            {"SADD", "refgate:hll:dirty",
+             format_day(samples_[i].day) + ":" + std::to_string(samples_[i].link_id)});
+        i = j;
+    }
+    samples_.clear();
+    for (const auto& reply : redis.pipeline(commands)) {
+        if (reply.is_error()) throw redis::RedisError("adding unique samples: " + reply.str);
+    }
+}
+
+void ClickSender::refresh_salts(redis::RedisConnection& redis) {
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_salt_check_) return;
+    std::int32_t today = utc_day(now_seconds());
+    // Today's and tomorrow's: the I/O threads never wait for a salt at midnight.
+    for (std::int32_t day : {today, today + 1}) {
+        std::string key = "refgate:salt:" + format_day(day);
+        // Shared by every instance: the first one creates it; it expires an hour after its day.
+        std::string expires_at =
+            std::to_string((static_cast<std::int64_t>(day) + 1) * 86'400 + 3'600);
+        auto replies =
+            redis.pipeline({{"SET", key, random_hex(16), "NX", "EXAT", expires_at}, {"GET", key}});
+        SaltKey salt;
+        if (replies[1].type == redis::Reply::Type::string && parse_salt(replies[1].str, salt)) {
+            salts_.set(day, salt);
+        } else {
+            throw redis::RedisError("reading the daily salt failed");
+        }
+    }
+    next_salt_check_ = now + kSaltCheckInterval;
+}
+
+void ClickSender::check_redis_config(redis::RedisConnection& redis) {
+    config_checked_ = true;
+    auto replies =
+        redis.pipeline({{"CONFIG", "GET", "appendonly"}, {"CONFIG", "GET", "maxmemory-policy"}});
+    auto value = [](const redis::Reply& r) {
+        return r.elements.size() == 2 ? r.elements[1].str : std::string();
+    };
+    std::string aof = value(replies[0]);
+    std::string policy = value(replies[1]);
+    if (replies[0].is_error() || replies[1].is_error()) {
+        stats_.redis_config_risky = true;
+        log::warn("redis_config_unknown",
+                  {{"detail", "CONFIG GET refused; cannot check AOF and eviction policy"}});
+        return;
+    }
+    bool risky = aof != "yes" || policy != "noeviction";
+    stats_.redis_config_risky = risky;
+    if (risky) {
+        log::error("redis_config_risky", {{"appendonly", aof},
+                                          {"maxmemory_policy", policy},
+                                          {"detail",
+                                           "counts can be lost: run Redis with appendonly yes and "
+                                           "maxmemory-policy noeviction"}});
+    }
+}
+
+void ClickSender::spill() {
+    std::size_t keys = 0;
+    for (const auto& b : in_flight_) keys += b.counts.size();
+    keys += pending_.size();
+    if (keys == 0) return;
+    if (options_.spill_file.empty()) {
+        log::error("clicks_lost_at_stop",
+                   {{"keys", keys}, {"detail", "Redis unreachable and no spill file set"}});
+        return;
+    }
+    nlohmann::json doc = nlohmann::json::array();
+    for (const auto& b : in_flight_) {
+        nlohmann::json counts = nlohmann::json::object();
+        for (const auto& [field, delta] : b.counts) counts[field] = delta;
+        doc.push_back({{"id", b.id}, {"counts", counts}});
+    }
+    if (!pending_.empty()) {
+        nlohmann::json counts = nlohmann::json::object();
+        for (const auto& [key, delta] : pending_) counts[key.field()] = delta;
+        doc.push_back({{"id", next_batch_id()}, {"counts", counts}});
+    }
+    std::string tmp = options_.spill_file + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << doc.dump();
+        out.flush();
+        if (!out) {
+            log::error("clicks_lost_at_stop",
+                       {{"keys", keys}, {"detail", "cannot write the spill file"}});
+            return;
+        }
+    }
+    std::rename(tmp.c_str(), options_.spill_file.c_str());
+    log::warn("clicks_spilled", {{"keys", keys}, {"path", options_.spill_file}});
+}
+
+void ClickSender::replay_spill() {
+    if (options_.spill_file.empty()) return;
+    std::ifstream in(options_.spill_file);
+    if (!in) return;
+    try {
+        auto doc = nlohmann::json::parse(in);
+        std::size_t keys = 0;
+        for (const auto& b : doc) {
+            Batch batch{b.at("id").get<std::string>(), {}};
+            for (const auto& [field, delta] : b.at("counts").items()) {
+                batch.counts.emplace_back(field, delta.get<std::uint64_t>());
+            }
+            keys += batch.counts.size();
+            in_flight_.push_back(std::move(batch));
+        }
+        log::info("clicks_spill_loaded", {{"keys", keys}, {"path", options_.spill_file}});
+        // The file stays until Redis has confirmed every batch in it; the batches keep their ids,
+        // so sending them again after a crash cannot double them.
+        spill_on_disk_ = true;
+    } catch (const std::exception& e) {
+        log::error("spill_file_unreadable", {{"path", options_.spill_file}, {"error", e.what()}});
+    }
+}
+
+}  // namespace refgate::clicks

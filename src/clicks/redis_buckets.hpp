@@ -1,0 +1,39 @@
+#pragma once
+
+// The Redis side of counting: time buckets whose identity Redis chooses (from its own clock, kept
+// monotonic), so that no delta can land in a bucket that was already closed and flushed.
+//
+// Keys:
+//   refgate:bucket:<id>     hash  field "link|day|channel|class" -> clicks
+//   refgate:buckets         set   ids of buckets not yet flushed
+//   refgate:bucket:last     the newest bucket id written (never goes back)
+//   refgate:bucket:closed   buckets with an id <= this are closed: nothing is added to them
+//   refgate:batch:<id>      marks an instance's batch as applied (expires after a day)
+//   refgate:hll:<day>:<link>, refgate:hll:dirty, refgate:salt:<day>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "refgate/redis/redis_client.hpp"
+
+namespace refgate::clicks {
+
+// Adds a batch into the current bucket unless a batch with this id was applied before. Returns the
+// bucket id, or -1 for a duplicate.
+redis::Command add_batch_command(std::int64_t bucket_seconds, const std::string& batch_id,
+                                 const std::vector<std::pair<std::string, std::uint64_t>>& counts);
+
+// Closes every bucket older than the current one (and the current one too with `include_current`);
+// returns the ids of the closed buckets still waiting, oldest first.
+std::vector<std::int64_t> close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
+                                        bool include_current);
+
+std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConnection& redis,
+                                                               std::int64_t id);
+void delete_bucket(redis::RedisConnection& redis, std::int64_t id);
+
+std::string hll_key(std::int32_t day, std::int64_t link_id);
+
+}  // namespace refgate::clicks

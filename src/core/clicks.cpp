@@ -1,0 +1,256 @@
+#include "refgate/core/clicks.hpp"
+
+#include <charconv>
+#include <chrono>
+
+#include "refgate/core/click_classifier.hpp"
+
+namespace refgate {
+namespace {
+
+constexpr std::string_view kDirect = "direct";
+
+std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
+
+std::uint64_t load_le64(const std::uint8_t* p) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+// SipHash-2-4 over a message given in pieces, so that no buffer is built per click.
+class SipHash {
+  public:
+    explicit SipHash(const SaltKey& key) {
+        std::uint64_t k0 = load_le64(key.data());
+        std::uint64_t k1 = load_le64(key.data() + 8);
+        v0_ = 0x736f6d6570736575ULL ^ k0;
+        v1_ = 0x646f72616e646f6dULL ^ k1;
+        v2_ = 0x6c7967656e657261ULL ^ k0;
+        v3_ = 0x7465646279746573ULL ^ k1;
+    }
+
+    void update(const std::uint8_t* data, std::size_t size) {
+        for (std::size_t i = 0; i < size; ++i) {
+            tail_[tail_size_++] = data[i];
+            ++total_;
+            if (tail_size_ == 8) {
+                compress(load_le64(tail_));
+                tail_size_ = 0;
+            }
+        }
+    }
+
+    std::uint64_t finish() {
+        std::uint64_t b = static_cast<std::uint64_t>(total_ & 0xff) << 56;
+        for (std::size_t i = 0; i < tail_size_; ++i)
+            b |= static_cast<std::uint64_t>(tail_[i]) << (8 * i);
+        compress(b);
+        v2_ ^= 0xff;
+        for (int i = 0; i < 4; ++i) round();
+        return v0_ ^ v1_ ^ v2_ ^ v3_;
+    }
+
+  private:
+    void round() {
+        v0_ += v1_;
+        v1_ = rotl(v1_, 13);
+        v1_ ^= v0_;
+        v0_ = rotl(v0_, 32);
+        v2_ += v3_;
+        v3_ = rotl(v3_, 16);
+        v3_ ^= v2_;
+        v0_ += v3_;
+        v3_ = rotl(v3_, 21);
+        v3_ ^= v0_;
+        v2_ += v1_;
+        v1_ = rotl(v1_, 17);
+        v1_ ^= v2_;
+        v2_ = rotl(v2_, 32);
+    }
+    void compress(std::uint64_t m) {
+        v3_ ^= m;
+        round();
+        round();
+        v0_ ^= m;
+    }
+
+    std::uint64_t v0_, v1_, v2_, v3_;
+    std::uint8_t tail_[8] = {};
+    std::size_t tail_size_ = 0;
+    std::uint64_t total_ = 0;
+};
+
+}  // namespace
+
+bool valid_channel(std::string_view channel) {
+    if (channel.empty() || channel.size() > kMaxChannelLength) return false;
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (!alnum(channel.front())) return false;
+    for (char c : channel) {
+        if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+    }
+    return true;
+}
+
+std::string_view channel_of(std::string_view raw_query) {
+    // The first src parameter decides; its raw form must already be a valid tag, so anything
+    // percent-encoded is "direct".
+    std::size_t pos = 0;
+    while (pos <= raw_query.size()) {
+        auto amp = raw_query.find('&', pos);
+        std::string_view param = raw_query.substr(
+            pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
+        if (param.starts_with("src=")) {
+            std::string_view value = param.substr(4);
+            return valid_channel(value) ? value : kDirect;
+        }
+        if (amp == std::string_view::npos) break;
+        pos = amp + 1;
+    }
+    return kDirect;
+}
+
+std::int32_t utc_day(std::int64_t unix_seconds) {
+    auto days = unix_seconds / 86'400;
+    if (unix_seconds < 0 && unix_seconds % 86'400 != 0) --days;
+    return static_cast<std::int32_t>(days);
+}
+
+std::string format_day(std::int32_t day) {
+    using namespace std::chrono;
+    year_month_day ymd{sys_days{days{day}}};
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
+    return buf;
+}
+
+CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::string_view ch)
+    : link_id(link), day(d), click_class(static_cast<std::uint8_t>(cls)) {
+    if (ch.size() > kMaxChannelLength) ch = kDirect;
+    channel_length = static_cast<std::uint8_t>(ch.size());
+    std::memcpy(channel.data(), ch.data(), ch.size());
+}
+
+std::string CounterKey::field() const {
+    std::string out = std::to_string(link_id);
+    out.push_back('|');
+    out.append(format_day(day));
+    out.push_back('|');
+    out.append(channel_view());
+    out.push_back('|');
+    out.append(to_string(static_cast<ClickClass>(click_class)));
+    return out;
+}
+
+bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
+    auto a = field.find('|');
+    auto b = a == std::string_view::npos ? a : field.find('|', a + 1);
+    auto c = b == std::string_view::npos ? b : field.find('|', b + 1);
+    if (c == std::string_view::npos) return false;
+    std::int64_t link = 0;
+    auto link_text = field.substr(0, a);
+    if (std::from_chars(link_text.data(), link_text.data() + link_text.size(), link).ec !=
+        std::errc{})
+        return false;
+    auto day_text = field.substr(a + 1, b - a - 1);
+    int y = 0;
+    unsigned m = 0, d = 0;
+    if (day_text.size() != 10 ||
+        std::sscanf(std::string(day_text).c_str(), "%4d-%2u-%2u", &y, &m, &d) != 3) {
+        return false;
+    }
+    using namespace std::chrono;
+    year_month_day ymd{year{y}, month{m}, std::chrono::day{d}};
+    if (!ymd.ok()) return false;
+    auto channel = field.substr(b + 1, c - b - 1);
+    auto cls = field.substr(c + 1);
+    ClickClass parsed;
+    if (cls == "human") {
+        parsed = ClickClass::human;
+    } else if (cls == "bot") {
+        parsed = ClickClass::bot;
+    } else if (cls == "prefetch") {
+        parsed = ClickClass::prefetch;
+    } else {
+        return false;
+    }
+    if (!valid_channel(channel)) return false;
+    out = CounterKey(link, static_cast<std::int32_t>(sys_days{ymd}.time_since_epoch().count()),
+                     parsed, channel);
+    return true;
+}
+
+std::size_t CounterKeyHash::operator()(const CounterKey& k) const noexcept {
+    std::size_t h = std::hash<std::int64_t>{}(k.link_id);
+    h ^= std::hash<std::int64_t>{}((static_cast<std::int64_t>(k.day) << 8) | k.click_class) +
+         0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= std::hash<std::string_view>{}(k.channel_view()) + 0x9e3779b97f4a7c15ULL + (h << 6) +
+         (h >> 2);
+    return h;
+}
+
+void ClickShard::drain(DrainedClicks& out) {
+    std::lock_guard lock(mutex_);
+    for (auto it = counts_.begin(); it != counts_.end();) {
+        if (it->second == 0) {
+            // Not clicked for a whole window: give the node back.
+            it = counts_.erase(it);
+            continue;
+        }
+        out.counts.emplace_back(it->first, it->second);
+        it->second = 0;
+        ++it;
+    }
+    out.samples.insert(out.samples.end(), samples_.begin(), samples_.end());
+    samples_.clear();
+    out.samples_dropped += samples_dropped_;
+    samples_dropped_ = 0;
+}
+
+std::uint64_t siphash24(const SaltKey& key, std::string_view message) {
+    SipHash h(key);
+    h.update(reinterpret_cast<const std::uint8_t*>(message.data()), message.size());
+    return h.finish();
+}
+
+std::uint64_t unique_hash(const SaltKey& salt, const std::array<std::uint8_t, 16>& address,
+                          std::string_view user_agent, std::int64_t link_id) {
+    SipHash h(salt);
+    h.update(address.data(), address.size());
+    std::uint8_t length[2] = {static_cast<std::uint8_t>(user_agent.size() & 0xff),
+                              static_cast<std::uint8_t>((user_agent.size() >> 8) & 0xff)};
+    h.update(length, sizeof length);
+    h.update(reinterpret_cast<const std::uint8_t*>(user_agent.data()), user_agent.size());
+    std::uint8_t link[8];
+    for (int i = 0; i < 8; ++i)
+        link[i] =
+            static_cast<std::uint8_t>((static_cast<std::uint64_t>(link_id) >> (8 * i)) & 0xff);
+    h.update(link, sizeof link);
+    return h.finish();
+}
+
+void SaltBox::set(std::int32_t day, const SaltKey& key) {
+    std::lock_guard lock(mutex_);
+    for (auto& slot : salts_.slots) {
+        if (slot.first == day) {
+            if (slot.second == key) return;
+            slot.second = key;
+            generation_.fetch_add(1, std::memory_order_acq_rel);
+            return;
+        }
+    }
+    // Replace the older day.
+    auto& oldest =
+        salts_.slots[0].first <= salts_.slots[1].first ? salts_.slots[0] : salts_.slots[1];
+    oldest = {day, key};
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+Salts SaltBox::current() const {
+    std::lock_guard lock(mutex_);
+    return salts_;
+}
+
+}  // namespace refgate

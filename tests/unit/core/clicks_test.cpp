@@ -1,0 +1,142 @@
+#include "refgate/core/clicks.hpp"
+
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "refgate/core/click_classifier.hpp"
+
+using namespace refgate;
+
+TEST_CASE("the channel is the src parameter when it is a plain tag, else direct", "[clicks]") {
+    CHECK(channel_of("src=newsletter-2026-48") == "newsletter-2026-48");
+    CHECK(channel_of("utm_source=x&src=blog.v2_a&src=other") == "blog.v2_a");
+    CHECK(channel_of("") == "direct");
+    CHECK(channel_of("source=blog") == "direct");
+    CHECK(channel_of("src=") == "direct");
+    CHECK(channel_of("src=Blog") == "direct");
+    CHECK(channel_of("src=-blog") == "direct");
+    CHECK(channel_of("src=a%20b") == "direct");
+    CHECK(channel_of("src=" + std::string(48, 'a')) == std::string(48, 'a'));
+    CHECK(channel_of("src=" + std::string(49, 'a')) == "direct");
+    CHECK(channel_of("src=user@example.com") == "direct");
+}
+
+TEST_CASE("days are UTC days since the epoch", "[clicks]") {
+    CHECK(utc_day(0) == 0);
+    CHECK(utc_day(86'399) == 0);
+    CHECK(utc_day(86'400) == 1);
+    CHECK(utc_day(-1) == -1);
+    CHECK(format_day(utc_day(1'795'975'200)) == "2026-11-29");
+}
+
+TEST_CASE("a counter key survives its trip through a Redis field name", "[clicks]") {
+    CounterKey key(42, utc_day(1'795'975'200), ClickClass::prefetch, "newsletter-2026-48");
+    CHECK(key.field() == "42|2026-11-29|newsletter-2026-48|prefetch");
+    CounterKey back;
+    REQUIRE(CounterKey::parse_field(key.field(), back));
+    CHECK(back == key);
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news", back));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-13-01|news|human", back));
+    CHECK_FALSE(CounterKey::parse_field("x|2026-11-29|news|human", back));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|News|human", back));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news|robot", back));
+}
+
+TEST_CASE("a shard hands over every count once and starts again from zero", "[clicks]") {
+    ClickShard shard;
+    CounterKey a(1, 100, ClickClass::human, "direct");
+    CounterKey b(1, 100, ClickClass::bot, "direct");
+    for (int i = 0; i < 5; ++i) shard.count(a);
+    shard.count(b);
+    DrainedClicks first;
+    shard.drain(first);
+    REQUIRE(first.counts.size() == 2);
+    std::uint64_t total = 0;
+    for (const auto& [key, n] : first.counts) total += n;
+    CHECK(total == 6);
+    DrainedClicks second;
+    shard.drain(second);
+    CHECK(second.counts.empty());
+    shard.count(a);
+    DrainedClicks third;
+    shard.drain(third);
+    REQUIRE(third.counts.size() == 1);
+    CHECK(third.counts[0].second == 1);
+}
+
+TEST_CASE("unique samples past the shard's bound are dropped and counted", "[clicks]") {
+    ClickShard shard(3);
+    for (int i = 0; i < 5; ++i) shard.sample({1, 100, static_cast<std::uint64_t>(i)});
+    DrainedClicks drained;
+    shard.drain(drained);
+    CHECK(drained.samples.size() == 3);
+    CHECK(drained.samples_dropped == 2);
+}
+
+TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
+    ClickShard shard;
+    CounterKey key(7, 1, ClickClass::human, "direct");
+    std::uint64_t drained_total = 0;
+    std::atomic<bool> done{false};
+    std::thread drainer([&] {
+        while (!done) {
+            DrainedClicks d;
+            shard.drain(d);
+            for (const auto& [k, n] : d.counts) drained_total += n;
+        }
+    });
+    std::thread writer([&] {
+        for (int i = 0; i < 100'000; ++i) shard.count(key);
+    });
+    writer.join();
+    done = true;
+    drainer.join();
+    DrainedClicks rest;
+    shard.drain(rest);
+    for (const auto& [k, n] : rest.counts) drained_total += n;
+    CHECK(drained_total == 100'000);
+}
+
+TEST_CASE("SipHash-2-4 matches the reference vectors", "[clicks]") {
+    SaltKey key;
+    for (int i = 0; i < 16; ++i) key[i] = static_cast<std::uint8_t>(i);
+    CHECK(siphash24(key, "") == 0x726fdb47dd0e0e31ULL);
+    std::string fifteen;
+    for (int i = 0; i < 15; ++i) fifteen.push_back(static_cast<char>(i));
+    CHECK(siphash24(key, fifteen) == 0xa129ca6149be45e5ULL);
+}
+
+TEST_CASE("the unique hash changes with the salt, the reader and the link", "[clicks]") {
+    SaltKey salt{};
+    SaltKey other{};
+    other[0] = 1;
+    std::array<std::uint8_t, 16> addr{};
+    addr[15] = 1;
+    auto h = unique_hash(salt, addr, "Mozilla/5.0", 1);
+    CHECK(h == unique_hash(salt, addr, "Mozilla/5.0", 1));
+    CHECK(h != unique_hash(other, addr, "Mozilla/5.0", 1));
+    CHECK(h != unique_hash(salt, addr, "Mozilla/5.1", 1));
+    CHECK(h != unique_hash(salt, addr, "Mozilla/5.0", 2));
+    addr[15] = 2;
+    CHECK(h != unique_hash(salt, addr, "Mozilla/5.0", 1));
+}
+
+TEST_CASE("a salt reader sees new salts and forgets neither of the two days", "[clicks]") {
+    SaltBox box;
+    SaltReader reader(box);
+    SaltKey out;
+    CHECK_FALSE(reader.get(100, out));
+    SaltKey today{};
+    today[0] = 7;
+    SaltKey tomorrow{};
+    tomorrow[0] = 8;
+    box.set(100, today);
+    box.set(101, tomorrow);
+    REQUIRE(reader.get(100, out));
+    CHECK(out == today);
+    REQUIRE(reader.get(101, out));
+    CHECK(out == tomorrow);
+    box.set(102, today);  // replaces day 100
+    CHECK_FALSE(reader.get(100, out));
+    CHECK(reader.get(101, out));
+}

@@ -1,0 +1,105 @@
+#include "refgate/redirect/click_recorder.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace refgate;
+
+namespace {
+
+constexpr std::int64_t kNoon = 1'795'953'600;  // 2026-11-29T12:00:00Z
+constexpr const char* kBrowser =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Safari/537.36";
+
+struct Fixture {
+    ClickShard shard;
+    SaltBox salts;
+    std::vector<IpNetwork> trusted;
+    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted};
+    std::vector<http::HeaderField> fields;
+
+    Fixture() {
+        SaltKey salt{};
+        salt[3] = 9;
+        salts.set(utc_day(kNoon), salt);
+    }
+
+    DrainedClicks click(std::string target, std::vector<http::HeaderField> headers,
+                        http::Method method = http::Method::get) {
+        fields = std::move(headers);
+        http::Request request;
+        request.method = method;
+        request.target = target;
+        request.fields = &fields;
+        request.peer.bytes[15] = 1;
+        recorder.record(request, 42, kNoon);
+        DrainedClicks drained;
+        shard.drain(drained);
+        return drained;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a browser click counts as human in its channel and feeds the unique estimate",
+          "[recorder]") {
+    Fixture f;
+    auto d = f.click("/go/x?src=newsletter", {{"User-Agent", kBrowser}});
+    REQUIRE(d.counts.size() == 1);
+    CHECK(d.counts[0].first == CounterKey(42, utc_day(kNoon), ClickClass::human, "newsletter"));
+    CHECK(d.counts[0].second == 1);
+    CHECK(d.samples.size() == 1);
+}
+
+TEST_CASE("HEAD, crawlers and prefetches are counted but are not human", "[recorder]") {
+    Fixture f;
+    auto head = f.click("/go/x", {{"User-Agent", kBrowser}}, http::Method::head);
+    CHECK(head.counts[0].first.click_class == static_cast<std::uint8_t>(ClickClass::bot));
+    CHECK(head.samples.empty());
+    auto slack = f.click(
+        "/go/x", {{"User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"}});
+    CHECK(slack.counts[0].first.click_class == static_cast<std::uint8_t>(ClickClass::bot));
+    auto prefetch = f.click("/go/x", {{"User-Agent", kBrowser}, {"Sec-Purpose", "prefetch"}});
+    CHECK(prefetch.counts[0].first.click_class == static_cast<std::uint8_t>(ClickClass::prefetch));
+    CHECK(prefetch.samples.empty());
+}
+
+TEST_CASE("DNT and GPC clicks are counted but left out of the unique estimate", "[recorder]") {
+    Fixture f;
+    auto dnt = f.click("/go/x", {{"User-Agent", kBrowser}, {"DNT", "1"}});
+    CHECK(dnt.counts.size() == 1);
+    CHECK(dnt.samples.empty());
+    auto gpc = f.click("/go/x", {{"User-Agent", kBrowser}, {"Sec-GPC", "1"}});
+    CHECK(gpc.counts.size() == 1);
+    CHECK(gpc.samples.empty());
+}
+
+TEST_CASE("without the day's salt a click is counted and no sample is taken", "[recorder]") {
+    ClickShard shard;
+    SaltBox salts;
+    std::vector<IpNetwork> trusted;
+    ClickRecorder recorder(shard, salts, ClickClassifier::builtin(), trusted);
+    std::vector<http::HeaderField> fields{{"User-Agent", kBrowser}};
+    http::Request request;
+    request.method = http::Method::get;
+    request.target = "/go/x";
+    request.fields = &fields;
+    recorder.record(request, 1, kNoon);
+    DrainedClicks d;
+    shard.drain(d);
+    CHECK(d.counts.size() == 1);
+    CHECK(d.samples.empty());
+}
+
+TEST_CASE("a forwarded address is the reader only behind a trusted proxy", "[recorder]") {
+    Fixture f;
+    auto one = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.1"}});
+    auto two = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.2"}});
+    // Untrusted: both are the socket peer.
+    CHECK(one.samples.at(0).hash == two.samples.at(0).hash);
+    // The fixture's peer is ::1; trust it and the forwarded addresses become two readers.
+    f.trusted.push_back(*IpNetwork::parse("::1"));
+    auto three = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.1"}});
+    auto four = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.2"}});
+    CHECK(three.samples.at(0).hash != four.samples.at(0).hash);
+}
