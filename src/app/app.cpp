@@ -52,7 +52,7 @@ int App::serve() {
     auto trusted_proxies =
         parse_networks(config_.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{});
     SaltBox salts;
-    clicks::ClickStats click_stats;
+    ClickStats click_stats;
     std::vector<std::unique_ptr<ClickShard>> shards;
     std::vector<std::unique_ptr<ClickRecorder>> recorders;
     std::vector<ClickShard*> shard_pointers;

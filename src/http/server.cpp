@@ -214,7 +214,6 @@ class Session final : public std::enable_shared_from_this<Session> {
           handler_(handler),
           input_(limits_.max_header_bytes + kReadSlack) {
         storage_.arena.reserve(limits_.max_header_bytes);
-        listener_.stats.open_connections.fetch_add(1, std::memory_order_relaxed);
         context_.sessions.insert(this);
         error_code ec;
         auto remote = socket_.remote_endpoint(ec);
@@ -248,7 +247,11 @@ class Session final : public std::enable_shared_from_this<Session> {
     }
 
   private:
-    void arm(std::chrono::milliseconds timeout) { deadline_ = SteadyClock::now() + timeout; }
+    // Moving the deadline later is a store; moving it earlier re-arms the timer.
+    void arm(std::chrono::milliseconds timeout) {
+        deadline_ = SteadyClock::now() + timeout;
+        if (deadline_ < timer_.expiry()) wait_timer();
+    }
 
     // One timer per connection, re-armed only when it fires: moving the deadline is a store.
     void wait_timer() {
@@ -269,7 +272,9 @@ class Session final : public std::enable_shared_from_this<Session> {
             close_now();
             return;
         }
-        arm(limits_.read_timeout);
+        // The read timeout covers the wait for a request and its whole header: a client that
+        // trickles bytes does not push the deadline back.
+        if (input_.size() == 0 && !(parser_ && parser_->got_some())) arm(limits_.read_timeout);
         std::size_t space = input_.max_size() - input_.size();
         socket_.async_read_some(input_.prepare(space),
                                 [self = shared_from_this()](error_code ec, std::size_t n) {
@@ -304,6 +309,18 @@ class Session final : public std::enable_shared_from_this<Session> {
                 if (storage_.transfer_encoding) {
                     // Beast 1.81 mis-frames some Transfer-Encoding shapes; refgate needs none.
                     answer_error(400, "Bad Request");
+                    break;
+                }
+                // Refuse a body by its announced length, without waiting for it to arrive.
+                auto length = parser_->content_length().value_or(0);
+                bool bodiless =
+                    storage_.verb == bhttp::verb::get || storage_.verb == bhttp::verb::head;
+                if (bodiless && length > 0) {
+                    answer_error(400, "Bad Request");
+                    break;
+                }
+                if (length > limits_.max_body_bytes) {
+                    answer_error(413, "Content Too Large");
                     break;
                 }
             }
@@ -347,13 +364,8 @@ class Session final : public std::enable_shared_from_this<Session> {
         answer_error(400, "Bad Request");
     }
 
-    // When the header limit is hit before the request line ended, the target is what is long.
-    bool request_line_too_long() const {
-        auto data = input_.data();
-        std::string_view text(static_cast<const char*>(data.data()), data.size());
-        auto eol = text.find('\n');
-        return eol == std::string_view::npos || eol > limits_.max_target_bytes;
-    }
+    // When the header limit is hit before the request line was parsed, the target is what is long.
+    bool request_line_too_long() const { return storage_.method.empty(); }
 
     void answer_error(int status, std::string_view title) {
         response_.reset();
@@ -483,22 +495,24 @@ asio::ip::address resolve_host(const std::string& host) {
 
 void accept_loop(ThreadContext& context, ListenerState& listener, tcp::acceptor& acceptor,
                  Handler& handler) {
-    acceptor.async_accept(
-        [&context, &listener, &acceptor, &handler](error_code ec, tcp::socket socket) {
-            if (ec == asio::error::operation_aborted || context.stopping) return;
-            if (ec) {
-                log::warn("accept_failed",
-                          {{"listener", listener.options.name}, {"error", ec.message()}});
-            } else if (static_cast<std::size_t>(listener.stats.open_connections.load(
-                           std::memory_order_relaxed)) >= listener.options.limits.max_connections) {
-                listener.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
-                error_code ignored;
-                socket.close(ignored);
-            } else {
-                std::make_shared<Session>(std::move(socket), context, listener, handler)->start();
-            }
-            accept_loop(context, listener, acceptor, handler);
-        });
+    acceptor.async_accept([&context, &listener, &acceptor, &handler](error_code ec,
+                                                                     tcp::socket socket) {
+        if (ec == asio::error::operation_aborted || context.stopping) return;
+        if (ec) {
+            log::warn("accept_failed",
+                      {{"listener", listener.options.name}, {"error", ec.message()}});
+        } else if (static_cast<std::size_t>(listener.stats.open_connections.fetch_add(
+                       1, std::memory_order_relaxed)) >= listener.options.limits.max_connections) {
+            // The slot is reserved before the check, so threads together never exceed the cap.
+            listener.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+            listener.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+            error_code ignored;
+            socket.close(ignored);
+        } else {
+            std::make_shared<Session>(std::move(socket), context, listener, handler)->start();
+        }
+        accept_loop(context, listener, acceptor, handler);
+    });
 }
 
 }  // namespace

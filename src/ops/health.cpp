@@ -32,6 +32,11 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
     }
     body["postgres"] = to_string(health_.postgres.load());
     body["redis"] = to_string(health_.redis.load());
+    if (clicks_ != nullptr) {
+        body["clicks"] = {{"pending_keys", clicks_->pending_keys.load()},
+                          {"dropped_clicks", clicks_->dropped_clicks.load()},
+                          {"redis_config_risky", clicks_->redis_config_risky.load()}};
+    }
     response.json(snapshot ? 200 : 503, body.dump() + "\n");
 }
 

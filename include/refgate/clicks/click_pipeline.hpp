@@ -21,15 +21,6 @@
 
 namespace refgate::clicks {
 
-struct ClickStats {
-    std::atomic<std::uint64_t> pending_keys{0};     // waiting for Redis
-    std::atomic<std::uint64_t> dropped_clicks{0};   // past the pending bound
-    std::atomic<std::uint64_t> dropped_samples{0};  // unique samples not fed to Redis
-    std::atomic<std::uint64_t> batches_sent{0};
-    std::atomic<std::uint64_t> redis_errors{0};
-    std::atomic<bool> redis_config_risky{false};
-};
-
 struct ClickSenderOptions {
     redis::RedisAddress redis;
     std::chrono::milliseconds window{250};

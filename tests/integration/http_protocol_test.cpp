@@ -1,0 +1,693 @@
+// The public listener's HTTP/1.1 behaviour as a client sees it, against the real `refgate serve`:
+// request smuggling shapes, pipelining, keep-alive, limits, slow clients, the connection cap,
+// graceful stop, and what a click leaves behind (no cookie, no user agent or address in the log).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cerrno>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "support/http_client.hpp"
+#include "support/service_process.hpp"
+#include "support/test_database.hpp"
+#include "support/test_env.hpp"
+
+namespace refgate::test {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr const char* kDocument = R"({
+  "partners": [{"slug": "acme", "name": "Acme", "ref_param": "ref", "ref_code": "picks42",
+                "allowed_domains": ["acme.example"], "extra_params": {}}],
+  "links": [{"slug": "demo", "partner": "acme", "destination": "https://acme.example/p",
+             "status": "active", "expires_at": null, "fallback": null, "utm_passthrough": false}]
+})";
+constexpr std::string_view kLocation = "https://acme.example/p?ref=picks42";
+constexpr std::string_view kUserAgent = "refgate-test-agent-7c1f";
+// A complete request that a smuggling shape tries to slip past the server.
+constexpr std::string_view kSmuggled = "GET /go/demo HTTP/1.1\r\nHost: x\r\n\r\n";
+
+// Imports partner "acme" and link "demo" into the database; returns the database URL.
+std::string import_demo(const TestDatabase& database) {
+    TempDir dir;
+    std::string file = dir.file("import.json");
+    std::ofstream(file) << kDocument;
+    auto result = run_refgate({"import", file}, {{"REFGATE_DATABASE_URL", database.url()}});
+    INFO("refgate import:\n" << result.out << result.err);
+    REQUIRE(result.exit_code == 0);
+    return database.url();
+}
+
+ServiceOptions demo_options(const TestDatabase& database, EnvPairs env) {
+    ServiceOptions options;
+    options.database_url = import_demo(database);
+    options.env = std::move(env);
+    return options;
+}
+
+// A migrated database of its own holding the "demo" link, and `refgate serve` answering from it.
+class DemoService {
+  public:
+    explicit DemoService(EnvPairs env = {}) : service_(demo_options(database_, std::move(env))) {}
+
+    ServiceProcess& process() { return service_; }
+    int port() const { return service_.port(); }
+
+  private:
+    TestDatabase database_;
+    ServiceProcess service_;
+};
+
+// A request with a Host field, the given extra field lines ("Name: value\r\n" each) and no body.
+std::string request(std::string_view method, std::string_view target, std::string_view fields = "",
+                    std::string_view version = "HTTP/1.1") {
+    std::string text;
+    text.append(method).append(" ").append(target).append(" ").append(version).append("\r\n");
+    text.append("Host: x\r\n").append(fields).append("\r\n");
+    return text;
+}
+
+milliseconds since(SteadyClock::time_point start) {
+    return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
+}
+
+// Sends `bytes` on a fresh connection and checks what a client must see for a refused request:
+// one answer with `status` and `Connection: close`, then the server closing the connection with
+// no second answer (so nothing that followed the bad request was ever processed).
+void expect_one_answer_then_close(int port, const std::string& bytes, int status) {
+    RawConnection conn(port);
+    CHECK(conn.send(bytes));
+    auto response = conn.read_response(5s);
+    if (!response) {
+        FAIL_CHECK("no response; received: " << conn.pending());
+        return;
+    }
+    CHECK(response->status == status);
+    CHECK(response->header("Connection") == "close");
+    std::string extra = conn.pending();
+    CHECK(conn.wait_closed(3s, &extra));
+    CHECK(extra.find("HTTP/1.") == std::string::npos);
+}
+
+// True when connecting to the port is refused (nothing listens there any more).
+bool connection_refused(int port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int rc = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    int error = errno;
+    ::close(fd);
+    return rc != 0 && error == ECONNREFUSED;
+}
+
+struct Shape {
+    std::string name;
+    std::string bytes;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "http protocol: every request smuggling shape is answered 400, the connection is closed and "
+    "the request hidden behind it is never answered",
+    "[http]") {
+    DemoService demo;
+    const std::string te_chunked = "Transfer-Encoding: chunked\r\n";
+    const std::string chunked_body = "0\r\n\r\n";
+    const std::string length_of_chunked_body = "Content-Length: 5\r\n";
+    std::vector<Shape> shapes = {
+        {"POST, Transfer-Encoding: chunked without Content-Length",
+         request("POST", "/go/demo", te_chunked) + chunked_body},
+        {"GET, Transfer-Encoding: chunked without Content-Length",
+         request("GET", "/go/demo", te_chunked) + chunked_body},
+        {"POST, Transfer-Encoding before Content-Length",
+         request("POST", "/go/demo", te_chunked + length_of_chunked_body) + chunked_body},
+        {"GET, Transfer-Encoding before Content-Length",
+         request("GET", "/go/demo", te_chunked + length_of_chunked_body) + chunked_body},
+        {"POST, Content-Length before Transfer-Encoding",
+         request("POST", "/go/demo", length_of_chunked_body + te_chunked) + chunked_body},
+        {"GET, Content-Length before Transfer-Encoding",
+         request("GET", "/go/demo", length_of_chunked_body + te_chunked) + chunked_body},
+        {"POST, lower-case transfer-encoding: chunked",
+         request("POST", "/go/demo", "transfer-encoding: chunked\r\n") + chunked_body},
+        {"GET, lower-case transfer-encoding: chunked",
+         request("GET", "/go/demo", "transfer-encoding: chunked\r\n") + chunked_body},
+        {"POST, Transfer-Encoding: ChUnKeD",
+         request("POST", "/go/demo", "Transfer-Encoding: ChUnKeD\r\n") + chunked_body},
+        {"GET, Transfer-Encoding: ChUnKeD",
+         request("GET", "/go/demo", "Transfer-Encoding: ChUnKeD\r\n") + chunked_body},
+        {"POST, Transfer-Encoding: gzip, chunked",
+         request("POST", "/go/demo", "Transfer-Encoding: gzip, chunked\r\n") + chunked_body},
+        {"GET, Transfer-Encoding: gzip, chunked",
+         request("GET", "/go/demo", "Transfer-Encoding: gzip, chunked\r\n") + chunked_body},
+        // Beast 1.81 takes a Transfer-Encoding that does not end in chunked for "no body", and
+        // then accepts a Content-Length after it.
+        {"POST, Transfer-Encoding: gzip then Content-Length",
+         request("POST", "/go/demo", "Transfer-Encoding: gzip\r\n" + length_of_chunked_body) +
+             chunked_body},
+        {"POST, Transfer-Encoding: identity",
+         request("POST", "/go/demo", "Transfer-Encoding: identity\r\n") + chunked_body},
+        {"GET, Transfer-Encoding: identity",
+         request("GET", "/go/demo", "Transfer-Encoding: identity\r\n") + chunked_body},
+        {"POST, Transfer-Encoding: chunked on HTTP/1.0",
+         request("POST", "/go/demo", te_chunked, "HTTP/1.0") + chunked_body},
+        {"GET, Transfer-Encoding: chunked on HTTP/1.0",
+         request("GET", "/go/demo", te_chunked, "HTTP/1.0") + chunked_body},
+        {"POST, Transfer-Encoding folded onto a continuation line",
+         request("POST", "/go/demo", "Transfer-Encoding:\r\n chunked\r\n") + chunked_body},
+        {"POST, whitespace between Transfer-Encoding and the colon",
+         request("POST", "/go/demo", "Transfer-Encoding : chunked\r\n") + chunked_body},
+        {"POST, two differing Content-Length fields",
+         request("POST", "/go/demo", "Content-Length: 5\r\nContent-Length: 6\r\n") + chunked_body},
+        {"POST, one Content-Length listing two differing values",
+         request("POST", "/go/demo", "Content-Length: 5, 6\r\n") + chunked_body},
+        {"GET with a Content-Length and a body",
+         request("GET", "/go/demo", "Content-Length: 5\r\n")},
+        {"HEAD with a Content-Length and a body",
+         request("HEAD", "/go/demo", "Content-Length: 5\r\n")},
+    };
+    for (const auto& shape : shapes) {
+        INFO("shape: " << shape.name);
+        // For the GET and HEAD shapes, the first 5 bytes of the smuggled request are the body.
+        expect_one_answer_then_close(demo.port(), shape.bytes + std::string(kSmuggled), 400);
+    }
+
+    // The refusals changed nothing: the link is still served.
+    auto after = http_get(demo.port(), "/go/demo");
+    CHECK(after.status == 302);
+    CHECK(demo.process().running());
+}
+
+TEST_CASE(
+    "http protocol: a burst of 50 pipelined requests is answered in order on one connection, "
+    "HEAD answers without a body",
+    "[http]") {
+    DemoService demo;
+    struct Expected {
+        int status;
+        bool head;
+        std::string_view location;
+    };
+    std::string burst;
+    std::vector<Expected> expected;
+    for (int i = 0; i < 50; ++i) {
+        switch ((i * 7 + i / 5) % 4) {
+            case 0:
+                burst += request("GET", "/go/demo");
+                expected.push_back({302, false, kLocation});
+                break;
+            case 1:
+                burst += request("GET", "/go/unknown");
+                expected.push_back({404, false, ""});
+                break;
+            case 2:
+                burst += request("HEAD", "/go/demo");
+                expected.push_back({302, true, kLocation});
+                break;
+            default:
+                burst += request("GET", "/healthz");
+                expected.push_back({200, false, ""});
+                break;
+        }
+    }
+    RawConnection conn(demo.port());
+    REQUIRE(conn.send(burst));
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        INFO("response " << i);
+        auto response = conn.read_response(5s, expected[i].head);
+        REQUIRE(response.has_value());
+        CHECK(response->status == expected[i].status);
+        CHECK(response->header("Location") == expected[i].location);
+        CHECK(response->header("Connection") != "close");
+        if (expected[i].head) {
+            CHECK(response->body.empty());
+            // No body follows the HEAD answer's header: the next answer starts right after it.
+            CHECK((conn.pending().empty() || conn.pending().starts_with("HTTP/1.1 ")));
+        } else if (expected[i].status == 200) {
+            CHECK(response->body == "{\"status\":\"ok\"}\n");
+        } else {
+            CHECK_FALSE(response->body.empty());
+        }
+    }
+    // Nothing more than the 50 answers came, and the connection still serves.
+    CHECK(conn.pending().empty());
+    REQUIRE(conn.send(request("GET", "/go/demo")));
+    auto last = conn.read_response(5s);
+    REQUIRE(last.has_value());
+    CHECK(last->status == 302);
+}
+
+TEST_CASE("http protocol: a keep-alive connection answers several requests in a row", "[http]") {
+    DemoService demo;
+    RawConnection conn(demo.port());
+    for (int i = 0; i < 5; ++i) {
+        INFO("request " << i);
+        REQUIRE(conn.send(request(i % 2 == 0 ? "GET" : "HEAD", "/go/demo")));
+        auto response = conn.read_response(5s, i % 2 != 0);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 302);
+        CHECK(response->header("Location") == kLocation);
+        CHECK(response->header("Connection") != "close");
+    }
+    CHECK(conn.pending().empty());
+    // Still open: the server did not close it between requests.
+    CHECK_FALSE(conn.wait_closed(200ms));
+}
+
+TEST_CASE("http protocol: HTTP/1.0 closes after the answer unless the client asks for keep-alive",
+          "[http]") {
+    DemoService demo;
+
+    SECTION("without Connection: keep-alive the answer says close and the server closes") {
+        RawConnection conn(demo.port());
+        REQUIRE(conn.send("GET /go/demo HTTP/1.0\r\n\r\n"));
+        auto response = conn.read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 302);
+        CHECK(response->header("Connection") == "close");
+        std::string extra = conn.pending();
+        CHECK(conn.wait_closed(3s, &extra));
+        CHECK(extra.empty());
+    }
+
+    SECTION("with Connection: keep-alive the connection stays open for the next request") {
+        RawConnection conn(demo.port());
+        for (int i = 0; i < 3; ++i) {
+            INFO("request " << i);
+            REQUIRE(conn.send("GET /go/demo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+            auto response = conn.read_response(5s);
+            REQUIRE(response.has_value());
+            CHECK(response->status == 302);
+            CHECK(response->header("Connection") == "keep-alive");
+        }
+        CHECK_FALSE(conn.wait_closed(200ms));
+    }
+}
+
+TEST_CASE("http protocol: a header block over the limit is answered 431 and the connection closed",
+          "[http]") {
+    DemoService demo;
+
+    SECTION("many small fields") {
+        std::string fields;
+        for (int i = 0; i < 100; ++i) {
+            fields += "X-Fill-" + std::to_string(i) + ": " + std::string(100, 'a') + "\r\n";
+        }
+        REQUIRE(fields.size() > 10'000);  // the default limit is 8 KiB
+        expect_one_answer_then_close(demo.port(), request("GET", "/go/demo", fields), 431);
+    }
+
+    SECTION("one large field, such as a big cookie") {
+        std::string fields = "Cookie: c=" + std::string(10'000, 'a') + "\r\n";
+        expect_one_answer_then_close(demo.port(), request("GET", "/go/demo", fields), 431);
+    }
+
+    auto after = http_get(demo.port(), "/go/demo");
+    CHECK(after.status == 302);
+}
+
+TEST_CASE(
+    "http protocol: a target over the limit is answered 414, even one longer than the header "
+    "limit",
+    "[http]") {
+    DemoService demo;
+
+    SECTION("a target of exactly the 2 KiB target limit is not refused for its length") {
+        std::string target = "/go/" + std::string(2048 - 4, 'a');
+        RawConnection conn(demo.port());
+        REQUIRE(conn.send(request("GET", target)));
+        auto response = conn.read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 404);  // no such (or valid) slug
+    }
+
+    SECTION("a target over the 2 KiB target limit") {
+        std::string target = "/go/" + std::string(3000, 'a');
+        expect_one_answer_then_close(demo.port(), request("GET", target), 414);
+    }
+
+    SECTION("a target longer than the whole 8 KiB header limit") {
+        std::string target = "/go/" + std::string(10 * 1024, 'a');
+        expect_one_answer_then_close(demo.port(), request("GET", target), 414);
+    }
+
+    auto after = http_get(demo.port(), "/go/demo");
+    CHECK(after.status == 302);
+}
+
+TEST_CASE(
+    "http protocol: with a header limit below the target limit, a request line longer than the "
+    "header limit is answered 414",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_MAX_HEADER_BYTES", "1024"}});
+
+    // Within the 2 KiB target limit, but the request line alone does not fit in 1 KiB of header.
+    std::string target = "/go/" + std::string(1500, 'a');
+    expect_one_answer_then_close(demo.port(), request("GET", target), 414);
+
+    // A header block over 1 KiB after a short request line is still 431.
+    std::string fields = "X-Fill: " + std::string(1200, 'a') + "\r\n";
+    expect_one_answer_then_close(demo.port(), request("GET", "/go/demo", fields), 431);
+}
+
+TEST_CASE(
+    "http protocol: garbage, unknown methods and odd slugs get a 4xx answer and the service keeps "
+    "serving",
+    "[http]") {
+    DemoService demo;
+
+    std::vector<Shape> garbage = {
+        {"a TLS ClientHello", std::string("\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03", 11)},
+        {"words without a target and version", "HELLO\r\n\r\n"},
+        {"a request line of control characters", std::string("\x01\x02\x03 \x04 \x05\r\n\r\n")},
+        {"an unsupported HTTP version", request("GET", "/go/demo", "", "HTTP/9.9")},
+        {"a target with a space", "GET /go/de mo HTTP/1.1\r\nHost: x\r\n\r\n"},
+    };
+    for (const auto& shape : garbage) {
+        INFO("request line: " << shape.name);
+        expect_one_answer_then_close(demo.port(), shape.bytes, 400);
+    }
+
+    {
+        RawConnection conn(demo.port());
+        REQUIRE(conn.send(request("BREW", "/go/demo")));
+        auto response = conn.read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK((response->status == 405 || response->status == 400));
+        CHECK(response->header("Location").empty());
+    }
+
+    for (const char* target : {"/go/%2F", "/go/..", "/go/DEMO", "/go/demo%00", "/go/", "/go"}) {
+        INFO("target: " << target);
+        auto response = http_get(demo.port(), target);
+        CHECK(response.status == 404);
+        CHECK(response.header("Location").empty());
+    }
+
+    auto after = http_get(demo.port(), "/go/demo");
+    CHECK(after.status == 302);
+    CHECK(after.header("Location") == kLocation);
+    CHECK(demo.process().running());
+}
+
+TEST_CASE(
+    "http protocol: a slow-loris client is cut off after the read timeout while another client is "
+    "served",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_READ_TIMEOUT_MS", "700"}});
+
+    // Taken before the connection exists, so the server's clock for it starts later than ours.
+    auto start = SteadyClock::now();
+    RawConnection slow(demo.port());
+    REQUIRE(slow.send("GET /go/demo HTTP/1.1\r\nHost: x\r\nX-Slow: "));
+    bool closed = false;
+    bool other_served = false;
+    std::string extra;
+    while (since(start) < 3s) {
+        // Waiting for the close paces the client: one byte every 200 ms.
+        if (slow.wait_closed(200ms, &extra)) {
+            closed = true;
+            break;
+        }
+        if (!other_served) {
+            auto asked = SteadyClock::now();
+            auto response = http_get(demo.port(), "/go/demo");
+            CHECK(response.status == 302);
+            CHECK(since(asked) < 1s);
+            other_served = true;
+        }
+        slow.send("a");  // a failure shows up as the close above
+    }
+    auto elapsed = since(start);
+    INFO("closed after " << elapsed.count() << " ms");
+    CHECK(other_served);
+    CHECK(closed);
+    CHECK(elapsed >= 500ms);
+    CHECK(extra.find("HTTP/1.1 2") == std::string::npos);
+    CHECK(extra.find("HTTP/1.1 3") == std::string::npos);
+}
+
+TEST_CASE("http protocol: an idle keep-alive connection is closed after the read timeout",
+          "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_READ_TIMEOUT_MS", "700"}});
+
+    // Taken before the request is sent, so the server's idle clock starts later than ours.
+    auto start = SteadyClock::now();
+    RawConnection conn(demo.port());
+    REQUIRE(conn.send(request("GET", "/go/demo")));
+    auto response = conn.read_response(5s);
+    REQUIRE(response.has_value());
+    CHECK(response->status == 302);
+    std::string extra;
+    bool closed = conn.wait_closed(3s, &extra);
+    auto elapsed = since(start);
+    INFO("closed after " << elapsed.count() << " ms");
+    CHECK(closed);
+    CHECK(elapsed >= 500ms);
+    CHECK(extra.empty());
+}
+
+TEST_CASE(
+    "http protocol: a connection over the cap is closed at once without an answer, and a freed "
+    "slot is served",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_MAX_CONNECTIONS", "3"}});
+
+    // Three connections the server has accepted (each answered once), now idle.
+    std::vector<std::unique_ptr<RawConnection>> idle;
+    for (int i = 0; i < 3; ++i) {
+        idle.push_back(std::make_unique<RawConnection>(demo.port()));
+        REQUIRE(idle.back()->send(request("GET", "/go/demo")));
+        auto response = idle.back()->read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 302);
+    }
+
+    {
+        RawConnection fourth(demo.port());
+        fourth.send(request("GET", "/go/demo"));  // may fail: the server may have closed already
+        std::string extra;
+        CHECK(fourth.wait_closed(3s, &extra));
+        CHECK(extra.empty());
+    }
+    // The three are still served.
+    for (auto& conn : idle) {
+        REQUIRE(conn->send(request("GET", "/go/demo")));
+        auto response = conn->read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 302);
+    }
+
+    idle.erase(idle.begin());
+    // The server notices the close asynchronously: allow it a moment.
+    bool served = false;
+    auto start = SteadyClock::now();
+    while (!served && since(start) < 3s) {
+        RawConnection conn(demo.port());
+        conn.send(request("GET", "/go/demo"));
+        auto response = conn.read_response(1s);
+        served = response.has_value() && response->status == 302;
+        if (!served) std::this_thread::sleep_for(50ms);
+    }
+    CHECK(served);
+}
+
+TEST_CASE(
+    "http protocol: on SIGTERM the request in flight is answered, idle connections are closed, new "
+    "ones refused, and the exit code is 0",
+    "[http]") {
+    DemoService demo;
+    auto& service = demo.process();
+    int port = demo.port();
+
+    RawConnection idle(port);
+    REQUIRE(idle.send(request("GET", "/go/demo")));
+    auto first = idle.read_response(5s);
+    REQUIRE(first.has_value());
+    CHECK(first->status == 302);
+
+    std::string full = request("GET", "/go/demo", "User-Agent: refgate-graceful\r\n");
+    std::size_t half = full.size() / 2;
+    std::optional<RawConnection> in_flight;
+    in_flight.emplace(port);
+    REQUIRE(in_flight->send(full.substr(0, half)));
+    std::this_thread::sleep_for(300ms);  // the server has read the first half
+
+    REQUIRE(::kill(service.pid(), SIGTERM) == 0);
+    REQUIRE(service.wait_for_log("\"msg\":\"stopping\"", 5s));
+
+    std::string extra;
+    CHECK(idle.wait_closed(3s, &extra));
+    CHECK(extra.empty());
+
+    REQUIRE(in_flight->send(full.substr(half)));
+    auto response = in_flight->read_response(5s);
+    REQUIRE(response.has_value());
+    CHECK(response->status == 302);
+    CHECK(response->header("Location") == kLocation);
+    CHECK(response->header("Connection") == "close");
+    CHECK_FALSE(response->body.empty());
+    CHECK(in_flight->wait_closed(3s));
+
+    bool refused = false;
+    auto start = SteadyClock::now();
+    while (!refused && since(start) < 3s) {
+        refused = connection_refused(port);
+        if (!refused) std::this_thread::sleep_for(50ms);
+    }
+    CHECK(refused);
+
+    // A well-behaved client closes its end once it has read the answer.
+    in_flight.reset();
+    INFO("service log:\n" << service.log());
+    CHECK(service.stop(SIGTERM) == 0);
+    CHECK(service.log().find("\"msg\":\"stopped\"") != std::string::npos);
+}
+
+TEST_CASE(
+    "http protocol: after an answer with Connection: close the server lets go of the connection "
+    "within the linger second, even if the client keeps its end open",
+    "[http]") {
+    // One slot: it must come free although the first client never closes its end.
+    DemoService demo(EnvPairs{{"REFGATE_MAX_CONNECTIONS", "1"}});
+
+    RawConnection first(demo.port());
+    REQUIRE(first.send("HELLO\r\n\r\n"));
+    auto refused = first.read_response(5s);
+    REQUIRE(refused.has_value());
+    CHECK(refused->status == 400);
+    CHECK(refused->header("Connection") == "close");
+    CHECK(first.wait_closed(3s));  // the server's FIN; our end stays open
+
+    bool served = false;
+    auto start = SteadyClock::now();
+    while (!served && since(start) < 3s) {
+        RawConnection next(demo.port());
+        next.send(request("GET", "/go/demo"));  // may fail while the slot is taken
+        auto response = next.read_response(1s);
+        served = response.has_value() && response->status == 302;
+        if (!served) std::this_thread::sleep_for(100ms);
+    }
+    INFO("after " << since(start).count() << " ms");
+    CHECK(served);
+}
+
+TEST_CASE(
+    "http protocol: SIGTERM does not wait out the shutdown timeout for the client of the request "
+    "in flight keeping its end open",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_SHUTDOWN_TIMEOUT_MS", "6000"}});
+    auto& service = demo.process();
+
+    std::string full = request("GET", "/go/demo");
+    std::size_t half = full.size() / 2;
+    RawConnection conn(demo.port());
+    REQUIRE(conn.send(full.substr(0, half)));
+    std::this_thread::sleep_for(300ms);  // the server has read the first half
+
+    auto signalled = SteadyClock::now();
+    REQUIRE(::kill(service.pid(), SIGTERM) == 0);
+    REQUIRE(service.wait_for_log("\"msg\":\"stopping\"", 5s));
+    REQUIRE(conn.send(full.substr(half)));
+    auto response = conn.read_response(5s);
+    REQUIRE(response.has_value());
+    CHECK(response->status == 302);
+    CHECK(response->header("Connection") == "close");
+    CHECK(conn.wait_closed(3s));  // the server's FIN; our end stays open
+
+    int exit_code = service.stop(SIGTERM);
+    auto took = since(signalled);
+    std::string log = service.log();
+    INFO("exited " << took.count() << " ms after SIGTERM; service log:\n" << log);
+    CHECK(exit_code == 0);
+    CHECK(took < 4s);  // the linger after the last answer is 1 s
+    CHECK(log.find("shutdown_timeout") == std::string::npos);
+}
+
+TEST_CASE("http protocol: SIGINT stops the service with exit code 0", "[http]") {
+    DemoService demo;
+    auto response = http_get(demo.port(), "/go/demo");
+    CHECK(response.status == 302);
+    INFO("service log:\n" << demo.process().log());
+    CHECK(demo.process().stop(SIGINT) == 0);
+}
+
+TEST_CASE(
+    "http protocol: no answer sets a cookie, and the log holds neither the user agent nor the "
+    "client address",
+    "[http]") {
+    DemoService demo;
+    int port = demo.port();
+    const std::string agent = "User-Agent: " + std::string(kUserAgent) + "\r\n";
+
+    std::vector<std::pair<std::string, bool>> requests = {
+        {request("GET", "/go/demo", agent), false},
+        {request("GET", "/go/demo?src=newsletter", agent), false},
+        {request("HEAD", "/go/demo", agent), true},
+        {request("GET", "/go/unknown", agent), false},
+        {request("POST", "/go/demo", agent + "Content-Length: 0\r\n"), false},
+        {request("GET", "/healthz", agent), false},
+        {request("GET", "/readyz", agent), false},
+        {request("GET", "/nowhere", agent + "DNT: 1\r\n"), false},
+    };
+    RawConnection conn(port);
+    for (const auto& [bytes, head] : requests) {
+        INFO("request:\n" << bytes);
+        REQUIRE(conn.send(bytes));
+        auto response = conn.read_response(5s, head);
+        REQUIRE(response.has_value());
+        CHECK_FALSE(response->has_header("Set-Cookie"));
+    }
+    // Refused requests, with the user agent in them.
+    for (const auto& bytes :
+         {request("GET", "/go/demo", agent + "Transfer-Encoding: chunked\r\n") + "0\r\n\r\n",
+          request("GET", "/go/" + std::string(3000, 'a'), agent),
+          request("GET", "/go/demo", agent + "X-Big: " + std::string(10'000, 'a') + "\r\n")}) {
+        RawConnection refused(port);
+        REQUIRE(refused.send(bytes));
+        auto response = refused.read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK(response->status >= 400);
+        CHECK_FALSE(response->has_header("Set-Cookie"));
+    }
+
+    auto& service = demo.process();
+    CHECK(service.stop(SIGTERM) == 0);
+    std::string log = service.log();
+    INFO("service log:\n" << log);
+    CHECK(log.find(kUserAgent) == std::string::npos);
+    std::istringstream lines(log);
+    std::string line;
+    int listening = 0;
+    while (std::getline(lines, line)) {
+        auto entry = nlohmann::json::parse(line, nullptr, false);
+        if (!entry.is_discarded() && entry.is_object() && entry.value("msg", "") == "listening") {
+            ++listening;
+            continue;
+        }
+        INFO("log line: " << line);
+        CHECK(line.find("127.0.0.1") == std::string::npos);
+    }
+    CHECK(listening == 2);
+}
+
+}  // namespace refgate::test
