@@ -3,6 +3,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/basic_parser.hpp>
@@ -36,6 +37,8 @@ constexpr std::size_t kMaxPendingOutput = 64 * 1024;
 // kernel does not reset the connection before the client has read the response.
 constexpr std::chrono::milliseconds kLingerTime{1000};
 constexpr int kListenBacklog = 1024;
+// Threads for handlers that block (database work of the admin API).
+constexpr std::size_t kBlockingThreads = 4;
 
 // Errors of our own that the parser callbacks raise; each maps to one status.
 enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
@@ -181,6 +184,7 @@ struct ThreadContext {
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
     std::vector<std::unique_ptr<Handler>> handlers;         // one per listener
     std::vector<std::unique_ptr<tcp::acceptor>> acceptors;  // one per listener
+    asio::thread_pool* blocking_pool = nullptr;
     bool stopping = false;
     std::int64_t date_second = -1;
     char date[29] = {};
@@ -242,7 +246,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     // The server is stopping: an idle connection closes now, a busy one after its response.
     void stop() {
         stopping_ = true;
-        bool idle = !writing_ && input_.size() == 0 && !(parser_ && parser_->got_some());
+        bool idle = !writing_ && !busy_ && input_.size() == 0 && !(parser_ && parser_->got_some());
         if (idle) close_now();
     }
 
@@ -325,6 +329,10 @@ class Session final : public std::enable_shared_from_this<Session> {
                 }
             }
             if (parser_->is_done()) {
+                if (handler_.blocking()) {
+                    answer_on_pool();  // resumes process() on this thread when done
+                    return;
+                }
                 answer();
                 parser_.reset();
                 if (output_.size() >= kMaxPendingOutput) break;
@@ -375,7 +383,7 @@ class Session final : public std::enable_shared_from_this<Session> {
         closing_ = true;
     }
 
-    void answer() {
+    Request make_request() const {
         Request request;
         request.method = to_method(storage_.verb);
         request.method_name = storage_.method;
@@ -384,11 +392,37 @@ class Session final : public std::enable_shared_from_this<Session> {
         request.fields = &storage_.fields;
         request.body = storage_.body;
         request.peer = peer_;
+        return request;
+    }
+
+    void answer() {
         response_.reset();
-        handler_.handle(request, response_);
+        handler_.handle(make_request(), response_);
+        finish_answer();
+    }
+
+    void finish_answer() {
         bool keep_alive = parser_->keep_alive() && !response_.close() && !stopping_;
-        serialize(request.method == Method::head, keep_alive);
+        serialize(storage_.verb == bhttp::verb::head, keep_alive);
         if (!keep_alive) closing_ = true;
+    }
+
+    // A handler that blocks (on PostgreSQL, say) runs on the server's blocking pool, never on an
+    // I/O thread. The connection reads nothing more until the answer is back; the request's
+    // storage stays untouched meanwhile.
+    void answer_on_pool() {
+        response_.reset();
+        busy_ = true;
+        asio::post(*context_.blocking_pool, [self = shared_from_this()] {
+            self->handler_.handle(self->make_request(), self->response_);
+            asio::post(self->context_.ioc, [self] {
+                self->busy_ = false;
+                if (self->closed_) return;
+                self->finish_answer();
+                self->parser_.reset();
+                self->process();
+            });
+        });
     }
 
     void serialize(bool head, bool keep_alive) {
@@ -481,6 +515,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     bool header_checked_ = false;
     bool closing_ = false;
     bool writing_ = false;
+    bool busy_ = false;  // a blocking handler is working on this connection's request
     bool stopping_ = false;
     bool closed_ = false;
 };
@@ -518,6 +553,7 @@ void accept_loop(ThreadContext& context, ListenerState& listener, tcp::acceptor&
 }  // namespace
 
 struct Server::Impl {
+    asio::thread_pool blocking_pool{kBlockingThreads};
     std::vector<std::unique_ptr<ListenerState>> listeners;
     std::vector<std::unique_ptr<ThreadContext>> contexts;
     std::vector<std::thread> threads;
@@ -538,8 +574,10 @@ struct Server::Impl {
 Server::Server(unsigned threads, std::vector<ListenerOptions> listeners)
     : impl_(std::make_unique<Impl>()) {
     if (threads == 0) threads = 1;
-    for (unsigned i = 0; i < threads; ++i)
+    for (unsigned i = 0; i < threads; ++i) {
         impl_->contexts.push_back(std::make_unique<ThreadContext>());
+        impl_->contexts.back()->blocking_pool = &impl_->blocking_pool;
+    }
     for (auto& options : listeners) {
         auto state = std::make_unique<ListenerState>();
         state->options = std::move(options);
@@ -626,6 +664,7 @@ void Server::shutdown(std::chrono::milliseconds timeout) {
         for (auto& context : impl_->contexts) context->ioc.stop();
     }
     impl_->join_all();
+    impl_->blocking_pool.join();
 }
 
 }  // namespace refgate::http

@@ -209,14 +209,15 @@ LoadResult run_load(int port, const std::vector<std::string>& requests,
     while (true) {
         now = Clock::now();
         if (now >= deadline) break;
-        if (options.stop != nullptr && options.stop->load()) break;
+        // Once stopped, nothing more is sent, but what was sent is still read.
+        bool stopped = options.stop != nullptr && options.stop->load();
         bool busy = std::any_of(connections.begin(), connections.end(),
                                 [](const Connection& c) { return !c.in_flight.empty(); });
-        if (next >= options.total && !busy) break;
+        if ((stopped || next >= options.total) && !busy) break;
 
         // How many requests may have been sent by now.
-        std::size_t allowed = options.total;
-        if (options.rate > 0) {
+        std::size_t allowed = stopped ? next : options.total;
+        if (options.rate > 0 && !stopped) {
             double seconds = std::chrono::duration<double>(now - start).count();
             allowed = std::min(options.total, static_cast<std::size_t>(options.rate * seconds) + 1);
         }

@@ -16,7 +16,8 @@ struct LoadOptions {
     std::chrono::milliseconds max_time{10'000};
     std::size_t pipeline = 4;  // requests in flight per connection
     double rate = 0;           // requests per second over all connections; 0: as fast as answered
-    // When set and true, no new request is sent and run_load() returns at once.
+    // When set and true, no new request is sent; run_load() returns once the requests in flight
+    // are answered or their connections closed.
     const std::atomic<bool>* stop = nullptr;
 };
 

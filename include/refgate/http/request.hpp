@@ -27,7 +27,7 @@ struct Request {
     std::string_view method_name;
     std::string_view target;  // origin-form, as received
     int version = 11;         // 10 or 11
-    std::vector<HeaderField>* fields = nullptr;
+    const std::vector<HeaderField>* fields = nullptr;
     std::string_view body;
     PeerAddress peer;
 

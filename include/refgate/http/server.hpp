@@ -21,6 +21,9 @@ class Handler {
   public:
     virtual ~Handler() = default;
     virtual void handle(const Request& request, Response& response) = 0;
+    // A handler that may block (database work) returns true: the server then calls it on a
+    // small pool of its own, never on an I/O thread, possibly from several threads at once.
+    virtual bool blocking() const { return false; }
 };
 
 // Called once per I/O thread, so handlers may keep per-thread state without locks.
