@@ -28,6 +28,16 @@ CREATE TABLE refgate_flushed_buckets (
     flushed_at timestamptz NOT NULL DEFAULT now()
 );
 
+-- The per-field counts of buckets flushed before their time span ended (`refgate flush` closes
+-- the current bucket). Should Redis lose that close in its fsync window, new clicks land in the
+-- same bucket id again; only what exceeds these counts is then applied. Kept for a day.
+CREATE TABLE refgate_early_bucket_fields (
+    bucket bigint NOT NULL,
+    field  text   NOT NULL,
+    clicks bigint NOT NULL,
+    PRIMARY KEY (bucket, field)
+);
+
 -- Stable views for BI tools that read PostgreSQL directly; `link` and `partner` are slugs.
 CREATE VIEW refgate_clicks_daily AS
 SELECT l.slug AS link, p.slug AS partner, c.day, c.channel, c.class, c.clicks

@@ -48,6 +48,61 @@ void fault_point(const char* name) {
     }
 }
 
+using Counts = std::vector<std::pair<std::string, std::uint64_t>>;
+
+constexpr std::int64_t kEarlyFieldsKept = 86'400;
+
+std::uint64_t total_clicks(const Counts& counts) {
+    std::uint64_t total = 0;
+    for (const auto& [field, n] : counts) total += n;
+    return total;
+}
+
+nlohmann::json counter_rows(std::int64_t bucket, const Counts& counts) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [field, n] : counts) {
+        CounterKey key;
+        if (!CounterKey::parse_field(field, key)) {
+            log::error("bad_counter_field", {{"bucket", bucket}, {"field", field}});
+            continue;
+        }
+        rows.push_back({{"l", key.link_id},
+                        {"d", format_day(key.day)},
+                        {"ch", std::string(key.channel_view())},
+                        {"c", std::string(to_string(static_cast<ClickClass>(key.click_class)))},
+                        {"n", n}});
+    }
+    return rows;
+}
+
+// For a bucket flushed early: the counts it gained since (nothing for any other bucket).
+Counts growth_since_early_flush(pqxx::transaction_base& tx, std::int64_t bucket,
+                                const Counts& now) {
+    auto stored = tx.exec_params(
+        "SELECT field, clicks FROM refgate_early_bucket_fields WHERE bucket = $1", bucket);
+    if (stored.empty()) return {};
+    std::unordered_map<std::string, std::uint64_t> before;
+    for (const auto& row : stored) before[row[0].as<std::string>()] = row[1].as<std::uint64_t>();
+    Counts growth;
+    for (const auto& [field, n] : now) {
+        auto it = before.find(field);
+        std::uint64_t had = it == before.end() ? 0 : it->second;
+        if (n > had) growth.emplace_back(field, n - had);
+    }
+    return growth;
+}
+
+void record_early_fields(pqxx::transaction_base& tx, std::int64_t bucket, const Counts& counts) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& [field, n] : counts) rows.push_back({{"f", field}, {"n", n}});
+    tx.exec_params(R"sql(
+INSERT INTO refgate_early_bucket_fields AS t (bucket, field, clicks)
+SELECT $1, r.f, r.n FROM jsonb_to_recordset($2::jsonb) AS r(f text, n bigint)
+ON CONFLICT (bucket, field) DO UPDATE SET clicks = GREATEST(t.clicks, EXCLUDED.clicks)
+)sql",
+                   bucket, rows.dump());
+}
+
 void flush_uniques(redis::RedisConnection& redis, pqxx::connection& pg, FlushResult& result) {
     auto popped = redis.command({"SPOP", "refgate:hll:dirty", "10000"});
     if (popped.is_error() || popped.elements.empty()) return;
@@ -92,45 +147,45 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
             return result;
         }
     }
-    auto buckets = close_buckets(redis, options.bucket.count(), close_current);
+    auto closed = close_buckets(redis, options.bucket.count(), close_current);
     bool first = true;
-    for (std::int64_t bucket : buckets) {
+    for (std::int64_t bucket : closed.ids) {
         if (!first) fault_point("between_buckets");
         first = false;
-        auto counts = read_bucket(redis, bucket);
-        nlohmann::json rows = nlohmann::json::array();
-        std::uint64_t clicks = 0;
-        for (const auto& [field, delta] : counts) {
-            CounterKey key;
-            if (!CounterKey::parse_field(field, key)) {
-                log::error("bad_counter_field", {{"bucket", bucket}, {"field", field}});
-                continue;
-            }
-            rows.push_back({{"l", key.link_id},
-                            {"d", format_day(key.day)},
-                            {"ch", std::string(key.channel_view())},
-                            {"c", std::string(to_string(static_cast<ClickClass>(key.click_class)))},
-                            {"n", delta}});
-            clicks += delta;
-        }
+        // Closed before its time span ended: Redis could still hand out this id again.
+        bool early = bucket + options.bucket.count() > closed.redis_now;
+        const auto content = read_bucket(redis, bucket);
+        auto counts = content;
         pqxx::work tx(*pg);
-        auto recorded =
-            tx.exec_params(kRecordBucket, bucket, static_cast<int>(rows.size()), clicks);
+        auto recorded = tx.exec_params(kRecordBucket, bucket, static_cast<int>(counts.size()),
+                                       total_clicks(counts));
         if (recorded.empty()) {
             // Applied before: Redis brought it back (its DEL was lost in the AOF fsync window).
-            tx.abort();
-            ++result.skipped_buckets;
-            log::warn("bucket_already_flushed", {{"bucket", bucket}});
-        } else {
+            // Only an early bucket can have grown since; apply what exceeds what was recorded.
+            counts = growth_since_early_flush(tx, bucket, counts);
+        }
+        if (!recorded.empty() || !counts.empty()) {
+            auto rows = counter_rows(bucket, counts);
             if (!rows.empty()) tx.exec_params(kAddCounts, rows.dump());
+            if (early || recorded.empty()) record_early_fields(tx, bucket, content);
             fault_point("before_commit");
             tx.commit();
             fault_point("after_commit");
             ++result.buckets;
             result.counters += rows.size();
-            result.clicks += clicks;
+            result.clicks += total_clicks(counts);
+        } else {
+            tx.abort();
+            ++result.skipped_buckets;
+            log::warn("bucket_already_flushed", {{"bucket", bucket}});
         }
         delete_bucket(redis, bucket);
+    }
+    {
+        pqxx::work tx(*pg);
+        tx.exec_params("DELETE FROM refgate_early_bucket_fields WHERE bucket < $1",
+                       closed.redis_now - kEarlyFieldsKept);
+        tx.commit();
     }
     flush_uniques(redis, *pg, result);
     pqxx::nontransaction unlock(*pg);

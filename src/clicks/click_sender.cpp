@@ -106,24 +106,27 @@ void ClickSender::run() {
     }
 }
 
-// Moves the shards' counts into pending_, within the bound.
+// Moves the shards' counts into pending_, within the bound on distinct keys waiting for Redis
+// (those in pending_ and in unconfirmed batches, each counted once).
 void ClickSender::collect() {
     drained_.counts.clear();
     drained_.samples.clear();
     drained_.samples_dropped = 0;
     for (ClickShard* shard : shards_) shard->drain(drained_);
-    std::size_t in_flight_keys = 0;
-    for (const auto& b : in_flight_) in_flight_keys += b.counts.size();
     std::uint64_t dropped = 0;
     for (const auto& [key, delta] : drained_.counts) {
         auto it = pending_.find(key);
         if (it != pending_.end()) {
             it->second += delta;
-        } else if (pending_.size() + in_flight_keys < options_.max_pending_keys) {
-            pending_.emplace(key, delta);
-        } else {
-            dropped += delta;
+            continue;
         }
+        bool known = in_flight_keys_.count(key) != 0;
+        if (!known && in_flight_keys_.size() + pending_new_keys_ >= options_.max_pending_keys) {
+            dropped += delta;
+            continue;
+        }
+        pending_.emplace(key, delta);
+        if (!known) ++pending_new_keys_;
     }
     if (dropped > 0) {
         stats_.dropped_clicks.fetch_add(dropped, std::memory_order_relaxed);
@@ -137,23 +140,29 @@ void ClickSender::collect() {
     }
     stats_.dropped_samples.fetch_add(drained_.samples_dropped, std::memory_order_relaxed);
     samples_.insert(samples_.end(), drained_.samples.begin(), drained_.samples.end());
-    stats_.pending_keys.store(pending_.size() + in_flight_keys, std::memory_order_relaxed);
+    stats_.pending_keys.store(in_flight_keys_.size() + pending_new_keys_,
+                              std::memory_order_relaxed);
+}
+
+// A batch keeps its id and content until Redis confirms it; new batches are made only once the
+// previous ones are confirmed, so a retry never mixes old and new counts.
+void ClickSender::seal_pending() {
+    if (!in_flight_.empty() || pending_.empty()) return;
+    Batch batch{next_batch_id(), {}};
+    for (const auto& [key, delta] : pending_) {
+        batch.counts.emplace_back(key.field(), delta);
+        in_flight_keys_.insert(key);
+        if (batch.counts.size() == kMaxFieldsPerBatch) {
+            in_flight_.push_back(std::move(batch));
+            batch = Batch{next_batch_id(), {}};
+        }
+    }
+    if (!batch.counts.empty()) in_flight_.push_back(std::move(batch));
+    pending_.clear();
+    pending_new_keys_ = 0;
 }
 
 bool ClickSender::send_all() {
-    // Fix the content of new batches first: a batch keeps its id and content until Redis confirms.
-    if (!pending_.empty()) {
-        Batch batch{next_batch_id(), {}};
-        for (const auto& [key, delta] : pending_) {
-            batch.counts.emplace_back(key.field(), delta);
-            if (batch.counts.size() == kMaxFieldsPerBatch) {
-                in_flight_.push_back(std::move(batch));
-                batch = Batch{next_batch_id(), {}};
-            }
-        }
-        if (!batch.counts.empty()) in_flight_.push_back(std::move(batch));
-        pending_.clear();
-    }
     redis::RedisConnection* redis = connection();
     if (redis == nullptr) {
         if (health_.redis.exchange(DependencyState::down) != DependencyState::down) {
@@ -167,7 +176,9 @@ bool ClickSender::send_all() {
     try {
         if (!config_checked_) check_redis_config(*redis);
         refresh_salts(*redis);
-        if (!in_flight_.empty()) {
+        // Unconfirmed batches first, then what came since, in a second round trip.
+        for (int round = 0; round < 2 && (!in_flight_.empty() || !pending_.empty()); ++round) {
+            seal_pending();
             std::vector<redis::Command> commands;
             for (const auto& batch : in_flight_) {
                 commands.push_back(
@@ -179,9 +190,10 @@ bool ClickSender::send_all() {
             }
             stats_.batches_sent.fetch_add(in_flight_.size(), std::memory_order_relaxed);
             in_flight_.clear();
+            in_flight_keys_.clear();
         }
         send_samples(*redis);
-        stats_.pending_keys.store(0, std::memory_order_relaxed);
+        stats_.pending_keys.store(pending_new_keys_, std::memory_order_relaxed);
         health_.redis = DependencyState::up;
         return true;
     } catch (const redis::RedisError& e) {
@@ -320,6 +332,8 @@ void ClickSender::replay_spill() {
             Batch batch{b.at("id").get<std::string>(), {}};
             for (const auto& [field, delta] : b.at("counts").items()) {
                 batch.counts.emplace_back(field, delta.get<std::uint64_t>());
+                CounterKey key;
+                if (CounterKey::parse_field(field, key)) in_flight_keys_.insert(key);
             }
             keys += batch.counts.size();
             in_flight_.push_back(std::move(batch));

@@ -40,7 +40,7 @@ if fence > closed then
   redis.call('SET', 'refgate:bucket:closed', fence)
   closed = fence
 end
-local out = {}
+local out = {tostring(now)}
 for _, id in ipairs(redis.call('SMEMBERS', 'refgate:buckets')) do
   if tonumber(id) <= closed then table.insert(out, id) end
 end
@@ -62,15 +62,18 @@ redis::Command add_batch_command(std::int64_t bucket_seconds, const std::string&
     return command;
 }
 
-std::vector<std::int64_t> close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
-                                        bool include_current) {
+ClosedBuckets close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
+                            bool include_current) {
     auto reply = redis.command(
         {"EVAL", kClose, "0", std::to_string(bucket_seconds), include_current ? "1" : "0"});
     if (reply.is_error()) throw redis::RedisError("closing buckets: " + reply.str);
-    std::vector<std::int64_t> ids;
-    for (const auto& e : reply.elements) ids.push_back(std::stoll(e.str));
-    std::sort(ids.begin(), ids.end());
-    return ids;
+    ClosedBuckets closed;
+    if (reply.elements.empty()) throw redis::RedisError("closing buckets: empty reply");
+    closed.redis_now = std::stoll(reply.elements[0].str);
+    for (std::size_t i = 1; i < reply.elements.size(); ++i)
+        closed.ids.push_back(std::stoll(reply.elements[i].str));
+    std::sort(closed.ids.begin(), closed.ids.end());
+    return closed;
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConnection& redis,

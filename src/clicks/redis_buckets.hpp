@@ -25,10 +25,15 @@ namespace refgate::clicks {
 redis::Command add_batch_command(std::int64_t bucket_seconds, const std::string& batch_id,
                                  const std::vector<std::pair<std::string, std::uint64_t>>& counts);
 
-// Closes every bucket older than the current one (and the current one too with `include_current`);
-// returns the ids of the closed buckets still waiting, oldest first.
-std::vector<std::int64_t> close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
-                                        bool include_current);
+struct ClosedBuckets {
+    std::int64_t redis_now = 0;     // Redis' clock when they were closed
+    std::vector<std::int64_t> ids;  // closed buckets still waiting, oldest first
+};
+
+// Closes every bucket older than the current one (and the current one too with
+// `include_current`).
+ClosedBuckets close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
+                            bool include_current);
 
 std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConnection& redis,
                                                                std::int64_t id);

@@ -283,7 +283,9 @@ class Session final : public std::enable_shared_from_this<Session> {
         socket_.async_read_some(input_.prepare(space),
                                 [self = shared_from_this()](error_code ec, std::size_t n) {
                                     self->input_.commit(n);
-                                    if (ec) {
+                                    // A read may complete after stop() closed the connection:
+                                    // answering (and counting) it then would reach nobody.
+                                    if (ec || self->closed_) {
                                         self->close_now();
                                         return;
                                     }

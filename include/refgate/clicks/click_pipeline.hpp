@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "refgate/core/clicks.hpp"
@@ -52,6 +53,7 @@ class ClickSender {
 
     void run();
     void collect();
+    void seal_pending();
     bool send_all();  // false when Redis failed
     void send_samples(redis::RedisConnection& redis);
     void refresh_salts(redis::RedisConnection& redis);
@@ -72,6 +74,8 @@ class ClickSender {
     DrainedClicks drained_;
     std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> pending_;
     std::deque<Batch> in_flight_;
+    std::unordered_set<CounterKey, CounterKeyHash> in_flight_keys_;
+    std::size_t pending_new_keys_ = 0;  // keys in pending_ that no unconfirmed batch holds
     std::vector<UniqueSample> samples_;
     std::unique_ptr<redis::RedisConnection> redis_;
     bool config_checked_ = false;
