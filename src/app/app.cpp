@@ -4,6 +4,8 @@
 
 #include <csignal>
 
+#include "refgate/admin/admin_handler.hpp"
+#include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/click_classifier.hpp"
 #include "refgate/core/log.hpp"
@@ -96,13 +98,16 @@ int App::serve() {
                 return router;
             },
     };
+    auto admin_api = std::make_shared<admin::AdminHandler>(admin::make_pg_admin_store(
+        {.database_url = config_.database_url, .url_policy = url_policy}));
     http::ListenerOptions admin_listener{
         .name = "admin",
         .endpoint = config_.admin_listen,
         .limits = config_.admin_http,
         .handler_factory =
-            [health_handler] {
+            [health_handler, admin_api] {
                 auto router = std::make_unique<http::Router>();
+                router->prefix("/api/v1/", admin_api);
                 auto ops = health_handler();
                 router->exact("/healthz", ops);
                 router->exact("/readyz", ops);

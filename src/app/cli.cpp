@@ -3,6 +3,7 @@
 #include <iostream>
 #include <thread>
 
+#include "refgate/admin/tokens.hpp"
 #include "refgate/app/app.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/log.hpp"
@@ -26,6 +27,11 @@ commands:
   import FILE    upsert partners and links from a JSON file ('-' reads standard input); all or nothing
   export         print every partner and link in the import format
   flush          move every count waiting in Redis into PostgreSQL now, and print what moved
+  token create --name NAME --role viewer|editor|admin
+                 create an admin API token; it is printed once, alone on the last line
+  token list     list tokens (name, role, created, last used, revoked); never their text
+  token revoke NAME
+                 revoke the live token of that name
 
 Settings come from the JSON file given with --config, overridden by REFGATE_* environment
 variables; see README.md.
@@ -116,6 +122,51 @@ int flush(const Config& c) {
     return kExitFailure;
 }
 
+int token_command(const Config& c, const std::vector<std::string>& args,
+                  const po::variables_map& vm) {
+    if (args.size() == 1 && args[0] == "create") {
+        if (!vm.count("name") || !vm.count("role")) {
+            std::cerr << "refgate token create: --name and --role are required\n";
+            return kExitUsage;
+        }
+        auto role = admin::parse_role(vm["role"].as<std::string>());
+        if (!role) {
+            std::cerr << "refgate token create: --role must be viewer, editor or admin\n";
+            return kExitUsage;
+        }
+        std::string name = vm["name"].as<std::string>();
+        try {
+            std::string token = admin::create_token(c.database_url, name, *role);
+            std::cout << "token '" << name << "' (" << admin::to_string(*role)
+                      << ") created; it is shown only now:\n"
+                      << token << "\n";
+            return kExitOk;
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "refgate token create: " << e.what() << "\n";
+            return kExitFailure;
+        }
+    }
+    if (args.size() == 1 && args[0] == "list") {
+        std::cout << "name\trole\tcreated_at\tlast_used_on\trevoked_at\n";
+        for (const auto& t : admin::list_tokens(c.database_url)) {
+            std::cout << t.name << "\t" << t.role << "\t" << t.created_at << "\t"
+                      << (t.last_used_on.empty() ? "-" : t.last_used_on) << "\t"
+                      << (t.revoked_at.empty() ? "-" : t.revoked_at) << "\n";
+        }
+        return kExitOk;
+    }
+    if (args.size() == 2 && args[0] == "revoke") {
+        if (!admin::revoke_token(c.database_url, args[1])) {
+            std::cerr << "refgate token revoke: no live token named '" << args[1] << "'\n";
+            return kExitFailure;
+        }
+        std::cout << "revoked: " << args[1] << "\n";
+        return kExitOk;
+    }
+    std::cerr << "refgate token: expected create, list or revoke NAME\n" << kUsage;
+    return kExitUsage;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -123,7 +174,9 @@ int run_cli(int argc, char** argv) {
     options.add_options()("help,h", "show usage")("config,c", po::value<std::string>(),
                                                   "JSON config file")(
         "command", po::value<std::string>(), "command")(
-        "args", po::value<std::vector<std::string>>(), "arguments");
+        "args", po::value<std::vector<std::string>>(), "arguments")(
+        "name", po::value<std::string>(), "token name (token create)")(
+        "role", po::value<std::string>(), "token role (token create)");
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -166,11 +219,15 @@ int run_cli(int argc, char** argv) {
         }
         if (command == "import" && args.size() == 1) return import_file(config, args[0]);
         if (command == "flush" && args.empty()) return flush(config);
+        if (command == "token") return token_command(config, args, vm);
         if (command == "export" && args.empty()) {
             std::cout << pg::export_document(config.database_url).dump(2) << "\n";
             return kExitOk;
         }
     } catch (const pg::DatabaseError& e) {
+        log::error("database_error", {{"command", command}, {"error", e.what()}});
+        return kExitFailure;
+    } catch (const admin::StoreError& e) {
         log::error("database_error", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
     } catch (const redis::RedisError& e) {

@@ -3,10 +3,12 @@
 namespace refgate::http {
 
 void Router::exact(std::string path, std::shared_ptr<Handler> handler) {
+    blocking_ = blocking_ || handler->blocking();
     routes_.push_back({std::move(path), false, std::move(handler)});
 }
 
 void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler) {
+    blocking_ = blocking_ || handler->blocking();
     routes_.push_back({std::move(prefix), true, std::move(handler)});
 }
 

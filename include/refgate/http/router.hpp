@@ -15,6 +15,8 @@ class Router final : public Handler {
     void exact(std::string path, std::shared_ptr<Handler> handler);
     void prefix(std::string prefix, std::shared_ptr<Handler> handler);
     void handle(const Request& request, Response& response) override;
+    // Blocking when any route's handler blocks: the whole listener then answers on the pool.
+    bool blocking() const override { return blocking_; }
 
   private:
     struct Route {
@@ -23,6 +25,7 @@ class Router final : public Handler {
         std::shared_ptr<Handler> handler;
     };
     std::vector<Route> routes_;
+    bool blocking_ = false;
 };
 
 }  // namespace refgate::http

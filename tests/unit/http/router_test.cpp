@@ -93,3 +93,25 @@ TEST_CASE("an empty router answers 404", "[router]") {
     route(router, "/", &status);
     CHECK(status == 404);
 }
+
+namespace {
+class BlockingHandler final : public refgate::http::Handler {
+  public:
+    void handle(const refgate::http::Request&, refgate::http::Response&) override {}
+    bool blocking() const override { return true; }
+};
+class QuickHandler final : public refgate::http::Handler {
+  public:
+    void handle(const refgate::http::Request&, refgate::http::Response&) override {}
+};
+}  // namespace
+
+TEST_CASE("a router with a blocking route is answered off the I/O threads", "[router]") {
+    refgate::http::Router quick;
+    quick.exact("/healthz", std::make_shared<QuickHandler>());
+    CHECK_FALSE(quick.blocking());
+    refgate::http::Router admin;
+    admin.exact("/healthz", std::make_shared<QuickHandler>());
+    admin.prefix("/api/v1/", std::make_shared<BlockingHandler>());
+    CHECK(admin.blocking());
+}

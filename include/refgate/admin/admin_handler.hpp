@@ -1,0 +1,81 @@
+#pragma once
+
+// The editors' JSON API under /api/v1 on the admin listener: bearer tokens with roles, ETag and
+// If-Match, RFC 9457 problem answers. One instance serves every thread.
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/http/server.hpp"
+
+namespace refgate::admin {
+
+enum class Operation {
+    list_partners,
+    create_partner,
+    get_partner,
+    update_partner,
+    delete_partner,
+    partner_codes,
+    list_links,
+    create_link,
+    get_link,
+    update_link,
+    delete_link,
+    audit,
+};
+
+struct Route {
+    http::Method method;
+    std::string_view method_name;  // "GET", as OpenAPI spells it in lower case
+    std::string_view pattern;      // "/api/v1/partners/{slug}"
+    Role min_role;
+    Operation operation;
+};
+
+// Every route the handler serves; tests check each against api/openapi.json.
+std::span<const Route> routes();
+
+struct AdminOptions {
+    std::size_t max_failures_per_minute = 20;   // per source address, then 429
+    std::size_t max_tracked_addresses = 10000;  // failure counters kept in memory at most
+};
+
+// Counts failed authentications per source address in memory only; never stored.
+class FailureLimiter {
+  public:
+    explicit FailureLimiter(std::size_t max_per_minute, std::size_t max_addresses)
+        : max_per_minute_(max_per_minute), max_addresses_(max_addresses) {}
+    // Seconds to wait when the address is over its limit; 0 when it may try.
+    int retry_after(const http::PeerAddress& peer, std::chrono::steady_clock::time_point now);
+    void record_failure(const http::PeerAddress& peer, std::chrono::steady_clock::time_point now);
+
+  private:
+    struct Window {
+        std::chrono::steady_clock::time_point start;
+        std::size_t failures = 0;
+    };
+    std::mutex mutex_;
+    std::size_t max_per_minute_;
+    std::size_t max_addresses_;
+    std::unordered_map<std::string, Window> windows_;
+};
+
+class AdminHandler final : public http::Handler {
+  public:
+    AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options = {});
+    void handle(const http::Request& request, http::Response& response) override;
+    bool blocking() const override { return true; }
+
+  private:
+    std::unique_ptr<AdminStore> store_;
+    AdminOptions options_;
+    FailureLimiter limiter_;
+};
+
+}  // namespace refgate::admin

@@ -1,0 +1,102 @@
+#pragma once
+
+// What the admin API asks of the system of record, without seeing libpqxx. Objects travel as the
+// import format (see core/import_document.hpp) plus created_at, updated_at and version.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace refgate::admin {
+
+enum class Role { viewer = 0, editor = 1, admin = 2 };
+
+std::string_view to_string(Role role);
+std::optional<Role> parse_role(std::string_view text);
+
+// Who is asking: the token's name and role.
+struct Actor {
+    std::string name;
+    Role role = Role::viewer;
+};
+
+// A live token found by its hash; the handler compares the hash again in constant time.
+struct StoredToken {
+    Actor actor;
+    std::string hash_hex;
+};
+
+struct FieldError {
+    std::string field;
+    std::string message;
+};
+
+enum class OutcomeKind { ok, created, deleted, not_found, conflict, stale, invalid };
+
+struct Outcome {
+    OutcomeKind kind = OutcomeKind::ok;
+    nlohmann::ordered_json body;     // the object, or {"items": [...], "next_cursor": ...}
+    std::int64_t version = 0;        // of a single object; 0 for collections
+    std::string detail;              // for conflicts and not-found answers
+    std::vector<FieldError> errors;  // for invalid
+};
+
+// An If-Match precondition: a version, or any (`*`).
+struct Precondition {
+    bool any = false;
+    std::int64_t version = 0;
+};
+
+struct LinkFilter {
+    std::string partner;  // empty: any
+    std::string status;   // empty: any
+    std::string cursor;   // the last slug of the previous page; empty: from the start
+    std::size_t limit = 50;
+};
+
+struct AuditFilter {
+    std::string entity;  // empty: any
+    std::string slug;    // empty: any
+    std::size_t limit = 100;
+};
+
+// PostgreSQL could not be reached or refused a statement.
+class StoreError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Every write records an audit row in its own transaction. Methods throw StoreError when the
+// database fails; the handler answers 503 then. Implementations are thread-safe.
+class AdminStore {
+  public:
+    virtual ~AdminStore() = default;
+
+    virtual std::optional<StoredToken> find_token(const std::string& hash_hex) = 0;
+
+    virtual Outcome list_partners() = 0;
+    virtual Outcome get_partner(const std::string& slug) = 0;
+    virtual Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) = 0;
+    virtual Outcome update_partner(const Actor& actor, const std::string& slug,
+                                   const Precondition& if_match,
+                                   const nlohmann::ordered_json& patch) = 0;
+    virtual Outcome delete_partner(const Actor& actor, const std::string& slug,
+                                   const Precondition& if_match) = 0;
+    virtual Outcome partner_codes(const std::string& slug) = 0;
+
+    virtual Outcome list_links(const LinkFilter& filter) = 0;
+    virtual Outcome get_link(const std::string& slug) = 0;
+    virtual Outcome create_link(const Actor& actor, const nlohmann::ordered_json& body) = 0;
+    virtual Outcome update_link(const Actor& actor, const std::string& slug,
+                                const Precondition& if_match,
+                                const nlohmann::ordered_json& patch) = 0;
+    virtual Outcome delete_link(const Actor& actor, const std::string& slug,
+                                const Precondition& if_match) = 0;
+
+    virtual Outcome audit(const AuditFilter& filter) = 0;
+};
+
+}  // namespace refgate::admin

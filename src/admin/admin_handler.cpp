@@ -1,0 +1,447 @@
+#include "refgate/admin/admin_handler.hpp"
+
+#include <array>
+#include <charconv>
+#include <string>
+
+#include "refgate/admin/tokens.hpp"
+#include "refgate/core/log.hpp"
+#include "refgate/core/model.hpp"
+
+namespace refgate::admin {
+namespace {
+
+using http::Method;
+using Json = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxPageSize = 200;
+constexpr std::size_t kDefaultPageSize = 50;
+constexpr std::size_t kMaxAuditPage = 500;
+
+constexpr std::array kRoutes{
+    Route{Method::get, "GET", "/api/v1/partners", Role::viewer, Operation::list_partners},
+    Route{Method::post, "POST", "/api/v1/partners", Role::editor, Operation::create_partner},
+    Route{Method::get, "GET", "/api/v1/partners/{slug}", Role::viewer, Operation::get_partner},
+    Route{Method::patch, "PATCH", "/api/v1/partners/{slug}", Role::editor,
+          Operation::update_partner},
+    Route{Method::del, "DELETE", "/api/v1/partners/{slug}", Role::editor,
+          Operation::delete_partner},
+    Route{Method::get, "GET", "/api/v1/partners/{slug}/codes", Role::viewer,
+          Operation::partner_codes},
+    Route{Method::get, "GET", "/api/v1/links", Role::viewer, Operation::list_links},
+    Route{Method::post, "POST", "/api/v1/links", Role::editor, Operation::create_link},
+    Route{Method::get, "GET", "/api/v1/links/{slug}", Role::viewer, Operation::get_link},
+    Route{Method::patch, "PATCH", "/api/v1/links/{slug}", Role::editor, Operation::update_link},
+    Route{Method::del, "DELETE", "/api/v1/links/{slug}", Role::editor, Operation::delete_link},
+    Route{Method::get, "GET", "/api/v1/audit", Role::admin, Operation::audit},
+};
+
+// Matches a path against a pattern whose "{slug}" segment matches one non-empty segment.
+bool matches(std::string_view pattern, std::string_view path, std::string& slug) {
+    while (!pattern.empty() || !path.empty()) {
+        auto ps = pattern.find('/', 1);
+        auto qs = path.find('/', 1);
+        std::string_view p = pattern.substr(0, ps);
+        std::string_view q = path.substr(0, qs);
+        if (p == "/{slug}") {
+            if (q.size() < 2) return false;
+            slug = std::string(q.substr(1));
+        } else if (p != q) {
+            return false;
+        }
+        pattern = ps == std::string_view::npos ? std::string_view{} : pattern.substr(ps);
+        path = qs == std::string_view::npos ? std::string_view{} : path.substr(qs);
+    }
+    return true;
+}
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+std::string percent_decode(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '+') {
+            out.push_back(' ');
+        } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+                   hex_value(text[i + 2]) >= 0) {
+            out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
+            i += 2;
+        } else {
+            out.push_back(text[i]);
+        }
+    }
+    return out;
+}
+
+// The value of a query parameter (the first of that name), decoded; nullopt when absent.
+std::optional<std::string> query_param(std::string_view query, std::string_view name) {
+    while (!query.empty()) {
+        auto amp = query.find('&');
+        std::string_view pair = query.substr(0, amp);
+        auto eq = pair.find('=');
+        if (percent_decode(pair.substr(0, eq)) == name)
+            return eq == std::string_view::npos ? std::string()
+                                                : percent_decode(pair.substr(eq + 1));
+        if (amp == std::string_view::npos) break;
+        query.remove_prefix(amp + 1);
+    }
+    return std::nullopt;
+}
+
+std::string peer_key(const http::PeerAddress& peer) {
+    return std::string(reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size());
+}
+
+// A weak validator for answers that are not one versioned object.
+std::string body_etag(const std::string& body) {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : body) h = (h ^ c) * 1099511628211ull;
+    char digits[17];
+    auto end = std::to_chars(digits, digits + sizeof digits, h, 16).ptr;
+    return "W/\"" + std::string(digits, end) + "\"";
+}
+
+struct Answer {
+    http::Response& response;
+
+    void json(int status, const Json& body, std::int64_t version = 0) {
+        response.set_status(status);
+        response.add_header("Content-Type", "application/json");
+        response.add_header("Cache-Control", "no-store");
+        response.body() = body.dump();
+        response.add_header("ETag", version > 0 ? "\"" + std::to_string(version) + "\""
+                                                : body_etag(response.body()));
+    }
+
+    // RFC 9457 problem details.
+    void problem(int status, std::string_view type, std::string_view detail,
+                 const std::vector<FieldError>& errors = {}) {
+        Json body{{"type", "urn:refgate:problem:" + std::string(type)},
+                  {"title", std::string(http::reason_phrase(status))},
+                  {"status", status},
+                  {"detail", std::string(detail)}};
+        if (status == 422) {
+            Json list = Json::array();
+            for (const auto& e : errors) {
+                Json item{{"field", e.field}, {"message", e.message}};
+                // A destination rule is named at the end of its message: "... [not_https]".
+                auto open = e.message.rfind(" [");
+                if (open != std::string::npos && e.message.ends_with("]"))
+                    item["rule"] = e.message.substr(open + 2, e.message.size() - open - 3);
+                list.push_back(std::move(item));
+            }
+            body["errors"] = std::move(list);
+        }
+        response.set_status(status);
+        response.add_header("Content-Type", "application/problem+json");
+        response.add_header("Cache-Control", "no-store");
+        response.body() = body.dump();
+        response.add_header("ETag", body_etag(response.body()));
+    }
+};
+
+std::string_view media_type(std::string_view content_type) {
+    auto semi = content_type.find(';');
+    auto type = content_type.substr(0, semi);
+    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+    return type;
+}
+
+// "42" -> 42; "*" -> any; nullopt when it names no version we issue.
+std::optional<Precondition> parse_if_match(std::string_view value) {
+    if (value == "*") return Precondition{.any = true};
+    if (value.size() < 3 || value.front() != '"' || value.back() != '"') return std::nullopt;
+    std::int64_t version = 0;
+    auto digits = value.substr(1, value.size() - 2);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+    if (ec != std::errc{} || ptr != digits.data() + digits.size() || version <= 0)
+        return std::nullopt;
+    return Precondition{.version = version};
+}
+
+void answer_outcome(Answer& answer, const Outcome& o) {
+    switch (o.kind) {
+        case OutcomeKind::ok:
+            answer.json(200, o.body, o.version);
+            return;
+        case OutcomeKind::created:
+            answer.json(201, o.body, o.version);
+            return;
+        case OutcomeKind::deleted:
+            answer.response.set_status(204);
+            answer.response.add_header("ETag", "\"" + std::to_string(o.version) + "\"");
+            return;
+        case OutcomeKind::not_found:
+            answer.problem(404, "not-found", o.detail);
+            return;
+        case OutcomeKind::conflict:
+            answer.problem(409, "conflict", o.detail);
+            return;
+        case OutcomeKind::stale:
+            answer.problem(412, "stale", o.detail + " (If-Match does not match the ETag)");
+            return;
+        case OutcomeKind::invalid:
+            answer.problem(422, "validation", "the request body breaks the rules in 'errors'",
+                           o.errors);
+            return;
+    }
+}
+
+}  // namespace
+
+std::span<const Route> routes() { return kRoutes; }
+
+int FailureLimiter::retry_after(const http::PeerAddress& peer, Clock::time_point now) {
+    std::lock_guard lock(mutex_);
+    auto it = windows_.find(peer_key(peer));
+    if (it == windows_.end()) return 0;
+    auto age = now - it->second.start;
+    if (age >= std::chrono::minutes{1}) {
+        windows_.erase(it);
+        return 0;
+    }
+    if (it->second.failures < max_per_minute_) return 0;
+    auto left = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::minutes{1} - age);
+    return static_cast<int>(left.count()) + 1;
+}
+
+void FailureLimiter::record_failure(const http::PeerAddress& peer, Clock::time_point now) {
+    std::lock_guard lock(mutex_);
+    if (windows_.size() >= max_addresses_) {
+        // Bounded memory: forget windows that are over, or everything if none are.
+        std::erase_if(windows_, [now](const auto& entry) {
+            return now - entry.second.start >= std::chrono::minutes{1};
+        });
+        if (windows_.size() >= max_addresses_) windows_.clear();
+    }
+    auto& window = windows_[peer_key(peer)];
+    if (window.failures == 0 || now - window.start >= std::chrono::minutes{1}) {
+        window.start = now;
+        window.failures = 0;
+    }
+    ++window.failures;
+}
+
+AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options)
+    : store_(std::move(store)),
+      options_(options),
+      limiter_(options.max_failures_per_minute, options.max_tracked_addresses) {}
+
+void AdminHandler::handle(const http::Request& request, http::Response& response) {
+    Answer answer{response};
+    std::string_view path = request.path();
+    if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+
+    const Route* route = nullptr;
+    bool path_known = false;
+    std::string slug;
+    std::string allow;
+    for (const auto& r : kRoutes) {
+        std::string s;
+        if (!matches(r.pattern, path, s)) continue;
+        path_known = true;
+        allow += (allow.empty() ? "" : ", ") + std::string(r.method_name);
+        if (r.method == request.method) {
+            route = &r;
+            slug = std::move(s);
+        }
+    }
+    if (!path_known) {
+        answer.problem(404, "not-found", "no such resource");
+        return;
+    }
+
+    // Authentication comes before anything else is revealed, even the allowed methods.
+    auto now = Clock::now();
+    if (int wait = limiter_.retry_after(request.peer, now); wait > 0) {
+        answer.problem(429, "too-many-failures",
+                       "too many failed authentications from this address; try again later");
+        response.add_header("Retry-After", std::to_string(wait));
+        return;
+    }
+    std::string_view authorization = request.header("Authorization");
+    std::optional<Actor> actor;
+    if (authorization.size() > 7 && http::iequals(authorization.substr(0, 7), "Bearer ")) {
+        std::string_view token = authorization.substr(7);
+        while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+        if (plausible_token(token)) {
+            std::string hash = hash_token(token);
+            try {
+                if (auto stored = store_->find_token(hash);
+                    stored && same_hash(stored->hash_hex, hash)) {
+                    actor = stored->actor;
+                }
+            } catch (const std::exception& e) {
+                log::warn("admin_store_failed", {{"error", e.what()}});
+                answer.problem(503, "unavailable", "the database is unreachable; try again");
+                response.add_header("Retry-After", "1");
+                return;
+            }
+        }
+    }
+    if (!actor) {
+        limiter_.record_failure(request.peer, now);
+        answer.problem(401, "unauthorized",
+                       authorization.empty() ? "send Authorization: Bearer <token>"
+                                             : "the token is unknown or revoked");
+        response.add_header("WWW-Authenticate", authorization.empty() ? "Bearer realm=\"refgate\""
+                                                                      : "Bearer realm=\"refgate\", "
+                                                                        "error=\"invalid_token\"");
+        return;
+    }
+    if (route == nullptr) {
+        answer.problem(405, "method-not-allowed",
+                       std::string(request.method_name) + " is not allowed here");
+        response.add_header("Allow", allow);
+        return;
+    }
+    if (actor->role < route->min_role) {
+        answer.problem(403, "forbidden",
+                       "this needs the " + std::string(to_string(route->min_role)) +
+                           " role; the token has " + std::string(to_string(actor->role)));
+        return;
+    }
+    if (!slug.empty() && !valid_slug(slug)) {
+        answer.problem(404, "not-found", "no such resource");
+        return;
+    }
+
+    // Bodies: JSON objects only.
+    Json body;
+    if (request.method == Method::post || request.method == Method::patch) {
+        auto type = media_type(request.header("Content-Type"));
+        bool json = http::iequals(type, "application/json") ||
+                    (request.method == Method::patch &&
+                     http::iequals(type, "application/merge-patch+json"));
+        if (!json) {
+            answer.problem(415, "unsupported-media-type",
+                           request.method == Method::patch
+                               ? "send application/json or application/merge-patch+json"
+                               : "send application/json");
+            return;
+        }
+        body = Json::parse(request.body, nullptr, false);
+        if (body.is_discarded()) {
+            answer.problem(400, "bad-json", "the request body is not valid JSON");
+            return;
+        }
+        if (!body.is_object()) {
+            answer.problem(422, "validation", "the request body must be a JSON object",
+                           {{"", "must be a JSON object"}});
+            return;
+        }
+    }
+    Precondition precondition;
+    if (request.method == Method::patch || request.method == Method::del) {
+        if (!request.has_header("If-Match")) {
+            answer.problem(428, "precondition-required",
+                           "send If-Match with the ETag of the object you read");
+            return;
+        }
+        auto parsed = parse_if_match(request.header("If-Match"));
+        if (!parsed) {
+            answer.problem(412, "stale", "If-Match does not match the ETag");
+            return;
+        }
+        precondition = *parsed;
+    }
+
+    auto limit = [&](std::size_t fallback, std::size_t max) -> std::optional<std::size_t> {
+        auto text = query_param(request.query(), "limit");
+        if (!text) return fallback;
+        std::size_t n = 0;
+        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+        if (ec != std::errc{} || ptr != text->data() + text->size() || n < 1 || n > max)
+            return std::nullopt;
+        return n;
+    };
+
+    try {
+        switch (route->operation) {
+            case Operation::list_partners:
+                answer_outcome(answer, store_->list_partners());
+                return;
+            case Operation::create_partner:
+                answer_outcome(answer, store_->create_partner(*actor, body));
+                return;
+            case Operation::get_partner:
+                answer_outcome(answer, store_->get_partner(slug));
+                return;
+            case Operation::update_partner:
+                answer_outcome(answer, store_->update_partner(*actor, slug, precondition, body));
+                return;
+            case Operation::delete_partner:
+                answer_outcome(answer, store_->delete_partner(*actor, slug, precondition));
+                return;
+            case Operation::partner_codes:
+                answer_outcome(answer, store_->partner_codes(slug));
+                return;
+            case Operation::list_links: {
+                LinkFilter filter;
+                filter.partner = query_param(request.query(), "partner").value_or("");
+                filter.status = query_param(request.query(), "status").value_or("");
+                filter.cursor = query_param(request.query(), "cursor").value_or("");
+                std::vector<FieldError> errors;
+                if (!filter.status.empty() && !parse_link_status(filter.status))
+                    errors.push_back({"status", "must be active or disabled"});
+                if (!filter.partner.empty() && !valid_slug(filter.partner))
+                    errors.push_back({"partner", "is not a valid partner slug"});
+                if (!filter.cursor.empty() && !valid_slug(filter.cursor))
+                    errors.push_back({"cursor", "is not a cursor this API returned"});
+                auto n = limit(kDefaultPageSize, kMaxPageSize);
+                if (!n) errors.push_back({"limit", "must be an integer from 1 to 200"});
+                if (!errors.empty()) {
+                    answer.problem(422, "validation", "the query breaks the rules in 'errors'",
+                                   errors);
+                    return;
+                }
+                filter.limit = *n;
+                answer_outcome(answer, store_->list_links(filter));
+                return;
+            }
+            case Operation::create_link:
+                answer_outcome(answer, store_->create_link(*actor, body));
+                return;
+            case Operation::get_link:
+                answer_outcome(answer, store_->get_link(slug));
+                return;
+            case Operation::update_link:
+                answer_outcome(answer, store_->update_link(*actor, slug, precondition, body));
+                return;
+            case Operation::delete_link:
+                answer_outcome(answer, store_->delete_link(*actor, slug, precondition));
+                return;
+            case Operation::audit: {
+                AuditFilter filter;
+                filter.entity = query_param(request.query(), "entity").value_or("");
+                filter.slug = query_param(request.query(), "slug").value_or("");
+                auto n = limit(100, kMaxAuditPage);
+                if (!n) {
+                    answer.problem(422, "validation", "the query breaks the rules in 'errors'",
+                                   {{"limit", "must be an integer from 1 to 500"}});
+                    return;
+                }
+                filter.limit = *n;
+                answer_outcome(answer, store_->audit(filter));
+                return;
+            }
+        }
+    } catch (const StoreError& e) {
+        log::warn("admin_store_failed", {{"error", e.what()}});
+        response.reset();
+        answer.problem(503, "unavailable", "the database is unreachable; try again");
+        response.add_header("Retry-After", "1");
+    } catch (const std::exception& e) {
+        log::error("admin_request_failed", {{"error", e.what()}});
+        response.reset();
+        answer.problem(500, "internal", "the request failed; see the service log");
+    }
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,460 @@
+#include "refgate/admin/pg_admin_store.hpp"
+
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "pg/connection.hpp"
+#include "refgate/core/import_document.hpp"
+
+namespace refgate::admin {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Objects are built as json (not jsonb) so that extra parameters keep the order editors gave.
+constexpr const char* kPartnerJson = R"sql(json_build_object(
+    'slug', p.slug, 'name', p.name, 'ref_param', p.ref_param, 'ref_code', p.ref_code,
+    'allowed_domains', p.allowed_domains,
+    'extra_params', (SELECT coalesce(json_object_agg(e.pair->>0, e.pair->>1 ORDER BY e.ord), '{}'::json)
+                     FROM jsonb_array_elements(p.extra_params) WITH ORDINALITY AS e(pair, ord)),
+    'active', p.active,
+    'created_at', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'version', p.version)::text)sql";
+
+constexpr const char* kLinkJson = R"sql(json_build_object(
+    'slug', l.slug, 'partner', p.slug, 'destination', l.destination, 'status', l.status,
+    'expires_at', to_char(l.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'fallback', l.fallback, 'utm_passthrough', l.utm_passthrough,
+    'created_at', to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'updated_at', to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'version', l.version)::text)sql";
+
+const std::string kSelectPartner =
+    std::string("SELECT p.id, ") + kPartnerJson + " FROM refgate_partners p WHERE p.slug = $1";
+const std::string kSelectLink = std::string("SELECT l.id, ") + kLinkJson +
+                                " FROM refgate_links l JOIN refgate_partners p ON p.id = "
+                                "l.partner_id WHERE l.slug = $1";
+
+std::string domains_json(const Partner& p) { return nlohmann::json(p.allowed_domains).dump(); }
+
+std::string extras_json(const Partner& p) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
+    return pairs.dump();
+}
+
+// The import-format part of a stored object: what an editor may write.
+Json writable(Json object) {
+    object.erase("created_at");
+    object.erase("updated_at");
+    object.erase("version");
+    return object;
+}
+
+std::vector<FieldError> field_errors(const std::vector<ImportIssue>& issues) {
+    std::vector<FieldError> errors;
+    for (const auto& issue : issues) errors.push_back({issue.field, issue.message});
+    return errors;
+}
+
+Outcome invalid(std::vector<FieldError> errors) {
+    Outcome o;
+    o.kind = OutcomeKind::invalid;
+    o.errors = std::move(errors);
+    return o;
+}
+
+Outcome simple(OutcomeKind kind, std::string detail) {
+    Outcome o;
+    o.kind = kind;
+    o.detail = std::move(detail);
+    return o;
+}
+
+Outcome object(OutcomeKind kind, Json body) {
+    Outcome o;
+    o.kind = kind;
+    o.version = body.value("version", std::int64_t{0});
+    o.body = std::move(body);
+    return o;
+}
+
+bool precondition_holds(const Precondition& p, const Json& current) {
+    return p.any || current.value("version", std::int64_t{0}) == p.version;
+}
+
+struct Row {
+    std::int64_t id = 0;
+    Json json;
+};
+
+std::optional<Row> select_row(pqxx::transaction_base& tx, const std::string& sql,
+                              const std::string& slug, const char* lock) {
+    auto rows = tx.exec_params(sql + lock, slug);
+    if (rows.empty()) return std::nullopt;
+    return Row{rows[0][0].as<std::int64_t>(), Json::parse(rows[0][1].c_str())};
+}
+
+void record_audit(pqxx::transaction_base& tx, const Actor& actor, const char* entity,
+                  const std::string& slug, const char* action, const Json* before,
+                  const Json* after) {
+    tx.exec_params(
+        "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
+        "VALUES ($1, $2, $3, $4, NULLIF($5, '')::jsonb, NULLIF($6, '')::jsonb)",
+        actor.name, entity, slug, action, before ? before->dump() : std::string(),
+        after ? after->dump() : std::string());
+}
+
+// A partner as the validation rules see it (canonical domains), from its stored object.
+std::optional<Partner> to_partner(const Json& stored) {
+    auto parsed = parse_import(Json{{"partners", Json::array({writable(stored)})}});
+    if (!parsed.issues.empty() || parsed.document.partners.empty()) return std::nullopt;
+    return parsed.document.partners.front();
+}
+
+class PgAdminStore final : public AdminStore {
+  public:
+    explicit PgAdminStore(PgAdminStoreOptions options) : options_(std::move(options)) {}
+
+    std::optional<StoredToken> find_token(const std::string& hash_hex) override {
+        return with_connection([&](pqxx::connection& c) -> std::optional<StoredToken> {
+            pqxx::work tx(c);
+            auto rows = tx.exec_params(
+                "SELECT id, name, role, encode(token_hash, 'hex') FROM refgate_api_tokens "
+                "WHERE token_hash = decode($1, 'hex') AND revoked_at IS NULL",
+                hash_hex);
+            if (rows.empty()) return std::nullopt;
+            auto role = parse_role(rows[0][2].as<std::string>());
+            if (!role) return std::nullopt;
+            // The last-used day is written once a day at most.
+            tx.exec_params(
+                "UPDATE refgate_api_tokens SET last_used_on = current_date "
+                "WHERE id = $1 AND last_used_on IS DISTINCT FROM current_date",
+                rows[0][0].as<std::int64_t>());
+            tx.commit();
+            return StoredToken{{rows[0][1].as<std::string>(), *role}, rows[0][3].as<std::string>()};
+        });
+    }
+
+    Outcome list_partners() override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto rows = tx.exec(std::string("SELECT ") + kPartnerJson +
+                                " FROM refgate_partners p ORDER BY p.slug");
+            Json items = Json::array();
+            for (const auto& row : rows) items.push_back(Json::parse(row[0].c_str()));
+            return object(OutcomeKind::ok, Json{{"items", items}, {"next_cursor", nullptr}});
+        });
+    }
+
+    Outcome get_partner(const std::string& slug) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto row = select_row(tx, kSelectPartner, slug, "");
+            if (!row) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
+            return object(OutcomeKind::ok, row->json);
+        });
+    }
+
+    Outcome create_partner(const Actor& actor, const Json& body) override {
+        auto parsed = parse_import(Json{{"partners", Json::array({body})}});
+        if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+        const Partner& p = parsed.document.partners.front();
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            if (select_row(tx, kSelectPartner, p.slug, "")) {
+                return simple(OutcomeKind::conflict, "a partner '" + p.slug + "' exists");
+            }
+            try {
+                pqxx::subtransaction insert(tx);
+                insert.exec_params(
+                    "INSERT INTO refgate_partners (slug, name, ref_param, ref_code, "
+                    "allowed_domains, extra_params, active) VALUES ($1, $2, $3, $4, "
+                    "ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), $6::jsonb, $7)",
+                    p.slug, p.name, p.ref_param, p.ref_code, domains_json(p), extras_json(p),
+                    p.active);
+                insert.commit();
+            } catch (const pqxx::unique_violation&) {
+                return simple(OutcomeKind::conflict, "a partner '" + p.slug + "' exists");
+            }
+            auto after = select_row(tx, kSelectPartner, p.slug, "");
+            record_audit(tx, actor, "partner", p.slug, "create", nullptr, &after->json);
+            tx.commit();
+            return object(OutcomeKind::created, after->json);
+        });
+    }
+
+    Outcome update_partner(const Actor& actor, const std::string& slug, const Precondition& pre,
+                           const Json& patch) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            auto row = select_row(tx, kSelectPartner, slug, " FOR UPDATE OF p");
+            if (!row) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
+            if (!precondition_holds(pre, row->json))
+                return simple(OutcomeKind::stale, "the partner changed; fetch it again");
+            Json merged = writable(row->json);
+            merged.merge_patch(patch);
+            if (merged.value("slug", std::string()) != slug)
+                return invalid({{"slug", "cannot be changed"}});
+            auto parsed = parse_import(Json{{"partners", Json::array({merged})}});
+            if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+            const Partner& p = parsed.document.partners.front();
+            if (auto current = to_partner(row->json);
+                current && partner_to_json(*current) == partner_to_json(p)) {
+                return object(OutcomeKind::ok, row->json);  // nothing changed
+            }
+            // The partner's links must still fit its (possibly narrowed) domains.
+            auto links = read_links_of(tx, row->id);
+            auto lookup = [&p](const std::string&) -> const Partner* { return &p; };
+            auto issues = validate_links(links, lookup, options_.url_policy, "stored links");
+            if (!issues.empty()) {
+                std::vector<FieldError> errors;
+                for (const auto& issue : issues)
+                    errors.push_back({"allowed_domains", "would exclude " + issue.entry + ": " +
+                                                             issue.field + " " + issue.message});
+                return invalid(std::move(errors));
+            }
+            tx.exec_params(
+                "UPDATE refgate_partners SET name = $2, ref_param = $3, ref_code = $4, "
+                "allowed_domains = ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), "
+                "extra_params = $6::jsonb, active = $7, updated_at = now(), "
+                "version = version + 1 WHERE id = $1",
+                row->id, p.name, p.ref_param, p.ref_code, domains_json(p), extras_json(p),
+                p.active);
+            auto after = select_row(tx, kSelectPartner, slug, "");
+            record_audit(tx, actor, "partner", slug, "update", &row->json, &after->json);
+            tx.commit();
+            return object(OutcomeKind::ok, after->json);
+        });
+    }
+
+    Outcome delete_partner(const Actor& actor, const std::string& slug,
+                           const Precondition& pre) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            auto row = select_row(tx, kSelectPartner, slug, " FOR UPDATE OF p");
+            if (!row) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
+            if (!precondition_holds(pre, row->json))
+                return simple(OutcomeKind::stale, "the partner changed; fetch it again");
+            auto count = tx.exec_params("SELECT count(*) FROM refgate_links WHERE partner_id = $1",
+                                        row->id)[0][0]
+                             .as<std::int64_t>();
+            if (count > 0) {
+                return simple(OutcomeKind::conflict, "partner '" + slug + "' still has " +
+                                                         std::to_string(count) +
+                                                         " link(s); delete or move them first");
+            }
+            tx.exec_params("DELETE FROM refgate_partners WHERE id = $1", row->id);
+            record_audit(tx, actor, "partner", slug, "delete", &row->json, nullptr);
+            tx.commit();
+            return object(OutcomeKind::deleted, row->json);
+        });
+    }
+
+    Outcome partner_codes(const std::string& slug) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto partner = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
+            if (partner.empty()) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
+            auto rows = tx.exec_params(
+                "SELECT json_build_object('ref_param', ref_param, 'ref_code', ref_code, "
+                "'live_from', to_char(live_from AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'live_until', to_char(live_until AT TIME "
+                "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text "
+                "FROM refgate_partner_codes WHERE partner_id = $1 ORDER BY id",
+                partner[0][0].as<std::int64_t>());
+            Json items = Json::array();
+            for (const auto& row : rows) items.push_back(Json::parse(row[0].c_str()));
+            return object(OutcomeKind::ok, Json{{"items", items}, {"next_cursor", nullptr}});
+        });
+    }
+
+    Outcome list_links(const LinkFilter& f) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            // One more than asked, to know whether there is a next page.
+            auto rows = tx.exec_params(std::string("SELECT l.slug, ") + kLinkJson +
+                                           " FROM refgate_links l JOIN refgate_partners p ON "
+                                           "p.id = l.partner_id WHERE ($1 = '' OR p.slug = $1) "
+                                           "AND ($2 = '' OR l.status = $2) AND l.slug > $3 "
+                                           "ORDER BY l.slug LIMIT $4",
+                                       f.partner, f.status, f.cursor,
+                                       static_cast<std::int64_t>(f.limit + 1));
+            Json items = Json::array();
+            Json next = nullptr;
+            for (std::size_t i = 0; i < rows.size(); ++i) {
+                if (i == f.limit) {
+                    next = rows[i - 1][0].as<std::string>();
+                    break;
+                }
+                items.push_back(Json::parse(rows[i][1].c_str()));
+            }
+            return object(OutcomeKind::ok, Json{{"items", items}, {"next_cursor", next}});
+        });
+    }
+
+    Outcome get_link(const std::string& slug) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto row = select_row(tx, kSelectLink, slug, "");
+            if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
+            return object(OutcomeKind::ok, row->json);
+        });
+    }
+
+    Outcome create_link(const Actor& actor, const Json& body) override {
+        auto parsed = parse_import(Json{{"links", Json::array({body})}});
+        if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+        Link link = parsed.document.links.front();
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            if (auto errors = validate(tx, link); !errors.empty()) return invalid(errors);
+            if (select_row(tx, kSelectLink, link.slug, "")) {
+                return simple(OutcomeKind::conflict, "a link '" + link.slug + "' exists");
+            }
+            try {
+                pqxx::subtransaction insert(tx);
+                insert.exec_params(
+                    "INSERT INTO refgate_links (slug, partner_id, destination, status, "
+                    "expires_at, fallback, utm_passthrough) VALUES ($1, (SELECT id FROM "
+                    "refgate_partners WHERE slug = $2), $3, $4, NULLIF($5, '')::timestamptz, "
+                    "NULLIF($6, ''), $7)",
+                    link.slug, link.partner, link.destination, std::string(to_string(link.status)),
+                    link.expires_at ? format_rfc3339(*link.expires_at) : std::string(),
+                    link.fallback.value_or(""), link.utm_passthrough);
+                insert.commit();
+            } catch (const pqxx::unique_violation&) {
+                return simple(OutcomeKind::conflict, "a link '" + link.slug + "' exists");
+            }
+            auto after = select_row(tx, kSelectLink, link.slug, "");
+            record_audit(tx, actor, "link", link.slug, "create", nullptr, &after->json);
+            tx.commit();
+            return object(OutcomeKind::created, after->json);
+        });
+    }
+
+    Outcome update_link(const Actor& actor, const std::string& slug, const Precondition& pre,
+                        const Json& patch) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            auto row = select_row(tx, kSelectLink, slug, " FOR UPDATE OF l");
+            if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
+            if (!precondition_holds(pre, row->json))
+                return simple(OutcomeKind::stale, "the link changed; fetch it again");
+            Json merged = writable(row->json);
+            merged.merge_patch(patch);
+            if (merged.value("slug", std::string()) != slug)
+                return invalid({{"slug", "cannot be changed"}});
+            auto parsed = parse_import(Json{{"links", Json::array({merged})}});
+            if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+            Link link = parsed.document.links.front();
+            if (auto errors = validate(tx, link); !errors.empty()) return invalid(errors);
+            if (link_to_json(link) == writable(row->json))
+                return object(OutcomeKind::ok, row->json);
+            tx.exec_params(
+                "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE "
+                "slug = $2), destination = $3, status = $4, expires_at = NULLIF($5, "
+                "'')::timestamptz, fallback = NULLIF($6, ''), utm_passthrough = $7, "
+                "updated_at = now(), version = version + 1 WHERE id = $1",
+                row->id, link.partner, link.destination, std::string(to_string(link.status)),
+                link.expires_at ? format_rfc3339(*link.expires_at) : std::string(),
+                link.fallback.value_or(""), link.utm_passthrough);
+            auto after = select_row(tx, kSelectLink, slug, "");
+            record_audit(tx, actor, "link", slug, "update", &row->json, &after->json);
+            tx.commit();
+            return object(OutcomeKind::ok, after->json);
+        });
+    }
+
+    Outcome delete_link(const Actor& actor, const std::string& slug,
+                        const Precondition& pre) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            auto row = select_row(tx, kSelectLink, slug, " FOR UPDATE OF l");
+            if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
+            if (!precondition_holds(pre, row->json))
+                return simple(OutcomeKind::stale, "the link changed; fetch it again");
+            tx.exec_params("DELETE FROM refgate_links WHERE id = $1", row->id);
+            record_audit(tx, actor, "link", slug, "delete", &row->json, nullptr);
+            tx.commit();
+            return object(OutcomeKind::deleted, row->json);
+        });
+    }
+
+    Outcome audit(const AuditFilter& f) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto rows = tx.exec_params(
+                "SELECT json_build_object('id', id, 'at', to_char(at AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'actor', actor, 'entity', entity, "
+                "'slug', slug, 'action', action, 'before', before, 'after', after)::text "
+                "FROM refgate_audit WHERE ($1 = '' OR entity = $1) AND ($2 = '' OR slug = $2) "
+                "ORDER BY id DESC LIMIT $3",
+                f.entity, f.slug, static_cast<std::int64_t>(f.limit));
+            Json items = Json::array();
+            for (const auto& row : rows) items.push_back(Json::parse(row[0].c_str()));
+            return object(OutcomeKind::ok, Json{{"items", items}, {"next_cursor", nullptr}});
+        });
+    }
+
+  private:
+    // The link's partner must exist (locked against a concurrent narrowing of its domains) and
+    // its destination and fallback must be within the partner's domains; both become canonical.
+    std::vector<FieldError> validate(pqxx::transaction_base& tx, Link& link) {
+        auto row = select_row(tx, kSelectPartner, link.partner, " FOR SHARE OF p");
+        std::optional<Partner> partner = row ? to_partner(row->json) : std::nullopt;
+        auto lookup = [&partner](const std::string&) -> const Partner* {
+            return partner ? &*partner : nullptr;
+        };
+        std::vector<Link> links{link};
+        auto issues = validate_links(links, lookup, options_.url_policy);
+        link = links.front();
+        return field_errors(issues);
+    }
+
+    std::vector<Link> read_links_of(pqxx::transaction_base& tx, std::int64_t partner_id) {
+        auto rows = tx.exec_params(std::string("SELECT ") + kLinkJson +
+                                       " FROM refgate_links l JOIN refgate_partners p ON p.id = "
+                                       "l.partner_id WHERE l.partner_id = $1 ORDER BY l.slug",
+                                   partner_id);
+        Json links = Json::array();
+        for (const auto& row : rows) links.push_back(writable(Json::parse(row[0].c_str())));
+        return parse_import(Json{{"links", links}}).document.links;
+    }
+
+    // Borrows a pooled connection; a broken one is dropped instead of returned.
+    template <typename F>
+    auto with_connection(F&& f) -> decltype(f(std::declval<pqxx::connection&>())) {
+        std::unique_ptr<pqxx::connection> conn;
+        {
+            std::lock_guard lock(mutex_);
+            if (!idle_.empty()) {
+                conn = std::move(idle_.back());
+                idle_.pop_back();
+            }
+        }
+        try {
+            if (!conn || !conn->is_open()) conn = pg::connect(options_.database_url);
+            auto result = f(*conn);
+            std::lock_guard lock(mutex_);
+            if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
+            return result;
+        } catch (const pqxx::failure& e) {
+            throw StoreError(e.what());
+        }
+    }
+
+    PgAdminStoreOptions options_;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<pqxx::connection>> idle_;
+};
+
+}  // namespace
+
+std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options) {
+    return std::make_unique<PgAdminStore>(std::move(options));
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,379 @@
+// The editors' admin API end to end: tokens from the CLI, the refgate binary, a real PostgreSQL.
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "refgate/admin/admin_handler.hpp"
+#include "support/http_client.hpp"
+#include "support/service_process.hpp"
+#include "support/test_database.hpp"
+
+using namespace refgate::test;
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+namespace {
+
+const char* const kPartner = R"json({"slug": "tailscale", "name": "Tailscale", "ref_param": "ref",
+  "ref_code": "picks42", "allowed_domains": ["tailscale.com"],
+  "extra_params": {"utm_medium": "affiliate"}})json";
+
+std::string create_token(const std::string& url, const std::string& name, const std::string& role) {
+    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
+                         {{"REFGATE_DATABASE_URL", url}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out.substr(out.rfind('\n') + 1);
+}
+
+Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+Headers json_write(const std::string& token, const std::string& etag = "") {
+    Headers h = bearer(token);
+    h.emplace_back("Content-Type", "application/json");
+    if (!etag.empty()) h.emplace_back("If-Match", etag);
+    return h;
+}
+
+// A service and a database with an editor, a viewer and an admin token.
+struct Fixture {
+    TestDatabase db;
+    std::string admin = create_token(db.url(), "ada", "admin");
+    std::string editor = create_token(db.url(), "eddie", "editor");
+    std::string viewer = create_token(db.url(), "vera", "viewer");
+    ServiceProcess service{
+        {.database_url = db.url(), .env = {{"REFGATE_RELOAD_INTERVAL_MS", "60000"}}}};
+
+    HttpResponse call(const std::string& method, const std::string& target, const Headers& headers,
+                      const std::string& body = "") {
+        return http_request(service.admin_port(), method, target, headers, body);
+    }
+    HttpResponse post_partner(const std::string& body = kPartner) {
+        return call("POST", "/api/v1/partners", json_write(editor), body);
+    }
+    HttpResponse post_link(const Json& link) {
+        return call("POST", "/api/v1/links", json_write(editor), link.dump());
+    }
+};
+
+Json link_json(const std::string& slug, const std::string& path = "/pricing") {
+    return {
+        {"slug", slug}, {"partner", "tailscale"}, {"destination", "https://tailscale.com" + path}};
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("refgate token create prints a token once and stores only its hash", "[admin][pg]") {
+    TestDatabase db;
+    std::string token = create_token(db.url(), "ci-bot", "editor");
+    CHECK(token.starts_with("rg_"));
+    CHECK(token.size() == 46);
+
+    auto list = run_refgate({"token", "list"}, {{"REFGATE_DATABASE_URL", db.url()}});
+    REQUIRE(list.exit_code == 0);
+    CHECK(list.out.find("ci-bot\teditor") != std::string::npos);
+    CHECK(list.out.find(token) == std::string::npos);
+
+    // The whole database, as pg_dump sees it, never contains the token text.
+    TempDir dir;
+    std::string dump = dir.file("dump.sql");
+    std::string command = require_env("REFGATE_TEST_PG_BINDIR") + "/pg_dump '" + db.url() +
+                          "' > '" + dump + "' 2>/dev/null";
+    REQUIRE(std::system(command.c_str()) == 0);
+    std::string text = read_file(dump);
+    CHECK(text.find("refgate_api_tokens") != std::string::npos);
+    CHECK(text.find(token) == std::string::npos);
+    CHECK(text.find(token.substr(3)) == std::string::npos);
+    CHECK(db.scalar("SELECT length(token_hash) FROM refgate_api_tokens") == "32");
+
+    auto again = run_refgate({"token", "create", "--name", "ci-bot", "--role", "viewer"},
+                             {{"REFGATE_DATABASE_URL", db.url()}});
+    CHECK(again.exit_code == 1);
+    auto bad_role = run_refgate({"token", "create", "--name", "x", "--role", "root"},
+                                {{"REFGATE_DATABASE_URL", db.url()}});
+    CHECK(bad_role.exit_code == 2);
+
+    auto revoke = run_refgate({"token", "revoke", "ci-bot"}, {{"REFGATE_DATABASE_URL", db.url()}});
+    CHECK(revoke.exit_code == 0);
+    CHECK(run_refgate({"token", "revoke", "ci-bot"}, {{"REFGATE_DATABASE_URL", db.url()}})
+              .exit_code == 1);
+}
+
+TEST_CASE("the admin API answers 401 without a valid token, 403 for a low role, 429 when guessed",
+          "[admin][pg][auth]") {
+    Fixture f;
+    auto none = f.call("GET", "/api/v1/partners", {});
+    CHECK(none.status == 401);
+    CHECK(none.header("WWW-Authenticate").starts_with("Bearer"));
+    CHECK(none.header("Content-Type") == "application/problem+json");
+    CHECK(Json::parse(none.body)["status"] == 401);
+
+    CHECK(f.call("GET", "/api/v1/partners", bearer("rg_nope")).status == 401);
+    CHECK(f.call("GET", "/api/v1/partners", bearer(f.viewer)).status == 200);
+    CHECK(f.call("GET", "/api/v1/partners", {{"Authorization", "bearer " + f.viewer}}).status ==
+          200);
+    CHECK(f.post_partner().status == 201);
+
+    auto forbidden = f.call("POST", "/api/v1/links", json_write(f.viewer), link_json("a").dump());
+    CHECK(forbidden.status == 403);
+    CHECK(f.call("GET", "/api/v1/audit", bearer(f.editor)).status == 403);
+    CHECK(f.call("GET", "/api/v1/audit", bearer(f.admin)).status == 200);
+    CHECK(f.call("GET", "/api/v1/nothing", bearer(f.admin)).status == 404);
+    CHECK(f.call("PUT", "/api/v1/partners", bearer(f.admin)).status == 405);
+
+    // The last-used day is kept.
+    CHECK(f.db.scalar("SELECT last_used_on = current_date FROM refgate_api_tokens "
+                      "WHERE name = 'vera'") == "t");
+
+    // A revoked token stops working at once.
+    REQUIRE(run_refgate({"token", "revoke", "vera"}, {{"REFGATE_DATABASE_URL", f.db.url()}})
+                .exit_code == 0);
+    CHECK(f.call("GET", "/api/v1/partners", bearer(f.viewer)).status == 401);
+
+    // Failures are limited per address: 20 a minute, then 429 even for a good token.
+    for (int i = 0; i < 20; ++i)
+        f.call("GET", "/api/v1/partners", bearer("rg_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
+    auto limited = f.call("GET", "/api/v1/partners", bearer(f.admin));
+    CHECK(limited.status == 429);
+    CHECK(!limited.header("Retry-After").empty());
+    CHECK(f.db.scalar("SELECT count(*) FROM refgate_audit WHERE entity = 'token' "
+                      "AND action = 'revoke'") == "1");
+}
+
+TEST_CASE("partners are created, read, patched with If-Match and deleted, with an audit trail",
+          "[admin][pg][partners]") {
+    Fixture f;
+    auto created = f.post_partner();
+    REQUIRE(created.status == 201);
+    CHECK(created.header("ETag") == "\"1\"");
+    auto body = Json::parse(created.body);
+    CHECK(body["slug"] == "tailscale");
+    CHECK(body["version"] == 1);
+    CHECK(body.contains("created_at"));
+    CHECK(body.contains("updated_at"));
+    CHECK(body.size() == 10);
+
+    auto got = f.call("GET", "/api/v1/partners/tailscale", bearer(f.viewer));
+    CHECK(got.status == 200);
+    CHECK(got.header("ETag") == "\"1\"");
+    auto list = f.call("GET", "/api/v1/partners", bearer(f.viewer));
+    CHECK(list.status == 200);
+    CHECK(!list.header("ETag").empty());
+    CHECK(Json::parse(list.body)["items"].size() == 1);
+    CHECK(f.call("GET", "/api/v1/partners/nobody", bearer(f.viewer)).status == 404);
+
+    // Duplicate slug.
+    auto dup = f.post_partner();
+    CHECK(dup.status == 409);
+    CHECK(dup.header("Content-Type") == "application/problem+json");
+
+    // PATCH: If-Match is required and must be current.
+    std::string patch = R"({"name": "Tailscale Inc."})";
+    auto no_match = f.call("PATCH", "/api/v1/partners/tailscale", json_write(f.editor), patch);
+    CHECK(no_match.status == 428);
+    auto patched =
+        f.call("PATCH", "/api/v1/partners/tailscale", json_write(f.editor, "\"1\""), patch);
+    REQUIRE(patched.status == 200);
+    CHECK(patched.header("ETag") == "\"2\"");
+    CHECK(Json::parse(patched.body)["name"] == "Tailscale Inc.");
+    CHECK(Json::parse(patched.body)["ref_code"] == "picks42");
+    auto stale =
+        f.call("PATCH", "/api/v1/partners/tailscale", json_write(f.editor, "\"1\""), patch);
+    CHECK(stale.status == 412);
+
+    // merge-patch+json is accepted for PATCH; other types are 415.
+    Headers merge = bearer(f.editor);
+    merge.emplace_back("Content-Type", "application/merge-patch+json");
+    merge.emplace_back("If-Match", "\"2\"");
+    CHECK(f.call("PATCH", "/api/v1/partners/tailscale", merge, R"({"active": false})").status ==
+          200);
+    Headers text = bearer(f.editor);
+    text.emplace_back("Content-Type", "text/plain");
+    CHECK(f.call("POST", "/api/v1/partners", text, kPartner).status == 415);
+
+    // Bad JSON 400, unknown or invalid fields 422 with per-field errors.
+    CHECK(f.call("POST", "/api/v1/partners", json_write(f.editor), "{\"slug\":").status == 400);
+    auto unknown = f.call("POST", "/api/v1/partners", json_write(f.editor),
+                          R"({"slug": "x", "name": "X", "ref_param": "ref", "ref_code": "c",
+                              "allowed_domains": ["x.com"], "colour": "red"})");
+    CHECK(unknown.status == 422);
+    auto problem = Json::parse(unknown.body);
+    CHECK(problem["type"].is_string());
+    CHECK(problem["title"].is_string());
+    CHECK(problem["detail"].is_string());
+    REQUIRE(problem["errors"].size() == 1);
+    CHECK(problem["errors"][0]["field"] == "colour");
+    CHECK(f.call("POST", "/api/v1/partners", json_write(f.editor), R"({"slug": "Bad Slug"})")
+              .status == 422);
+    CHECK(f.call("PATCH", "/api/v1/partners/tailscale", json_write(f.editor, "\"3\""),
+                 R"({"ref_code": ""})")
+              .status == 422);
+
+    // A body over the admin listener's 64 KiB is refused.
+    std::string big = "{\"name\": \"" + std::string(70000, 'a') + "\"}";
+    CHECK(f.call("POST", "/api/v1/partners", json_write(f.editor), big).status == 413);
+
+    // A partner with links cannot be deleted.
+    REQUIRE(f.post_link(link_json("pricing")).status == 201);
+    CHECK(f.call("DELETE", "/api/v1/partners/tailscale", json_write(f.editor, "\"3\"")).status ==
+          409);
+    auto link_etag = f.call("GET", "/api/v1/links/pricing", bearer(f.viewer)).header("ETag");
+    CHECK(f.call("DELETE", "/api/v1/links/pricing", json_write(f.editor)).status == 428);
+    CHECK(f.call("DELETE", "/api/v1/links/pricing", json_write(f.editor, link_etag)).status == 204);
+    CHECK(f.call("DELETE", "/api/v1/partners/tailscale", json_write(f.editor, "\"2\"")).status ==
+          412);
+    CHECK(f.call("DELETE", "/api/v1/partners/tailscale", json_write(f.editor, "\"3\"")).status ==
+          204);
+    CHECK(f.call("GET", "/api/v1/partners/tailscale", bearer(f.viewer)).status == 404);
+
+    // Every change left who, what, before and after.
+    auto audit = f.call("GET", "/api/v1/audit?entity=partner&slug=tailscale", bearer(f.admin));
+    REQUIRE(audit.status == 200);
+    auto items = Json::parse(audit.body)["items"];
+    REQUIRE(items.size() == 4);  // newest first: delete, update, update, create
+    CHECK(items[0]["action"] == "delete");
+    CHECK(items[0]["after"].is_null());
+    CHECK(items[0]["before"]["version"] == 3);
+    CHECK(items[1]["before"]["active"] == true);
+    CHECK(items[1]["after"]["active"] == false);
+    CHECK(items[3]["action"] == "create");
+    CHECK(items[3]["actor"] == "eddie");
+    CHECK(items[3]["before"].is_null());
+    CHECK(items[3]["after"]["ref_code"] == "picks42");
+}
+
+TEST_CASE("links are validated, filtered and paginated", "[admin][pg][links]") {
+    Fixture f;
+    REQUIRE(f.post_partner().status == 201);
+    for (const char* slug : {"a1", "a2", "a3", "a4", "a5"})
+        REQUIRE(f.post_link(link_json(slug)).status == 201);
+    auto disabled = link_json("b1");
+    disabled["status"] = "disabled";
+    REQUIRE(f.post_link(disabled).status == 201);
+    CHECK(f.post_link(link_json("a1")).status == 409);
+
+    auto rule = [&](const std::string& destination) {
+        auto link = link_json("bad");
+        link["destination"] = destination;
+        auto r = f.post_link(link);
+        CHECK(r.status == 422);
+        auto errors = Json::parse(r.body)["errors"];
+        return errors.empty() ? std::string() : errors[0].value("rule", std::string());
+    };
+    CHECK(rule("http://tailscale.com/") == "not_https");
+    CHECK(rule("https://evil.example/") == "host_not_allowed");
+    CHECK(rule("https://user:pw@tailscale.com/") == "userinfo");
+    CHECK(rule("https://tailscale.com/" + std::string(3000, 'a')) == "too_long");
+    auto orphan = link_json("orphan");
+    orphan["partner"] = "nobody";
+    CHECK(f.post_link(orphan).status == 422);
+
+    // Pages of two, in slug order, with a cursor.
+    std::vector<std::string> seen;
+    std::string cursor;
+    for (int page = 0; page < 10; ++page) {
+        auto r =
+            f.call("GET", "/api/v1/links?limit=2" + (cursor.empty() ? "" : "&cursor=" + cursor),
+                   bearer(f.viewer));
+        REQUIRE(r.status == 200);
+        auto body = Json::parse(r.body);
+        CHECK(body["items"].size() <= 2);
+        for (const auto& item : body["items"]) seen.push_back(item["slug"]);
+        if (body["next_cursor"].is_null()) break;
+        cursor = body["next_cursor"];
+    }
+    CHECK(seen == std::vector<std::string>{"a1", "a2", "a3", "a4", "a5", "b1"});
+
+    auto only_disabled =
+        f.call("GET", "/api/v1/links?status=disabled&partner=tailscale", bearer(f.viewer));
+    REQUIRE(only_disabled.status == 200);
+    auto items = Json::parse(only_disabled.body)["items"];
+    REQUIRE(items.size() == 1);
+    CHECK(items[0]["slug"] == "b1");
+    CHECK(f.call("GET", "/api/v1/links?status=gone", bearer(f.viewer)).status == 422);
+    CHECK(f.call("GET", "/api/v1/links?limit=0", bearer(f.viewer)).status == 422);
+
+    // PATCH of a link, and the destination rules apply to it as well.
+    auto link = f.call("GET", "/api/v1/links/a1", bearer(f.viewer));
+    CHECK(f.call("PATCH", "/api/v1/links/a1", json_write(f.editor, link.header("ETag")),
+                 R"({"destination": "https://evil.example/"})")
+              .status == 422);
+    auto patched = f.call("PATCH", "/api/v1/links/a1", json_write(f.editor, link.header("ETag")),
+                          R"({"status": "disabled"})");
+    REQUIRE(patched.status == 200);
+    CHECK(Json::parse(patched.body)["status"] == "disabled");
+    CHECK(patched.header("ETag") == "\"2\"");
+}
+
+TEST_CASE("a referral code rotated through the API reaches redirects within a second",
+          "[admin][pg][rotation]") {
+    Fixture f;
+    REQUIRE(f.post_partner().status == 201);
+    REQUIRE(f.post_link(link_json("tailscale")).status == 201);
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (http_get(f.service.port(), "/go/tailscale").status != 302 &&
+           std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(10ms);
+    }
+    REQUIRE(http_get(f.service.port(), "/go/tailscale").header("Location").find("ref=picks42") !=
+            std::string::npos);
+
+    auto start = std::chrono::steady_clock::now();
+    auto r = f.call("PATCH", "/api/v1/partners/tailscale", json_write(f.editor, "\"1\""),
+                    R"({"ref_code": "rotated-1"})");
+    REQUIRE(r.status == 200);
+    bool seen = false;
+    while (std::chrono::steady_clock::now() - start < 3s) {
+        if (http_get(f.service.port(), "/go/tailscale").header("Location").find("ref=rotated-1") !=
+            std::string::npos) {
+            seen = true;
+            break;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    REQUIRE(seen);
+    CHECK(took.count() < 1000);
+
+    // The code history lists both codes with their intervals.
+    auto codes = f.call("GET", "/api/v1/partners/tailscale/codes", bearer(f.viewer));
+    REQUIRE(codes.status == 200);
+    auto items = Json::parse(codes.body)["items"];
+    REQUIRE(items.size() == 2);
+    CHECK(items[0]["ref_code"] == "picks42");
+    CHECK(items[0]["live_until"].is_string());
+    CHECK(items[1]["ref_code"] == "rotated-1");
+    CHECK(items[1]["live_until"].is_null());
+    CHECK(f.call("GET", "/api/v1/partners/nobody/codes", bearer(f.viewer)).status == 404);
+}
+
+TEST_CASE("every route of the admin handler is described in api/openapi.json", "[admin][openapi]") {
+    auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+    std::string path = (root / "api" / "openapi.json").string();
+    auto spec = Json::parse(read_file(path));
+    CHECK(spec["openapi"].get<std::string>().starts_with("3.1"));
+    for (const auto& route : refgate::admin::routes()) {
+        std::string pattern(route.pattern);
+        std::string method(route.method_name);
+        for (auto& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        INFO(method << " " << pattern);
+        REQUIRE(spec["paths"].contains(pattern));
+        CHECK(spec["paths"][pattern].contains(method));
+    }
+}
