@@ -23,7 +23,8 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 ensure_packages
-build release Release
+# The service only: the test suite is built (with sanitizers) by test.sh.
+build release Release -DREFGATE_BUILD_TESTS=OFF
 
 start_postgres "$STATE" "$PG_PORT" on
 ensure_database "$PG_PORT" refgate

@@ -99,6 +99,14 @@ std::string peer_key(const http::PeerAddress& peer) {
 }
 
 // A weak validator for answers that are not one versioned object.
+// "\"<version>\"". Built by appending: g++ 12 -O3 warns (-Wrestrict) on "lit" + std::string&&.
+std::string version_etag(std::int64_t version) {
+    std::string tag = "\"";
+    tag.append(std::to_string(version));
+    tag.push_back('"');
+    return tag;
+}
+
 std::string body_etag(const std::string& body) {
     std::uint64_t h = 1469598103934665603ull;  // FNV-1a
     for (unsigned char c : body) h = (h ^ c) * 1099511628211ull;
@@ -115,8 +123,8 @@ struct Answer {
         response.add_header("Content-Type", "application/json");
         response.add_header("Cache-Control", "no-store");
         response.body() = body.dump();
-        response.add_header("ETag", version > 0 ? "\"" + std::to_string(version) + "\""
-                                                : body_etag(response.body()));
+        response.add_header("ETag",
+                            version > 0 ? version_etag(version) : body_etag(response.body()));
     }
 
     // RFC 9457 problem details.
@@ -175,7 +183,7 @@ void answer_outcome(Answer& answer, const Outcome& o) {
             return;
         case OutcomeKind::deleted:
             answer.response.set_status(204);
-            answer.response.add_header("ETag", "\"" + std::to_string(o.version) + "\"");
+            answer.response.add_header("ETag", version_etag(o.version));
             return;
         case OutcomeKind::not_found:
             answer.problem(404, "not-found", o.detail);
