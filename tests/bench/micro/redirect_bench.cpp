@@ -1,0 +1,378 @@
+// Microbenchmarks of the redirect hot path, and a count of the allocations it makes.
+//
+//   refgate_micro_bench                 all benchmarks and checks
+//   refgate_micro_bench "[alloc]"       only the allocation count
+//   REFGATE_BENCH_OUT=DIR               also writes DIR/alloc.json and DIR/oneshot.json
+#define CATCH_CONFIG_ENABLE_BENCHMARKING
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "counting_new.hpp"
+#include "refgate/core/click_classifier.hpp"
+#include "refgate/core/clicks.hpp"
+#include "refgate/core/location.hpp"
+#include "refgate/core/snapshot.hpp"
+#include "refgate/http/request.hpp"
+#include "refgate/http/response.hpp"
+#include "refgate/redirect/click_recorder.hpp"
+#include "refgate/redirect/redirect_handler.hpp"
+
+namespace {
+
+using namespace refgate;
+namespace http = refgate::http;
+
+constexpr std::int64_t kNow = 1'795'968'000;  // 2026-11-29T16:00:00Z
+constexpr int kPartners = 10;
+constexpr int kLinks = 100'000;
+
+constexpr const char* kChrome =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/131.0.0.0 Safari/537.36";
+constexpr const char* kSlackbot = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)";
+
+class FixedClock final : public Clock {
+  public:
+    std::chrono::system_clock::time_point now() const override {
+        return std::chrono::system_clock::time_point{std::chrono::seconds{kNow}};
+    }
+};
+
+std::string slug(int i) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "bench-%06d", i);
+    return buf;
+}
+
+Partner partner(int p) {
+    Partner out;
+    out.id = p + 1;
+    out.slug = "partner" + std::to_string(p);
+    out.name = "Partner " + std::to_string(p);
+    out.ref_param = "ref";
+    out.ref_code = "picks42";
+    out.allowed_domains = {"partner" + std::to_string(p) + ".example.com"};
+    out.extra_params = {{"utm_medium", "affiliate"}};
+    return out;
+}
+
+std::string destination(int i) {
+    return "https://www.partner" + std::to_string(i % kPartners) + ".example.com/products/item-" +
+           std::to_string(i) + "?plan=pro#top";
+}
+
+std::vector<Partner> partners() {
+    std::vector<Partner> out;
+    for (int p = 0; p < kPartners; ++p) out.push_back(partner(p));
+    return out;
+}
+
+// Links 1..n as tests/bench/bench.py generates them; link n+1 passes utm_* through.
+std::vector<Link> links(int n) {
+    std::vector<Link> out;
+    out.reserve(n + 1);
+    for (int i = 1; i <= n + 1; ++i) {
+        Link l;
+        l.id = i;
+        l.slug = slug(i);
+        l.partner = "partner" + std::to_string(i % kPartners);
+        l.destination = destination(i);
+        l.utm_passthrough = i == n + 1;
+        out.push_back(std::move(l));
+    }
+    return out;
+}
+
+// The 100k-link snapshot, built once for the whole run.
+const std::shared_ptr<const Snapshot>& big_snapshot() {
+    static const auto snapshot = [] {
+        auto s = Snapshot::build(1, partners(), links(kLinks), {}, "bench");
+        REQUIRE(s->rejected().empty());
+        REQUIRE(s->link_count() == static_cast<std::size_t>(kLinks) + 1);
+        return s;
+    }();
+    return snapshot;
+}
+
+// A handler over the big snapshot with a recorder, as the server's I/O thread has it, and a
+// browser-like request.
+struct World {
+    SnapshotStore store;
+    FixedClock clock;
+    ClickShard shard;
+    SaltBox salts;
+    std::vector<IpNetwork> trusted;
+    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted};
+    RedirectHandler handler;
+    RedirectHandler handler_without_recorder;
+    std::vector<std::string> targets;
+    std::vector<http::HeaderField> fields;
+    http::Response response;
+
+    explicit World(const char* user_agent = kChrome, std::string_view query = {})
+        : handler(store, clock, RedirectOptions{}, &recorder),
+          handler_without_recorder(store, clock, RedirectOptions{}) {
+        store.publish(big_snapshot());
+        SaltKey salt{};
+        salt[0] = 7;
+        salts.set(utc_day(kNow), salt);
+        targets.reserve(kLinks);
+        for (int i = 1; i <= kLinks; ++i) {
+            std::string t = "/go/" + slug(i);
+            if (!query.empty()) t.append("?").append(query);
+            targets.push_back(std::move(t));
+        }
+        fields = {{"Host", "picks.example.com"},
+                  {"User-Agent", user_agent},
+                  {"Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"},
+                  {"Accept-Language", "en-GB,en;q=0.9"},
+                  {"Accept-Encoding", "gzip, deflate, br"},
+                  {"Referer", "https://picks.example.com/best-vpn"},
+                  {"Connection", "keep-alive"}};
+    }
+
+    http::Request request(std::string_view target, http::Method method = http::Method::get) {
+        http::Request r;
+        r.method = method;
+        r.method_name = method == http::Method::head ? "HEAD" : "GET";
+        r.target = target;
+        r.fields = &fields;
+        r.peer.bytes[10] = 0xff;
+        r.peer.bytes[11] = 0xff;
+        r.peer.bytes[12] = 192;
+        r.peer.bytes[13] = 0;
+        r.peer.bytes[14] = 2;
+        r.peer.bytes[15] = 1;
+        return r;
+    }
+
+    // One request the way Session::answer() makes it: the response is reset and reused.
+    int send(RedirectHandler& h, std::string_view target, http::Method method = http::Method::get) {
+        response.reset();
+        h.handle(request(target, method), response);
+        return response.status();
+    }
+};
+
+std::string out_dir() {
+    const char* dir = std::getenv("REFGATE_BENCH_OUT");
+    return dir == nullptr ? std::string{} : std::string(dir);
+}
+
+}  // namespace
+
+TEST_CASE("build_location", "[micro]") {
+    Partner p = partner(12345 % kPartners);
+    std::string dest = destination(12345);
+    REQUIRE(build_location(dest, p) ==
+            "https://www.partner5.example.com/products/item-12345?plan=pro&ref=picks42&"
+            "utm_medium=affiliate#top");
+    BENCHMARK("build_location: destination + ref + 1 extra parameter") {
+        return build_location(dest, p);
+    };
+    BENCHMARK("build_location: utm_passthrough with 3 incoming parameters") {
+        return build_location(dest, p, true, "utm_source=news&utm_campaign=black-friday&x=1");
+    };
+}
+
+TEST_CASE("ClickClassifier::builtin().classify", "[micro]") {
+    const ClickClassifier& c = ClickClassifier::builtin();
+    ClickSignals browser{.user_agent = kChrome};
+    ClickSignals slack{.user_agent = kSlackbot};
+    ClickSignals prefetch{.user_agent = kChrome, .sec_purpose = "prefetch;prerender"};
+    std::string long_agent(600, 'x');
+    ClickSignals overlong{.user_agent = long_agent};
+    REQUIRE(c.classify(browser) == ClickClass::human);
+    REQUIRE(c.classify(slack) == ClickClass::bot);
+    REQUIRE(c.classify(prefetch) == ClickClass::prefetch);
+    BENCHMARK("classify: Chrome user agent (human, 111 bytes)") { return c.classify(browser); };
+    BENCHMARK("classify: Slackbot user agent (bot)") { return c.classify(slack); };
+    BENCHMARK("classify: Sec-Purpose prefetch") { return c.classify(prefetch); };
+    BENCHMARK("classify: 600-byte user agent (512 scanned)") { return c.classify(overlong); };
+}
+
+TEST_CASE("Snapshot::find over 100k links", "[micro]") {
+    const Snapshot& s = *big_snapshot();
+    std::vector<std::string> slugs;
+    slugs.reserve(kLinks);
+    for (int i = 1; i <= kLinks; ++i) slugs.push_back(slug(i));
+    // A fixed pseudo-random walk, so that each call looks up another slug (no cache luck).
+    std::vector<std::uint32_t> order(kLinks);
+    std::uint32_t x = 12345;
+    for (auto& o : order) {
+        x = x * 1664525u + 1013904223u;
+        o = x % kLinks;
+    }
+    std::size_t i = 0;
+    REQUIRE(s.find(slugs[0]) != nullptr);
+    BENCHMARK("Snapshot::find: hit, random slug of 100k") {
+        i = (i + 1) % order.size();
+        return s.find(slugs[order[i]]);
+    };
+    std::size_t j = 0;
+    BENCHMARK("Snapshot::find: same slug every time") { return s.find(slugs[j]); };
+    std::string missing = "no-such-link";
+    BENCHMARK("Snapshot::find: miss") { return s.find(missing); };
+}
+
+TEST_CASE("RedirectHandler::handle end to end", "[micro]") {
+    World w;
+    REQUIRE(w.send(w.handler, w.targets[0]) == 302);
+    std::size_t i = 0;
+    BENCHMARK("handle: 302, browser, counted (ClickRecorder), 100k links") {
+        i = (i + 7919) % w.targets.size();
+        return w.send(w.handler, w.targets[i]);
+    };
+    std::size_t k = 0;
+    BENCHMARK("handle: 302, not counted (no recorder), 100k links") {
+        k = (k + 7919) % w.targets.size();
+        return w.send(w.handler_without_recorder, w.targets[k]);
+    };
+    World bot(kSlackbot);
+    std::size_t j = 0;
+    BENCHMARK("handle: 302, Slackbot, counted") {
+        j = (j + 7919) % bot.targets.size();
+        return bot.send(bot.handler, bot.targets[j]);
+    };
+    BENCHMARK("handle: 404 unknown slug") { return w.send(w.handler, "/go/no-such-link"); };
+    std::string utm = "/go/" + slug(kLinks + 1) + "?utm_source=news&utm_campaign=bf";
+    REQUIRE(w.send(w.handler, utm) == 302);
+    BENCHMARK("handle: 302, utm_passthrough link rebuilt per click") {
+        return w.send(w.handler, utm);
+    };
+}
+
+namespace {
+
+struct AllocCase {
+    std::string name;
+    std::uint64_t calls = 0;
+    std::uint64_t allocations = 0;
+    bool expect_zero = true;
+    double per_call() const { return calls == 0 ? 0 : double(allocations) / double(calls); }
+};
+
+// Allocations of `calls` handle() calls over `targets`, after two warm-up passes over all of them
+// (so that every counter key exists and every buffer has grown).
+AllocCase count_allocations(std::string name, World& w, RedirectHandler& h,
+                            const std::vector<std::string>& targets, std::uint64_t calls,
+                            http::Method method = http::Method::get, int expected_status = 302) {
+    for (int pass = 0; pass < 2; ++pass) {
+        for (const auto& t : targets) REQUIRE(w.send(h, t, method) == expected_status);
+    }
+    AllocCase c{std::move(name)};
+    std::uint64_t before = bench::allocation_count();
+    int bad = 0;
+    for (std::uint64_t n = 0; n < calls; ++n) {
+        if (w.send(h, targets[n % targets.size()], method) != expected_status) ++bad;
+    }
+    c.allocations = bench::allocation_count() - before;
+    c.calls = calls;
+    REQUIRE(bad == 0);
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("the steady-state redirect path allocates nothing", "[alloc]") {
+    // The counter itself must count: a std::string that outgrows SSO allocates.
+    auto before = bench::allocation_count();
+    std::string* probe = new std::string(100, 'x');
+    delete probe;
+    REQUIRE(bench::allocation_count() - before >= 2);
+
+    constexpr std::uint64_t kCalls = 200'000;
+    std::vector<AllocCase> cases;
+    {
+        World w;
+        std::vector<std::string> some(w.targets.begin(), w.targets.begin() + 10'000);
+        cases.push_back(count_allocations("302, browser (human, unique sample), counted, 10k links",
+                                          w, w.handler, some, kCalls));
+        cases.push_back(count_allocations("HEAD 302 (bot), counted, 10k links", w, w.handler, some,
+                                          kCalls, http::Method::head));
+        cases.push_back(count_allocations("302, not counted (no recorder), 10k links", w,
+                                          w.handler_without_recorder, some, kCalls));
+        cases.push_back(count_allocations("404 unknown slug", w, w.handler, {"/go/no-such-link"},
+                                          kCalls, http::Method::get, 404));
+        auto utm =
+            count_allocations("302, utm_passthrough link with utm_* query (rebuilt)", w, w.handler,
+                              {"/go/" + slug(kLinks + 1) + "?utm_source=news&utm_term=x"}, 20'000);
+        utm.expect_zero = false;  // documented: the Location is built per click
+        cases.push_back(utm);
+    }
+    {
+        World w(kSlackbot, "src=newsletter-2026-48");
+        std::vector<std::string> some(w.targets.begin(), w.targets.begin() + 10'000);
+        cases.push_back(count_allocations("302, Slackbot, channel from ?src=, counted, 10k links",
+                                          w, w.handler, some, kCalls));
+    }
+    {
+        World w;
+        cases.push_back(count_allocations("302, browser, counted, all 100k links", w, w.handler,
+                                          w.targets, kCalls));
+    }
+
+    nlohmann::ordered_json out = {{"calls_after_warm_up", kCalls},
+                                  {"cases", nlohmann::json::array()}};
+    for (const auto& c : cases) {
+        std::printf("allocations per call: %8.3f  (%llu in %llu calls)  %s\n", c.per_call(),
+                    static_cast<unsigned long long>(c.allocations),
+                    static_cast<unsigned long long>(c.calls), c.name.c_str());
+        out["cases"].push_back({{"name", c.name},
+                                {"calls", c.calls},
+                                {"allocations", c.allocations},
+                                {"per_call", c.per_call()},
+                                {"expect_zero", c.expect_zero}});
+    }
+    if (auto dir = out_dir(); !dir.empty()) std::ofstream(dir + "/alloc.json") << out.dump(2);
+    for (const auto& c : cases) {
+        INFO(c.name);
+        if (c.expect_zero) CHECK(c.allocations == 0);
+    }
+}
+
+TEST_CASE("one-shot timings of start-up work with 100k links", "[oneshot]") {
+    using Clock = std::chrono::steady_clock;
+    auto ms = [](Clock::duration d) {
+        return std::chrono::duration<double, std::milli>(d).count();
+    };
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+
+    auto input_partners = partners();
+    auto input_links = links(kLinks);
+    auto mib = [](std::int64_t bytes) { return double(bytes) / (1024.0 * 1024.0); };
+    auto live_before_links = bench::live_bytes();
+    {
+        auto copy = links(kLinks);
+        out["heap held by the 100k input Links (MiB)"] =
+            mib(bench::live_bytes() - live_before_links);
+    }
+    auto live_before = bench::live_bytes();
+    auto t0 = Clock::now();
+    auto built = Snapshot::build(1, input_partners, input_links, {}, "bench");
+    auto t1 = Clock::now();
+    out["heap held by Snapshot::build, 100k links (MiB)"] = mib(bench::live_bytes() - live_before);
+    std::string file = built->to_json().dump();
+    auto t2 = Clock::now();
+    auto live_before_parse = bench::live_bytes();
+    auto parsed = nlohmann::ordered_json::parse(file);
+    auto t3 = Clock::now();
+    out["heap held by the parsed snapshot file DOM (MiB)"] =
+        mib(bench::live_bytes() - live_before_parse);
+    auto loaded = Snapshot::from_json(parsed, {});
+    auto t4 = Clock::now();
+    REQUIRE(loaded->link_count() == built->link_count());
+    out["Snapshot::build, 100k links (validation, Locations, pages) (ms)"] = ms(t1 - t0);
+    out["Snapshot::to_json().dump(), 100k links (snapshot file text) (ms)"] = ms(t2 - t1);
+    out["nlohmann::ordered_json::parse of the snapshot file (ms)"] = ms(t3 - t2);
+    out["Snapshot::from_json, 100k links (ms)"] = ms(t4 - t3);
+    out["snapshot file (MiB)"] = mib(static_cast<std::int64_t>(file.size()));
+    for (auto& [k, v] : out.items()) std::printf("%-66s %12.1f\n", k.c_str(), v.get<double>());
+    if (auto dir = out_dir(); !dir.empty()) std::ofstream(dir + "/oneshot.json") << out.dump(2);
+}

@@ -1,0 +1,579 @@
+#!/usr/bin/env bash
+# Benchmarks of refgate, with one command:
+#
+#   tests/bench/run.sh                 full run (about 6 minutes with a built tree)
+#   tests/bench/run.sh --smoke         tiny sizes, a few seconds a part: proves the script works
+#
+# Options: --threads LIST   REFGATE_THREADS values for the redirect part (default 1,2; 2 runs
+#                           keep-alive 64 only, unpinned)
+#          --no-pin         do not pin the server to CPU 0 and wrk to CPU 1
+#          --only LIST      some of: redirect,flush,startup,micro (default: all)
+#          --budget SECONDS stop everything after this long (default 600)
+#
+# Parts: redirect (refgate vs nginx under wrk, A B A B, medians), flush (`refgate flush` of
+# 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
+# from the snapshot file) and micro (Catch2 BENCHMARKs, allocations per redirect). Everything runs
+# on 127.0.0.1 with servers of its own under .state/bench (PostgreSQL 54379, Redis 63849, refgate
+# 18380/18390, nginx 18381), all stopped at the end however the script ends. Prints a table and
+# writes tests/bench/results/latest.json (git-ignored).
+set -euo pipefail
+
+HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
+# shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
+source "$HERE/../../deploy/local/lib.sh"
+
+COMMAND_LINE="tests/bench/run.sh${*:+ $*}"
+MODE=full
+THREADS_LIST="1,2"
+PIN=1
+ONLY="redirect,flush,startup,micro"
+BUDGET=600
+while (($#)); do
+  case $1 in
+    --smoke) MODE=smoke ;;
+    --threads) THREADS_LIST=${2:?--threads needs a list}; shift ;;
+    --no-pin) PIN=0 ;;
+    --only) ONLY=${2:?--only needs a list}; shift ;;
+    --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) die "unknown argument: $1 (try --help)" ;;
+  esac
+  shift
+done
+[[ $BUDGET =~ ^[0-9]+$ ]] || die "--budget takes whole seconds"
+[[ $THREADS_LIST =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--threads takes a list such as 1,2"
+
+STARTED_AT=$SECONDS
+STATE="$ROOT/.state/bench"
+RESULTS="$ROOT/tests/bench/results"
+PG_PORT=54379
+REDIS_PORT=63849
+RG_PORT=18380
+RG_ADMIN_PORT=18390
+NGINX_PORT=18381
+DEAD_PG_PORT=54378 # nothing listens here: "PostgreSQL unreachable"
+BUILD_NAME=bench
+BIN="$ROOT/build/$BUILD_NAME/refgate"
+MICRO_BIN="$ROOT/build/$BUILD_NAME/refgate_micro_bench"
+PY=/usr/bin/python3
+BENCH_PY="$HERE/bench.py"
+PG_URL_BASE="postgresql://refgate@127.0.0.1:$PG_PORT"
+BROWSER_UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+
+if [[ $MODE == full ]]; then
+  REDIRECT_LINKS=10000 ROUNDS=3 DURATION=5 WARMUP=1
+  FLUSH_COUNTERS=100000 FLUSH_RUNS=3
+  STARTUP_LINKS=100000 STARTUP_RUNS=3
+  MICRO_ARGS=()
+else
+  REDIRECT_LINKS=200 ROUNDS=1 DURATION=1 WARMUP=0
+  FLUSH_COUNTERS=2000 FLUSH_RUNS=1
+  STARTUP_LINKS=1000 STARTUP_RUNS=1
+  MICRO_ARGS=(--benchmark-samples 3 --benchmark-warmup-time 1 --benchmark-resamples 100)
+fi
+
+# Progress lines carry the seconds since the start.
+log() { printf '[bench %3ds] %s\n' "$((SECONDS - STARTED_AT))" "$*" >&2; }
+
+RAW="$STATE/raw.jsonl"
+META="$STATE/meta.json"
+NOTES=()
+REDIRECT_EXTRA=()
+STARTUP_EXTRA=()
+
+# --------------------------------------------------------------- time bound
+
+remaining() { echo $((BUDGET - (SECONDS - STARTED_AT))); }
+
+# bounded SECONDS CMD...: runs CMD for at most SECONDS and never past the budget.
+bounded() {
+  local want=$1 left
+  shift
+  left=$(remaining)
+  ((left > 0)) || die "time budget of $BUDGET s used up"
+  ((want < left)) || want=$left
+  timeout -k 5 "$want" "$@"
+}
+
+# True when NEED seconds are left; otherwise notes that PART was skipped.
+have_time() {
+  local need=$1 part=$2
+  if (($(remaining) < need)); then
+    log "skipping $part: $(remaining) s left of the $BUDGET s budget, it needs about $need s"
+    NOTES+=("$part skipped: time budget")
+    return 1
+  fi
+}
+
+want() { [[ ,$ONLY, == *,$1,* ]]; }
+
+# ------------------------------------------------------------ processes we own
+
+RG_PID=""
+NGINX_PID=""
+REPORTED=0
+WATCHDOG_PID=""
+
+stop_pid() {
+  local pid=$1 comm=$2 sig=${3:-TERM} i
+  [[ -n $pid ]] || return 0
+  _pid_is "$pid" "$comm" || return 0
+  kill "-$sig" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 150; i++)); do
+    _pid_is "$pid" "$comm" || break
+    sleep 0.1
+  done
+  if _pid_is "$pid" "$comm"; then
+    log "WARNING: $comm pid $pid did not stop; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+stop_refgate() {
+  stop_pid "$RG_PID" refgate TERM
+  RG_PID=""
+}
+stop_nginx() {
+  stop_pid "$NGINX_PID" nginx TERM
+  NGINX_PID=""
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM HUP
+  stop_refgate
+  stop_nginx
+  stop_all
+  # Stopped early (budget, error, Ctrl-C): still report what was measured.
+  if ((!REPORTED)) && [[ -s ${RAW:-} || -s ${STATE:-}/micro.json ]]; then
+    NOTES+=("INCOMPLETE: the run stopped early (exit status $rc); only the parts above were measured")
+    { write_meta && report; } || true
+  fi
+  if [[ -n $WATCHDOG_PID ]]; then kill "$WATCHDOG_PID" 2>/dev/null || true; fi
+  exit "$rc"
+}
+
+# Waits until URL answers 200, up to SECONDS.
+wait_http_200() {
+  local url=$1 seconds=$2 i
+  for ((i = 0; i < seconds * 20; i++)); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url" || true) == 200 ]] && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+psql_q() {
+  local db=$1
+  shift
+  "$PG_BINDIR/psql" -X -qtA -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U refgate -d "$db" "$@"
+}
+
+# Environment of a refgate command against database DB and Redis db REDIS_DB.
+refgate_env() {
+  local db=$1 redis_db=$2
+  export REFGATE_DATABASE_URL="$PG_URL_BASE/$db"
+  export REFGATE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/$redis_db"
+  export REFGATE_LISTEN="127.0.0.1:$RG_PORT"
+  export REFGATE_ADMIN_LISTEN="127.0.0.1:$RG_ADMIN_PORT"
+  export REFGATE_SNAPSHOT_FILE="$STATE/snapshot-$db.json"
+  export REFGATE_SPILL_FILE="$STATE/spill-$db.json"
+  export REFGATE_LOG_LEVEL=warn
+}
+
+# import_links DB N LABEL: database DB (Redis untouched) holding exactly links 1..N of bench.py,
+# made with `refgate import` in files of IMPORT_CHUNK links. Kept between runs: when the
+# database already holds what this run would import, the import is skipped.
+IMPORT_CHUNK=2500
+import_links() {
+  local db=$1 n=$2 marker="$STATE/imported-$1" want have start files f
+  want="$n links, chunk $IMPORT_CHUNK, $(sha256sum "$BENCH_PY" | cut -c1-16)"
+  have=$(psql_q postgres -c "SELECT 1 FROM pg_database WHERE datname = '$db'")
+  if [[ $have == 1 && -f $marker && $(cat "$marker") == "$want" ]] &&
+    [[ $(psql_q "$db" -c "SELECT count(*) FROM refgate_links") == "$n" ]]; then
+    log "  $db already holds the $n links (import skipped)"
+    return 0
+  fi
+  rm -f "$marker"
+  "$PG_BINDIR/dropdb" --if-exists -h 127.0.0.1 -p "$PG_PORT" -U refgate "$db"
+  ensure_database "$PG_PORT" "$db"
+  refgate_env "$db" 0
+  bounded 60 "$BIN" migrate >/dev/null
+  mapfile -t files < <("$PY" "$BENCH_PY" links "$n" "$STATE/links-$db" --chunk "$IMPORT_CHUNK")
+  log "  importing $n links into $db with refgate import (${#files[@]} file(s))"
+  start=$EPOCHREALTIME
+  for f in "${files[@]}"; do
+    bounded 120 "$BIN" import "$f" >/dev/null
+  done
+  IMPORT_FILES=${#files[@]}
+  IMPORT_SECONDS=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}')
+  rm -f "${files[@]}"
+  printf '%s' "$want" >"$marker"
+}
+
+# ----------------------------------------------------------------- set-up
+
+lock_state bench
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+# Safety net beside `bounded`: past the budget (+30 s for stopping) the script is told to stop.
+# It checks every second that the script still runs, so it never outlives it by more than that.
+(
+  for ((i = 0; i < BUDGET + 30; i++)); do
+    sleep 1
+    kill -0 $$ 2>/dev/null || exit 0
+  done
+  kill -TERM $$ 2>/dev/null
+) {_LOCK_FD}>&- >/dev/null 2>&1 &
+WATCHDOG_PID=$!
+
+REFGATE_APT_PACKAGES+=(wrk nginx python3 curl)
+ensure_packages
+
+mkdir -p "$STATE" "$RESULTS"
+rm -f "$RAW" "$STATE"/*.xml "$STATE"/alloc.json "$STATE"/oneshot.json "$STATE"/micro.json
+
+# One Release build directory for the server and the microbenchmarks, so that the libraries are
+# compiled once and a build by someone else in build/release is never disturbed. Same flags as
+# deploy/local's `build release Release`; tests are not built. Once the top-level CMakeLists.txt
+# has the REFGATE_BUILD_BENCH option, it is used instead of the project-include hook.
+if grep -q REFGATE_BUILD_BENCH "$ROOT/CMakeLists.txt"; then
+  BENCH_CMAKE=(-DREFGATE_BUILD_BENCH=ON -DCMAKE_PROJECT_INCLUDE=)
+else
+  BENCH_CMAKE=(-DCMAKE_PROJECT_INCLUDE="$HERE/standalone.cmake")
+fi
+log "building Release in build/$BUILD_NAME (refgate, refgate_micro_bench)"
+bounded "$(remaining)" cmake -S "$ROOT" -B "$ROOT/build/$BUILD_NAME" -G Ninja \
+  -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF "${BENCH_CMAKE[@]}" >"$STATE/cmake.log" ||
+  die "cmake configure failed; see $STATE/cmake.log"
+bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME" --target refgate refgate_micro_bench ||
+  die "build failed"
+log "build done after $((SECONDS - STARTED_AT)) s"
+
+pin_server=() pin_client=()
+if ((PIN)); then
+  pin_server=(taskset -c 0)
+  pin_client=(taskset -c 1)
+fi
+
+start_postgres "$STATE" "$PG_PORT" on
+start_redis "$STATE" "$REDIS_PORT"
+_require_free_port "$RG_PORT" "refgate (bench)"
+_require_free_port "$RG_ADMIN_PORT" "refgate admin (bench)"
+_require_free_port "$NGINX_PORT" "nginx (bench)"
+_require_free_port "$DEAD_PG_PORT" "the unreachable PostgreSQL of the start-up part"
+
+# ----------------------------------------------------------------- metadata
+
+cpu_model=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+mem_total=$(awk '/^MemTotal/ {print $2}' /proc/meminfo)
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$ROOT" status --porcelain -- src include sql CMakeLists.txt 2>/dev/null | wc -l)
+loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+
+write_meta() {
+  local notes_json redirect_json startup_json
+  notes_json=$(printf '%s\n' "${NOTES[@]}" | jq -R . | jq -s 'map(select(. != ""))')
+  redirect_json=$(printf '%s\n' "${REDIRECT_EXTRA[@]}" | jq -R . | jq -s 'map(select(. != ""))')
+  startup_json=$(printf '%s\n' "${STARTUP_EXTRA[@]}" | jq -R . | jq -s 'map(select(. != ""))')
+  jq -n --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg command "$COMMAND_LINE" \
+    --arg mode "$MODE" --arg cpu "$cpu_model" --arg nproc "$(nproc)" --arg kernel "$(uname -r)" \
+    --arg mem "$mem_total" --arg commit "$commit" --arg dirty "$dirty" --arg load "$loadavg" \
+    --arg rounds "$ROUNDS" --arg duration "$DURATION" --arg pin "$PIN" \
+    --argjson notes "$notes_json" --argjson rx "$redirect_json" --argjson sx "$startup_json" \
+    '{date: $date, command: $command, mode: $mode, rounds: ($rounds|tonumber),
+      duration: ($duration|tonumber), pinned: ($pin == "1"),
+      machine: {cpu_model: $cpu, nproc: ($nproc|tonumber), kernel: $kernel,
+                mem_total_kib: ($mem|tonumber), load_average_at_start: $load},
+      git: {commit: $commit, modified_files_in_src_include_sql: ($dirty|tonumber)},
+      notes: $notes, redirect_extra: $rx, startup_extra: $sx}' >"$META"
+}
+
+report() {
+  "$PY" "$BENCH_PY" report --raw "$RAW" --meta "$META" --out "$RESULTS/latest.json" \
+    --micro "$STATE/micro.json" --alloc "$STATE/alloc.json" --oneshot "$STATE/oneshot.json" |
+    tee "$RESULTS/latest.txt"
+}
+
+# ----------------------------------------------------------------- redirect
+
+# CPU time (user + system, clock ticks) used so far by PID and its children's processes (nginx
+# workers); a process's figure includes all its threads.
+cpu_ticks() {
+  local pid=$1 p total=0 stat
+  for p in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+    stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    stat=${stat##*) }
+    total=$((total + $(awk '{print $12 + $13}' <<<"$stat")))
+  done
+  echo "$total"
+}
+
+# run_wrk SERVER THREADS CASE PORT CONNS CLOSE(0/1) SECONDS RECORD(part name)
+run_wrk() {
+  local server=$1 threads=$2 case=$3 port=$4 conns=$5 close=$6 secs=$7 part=$8
+  local wrk_threads=1 headers=(-H "User-Agent: $BROWSER_UA") pin=("${pin_client[@]}") out
+  ((close)) && headers+=(-H "Connection: close")
+  # Unpinned runs (threads > 1) share both CPUs with the server: wrk gets two threads too.
+  if ((threads > 1)); then
+    pin=()
+    wrk_threads=2
+  fi
+  local server_pid=$RG_PID cpu_before
+  [[ $server == nginx ]] && server_pid=$NGINX_PID
+  cpu_before=$(cpu_ticks "$server_pid")
+  out=$(bounded $((secs + 15)) "${pin[@]}" wrk -t "$wrk_threads" -c "$conns" -d "${secs}s" \
+    --timeout 5s --latency -s "$STATE/spread.lua" "${headers[@]}" "http://127.0.0.1:$port") ||
+    die "wrk failed against $server"
+  local line
+  line=$(grep '^WRK_RESULT ' <<<"$out" | head -n1 | cut -d' ' -f2-)
+  [[ -n $line ]] || die "no result from wrk against $server: $out"
+  local cpu_ticks_used=$(($(cpu_ticks "$server_pid") - cpu_before))
+  jq -c --arg part "$part" --arg server "$server" --argjson threads "$threads" --arg case "$case" \
+    --argjson ticks "$cpu_ticks_used" --argjson hz "$(getconf CLK_TCK)" \
+    '. + {part: $part, server: $server, threads: $threads, case: $case,
+          server_cpu_s: ($ticks / $hz),
+          server_cpu_us_per_req: (if .requests > 0 then $ticks / $hz * 1e6 / .requests else null end)}' \
+    <<<"$line" >>"$RAW"
+  if [[ $part == redirect ]]; then
+    jq -r --arg s "$server" --argjson t "$cpu_ticks_used" --argjson hz "$(getconf CLK_TCK)" '"  \($s): \(.rps|floor) req/s, p50 \(.p50_us/1000) ms, p99 \(.p99_us/1000) ms, errors \(.errors|add), server CPU \($t / $hz * 1e6 / .requests | floor) us/req"' <<<"$line" >&2
+  fi
+}
+
+start_refgate_serve() {
+  local threads=$1
+  refgate_env refgate_bench 0
+  export REFGATE_THREADS=$threads
+  local pin=("${pin_server[@]}")
+  ((threads > 1)) && pin=()
+  # A simple command, not a function, so that $! is refgate itself (taskset execs it).
+  "${pin[@]}" "$BIN" serve {_LOCK_FD}>&- >>"$STATE/refgate-serve.log" 2>&1 &
+  RG_PID=$!
+  wait_http_200 "http://127.0.0.1:$RG_ADMIN_PORT/readyz" 30 ||
+    die "refgate did not become ready; see $STATE/refgate-serve.log"
+}
+
+start_nginx() {
+  local threads=$1 dir="$STATE/nginx"
+  mkdir -p "$dir/tmp"
+  # As root, workers run as nobody; they only need the config (read by the master) and tmp dirs.
+  cat >"$dir/nginx.conf" <<NGINX
+worker_processes $threads;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_requests 1000000;
+  keepalive_timeout 15s;
+  map_hash_max_size 262144;
+  map_hash_bucket_size 256;
+  # /go/<slug> -> the very Location refgate answers for that link ($REDIRECT_LINKS entries).
+  map \$uri \$bench_location {
+    default "";
+    include $dir/links.map;
+  }
+  server {
+    listen 127.0.0.1:$NGINX_PORT reuseport backlog=1024;
+    location /go/ {
+      if (\$bench_location = "") { return 404; }
+      add_header Cache-Control "private, no-store";
+      add_header X-Robots-Tag "noindex, nofollow";
+      add_header Referrer-Policy "strict-origin-when-cross-origin";
+      return 302 \$bench_location;
+    }
+  }
+}
+NGINX
+  local pin=("${pin_server[@]}")
+  ((threads > 1)) && pin=()
+  "${pin[@]}" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g 'daemon off;' \
+    {_LOCK_FD}>&- >>"$dir/stdout.log" 2>&1 &
+  NGINX_PID=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 \
+      "http://127.0.0.1:$NGINX_PORT/go/bench-000001" || true) == 302 ]] && return 0
+    sleep 0.1
+  done
+  die "nginx did not start; see $dir/error.log"
+}
+
+location_of() { curl -s -o /dev/null -w '%{redirect_url}' --max-time 2 "$1"; }
+
+redirect_part() {
+  log "redirect: $REDIRECT_LINKS links, $ROUNDS round(s) of ${DURATION} s per server and case"
+  import_links refgate_bench "$REDIRECT_LINKS"
+  refgate_env refgate_bench 0
+  mkdir -p "$STATE/nginx"
+  "$PY" "$BENCH_PY" nginx-map "$REDIRECT_LINKS" "$STATE/nginx/links.map"
+  "$PY" "$BENCH_PY" wrk-lua "$REDIRECT_LINKS" "$STATE/spread.lua"
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 0 flushdb >/dev/null
+  psql_q refgate_bench -c "TRUNCATE refgate_clicks, refgate_uniques, refgate_flushed_buckets"
+
+  local threads_list threads case conns close round server port
+  IFS=, read -r -a threads_list <<<"$THREADS_LIST"
+  for threads in "${threads_list[@]}"; do
+    local cases=("keep-alive, 64 conn|64|0" "keep-alive, 256 conn|256|0" "Connection: close, 64 conn|64|1")
+    ((threads > 1)) && cases=("keep-alive, 64 conn|64|0")
+    # 2 servers x rounds x (warm-up + run) per case, plus start-up and checks.
+    local need=$((${#cases[@]} * ROUNDS * 2 * (DURATION + WARMUP + 1) + 20))
+    have_time "$need" "redirect with $threads thread(s)" || continue
+    start_refgate_serve "$threads"
+    start_nginx "$threads"
+    local want_loc rg_loc ng_loc
+    want_loc=$("$PY" "$BENCH_PY" location 1)
+    rg_loc=$(location_of "http://127.0.0.1:$RG_PORT/go/bench-000001")
+    ng_loc=$(location_of "http://127.0.0.1:$NGINX_PORT/go/bench-000001")
+    [[ $rg_loc == "$want_loc" && $ng_loc == "$want_loc" ]] ||
+      die "Locations differ: refgate '$rg_loc', nginx '$ng_loc', expected '$want_loc'"
+    log "redirect, REFGATE_THREADS=$threads / worker_processes $threads" \
+      "($( ((threads == 1 && PIN)) && echo "servers on CPU 0, wrk on CPU 1" || echo "unpinned"))"
+    for case in "${cases[@]}"; do
+      IFS='|' read -r name conns close <<<"$case"
+      for ((round = 1; round <= ROUNDS; round++)); do
+        for server in refgate nginx; do
+          port=$RG_PORT
+          [[ $server == nginx ]] && port=$NGINX_PORT
+          log "  $name, round $round, $server"
+          if ((WARMUP > 0)); then
+            run_wrk "$server" "$threads" "$name" "$port" "$conns" "$close" "$WARMUP" warmup
+          fi
+          run_wrk "$server" "$threads" "$name" "$port" "$conns" "$close" "$DURATION" redirect
+        done
+      done
+    done
+    local rss
+    rss=$("$PY" "$BENCH_PY" rss "$RG_PID")
+    REDIRECT_EXTRA+=("refgate RSS after the load with $REDIRECT_LINKS links, REFGATE_THREADS=$threads: $(jq -r '"\(.rss_kib/1024*10|floor/10) MiB (VmHWM \(.hwm_kib/1024*10|floor/10) MiB)"' <<<"$rss")")
+    stop_refgate
+    stop_nginx
+  done
+
+  # Counting was on: every click refgate answered must be in PostgreSQL after a flush.
+  if [[ -s $RAW ]]; then
+    refgate_env refgate_bench 0
+    bounded 60 "$BIN" flush >"$STATE/redirect-flush.txt" || log "WARNING: final flush failed"
+    local counted answered
+    counted=$(psql_q refgate_bench -c "SELECT coalesce(sum(clicks), 0) FROM refgate_clicks")
+    answered=$(jq -s '[.[] | select(.server == "refgate") | .requests] | add // 0' "$RAW")
+    REDIRECT_EXTRA+=("counting on: refgate counted $counted clicks into PostgreSQL (Redis -> flush); wrk saw $answered responses from refgate (warm-ups included; a few more may be answered after wrk stops)")
+  fi
+  REDIRECT_EXTRA+=("nginx: map of all $REDIRECT_LINKS /go/<slug> -> the same Location as refgate, return 302, same Cache-Control/X-Robots-Tag/Referrer-Policy headers, access_log off; requests spread over all links by a wrk Lua script, browser User-Agent (refgate counts them as human clicks)")
+}
+
+# ------------------------------------------------------------------- flush
+
+# flush_run CASE BUCKETS PER_BUCKET TRUNCATE_CLICKS(0/1)
+flush_run() {
+  local case=$1 buckets=$2 per=$3 truncate=$4
+  local total=$((buckets * per))
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 1 flushdb >/dev/null
+  psql_q refgate_flush -c "TRUNCATE refgate_flushed_buckets"
+  ((truncate)) && psql_q refgate_flush -c "TRUNCATE refgate_clicks"
+  if ((total > 0)); then
+    "$PY" "$BENCH_PY" redis-fill "$buckets" "$per" 0 |
+      bounded 120 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 1 --pipe >/dev/null
+  fi
+  # Everything Redis has is on disk (AOF) before the clock starts, as in steady operation.
+  local start end out moved
+  start=$EPOCHREALTIME
+  out=$(bounded 120 "${pin_server[@]}" "$BIN" flush) || die "refgate flush failed: $out"
+  end=$EPOCHREALTIME
+  moved=$(sed -n 's/.* \([0-9]*\) counter(s).*/\1/p' <<<"$out")
+  local secs
+  secs=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.4f", b - a}')
+  log "  $case: $out ($secs s)"
+  jq -nc --arg case "$case" --argjson counters "$total" --argjson moved "${moved:-0}" \
+    --argjson seconds "$secs" --argjson buckets "$buckets" \
+    '{part: "flush", case: $case, counters: $counters, moved: $moved, seconds: $seconds, buckets: $buckets}' >>"$RAW"
+}
+
+flush_part() {
+  have_time $((FLUSH_RUNS * 30 + 20)) "flush" || return 0
+  log "flush: $FLUSH_COUNTERS distinct counters"
+  ensure_database "$PG_PORT" refgate_flush
+  refgate_env refgate_flush 1
+  bounded 60 "$BIN" migrate >/dev/null
+  local n=$FLUSH_COUNTERS round
+  flush_run "nothing to move (process + connections)" 0 0 1
+  for ((round = 1; round <= FLUSH_RUNS; round++)); do
+    flush_run "new counters, 1 bucket of $n" 1 "$n" 1
+  done
+  for ((round = 1; round <= FLUSH_RUNS; round++)); do
+    flush_run "existing counters (upsert adds), 1 bucket" 1 "$n" 0
+  done
+  flush_run "new counters, 10 buckets of $((n / 10))" 10 $((n / 10)) 1
+}
+
+# ----------------------------------------------------------------- start-up
+
+startup_part() {
+  have_time $((STARTUP_RUNS * 2 * 8 + 20)) "startup" || return 0
+  log "startup: $STARTUP_LINKS links"
+  IMPORT_SECONDS=""
+  import_links refgate_big "$STARTUP_LINKS"
+  [[ -n $IMPORT_SECONDS ]] &&
+    STARTUP_EXTRA+=("import of the $STARTUP_LINKS links: $IMPORT_SECONDS s ($IMPORT_FILES x refgate import of up to $IMPORT_CHUNK links)")
+  refgate_env refgate_big 2
+  export REFGATE_THREADS=1
+  local round taskset_arg=""
+  ((PIN)) && taskset_arg=0
+  rm -f "$REFGATE_SNAPSHOT_FILE"
+  for ((round = 1; round <= STARTUP_RUNS; round++)); do
+    bounded 60 "$PY" "$BENCH_PY" startup --bin "$BIN" --label "from PostgreSQL" \
+      --out "$STATE/startup.jsonl" --log "$STATE/refgate-startup.log" --timeout 30 \
+      --taskset "$taskset_arg" >/dev/null || log "WARNING: start-up run failed"
+  done
+  [[ -s $REFGATE_SNAPSHOT_FILE ]] || die "no snapshot file was written at $REFGATE_SNAPSHOT_FILE"
+  STARTUP_EXTRA+=("snapshot file: $(($(stat -c %s "$REFGATE_SNAPSHOT_FILE") / 1024)) KiB for $STARTUP_LINKS links; REFGATE_THREADS=1")
+  export REFGATE_DATABASE_URL="postgresql://refgate@127.0.0.1:$DEAD_PG_PORT/refgate_big"
+  for ((round = 1; round <= STARTUP_RUNS; round++)); do
+    bounded 60 "$PY" "$BENCH_PY" startup --bin "$BIN" \
+      --label "from snapshot file, PostgreSQL unreachable" \
+      --out "$STATE/startup.jsonl" --log "$STATE/refgate-startup.log" --timeout 30 \
+      --taskset "$taskset_arg" >/dev/null || log "WARNING: start-up run failed"
+  done
+  jq -c '. + {part: "startup"}' "$STATE/startup.jsonl" >>"$RAW"
+  rm -f "$STATE/startup.jsonl"
+}
+
+# ------------------------------------------------------------------- micro
+
+micro_part() {
+  have_time 60 "micro" || return 0
+  log "micro: refgate_micro_bench"
+  local pin=("${pin_server[@]}")
+  REFGATE_BENCH_OUT="$STATE" bounded 120 "${pin[@]}" "$MICRO_BIN" "[alloc],[oneshot]" \
+    >"$STATE/micro-alloc.txt" 2>&1 || {
+    cat "$STATE/micro-alloc.txt" >&2
+    NOTES+=("micro: the allocation check FAILED (see .state/bench/micro-alloc.txt)")
+  }
+  bounded 240 "${pin[@]}" "$MICRO_BIN" "[micro]" "${MICRO_ARGS[@]}" -r xml -o "$STATE/micro.xml" ||
+    NOTES+=("micro: a benchmark case failed (see .state/bench/micro.xml)")
+  "$PY" "$BENCH_PY" micro-xml "$STATE/micro.xml" "$STATE/micro.json"
+}
+
+# ------------------------------------------------------------------- run
+
+log "mode $MODE, budget $BUDGET s, threads $THREADS_LIST, pinned: $( ((PIN)) && echo yes || echo no)"
+((PIN)) && NOTES+=("pinned with taskset: servers (refgate, nginx, refgate flush/serve in start-up) on CPU 0, wrk on CPU 1; PostgreSQL and Redis unpinned")
+NOTES+=("load average at start: $loadavg (the machine is shared)")
+want micro && micro_part
+want redirect && redirect_part
+want flush && flush_part
+want startup && startup_part
+
+write_meta
+report
+REPORTED=1
+log "results: tests/bench/results/latest.json (and latest.txt); logs in .state/bench; $((SECONDS - STARTED_AT)) s"
