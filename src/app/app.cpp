@@ -78,8 +78,8 @@ int App::serve() {
                                   .bucket = config_.clicks.bucket});
     flusher.start();
 
-    auto health_handler = [&store, &health] {
-        return std::make_shared<HealthHandler>(store, health);
+    auto health_handler = [&store, &health, &click_stats] {
+        return std::make_shared<HealthHandler>(store, health, &click_stats);
     };
     http::ListenerOptions public_listener{
         .name = "public",

@@ -209,5 +209,7 @@ TEST_CASE("readyz reports the snapshot version and the state of PostgreSQL and R
     CHECK(body["snapshot"]["links"] == 5);
     CHECK(body["postgres"] == "up");
     CHECK(body["redis"] == "up");
+    CHECK(body["clicks"]["dropped_clicks"] == 0);
+    CHECK(body["clicks"]["redis_config_risky"] == false);
     CHECK(http_get(service.admin_port(), "/healthz").status == 200);
 }
