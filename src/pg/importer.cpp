@@ -8,19 +8,47 @@
 namespace refgate::pg {
 namespace {
 
-std::string domains_json(const Partner& p) { return nlohmann::json(p.allowed_domains).dump(); }
+// One row per partner or link for jsonb_to_recordset: the whole import is one statement per
+// table, so the change trigger (one version bump each) fires twice, not once per row.
+std::string partner_rows(const std::vector<Partner>& partners) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : partners) {
+        nlohmann::json pairs = nlohmann::json::array();
+        for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
+        rows.push_back({{"slug", p.slug},
+                        {"name", p.name},
+                        {"ref_param", p.ref_param},
+                        {"ref_code", p.ref_code},
+                        {"allowed_domains", p.allowed_domains},
+                        {"extra_params", pairs},
+                        {"active", p.active}});
+    }
+    return rows.dump();
+}
 
-std::string extras_json(const Partner& p) {
-    nlohmann::json pairs = nlohmann::json::array();
-    for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
-    return pairs.dump();
+std::string link_rows(const std::vector<Link>& links) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& l : links) {
+        rows.push_back(
+            {{"slug", l.slug},
+             {"partner", l.partner},
+             {"destination", l.destination},
+             {"status", std::string(to_string(l.status))},
+             {"expires_at", l.expires_at ? format_rfc3339(*l.expires_at) : std::string()},
+             {"fallback", l.fallback.value_or("")},
+             {"utm_passthrough", l.utm_passthrough}});
+    }
+    return rows.dump();
 }
 
 // Upserts bump version and updated_at only when something really changed, so that re-importing
 // the same file is a no-op.
 constexpr const char* kUpsertPartner = R"sql(
 INSERT INTO refgate_partners AS t (slug, name, ref_param, ref_code, allowed_domains, extra_params, active)
-VALUES ($1, $2, $3, $4, ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), $6::jsonb, $7)
+SELECT r.slug, r.name, r.ref_param, r.ref_code,
+       ARRAY(SELECT jsonb_array_elements_text(r.allowed_domains)), r.extra_params, r.active
+FROM jsonb_to_recordset($1::jsonb) AS r(slug text, name text, ref_param text, ref_code text,
+                                        allowed_domains jsonb, extra_params jsonb, active boolean)
 ON CONFLICT (slug) DO UPDATE SET
     name = EXCLUDED.name, ref_param = EXCLUDED.ref_param, ref_code = EXCLUDED.ref_code,
     allowed_domains = EXCLUDED.allowed_domains, extra_params = EXCLUDED.extra_params,
@@ -34,8 +62,11 @@ RETURNING id
 
 constexpr const char* kUpsertLink = R"sql(
 INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough)
-VALUES ($1, (SELECT id FROM refgate_partners WHERE slug = $2), $3, $4,
-        NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7)
+SELECT r.slug, p.id, r.destination, r.status, NULLIF(r.expires_at, '')::timestamptz,
+       NULLIF(r.fallback, ''), r.utm_passthrough
+FROM jsonb_to_recordset($1::jsonb) AS r(slug text, partner text, destination text, status text,
+                                        expires_at text, fallback text, utm_passthrough boolean)
+JOIN refgate_partners p ON p.slug = r.partner
 ON CONFLICT (slug) DO UPDATE SET
     partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
     expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
@@ -90,17 +121,12 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
         report.issues.insert(report.issues.end(), more.begin(), more.end());
         if (!report.issues.empty()) return report;  // the transaction rolls back
 
-        for (const auto& p : incoming.partners) {
-            auto r = tx.exec_params(kUpsertPartner, p.slug, p.name, p.ref_param, p.ref_code,
-                                    domains_json(p), extras_json(p), p.active);
-            report.partners_changed += r.size();
+        if (!incoming.partners.empty()) {
+            report.partners_changed =
+                tx.exec_params(kUpsertPartner, partner_rows(incoming.partners)).size();
         }
-        for (const auto& l : incoming.links) {
-            auto r = tx.exec_params(kUpsertLink, l.slug, l.partner, l.destination,
-                                    std::string(to_string(l.status)),
-                                    l.expires_at ? format_rfc3339(*l.expires_at) : std::string(),
-                                    l.fallback.value_or(""), l.utm_passthrough);
-            report.links_changed += r.size();
+        if (!incoming.links.empty()) {
+            report.links_changed = tx.exec_params(kUpsertLink, link_rows(incoming.links)).size();
         }
         tx.commit();
     } catch (const pqxx::failure& e) {

@@ -33,6 +33,7 @@ const char* const kGoodDocument = R"json({
 TEST_CASE("an import stores every partner and link, and importing it again changes nothing",
           "[import][pg]") {
     TestDatabase db;
+    auto version_before = std::stoll(db.scalar("SELECT version FROM refgate_snapshot_version"));
     auto first = import_json(db.url(), kGoodDocument);
     INFO(first.err);
     REQUIRE(first.exit_code == 0);
@@ -40,6 +41,10 @@ TEST_CASE("an import stores every partner and link, and importing it again chang
     CHECK(db.scalar("SELECT count(*) FROM refgate_partners") == "2");
     CHECK(db.scalar("SELECT ref_code FROM refgate_partners WHERE slug = 'backblaze'") == "bb-7");
     CHECK(db.scalar("SELECT status FROM refgate_links WHERE slug = 'b2'") == "disabled");
+    // One upsert statement per table, whatever the number of rows; each fires the statement
+    // trigger for INSERT and for UPDATE: four version bumps, not one or two per row.
+    CHECK(std::stoll(db.scalar("SELECT version FROM refgate_snapshot_version")) ==
+          version_before + 4);
 
     auto second = import_json(db.url(), kGoodDocument);
     REQUIRE(second.exit_code == 0);
