@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite locally and in CI: format check, sanitizer build,
 # fresh private PostgreSQL (127.0.0.1:54339) and Redis (127.0.0.1:63809) under
-# .state/test, then ctest. Extra arguments go to ctest (e.g. -R redirect).
+# .state/test, then ctest. REFGATE_TEST_PG_PORT / REFGATE_TEST_REDIS_PORT
+# move the two servers to other ports. Extra arguments go to ctest (e.g. -R redirect).
 # Exits with ctest's status; servers are always stopped.
 set -euo pipefail
 
@@ -10,8 +11,9 @@ HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 source "$HERE/lib.sh"
 
 STATE="$ROOT/.state/test"
-PG_PORT=54339
-REDIS_PORT=63809
+# Overridable so that two checkouts can run their suites at the same time.
+PG_PORT=${REFGATE_TEST_PG_PORT:-54339}
+REDIS_PORT=${REFGATE_TEST_REDIS_PORT:-63809}
 
 lock_state test
 trap 'stop_all; log "elapsed: $SECONDS s"' EXIT
