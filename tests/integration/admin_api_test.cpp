@@ -24,16 +24,6 @@ const char* const kPartner = R"json({"slug": "tailscale", "name": "Tailscale", "
   "ref_code": "picks42", "allowed_domains": ["tailscale.com"],
   "extra_params": {"utm_medium": "affiliate"}})json";
 
-std::string create_token(const std::string& url, const std::string& name, const std::string& role) {
-    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
-                         {{"REFGATE_DATABASE_URL", url}});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::string out = r.out;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out.substr(out.rfind('\n') + 1);
-}
-
 Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
 Headers json_write(const std::string& token, const std::string& etag = "") {
@@ -46,9 +36,9 @@ Headers json_write(const std::string& token, const std::string& etag = "") {
 // A service and a database with an editor, a viewer and an admin token.
 struct Fixture {
     TestDatabase db;
-    std::string admin = create_token(db.url(), "ada", "admin");
-    std::string editor = create_token(db.url(), "eddie", "editor");
-    std::string viewer = create_token(db.url(), "vera", "viewer");
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    std::string editor = create_api_token(db.url(), "eddie", "editor");
+    std::string viewer = create_api_token(db.url(), "vera", "viewer");
     ServiceProcess service{
         {.database_url = db.url(), .env = {{"REFGATE_RELOAD_INTERVAL_MS", "60000"}}}};
 
@@ -80,7 +70,7 @@ std::string read_file(const std::string& path) {
 
 TEST_CASE("refgate token create prints a token once and stores only its hash", "[admin][pg]") {
     TestDatabase db;
-    std::string token = create_token(db.url(), "ci-bot", "editor");
+    std::string token = create_api_token(db.url(), "ci-bot", "editor");
     CHECK(token.starts_with("rg_"));
     CHECK(token.size() == 46);
 

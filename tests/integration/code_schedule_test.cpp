@@ -21,16 +21,6 @@ using SysClock = std::chrono::system_clock;
 
 namespace {
 
-std::string create_token(const std::string& url, const std::string& name, const std::string& role) {
-    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
-                         {{"REFGATE_DATABASE_URL", url}});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::string out = r.out;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out.substr(out.rfind('\n') + 1);
-}
-
 Headers editing(const std::string& token, const std::string& etag = "") {
     Headers h{{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
     if (!etag.empty()) h.emplace_back("If-Match", etag);
@@ -94,7 +84,7 @@ void expect_switch_at(const std::vector<int>& ports, refgate::SysSeconds at,
 TEST_CASE("a scheduled code takes over at its second on every instance and in the history",
           "[admin][pg][schedule]") {
     TestDatabase db;
-    std::string editor = create_token(db.url(), "eddie", "editor");
+    std::string editor = create_api_token(db.url(), "eddie", "editor");
     ServiceProcess a{{.database_url = db.url()}};
     ServiceProcess b{{.database_url = db.url()}};
     create_pick(a.admin_port(), editor);
@@ -146,7 +136,7 @@ TEST_CASE("a scheduled code takes over at its second on every instance and in th
 TEST_CASE("scheduling is validated, listed as scheduled, and can be cancelled",
           "[admin][pg][schedule]") {
     TestDatabase db;
-    std::string editor = create_token(db.url(), "eddie", "editor");
+    std::string editor = create_api_token(db.url(), "eddie", "editor");
     ServiceProcess service{{.database_url = db.url()}};
     create_pick(service.admin_port(), editor);
     auto patch = [&](const std::string& etag, const Json& body) {
@@ -199,7 +189,7 @@ TEST_CASE("a scheduled code takes over on time while PostgreSQL is down, and is 
           "[admin][pg][schedule]") {
     PrivatePostgres postgres;
     std::string url = postgres.create_database("refgate");
-    std::string editor = create_token(url, "eddie", "editor");
+    std::string editor = create_api_token(url, "eddie", "editor");
     ServiceProcess service{{.database_url = url}};
     create_pick(service.admin_port(), editor);
     wait_for_redirect(service.port());
