@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "refgate/core/destination.hpp"
+#include "refgate/core/disclosure.hpp"
 #include "refgate/core/model.hpp"
 
 namespace refgate {
@@ -49,7 +50,8 @@ class Snapshot {
     static std::shared_ptr<const Snapshot> build(std::uint64_t version,
                                                  std::vector<Partner> partners,
                                                  std::vector<Link> links, const UrlPolicy& policy,
-                                                 std::string source);
+                                                 std::string source,
+                                                 std::vector<Disclosure> disclosures = {});
 
     std::uint64_t version() const { return version_; }
     const std::string& source() const { return source_; }
@@ -65,6 +67,9 @@ class Snapshot {
     }
     const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
 
+    // Every version of every disclosure text, with the current ones' answers precomputed.
+    const DisclosureSet& disclosures() const { return disclosures_; }
+
     // The snapshot file: the import format plus ids and the version.
     nlohmann::ordered_json to_json() const;
     static std::shared_ptr<const Snapshot> from_json(const nlohmann::ordered_json& doc,
@@ -78,6 +83,7 @@ class Snapshot {
     std::vector<Link> links_;
     std::vector<std::string> rejected_;
     std::unordered_map<std::string, LinkEntry, StringHash, std::equal_to<>> entries_;
+    DisclosureSet disclosures_;
 };
 
 // Holds the current snapshot. Readers compare generation() (one relaxed atomic load) with the
