@@ -28,6 +28,9 @@ enum class Operation {
     update_link,
     delete_link,
     audit,
+    list_disclosures,
+    get_disclosure,
+    put_disclosure,
 };
 
 struct Route {
