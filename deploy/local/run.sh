@@ -36,6 +36,8 @@ export REFGATE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 export REFGATE_LISTEN="${REFGATE_LISTEN:-127.0.0.1:8080}"
 export REFGATE_ADMIN_LISTEN="${REFGATE_ADMIN_LISTEN:-127.0.0.1:9090}"
 export REFGATE_SNAPSHOT_FILE="${REFGATE_SNAPSHOT_FILE:-$STATE/snapshot.json}"
+# /snippet/ links point here; a placeholder for the demo.
+export REFGATE_PUBLIC_BASE_URL="${REFGATE_PUBLIC_BASE_URL:-https://picks.example.com}"
 
 "$BIN" migrate
 "$BIN" import "$ROOT/deploy/local/demo.json"

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "refgate/admin/tokens.hpp"
+#include "refgate/core/disclosure.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/core/model.hpp"
 
@@ -38,16 +39,26 @@ constexpr std::array kRoutes{
     Route{Method::get, "GET", "/api/v1/tokens", Role::admin, Operation::list_tokens},
     Route{Method::post, "POST", "/api/v1/tokens", Role::admin, Operation::create_token},
     Route{Method::del, "DELETE", "/api/v1/tokens/{name}", Role::admin, Operation::revoke_token},
+    Route{Method::get, "GET", "/api/v1/disclosures", Role::viewer, Operation::list_disclosures},
+    Route{Method::get, "GET", "/api/v1/disclosures/{key}/{locale}", Role::viewer,
+          Operation::get_disclosure},
+    Route{Method::put, "PUT", "/api/v1/disclosures/{key}/{locale}", Role::editor,
+          Operation::put_disclosure},
 };
 
-// Matches a path against a pattern whose "{...}" segment matches one non-empty segment.
-bool matches(std::string_view pattern, std::string_view path, std::string& slug) {
+// Matches a path against a pattern: a "{locale}" segment matches one non-empty segment into
+// `locale`, any other "{...}" segment (slug, key, name) one into `slug`.
+bool matches(std::string_view pattern, std::string_view path, std::string& slug,
+             std::string& locale) {
     while (!pattern.empty() || !path.empty()) {
         auto ps = pattern.find('/', 1);
         auto qs = path.find('/', 1);
         std::string_view p = pattern.substr(0, ps);
         std::string_view q = path.substr(0, qs);
-        if (p.starts_with("/{") && p.ends_with("}")) {
+        if (p == "/{locale}") {
+            if (q.size() < 2) return false;
+            locale = std::string(q.substr(1));
+        } else if (p.starts_with("/{") && p.ends_with("}")) {
             if (q.size() < 2) return false;
             slug = std::string(q.substr(1));
         } else if (p != q) {
@@ -201,6 +212,9 @@ void answer_outcome(Answer& answer, const Outcome& o) {
             answer.problem(422, "validation", "the request body breaks the rules in 'errors'",
                            o.errors);
             return;
+        case OutcomeKind::precondition_required:
+            answer.problem(428, "precondition-required", o.detail);
+            return;
     }
 }
 
@@ -252,15 +266,18 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
     const Route* route = nullptr;
     bool path_known = false;
     std::string slug;
+    std::string locale;
     std::string allow;
     for (const auto& r : kRoutes) {
         std::string s;
-        if (!matches(r.pattern, path, s)) continue;
+        std::string l;
+        if (!matches(r.pattern, path, s, l)) continue;
         path_known = true;
         allow += (allow.empty() ? "" : ", ") + std::string(r.method_name);
         if (r.method == request.method) {
             route = &r;
             slug = std::move(s);
+            locale = std::move(l);
         }
     }
     if (!path_known) {
@@ -323,10 +340,19 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
         answer.problem(404, "not-found", "no such resource");
         return;
     }
+    if (!locale.empty()) {
+        auto normalized = normalize_locale(locale);
+        if (!normalized) {
+            answer.problem(404, "not-found", "no such resource (the locale is not a language tag)");
+            return;
+        }
+        locale = std::move(*normalized);
+    }
 
     // Bodies: JSON objects only.
     Json body;
-    if (request.method == Method::post || request.method == Method::patch) {
+    if (request.method == Method::post || request.method == Method::patch ||
+        request.method == Method::put) {
         auto type = media_type(request.header("Content-Type"));
         bool json = http::iequals(type, "application/json") ||
                     (request.method == Method::patch &&
@@ -362,6 +388,24 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
             return;
         }
         precondition = *parsed;
+    }
+    PutPrecondition put_precondition;
+    if (request.method == Method::put) {
+        if (request.has_header("If-Match")) {
+            auto parsed = parse_if_match(request.header("If-Match"));
+            if (!parsed) {
+                answer.problem(412, "stale", "If-Match does not match the ETag");
+                return;
+            }
+            put_precondition.if_match = *parsed;
+        }
+        if (request.has_header("If-None-Match")) {
+            if (request.header("If-None-Match") != "*") {
+                answer.problem(412, "stale", "only If-None-Match: * is supported here");
+                return;
+            }
+            put_precondition.if_none_match_any = true;
+        }
     }
 
     auto limit = [&](std::size_t fallback, std::size_t max) -> std::optional<std::size_t> {
@@ -451,6 +495,16 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                 return;
             case Operation::revoke_token:
                 answer_outcome(answer, store_->revoke_token(*actor, slug, precondition));
+                return;
+            case Operation::list_disclosures:
+                answer_outcome(answer, store_->list_disclosures());
+                return;
+            case Operation::get_disclosure:
+                answer_outcome(answer, store_->get_disclosure(slug, locale));
+                return;
+            case Operation::put_disclosure:
+                answer_outcome(
+                    answer, store_->put_disclosure(*actor, slug, locale, put_precondition, body));
                 return;
         }
     } catch (const StoreError& e) {

@@ -37,6 +37,16 @@ constexpr const char* kLinkJson = R"sql(json_build_object(
     'updated_at', to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'version', l.version)::text)sql";
 
+constexpr const char* kDisclosureJson = R"sql(json_build_object(
+    'key', d.key, 'locale', d.locale, 'text', d.text, 'html', d.html, 'html_given', d.html_given,
+    'version', d.version,
+    'updated_at', to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'updated_by', d.created_by)::text)sql";
+
+const std::string kSelectDisclosure = std::string("SELECT ") + kDisclosureJson +
+                                      " FROM refgate_disclosures d WHERE d.key = $1 AND "
+                                      "d.locale = $2 ORDER BY d.version DESC LIMIT 1";
+
 const std::string kSelectPartner =
     std::string("SELECT p.id, ") + kPartnerJson + " FROM refgate_partners p WHERE p.slug = $1";
 const std::string kSelectLink = std::string("SELECT l.id, ") + kLinkJson +
@@ -444,7 +454,101 @@ class PgAdminStore final : public AdminStore {
         });
     }
 
+    Outcome list_disclosures() override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto rows =
+                tx.exec(std::string("SELECT DISTINCT ON (d.key, d.locale) ") + kDisclosureJson +
+                        " FROM refgate_disclosures d ORDER BY d.key, d.locale, "
+                        "d.version DESC");
+            Json items = Json::array();
+            for (const auto& row : rows) items.push_back(Json::parse(row[0].c_str()));
+            return object(OutcomeKind::ok, Json{{"items", items}, {"next_cursor", nullptr}});
+        });
+    }
+
+    Outcome get_disclosure(const std::string& key, const std::string& locale) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            auto current = select_disclosure(tx, key, locale);
+            if (!current) return simple(OutcomeKind::not_found, no_disclosure(key, locale));
+            return object(OutcomeKind::ok, *current);
+        });
+    }
+
+    Outcome put_disclosure(const Actor& actor, const std::string& key, const std::string& locale,
+                           const PutPrecondition& pre, const Json& body) override {
+        // What GET returned may be sent back: its read-only fields are ignored, key and locale
+        // must name this resource.
+        Json input = body;
+        for (const char* read_only : {"version", "updated_at", "updated_by", "html_given"})
+            input.erase(read_only);
+        std::vector<FieldError> errors;
+        if (input.contains("key") && input["key"] != key)
+            errors.push_back({"key", "must be the key of the URL"});
+        if (input.contains("locale") &&
+            (!input["locale"].is_string() ||
+             normalize_locale(input["locale"].get<std::string>()) != locale))
+            errors.push_back({"locale", "must be the locale of the URL"});
+        if (!errors.empty()) return invalid(std::move(errors));
+        input["key"] = key;
+        input["locale"] = locale;
+        auto parsed = parse_import(Json{{"disclosures", Json::array({input})}});
+        if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+        const Disclosure& d = parsed.document.disclosures.front();
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            // Writers of one (key, locale) take turns, so versions are consecutive.
+            tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('refgate_disclosure:' || $1))",
+                           key + "/" + locale);
+            auto current = select_disclosure(tx, key, locale);
+            std::int64_t version = 1;
+            if (!current) {
+                if (pre.if_match)
+                    return simple(OutcomeKind::stale, no_disclosure(key, locale) + " yet");
+            } else {
+                if (pre.if_none_match_any)
+                    return simple(OutcomeKind::stale, "the disclosure exists");
+                if (!pre.if_match)
+                    return simple(OutcomeKind::precondition_required,
+                                  "send If-Match with the ETag of the disclosure you read");
+                if (!precondition_holds(*pre.if_match, *current))
+                    return simple(OutcomeKind::stale, "the disclosure changed; fetch it again");
+                if (current->value("text", "") == d.text && current->value("html", "") == d.html &&
+                    current->value("html_given", false) == d.html_given)
+                    return object(OutcomeKind::ok, *current);  // nothing changed
+                version = current->value("version", std::int64_t{0}) + 1;
+            }
+            try {
+                pqxx::subtransaction insert(tx);
+                insert.exec_params(
+                    "INSERT INTO refgate_disclosures (key, locale, version, text, html, "
+                    "html_given, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    key, locale, version, d.text, d.html, d.html_given, actor.name);
+                insert.commit();
+            } catch (const pqxx::unique_violation&) {
+                return simple(OutcomeKind::stale, "the disclosure changed; fetch it again");
+            }
+            auto after = select_disclosure(tx, key, locale);
+            record_audit(tx, actor, "disclosure", key + "/" + locale, current ? "update" : "create",
+                         current ? &*current : nullptr, &*after);
+            tx.commit();
+            return object(current ? OutcomeKind::ok : OutcomeKind::created, *after);
+        });
+    }
+
   private:
+    static std::string no_disclosure(const std::string& key, const std::string& locale) {
+        return "no disclosure '" + key + "' for locale '" + locale + "'";
+    }
+
+    static std::optional<Json> select_disclosure(pqxx::transaction_base& tx, const std::string& key,
+                                                 const std::string& locale) {
+        auto rows = tx.exec_params(kSelectDisclosure, key, locale);
+        if (rows.empty()) return std::nullopt;
+        return Json::parse(rows[0][0].c_str());
+    }
+
     static Json token_json(const TokenInfo& t) {
         auto or_null = [](const std::string& text) { return text.empty() ? Json() : Json(text); };
         return Json{{"name", t.name},

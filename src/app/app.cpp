@@ -9,6 +9,7 @@
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/click_classifier.hpp"
 #include "refgate/core/log.hpp"
+#include "refgate/disclosure/disclosure_handler.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/ops/health.hpp"
@@ -95,6 +96,13 @@ int App::serve() {
                 auto ops = health_handler();
                 router->exact("/healthz", ops);
                 router->exact("/readyz", ops);
+                auto disclosure = std::make_shared<DisclosureHandler>(
+                    store,
+                    DisclosureOptions{config_.disclosure.default_locale, config_.disclosure.max_age,
+                                      config_.disclosure.public_base_url});
+                for (auto path : DisclosureHandler::kPaths)
+                    router->exact(std::string(path), disclosure);
+                router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosure);
                 return router;
             },
     };

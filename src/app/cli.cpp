@@ -96,7 +96,8 @@ int import_file(const Config& c, const std::string& path) {
         return kExitFailure;
     }
     std::cout << "imported: " << report.partners_changed << " partner(s) and "
-              << report.links_changed << " link(s) changed\n";
+              << report.links_changed << " link(s) changed, " << report.disclosures_changed
+              << " disclosure version(s) added\n";
     return kExitOk;
 }
 

@@ -1,5 +1,7 @@
 #include "refgate/core/config.hpp"
 
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
@@ -7,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "refgate/core/disclosure.hpp"
 #include "refgate/core/log.hpp"
 
 namespace refgate {
@@ -206,6 +209,28 @@ const std::vector<Setting>& settings() {
              return parse_networks(v).has_value();
          },
          "a comma-separated list of addresses or CIDR ranges"},
+        {"disclosure_default_locale", "REFGATE_DISCLOSURE_DEFAULT_LOCALE",
+         [](Config& c, const std::string& v) {
+             auto locale = normalize_locale(v);
+             if (locale) c.disclosure.default_locale = *locale;
+             return locale.has_value();
+         },
+         "a language tag such as en or de-AT"},
+        {"disclosure_max_age", "REFGATE_DISCLOSURE_MAX_AGE",
+         [](Config& c, const std::string& v) {
+             std::int64_t seconds = 0;
+             if (!parse_uint<std::int64_t>(v, seconds, 0, 31'536'000)) return false;
+             c.disclosure.max_age = std::chrono::seconds{seconds};
+             return true;
+         },
+         "seconds, 0 to 31536000"},
+        {"public_base_url", "REFGATE_PUBLIC_BASE_URL",
+         [](Config& c, const std::string& v) {
+             auto url = parse_public_base_url(v);
+             if (url) c.disclosure.public_base_url = *url;
+             return url.has_value();
+         },
+         "an https URL such as https://picks.example.com"},
         {"log_level", "REFGATE_LOG_LEVEL",
          [](Config& c, const std::string& v) {
              log::Level level;
@@ -227,6 +252,23 @@ std::string json_value_text(const nlohmann::json& value) {
 std::string Endpoint::to_string() const {
     if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
     return host + ":" + std::to_string(port);
+}
+
+std::optional<std::string> parse_public_base_url(const std::string& text) {
+    auto parsed = boost::urls::parse_absolute_uri(text);
+    if (!parsed || parsed->scheme_id() != boost::urls::scheme::https || !parsed->has_authority() ||
+        parsed->host().empty() || parsed->has_userinfo() || parsed->has_query() ||
+        parsed->has_fragment()) {
+        return std::nullopt;
+    }
+    for (char c : text) {
+        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '"' || c == '<' ||
+            c == '>' || c == '\\')
+            return std::nullopt;
+    }
+    std::string url = text;
+    while (url.ends_with('/')) url.pop_back();
+    return url;
 }
 
 std::optional<Endpoint> parse_endpoint(const std::string& text) {

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "refgate/core/html.hpp"
+
 namespace refgate {
 namespace {
 
@@ -163,6 +165,35 @@ Link read_link(Reader& r) {
     return l;
 }
 
+Disclosure read_disclosure(Reader& r) {
+    Disclosure d;
+    r.reject_unknown({"key", "locale", "text", "html"});
+    if (r.string("key", d.key) && !valid_slug(d.key))
+        r.add("key", "must be general or a partner slug ([a-z0-9][a-z0-9-]{0,63})");
+    std::string locale;
+    if (r.string("locale", locale)) {
+        auto normalized = normalize_locale(locale);
+        if (normalized) {
+            d.locale = *normalized;
+        } else {
+            r.add("locale", "must be a language tag such as en, de or de-AT");
+        }
+    }
+    if (r.string("text", d.text) && !valid_disclosure_text(d.text))
+        r.add("text", "must be 1 to 2000 bytes of text without control characters");
+    std::string html;
+    if (r.string("html", html, false)) {
+        if (html.size() > kMaxDisclosureHtml) {
+            r.add("html", "must be at most 8000 bytes");
+        } else {
+            d.html = sanitize_html(html);
+            d.html_given = true;
+        }
+    }
+    if (!d.html_given) d.html = text_to_html(d.text);
+    return d;
+}
+
 }  // namespace
 
 std::string ImportIssue::to_string() const { return entry + ": " + field + " " + message; }
@@ -175,7 +206,7 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
         return result;
     }
     for (const auto& [key, value] : doc.items()) {
-        if (key != "partners" && key != "links")
+        if (key != "partners" && key != "links" && key != "disclosures")
             issues.push_back({"document", key, "is not a known field"});
     }
     std::set<std::string> seen;
@@ -216,6 +247,32 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
             }
         }
     }
+    seen.clear();
+    if (auto it = doc.find("disclosures"); it != doc.end()) {
+        if (!it->is_array()) {
+            issues.push_back({"document", "disclosures", "must be a list"});
+        } else {
+            for (std::size_t i = 0; i < it->size(); ++i) {
+                const auto& item = (*it)[i];
+                std::string name = "disclosures[" + std::to_string(i) + "]";
+                if (item.is_object() && item.contains("key") && item["key"].is_string() &&
+                    item.contains("locale") && item["locale"].is_string()) {
+                    name += " (" + item["key"].get<std::string>() + "/" +
+                            item["locale"].get<std::string>() + ")";
+                }
+                if (!item.is_object()) {
+                    issues.push_back({name, "", "must be an object"});
+                    continue;
+                }
+                Reader r(issues, name, item);
+                Disclosure d = read_disclosure(r);
+                if (!d.key.empty() && !d.locale.empty() &&
+                    !seen.insert(d.key + "/" + d.locale).second)
+                    r.add("locale", "appears twice for this key");
+                result.document.disclosures.push_back(std::move(d));
+            }
+        }
+    }
     return result;
 }
 
@@ -253,12 +310,17 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
 }
 
 nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
-                                       const std::vector<Link>& links) {
+                                       const std::vector<Link>& links,
+                                       const std::vector<Disclosure>& disclosures) {
     nlohmann::ordered_json doc;
     doc["partners"] = nlohmann::ordered_json::array();
     for (const auto& p : partners) doc["partners"].push_back(partner_to_json(p));
     doc["links"] = nlohmann::ordered_json::array();
     for (const auto& l : links) doc["links"].push_back(link_to_json(l));
+    if (!disclosures.empty()) {
+        doc["disclosures"] = nlohmann::ordered_json::array();
+        for (const auto& d : disclosures) doc["disclosures"].push_back(disclosure_to_json(d));
+    }
     return doc;
 }
 

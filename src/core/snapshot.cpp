@@ -20,19 +20,22 @@ SysSeconds system_now() {
 std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
                                                 std::vector<Partner> partners,
                                                 std::vector<Link> links, const UrlPolicy& policy,
-                                                std::string source) {
+                                                std::string source,
+                                                std::vector<Disclosure> disclosures) {
     return build(version, std::move(partners), std::move(links), policy, std::move(source),
-                 system_now());
+                 std::move(disclosures), system_now());
 }
 
 std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
-    return build(version_, partners_, links_, policy_, source_, now);
+    return build(version_, partners_, links_, policy_, source_, disclosures_.versions(), now);
 }
 
 std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
                                                 std::vector<Partner> partners,
                                                 std::vector<Link> links, const UrlPolicy& policy,
-                                                std::string source, SysSeconds now) {
+                                                std::string source,
+                                                std::vector<Disclosure> disclosures,
+                                                SysSeconds now) {
     auto snapshot = std::make_shared<Snapshot>();
     snapshot->version_ = version;
     snapshot->source_ = std::move(source);
@@ -100,6 +103,7 @@ std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
         }
         snapshot->entries_.emplace(link.slug, std::move(entry));
     }
+    snapshot->disclosures_ = DisclosureSet(std::move(disclosures));
     return snapshot;
 }
 
@@ -125,6 +129,7 @@ nlohmann::ordered_json Snapshot::to_json() const {
         j["id"] = l.id;
         doc["links"].push_back(std::move(j));
     }
+    doc["disclosures"] = disclosures_to_json(disclosures_.versions());
     return doc;
 }
 
@@ -133,8 +138,12 @@ std::shared_ptr<const Snapshot> Snapshot::from_json(const nlohmann::ordered_json
     if (!doc.is_object() || doc.value("format", 0) != 1) {
         throw std::runtime_error("not a refgate snapshot (format 1)");
     }
+    // Files written before disclosures were part of the snapshot have none.
+    std::vector<Disclosure> disclosures;
+    if (auto it = doc.find("disclosures"); it != doc.end())
+        disclosures = disclosures_from_json(*it);
     return build(doc.at("version").get<std::uint64_t>(), partners_from_json(doc.at("partners")),
-                 links_from_json(doc.at("links")), policy, "file");
+                 links_from_json(doc.at("links")), policy, "file", std::move(disclosures));
 }
 
 std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {

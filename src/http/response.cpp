@@ -51,6 +51,8 @@ std::string_view reason_phrase(int status) {
             return "Not Found";
         case 405:
             return "Method Not Allowed";
+        case 406:
+            return "Not Acceptable";
         case 408:
             return "Request Timeout";
         case 409:

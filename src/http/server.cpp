@@ -436,10 +436,14 @@ class Session final : public std::enable_shared_from_this<Session> {
         output_.append(reason_phrase(status));
         output_.append("\r\n");
         output_.append(response_.headers());
-        output_.append("Content-Length: ");
-        output_.append(digits,
-                       std::to_chars(digits, digits + sizeof digits, response_.body().size()).ptr);
-        output_.append("\r\nDate: ");
+        // A 304 has no body, and a Content-Length there would have to be the full body's length.
+        if (status != 304) {
+            output_.append("Content-Length: ");
+            output_.append(
+                digits, std::to_chars(digits, digits + sizeof digits, response_.body().size()).ptr);
+            output_.append("\r\n");
+        }
+        output_.append("Date: ");
         output_.append(context_.http_date());
         if (!keep_alive) {
             output_.append("\r\nConnection: close");
@@ -447,7 +451,7 @@ class Session final : public std::enable_shared_from_this<Session> {
             output_.append("\r\nConnection: keep-alive");
         }
         output_.append("\r\n\r\n");
-        if (!head) output_.append(response_.body());
+        if (!head && status != 304) output_.append(response_.body());
     }
 
     void write_output() {

@@ -78,6 +78,55 @@ WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_pa
 RETURNING id
 )sql";
 
+std::string disclosure_rows(const std::vector<Disclosure>& disclosures) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& d : disclosures) {
+        rows.push_back({{"key", d.key},
+                        {"locale", d.locale},
+                        {"text", d.text},
+                        {"html", d.html},
+                        {"html_given", d.html_given}});
+    }
+    return rows.dump();
+}
+
+// A disclosure that differs from its current version becomes a new version (the table is
+// append-only); an unchanged one adds nothing. Each new version is audited like an API write.
+constexpr const char* kInsertDisclosures = R"sql(
+WITH r AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb)
+        AS r(key text, locale text, text text, html text, html_given boolean)
+), cur AS (
+    SELECT DISTINCT ON (key, locale) key, locale, version, text, html, html_given
+    FROM refgate_disclosures ORDER BY key, locale, version DESC
+), ins AS (
+    INSERT INTO refgate_disclosures (key, locale, version, text, html, html_given, created_by)
+    SELECT r.key, r.locale, coalesce(c.version, 0) + 1, r.text, r.html, r.html_given, 'cli'
+    FROM r LEFT JOIN cur c ON c.key = r.key AND c.locale = r.locale
+    WHERE c.version IS NULL
+       OR (c.text, c.html, c.html_given) IS DISTINCT FROM (r.text, r.html, r.html_given)
+    RETURNING key, locale, version, text, html, html_given
+)
+INSERT INTO refgate_audit (actor, entity, slug, action, before, after)
+SELECT 'cli', 'disclosure', ins.key || '/' || ins.locale,
+       CASE WHEN ins.version = 1 THEN 'create' ELSE 'update' END, NULL,
+       jsonb_build_object('key', ins.key, 'locale', ins.locale, 'version', ins.version,
+                          'text', ins.text, 'html', ins.html, 'html_given', ins.html_given)
+FROM ins
+RETURNING id
+)sql";
+
+// The highest version of each (key, locale); `versions` is sorted by key, locale, version.
+std::vector<Disclosure> current_disclosures(const std::vector<Disclosure>& versions) {
+    std::vector<Disclosure> current;
+    for (std::size_t i = 0; i < versions.size(); ++i) {
+        bool last = i + 1 == versions.size() || versions[i + 1].key != versions[i].key ||
+                    versions[i + 1].locale != versions[i].locale;
+        if (last) current.push_back(versions[i]);
+    }
+    return current;
+}
+
 }  // namespace
 
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
@@ -92,7 +141,9 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
         auto conn = connect(database_url);
         pqxx::work tx(*conn);
         // Editors' other writes wait until this import has been validated and applied whole.
-        tx.exec("LOCK TABLE refgate_partners, refgate_links IN SHARE ROW EXCLUSIVE MODE");
+        tx.exec(
+            "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures IN SHARE ROW "
+            "EXCLUSIVE MODE");
         StoredData stored = read_all(tx);
 
         std::map<std::string, Partner> partners;
@@ -128,6 +179,10 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
         if (!incoming.links.empty()) {
             report.links_changed = tx.exec_params(kUpsertLink, link_rows(incoming.links)).size();
         }
+        if (!incoming.disclosures.empty()) {
+            report.disclosures_changed =
+                tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures)).size();
+        }
         tx.commit();
     } catch (const pqxx::failure& e) {
         throw DatabaseError(std::string("import: ") + e.what());
@@ -140,7 +195,8 @@ nlohmann::ordered_json export_document(const std::string& database_url) {
         auto conn = connect(database_url);
         pqxx::read_transaction tx(*conn);
         StoredData stored = read_all(tx);
-        return refgate::export_document(stored.partners, stored.links);
+        return refgate::export_document(stored.partners, stored.links,
+                                        current_disclosures(stored.disclosures));
     } catch (const pqxx::failure& e) {
         throw DatabaseError(std::string("export: ") + e.what());
     }

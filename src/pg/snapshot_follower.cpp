@@ -158,7 +158,7 @@ bool SnapshotFollower::reload_from_database(bool force) {
     StoredData data = read_all(tx);
     tx.commit();
     auto snapshot = Snapshot::build(data.version, std::move(data.partners), std::move(data.links),
-                                    options_.url_policy, "postgres");
+                                    options_.url_policy, "postgres", std::move(data.disclosures));
     for (const auto& reason : snapshot->rejected())
         log::warn("link_rejected", {{"reason", reason}});
     store_.publish(snapshot);

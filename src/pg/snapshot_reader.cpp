@@ -29,6 +29,15 @@ SELECT coalesce(json_agg(json_build_object(
 FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
 )sql";
 
+constexpr const char* kSelectDisclosures = R"sql(
+SELECT coalesce(json_agg(json_build_object(
+    'key', d.key, 'locale', d.locale, 'version', d.version, 'text', d.text, 'html', d.html,
+    'html_given', d.html_given,
+    'updated_at', to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+    ORDER BY d.key, d.locale, d.version), '[]'::json)::text
+FROM refgate_disclosures d
+)sql";
+
 }  // namespace
 
 std::uint64_t read_version(pqxx::transaction_base& tx) {
@@ -42,6 +51,8 @@ StoredData read_all(pqxx::transaction_base& tx) {
         partners_from_json(nlohmann::ordered_json::parse(tx.exec(kSelectPartners)[0][0].c_str()));
     data.links =
         links_from_json(nlohmann::ordered_json::parse(tx.exec(kSelectLinks)[0][0].c_str()));
+    data.disclosures = disclosures_from_json(
+        nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0][0].c_str()));
     return data;
 }
 

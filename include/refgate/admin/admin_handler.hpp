@@ -31,6 +31,9 @@ enum class Operation {
     list_tokens,
     create_token,
     revoke_token,
+    list_disclosures,
+    get_disclosure,
+    put_disclosure,
 };
 
 struct Route {

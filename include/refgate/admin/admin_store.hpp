@@ -34,7 +34,16 @@ struct FieldError {
     std::string message;
 };
 
-enum class OutcomeKind { ok, created, deleted, not_found, conflict, stale, invalid };
+enum class OutcomeKind {
+    ok,
+    created,
+    deleted,
+    not_found,
+    conflict,
+    stale,
+    invalid,
+    precondition_required
+};
 
 struct Outcome {
     OutcomeKind kind = OutcomeKind::ok;
@@ -48,6 +57,13 @@ struct Outcome {
 struct Precondition {
     bool any = false;
     std::int64_t version = 0;
+};
+
+// The preconditions of a PUT that creates or replaces: If-Match (none given: nullopt) and
+// If-None-Match: *.
+struct PutPrecondition {
+    std::optional<Precondition> if_match;
+    bool if_none_match_any = false;
 };
 
 struct LinkFilter {
@@ -104,6 +120,14 @@ class AdminStore {
     virtual Outcome create_token(const Actor& actor, const nlohmann::ordered_json& body) = 0;
     virtual Outcome revoke_token(const Actor& actor, const std::string& name,
                                  const Precondition& if_match) = 0;
+
+    // Disclosure texts by (key, locale); every change stores a new version.
+    virtual Outcome list_disclosures() = 0;
+    virtual Outcome get_disclosure(const std::string& key, const std::string& locale) = 0;
+    // Creates version 1 (201) or the next version (200); replacing needs If-Match.
+    virtual Outcome put_disclosure(const Actor& actor, const std::string& key,
+                                   const std::string& locale, const PutPrecondition& pre,
+                                   const nlohmann::ordered_json& body) = 0;
 };
 
 }  // namespace refgate::admin

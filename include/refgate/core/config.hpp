@@ -40,6 +40,13 @@ struct ClickConfig {
     std::string trusted_proxies;                    // comma-separated addresses or CIDRs
 };
 
+// The public disclosure and snippet endpoints.
+struct DisclosureConfig {
+    std::string default_locale = "en";  // normalised; the last fallback of every lookup
+    std::chrono::seconds max_age{300};  // Cache-Control: public, max-age
+    std::string public_base_url;        // https origin (and path) of /go/ links; empty: no snippets
+};
+
 struct Config {
     Endpoint listen{"127.0.0.1", 8080};
     Endpoint admin_listen{"127.0.0.1", 9090};
@@ -54,6 +61,7 @@ struct Config {
     std::chrono::milliseconds reload_interval{5'000};  // safety net beside LISTEN/NOTIFY
     std::chrono::milliseconds shutdown_timeout{10'000};
     ClickConfig clicks{};
+    DisclosureConfig disclosure{};
     std::string log_level = "info";
 };
 
@@ -73,6 +81,10 @@ Config load_config(const std::optional<std::string>& file, const EnvLookup& env)
 
 // Parses "10.0.0.0/8, 192.0.2.7"; nullopt when an entry is not an address or range.
 std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list);
+
+// "https://picks.example.com" or with a path prefix; no userinfo, query or fragment. Returns it
+// without a trailing slash; nullopt when it is not such a URL.
+std::optional<std::string> parse_public_base_url(const std::string& text);
 
 // Parses "host:port" or "[v6]:port".
 std::optional<Endpoint> parse_endpoint(const std::string& text);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "refgate/core/destination.hpp"
+#include "refgate/core/disclosure.hpp"
 #include "refgate/core/model.hpp"
 
 namespace refgate {
@@ -24,6 +25,8 @@ struct ImportIssue {
 struct ImportDocument {
     std::vector<Partner> partners;
     std::vector<Link> links;
+    // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
+    std::vector<Disclosure> disclosures;
 };
 
 struct ParsedImport {
@@ -44,6 +47,7 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
                                         const UrlPolicy& policy, const std::string& what = "links");
 
 nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
-                                       const std::vector<Link>& links);
+                                       const std::vector<Link>& links,
+                                       const std::vector<Disclosure>& disclosures = {});
 
 }  // namespace refgate

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "refgate/core/destination.hpp"
+#include "refgate/core/disclosure.hpp"
 #include "refgate/core/model.hpp"
 
 namespace refgate {
@@ -53,11 +54,15 @@ class Snapshot {
     static std::shared_ptr<const Snapshot> build(std::uint64_t version,
                                                  std::vector<Partner> partners,
                                                  std::vector<Link> links, const UrlPolicy& policy,
-                                                 std::string source, SysSeconds now);
+                                                 std::string source,
+                                                 std::vector<Disclosure> disclosures,
+                                                 SysSeconds now);
+    // The same, at the system clock's time.
     static std::shared_ptr<const Snapshot> build(std::uint64_t version,
                                                  std::vector<Partner> partners,
                                                  std::vector<Link> links, const UrlPolicy& policy,
-                                                 std::string source);
+                                                 std::string source,
+                                                 std::vector<Disclosure> disclosures = {});
 
     // The same data with the codes in effect at `now`: what an instance publishes when a
     // scheduled code takes over, without asking PostgreSQL.
@@ -81,6 +86,9 @@ class Snapshot {
     }
     const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
 
+    // Every version of every disclosure text, with the current ones' answers precomputed.
+    const DisclosureSet& disclosures() const { return disclosures_; }
+
     // The snapshot file: the import format plus ids and the version.
     nlohmann::ordered_json to_json() const;
     static std::shared_ptr<const Snapshot> from_json(const nlohmann::ordered_json& doc,
@@ -97,6 +105,7 @@ class Snapshot {
     std::optional<SysSeconds> next_change_;
     bool schedule_due_ = false;
     std::unordered_map<std::string, LinkEntry, StringHash, std::equal_to<>> entries_;
+    DisclosureSet disclosures_;
 };
 
 // Holds the current snapshot. Readers compare generation() (one relaxed atomic load) with the

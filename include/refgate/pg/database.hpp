@@ -26,6 +26,7 @@ struct ImportReport {
     std::vector<ImportIssue> issues;  // nothing was applied when not empty
     std::size_t partners_changed = 0;
     std::size_t links_changed = 0;
+    std::size_t disclosures_changed = 0;  // new versions stored
 };
 
 // Validates the whole document against what is stored and applies it in one transaction, or
@@ -33,7 +34,7 @@ struct ImportReport {
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
                              const UrlPolicy& policy);
 
-// Every partner and link in the import format.
+// Every partner and link, and the current version of every disclosure, in the import format.
 nlohmann::ordered_json export_document(const std::string& database_url);
 
 }  // namespace refgate::pg

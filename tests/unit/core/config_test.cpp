@@ -207,3 +207,33 @@ TEST_CASE("endpoints parse as host:port or [v6]:port", "[config]") {
     CHECK_FALSE(refgate::parse_endpoint("[::1]80").has_value());
     CHECK_FALSE(refgate::parse_endpoint("host:65536").has_value());
 }
+
+TEST_CASE("disclosure settings are read, normalised and validated", "[config][disclosure]") {
+    Config defaults = refgate::load_config(std::nullopt, fake_env({}));
+    CHECK(defaults.disclosure.default_locale == "en");
+    CHECK(defaults.disclosure.max_age == std::chrono::seconds{300});
+    CHECK(defaults.disclosure.public_base_url.empty());
+
+    Config c = refgate::load_config(
+        std::nullopt, fake_env({{"REFGATE_DISCLOSURE_DEFAULT_LOCALE", "de-AT"},
+                                {"REFGATE_DISCLOSURE_MAX_AGE", "60"},
+                                {"REFGATE_PUBLIC_BASE_URL", "https://picks.example.com/r/"}}));
+    CHECK(c.disclosure.default_locale == "de-at");
+    CHECK(c.disclosure.max_age == std::chrono::seconds{60});
+    CHECK(c.disclosure.public_base_url == "https://picks.example.com/r");
+
+    for (const char* bad : {"http://picks.example.com", "https://user@picks.example.com",
+                            "https://picks.example.com/?a=1", "https://picks.example.com/#x",
+                            "picks.example.com", "https://", "https://a.example/\"><script>"}) {
+        INFO(bad);
+        CHECK_THROWS_AS(
+            refgate::load_config(std::nullopt, fake_env({{"REFGATE_PUBLIC_BASE_URL", bad}})),
+            ConfigError);
+    }
+    CHECK_THROWS_AS(
+        refgate::load_config(std::nullopt, fake_env({{"REFGATE_DISCLOSURE_DEFAULT_LOCALE", "x"}})),
+        ConfigError);
+    CHECK_THROWS_AS(
+        refgate::load_config(std::nullopt, fake_env({{"REFGATE_DISCLOSURE_MAX_AGE", "-1"}})),
+        ConfigError);
+}

@@ -272,7 +272,7 @@ TEST_CASE("scheduled codes take over at their second, and the snapshot file keep
     partner.scheduled_codes = {{t0 + 60s, "later"}, {t0 + 10s, "soon"}};
     auto pricing = make_link("tailscale", "https://tailscale.com/pricing");
 
-    auto before = Snapshot::build(1, {partner}, {pricing}, {}, "test", t0 + 9s);
+    auto before = Snapshot::build(1, {partner}, {pricing}, {}, "test", {}, t0 + 9s);
     CHECK_THAT(before->find("tailscale")->location, Catch::Contains("ref=picks42"));
     CHECK(before->next_change() == t0 + 10s);
     CHECK_FALSE(before->schedule_due());

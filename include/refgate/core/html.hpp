@@ -1,0 +1,29 @@
+#pragma once
+
+// HTML for disclosure texts that publishers inline into their pages: escaping, deriving a
+// fragment from plain text, and sanitising editors' markup to a small allow-list. Pure functions.
+
+#include <string>
+#include <string_view>
+
+namespace refgate {
+
+// Escapes & < > " ' so that the result is safe in element content and in quoted attributes.
+std::string escape_html(std::string_view text);
+void append_escaped_html(std::string& out, std::string_view text);
+
+// Plain text as an HTML fragment: escaped, line breaks as <br>.
+std::string text_to_html(std::string_view text);
+
+// The rel every link in a disclosure or snippet carries.
+inline constexpr std::string_view kSponsoredRel = "sponsored nofollow noopener";
+
+// Keeps only p, br, strong, em, b, i, small, span and a; the attributes title and lang, and href
+// on a (http, https and mailto only, after entity decoding and whitespace removal). Every a gets
+// rel="sponsored nofollow noopener". script, style and similar elements are removed with their
+// content, comments are removed, unknown tags are dropped with their text kept. Whatever the
+// input (unclosed tags, stray '<', unterminated attributes), the output is balanced, every text
+// is escaped, and sanitising it again changes nothing.
+std::string sanitize_html(std::string_view html);
+
+}  // namespace refgate
