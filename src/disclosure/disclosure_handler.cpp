@@ -213,11 +213,15 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
                               {"text", entry->current->text},
                               {"version", entry->current->version}};
         }
-        std::string body = Json{{"slug", link->slug},      {"partner", partner.slug},
-                                {"name", partner.name},    {"href", href},
-                                {"rel", std::string(kSponsoredRel)},    {"html", html},
-                                {"disclosure", disclosure}}
-                               .dump();
+        std::string body = Json{
+            {"slug", link->slug},
+            {"partner", partner.slug},
+            {"name", partner.name},
+            {"href", href},
+            {"rel", std::string(kSponsoredRel)},
+            {"html", html},
+            {"disclosure",
+             disclosure}}.dump();
         cacheable(request, response, "application/json", strong_etag(version, body), kVaryLanguage,
                   body, language);
         return;
@@ -238,6 +242,8 @@ void DisclosureHandler::cacheable(const http::Request& request, http::Response& 
     response.add_header("Vary", vary);
     if (!content_language.empty()) response.add_header("Content-Language", content_language);
     common_headers(response);
+    // So that a page script can revalidate and see which locale it got.
+    response.add_header("Access-Control-Expose-Headers", "ETag, Content-Language");
     if (not_modified) return;
     response.add_header("Content-Type", content_type);
     response.body().assign(body);

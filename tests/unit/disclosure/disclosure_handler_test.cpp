@@ -161,6 +161,7 @@ TEST_CASE("If-None-Match with the current ETag answers 304 without a body",
     CHECK_FALSE(etag->starts_with("W/"));
     CHECK(header(first, "Cache-Control") == "public, max-age=120");
     CHECK(header(first, "Access-Control-Allow-Origin") == "*");
+    CHECK(header(first, "Access-Control-Expose-Headers") == "ETag, Content-Language");
     auto again = f.send("/disclosure.txt", {{"If-None-Match", *etag}});
     CHECK(again.status() == 304);
     CHECK(again.body().empty());
