@@ -55,6 +55,7 @@ struct Config {
     std::chrono::milliseconds shutdown_timeout{10'000};
     ClickConfig clicks{};
     std::string log_level = "info";
+    bool metrics_token_required = false;  // /metrics asks for a viewer token
 };
 
 // A bad setting at start-up. what() is one line that names the setting.
