@@ -4,7 +4,9 @@
 #include <charconv>
 #include <string>
 
+#include "admin/stats_api.hpp"
 #include "refgate/admin/tokens.hpp"
+#include "refgate/core/clicks.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/core/model.hpp"
 
@@ -35,6 +37,10 @@ constexpr std::array kRoutes{
     Route{Method::patch, "PATCH", "/api/v1/links/{slug}", Role::editor, Operation::update_link},
     Route{Method::del, "DELETE", "/api/v1/links/{slug}", Role::editor, Operation::delete_link},
     Route{Method::get, "GET", "/api/v1/audit", Role::admin, Operation::audit},
+    Route{Method::get, "GET", "/api/v1/stats/links/{slug}", Role::viewer, Operation::stats_link},
+    Route{Method::get, "GET", "/api/v1/stats/partners/{slug}", Role::viewer,
+          Operation::stats_partner},
+    Route{Method::get, "GET", "/api/v1/stats/top", Role::viewer, Operation::stats_top},
 };
 
 // Matches a path against a pattern whose "{slug}" segment matches one non-empty segment.
@@ -236,8 +242,10 @@ void FailureLimiter::record_failure(const http::PeerAddress& peer, Clock::time_p
     ++window.failures;
 }
 
-AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options)
+AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options,
+                           std::unique_ptr<StatsStore> stats)
     : store_(std::move(store)),
+      stats_(std::move(stats)),
       options_(options),
       limiter_(options.max_failures_per_minute, options.max_tracked_addresses) {}
 
@@ -437,6 +445,32 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                 }
                 filter.limit = *n;
                 answer_outcome(answer, store_->audit(filter));
+                return;
+            }
+            case Operation::stats_link:
+            case Operation::stats_partner:
+            case Operation::stats_top: {
+                if (!stats_) throw StoreError("no stats store");
+                StatsQuery query{
+                    query_param(request.query(), "from"), query_param(request.query(), "to"),
+                    query_param(request.query(), "limit"), wants_csv(request.header("Accept"))};
+                auto today = utc_day(std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+                auto stats = answer_stats(*stats_, route->operation, slug, query, today);
+                if (stats.status == 422) {
+                    answer.problem(422, "validation", "the query breaks the rules in 'errors'",
+                                   stats.errors);
+                } else if (stats.status == 404) {
+                    answer.problem(404, "not-found", stats.detail);
+                } else if (stats.is_csv) {
+                    response.set_status(200);
+                    response.add_header("Content-Type", "text/csv; charset=utf-8; header=present");
+                    response.add_header("Cache-Control", "no-store");
+                    response.body() = std::move(stats.csv);
+                } else {
+                    answer.json(200, stats.json);
+                }
                 return;
             }
         }

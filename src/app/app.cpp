@@ -7,6 +7,7 @@
 #include "refgate/admin/admin_handler.hpp"
 #include "refgate/admin/bearer.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
+#include "refgate/admin/pg_stats_store.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/click_classifier.hpp"
 #include "refgate/core/log.hpp"
@@ -128,8 +129,11 @@ int App::serve() {
                                                                request_metrics.add_slot("public"));
             },
     };
-    auto admin_api = std::make_shared<admin::AdminHandler>(admin::make_pg_admin_store(
-        {.database_url = config_.database_url, .url_policy = url_policy}));
+    auto admin_api = std::make_shared<admin::AdminHandler>(
+        admin::make_pg_admin_store(
+            {.database_url = config_.database_url, .url_policy = url_policy}),
+        admin::AdminOptions{},
+        admin::make_pg_stats_store({.database_url = config_.database_url, .redis = redis_address}));
     http::ListenerOptions admin_listener{
         .name = "admin",
         .endpoint = config_.admin_listen,
