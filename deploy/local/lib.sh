@@ -16,7 +16,7 @@ REFGATE_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev
-  postgresql redis-server redis-tools clang-format-14
+  postgresql redis-server redis-tools clang-format-14 prometheus
 )
 
 # What we started in this shell; stop_all walks these.

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <string>
 
+#include "admin/stats_api.hpp"
 #include "refgate/admin/tokens.hpp"
+#include "refgate/core/clicks.hpp"
 #include "refgate/core/disclosure.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/core/model.hpp"
@@ -44,6 +46,10 @@ constexpr std::array kRoutes{
           Operation::get_disclosure},
     Route{Method::put, "PUT", "/api/v1/disclosures/{key}/{locale}", Role::editor,
           Operation::put_disclosure},
+    Route{Method::get, "GET", "/api/v1/stats/links/{slug}", Role::viewer, Operation::stats_link},
+    Route{Method::get, "GET", "/api/v1/stats/partners/{slug}", Role::viewer,
+          Operation::stats_partner},
+    Route{Method::get, "GET", "/api/v1/stats/top", Role::viewer, Operation::stats_top},
 };
 
 // Matches a path against a pattern: a "{locale}" segment matches one non-empty segment into
@@ -253,8 +259,10 @@ void FailureLimiter::record_failure(const http::PeerAddress& peer, Clock::time_p
     ++window.failures;
 }
 
-AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options)
+AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options,
+                           std::unique_ptr<StatsStore> stats)
     : store_(std::move(store)),
+      stats_(std::move(stats)),
       options_(options),
       limiter_(options.max_failures_per_minute, options.max_tracked_addresses) {}
 
@@ -506,6 +514,32 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                 answer_outcome(
                     answer, store_->put_disclosure(*actor, slug, locale, put_precondition, body));
                 return;
+            case Operation::stats_link:
+            case Operation::stats_partner:
+            case Operation::stats_top: {
+                if (!stats_) throw StoreError("no stats store");
+                StatsQuery query{
+                    query_param(request.query(), "from"), query_param(request.query(), "to"),
+                    query_param(request.query(), "limit"), wants_csv(request.header("Accept"))};
+                auto today = utc_day(std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count());
+                auto stats = answer_stats(*stats_, route->operation, slug, query, today);
+                if (stats.status == 422) {
+                    answer.problem(422, "validation", "the query breaks the rules in 'errors'",
+                                   stats.errors);
+                } else if (stats.status == 404) {
+                    answer.problem(404, "not-found", stats.detail);
+                } else if (stats.is_csv) {
+                    response.set_status(200);
+                    response.add_header("Content-Type", "text/csv; charset=utf-8; header=present");
+                    response.add_header("Cache-Control", "no-store");
+                    response.body() = std::move(stats.csv);
+                } else {
+                    answer.json(200, stats.json);
+                }
+                return;
+            }
         }
     } catch (const StoreError& e) {
         log::warn("admin_store_failed", {{"error", e.what()}});

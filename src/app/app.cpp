@@ -5,13 +5,17 @@
 #include <csignal>
 
 #include "refgate/admin/admin_handler.hpp"
+#include "refgate/admin/bearer.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
+#include "refgate/admin/pg_stats_store.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/click_classifier.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/disclosure/disclosure_handler.hpp"
+#include "refgate/http/counting_handler.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
+#include "refgate/metrics/exporter.hpp"
 #include "refgate/ops/health.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redirect/redirect_handler.hpp"
@@ -76,8 +80,34 @@ int App::serve() {
     clicks::ClickFlusher flusher({.redis = redis_address,
                                   .database_url = config_.database_url,
                                   .interval = config_.clicks.flush_interval,
-                                  .bucket = config_.clicks.bucket});
+                                  .bucket = config_.clicks.bucket,
+                                  .stats = &click_stats,
+                                  .health = &health});
     flusher.start();
+
+    // Metrics: per-thread request counters, summed with everything else at scrape time.
+    RequestMetrics request_metrics;
+    metrics::Exporter exporter({.requests = &request_metrics,
+                                .clicks = &click_stats,
+                                .health = &health,
+                                .snapshots = &store,
+                                .version = REFGATE_VERSION,
+                                .commit = REFGATE_GIT_COMMIT});
+    metrics::Authorizer metrics_auth;
+    if (config_.metrics_token_required) {
+        std::shared_ptr<admin::AdminStore> tokens = admin::make_pg_admin_store(
+            {.database_url = config_.database_url, .url_policy = url_policy});
+        metrics_auth = [tokens](std::string_view authorization) {
+            try {
+                return admin::bearer_role(*tokens, authorization) ? metrics::Access::allowed
+                                                                  : metrics::Access::unauthorized;
+            } catch (const std::exception& e) {
+                log::warn("metrics_token_check_failed", {{"error", e.what()}});
+                return metrics::Access::unavailable;
+            }
+        };
+    }
+    auto metrics_handler = std::make_shared<metrics::MetricsHandler>(exporter, metrics_auth);
 
     auto health_handler = [&store, &health, &click_stats] {
         return std::make_shared<HealthHandler>(store, health, &click_stats);
@@ -103,26 +133,33 @@ int App::serve() {
                 for (auto path : DisclosureHandler::kPaths)
                     router->exact(std::string(path), disclosure);
                 router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosure);
-                return router;
+                return std::make_unique<http::CountingHandler>(std::move(router),
+                                                               request_metrics.add_slot("public"));
             },
     };
-    auto admin_api = std::make_shared<admin::AdminHandler>(admin::make_pg_admin_store(
-        {.database_url = config_.database_url, .url_policy = url_policy}));
+    auto admin_api = std::make_shared<admin::AdminHandler>(
+        admin::make_pg_admin_store(
+            {.database_url = config_.database_url, .url_policy = url_policy}),
+        admin::AdminOptions{},
+        admin::make_pg_stats_store({.database_url = config_.database_url, .redis = redis_address}));
     http::ListenerOptions admin_listener{
         .name = "admin",
         .endpoint = config_.admin_listen,
         .limits = config_.admin_http,
         .handler_factory =
-            [health_handler, admin_api] {
+            [health_handler, admin_api, metrics_handler, &request_metrics] {
                 auto router = std::make_unique<http::Router>();
                 router->prefix("/api/v1/", admin_api);
                 auto ops = health_handler();
                 router->exact("/healthz", ops);
                 router->exact("/readyz", ops);
-                return router;
+                router->exact("/metrics", metrics_handler);
+                return std::make_unique<http::CountingHandler>(std::move(router),
+                                                               request_metrics.add_slot("admin"));
             },
     };
     http::Server server(config_.threads, {public_listener, admin_listener});
+    exporter.set_listeners({{"public", &server.stats(0)}, {"admin", &server.stats(1)}});
     try {
         server.bind();
     } catch (const std::exception& e) {

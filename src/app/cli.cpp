@@ -65,6 +65,7 @@ int check_config(const Config& c) {
         {"reload_interval_ms", c.reload_interval.count()},
         {"shutdown_timeout_ms", c.shutdown_timeout.count()},
         {"log_level", c.log_level},
+        {"metrics_token", c.metrics_token_required ? "required" : "none"},
     };
     std::cout << out.dump(2) << "\nconfiguration ok\n";
     return kExitOk;

@@ -133,6 +133,19 @@ void flush_uniques(redis::RedisConnection& redis, pqxx::connection& pg, FlushRes
     }
 }
 
+// For the flush-lag metric: the start of the oldest bucket still in Redis (a read-only look).
+void record_backlog(redis::RedisConnection& redis, const FlusherOptions& options) {
+    if (options.stats == nullptr) return;
+    auto members = redis.command({"SMEMBERS", "refgate:buckets"});
+    if (members.is_error()) return;
+    std::int64_t oldest = -1;
+    for (const auto& m : members.elements) {
+        std::int64_t id = std::atoll(m.str.c_str());
+        if (oldest < 0 || id < oldest) oldest = id;
+    }
+    options.stats->oldest_unflushed.store(oldest, std::memory_order_relaxed);
+}
+
 }  // namespace
 
 FlushResult flush_once(const FlusherOptions& options, bool close_current) {
@@ -144,6 +157,7 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
         pqxx::nontransaction tx(*pg);
         if (!tx.exec_params("SELECT pg_try_advisory_lock($1)", kFlushLock)[0][0].as<bool>()) {
             result.busy = true;
+            record_backlog(redis, options);
             return result;
         }
     }
@@ -156,6 +170,7 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
         bool early = bucket + options.bucket.count() > closed.redis_now;
         const auto content = read_bucket(redis, bucket);
         auto counts = content;
+        auto tx_started = std::chrono::steady_clock::now();
         pqxx::work tx(*pg);
         auto recorded = tx.exec_params(kRecordBucket, bucket, static_cast<int>(counts.size()),
                                        total_clicks(counts));
@@ -170,6 +185,9 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
             if (early || recorded.empty()) record_early_fields(tx, bucket, content);
             fault_point("before_commit");
             tx.commit();
+            if (options.health != nullptr)
+                options.health->postgres_latency.observe(std::chrono::steady_clock::now() -
+                                                         tx_started);
             fault_point("after_commit");
             ++result.buckets;
             result.counters += rows.size();
@@ -188,6 +206,7 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
         tx.commit();
     }
     flush_uniques(redis, *pg, result);
+    record_backlog(redis, options);
     pqxx::nontransaction unlock(*pg);
     unlock.exec_params("SELECT pg_advisory_unlock($1)", kFlushLock);
     return result;
@@ -217,8 +236,16 @@ void ClickFlusher::run() {
         wake_.wait_for(lock, options_.interval, [this] { return stopping_; });
         if (stopping_) break;
         lock.unlock();
+        auto started = std::chrono::steady_clock::now();
         try {
             auto r = flush_once(options_, false);
+            if (options_.stats != nullptr) {
+                options_.stats->flush_buckets.fetch_add(r.buckets, std::memory_order_relaxed);
+                options_.stats->flush_rows.fetch_add(r.counters, std::memory_order_relaxed);
+                if (!r.busy)
+                    options_.stats->flush_duration.observe(std::chrono::steady_clock::now() -
+                                                           started);
+            }
             if (r.buckets > 0 || r.skipped_buckets > 0) {
                 log::info("flushed", {{"buckets", r.buckets},
                                       {"skipped_buckets", r.skipped_buckets},
@@ -229,6 +256,14 @@ void ClickFlusher::run() {
             if (failing) log::info("flush_recovered");
             failing = false;
         } catch (const std::exception& e) {
+            if (options_.stats != nullptr) {
+                options_.stats->flush_failures.fetch_add(1, std::memory_order_relaxed);
+                if (dynamic_cast<const redis::RedisError*>(&e) != nullptr) {
+                    options_.stats->redis_errors.fetch_add(1, std::memory_order_relaxed);
+                } else if (options_.health != nullptr) {
+                    options_.health->postgres_errors.fetch_add(1, std::memory_order_relaxed);
+                }
+            }
             // Nothing is lost: buckets stay in Redis until PostgreSQL has them.
             if (!failing) log::warn("flush_failed", {{"error", e.what()}});
             failing = true;

@@ -113,6 +113,7 @@ void ClickSender::collect() {
     drained_.samples.clear();
     drained_.samples_dropped = 0;
     for (ClickShard* shard : shards_) shard->drain(drained_);
+    stats_.link_clicks.add(drained_.counts);
     std::uint64_t dropped = 0;
     for (const auto& [key, delta] : drained_.counts) {
         auto it = pending_.find(key);
@@ -184,7 +185,9 @@ bool ClickSender::send_all() {
                 commands.push_back(
                     add_batch_command(options_.bucket.count(), batch.id, batch.counts));
             }
+            auto sent_at = std::chrono::steady_clock::now();
             auto replies = redis->pipeline(commands);
+            stats_.redis_latency.observe(std::chrono::steady_clock::now() - sent_at);
             for (const auto& reply : replies) {
                 if (reply.is_error()) throw redis::RedisError("adding a batch: " + reply.str);
             }

@@ -238,6 +238,12 @@ const std::vector<Setting>& settings() {
              return log::parse_level(v, level);
          },
          "debug, info, warn or error"},
+        {"metrics_token", "REFGATE_METRICS_TOKEN",
+         [](Config& c, const std::string& v) {
+             c.metrics_token_required = v == "required";
+             return v == "required" || v == "none";
+         },
+         "required or none"},
     };
     return table;
 }

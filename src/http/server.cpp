@@ -378,6 +378,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     bool request_line_too_long() const { return storage_.method.empty(); }
 
     void answer_error(int status, std::string_view title) {
+        listener_.stats.rejected_requests.fetch_add(1, std::memory_order_relaxed);
         response_.reset();
         response_.simple_page(status, title);
         response_.set_close();

@@ -52,6 +52,12 @@ bool write_atomically(const std::string& path, const std::string& content) {
     return ok;
 }
 
+std::int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
 }  // namespace
 
 struct SnapshotFollower::Connection {
@@ -81,6 +87,8 @@ bool SnapshotFollower::load_initial() {
     } catch (const std::exception& e) {
         connection_.reset();
         health_.postgres = DependencyState::down;
+        health_.postgres_errors.fetch_add(1, std::memory_order_relaxed);
+        health_.snapshot_reload_failures.fetch_add(1, std::memory_order_relaxed);
         log::warn("snapshot_database_unavailable", {{"error", e.what()}});
     }
     return load_file();
@@ -133,6 +141,8 @@ void SnapshotFollower::run() {
             }
         } catch (const std::exception& e) {
             connection_.reset();
+            health_.postgres_errors.fetch_add(1, std::memory_order_relaxed);
+            health_.snapshot_reload_failures.fetch_add(1, std::memory_order_relaxed);
             if (health_.postgres.exchange(DependencyState::down) != DependencyState::down) {
                 log::warn("snapshot_database_unavailable", {{"error", e.what()}});
             }
@@ -149,9 +159,12 @@ void SnapshotFollower::run() {
 
 bool SnapshotFollower::reload_from_database(bool force) {
     auto current = store_.current();
+    auto checked = std::chrono::steady_clock::now();
     pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*connection_->conn);
     if (!force && current && current->source() == "postgres" &&
         read_version(tx) == current->version()) {
+        health_.postgres_latency.observe(std::chrono::steady_clock::now() - checked);
+        health_.snapshot_checked_at.store(unix_now(), std::memory_order_relaxed);
         return true;
     }
     auto started = std::chrono::steady_clock::now();
@@ -162,6 +175,7 @@ bool SnapshotFollower::reload_from_database(bool force) {
     for (const auto& reason : snapshot->rejected())
         log::warn("link_rejected", {{"reason", reason}});
     store_.publish(snapshot);
+    health_.snapshot_checked_at.store(unix_now(), std::memory_order_relaxed);
     auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
     log::info("snapshot_loaded", {{"source", "postgres"},

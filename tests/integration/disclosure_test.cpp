@@ -42,16 +42,6 @@ const char* const kDocument = R"json({
   ]
 })json";
 
-std::string create_token(const std::string& url, const std::string& name, const std::string& role) {
-    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
-                         {{"REFGATE_DATABASE_URL", url}});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::string out = r.out;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out.substr(out.rfind('\n') + 1);
-}
-
 Headers json_write(const std::string& token, const std::string& etag = "") {
     Headers h{{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
     if (!etag.empty()) h.emplace_back("If-Match", etag);
@@ -84,8 +74,8 @@ ServiceOptions service_options(const std::string& url) {
 struct Fixture {
     TestDatabase db;
     bool loaded = load(db.url());
-    std::string editor = create_token(db.url(), "eddie", "editor");
-    std::string viewer = create_token(db.url(), "vera", "viewer");
+    std::string editor = create_api_token(db.url(), "eddie", "editor");
+    std::string viewer = create_api_token(db.url(), "vera", "viewer");
     ServiceProcess service{service_options(db.url())};
 
     HttpResponse get(const std::string& target, const Headers& headers = {}) {

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/stats_store.hpp"
 #include "refgate/http/server.hpp"
 
 namespace refgate::admin {
@@ -34,6 +35,9 @@ enum class Operation {
     list_disclosures,
     get_disclosure,
     put_disclosure,
+    stats_link,
+    stats_partner,
+    stats_top,
 };
 
 struct Route {
@@ -74,12 +78,14 @@ class FailureLimiter {
 
 class AdminHandler final : public http::Handler {
   public:
-    AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options = {});
+    AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options = {},
+                 std::unique_ptr<StatsStore> stats = nullptr);
     void handle(const http::Request& request, http::Response& response) override;
     bool blocking() const override { return true; }
 
   private:
     std::unique_ptr<AdminStore> store_;
+    std::unique_ptr<StatsStore> stats_;  // the /api/v1/stats routes; none: 503
     AdminOptions options_;
     FailureLimiter limiter_;
 };

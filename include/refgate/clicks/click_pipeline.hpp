@@ -94,6 +94,8 @@ struct FlusherOptions {
     std::string database_url;
     std::chrono::milliseconds interval{5'000};
     std::chrono::seconds bucket{10};
+    ClickStats* stats = nullptr;    // flush figures for /metrics; none for `refgate flush`
+    HealthState* health = nullptr;  // PostgreSQL errors and latency
 };
 
 struct FlushResult {

@@ -63,6 +63,7 @@ struct Config {
     ClickConfig clicks{};
     DisclosureConfig disclosure{};
     std::string log_level = "info";
+    bool metrics_token_required = false;  // /metrics asks for a viewer token
 };
 
 // A bad setting at start-up. what() is one line that names the setting.

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string_view>
+
+#include "refgate/core/metrics.hpp"
 
 namespace refgate {
 
@@ -22,6 +25,11 @@ inline std::string_view to_string(DependencyState state) {
 struct HealthState {
     std::atomic<DependencyState> postgres{DependencyState::unknown};
     std::atomic<DependencyState> redis{DependencyState::unknown};
+    // For /metrics.
+    std::atomic<std::uint64_t> postgres_errors{0};           // failed connections or statements
+    LatencyHistogram postgres_latency;                       // snapshot checks and flush commits
+    std::atomic<std::uint64_t> snapshot_reload_failures{0};  // reloads that kept the old snapshot
+    std::atomic<std::int64_t> snapshot_checked_at{0};  // unix s the snapshot was last confirmed
 };
 
 }  // namespace refgate

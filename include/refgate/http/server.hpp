@@ -39,6 +39,7 @@ struct ListenerOptions {
 struct ServerStats {
     std::atomic<std::int64_t> open_connections{0};
     std::atomic<std::uint64_t> rejected_connections{0};
+    std::atomic<std::uint64_t> rejected_requests{0};  // answered by the server itself (400, 431...)
 };
 
 // Runs `threads` I/O threads, each with its own io_context; every listener has an acceptor per

@@ -87,6 +87,15 @@ class FakeStore final : public AdminStore {
         return answer("revoke_token", name, &a);
     }
 
+    Outcome list_disclosures() override { return answer("list_disclosures"); }
+    Outcome get_disclosure(const std::string& key, const std::string& locale) override {
+        return answer("get_disclosure", key + "/" + locale);
+    }
+    Outcome put_disclosure(const Actor& a, const std::string& key, const std::string& locale,
+                           const PutPrecondition&, const Json& body) override {
+        return answer("put_disclosure", key + "/" + locale, &a, &body);
+    }
+
   private:
     Outcome answer(std::string call, std::string slug = "", const Actor* actor = nullptr,
                    const Json* body = nullptr) {
@@ -350,4 +359,13 @@ TEST_CASE("admin: slugs and token names in paths are checked by their own rules"
     CHECK(f.send(http::Method::del, "DELETE", "/api/v1/tokens/bad%20name", f.admin,
                  {{"If-Match", "*"}})
               .status == 404);
+}
+
+TEST_CASE("admin: disclosure paths carry a key and a normalised locale", "[admin]") {
+    Fixture f;
+    CHECK(f.get("/api/v1/disclosures/general/de-AT", f.viewer).status == 200);
+    CHECK(f.store->last_call == "get_disclosure");
+    CHECK(f.store->last_slug == "general/de-at");
+    CHECK(f.get("/api/v1/disclosures/general/not_a_tag!", f.viewer).status == 404);
+    CHECK(f.get("/api/v1/disclosures/general", f.viewer).status == 404);
 }

@@ -1,0 +1,14 @@
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "refgate/admin/admin_store.hpp"
+
+namespace refgate::admin {
+
+// The role of the live token in an "Authorization: Bearer <token>" value; nullopt when there is
+// none or it is unknown or revoked. Throws StoreError when the database cannot say.
+std::optional<Role> bearer_role(AdminStore& store, std::string_view authorization);
+
+}  // namespace refgate::admin

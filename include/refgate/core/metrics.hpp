@@ -1,0 +1,104 @@
+#pragma once
+
+// Figures for /metrics that the data plane and the workers keep themselves: relaxed atomics in
+// fixed arrays, no allocation and no lock when a figure changes. The exporter sums them at scrape
+// time (refgate/metrics). Labels are fixed small sets: a route class, never a raw path.
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace refgate {
+
+// Upper bounds (seconds) of the latency buckets: tens of microseconds to a second.
+inline constexpr std::array<double, 16> kLatencyBounds = {
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+    0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1.0};
+
+// A histogram with the bounds above; observe() from any thread.
+class LatencyHistogram {
+  public:
+    static constexpr std::size_t kBuckets = kLatencyBounds.size() + 1;  // the last one: +Inf
+
+    void observe(std::chrono::nanoseconds elapsed) noexcept {
+        auto ns =
+            elapsed.count() < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(elapsed.count());
+        counts_[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed);
+        sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+    }
+    // Adds this histogram's figures to non-cumulative bucket counts and a sum in seconds.
+    void add_to(std::array<std::uint64_t, kBuckets>& counts, double& sum_seconds) const noexcept {
+        for (std::size_t i = 0; i < kBuckets; ++i)
+            counts[i] += counts_[i].load(std::memory_order_relaxed);
+        sum_seconds += static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
+    }
+    static std::size_t bucket_of(std::uint64_t ns) noexcept {
+        for (std::size_t i = 0; i < kBoundsNs.size(); ++i) {
+            if (ns <= kBoundsNs[i]) return i;
+        }
+        return kBoundsNs.size();
+    }
+
+  private:
+    static constexpr std::array<std::uint64_t, 16> kBoundsNs = {
+        10'000,      25'000,      50'000,      100'000,      250'000,    500'000,
+        1'000'000,   2'500'000,   5'000'000,   10'000'000,   25'000'000, 50'000'000,
+        100'000'000, 250'000'000, 500'000'000, 1'000'000'000};
+    std::array<std::atomic<std::uint64_t>, kBuckets> counts_{};
+    std::atomic<std::uint64_t> sum_ns_{0};
+};
+
+// The route label of a request: a fixed set, chosen by path prefix.
+enum class RouteClass : std::uint8_t { redirect, disclosure, health, admin_api, metrics, other };
+inline constexpr std::size_t kRouteClasses = 6;
+std::string_view to_string(RouteClass route);
+RouteClass route_class(std::string_view path);
+
+// The status codes refgate answers, each with a slot; anything else lands in the "other" slot.
+inline constexpr std::array<int, 23> kTrackedStatuses = {200, 201, 204, 301, 302, 304, 400, 401,
+                                                         403, 404, 405, 409, 410, 412, 413, 414,
+                                                         415, 422, 428, 429, 431, 500, 503};
+inline constexpr std::size_t kStatusSlots = kTrackedStatuses.size() + 1;
+std::size_t status_slot(int status) noexcept;
+
+// One per (listener, I/O thread), on cache lines of its own: the thread that answers is the
+// only frequent writer (a listener whose handlers block also writes from the handler pool, hence
+// atomics rather than plain integers).
+struct alignas(64) RequestCounters {
+    std::array<std::array<std::atomic<std::uint64_t>, kStatusSlots>, kRouteClasses> requests{};
+    std::array<LatencyHistogram, kRouteClasses> latency{};
+
+    void record(RouteClass route, int status, std::chrono::nanoseconds elapsed) noexcept {
+        auto r = static_cast<std::size_t>(route);
+        requests[r][status_slot(status)].fetch_add(1, std::memory_order_relaxed);
+        latency[r].observe(elapsed);
+    }
+};
+
+// Owns every thread's counters; slots are handed out while the server starts.
+class RequestMetrics {
+  public:
+    RequestCounters& add_slot(std::string_view listener);
+    // Calls f(std::string_view listener, const RequestCounters&) for every slot.
+    template <typename F>
+    void for_each(F&& f) const {
+        std::lock_guard lock(mutex_);
+        for (const auto& slot : slots_) f(std::string_view(slot.listener), *slot.counters);
+    }
+
+  private:
+    struct Slot {
+        std::string listener;
+        std::unique_ptr<RequestCounters> counters;
+    };
+    mutable std::mutex mutex_;
+    std::vector<Slot> slots_;
+};
+
+}  // namespace refgate

@@ -1,0 +1,93 @@
+#pragma once
+
+// The stats API's figures and how they are shown (JSON, CSV), apart from where they come from.
+// Pure functions: the admin handler parses the query here, asks a StatsStore, renders here.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace refgate {
+
+// Inclusive range of UTC days (days since 1970-01-01).
+struct DayRange {
+    std::int32_t from = 0;
+    std::int32_t to = 0;
+    std::size_t days() const { return static_cast<std::size_t>(to - from + 1); }
+};
+
+constexpr std::int32_t kMaxStatsDays = 400;
+constexpr std::int32_t kDefaultStatsDays = 30;
+
+// "2026-11-29" -> days since the epoch; nullopt unless it is exactly YYYY-MM-DD and a real date.
+std::optional<std::int32_t> parse_day(std::string_view text);
+
+struct RangeProblem {
+    std::string field;  // "from", "to"
+    std::string message;
+};
+
+// from/to as given in the query (nullopt: absent). `to` defaults to today, `from` to the 30 days
+// ending at `to`. Problems: a malformed date, from after to, more than kMaxStatsDays days.
+std::optional<DayRange> parse_range(const std::optional<std::string>& from,
+                                    const std::optional<std::string>& to, std::int32_t today,
+                                    std::vector<RangeProblem>& problems);
+
+struct ClassCounts {
+    std::uint64_t human = 0;
+    std::uint64_t bot = 0;
+    std::uint64_t prefetch = 0;
+    // class: 0 human, 1 bot, 2 prefetch (ClickClass order)
+    void add(std::uint8_t click_class, std::uint64_t n);
+    void add(const ClassCounts& other);
+};
+
+struct LinkDay {
+    std::int32_t day = 0;
+    ClassCounts clicks;
+    std::uint64_t unique_estimate = 0;
+    std::map<std::string, std::uint64_t> human_by_channel;
+};
+
+struct LinkStats {
+    std::string link;
+    std::string partner;
+    DayRange range;
+    std::vector<LinkDay> days;  // one per day of the range, in order
+};
+
+struct PartnerStats {
+    std::string partner;
+    DayRange range;
+    std::vector<std::pair<std::int32_t, ClassCounts>> days;  // one per day of the range
+    std::vector<std::pair<std::string, ClassCounts>> links;  // every link of the partner
+};
+
+struct TopEntry {
+    std::string link;
+    std::string partner;
+    ClassCounts clicks;
+};
+
+// Orders by human clicks (most first), then by slug, and keeps `limit`.
+void rank_top(std::vector<TopEntry>& entries, std::size_t limit);
+
+nlohmann::ordered_json to_json(const LinkStats& stats);
+nlohmann::ordered_json to_json(const PartnerStats& stats);
+nlohmann::ordered_json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries);
+
+// CSV (RFC 4180: CRLF line ends, a header row, fields quoted when they need it).
+std::string to_csv(const LinkStats& stats);
+std::string to_csv(const PartnerStats& stats);
+std::string top_to_csv(const std::vector<TopEntry>& entries);
+std::string csv_field(std::string_view text);
+
+// True when the Accept header asks for text/csv (before application/json, if both are named).
+bool wants_csv(std::string_view accept);
+
+}  // namespace refgate

@@ -1,0 +1,322 @@
+#include "refgate/admin/pg_stats_store.hpp"
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <pqxx/pqxx>
+#include <set>
+#include <unordered_map>
+
+#include "clicks/redis_buckets.hpp"
+#include "pg/connection.hpp"
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/core/clicks.hpp"
+
+namespace refgate::admin {
+namespace {
+
+constexpr std::chrono::milliseconds kRedisTimeout{2'000};
+// The sender keeps a day's HyperLogLog this long (click_sender.cpp); older days are flushed.
+constexpr std::int32_t kHllDays = 3;
+
+using ReadTx = pqxx::transaction<pqxx::repeatable_read, pqxx::read_only>;
+
+// A count still in a Redis bucket.
+struct Unflushed {
+    std::int64_t bucket = 0;
+    CounterKey key;
+    std::uint64_t clicks = 0;
+};
+
+std::int32_t today() {
+    return utc_day(std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
+}
+
+std::uint8_t class_index(std::string_view name) {
+    if (name == "human") return 0;
+    if (name == "bot") return 1;
+    if (name == "prefetch") return 2;
+    return 255;
+}
+
+std::int32_t day_of(const pqxx::field& field) { return parse_day(field.c_str()).value_or(0); }
+
+// '{1,2,3}': a bigint[] parameter.
+std::string bigint_array(const std::vector<std::int64_t>& ids) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        out += std::to_string(ids[i]);
+    }
+    out.push_back('}');
+    return out;
+}
+
+class PgStatsStore final : public StatsStore {
+  public:
+    explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
+
+    std::optional<LinkStats> link(const std::string& slug, const DayRange& range) override {
+        auto connection = open_redis();
+        auto& redis = *connection;
+        auto unflushed = read_unflushed(redis, range);
+        std::optional<LinkStats> stats;
+        std::int64_t link_id = 0;
+        with_transaction([&](ReadTx& tx) {
+            auto found = tx.exec_params(
+                "SELECT l.id, p.slug FROM refgate_links l JOIN refgate_partners p ON p.id = "
+                "l.partner_id WHERE l.slug = $1",
+                slug);
+            if (found.empty()) return;
+            link_id = found[0][0].as<std::int64_t>();
+            stats.emplace();
+            stats->link = slug;
+            stats->partner = found[0][1].c_str();
+            stats->range = range;
+            for (std::int32_t d = range.from; d <= range.to; ++d)
+                stats->days.push_back({d, {}, 0, {}});
+            auto index = [&](std::int32_t day) -> LinkDay* {
+                if (day < range.from || day > range.to) return nullptr;
+                return &stats->days[static_cast<std::size_t>(day - range.from)];
+            };
+            auto add = [&](std::int32_t day, std::string_view channel, std::uint8_t cls,
+                           std::uint64_t n) {
+                LinkDay* d = index(day);
+                if (d == nullptr) return;
+                d->clicks.add(cls, n);
+                if (cls == 0) d->human_by_channel[std::string(channel)] += n;
+            };
+            for (const auto& row : tx.exec_params(
+                     "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, clicks FROM "
+                     "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
+                     slug, format_day(range.from), format_day(range.to))) {
+                add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
+                    row[3].as<std::uint64_t>());
+            }
+            auto flushed = flushed_among(tx, unflushed);
+            for (const auto& u : unflushed) {
+                if (u.key.link_id != link_id || flushed.count(u.bucket) != 0) continue;
+                add(u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
+            }
+            for (const auto& row : tx.exec_params(
+                     "SELECT to_char(day, 'YYYY-MM-DD'), unique_estimate FROM "
+                     "refgate_uniques_daily WHERE link = $1 AND day BETWEEN $2::date AND "
+                     "$3::date",
+                     slug, format_day(range.from), format_day(range.to))) {
+                if (LinkDay* d = index(day_of(row[0])))
+                    d->unique_estimate = row[1].as<std::uint64_t>();
+            }
+        });
+        if (!stats) return stats;
+        // A recent day's HyperLogLog holds every sample of that day, flushed or not.
+        std::vector<redis::Command> counts;
+        std::vector<std::int32_t> days;
+        for (std::int32_t d = std::max(range.from, today() - kHllDays); d <= range.to; ++d) {
+            counts.push_back({"PFCOUNT", clicks::hll_key(d, link_id)});
+            days.push_back(d);
+        }
+        if (!counts.empty()) {
+            auto replies = redis_call([&] { return redis.pipeline(counts); });
+            for (std::size_t i = 0; i < replies.size(); ++i) {
+                if (replies[i].type == redis::Reply::Type::integer && replies[i].integer > 0) {
+                    stats->days[static_cast<std::size_t>(days[i] - range.from)].unique_estimate =
+                        static_cast<std::uint64_t>(replies[i].integer);
+                }
+            }
+        }
+        return stats;
+    }
+
+    std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range) override {
+        auto connection = open_redis();
+        auto& redis = *connection;
+        auto unflushed = read_unflushed(redis, range);
+        std::optional<PartnerStats> stats;
+        with_transaction([&](ReadTx& tx) {
+            auto found = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
+            if (found.empty()) return;
+            stats.emplace();
+            stats->partner = slug;
+            stats->range = range;
+            for (std::int32_t d = range.from; d <= range.to; ++d) stats->days.push_back({d, {}});
+            std::map<std::string, ClassCounts> links;
+            std::unordered_map<std::int64_t, std::string> slugs;
+            for (const auto& row :
+                 tx.exec_params("SELECT id, slug FROM refgate_links WHERE partner_id = $1",
+                                found[0][0].as<std::int64_t>())) {
+                slugs[row[0].as<std::int64_t>()] = row[1].c_str();
+                links[row[1].c_str()];
+            }
+            auto add = [&](const std::string& link, std::int32_t day, std::uint8_t cls,
+                           std::uint64_t n) {
+                if (day < range.from || day > range.to) return;
+                stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
+                links[link].add(cls, n);
+            };
+            for (const auto& row : tx.exec_params(
+                     "SELECT link, to_char(day, 'YYYY-MM-DD'), class, sum(clicks)::bigint FROM "
+                     "refgate_clicks_daily WHERE partner = $1 AND day BETWEEN $2::date AND "
+                     "$3::date GROUP BY 1, 2, 3",
+                     slug, format_day(range.from), format_day(range.to))) {
+                add(row[0].c_str(), day_of(row[1]), class_index(row[2].c_str()),
+                    row[3].as<std::uint64_t>());
+            }
+            auto flushed = flushed_among(tx, unflushed);
+            for (const auto& u : unflushed) {
+                auto it = slugs.find(u.key.link_id);
+                if (it == slugs.end() || flushed.count(u.bucket) != 0) continue;
+                add(it->second, u.key.day, u.key.click_class, u.clicks);
+            }
+            for (auto& [link, counts] : links) stats->links.emplace_back(link, counts);
+        });
+        return stats;
+    }
+
+    std::vector<TopEntry> top(const DayRange& range, std::size_t limit) override {
+        auto connection = open_redis();
+        auto& redis = *connection;
+        auto unflushed = read_unflushed(redis, range);
+        std::map<std::string, TopEntry> entries;
+        with_transaction([&](ReadTx& tx) {
+            auto add = [&](const std::string& link, const std::string& partner, std::uint8_t cls,
+                           std::uint64_t n) {
+                auto& e = entries[link];
+                e.link = link;
+                e.partner = partner;
+                e.clicks.add(cls, n);
+            };
+            for (const auto& row :
+                 tx.exec_params("SELECT link, partner, class, sum(clicks)::bigint FROM "
+                                "refgate_clicks_daily WHERE day BETWEEN $1::date AND $2::date "
+                                "GROUP BY 1, 2, 3",
+                                format_day(range.from), format_day(range.to))) {
+                add(row[0].c_str(), row[1].c_str(), class_index(row[2].c_str()),
+                    row[3].as<std::uint64_t>());
+            }
+            auto flushed = flushed_among(tx, unflushed);
+            std::set<std::int64_t> ids;
+            for (const auto& u : unflushed) {
+                if (flushed.count(u.bucket) == 0) ids.insert(u.key.link_id);
+            }
+            if (ids.empty()) return;
+            std::unordered_map<std::int64_t, std::pair<std::string, std::string>> names;
+            for (const auto& row : tx.exec_params(
+                     "SELECT l.id, l.slug, p.slug FROM refgate_links l JOIN refgate_partners p "
+                     "ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[])",
+                     bigint_array({ids.begin(), ids.end()}))) {
+                names[row[0].as<std::int64_t>()] = {row[1].c_str(), row[2].c_str()};
+            }
+            for (const auto& u : unflushed) {
+                auto it = names.find(u.key.link_id);
+                if (it == names.end() || flushed.count(u.bucket) != 0) continue;
+                add(it->second.first, it->second.second, u.key.click_class, u.clicks);
+            }
+        });
+        std::vector<TopEntry> out;
+        for (auto& [link, entry] : entries) {
+            if (entry.clicks.human + entry.clicks.bot + entry.clicks.prefetch > 0)
+                out.push_back(std::move(entry));
+        }
+        rank_top(out, limit);
+        return out;
+    }
+
+  private:
+    std::unique_ptr<redis::RedisConnection> open_redis() {
+        auto redis = std::make_unique<redis::RedisConnection>(options_.redis, kRedisTimeout);
+        if (!redis->ok()) throw StoreError("Redis: " + redis->error());
+        return redis;
+    }
+
+    template <typename F>
+    auto redis_call(F&& f) -> decltype(f()) {
+        try {
+            return f();
+        } catch (const redis::RedisError& e) {
+            throw StoreError(std::string("Redis: ") + e.what());
+        }
+    }
+
+    // Every count in the Redis buckets, read before PostgreSQL's snapshot is taken: a bucket
+    // flushed meanwhile is then either recorded as flushed in that snapshot (and skipped), or not
+    // yet committed, and its counts were still in Redis when they were read here.
+    std::vector<Unflushed> read_unflushed(redis::RedisConnection& redis, const DayRange& range) {
+        return redis_call([&] {
+            std::vector<Unflushed> out;
+            auto members = redis.command({"SMEMBERS", "refgate:buckets"});
+            if (members.is_error()) throw StoreError("Redis: " + members.str);
+            std::vector<std::int64_t> ids;
+            std::vector<redis::Command> reads;
+            for (const auto& m : members.elements) {
+                ids.push_back(std::stoll(m.str));
+                reads.push_back({"HGETALL", "refgate:bucket:" + m.str});
+            }
+            if (reads.empty()) return out;
+            auto replies = redis.pipeline(reads);
+            for (std::size_t b = 0; b < replies.size(); ++b) {
+                const auto& fields = replies[b].elements;
+                for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+                    Unflushed u;
+                    u.bucket = ids[b];
+                    if (!CounterKey::parse_field(fields[i].str, u.key)) continue;
+                    if (u.key.day < range.from || u.key.day > range.to) continue;
+                    u.clicks = std::stoull(fields[i + 1].str);
+                    out.push_back(u);
+                }
+            }
+            return out;
+        });
+    }
+
+    static std::set<std::int64_t> flushed_among(ReadTx& tx, const std::vector<Unflushed>& counts) {
+        std::set<std::int64_t> buckets;
+        for (const auto& u : counts) buckets.insert(u.bucket);
+        std::set<std::int64_t> flushed;
+        if (buckets.empty()) return flushed;
+        for (const auto& row : tx.exec_params(
+                 "SELECT bucket FROM refgate_flushed_buckets WHERE bucket = ANY($1::bigint[])",
+                 bigint_array({buckets.begin(), buckets.end()}))) {
+            flushed.insert(row[0].as<std::int64_t>());
+        }
+        return flushed;
+    }
+
+    // One read-only, repeatable-read transaction on a pooled connection.
+    template <typename F>
+    void with_transaction(F&& f) {
+        std::unique_ptr<pqxx::connection> conn;
+        {
+            std::lock_guard lock(mutex_);
+            if (!idle_.empty()) {
+                conn = std::move(idle_.back());
+                idle_.pop_back();
+            }
+        }
+        try {
+            if (!conn || !conn->is_open()) conn = pg::connect(options_.database_url);
+            {
+                ReadTx tx(*conn);
+                f(tx);
+                tx.commit();
+            }
+            std::lock_guard lock(mutex_);
+            if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
+        } catch (const pqxx::failure& e) {
+            throw StoreError(e.what());
+        }
+    }
+
+    PgStatsStoreOptions options_;
+    std::mutex mutex_;
+    std::vector<std::unique_ptr<pqxx::connection>> idle_;
+};
+
+}  // namespace
+
+std::unique_ptr<StatsStore> make_pg_stats_store(PgStatsStoreOptions options) {
+    return std::make_unique<PgStatsStore>(std::move(options));
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,69 @@
+#include "admin/stats_api.hpp"
+
+#include <charconv>
+
+namespace refgate::admin {
+
+StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
+                         const StatsQuery& query, std::int32_t today) {
+    StatsAnswer answer;
+    std::vector<RangeProblem> problems;
+    auto range = parse_range(query.from, query.to, today, problems);
+    for (auto& p : problems) answer.errors.push_back({p.field, p.message});
+    std::size_t limit = kDefaultTopLimit;
+    if (operation == Operation::stats_top && query.limit) {
+        const std::string& text = *query.limit;
+        auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), limit);
+        if (ec != std::errc{} || ptr != text.data() + text.size() || limit < 1 ||
+            limit > kMaxTopLimit) {
+            answer.errors.push_back(
+                {"limit", "must be an integer from 1 to " + std::to_string(kMaxTopLimit)});
+        }
+    }
+    if (!answer.errors.empty() || !range) {
+        answer.status = 422;
+        return answer;
+    }
+    answer.is_csv = query.csv;
+    switch (operation) {
+        case Operation::stats_link: {
+            auto stats = store.link(slug, *range);
+            if (!stats) {
+                answer.status = 404;
+                answer.detail = "no link '" + slug + "'";
+                return answer;
+            }
+            if (query.csv) {
+                answer.csv = to_csv(*stats);
+            } else {
+                answer.json = to_json(*stats);
+            }
+            return answer;
+        }
+        case Operation::stats_partner: {
+            auto stats = store.partner(slug, *range);
+            if (!stats) {
+                answer.status = 404;
+                answer.detail = "no partner '" + slug + "'";
+                return answer;
+            }
+            if (query.csv) {
+                answer.csv = to_csv(*stats);
+            } else {
+                answer.json = to_json(*stats);
+            }
+            return answer;
+        }
+        default: {
+            auto entries = store.top(*range, limit);
+            if (query.csv) {
+                answer.csv = top_to_csv(entries);
+            } else {
+                answer.json = top_to_json(*range, entries);
+            }
+            return answer;
+        }
+    }
+}
+
+}  // namespace refgate::admin

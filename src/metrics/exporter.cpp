@@ -1,0 +1,377 @@
+#include "refgate/metrics/exporter.hpp"
+
+#include <prometheus/text_serializer.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "refgate/core/click_classifier.hpp"
+
+namespace refgate::metrics {
+namespace {
+
+using prometheus::ClientMetric;
+using prometheus::MetricFamily;
+using prometheus::MetricType;
+using Labels = std::vector<ClientMetric::Label>;
+
+constexpr std::array kClasses = {ClickClass::human, ClickClass::bot, ClickClass::prefetch};
+
+std::int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+MetricFamily family(std::string name, std::string help, MetricType type) {
+    return MetricFamily{std::move(name), std::move(help), type, {}};
+}
+
+void add_value(MetricFamily& f, double value, Labels labels = {}) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    if (f.type == MetricType::Counter) {
+        m.counter.value = value;
+    } else {
+        m.gauge.value = value;
+    }
+    f.metric.push_back(std::move(m));
+}
+
+MetricFamily single(std::string name, std::string help, MetricType type, double value) {
+    auto f = family(std::move(name), std::move(help), type);
+    add_value(f, value);
+    return f;
+}
+
+struct HistogramFigures {
+    std::array<std::uint64_t, LatencyHistogram::kBuckets> counts{};
+    double sum = 0;
+};
+
+void add_histogram(MetricFamily& f, const HistogramFigures& h, Labels labels = {}) {
+    ClientMetric m;
+    m.label = std::move(labels);
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < kLatencyBounds.size(); ++i) {
+        cumulative += h.counts[i];
+        m.histogram.bucket.push_back({cumulative, kLatencyBounds[i]});
+    }
+    cumulative += h.counts.back();
+    m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+    m.histogram.sample_count = cumulative;
+    m.histogram.sample_sum = h.sum;
+    f.metric.push_back(std::move(m));
+}
+
+MetricFamily histogram(std::string name, std::string help, const LatencyHistogram& source) {
+    auto f = family(std::move(name), std::move(help), MetricType::Histogram);
+    HistogramFigures h;
+    source.add_to(h.counts, h.sum);
+    add_histogram(f, h);
+    return f;
+}
+
+double up(DependencyState state) { return state == DependencyState::up ? 1 : 0; }
+
+}  // namespace
+
+ProcessFigures read_process_figures() {
+    ProcessFigures p;
+    std::ifstream stat("/proc/self/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    // The command name may hold spaces and parentheses: fields are counted after the last ')'.
+    auto close = text.rfind(')');
+    if (close == std::string::npos) return p;
+    std::istringstream fields(text.substr(close + 2));
+    std::vector<std::string> f;
+    for (std::string item; fields >> item && f.size() < 22;) f.push_back(item);
+    if (f.size() < 22) return p;
+    // f[0] is field 3 (state): utime is field 14, stime 15, starttime 22, vsize 23, rss 24.
+    double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
+    p.cpu_seconds = (std::stod(f[11]) + std::stod(f[12])) / ticks;
+    double start_ticks = std::stod(f[19]);
+    p.virtual_bytes = std::stod(f[20]);
+    p.resident_bytes = std::stod(f[21]) * page;
+    std::ifstream boot("/proc/stat");
+    for (std::string line; std::getline(boot, line);) {
+        if (line.starts_with("btime ")) {
+            p.start_time_seconds = std::stod(line.substr(6)) + start_ticks / ticks;
+            break;
+        }
+    }
+    std::error_code ec;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        p.open_fds += 1;
+    }
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0) p.max_fds = static_cast<double>(limit.rlim_cur);
+    p.ok = true;
+    return p;
+}
+
+void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
+    auto f = family("refgate_clicks_total",
+                    "Clicks counted (sent on to Redis or dropped), by partner and class.",
+                    MetricType::Counter);
+    std::lock_guard lock(clicks_mutex_);
+    auto snapshot = sources_.snapshots != nullptr ? sources_.snapshots->current() : nullptr;
+    if (snapshot && sources_.snapshots->generation() != partner_map_generation_) {
+        partner_map_generation_ = sources_.snapshots->generation();
+        link_partner_.clear();
+        for (const auto& link : snapshot->links()) link_partner_[link.id] = link.partner;
+    }
+    if (snapshot) {
+        // Every partner has its series from the start, so rate() sees its first clicks.
+        for (const auto& partner : snapshot->partners()) partner_clicks_[partner.slug];
+    }
+    if (sources_.clicks != nullptr) {
+        for (const auto& [link, classes] : sources_.clicks->link_clicks.take()) {
+            auto it = link_partner_.find(link);
+            // A link deleted while its clicks were on their way.
+            auto& totals = partner_clicks_[it == link_partner_.end() ? "unknown" : it->second];
+            for (std::size_t i = 0; i < classes.size(); ++i) totals[i] += classes[i];
+        }
+    }
+    for (const auto& [partner, totals] : partner_clicks_) {
+        for (std::size_t i = 0; i < kClasses.size(); ++i) {
+            add_value(f, static_cast<double>(totals[i]),
+                      {{"class", std::string(to_string(kClasses[i]))}, {"partner", partner}});
+        }
+    }
+    out.push_back(std::move(f));
+}
+
+std::vector<MetricFamily> Exporter::Collect() const {
+    std::vector<MetricFamily> out;
+    auto now = unix_now();
+
+    out.push_back(family("refgate_build_info", "Version and git commit of this refgate build.",
+                         MetricType::Gauge));
+    add_value(out.back(), 1, {{"commit", sources_.commit}, {"version", sources_.version}});
+
+    // Requests, by listener, route class and status, and how long the handler took.
+    if (sources_.requests != nullptr) {
+        std::map<std::string, std::array<std::array<std::uint64_t, kStatusSlots>, kRouteClasses>>
+            requests;
+        std::map<std::string, std::array<HistogramFigures, kRouteClasses>> latency;
+        sources_.requests->for_each([&](std::string_view listener, const RequestCounters& c) {
+            auto& r = requests[std::string(listener)];
+            auto& l = latency[std::string(listener)];
+            for (std::size_t route = 0; route < kRouteClasses; ++route) {
+                for (std::size_t s = 0; s < kStatusSlots; ++s)
+                    r[route][s] += c.requests[route][s].load(std::memory_order_relaxed);
+                c.latency[route].add_to(l[route].counts, l[route].sum);
+            }
+        });
+        auto total = family("refgate_http_requests_total",
+                            "HTTP requests answered by a handler, by listener, route and status.",
+                            MetricType::Counter);
+        auto duration = family("refgate_http_request_duration_seconds",
+                               "Time from a parsed request to its finished response, in the "
+                               "server, by listener and route.",
+                               MetricType::Histogram);
+        std::uint64_t unknown_slugs = 0;
+        for (const auto& [listener, routes] : requests) {
+            for (std::size_t route = 0; route < kRouteClasses; ++route) {
+                auto route_name = std::string(to_string(static_cast<RouteClass>(route)));
+                std::uint64_t answered = 0;
+                for (std::size_t s = 0; s < kStatusSlots; ++s) {
+                    auto n = routes[route][s];
+                    answered += n;
+                    if (n == 0) continue;
+                    auto code = s < kTrackedStatuses.size() ? std::to_string(kTrackedStatuses[s])
+                                                            : std::string("other");
+                    add_value(total, static_cast<double>(n),
+                              {{"code", code}, {"listener", listener}, {"route", route_name}});
+                }
+                if (static_cast<RouteClass>(route) == RouteClass::redirect) {
+                    unknown_slugs += routes[route][status_slot(404)];
+                }
+                // The redirect's series always exist on the public listener; others once used.
+                bool always =
+                    listener == "public" && static_cast<RouteClass>(route) == RouteClass::redirect;
+                if (answered > 0 || always) {
+                    add_histogram(duration, latency[listener][route],
+                                  {{"listener", listener}, {"route", route_name}});
+                }
+            }
+        }
+        out.push_back(std::move(total));
+        out.push_back(std::move(duration));
+        out.push_back(single("refgate_redirect_unknown_slug_total",
+                             "Redirect requests for a slug that no link has (answered 404).",
+                             MetricType::Counter, static_cast<double>(unknown_slugs)));
+    }
+
+    if (!sources_.listeners.empty()) {
+        auto open =
+            family("refgate_http_open_connections", "Open client connections.", MetricType::Gauge);
+        auto refused = family("refgate_http_rejected_connections_total",
+                              "Connections closed at accept because the listener was full.",
+                              MetricType::Counter);
+        auto rejected = family("refgate_http_rejected_requests_total",
+                               "Requests the server refused before any handler (400, 413, 414, "
+                               "431).",
+                               MetricType::Counter);
+        for (const auto& l : sources_.listeners) {
+            add_value(open, static_cast<double>(l.stats->open_connections.load()),
+                      {{"listener", l.name}});
+            add_value(refused, static_cast<double>(l.stats->rejected_connections.load()),
+                      {{"listener", l.name}});
+            add_value(rejected, static_cast<double>(l.stats->rejected_requests.load()),
+                      {{"listener", l.name}});
+        }
+        out.push_back(std::move(open));
+        out.push_back(std::move(refused));
+        out.push_back(std::move(rejected));
+    }
+
+    collect_clicks(out);
+
+    if (const ClickStats* c = sources_.clicks; c != nullptr) {
+        out.push_back(single("refgate_clicks_pending_keys",
+                             "Distinct counters held in memory, waiting for Redis.",
+                             MetricType::Gauge, static_cast<double>(c->pending_keys.load())));
+        out.push_back(single("refgate_clicks_dropped_total",
+                             "Clicks dropped because too many counters were waiting for Redis.",
+                             MetricType::Counter, static_cast<double>(c->dropped_clicks.load())));
+        out.push_back(single("refgate_unique_samples_dropped_total",
+                             "Unique-estimate samples not fed to Redis (full buffer or Redis "
+                             "down).",
+                             MetricType::Counter, static_cast<double>(c->dropped_samples.load())));
+        out.push_back(single("refgate_click_batches_sent_total", "Click batches Redis confirmed.",
+                             MetricType::Counter, static_cast<double>(c->batches_sent.load())));
+        out.push_back(single("refgate_redis_errors_total",
+                             "Failed Redis round trips (sender and flusher).", MetricType::Counter,
+                             static_cast<double>(c->redis_errors.load())));
+        out.push_back(single("refgate_redis_config_risky",
+                             "1 when Redis runs without appendonly or with an evicting policy.",
+                             MetricType::Gauge, c->redis_config_risky.load() ? 1 : 0));
+        out.push_back(histogram("refgate_redis_request_duration_seconds",
+                                "Round trips of the click sender's pipelined Redis writes.",
+                                c->redis_latency));
+        out.push_back(single("refgate_flush_buckets_total",
+                             "Redis buckets applied to PostgreSQL by this instance.",
+                             MetricType::Counter, static_cast<double>(c->flush_buckets.load())));
+        out.push_back(single("refgate_flush_rows_total",
+                             "Counter rows upserted into PostgreSQL by this instance's flushes.",
+                             MetricType::Counter, static_cast<double>(c->flush_rows.load())));
+        out.push_back(single("refgate_flush_failures_total",
+                             "Flush rounds that failed (Redis or PostgreSQL unreachable).",
+                             MetricType::Counter, static_cast<double>(c->flush_failures.load())));
+        out.push_back(histogram("refgate_flush_duration_seconds",
+                                "Duration of this instance's flush rounds that did the work.",
+                                c->flush_duration));
+        auto oldest = c->oldest_unflushed.load();
+        out.push_back(single(
+            "refgate_flush_lag_seconds",
+            "Age of the oldest count not yet in PostgreSQL (start of the oldest "
+            "Redis bucket), as of the last flush round; 0 when none waits.",
+            MetricType::Gauge,
+            oldest < 0 ? 0.0 : static_cast<double>(std::max<std::int64_t>(0, now - oldest))));
+    }
+
+    if (const HealthState* h = sources_.health; h != nullptr) {
+        out.push_back(single("refgate_redis_up", "1 when the click sender last reached Redis.",
+                             MetricType::Gauge, up(h->redis.load())));
+        out.push_back(single("refgate_postgres_up",
+                             "1 when the snapshot follower is connected to PostgreSQL.",
+                             MetricType::Gauge, up(h->postgres.load())));
+        out.push_back(single("refgate_postgres_errors_total",
+                             "Failed PostgreSQL connections or statements of the workers.",
+                             MetricType::Counter, static_cast<double>(h->postgres_errors.load())));
+        out.push_back(histogram("refgate_postgres_query_duration_seconds",
+                                "Snapshot version checks and flush transactions.",
+                                h->postgres_latency));
+        out.push_back(single("refgate_snapshot_reload_failures_total",
+                             "Snapshot loads from PostgreSQL that failed (the last snapshot "
+                             "stays).",
+                             MetricType::Counter,
+                             static_cast<double>(h->snapshot_reload_failures.load())));
+    }
+
+    if (sources_.snapshots != nullptr) {
+        auto snapshot = sources_.snapshots->current();
+        out.push_back(single("refgate_snapshot_loaded", "1 once a link snapshot is loaded.",
+                             MetricType::Gauge, snapshot ? 1 : 0));
+        if (snapshot) {
+            out.push_back(single("refgate_snapshot_version",
+                                 "Version of the partners and links the redirects answer from.",
+                                 MetricType::Gauge, static_cast<double>(snapshot->version())));
+            out.push_back(single("refgate_snapshot_links", "Links in the snapshot.",
+                                 MetricType::Gauge, static_cast<double>(snapshot->link_count())));
+            std::int64_t confirmed = snapshot->built_at();
+            if (sources_.health != nullptr)
+                confirmed = std::max(confirmed, sources_.health->snapshot_checked_at.load());
+            out.push_back(single("refgate_snapshot_age_seconds",
+                                 "Seconds since the snapshot was built or last confirmed current "
+                                 "against PostgreSQL.",
+                                 MetricType::Gauge,
+                                 static_cast<double>(std::max<std::int64_t>(0, now - confirmed))));
+        }
+    }
+
+    if (auto p = read_process_figures(); p.ok) {
+        out.push_back(single("process_cpu_seconds_total",
+                             "Total user and system CPU time spent in seconds.",
+                             MetricType::Counter, p.cpu_seconds));
+        out.push_back(single("process_resident_memory_bytes", "Resident memory size in bytes.",
+                             MetricType::Gauge, p.resident_bytes));
+        out.push_back(single("process_virtual_memory_bytes", "Virtual memory size in bytes.",
+                             MetricType::Gauge, p.virtual_bytes));
+        out.push_back(single("process_open_fds", "Number of open file descriptors.",
+                             MetricType::Gauge, p.open_fds));
+        out.push_back(single("process_max_fds", "Maximum number of open file descriptors.",
+                             MetricType::Gauge, p.max_fds));
+        out.push_back(single("process_start_time_seconds",
+                             "Start time of the process since unix epoch in seconds.",
+                             MetricType::Gauge, p.start_time_seconds));
+    }
+    return out;
+}
+
+std::string Exporter::scrape() const {
+    std::ostringstream out;
+    prometheus::TextSerializer().Serialize(out, Collect());
+    return out.str();
+}
+
+void MetricsHandler::handle(const http::Request& request, http::Response& response) {
+    if (request.method != http::Method::get && request.method != http::Method::head) {
+        response.simple_page(405, "Method Not Allowed");
+        response.add_header("Allow", "GET, HEAD");
+        return;
+    }
+    if (authorizer_) {
+        switch (authorizer_(request.header("Authorization"))) {
+            case Access::allowed:
+                break;
+            case Access::unauthorized:
+                response.simple_page(401, "Unauthorized");
+                response.add_header("WWW-Authenticate", "Bearer realm=\"refgate\"");
+                return;
+            case Access::forbidden:
+                response.simple_page(403, "Forbidden");
+                return;
+            case Access::unavailable:
+                response.simple_page(503, "Service Unavailable");
+                response.add_header("Retry-After", "1");
+                return;
+        }
+    }
+    response.set_status(200);
+    response.add_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    response.add_header("Cache-Control", "no-store");
+    response.body() = exporter_.scrape();
+}
+
+}  // namespace refgate::metrics

@@ -1,0 +1,141 @@
+#include "refgate/metrics/exporter.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "refgate/core/click_classifier.hpp"
+#include "refgate/http/counting_handler.hpp"
+
+namespace {
+
+using namespace refgate;
+
+class Fixed final : public http::Handler {
+  public:
+    explicit Fixed(int status) : status_(status) {}
+    void handle(const http::Request&, http::Response& response) override {
+        response.set_status(status_);
+    }
+
+  private:
+    int status_;
+};
+
+http::Response call(http::Handler& handler, std::string_view target) {
+    std::vector<http::HeaderField> fields;
+    http::Request request;
+    request.method = http::Method::get;
+    request.target = target;
+    request.fields = &fields;
+    http::Response response;
+    handler.handle(request, response);
+    return response;
+}
+
+bool has_line(const std::string& text, const std::string& line) {
+    return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+std::shared_ptr<const Snapshot> one_partner_snapshot() {
+    Partner p;
+    p.id = 7;
+    p.slug = "tailscale";
+    p.name = "Tailscale";
+    p.ref_param = "ref";
+    p.ref_code = "picks42";
+    p.allowed_domains = {"tailscale.com"};
+    Link l;
+    l.id = 42;
+    l.slug = "alpha";
+    l.partner = "tailscale";
+    l.destination = "https://tailscale.com/alpha";
+    return Snapshot::build(3, {p}, {l}, UrlPolicy{}, "postgres");
+}
+
+}  // namespace
+
+TEST_CASE("route labels are a fixed set, never a raw path", "[metrics]") {
+    CHECK(route_class("/go/alpha") == RouteClass::redirect);
+    CHECK(route_class("/disclosure") == RouteClass::disclosure);
+    CHECK(route_class("/readyz") == RouteClass::health);
+    CHECK(route_class("/api/v1/links") == RouteClass::admin_api);
+    CHECK(route_class("/metrics") == RouteClass::metrics);
+    CHECK(route_class("/wp-admin/x") == RouteClass::other);
+    CHECK(status_slot(302) != status_slot(404));
+    CHECK(status_slot(299) == kTrackedStatuses.size());
+}
+
+TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape time",
+          "[metrics]") {
+    RequestMetrics requests;
+    http::CountingHandler found(std::make_unique<Fixed>(302), requests.add_slot("public"));
+    http::CountingHandler missing(std::make_unique<Fixed>(404), requests.add_slot("public"));
+    for (int i = 0; i < 3; ++i) call(found, "/go/alpha");
+    call(found, "/go/alpha?src=x");
+    call(missing, "/go/nope");
+    call(missing, "/favicon.ico");
+
+    ClickStats clicks;
+    HealthState health;
+    health.redis = DependencyState::up;
+    SnapshotStore store;
+    store.publish(one_partner_snapshot());
+    clicks.link_clicks.add({{CounterKey(42, 20'000, ClickClass::human, "direct"), 5},
+                            {CounterKey(42, 20'000, ClickClass::bot, "direct"), 2},
+                            {CounterKey(99, 20'000, ClickClass::human, "direct"), 1}});
+    clicks.dropped_clicks = 4;
+    clicks.redis_latency.observe(std::chrono::microseconds{30});
+
+    metrics::Exporter exporter({.requests = &requests,
+                                .clicks = &clicks,
+                                .health = &health,
+                                .snapshots = &store,
+                                .version = "0.1.0",
+                                .commit = "abc"});
+    std::string text = exporter.scrape();
+    INFO(text);
+    CHECK(has_line(
+        text,
+        "refgate_http_requests_total{code=\"302\",listener=\"public\",route=\"redirect\"} 4"));
+    CHECK(has_line(
+        text, "refgate_http_requests_total{code=\"404\",listener=\"public\",route=\"other\"} 1"));
+    CHECK(has_line(text, "refgate_redirect_unknown_slug_total 1"));
+    CHECK(has_line(
+        text,
+        "refgate_http_request_duration_seconds_count{listener=\"public\",route=\"redirect\"} 5"));
+    CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"tailscale\"} 5"));
+    CHECK(has_line(text, "refgate_clicks_total{class=\"bot\",partner=\"tailscale\"} 2"));
+    CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"unknown\"} 1"));
+    CHECK(has_line(text, "refgate_clicks_dropped_total 4"));
+    CHECK(has_line(text, "refgate_redis_up 1"));
+    CHECK(has_line(text, "refgate_postgres_up 0"));
+    CHECK(has_line(text, "refgate_snapshot_version 3"));
+    CHECK(has_line(text, "refgate_redis_request_duration_seconds_bucket{le=\"5e-05\"} 1"));
+    CHECK(has_line(text, "refgate_build_info{commit=\"abc\",version=\"0.1.0\"} 1"));
+    CHECK(text.find("process_resident_memory_bytes ") != std::string::npos);
+
+    // Totals only grow: clicks taken at one scrape stay counted at the next.
+    clicks.link_clicks.add({{CounterKey(42, 20'000, ClickClass::human, "news"), 1}});
+    text = exporter.scrape();
+    CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"tailscale\"} 6"));
+    CHECK(has_line(text, "refgate_clicks_total{class=\"prefetch\",partner=\"tailscale\"} 0"));
+}
+
+TEST_CASE("/metrics answers the text format, or 401 without a token when one is required",
+          "[metrics]") {
+    metrics::Exporter exporter(metrics::Sources{});
+    metrics::MetricsHandler open(exporter, nullptr);
+    auto response = call(open, "/metrics");
+    CHECK(response.status() == 200);
+    CHECK(response.headers().find("Content-Type: text/plain; version=0.0.4; charset=utf-8") !=
+          std::string::npos);
+    CHECK(response.body().find("# TYPE refgate_build_info gauge") != std::string::npos);
+    CHECK_FALSE(open.blocking());
+
+    metrics::MetricsHandler guarded(exporter, [](std::string_view authorization) {
+        return authorization == "Bearer good" ? metrics::Access::allowed
+                                              : metrics::Access::unauthorized;
+    });
+    CHECK(guarded.blocking());
+    CHECK(call(guarded, "/metrics").status() == 401);
+}
