@@ -242,7 +242,7 @@ rm -f "$RAW" "$STATE"/*.xml "$STATE"/alloc.json "$STATE"/oneshot.json "$STATE"/m
 # deploy/local's `build release Release`; tests are not built. Once the top-level CMakeLists.txt
 # has the REFGATE_BUILD_BENCH option, it is used instead of the project-include hook.
 if grep -q REFGATE_BUILD_BENCH "$ROOT/CMakeLists.txt"; then
-  BENCH_CMAKE=(-DREFGATE_BUILD_BENCH=ON -DCMAKE_PROJECT_INCLUDE=)
+  BENCH_CMAKE=(-DREFGATE_BUILD_BENCH=ON -UCMAKE_PROJECT_INCLUDE)
 else
   BENCH_CMAKE=(-DCMAKE_PROJECT_INCLUDE="$HERE/standalone.cmake")
 fi
