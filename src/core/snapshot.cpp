@@ -49,12 +49,10 @@ std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
         entry.partner_active = partner.active;
         entry.destination = link.destination;
         entry.location = build_location(link.destination, partner);
-        entry.html_body = redirect_page(entry.location, "Continue to " + partner.name);
         if (link.fallback) {
             UrlCheck fallback = check_destination(*link.fallback, partner.allowed_domains, policy);
             if (fallback.ok()) {
                 entry.fallback = fallback.canonical;
-                entry.fallback_html_body = redirect_page(entry.fallback, "Continue");
             } else {
                 snapshot->rejected_.push_back(link.slug + ": fallback " + fallback.message);
             }
@@ -81,6 +79,37 @@ nlohmann::ordered_json Snapshot::to_json() const {
         doc["links"].push_back(std::move(j));
     }
     return doc;
+}
+
+void Snapshot::write_json(const std::function<void(std::string_view)>& sink) const {
+    constexpr std::size_t kChunk = 1 << 20;
+    std::string out;
+    out.reserve(kChunk + 4096);
+    out.append("{\"format\":1,\"version\":").append(std::to_string(version_));
+    out.append(",\"partners\":[");
+    bool first = true;
+    for (const auto& p : partners_) {
+        auto j = partner_to_json(p);
+        j["id"] = p.id;
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(j.dump());
+    }
+    out.append("],\"links\":[");
+    first = true;
+    for (const auto& l : links_) {
+        auto j = link_to_json(l);
+        j["id"] = l.id;
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(j.dump());
+        if (out.size() >= kChunk) {
+            sink(out);
+            out.clear();
+        }
+    }
+    out.append("]}");
+    sink(out);
 }
 
 std::shared_ptr<const Snapshot> Snapshot::from_json(const nlohmann::ordered_json& doc,

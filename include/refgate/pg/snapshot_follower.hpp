@@ -43,7 +43,7 @@ class SnapshotFollower {
     void run();
     bool reload_from_database(bool force);
     bool load_file();
-    void write_file(const Snapshot& snapshot);
+    void write_pending_file();
     bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
 
     SnapshotFollowerOptions options_;
@@ -55,6 +55,9 @@ class SnapshotFollower {
     std::thread thread_;
     struct Connection;
     std::unique_ptr<Connection> connection_;
+    // Loaded from PostgreSQL, not yet in the snapshot file; only the follower's thread writes it
+    // (load_initial runs before that thread starts).
+    std::shared_ptr<const Snapshot> unwritten_;
 };
 
 }  // namespace refgate::pg
