@@ -35,16 +35,19 @@ constexpr std::array kRoutes{
     Route{Method::patch, "PATCH", "/api/v1/links/{slug}", Role::editor, Operation::update_link},
     Route{Method::del, "DELETE", "/api/v1/links/{slug}", Role::editor, Operation::delete_link},
     Route{Method::get, "GET", "/api/v1/audit", Role::admin, Operation::audit},
+    Route{Method::get, "GET", "/api/v1/tokens", Role::admin, Operation::list_tokens},
+    Route{Method::post, "POST", "/api/v1/tokens", Role::admin, Operation::create_token},
+    Route{Method::del, "DELETE", "/api/v1/tokens/{name}", Role::admin, Operation::revoke_token},
 };
 
-// Matches a path against a pattern whose "{slug}" segment matches one non-empty segment.
+// Matches a path against a pattern whose "{...}" segment matches one non-empty segment.
 bool matches(std::string_view pattern, std::string_view path, std::string& slug) {
     while (!pattern.empty() || !path.empty()) {
         auto ps = pattern.find('/', 1);
         auto qs = path.find('/', 1);
         std::string_view p = pattern.substr(0, ps);
         std::string_view q = path.substr(0, qs);
-        if (p == "/{slug}") {
+        if (p.starts_with("/{") && p.ends_with("}")) {
             if (q.size() < 2) return false;
             slug = std::string(q.substr(1));
         } else if (p != q) {
@@ -315,7 +318,8 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                            " role; the token has " + std::string(to_string(actor->role)));
         return;
     }
-    if (!slug.empty() && !valid_slug(slug)) {
+    bool names_token = route->operation == Operation::revoke_token;
+    if (!slug.empty() && !(names_token ? valid_token_name(slug) : valid_slug(slug))) {
         answer.problem(404, "not-found", "no such resource");
         return;
     }
@@ -439,6 +443,15 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                 answer_outcome(answer, store_->audit(filter));
                 return;
             }
+            case Operation::list_tokens:
+                answer_outcome(answer, store_->list_tokens());
+                return;
+            case Operation::create_token:
+                answer_outcome(answer, store_->create_token(*actor, body));
+                return;
+            case Operation::revoke_token:
+                answer_outcome(answer, store_->revoke_token(*actor, slug, precondition));
+                return;
         }
     } catch (const StoreError& e) {
         log::warn("admin_store_failed", {{"error", e.what()}});

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "admin/token_rows.hpp"
 #include "pg/connection.hpp"
 #include "refgate/core/import_document.hpp"
 
@@ -19,6 +20,11 @@ constexpr const char* kPartnerJson = R"sql(json_build_object(
     'extra_params', (SELECT coalesce(json_object_agg(e.pair->>0, e.pair->>1 ORDER BY e.ord), '{}'::json)
                      FROM jsonb_array_elements(p.extra_params) WITH ORDINALITY AS e(pair, ord)),
     'active', p.active,
+    'scheduled_codes', (SELECT coalesce(json_agg(json_build_object(
+        'ref_code', s.ref_code,
+        'valid_from', to_char(s.valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+        ORDER BY s.valid_from), '[]'::json)
+        FROM refgate_code_schedule s WHERE s.partner_id = p.id),
     'created_at', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'version', p.version)::text)sql";
@@ -37,6 +43,15 @@ const std::string kSelectLink = std::string("SELECT l.id, ") + kLinkJson +
                                 " FROM refgate_links l JOIN refgate_partners p ON p.id = "
                                 "l.partner_id WHERE l.slug = $1";
 
+// A kind of stored object: its audit name, how to read one by slug, how to lock it.
+struct Entity {
+    const char* name;
+    const std::string& select;
+    const char* lock;
+};
+const Entity kPartners{"partner", kSelectPartner, " FOR UPDATE OF p"};
+const Entity kLinks{"link", kSelectLink, " FOR UPDATE OF l"};
+
 std::string domains_json(const Partner& p) { return nlohmann::json(p.allowed_domains).dump(); }
 
 std::string extras_json(const Partner& p) {
@@ -47,6 +62,7 @@ std::string extras_json(const Partner& p) {
 
 // The import-format part of a stored object: what an editor may write.
 Json writable(Json object) {
+    object.erase("scheduled_codes");
     object.erase("created_at");
     object.erase("updated_at");
     object.erase("version");
@@ -188,82 +204,67 @@ class PgAdminStore final : public AdminStore {
 
     Outcome update_partner(const Actor& actor, const std::string& slug, const Precondition& pre,
                            const Json& patch) override {
-        return with_connection([&](pqxx::connection& c) {
-            pqxx::work tx(c);
-            auto row = select_row(tx, kSelectPartner, slug, " FOR UPDATE OF p");
-            if (!row) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
-            if (!precondition_holds(pre, row->json))
-                return simple(OutcomeKind::stale, "the partner changed; fetch it again");
-            Json merged = writable(row->json);
-            merged.merge_patch(patch);
-            if (merged.value("slug", std::string()) != slug)
-                return invalid({{"slug", "cannot be changed"}});
-            auto parsed = parse_import(Json{{"partners", Json::array({merged})}});
-            if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
-            const Partner& p = parsed.document.partners.front();
-            if (auto current = to_partner(row->json);
-                current && partner_to_json(*current) == partner_to_json(p)) {
-                return object(OutcomeKind::ok, row->json);  // nothing changed
-            }
-            // The partner's links must still fit its (possibly narrowed) domains.
-            auto links = read_links_of(tx, row->id);
-            auto lookup = [&p](const std::string&) -> const Partner* { return &p; };
-            auto issues = validate_links(links, lookup, options_.url_policy, "stored links");
-            if (!issues.empty()) {
-                std::vector<FieldError> errors;
-                for (const auto& issue : issues)
-                    errors.push_back({"allowed_domains", "would exclude " + issue.entry + ": " +
-                                                             issue.field + " " + issue.message});
-                return invalid(std::move(errors));
-            }
-            tx.exec_params(
-                "UPDATE refgate_partners SET name = $2, ref_param = $3, ref_code = $4, "
-                "allowed_domains = ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), "
-                "extra_params = $6::jsonb, active = $7, updated_at = now(), "
-                "version = version + 1 WHERE id = $1",
-                row->id, p.name, p.ref_param, p.ref_code, domains_json(p), extras_json(p),
-                p.active);
-            auto after = select_row(tx, kSelectPartner, slug, "");
-            record_audit(tx, actor, "partner", slug, "update", &row->json, &after->json);
-            tx.commit();
-            return object(OutcomeKind::ok, after->json);
-        });
+        return change(kPartners, actor, slug, pre, "update",
+                      [&](pqxx::work& tx, const Row& row) -> std::optional<Outcome> {
+                          if (patch.contains("scheduled_codes"))
+                              return invalid({{"scheduled_codes",
+                                               "is read-only; schedule a code "
+                                               "with ref_code and valid_from"}});
+                          if (patch.contains("valid_from"))
+                              return schedule_code(tx, actor, row, patch);
+                          return update_partner_row(tx, row, slug, patch);
+                      });
     }
 
     Outcome delete_partner(const Actor& actor, const std::string& slug,
                            const Precondition& pre) override {
-        return with_connection([&](pqxx::connection& c) {
-            pqxx::work tx(c);
-            auto row = select_row(tx, kSelectPartner, slug, " FOR UPDATE OF p");
-            if (!row) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
-            if (!precondition_holds(pre, row->json))
-                return simple(OutcomeKind::stale, "the partner changed; fetch it again");
-            auto count = tx.exec_params("SELECT count(*) FROM refgate_links WHERE partner_id = $1",
-                                        row->id)[0][0]
-                             .as<std::int64_t>();
-            if (count > 0) {
-                return simple(OutcomeKind::conflict, "partner '" + slug + "' still has " +
-                                                         std::to_string(count) +
-                                                         " link(s); delete or move them first");
-            }
-            tx.exec_params("DELETE FROM refgate_partners WHERE id = $1", row->id);
-            record_audit(tx, actor, "partner", slug, "delete", &row->json, nullptr);
-            tx.commit();
-            return object(OutcomeKind::deleted, row->json);
-        });
+        return change(kPartners, actor, slug, pre, "delete",
+                      [&](pqxx::work& tx, const Row& row) -> std::optional<Outcome> {
+                          auto count = tx.exec_params(
+                                             "SELECT count(*) FROM refgate_links WHERE "
+                                             "partner_id = $1",
+                                             row.id)[0][0]
+                                           .as<std::int64_t>();
+                          if (count > 0) {
+                              return simple(OutcomeKind::conflict,
+                                            "partner '" + slug + "' still has " +
+                                                std::to_string(count) +
+                                                " link(s); delete or move them first");
+                          }
+                          tx.exec_params("DELETE FROM refgate_partners WHERE id = $1", row.id);
+                          return std::nullopt;
+                      });
     }
 
     Outcome partner_codes(const std::string& slug) override {
         return with_connection([&](pqxx::connection& c) {
+            {
+                // A code whose moment passed while no instance was running is written first,
+                // so the history answers with the moment it took over.
+                pqxx::work apply(c);
+                apply.exec("SELECT refgate_apply_due_codes()");
+                apply.commit();
+            }
             pqxx::read_transaction tx(c);
             auto partner = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
             if (partner.empty()) return simple(OutcomeKind::not_found, "no partner '" + slug + "'");
+            // Past and current codes, then the scheduled ones, each live until the next.
             auto rows = tx.exec_params(
-                "SELECT json_build_object('ref_param', ref_param, 'ref_code', ref_code, "
-                "'live_from', to_char(live_from AT TIME ZONE 'UTC', "
-                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'live_until', to_char(live_until AT TIME "
-                "ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))::text "
-                "FROM refgate_partner_codes WHERE partner_id = $1 ORDER BY id",
+                "SELECT j FROM (SELECT 0 AS part, id AS k, json_build_object('ref_param', "
+                "ref_param, 'ref_code', ref_code, 'live_from', to_char(live_from AT TIME ZONE "
+                "'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'live_until', to_char(coalesce(live_until, "
+                "(SELECT min(valid_from) FROM refgate_code_schedule s WHERE s.partner_id = "
+                "$1)) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'scheduled', "
+                "false)::text AS j FROM refgate_partner_codes WHERE partner_id = $1 "
+                "UNION ALL SELECT 1, s.id, json_build_object('ref_param', p.ref_param, 'ref_code', "
+                "s.ref_code, 'live_from', to_char(s.valid_from AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'live_until', to_char(lead(s.valid_from) "
+                "OVER (ORDER BY s.valid_from) AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), 'scheduled', true)::text "
+                "FROM refgate_code_schedule s JOIN refgate_partners p ON p.id = s.partner_id "
+                "WHERE s.partner_id = $1) AS codes ORDER BY part, "
+                "(j::json->>'live_from'), k",
                 partner[0][0].as<std::int64_t>());
             Json items = Json::array();
             for (const auto& row : rows) items.push_back(Json::parse(row[0].c_str()));
@@ -337,50 +338,40 @@ class PgAdminStore final : public AdminStore {
 
     Outcome update_link(const Actor& actor, const std::string& slug, const Precondition& pre,
                         const Json& patch) override {
-        return with_connection([&](pqxx::connection& c) {
-            pqxx::work tx(c);
-            auto row = select_row(tx, kSelectLink, slug, " FOR UPDATE OF l");
-            if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
-            if (!precondition_holds(pre, row->json))
-                return simple(OutcomeKind::stale, "the link changed; fetch it again");
-            Json merged = writable(row->json);
-            merged.merge_patch(patch);
-            if (merged.value("slug", std::string()) != slug)
-                return invalid({{"slug", "cannot be changed"}});
-            auto parsed = parse_import(Json{{"links", Json::array({merged})}});
-            if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
-            Link link = parsed.document.links.front();
-            if (auto errors = validate(tx, link); !errors.empty()) return invalid(errors);
-            if (link_to_json(link) == writable(row->json))
-                return object(OutcomeKind::ok, row->json);
-            tx.exec_params(
-                "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE "
-                "slug = $2), destination = $3, status = $4, expires_at = NULLIF($5, "
-                "'')::timestamptz, fallback = NULLIF($6, ''), utm_passthrough = $7, "
-                "updated_at = now(), version = version + 1 WHERE id = $1",
-                row->id, link.partner, link.destination, std::string(to_string(link.status)),
-                link.expires_at ? format_rfc3339(*link.expires_at) : std::string(),
-                link.fallback.value_or(""), link.utm_passthrough);
-            auto after = select_row(tx, kSelectLink, slug, "");
-            record_audit(tx, actor, "link", slug, "update", &row->json, &after->json);
-            tx.commit();
-            return object(OutcomeKind::ok, after->json);
-        });
+        return change(kLinks, actor, slug, pre, "update",
+                      [&](pqxx::work& tx, const Row& row) -> std::optional<Outcome> {
+                          Json merged = writable(row.json);
+                          merged.merge_patch(patch);
+                          if (merged.value("slug", std::string()) != slug)
+                              return invalid({{"slug", "cannot be changed"}});
+                          auto parsed = parse_import(Json{{"links", Json::array({merged})}});
+                          if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+                          Link link = parsed.document.links.front();
+                          if (auto errors = validate(tx, link); !errors.empty())
+                              return invalid(errors);
+                          if (link_to_json(link) == writable(row.json))
+                              return object(OutcomeKind::ok, row.json);  // nothing changed
+                          tx.exec_params(
+                              "UPDATE refgate_links SET partner_id = (SELECT id FROM "
+                              "refgate_partners WHERE slug = $2), destination = $3, status = $4, "
+                              "expires_at = NULLIF($5, '')::timestamptz, fallback = NULLIF($6, "
+                              "''), utm_passthrough = $7, updated_at = now(), version = version + "
+                              "1 WHERE id = $1",
+                              row.id, link.partner, link.destination,
+                              std::string(to_string(link.status)),
+                              link.expires_at ? format_rfc3339(*link.expires_at) : std::string(),
+                              link.fallback.value_or(""), link.utm_passthrough);
+                          return std::nullopt;
+                      });
     }
 
     Outcome delete_link(const Actor& actor, const std::string& slug,
                         const Precondition& pre) override {
-        return with_connection([&](pqxx::connection& c) {
-            pqxx::work tx(c);
-            auto row = select_row(tx, kSelectLink, slug, " FOR UPDATE OF l");
-            if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
-            if (!precondition_holds(pre, row->json))
-                return simple(OutcomeKind::stale, "the link changed; fetch it again");
-            tx.exec_params("DELETE FROM refgate_links WHERE id = $1", row->id);
-            record_audit(tx, actor, "link", slug, "delete", &row->json, nullptr);
-            tx.commit();
-            return object(OutcomeKind::deleted, row->json);
-        });
+        return change(kLinks, actor, slug, pre, "delete",
+                      [&](pqxx::work& tx, const Row& row) -> std::optional<Outcome> {
+                          tx.exec_params("DELETE FROM refgate_links WHERE id = $1", row.id);
+                          return std::nullopt;
+                      });
     }
 
     Outcome audit(const AuditFilter& f) override {
@@ -399,7 +390,180 @@ class PgAdminStore final : public AdminStore {
         });
     }
 
+    Outcome list_tokens() override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::read_transaction tx(c);
+            Json items = Json::array();
+            for (const auto& t : select_tokens(tx, "")) items.push_back(token_json(t));
+            return object(OutcomeKind::ok, Json{{"items", items}, {"next_cursor", nullptr}});
+        });
+    }
+
+    Outcome create_token(const Actor& actor, const Json& body) override {
+        std::vector<FieldError> errors;
+        for (const auto& [key, value] : body.items()) {
+            if (key != "name" && key != "role") errors.push_back({key, "is not a token field"});
+        }
+        auto name = body.find("name");
+        if (name == body.end() || !name->is_string() || !valid_token_name(name->get<std::string>()))
+            errors.push_back({"name", "must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}"});
+        auto role_field = body.find("role");
+        std::optional<Role> role;
+        if (role_field != body.end() && role_field->is_string())
+            role = parse_role(role_field->get<std::string>());
+        if (!role) errors.push_back({"role", "must be viewer, editor or admin"});
+        if (!errors.empty()) return invalid(std::move(errors));
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            std::string token;
+            try {
+                token = insert_token(tx, actor.name, name->get<std::string>(), *role);
+            } catch (const std::invalid_argument& e) {
+                return simple(OutcomeKind::conflict, e.what());
+            }
+            auto created = select_tokens(tx, name->get<std::string>());
+            tx.commit();
+            Json body = token_json(created.at(0));
+            body["token"] = token;
+            return object(OutcomeKind::created, std::move(body));
+        });
+    }
+
+    Outcome revoke_token(const Actor& actor, const std::string& name,
+                         const Precondition& pre) override {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            auto live = select_tokens(tx, name);
+            if (live.empty()) return simple(OutcomeKind::not_found, "no live token '" + name + "'");
+            Json before = token_json(live.front());
+            if (!precondition_holds(pre, before))
+                return simple(OutcomeKind::stale, "that name names a newer token now");
+            mark_revoked(tx, actor.name, name);
+            tx.commit();
+            return object(OutcomeKind::deleted, before);
+        });
+    }
+
   private:
+    static Json token_json(const TokenInfo& t) {
+        auto or_null = [](const std::string& text) { return text.empty() ? Json() : Json(text); };
+        return Json{{"name", t.name},
+                    {"role", t.role},
+                    {"created_at", t.created_at},
+                    {"last_used_on", or_null(t.last_used_on)},
+                    {"revoked_at", or_null(t.revoked_at)},
+                    {"version", t.id}};
+    }
+
+    // PATCH {"ref_code": C, "valid_from": T}: C takes over at T on every instance. A null
+    // ref_code cancels what is scheduled at T; the same T again replaces it.
+    std::optional<Outcome> schedule_code(pqxx::work& tx, const Actor& actor, const Row& row,
+                                         const Json& patch) {
+        std::vector<FieldError> errors;
+        for (const auto& [key, value] : patch.items()) {
+            if (key != "ref_code" && key != "valid_from")
+                errors.push_back({key, "cannot be changed together with valid_from"});
+        }
+        const Json& when = patch.at("valid_from");
+        std::optional<SysSeconds> valid_from;
+        if (when.is_string()) valid_from = parse_rfc3339(when.get<std::string>());
+        if (!valid_from)
+            errors.push_back({"valid_from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"});
+        auto code = patch.find("ref_code");
+        if (code == patch.end()) {
+            errors.push_back({"ref_code", "is required with valid_from (null cancels)"});
+        } else if (!code->is_null()) {
+            Json merged = writable(row.json);
+            merged["ref_code"] = *code;
+            auto parsed = parse_import(Json{{"partners", Json::array({merged})}});
+            for (auto& e : field_errors(parsed.issues)) errors.push_back(std::move(e));
+        }
+        if (!errors.empty()) return invalid(std::move(errors));
+        std::string at = format_rfc3339(*valid_from);
+        if (code->is_null()) {
+            auto removed = tx.exec_params(
+                "DELETE FROM refgate_code_schedule WHERE partner_id = $1 AND valid_from = $2",
+                row.id, at);
+            if (removed.affected_rows() == 0)
+                return simple(OutcomeKind::not_found, "no code is scheduled at " + at);
+        } else {
+            if (!tx.exec_params("SELECT $1::timestamptz > now()", at)[0][0].as<bool>())
+                return invalid({{"valid_from",
+                                 "must be in the future; PATCH ref_code alone to change it now"}});
+            tx.exec_params(
+                "INSERT INTO refgate_code_schedule (partner_id, ref_code, valid_from, created_by) "
+                "VALUES ($1, $2, $3, $4) ON CONFLICT (partner_id, valid_from) DO UPDATE SET "
+                "ref_code = EXCLUDED.ref_code, created_by = EXCLUDED.created_by, "
+                "created_at = now()",
+                row.id, code->get<std::string>(), at, actor.name);
+        }
+        // A new version, so that editors working from the old one get 412.
+        tx.exec_params(
+            "UPDATE refgate_partners SET updated_at = now(), version = version + 1 WHERE id = $1",
+            row.id);
+        return std::nullopt;
+    }
+
+    // A partner PATCH without valid_from: the merged object must pass the import rules, and the
+    // partner's links must still fit its (possibly narrowed) domains.
+    std::optional<Outcome> update_partner_row(pqxx::work& tx, const Row& row,
+                                              const std::string& slug, const Json& patch) {
+        Json merged = writable(row.json);
+        merged.merge_patch(patch);
+        if (merged.value("slug", std::string()) != slug)
+            return invalid({{"slug", "cannot be changed"}});
+        auto parsed = parse_import(Json{{"partners", Json::array({merged})}});
+        if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
+        const Partner& p = parsed.document.partners.front();
+        if (auto current = to_partner(row.json);
+            current && partner_to_json(*current) == partner_to_json(p)) {
+            return object(OutcomeKind::ok, row.json);  // nothing changed
+        }
+        auto links = read_links_of(tx, row.id);
+        auto lookup = [&p](const std::string&) -> const Partner* { return &p; };
+        auto issues = validate_links(links, lookup, options_.url_policy, "stored links");
+        if (!issues.empty()) {
+            std::vector<FieldError> errors;
+            for (const auto& issue : issues)
+                errors.push_back({"allowed_domains", "would exclude " + issue.entry + ": " +
+                                                         issue.field + " " + issue.message});
+            return invalid(std::move(errors));
+        }
+        tx.exec_params(
+            "UPDATE refgate_partners SET name = $2, ref_param = $3, ref_code = $4, "
+            "allowed_domains = ARRAY(SELECT jsonb_array_elements_text($5::jsonb)), "
+            "extra_params = $6::jsonb, active = $7, updated_at = now(), "
+            "version = version + 1 WHERE id = $1",
+            row.id, p.name, p.ref_param, p.ref_code, domains_json(p), extras_json(p), p.active);
+        return std::nullopt;
+    }
+
+    // What every PATCH and DELETE shares: the object locked, If-Match checked, then `apply`
+    // makes the change (nullopt) or answers instead; the audit row and the answer follow in the
+    // same transaction.
+    template <typename Apply>
+    Outcome change(const Entity& entity, const Actor& actor, const std::string& slug,
+                   const Precondition& pre, const char* action, Apply&& apply) {
+        return with_connection([&](pqxx::connection& c) {
+            pqxx::work tx(c);
+            auto row = select_row(tx, entity.select, slug, entity.lock);
+            if (!row)
+                return simple(OutcomeKind::not_found,
+                              "no " + std::string(entity.name) + " '" + slug + "'");
+            if (!precondition_holds(pre, row->json))
+                return simple(OutcomeKind::stale,
+                              "the " + std::string(entity.name) + " changed; fetch it again");
+            if (std::optional<Outcome> answer = apply(tx, *row)) return std::move(*answer);
+            bool deleted = std::string_view(action) == "delete";
+            auto after = deleted ? std::nullopt : select_row(tx, entity.select, slug, "");
+            record_audit(tx, actor, entity.name, slug, action, &row->json,
+                         after ? &after->json : nullptr);
+            tx.commit();
+            return deleted ? object(OutcomeKind::deleted, row->json)
+                           : object(OutcomeKind::ok, after->json);
+        });
+    }
+
     // The link's partner must exist (locked against a concurrent narrowing of its domains) and
     // its destination and fallback must be within the partner's domains; both become canonical.
     std::vector<FieldError> validate(pqxx::transaction_base& tx, Link& link) {

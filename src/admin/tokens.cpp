@@ -8,8 +8,6 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "pg/connection.hpp"
-
 namespace refgate::admin {
 namespace {
 
@@ -104,78 +102,6 @@ bool valid_token_name(std::string_view name) {
         if (!alnum(c) && c != '_' && c != '.' && c != '@' && c != '-') return false;
     }
     return true;
-}
-
-std::string create_token(const std::string& database_url, const std::string& name, Role role) {
-    if (!valid_token_name(name))
-        throw std::invalid_argument("token name must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}");
-    std::string token = generate_token();
-    try {
-        auto conn = pg::connect(database_url);
-        pqxx::work tx(*conn);
-        auto live = tx.exec_params(
-            "SELECT 1 FROM refgate_api_tokens WHERE name = $1 AND revoked_at IS NULL", name);
-        if (!live.empty())
-            throw std::invalid_argument("a live token is already named '" + name + "'");
-        tx.exec_params(
-            "INSERT INTO refgate_api_tokens (name, role, token_hash) "
-            "VALUES ($1, $2, decode($3, 'hex'))",
-            name, std::string(to_string(role)), hash_token(token));
-        nlohmann::json after{{"name", name}, {"role", std::string(to_string(role))}};
-        tx.exec_params(
-            "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
-            "VALUES ('cli', 'token', $1, 'create', NULL, $2::jsonb)",
-            name, after.dump());
-        tx.commit();
-    } catch (const pqxx::failure& e) {
-        throw StoreError(std::string("token create: ") + e.what());
-    }
-    return token;
-}
-
-std::vector<TokenInfo> list_tokens(const std::string& database_url) {
-    std::vector<TokenInfo> tokens;
-    try {
-        auto conn = pg::connect(database_url);
-        pqxx::read_transaction tx(*conn);
-        auto rows = tx.exec(
-            "SELECT name, role, to_char(created_at AT TIME ZONE 'UTC', "
-            "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), coalesce(last_used_on::text, ''), "
-            "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
-            "'') "
-            "FROM refgate_api_tokens ORDER BY id");
-        for (const auto& row : rows) {
-            tokens.push_back({row[0].as<std::string>(), row[1].as<std::string>(),
-                              row[2].as<std::string>(), row[3].as<std::string>(),
-                              row[4].as<std::string>()});
-        }
-    } catch (const pqxx::failure& e) {
-        throw StoreError(std::string("token list: ") + e.what());
-    }
-    return tokens;
-}
-
-bool revoke_token(const std::string& database_url, const std::string& name) {
-    try {
-        auto conn = pg::connect(database_url);
-        pqxx::work tx(*conn);
-        auto rows = tx.exec_params(
-            "UPDATE refgate_api_tokens SET revoked_at = now() "
-            "WHERE name = $1 AND revoked_at IS NULL RETURNING role",
-            name);
-        if (rows.empty()) return false;
-        nlohmann::json before{{"name", name}, {"role", rows[0][0].as<std::string>()}};
-        nlohmann::json after = before;
-        after["revoked"] = true;
-        tx.exec_params(
-            "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
-            "VALUES ('cli', 'token', $1, 'revoke', $2::jsonb, $3::jsonb)",
-            name, before.dump(), after.dump());
-        tx.commit();
-        return true;
-    } catch (const pqxx::failure& e) {
-        throw StoreError(std::string("token revoke: ") + e.what());
-    }
 }
 
 }  // namespace refgate::admin

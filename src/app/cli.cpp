@@ -3,7 +3,7 @@
 #include <iostream>
 #include <thread>
 
-#include "refgate/admin/tokens.hpp"
+#include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/app/app.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/core/log.hpp"

@@ -1,24 +1,76 @@
 #include "refgate/core/snapshot.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <stdexcept>
 
 #include "refgate/core/location.hpp"
 
 namespace refgate {
 
+namespace {
+
+SysSeconds system_now() {
+    return std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+}
+
+// A partner in the snapshot file: the import format, its id and its scheduled codes.
+nlohmann::ordered_json partner_file_json(const Partner& p) {
+    auto j = partner_to_json(p);
+    j["id"] = p.id;
+    if (!p.scheduled_codes.empty()) {
+        auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
+        for (const auto& s : p.scheduled_codes)
+            codes.push_back(
+                {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
+    }
+    return j;
+}
+
+}  // namespace
+
 std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
                                                 std::vector<Partner> partners,
                                                 std::vector<Link> links, const UrlPolicy& policy,
                                                 std::string source) {
+    return build(version, std::move(partners), std::move(links), policy, std::move(source),
+                 system_now());
+}
+
+std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
+    return build(version_, partners_, links_, policy_, source_, now);
+}
+
+std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
+                                                std::vector<Partner> partners,
+                                                std::vector<Link> links, const UrlPolicy& policy,
+                                                std::string source, SysSeconds now) {
     auto snapshot = std::make_shared<Snapshot>();
     snapshot->version_ = version;
     snapshot->source_ = std::move(source);
-    snapshot->built_at_ = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count();
+    snapshot->built_at_ = system_now().time_since_epoch().count();
+    snapshot->policy_ = policy;
     snapshot->partners_ = std::move(partners);
     snapshot->links_ = std::move(links);
+
+    // Scheduled codes whose moment has come replace the current code; the rest wait.
+    for (Partner& partner : snapshot->partners_) {
+        auto& schedule = partner.scheduled_codes;
+        std::sort(schedule.begin(), schedule.end(),
+                  [](const auto& a, const auto& b) { return a.valid_from < b.valid_from; });
+        auto first_future = std::find_if(schedule.begin(), schedule.end(),
+                                         [now](const auto& s) { return s.valid_from > now; });
+        if (first_future != schedule.begin()) {
+            partner.ref_code = std::prev(first_future)->ref_code;
+            schedule.erase(schedule.begin(), first_future);
+            snapshot->schedule_due_ = true;
+        }
+        if (!schedule.empty() &&
+            (!snapshot->next_change_ || schedule.front().valid_from < *snapshot->next_change_)) {
+            snapshot->next_change_ = schedule.front().valid_from;
+        }
+    }
 
     std::unordered_map<std::string_view, std::size_t> partner_index;
     for (std::size_t i = 0; i < snapshot->partners_.size(); ++i) {
@@ -67,11 +119,7 @@ nlohmann::ordered_json Snapshot::to_json() const {
     doc["format"] = 1;
     doc["version"] = version_;
     doc["partners"] = nlohmann::ordered_json::array();
-    for (const auto& p : partners_) {
-        auto j = partner_to_json(p);
-        j["id"] = p.id;
-        doc["partners"].push_back(std::move(j));
-    }
+    for (const auto& p : partners_) doc["partners"].push_back(partner_file_json(p));
     doc["links"] = nlohmann::ordered_json::array();
     for (const auto& l : links_) {
         auto j = link_to_json(l);
@@ -89,11 +137,9 @@ void Snapshot::write_json(const std::function<void(std::string_view)>& sink) con
     out.append(",\"partners\":[");
     bool first = true;
     for (const auto& p : partners_) {
-        auto j = partner_to_json(p);
-        j["id"] = p.id;
         if (!first) out.push_back(',');
         first = false;
-        out.append(j.dump());
+        out.append(partner_file_json(p).dump());
     }
     out.append("],\"links\":[");
     first = true;
@@ -135,6 +181,13 @@ std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
             p.extra_params.emplace_back(key, value.get<std::string>());
         }
         p.active = j.value("active", true);
+        if (auto codes = j.find("scheduled_codes"); codes != j.end()) {
+            for (const auto& s : *codes) {
+                auto valid_from = parse_rfc3339(s.at("valid_from").get<std::string>());
+                if (!valid_from) throw std::runtime_error("partner " + p.slug + ": bad valid_from");
+                p.scheduled_codes.push_back({*valid_from, s.at("ref_code").get<std::string>()});
+            }
+        }
         partners.push_back(std::move(p));
     }
     return partners;

@@ -121,7 +121,12 @@ bool SnapshotFollower::sleep_for(std::chrono::milliseconds duration) {
 
 void SnapshotFollower::run() {
     std::chrono::milliseconds backoff{100};
-    if (unwritten_ && !sleep_for(kFileWriteDelay)) return;
+    // Scheduled codes take over on time during the wait as well.
+    auto write_at = std::chrono::steady_clock::now() + kFileWriteDelay;
+    while (unwritten_ && std::chrono::steady_clock::now() < write_at) {
+        if (!sleep_for(kNotificationPoll)) return;
+        advance_schedule();
+    }
     write_pending_file();
     while (!stopping_) {
         try {
@@ -139,6 +144,8 @@ void SnapshotFollower::run() {
             auto next_check = std::chrono::steady_clock::now() + options_.reload_interval;
             while (!stopping_) {
                 connection_->conn->await_notification(0, kNotificationPoll.count() * 1000);
+                advance_schedule();
+                write_due_codes();
                 if (connection_->notified || std::chrono::steady_clock::now() >= next_check) {
                     connection_->notified = false;
                     reload_from_database(false);
@@ -151,7 +158,12 @@ void SnapshotFollower::run() {
             if (health_.postgres.exchange(DependencyState::down) != DependencyState::down) {
                 log::warn("snapshot_database_unavailable", {{"error", e.what()}});
             }
-            if (!sleep_for(backoff)) break;
+            // Scheduled codes still take over on time while PostgreSQL is away.
+            auto retry_at = std::chrono::steady_clock::now() + backoff;
+            while (!stopping_ && std::chrono::steady_clock::now() < retry_at) {
+                if (!sleep_for(kNotificationPoll)) break;
+                advance_schedule();
+            }
             backoff = std::min(backoff * 2, kMaxBackoff);
         }
     }
@@ -182,6 +194,29 @@ bool SnapshotFollower::reload_from_database(bool force) {
     unwritten_ = std::move(snapshot);
     release_free_memory();
     return true;
+}
+
+void SnapshotFollower::advance_schedule() {
+    auto current = store_.current();
+    if (!current || !current->next_change()) return;
+    auto now = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+    if (now < *current->next_change()) return;
+    auto next = current->at(now);
+    store_.publish(next);
+    log::info("scheduled_code_took_over",
+              {{"version", next->version()}, {"at", format_rfc3339(*current->next_change())}});
+}
+
+void SnapshotFollower::write_due_codes() {
+    auto current = store_.current();
+    if (!current || !current->schedule_due() || current->version() == due_codes_written_for_)
+        return;
+    // Once per snapshot version: the NOTIFY of the write brings the next one.
+    due_codes_written_for_ = current->version();
+    pqxx::work tx(*connection_->conn);
+    auto applied = tx.exec("SELECT refgate_apply_due_codes()")[0][0].as<int>();
+    tx.commit();
+    if (applied > 0) log::info("scheduled_codes_written", {{"count", applied}});
 }
 
 bool SnapshotFollower::load_file() {

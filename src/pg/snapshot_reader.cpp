@@ -15,7 +15,12 @@ SELECT coalesce(json_agg(json_build_object(
     'allowed_domains', p.allowed_domains,
     'extra_params', (SELECT coalesce(json_object_agg(e.pair->>0, e.pair->>1 ORDER BY e.ord), '{}'::json)
                      FROM jsonb_array_elements(p.extra_params) WITH ORDINALITY AS e(pair, ord)),
-    'active', p.active) ORDER BY p.id), '[]'::json)::text
+    'active', p.active,
+    'scheduled_codes', (SELECT coalesce(json_agg(json_build_object(
+                            'ref_code', s.ref_code,
+                            'valid_from', to_char(s.valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+                            ORDER BY s.valid_from), '[]'::json)
+                        FROM refgate_code_schedule s WHERE s.partner_id = p.id)) ORDER BY p.id), '[]'::json)::text
 FROM refgate_partners p
 )sql";
 

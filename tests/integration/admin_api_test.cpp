@@ -24,16 +24,6 @@ const char* const kPartner = R"json({"slug": "tailscale", "name": "Tailscale", "
   "ref_code": "picks42", "allowed_domains": ["tailscale.com"],
   "extra_params": {"utm_medium": "affiliate"}})json";
 
-std::string create_token(const std::string& url, const std::string& name, const std::string& role) {
-    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
-                         {{"REFGATE_DATABASE_URL", url}});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::string out = r.out;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out.substr(out.rfind('\n') + 1);
-}
-
 Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
 Headers json_write(const std::string& token, const std::string& etag = "") {
@@ -46,9 +36,9 @@ Headers json_write(const std::string& token, const std::string& etag = "") {
 // A service and a database with an editor, a viewer and an admin token.
 struct Fixture {
     TestDatabase db;
-    std::string admin = create_token(db.url(), "ada", "admin");
-    std::string editor = create_token(db.url(), "eddie", "editor");
-    std::string viewer = create_token(db.url(), "vera", "viewer");
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    std::string editor = create_api_token(db.url(), "eddie", "editor");
+    std::string viewer = create_api_token(db.url(), "vera", "viewer");
     ServiceProcess service{
         {.database_url = db.url(), .env = {{"REFGATE_RELOAD_INTERVAL_MS", "60000"}}}};
 
@@ -80,7 +70,7 @@ std::string read_file(const std::string& path) {
 
 TEST_CASE("refgate token create prints a token once and stores only its hash", "[admin][pg]") {
     TestDatabase db;
-    std::string token = create_token(db.url(), "ci-bot", "editor");
+    std::string token = create_api_token(db.url(), "ci-bot", "editor");
     CHECK(token.starts_with("rg_"));
     CHECK(token.size() == 46);
 
@@ -279,6 +269,9 @@ TEST_CASE("links are validated, filtered and paginated", "[admin][pg][links]") {
     CHECK(rule("https://evil.example/") == "host_not_allowed");
     CHECK(rule("https://user:pw@tailscale.com/") == "userinfo");
     CHECK(rule("https://tailscale.com/" + std::string(3000, 'a')) == "too_long");
+    CHECK(rule("https://tailscale.com/a\r\nSet-Cookie: x=1") == "control_characters");
+    CHECK(rule(std::string("https://tailscale.com/\x7f")) == "control_characters");
+    CHECK(rule("https://tailscale.com/\t") == "control_characters");
     auto orphan = link_json("orphan");
     orphan["partner"] = "nobody";
     CHECK(f.post_link(orphan).status == 422);
@@ -361,6 +354,69 @@ TEST_CASE("a referral code rotated through the API reaches redirects within a se
     CHECK(items[1]["ref_code"] == "rotated-1");
     CHECK(items[1]["live_until"].is_null());
     CHECK(f.call("GET", "/api/v1/partners/nobody/codes", bearer(f.viewer)).status == 404);
+}
+
+TEST_CASE("admins create, list and revoke tokens over the API, and the text is shown once",
+          "[admin][pg][tokens]") {
+    Fixture f;
+    // Only admins manage tokens.
+    CHECK(f.call("GET", "/api/v1/tokens", bearer(f.editor)).status == 403);
+    CHECK(f.call("POST", "/api/v1/tokens", json_write(f.editor), R"({"name":"x","role":"viewer"})")
+              .status == 403);
+
+    auto created = f.call("POST", "/api/v1/tokens", json_write(f.admin),
+                          R"({"name": "grafana.prod", "role": "viewer"})");
+    REQUIRE(created.status == 201);
+    auto token = Json::parse(created.body);
+    CHECK(token["name"] == "grafana.prod");
+    CHECK(token["role"] == "viewer");
+    CHECK(token["revoked_at"].is_null());
+    std::string text = token["token"];
+    CHECK(text.starts_with("rg_"));
+    CHECK(created.header("Cache-Control") == "no-store");
+    CHECK(f.db.scalar("SELECT count(*) FROM refgate_api_tokens WHERE token_hash = sha256('" + text +
+                      "')") == "1");
+    // The new token works with its role, and its text never appears again.
+    CHECK(f.call("GET", "/api/v1/partners", bearer(text)).status == 200);
+    CHECK(f.call("POST", "/api/v1/partners", json_write(text), kPartner).status == 403);
+    auto list = f.call("GET", "/api/v1/tokens", bearer(f.admin));
+    REQUIRE(list.status == 200);
+    CHECK(list.body.find(text) == std::string::npos);
+    CHECK(list.body.find("\"token\"") == std::string::npos);
+    auto items = Json::parse(list.body)["items"];
+    REQUIRE(items.size() == 4);
+    CHECK(items[3]["name"] == "grafana.prod");
+
+    // Errors: duplicate live name 409, bad fields 422 naming each field, wrong type 415.
+    CHECK(f.call("POST", "/api/v1/tokens", json_write(f.admin),
+                 R"({"name": "grafana.prod", "role": "viewer"})")
+              .status == 409);
+    auto bad = f.call("POST", "/api/v1/tokens", json_write(f.admin),
+                      R"({"name": "no spaces", "role": "root", "ttl": 3})");
+    REQUIRE(bad.status == 422);
+    std::vector<std::string> fields;
+    auto problem = Json::parse(bad.body);
+    for (const auto& e : problem["errors"]) fields.push_back(e["field"]);
+    CHECK(fields == std::vector<std::string>{"ttl", "name", "role"});
+    CHECK(f.call("POST", "/api/v1/tokens", bearer(f.admin), "{}").status == 415);
+
+    // Revoking needs If-Match (the token's version); a stale one is 412.
+    std::string version = "\"" + std::to_string(token["version"].get<long>()) + "\"";
+    CHECK(f.call("DELETE", "/api/v1/tokens/grafana.prod", bearer(f.admin)).status == 428);
+    Headers stale = bearer(f.admin);
+    stale.emplace_back("If-Match", "\"999999\"");
+    CHECK(f.call("DELETE", "/api/v1/tokens/grafana.prod", stale).status == 412);
+    Headers match = bearer(f.admin);
+    match.emplace_back("If-Match", version);
+    CHECK(f.call("DELETE", "/api/v1/tokens/grafana.prod", match).status == 204);
+    CHECK(f.call("GET", "/api/v1/partners", bearer(text)).status == 401);
+    CHECK(f.call("DELETE", "/api/v1/tokens/grafana.prod", match).status == 404);
+    auto audit = Json::parse(
+        f.call("GET", "/api/v1/audit?entity=token&slug=grafana.prod", bearer(f.admin)).body);
+    REQUIRE(audit["items"].size() == 2);
+    CHECK(audit["items"][0]["action"] == "revoke");
+    CHECK(audit["items"][0]["actor"] == "ada");
+    CHECK(audit["items"][1]["action"] == "create");
 }
 
 TEST_CASE("every route of the admin handler is described in api/openapi.json", "[admin][openapi]") {

@@ -157,4 +157,15 @@ CommandResult import_json(const std::string& database_url, const std::string& js
     return run_refgate({"import", path}, {{"REFGATE_DATABASE_URL", database_url}});
 }
 
+std::string create_api_token(const std::string& database_url, const std::string& name,
+                             const std::string& role) {
+    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
+                         {{"REFGATE_DATABASE_URL", database_url}});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::string out = r.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out.substr(out.rfind('\n') + 1);
+}
+
 }  // namespace refgate::test

@@ -24,6 +24,10 @@ struct CommandResult {
 CommandResult run_refgate(const std::vector<std::string>& args, const EnvPairs& env = {},
                           const std::string& stdin_text = "");
 
+// `refgate token create`: the new token's text (the last line it prints).
+std::string create_api_token(const std::string& database_url, const std::string& name,
+                             const std::string& role);
+
 struct ServiceOptions {
     std::string database_url;
     std::string redis_url;      // default: REFGATE_TEST_REDIS_URL

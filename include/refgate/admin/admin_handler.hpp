@@ -28,12 +28,15 @@ enum class Operation {
     update_link,
     delete_link,
     audit,
+    list_tokens,
+    create_token,
+    revoke_token,
 };
 
 struct Route {
     http::Method method;
     std::string_view method_name;  // "GET", as OpenAPI spells it in lower case
-    std::string_view pattern;      // "/api/v1/partners/{slug}"
+    std::string_view pattern;      // "/api/v1/partners/{slug}"; a {...} segment is a name
     Role min_role;
     Operation operation;
 };

@@ -97,6 +97,13 @@ class AdminStore {
                                 const Precondition& if_match) = 0;
 
     virtual Outcome audit(const AuditFilter& filter) = 0;
+
+    // Tokens: objects {name, role, created_at, last_used_on, revoked_at, version}; the token
+    // text itself appears once, in the answer to create ("token").
+    virtual Outcome list_tokens() = 0;
+    virtual Outcome create_token(const Actor& actor, const nlohmann::ordered_json& body) = 0;
+    virtual Outcome revoke_token(const Actor& actor, const std::string& name,
+                                 const Precondition& if_match) = 0;
 };
 
 }  // namespace refgate::admin

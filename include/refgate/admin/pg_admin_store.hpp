@@ -2,8 +2,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/tokens.hpp"
 #include "refgate/core/destination.hpp"
 
 namespace refgate::admin {
@@ -16,5 +18,12 @@ struct PgAdminStoreOptions {
 
 // The store over PostgreSQL, with a small mutex-protected pool of connections.
 std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options);
+
+// For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
+// role, or a name that already names a live token.
+std::string create_token(const std::string& database_url, const std::string& name, Role role);
+std::vector<TokenInfo> list_tokens(const std::string& database_url);
+// False when no live token has that name.
+bool revoke_token(const std::string& database_url, const std::string& name);
 
 }  // namespace refgate::admin

@@ -2,6 +2,7 @@
 
 // API tokens: 32 random bytes shown once as "rg_" + base64url, stored only as their SHA-256.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,13 +28,7 @@ struct TokenInfo {
     std::string created_at;
     std::string last_used_on;  // empty: never
     std::string revoked_at;    // empty: live
+    std::int64_t id = 0;       // the row's id: the token's version for If-Match
 };
-
-// For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
-// role, or a name that already names a live token.
-std::string create_token(const std::string& database_url, const std::string& name, Role role);
-std::vector<TokenInfo> list_tokens(const std::string& database_url);
-// False when no live token has that name.
-bool revoke_token(const std::string& database_url, const std::string& name);
 
 }  // namespace refgate::admin

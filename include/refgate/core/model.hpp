@@ -14,6 +14,13 @@
 
 namespace refgate {
 
+// A referral code that takes over from the partner's current one at valid_from.
+struct ScheduledCode {
+    SysSeconds valid_from;
+    std::string ref_code;
+    bool operator==(const ScheduledCode&) const = default;
+};
+
 struct Partner {
     std::int64_t id = 0;  // database id; 0 when not stored yet
     std::string slug;
@@ -23,6 +30,9 @@ struct Partner {
     std::vector<std::string> allowed_domains;
     std::vector<std::pair<std::string, std::string>> extra_params;  // ordered
     bool active = true;
+    // Codes scheduled to take over, by valid_from; not part of the import format (the admin API
+    // schedules them), but carried by snapshots so that every instance switches on time.
+    std::vector<ScheduledCode> scheduled_codes;
 };
 
 enum class LinkStatus { active, disabled };

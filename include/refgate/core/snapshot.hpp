@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -47,10 +48,25 @@ class Snapshot {
     // Builds the lookup tables. Links whose stored data no longer passes validation (edited by
     // hand in SQL, say) are left out and reported in `rejected`: a redirect is never built from
     // an unchecked URL.
+    //
+    // Each partner's referral code is the one in effect at `now`: its latest scheduled code whose
+    // valid_from has passed, else its ref_code. next_change() tells when that answer changes.
+    static std::shared_ptr<const Snapshot> build(std::uint64_t version,
+                                                 std::vector<Partner> partners,
+                                                 std::vector<Link> links, const UrlPolicy& policy,
+                                                 std::string source, SysSeconds now);
     static std::shared_ptr<const Snapshot> build(std::uint64_t version,
                                                  std::vector<Partner> partners,
                                                  std::vector<Link> links, const UrlPolicy& policy,
                                                  std::string source);
+
+    // The same data with the codes in effect at `now`: what an instance publishes when a
+    // scheduled code takes over, without asking PostgreSQL.
+    std::shared_ptr<const Snapshot> at(SysSeconds now) const;
+    // The next moment a scheduled code takes over; nullopt when none is scheduled.
+    std::optional<SysSeconds> next_change() const { return next_change_; }
+    // Whether a scheduled code took over while building (PostgreSQL still lists it as scheduled).
+    bool schedule_due() const { return schedule_due_; }
 
     std::uint64_t version() const { return version_; }
     const std::string& source() const { return source_; }
@@ -81,6 +97,9 @@ class Snapshot {
     std::vector<Partner> partners_;
     std::vector<Link> links_;
     std::vector<std::string> rejected_;
+    UrlPolicy policy_;
+    std::optional<SysSeconds> next_change_;
+    bool schedule_due_ = false;
     std::unordered_map<std::string, LinkEntry, StringHash, std::equal_to<>> entries_;
 };
 

@@ -24,7 +24,8 @@ struct SnapshotFollowerOptions {
 // Keeps a SnapshotStore in step with PostgreSQL: LISTENs for changes and reloads at once, and
 // checks the version every reload interval as a safety net. While PostgreSQL is unreachable the
 // last snapshot stays; every snapshot loaded from PostgreSQL is also written to the snapshot file,
-// from which a restarted instance can serve while PostgreSQL is still down.
+// from which a restarted instance can serve while PostgreSQL is still down. Scheduled referral
+// codes take over at their moment (checked every 100 ms) from the snapshot alone.
 class SnapshotFollower {
   public:
     SnapshotFollower(SnapshotFollowerOptions options, SnapshotStore& store, HealthState& health);
@@ -43,6 +44,10 @@ class SnapshotFollower {
     void run();
     bool reload_from_database(bool force);
     bool load_file();
+    // Publishes the codes in effect now when a scheduled code's moment has come.
+    void advance_schedule();
+    // Writes due scheduled codes through to PostgreSQL (any instance may; each entry once).
+    void write_due_codes();
     void write_pending_file();
     bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
 
@@ -50,6 +55,7 @@ class SnapshotFollower {
     SnapshotStore& store_;
     HealthState& health_;
     std::atomic<bool> stopping_{false};
+    std::uint64_t due_codes_written_for_ = 0;  // snapshot version
     std::mutex mutex_;
     std::condition_variable wake_;
     std::thread thread_;

@@ -204,6 +204,7 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
 TEST_CASE("the snapshot file written in pieces is the document, byte for byte", "[snapshot]") {
     auto partner = tailscale();
     partner.name = "Tail \"scale\" \u00e9";
+    partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
     std::vector<refgate::Link> links;
     for (int i = 0; i < 6000; ++i) {  // more than one 1 MiB piece
         auto link =
@@ -222,6 +223,7 @@ TEST_CASE("the snapshot file written in pieces is the document, byte for byte", 
     });
     CHECK(pieces > 1);
     CHECK(text == snapshot->to_json().dump());
+    CHECK_THAT(text, Catch::Contains("in-2100"));
 }
 
 TEST_CASE("a document that is not a snapshot file is refused", "[snapshot]") {
@@ -282,4 +284,34 @@ TEST_CASE("a destination with an empty query before its fragment does not crash 
                   << (WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status)));
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("scheduled codes take over at their second, and the snapshot file keeps the schedule",
+          "[snapshot][schedule]") {
+    const SysSeconds t0{seconds{1'800'000'000}};
+    Partner partner = tailscale();
+    partner.scheduled_codes = {{t0 + 60s, "later"}, {t0 + 10s, "soon"}};
+    auto pricing = make_link("tailscale", "https://tailscale.com/pricing");
+
+    auto before = Snapshot::build(1, {partner}, {pricing}, {}, "test", t0 + 9s);
+    CHECK_THAT(before->find("tailscale")->location, Catch::Contains("ref=picks42"));
+    CHECK(before->next_change() == t0 + 10s);
+    CHECK_FALSE(before->schedule_due());
+
+    // Rebuilt from the snapshot alone, as an instance does at that second.
+    auto at = before->at(t0 + 10s);
+    CHECK_THAT(at->find("tailscale")->location, Catch::Contains("ref=soon"));
+    CHECK(at->partners()[0].ref_code == "soon");
+    CHECK(at->next_change() == t0 + 60s);
+    CHECK(at->schedule_due());
+    CHECK(at->version() == 1);
+
+    auto file = Snapshot::from_json(nlohmann::ordered_json::parse(before->to_json().dump()), {});
+    CHECK(file->next_change() == t0 + 10s);
+    CHECK(file->partners()[0].scheduled_codes.size() == 2);
+
+    auto last = before->at(t0 + 3600s);
+    CHECK_THAT(last->find("tailscale")->location, Catch::Contains("ref=later"));
+    CHECK_FALSE(last->next_change());
+    CHECK(last->partners()[0].scheduled_codes.empty());
 }

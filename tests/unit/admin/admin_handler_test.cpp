@@ -1,0 +1,353 @@
+// The admin API's HTTP rules against a fake store: authentication, roles, methods, bodies,
+// preconditions, query validation and how store outcomes become answers. The PostgreSQL store
+// itself is tested end to end in tests/integration/admin_api_test.cpp.
+
+#include "refgate/admin/admin_handler.hpp"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "refgate/admin/tokens.hpp"
+
+namespace {
+
+namespace http = refgate::http;
+using namespace refgate::admin;
+using Json = nlohmann::ordered_json;
+
+// Answers every call with `next` (or throws `fail`), and remembers what it was asked.
+class FakeStore final : public AdminStore {
+  public:
+    std::map<std::string, Actor> tokens;  // hash -> actor
+    Outcome next;
+    std::optional<std::string> fail;  // "store": StoreError, "other": std::runtime_error
+    std::string last_call;
+    std::string last_slug;
+    std::string last_actor;
+    Json last_body;
+    Precondition last_precondition;
+    LinkFilter last_filter;
+    AuditFilter last_audit;
+
+    std::optional<StoredToken> find_token(const std::string& hash) override {
+        auto it = tokens.find(hash);
+        if (it == tokens.end()) return std::nullopt;
+        return StoredToken{it->second, hash};
+    }
+    Outcome list_partners() override { return answer("list_partners"); }
+    Outcome get_partner(const std::string& slug) override { return answer("get_partner", slug); }
+    Outcome create_partner(const Actor& a, const Json& body) override {
+        return answer("create_partner", "", &a, &body);
+    }
+    Outcome update_partner(const Actor& a, const std::string& slug, const Precondition& p,
+                           const Json& body) override {
+        last_precondition = p;
+        return answer("update_partner", slug, &a, &body);
+    }
+    Outcome delete_partner(const Actor& a, const std::string& slug,
+                           const Precondition& p) override {
+        last_precondition = p;
+        return answer("delete_partner", slug, &a);
+    }
+    Outcome partner_codes(const std::string& slug) override {
+        return answer("partner_codes", slug);
+    }
+    Outcome list_links(const LinkFilter& f) override {
+        last_filter = f;
+        return answer("list_links");
+    }
+    Outcome get_link(const std::string& slug) override { return answer("get_link", slug); }
+    Outcome create_link(const Actor& a, const Json& body) override {
+        return answer("create_link", "", &a, &body);
+    }
+    Outcome update_link(const Actor& a, const std::string& slug, const Precondition& p,
+                        const Json& body) override {
+        last_precondition = p;
+        return answer("update_link", slug, &a, &body);
+    }
+    Outcome delete_link(const Actor& a, const std::string& slug, const Precondition& p) override {
+        last_precondition = p;
+        return answer("delete_link", slug, &a);
+    }
+    Outcome audit(const AuditFilter& f) override {
+        last_audit = f;
+        return answer("audit");
+    }
+    Outcome list_tokens() override { return answer("list_tokens"); }
+    Outcome create_token(const Actor& a, const Json& body) override {
+        return answer("create_token", "", &a, &body);
+    }
+    Outcome revoke_token(const Actor& a, const std::string& name, const Precondition& p) override {
+        last_precondition = p;
+        return answer("revoke_token", name, &a);
+    }
+
+  private:
+    Outcome answer(std::string call, std::string slug = "", const Actor* actor = nullptr,
+                   const Json* body = nullptr) {
+        last_call = std::move(call);
+        last_slug = std::move(slug);
+        last_actor = actor ? actor->name : "";
+        last_body = body ? *body : Json();
+        if (fail == "store") throw StoreError("connection refused");
+        if (fail == "other") throw std::runtime_error("bug");
+        return next;
+    }
+};
+
+struct Answer {
+    int status = 0;
+    std::string headers;
+    std::string body;
+
+    std::string header(std::string_view name) const {
+        std::string key = std::string(name) + ": ";
+        auto at = headers.find(key);
+        if (at == std::string::npos) return "";
+        auto end = headers.find("\r\n", at);
+        return headers.substr(at + key.size(), end - at - key.size());
+    }
+    Json json() const { return Json::parse(body); }
+};
+
+struct Fixture {
+    FakeStore* store;
+    AdminHandler handler;
+    std::string viewer = generate_token();
+    std::string editor = generate_token();
+    std::string admin = generate_token();
+
+    Fixture() : Fixture(std::make_unique<FakeStore>()) {}
+    explicit Fixture(std::unique_ptr<FakeStore> s)
+        : store(s.get()), handler(std::move(s), AdminOptions{.max_failures_per_minute = 3}) {
+        store->tokens[hash_token(viewer)] = {"vera", Role::viewer};
+        store->tokens[hash_token(editor)] = {"eddie", Role::editor};
+        store->tokens[hash_token(admin)] = {"ada", Role::admin};
+    }
+
+    Answer send(http::Method method, std::string_view method_name, std::string_view target,
+                const std::string& token, std::vector<http::HeaderField> extra = {},
+                std::string_view body = "", std::uint8_t peer = 1) {
+        std::string authorization = "Bearer " + token;
+        std::vector<http::HeaderField> fields = std::move(extra);
+        if (!token.empty()) fields.push_back({"Authorization", authorization});
+        http::Request request;
+        request.method = method;
+        request.method_name = method_name;
+        request.target = target;
+        request.fields = &fields;
+        request.body = body;
+        request.peer.bytes[15] = peer;
+        http::Response response;
+        handler.handle(request, response);
+        return {response.status(), response.headers(), response.body()};
+    }
+    Answer get(std::string_view target, const std::string& token) {
+        return send(http::Method::get, "GET", target, token);
+    }
+    Answer post_json(std::string_view target, const std::string& token, std::string_view body) {
+        return send(http::Method::post, "POST", target, token,
+                    {{"Content-Type", "application/json; charset=utf-8"}}, body);
+    }
+    Answer patch(std::string_view target, const std::string& token, std::string_view if_match,
+                 std::string_view body = "{}") {
+        std::vector<http::HeaderField> h{{"Content-Type", "application/merge-patch+json"}};
+        if (!if_match.empty()) h.push_back({"If-Match", if_match});
+        return send(http::Method::patch, "PATCH", target, token, h, body);
+    }
+};
+
+Outcome ok_object(std::int64_t version) {
+    Outcome o;
+    o.body = Json{{"slug", "tailscale"}, {"version", version}};
+    o.version = version;
+    return o;
+}
+
+}  // namespace
+
+TEST_CASE("admin: unknown paths are 404 and missing or unknown tokens 401, before any store call",
+          "[admin]") {
+    Fixture f;
+    auto unknown = f.get("/api/v1/nothing", f.admin);
+    CHECK(unknown.status == 404);
+    CHECK(unknown.header("Content-Type") == "application/problem+json");
+
+    auto none = f.get("/api/v1/partners", "");
+    CHECK(none.status == 401);
+    CHECK(none.header("WWW-Authenticate") == "Bearer realm=\"refgate\"");
+    auto wrong = f.get("/api/v1/partners", generate_token());
+    CHECK(wrong.status == 401);
+    CHECK(wrong.header("WWW-Authenticate") == "Bearer realm=\"refgate\", error=\"invalid_token\"");
+    CHECK(f.get("/api/v1/partners", "not-a-token").status == 401);
+    CHECK(f.store->last_call.empty());
+    CHECK(wrong.json()["type"] == "urn:refgate:problem:unauthorized");
+    CHECK(wrong.json()["status"] == 401);
+}
+
+TEST_CASE("admin: failed authentications are limited per address, others are not affected",
+          "[admin]") {
+    Fixture f;  // 3 failures a minute
+    for (int i = 0; i < 3; ++i)
+        CHECK(f.send(http::Method::get, "GET", "/api/v1/partners", "rg_bad", {}, "", 7).status ==
+              401);
+    auto limited = f.send(http::Method::get, "GET", "/api/v1/partners", f.admin, {}, "", 7);
+    CHECK(limited.status == 429);
+    CHECK_FALSE(limited.header("Retry-After").empty());
+    // Another address still gets in.
+    CHECK(f.send(http::Method::get, "GET", "/api/v1/partners", f.admin, {}, "", 8).status == 200);
+}
+
+TEST_CASE("admin: roles gate each route, and a wrong method is 405 with Allow", "[admin]") {
+    Fixture f;
+    CHECK(f.get("/api/v1/partners", f.viewer).status == 200);
+    CHECK(f.store->last_call == "list_partners");
+    f.store->last_call.clear();
+
+    auto forbidden = f.post_json("/api/v1/partners", f.viewer, "{}");
+    CHECK(forbidden.status == 403);
+    CHECK_THAT(forbidden.json()["detail"].get<std::string>(), Catch::Contains("editor"));
+    CHECK(f.get("/api/v1/audit", f.editor).status == 403);
+    CHECK(f.get("/api/v1/tokens", f.editor).status == 403);
+    CHECK(f.store->last_call.empty());
+    CHECK(f.get("/api/v1/audit", f.admin).status == 200);
+
+    auto wrong = f.send(http::Method::put, "PUT", "/api/v1/partners/tailscale", f.editor);
+    CHECK(wrong.status == 405);
+    CHECK(wrong.header("Allow") == "GET, PATCH, DELETE");
+}
+
+TEST_CASE("admin: bodies must be JSON objects of the right media type", "[admin]") {
+    Fixture f;
+    CHECK(f.send(http::Method::post, "POST", "/api/v1/partners", f.editor,
+                 {{"Content-Type", "text/plain"}}, "{}")
+              .status == 415);
+    // merge-patch is for PATCH only.
+    CHECK(f.send(http::Method::post, "POST", "/api/v1/partners", f.editor,
+                 {{"Content-Type", "application/merge-patch+json"}}, "{}")
+              .status == 415);
+    CHECK(f.post_json("/api/v1/partners", f.editor, "{\"slug\": ").status == 400);
+    auto array = f.post_json("/api/v1/partners", f.editor, "[1]");
+    CHECK(array.status == 422);
+    CHECK(array.json()["errors"][0]["message"] == "must be a JSON object");
+    CHECK(f.store->last_call.empty());
+
+    f.store->next.kind = OutcomeKind::created;
+    f.store->next.body = Json{{"slug", "x"}, {"version", 1}};
+    f.store->next.version = 1;
+    auto created = f.post_json("/api/v1/partners", f.editor, R"({"slug": "x"})");
+    CHECK(created.status == 201);
+    CHECK(f.store->last_body == Json{{"slug", "x"}});
+    CHECK(f.store->last_actor == "eddie");
+    CHECK(created.header("ETag") == "\"1\"");
+}
+
+TEST_CASE("admin: PATCH and DELETE need If-Match, and its value reaches the store", "[admin]") {
+    Fixture f;
+    f.store->next = ok_object(8);
+    CHECK(f.patch("/api/v1/partners/tailscale", f.editor, "").status == 428);
+    CHECK(f.patch("/api/v1/partners/tailscale", f.editor, "W/\"7\"").status == 412);
+    CHECK(f.patch("/api/v1/partners/tailscale", f.editor, "\"x\"").status == 412);
+    CHECK(f.store->last_call.empty());
+
+    auto ok = f.patch("/api/v1/partners/tailscale", f.editor, "\"7\"", R"({"name": "T"})");
+    CHECK(ok.status == 200);
+    CHECK(ok.header("ETag") == "\"8\"");
+    CHECK(f.store->last_call == "update_partner");
+    CHECK(f.store->last_slug == "tailscale");
+    CHECK(f.store->last_precondition.version == 7);
+    CHECK_FALSE(f.store->last_precondition.any);
+    CHECK(f.patch("/api/v1/links/a1", f.editor, "*").status == 200);
+    CHECK(f.store->last_precondition.any);
+
+    CHECK(f.send(http::Method::del, "DELETE", "/api/v1/links/a1", f.editor).status == 428);
+    f.store->next.kind = OutcomeKind::deleted;
+    auto deleted =
+        f.send(http::Method::del, "DELETE", "/api/v1/links/a1", f.editor, {{"If-Match", "\"8\""}});
+    CHECK(deleted.status == 204);
+    CHECK(deleted.body.empty());
+    CHECK(deleted.header("ETag") == "\"8\"");
+}
+
+TEST_CASE("admin: store outcomes become problem answers", "[admin]") {
+    Fixture f;
+    auto status_of = [&](OutcomeKind kind) {
+        f.store->next = Outcome{.kind = kind, .detail = "why"};
+        return f.get("/api/v1/partners/tailscale", f.viewer);
+    };
+    CHECK(status_of(OutcomeKind::not_found).status == 404);
+    CHECK(status_of(OutcomeKind::conflict).status == 409);
+    auto stale = status_of(OutcomeKind::stale);
+    CHECK(stale.status == 412);
+    CHECK_THAT(stale.json()["detail"].get<std::string>(), Catch::StartsWith("why"));
+
+    f.store->next = Outcome{.kind = OutcomeKind::invalid,
+                            .errors = {{"destination", "is outside the domains [host_not_allowed]"},
+                                       {"name", "is required"}}};
+    auto invalid = f.post_json("/api/v1/links", f.editor, "{}");
+    CHECK(invalid.status == 422);
+    CHECK(invalid.header("Content-Type") == "application/problem+json");
+    auto errors = invalid.json()["errors"];
+    REQUIRE(errors.size() == 2);
+    CHECK(errors[0]["field"] == "destination");
+    CHECK(errors[0]["rule"] == "host_not_allowed");
+    CHECK_FALSE(errors[1].contains("rule"));
+
+    f.store->fail = "store";
+    auto down = f.get("/api/v1/partners", f.viewer);
+    CHECK(down.status == 503);
+    CHECK(down.header("Retry-After") == "1");
+    f.store->fail = "other";
+    auto bug = f.get("/api/v1/partners", f.viewer);
+    CHECK(bug.status == 500);
+    CHECK(bug.body.find("bug") == std::string::npos);  // internals stay in the log
+}
+
+TEST_CASE("admin: link filters and limits are validated before the store sees them", "[admin]") {
+    Fixture f;
+    auto bad = f.get("/api/v1/links?status=gone&partner=No%20Such&limit=999&cursor=%00", f.viewer);
+    CHECK(bad.status == 422);
+    std::vector<std::string> fields;
+    auto problem = bad.json();  // kept: a range over a temporary's member would dangle
+    for (const auto& e : problem["errors"]) fields.push_back(e["field"]);
+    CHECK(fields == std::vector<std::string>{"status", "partner", "cursor", "limit"});
+    CHECK(f.store->last_call.empty());
+
+    CHECK(f.get("/api/v1/links?partner=tailscale&status=disabled&cursor=a1&limit=2", f.viewer)
+              .status == 200);
+    CHECK(f.store->last_filter.partner == "tailscale");
+    CHECK(f.store->last_filter.status == "disabled");
+    CHECK(f.store->last_filter.cursor == "a1");
+    CHECK(f.store->last_filter.limit == 2);
+    CHECK(f.get("/api/v1/links/", f.viewer).status == 200);  // a trailing slash is the same path
+    CHECK(f.store->last_filter.limit == 50);
+
+    CHECK(f.get("/api/v1/audit?entity=link&slug=a1&limit=0", f.admin).status == 422);
+    CHECK(f.get("/api/v1/audit?entity=link&slug=a1", f.admin).status == 200);
+    CHECK(f.store->last_audit.entity == "link");
+    CHECK(f.store->last_audit.slug == "a1");
+}
+
+TEST_CASE("admin: slugs and token names in paths are checked by their own rules", "[admin]") {
+    Fixture f;
+    CHECK(f.get("/api/v1/partners/Not_A_Slug", f.viewer).status == 404);
+    CHECK(f.store->last_call.empty());
+    CHECK(f.get("/api/v1/partners/tailscale/codes", f.viewer).status == 200);
+    CHECK(f.store->last_call == "partner_codes");
+
+    f.store->next.kind = OutcomeKind::deleted;
+    auto revoked = f.send(http::Method::del, "DELETE", "/api/v1/tokens/grafana.prod@ops", f.admin,
+                          {{"If-Match", "*"}});
+    CHECK(revoked.status == 204);
+    CHECK(f.store->last_call == "revoke_token");
+    CHECK(f.store->last_slug == "grafana.prod@ops");
+    CHECK(f.store->last_actor == "ada");
+    CHECK(f.send(http::Method::del, "DELETE", "/api/v1/tokens/bad%20name", f.admin,
+                 {{"If-Match", "*"}})
+              .status == 404);
+}
