@@ -16,10 +16,12 @@ TEST_CASE("commands are written in Redis' wire format, arguments counted up fron
 
 TEST_CASE("an argument is sent as bytes: CR, LF and NUL inside it cannot split the command",
           "[resp]") {
+    using namespace std::string_view_literals;
     RespWriter out;
-    std::string value("a\r\n*1\r\n$4\r\nPING\r\n\0b", 21);
+    std::string value("a\r\n*1\r\n$4\r\nPING\r\n\0b"sv);
+    REQUIRE(value.size() == 19);
     out.command(1).arg(value);
-    CHECK(out.data() == "*1\r\n$21\r\n" + value + "\r\n");
+    CHECK(out.data() == "*1\r\n$19\r\n" + value + "\r\n");
     out.command(1).arg(std::int64_t{-5});
     CHECK(out.data().ends_with("*1\r\n$2\r\n-5\r\n"));
 }
