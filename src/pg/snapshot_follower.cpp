@@ -30,7 +30,8 @@ class ChangeReceiver final : public pqxx::notification_receiver {
 
 // A freshly loaded snapshot is written to the file this long after it was published, so that a
 // start's first load is answering requests before the file is written (on one core, writing
-// 100,000 links would otherwise delay readiness by a few hundred milliseconds).
+// 100,000 links would otherwise delay readiness by a few hundred milliseconds). The follower
+// keeps listening and reloading meanwhile.
 constexpr std::chrono::milliseconds kFileWriteDelay{1'500};
 
 // Gives the heap that loading freed (query results, parsed rows, the old snapshot) back to the
@@ -121,13 +122,6 @@ bool SnapshotFollower::sleep_for(std::chrono::milliseconds duration) {
 
 void SnapshotFollower::run() {
     std::chrono::milliseconds backoff{100};
-    // Scheduled codes take over on time during the wait as well.
-    auto write_at = std::chrono::steady_clock::now() + kFileWriteDelay;
-    while (unwritten_ && std::chrono::steady_clock::now() < write_at) {
-        if (!sleep_for(kNotificationPoll)) return;
-        advance_schedule();
-    }
-    write_pending_file();
     while (!stopping_) {
         try {
             if (!connection_) {
@@ -137,7 +131,6 @@ void SnapshotFollower::run() {
                     std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
                 log::info("snapshot_database_connected");
                 reload_from_database(false);
-                write_pending_file();
             }
             health_.postgres = DependencyState::up;
             backoff = std::chrono::milliseconds{100};
@@ -151,7 +144,7 @@ void SnapshotFollower::run() {
                     reload_from_database(false);
                     next_check = std::chrono::steady_clock::now() + options_.reload_interval;
                 }
-                write_pending_file();
+                write_file_when_due();
             }
         } catch (const std::exception& e) {
             connection_.reset();
@@ -163,6 +156,7 @@ void SnapshotFollower::run() {
             while (!stopping_ && std::chrono::steady_clock::now() < retry_at) {
                 if (!sleep_for(kNotificationPoll)) break;
                 advance_schedule();
+                write_file_when_due();
             }
             backoff = std::min(backoff * 2, kMaxBackoff);
         }
@@ -190,7 +184,8 @@ bool SnapshotFollower::reload_from_database(bool force) {
                                   {"version", snapshot->version()},
                                   {"links", snapshot->link_count()},
                                   {"millis", millis.count()}});
-    // Written by the follower's thread after this returns: never before the snapshot serves.
+    // Written by the follower's thread kFileWriteDelay later: never before the snapshot serves.
+    if (!unwritten_) write_after_ = std::chrono::steady_clock::now() + kFileWriteDelay;
     unwritten_ = std::move(snapshot);
     release_free_memory();
     return true;
@@ -241,6 +236,10 @@ bool SnapshotFollower::load_file() {
                    {{"path", options_.snapshot_file}, {"error", e.what()}});
         return false;
     }
+}
+
+void SnapshotFollower::write_file_when_due() {
+    if (unwritten_ && std::chrono::steady_clock::now() >= write_after_) write_pending_file();
 }
 
 void SnapshotFollower::write_pending_file() {

@@ -49,6 +49,7 @@ class SnapshotFollower {
     // Writes due scheduled codes through to PostgreSQL (any instance may; each entry once).
     void write_due_codes();
     void write_pending_file();
+    void write_file_when_due();  // writes unwritten_ once write_after_ has passed
     bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
 
     SnapshotFollowerOptions options_;
@@ -64,6 +65,7 @@ class SnapshotFollower {
     // Loaded from PostgreSQL, not yet in the snapshot file; only the follower's thread writes it
     // (load_initial runs before that thread starts).
     std::shared_ptr<const Snapshot> unwritten_;
+    std::chrono::steady_clock::time_point write_after_{};
 };
 
 }  // namespace refgate::pg
