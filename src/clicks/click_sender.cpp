@@ -1,5 +1,6 @@
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@ constexpr std::size_t kMaxFieldsPerBatch = 10'000;
 constexpr std::chrono::seconds kSaltCheckInterval{30};
 constexpr std::chrono::seconds kDropLogInterval{10};
 constexpr std::chrono::milliseconds kRedisTimeout{1'000};
+// Batch vectors kept for reuse once Redis confirmed their batch.
+constexpr std::size_t kMaxSpareVectors = 8;
 
 std::string random_hex(std::size_t bytes) {
     std::vector<unsigned char> buf(bytes);
@@ -115,19 +118,27 @@ void ClickSender::collect() {
     for (ClickShard* shard : shards_) shard->drain(drained_);
     stats_.link_clicks.add(drained_.counts);
     std::uint64_t dropped = 0;
-    for (const auto& [key, delta] : drained_.counts) {
-        auto it = pending_.find(key);
-        if (it != pending_.end()) {
-            it->second += delta;
-            continue;
+    if (in_flight_.empty() && pending_.empty() &&
+        drained_.counts.size() <= options_.max_pending_keys) {
+        // The usual window: Redis took everything before, so what was drained becomes the next
+        // batch as it is, without a hash map of its keys (that is only needed while Redis lags).
+        seal(drained_.counts);
+    } else {
+        index_in_flight_keys();
+        for (const auto& [key, delta] : drained_.counts) {
+            auto it = pending_.find(key);
+            if (it != pending_.end()) {
+                it->second += delta;
+                continue;
+            }
+            bool known = in_flight_keys_.count(key) != 0;
+            if (!known && in_flight_keys_.size() + pending_new_keys_ >= options_.max_pending_keys) {
+                dropped += delta;
+                continue;
+            }
+            pending_.emplace(key, delta);
+            if (!known) ++pending_new_keys_;
         }
-        bool known = in_flight_keys_.count(key) != 0;
-        if (!known && in_flight_keys_.size() + pending_new_keys_ >= options_.max_pending_keys) {
-            dropped += delta;
-            continue;
-        }
-        pending_.emplace(key, delta);
-        if (!known) ++pending_new_keys_;
     }
     if (dropped > 0) {
         stats_.dropped_clicks.fetch_add(dropped, std::memory_order_relaxed);
@@ -141,26 +152,74 @@ void ClickSender::collect() {
     }
     stats_.dropped_samples.fetch_add(drained_.samples_dropped, std::memory_order_relaxed);
     samples_.insert(samples_.end(), drained_.samples.begin(), drained_.samples.end());
-    stats_.pending_keys.store(in_flight_keys_.size() + pending_new_keys_,
-                              std::memory_order_relaxed);
+    std::size_t in_flight_keys = in_flight_keys_.size();
+    if (!in_flight_keys_indexed_) {
+        in_flight_keys = 0;
+        for (const auto& batch : in_flight_) in_flight_keys += batch.counts.size();
+    }
+    stats_.pending_keys.store(in_flight_keys + pending_new_keys_, std::memory_order_relaxed);
 }
 
 // A batch keeps its id and content until Redis confirms it; new batches are made only once the
 // previous ones are confirmed, so a retry never mixes old and new counts.
 void ClickSender::seal_pending() {
     if (!in_flight_.empty() || pending_.empty()) return;
-    Batch batch{next_batch_id(), {}};
-    for (const auto& [key, delta] : pending_) {
-        batch.counts.emplace_back(key.field(), delta);
-        in_flight_keys_.insert(key);
-        if (batch.counts.size() == kMaxFieldsPerBatch) {
-            in_flight_.push_back(std::move(batch));
-            batch = Batch{next_batch_id(), {}};
-        }
-    }
-    if (!batch.counts.empty()) in_flight_.push_back(std::move(batch));
+    auto counts = take_spare();
+    counts.assign(pending_.begin(), pending_.end());
+    seal(counts);
+    spare_counts_.push_back(std::move(counts));
     pending_.clear();
     pending_new_keys_ = 0;
+}
+
+// Turns `counts` into batches (of at most kMaxFieldsPerBatch) after the unconfirmed ones; leaves
+// `counts` empty. Vectors are swapped with spare ones, so a steady window allocates nothing.
+void ClickSender::seal(std::vector<std::pair<CounterKey, std::uint64_t>>& counts) {
+    if (counts.empty()) return;
+    if (counts.size() <= kMaxFieldsPerBatch) {
+        Batch batch{next_batch_id(), take_spare()};
+        batch.counts.clear();
+        batch.counts.swap(counts);
+        in_flight_.push_back(std::move(batch));
+    } else {
+        for (std::size_t i = 0; i < counts.size(); i += kMaxFieldsPerBatch) {
+            Batch batch{next_batch_id(), take_spare()};
+            auto last = std::min(counts.size(), i + kMaxFieldsPerBatch);
+            batch.counts.assign(counts.begin() + static_cast<std::ptrdiff_t>(i),
+                                counts.begin() + static_cast<std::ptrdiff_t>(last));
+            in_flight_.push_back(std::move(batch));
+        }
+        counts.clear();
+    }
+    in_flight_keys_indexed_ = false;
+}
+
+std::vector<std::pair<CounterKey, std::uint64_t>> ClickSender::take_spare() {
+    if (spare_counts_.empty()) return {};
+    auto counts = std::move(spare_counts_.back());
+    spare_counts_.pop_back();
+    counts.clear();
+    return counts;
+}
+
+// Redis applied every unconfirmed batch: their vectors are kept for the next windows.
+void ClickSender::confirm_in_flight() {
+    for (auto& batch : in_flight_) {
+        if (spare_counts_.size() < kMaxSpareVectors)
+            spare_counts_.push_back(std::move(batch.counts));
+    }
+    in_flight_.clear();
+    in_flight_keys_.clear();
+    in_flight_keys_indexed_ = true;
+}
+
+void ClickSender::index_in_flight_keys() {
+    if (in_flight_keys_indexed_) return;
+    in_flight_keys_.clear();
+    for (const auto& batch : in_flight_) {
+        for (const auto& entry : batch.counts) in_flight_keys_.insert(entry.first);
+    }
+    in_flight_keys_indexed_ = true;
 }
 
 bool ClickSender::send_all() {
@@ -180,20 +239,18 @@ bool ClickSender::send_all() {
         // Unconfirmed batches first, then what came since, in a second round trip.
         for (int round = 0; round < 2 && (!in_flight_.empty() || !pending_.empty()); ++round) {
             seal_pending();
-            std::vector<redis::Command> commands;
+            writer_.clear();
             for (const auto& batch : in_flight_) {
-                commands.push_back(
-                    add_batch_command(options_.bucket.count(), batch.id, batch.counts));
+                write_add_batch(writer_, options_.bucket.count(), batch.id, batch.counts);
             }
             auto sent_at = std::chrono::steady_clock::now();
-            auto replies = redis->pipeline(commands);
+            redis->pipeline_raw(writer_.data(), writer_.commands(), replies_);
             stats_.redis_latency.observe(std::chrono::steady_clock::now() - sent_at);
-            for (const auto& reply : replies) {
+            for (const auto& reply : replies_) {
                 if (reply.is_error()) throw redis::RedisError("adding a batch: " + reply.str);
             }
             stats_.batches_sent.fetch_add(in_flight_.size(), std::memory_order_relaxed);
-            in_flight_.clear();
-            in_flight_keys_.clear();
+            confirm_in_flight();
         }
         send_samples(*redis);
         stats_.pending_keys.store(pending_new_keys_, std::memory_order_relaxed);
@@ -212,30 +269,20 @@ bool ClickSender::send_all() {
 
 void ClickSender::send_samples(redis::RedisConnection& redis) {
     if (samples_.empty()) return;
-    // Group by (day, link): one PFADD per HyperLogLog.
-    std::sort(samples_.begin(), samples_.end(), [](const UniqueSample& a, const UniqueSample& b) {
-        return std::tie(a.day, a.link_id) < std::tie(b.day, b.link_id);
-    });
-    std::vector<redis::Command> commands;
-    for (std::size_t i = 0; i < samples_.size();) {
-        std::size_t j = i;
-        std::string key = hll_key(samples_[i].day, samples_[i].link_id);
-        redis::Command pfadd{"PFADD", key};
-        while (j < samples_.size() && samples_[j].day == samples_[i].day &&
-               samples_[j].link_id == samples_[i].link_id) {
-            pfadd.push_back(std::to_string(samples_[j].hash));
-            ++j;
-        }
-        commands.push_back(std::move(pfadd));
-        // Estimates are kept a few days so the flusher can read them after midnight.
-        commands.push_back({"EXPIRE", key, std::to_string(3 * 86'400)});
-        commands.push_back(
-            {"SADD", "refgate:hll:dirty",
-             format_day(samples_[i].day) + ":" + std::to_string(samples_[i].link_id)});
-        i = j;
-    }
+    // Grouped by (day, link): one PFADD per HyperLogLog; a repeated hash adds nothing.
+    auto order = [](const UniqueSample& a, const UniqueSample& b) {
+        return std::tie(a.day, a.link_id, a.hash) < std::tie(b.day, b.link_id, b.hash);
+    };
+    auto same = [](const UniqueSample& a, const UniqueSample& b) {
+        return a.day == b.day && a.link_id == b.link_id && a.hash == b.hash;
+    };
+    std::sort(samples_.begin(), samples_.end(), order);
+    samples_.erase(std::unique(samples_.begin(), samples_.end(), same), samples_.end());
+    writer_.clear();
+    write_add_samples(writer_, samples_);
     samples_.clear();
-    for (const auto& reply : redis.pipeline(commands)) {
+    redis.pipeline_raw(writer_.data(), writer_.commands(), replies_);
+    for (const auto& reply : replies_) {
         if (reply.is_error()) throw redis::RedisError("adding unique samples: " + reply.str);
     }
 }
@@ -301,7 +348,11 @@ void ClickSender::spill() {
     nlohmann::json doc = nlohmann::json::array();
     for (const auto& b : in_flight_) {
         nlohmann::json counts = nlohmann::json::object();
-        for (const auto& [field, delta] : b.counts) counts[field] = delta;
+        for (const auto& [key, delta] : b.counts) {
+            // A key drained from two shards is in a batch twice: the file holds the sum.
+            auto& slot = counts[key.field()];
+            slot = (slot.is_null() ? 0 : slot.get<std::uint64_t>()) + delta;
+        }
         doc.push_back({{"id", b.id}, {"counts", counts}});
     }
     if (!pending_.empty()) {
@@ -334,13 +385,20 @@ void ClickSender::replay_spill() {
         for (const auto& b : doc) {
             Batch batch{b.at("id").get<std::string>(), {}};
             for (const auto& [field, delta] : b.at("counts").items()) {
-                batch.counts.emplace_back(field, delta.get<std::uint64_t>());
                 CounterKey key;
-                if (CounterKey::parse_field(field, key)) in_flight_keys_.insert(key);
+                if (!CounterKey::parse_field(field, key)) {
+                    // Only refgate writes this file; a field it cannot read is lost, loudly.
+                    stats_.dropped_clicks.fetch_add(delta.get<std::uint64_t>(),
+                                                    std::memory_order_relaxed);
+                    log::error("spill_field_unreadable", {{"path", options_.spill_file}});
+                    continue;
+                }
+                batch.counts.emplace_back(key, delta.get<std::uint64_t>());
             }
             keys += batch.counts.size();
-            in_flight_.push_back(std::move(batch));
+            if (!batch.counts.empty()) in_flight_.push_back(std::move(batch));
         }
+        in_flight_keys_indexed_ = false;
         log::info("clicks_spill_loaded", {{"keys", keys}, {"path", options_.spill_file}});
         // The file stays until Redis has confirmed every batch in it; the batches keep their ids,
         // so sending them again after a crash cannot double them.

@@ -1,6 +1,7 @@
 #include "clicks/redis_buckets.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include "refgate/core/clicks.hpp"
 
@@ -47,19 +48,85 @@ end
 return out
 )lua";
 
-std::uint64_t to_u64(const std::string& text) { return std::stoull(text); }
+// ARGV: ttl, then groups of (member "<day>:<link>", n, n hashes). PFADD answers 1 when the
+// HyperLogLog changed (or was created); only then is its expiry renewed and the flusher told.
+constexpr const char* kAddSamples = R"lua(
+local ttl = ARGV[1]
+local i = 2
+local n = #ARGV
+while i <= n do
+  local member = ARGV[i]
+  local count = tonumber(ARGV[i + 1])
+  local key = 'refgate:hll:' .. member
+  if redis.call('PFADD', key, unpack(ARGV, i + 2, i + 1 + count)) == 1 then
+    redis.call('EXPIRE', key, ttl)
+    redis.call('SADD', 'refgate:hll:dirty', member)
+  end
+  i = i + 2 + count
+end
+return 0
+)lua";
+
+// Estimates are kept a few days after their last change, so the flusher can read them after
+// midnight.
+constexpr std::int64_t kHllTtlSeconds = 3 * 86'400;
+// Lua's unpack() is limited by its C stack (about 8,000 values): hashes per PFADD call.
+constexpr std::size_t kMaxHashesPerGroup = 1'000;
+// Arguments per EVAL of samples, so that one script call stays short.
+constexpr std::size_t kMaxArgsPerSampleCommand = 50'000;
+
+// "2026-11-29:42", the member of refgate:hll:dirty and the tail of the HyperLogLog's key.
+std::string_view hll_member(std::int32_t day, std::int64_t link_id, char (&buf)[40]) {
+    char day_text[kDayLength];
+    format_day(day, day_text);
+    char* p = std::copy_n(day_text, kDayLength, buf);
+    *p++ = ':';
+    p = std::to_chars(p, buf + sizeof buf, link_id).ptr;
+    return {buf, static_cast<std::size_t>(p - buf)};
+}
 
 }  // namespace
 
-redis::Command add_batch_command(std::int64_t bucket_seconds, const std::string& batch_id,
-                                 const std::vector<std::pair<std::string, std::uint64_t>>& counts) {
-    redis::Command command{"EVAL", kAddBatch, "0", std::to_string(bucket_seconds), batch_id};
-    command.reserve(command.size() + counts.size() * 2);
-    for (const auto& [field, delta] : counts) {
-        command.push_back(field);
-        command.push_back(std::to_string(delta));
+void write_add_batch(RespWriter& out, std::int64_t bucket_seconds, std::string_view batch_id,
+                     const BatchCounts& counts) {
+    out.command(5 + 2 * counts.size()).arg("EVAL").arg(kAddBatch).arg("0");
+    out.arg(bucket_seconds).arg(batch_id);
+    char field[CounterKey::kMaxFieldLength];
+    for (const auto& [key, delta] : counts) {
+        out.arg(std::string_view(field, key.write_field(field)));
+        out.arg(delta);
     }
-    return command;
+}
+
+void write_add_samples(RespWriter& out, const std::vector<UniqueSample>& samples) {
+    // Groups of equal (day, link), each cut to kMaxHashesPerGroup, then commands of whole groups.
+    auto group_end = [&](std::size_t i) {
+        std::size_t j = i;
+        while (j < samples.size() && j - i < kMaxHashesPerGroup &&
+               samples[j].day == samples[i].day && samples[j].link_id == samples[i].link_id) {
+            ++j;
+        }
+        return j;
+    };
+    std::size_t i = 0;
+    while (i < samples.size()) {
+        // Count the arguments of this command first: RESP states them up front.
+        std::size_t args = 4;  // EVAL script 0 ttl
+        std::size_t end = i;
+        while (end < samples.size() && args < kMaxArgsPerSampleCommand) {
+            std::size_t next = group_end(end);
+            args += 2 + (next - end);
+            end = next;
+        }
+        out.command(args).arg("EVAL").arg(kAddSamples).arg("0").arg(kHllTtlSeconds);
+        char member[40];
+        while (i < end) {
+            std::size_t next = group_end(i);
+            out.arg(hll_member(samples[i].day, samples[i].link_id, member));
+            out.arg(static_cast<std::uint64_t>(next - i));
+            for (; i < next; ++i) out.arg(samples[i].hash);
+        }
+    }
 }
 
 ClosedBuckets close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
@@ -78,12 +145,15 @@ ClosedBuckets close_buckets(redis::RedisConnection& redis, std::int64_t bucket_s
 
 std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConnection& redis,
                                                                std::int64_t id) {
-    auto reply = redis.command({"HGETALL", "refgate:bucket:" + std::to_string(id)});
-    if (reply.is_error()) throw redis::RedisError("reading bucket: " + reply.str);
     std::vector<std::pair<std::string, std::uint64_t>> counts;
-    for (std::size_t i = 0; i + 1 < reply.elements.size(); i += 2) {
-        counts.emplace_back(reply.elements[i].str, to_u64(reply.elements[i + 1].str));
-    }
+    redis.hgetall("refgate:bucket:" + std::to_string(id), [&](std::string_view field,
+                                                              std::string_view value) {
+        std::uint64_t n = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (ec != std::errc{} || end != value.data() + value.size())
+            throw redis::RedisError("reading bucket: bad count " + std::string(value));
+        counts.emplace_back(field, n);
+    });
     return counts;
 }
 
@@ -96,7 +166,8 @@ void delete_bucket(redis::RedisConnection& redis, std::int64_t id) {
 }
 
 std::string hll_key(std::int32_t day, std::int64_t link_id) {
-    return "refgate:hll:" + format_day(day) + ":" + std::to_string(link_id);
+    char member[40];
+    return "refgate:hll:" + std::string(hll_member(day, link_id, member));
 }
 
 }  // namespace refgate::clicks

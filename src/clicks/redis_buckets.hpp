@@ -13,17 +13,28 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "refgate/core/clicks.hpp"
+#include "refgate/core/resp.hpp"
 #include "refgate/redis/redis_client.hpp"
 
 namespace refgate::clicks {
 
-// Adds a batch into the current bucket unless a batch with this id was applied before. Returns the
-// bucket id, or -1 for a duplicate.
-redis::Command add_batch_command(std::int64_t bucket_seconds, const std::string& batch_id,
-                                 const std::vector<std::pair<std::string, std::uint64_t>>& counts);
+using BatchCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
+
+// Writes the command that adds a batch into the current bucket unless a batch with this id was
+// applied before. Its reply is the bucket id, or -1 for a duplicate. A key may appear more than
+// once in `counts` (from two shards); each delta is added.
+void write_add_batch(RespWriter& out, std::int64_t bucket_seconds, std::string_view batch_id,
+                     const BatchCounts& counts);
+
+// Writes the commands that feed unique samples (sorted by day and link, no duplicates) to their
+// daily HyperLogLogs. Only a HyperLogLog that changed gets its expiry renewed and is marked for
+// the flusher (refgate:hll:dirty); one that did not change has nothing new to report.
+void write_add_samples(RespWriter& out, const std::vector<UniqueSample>& samples);
 
 struct ClosedBuckets {
     std::int64_t redis_now = 0;     // Redis' clock when they were closed

@@ -1,5 +1,6 @@
 #include "refgate/core/clicks.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 
@@ -118,12 +119,28 @@ std::int32_t utc_day(std::int64_t unix_seconds) {
 }
 
 std::string format_day(std::int32_t day) {
+    char buf[kDayLength];
+    format_day(day, buf);
+    return std::string(buf, sizeof buf);
+}
+
+void format_day(std::int32_t day, char (&out)[kDayLength]) {
     using namespace std::chrono;
     year_month_day ymd{sys_days{days{day}}};
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()),
-                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()));
-    return buf;
+    // Years outside 0000-9999 cannot occur for a click; they are clamped rather than overflow.
+    int y = std::clamp(static_cast<int>(ymd.year()), 0, 9999);
+    auto m = static_cast<unsigned>(ymd.month());
+    auto d = static_cast<unsigned>(ymd.day());
+    out[0] = static_cast<char>('0' + y / 1000);
+    out[1] = static_cast<char>('0' + y / 100 % 10);
+    out[2] = static_cast<char>('0' + y / 10 % 10);
+    out[3] = static_cast<char>('0' + y % 10);
+    out[4] = '-';
+    out[5] = static_cast<char>('0' + m / 10);
+    out[6] = static_cast<char>('0' + m % 10);
+    out[7] = '-';
+    out[8] = static_cast<char>('0' + d / 10);
+    out[9] = static_cast<char>('0' + d % 10);
 }
 
 CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::string_view ch)
@@ -134,14 +151,23 @@ CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::s
 }
 
 std::string CounterKey::field() const {
-    std::string out = std::to_string(link_id);
-    out.push_back('|');
-    out.append(format_day(day));
-    out.push_back('|');
-    out.append(channel_view());
-    out.push_back('|');
-    out.append(to_string(static_cast<ClickClass>(click_class)));
-    return out;
+    char buf[kMaxFieldLength];
+    return std::string(buf, write_field(buf));
+}
+
+std::size_t CounterKey::write_field(char* out) const {
+    char* p = std::to_chars(out, out + 20, link_id).ptr;
+    *p++ = '|';
+    char day_text[kDayLength];
+    format_day(day, day_text);
+    p = std::copy_n(day_text, kDayLength, p);
+    *p++ = '|';
+    auto ch = channel_view();
+    p = std::copy(ch.begin(), ch.end(), p);
+    *p++ = '|';
+    auto cls = to_string(static_cast<ClickClass>(click_class));
+    p = std::copy(cls.begin(), cls.end(), p);
+    return static_cast<std::size_t>(p - out);
 }
 
 bool CounterKey::parse_field(std::string_view field, CounterKey& out) {

@@ -104,14 +104,20 @@ std::string build_location(std::string_view destination, const Partner& partner,
 std::string redirect_page(std::string_view location, std::string_view label) {
     std::string html;
     html.reserve(location.size() * 2 + 160);
-    html.append(
+    append_redirect_page(html, location, label);
+    return html;
+}
+
+void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
+                          std::string_view label_name) {
+    out.append(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Redirecting</title>"
         "</head><body><p><a href=\"");
-    append_html_escaped(html, location);
-    html.append("\">");
-    append_html_escaped(html, label);
-    html.append("</a></p></body></html>\n");
-    return html;
+    append_html_escaped(out, location);
+    out.append("\">");
+    append_html_escaped(out, label);
+    append_html_escaped(out, label_name);
+    out.append("</a></p></body></html>\n");
 }
 
 void append_html_escaped(std::string& out, std::string_view text) {

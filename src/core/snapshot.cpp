@@ -15,6 +15,19 @@ SysSeconds system_now() {
     return std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
 }
 
+// A partner in the snapshot file: the import format, its id and its scheduled codes.
+nlohmann::ordered_json partner_file_json(const Partner& p) {
+    auto j = partner_to_json(p);
+    j["id"] = p.id;
+    if (!p.scheduled_codes.empty()) {
+        auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
+        for (const auto& s : p.scheduled_codes)
+            codes.push_back(
+                {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
+    }
+    return j;
+}
+
 }  // namespace
 
 std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
@@ -91,12 +104,10 @@ std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
         entry.partner_active = partner.active;
         entry.destination = link.destination;
         entry.location = build_location(link.destination, partner);
-        entry.html_body = redirect_page(entry.location, "Continue to " + partner.name);
         if (link.fallback) {
             UrlCheck fallback = check_destination(*link.fallback, partner.allowed_domains, policy);
             if (fallback.ok()) {
                 entry.fallback = fallback.canonical;
-                entry.fallback_html_body = redirect_page(entry.fallback, "Continue");
             } else {
                 snapshot->rejected_.push_back(link.slug + ": fallback " + fallback.message);
             }
@@ -112,17 +123,7 @@ nlohmann::ordered_json Snapshot::to_json() const {
     doc["format"] = 1;
     doc["version"] = version_;
     doc["partners"] = nlohmann::ordered_json::array();
-    for (const auto& p : partners_) {
-        auto j = partner_to_json(p);
-        j["id"] = p.id;
-        if (!p.scheduled_codes.empty()) {
-            auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
-            for (const auto& s : p.scheduled_codes)
-                codes.push_back(
-                    {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
-        }
-        doc["partners"].push_back(std::move(j));
-    }
+    for (const auto& p : partners_) doc["partners"].push_back(partner_file_json(p));
     doc["links"] = nlohmann::ordered_json::array();
     for (const auto& l : links_) {
         auto j = link_to_json(l);
@@ -131,6 +132,35 @@ nlohmann::ordered_json Snapshot::to_json() const {
     }
     doc["disclosures"] = disclosures_to_json(disclosures_.versions());
     return doc;
+}
+
+void Snapshot::write_json(const std::function<void(std::string_view)>& sink) const {
+    constexpr std::size_t kChunk = 1 << 20;
+    std::string out;
+    out.reserve(kChunk + 4096);
+    out.append("{\"format\":1,\"version\":").append(std::to_string(version_));
+    out.append(",\"partners\":[");
+    bool first = true;
+    for (const auto& p : partners_) {
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(partner_file_json(p).dump());
+    }
+    out.append("],\"links\":[");
+    first = true;
+    for (const auto& l : links_) {
+        auto j = link_to_json(l);
+        j["id"] = l.id;
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(j.dump());
+        if (out.size() >= kChunk) {
+            sink(out);
+            out.clear();
+        }
+    }
+    out.append("]}");
+    sink(out);
 }
 
 std::shared_ptr<const Snapshot> Snapshot::from_json(const nlohmann::ordered_json& doc,

@@ -53,7 +53,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     if (link->status != LinkStatus::active || !link->partner_active || expired) {
         if (!link->fallback.empty()) {
             if (recorder_ != nullptr) recorder_->record(request, link->id, now);
-            redirect(response, link->fallback, link->fallback_html_body);
+            redirect(response, link->fallback, "Continue");
         } else {
             response.simple_page(410, "This link is no longer available");
             response.add_header("X-Robots-Tag", "noindex, nofollow");
@@ -64,23 +64,22 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     if (link->utm_passthrough && query_has_utm(request.query())) {
         dynamic_location_ =
             build_location(link->destination, snapshot->partner(*link), true, request.query());
-        std::string body =
-            redirect_page(dynamic_location_, "Continue to " + snapshot->partner(*link).name);
-        redirect(response, dynamic_location_, body);
+        redirect(response, dynamic_location_, "Continue to ", snapshot->partner(*link).name);
         return;
     }
-    redirect(response, link->location, link->html_body);
+    redirect(response, link->location, "Continue to ", snapshot->partner(*link).name);
 }
 
 void RedirectHandler::redirect(http::Response& response, std::string_view location,
-                               std::string_view body) const {
+                               std::string_view label, std::string_view label_name) const {
     response.set_status(302);
     response.add_header("Location", location);
     response.add_header("Content-Type", "text/html; charset=utf-8");
     response.add_header("Cache-Control", "private, no-store");
     response.add_header("X-Robots-Tag", "noindex, nofollow");
     response.add_header("Referrer-Policy", options_.referrer_policy);
-    response.body().assign(body);
+    response.body().clear();
+    append_redirect_page(response.body(), location, label, label_name);
 }
 
 }  // namespace refgate

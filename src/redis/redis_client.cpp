@@ -160,4 +160,50 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& command
     return replies;
 }
 
+void RedisConnection::pipeline_raw(std::string_view commands, std::size_t count,
+                                   std::vector<Reply>& replies) {
+    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+    redisContext* c = impl_->context.get();
+    replies.clear();
+    if (count == 0) return;
+    if (redisAppendFormattedCommand(c, commands.data(), commands.size()) != REDIS_OK) {
+        error_ = c->errstr;
+        impl_->context.reset();
+        throw RedisError("Redis: " + error_);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        void* raw = nullptr;
+        if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
+            error_ = c->errstr;
+            impl_->context.reset();
+            throw RedisError("Redis: " + error_);
+        }
+        ReplyPtr reply(static_cast<redisReply*>(raw));
+        replies.push_back(copy_reply(reply.get()));
+    }
+}
+
+void RedisConnection::hgetall(
+    std::string_view key, const std::function<void(std::string_view, std::string_view)>& visit) {
+    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+    redisContext* c = impl_->context.get();
+    const char* argv[] = {"HGETALL", key.data()};
+    std::size_t lengths[] = {7, key.size()};
+    ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(c, 2, argv, lengths)));
+    if (!reply) {
+        error_ = c->errstr;
+        impl_->context.reset();
+        throw RedisError("Redis: " + error_);
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        throw RedisError("HGETALL: " + std::string(reply->str, reply->len));
+    }
+    if (reply->type != REDIS_REPLY_ARRAY) throw RedisError("HGETALL: unexpected reply");
+    for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {
+        const redisReply* field = reply->element[i];
+        const redisReply* value = reply->element[i + 1];
+        visit({field->str, field->len}, {value->str, value->len});
+    }
+}
+
 }  // namespace refgate::redis

@@ -193,6 +193,9 @@ import_links() {
   if [[ $have == 1 && -f $marker && $(cat "$marker") == "$want" ]] &&
     [[ $(psql_q "$db" -c "SELECT count(*) FROM refgate_links") == "$n" ]]; then
     log "  $db already holds the $n links (import skipped)"
+    # The kept database may predate a migration of the binary being measured.
+    refgate_env "$db" 0
+    bounded 60 "$BIN" migrate >/dev/null
     return 0
   fi
   rm -f "$marker"
@@ -242,7 +245,7 @@ rm -f "$RAW" "$STATE"/*.xml "$STATE"/alloc.json "$STATE"/oneshot.json "$STATE"/m
 # deploy/local's `build release Release`; tests are not built. Once the top-level CMakeLists.txt
 # has the REFGATE_BUILD_BENCH option, it is used instead of the project-include hook.
 if grep -q REFGATE_BUILD_BENCH "$ROOT/CMakeLists.txt"; then
-  BENCH_CMAKE=(-DREFGATE_BUILD_BENCH=ON -DCMAKE_PROJECT_INCLUDE=)
+  BENCH_CMAKE=(-DREFGATE_BUILD_BENCH=ON -UCMAKE_PROJECT_INCLUDE)
 else
   BENCH_CMAKE=(-DCMAKE_PROJECT_INCLUDE="$HERE/standalone.cmake")
 fi

@@ -18,6 +18,7 @@
 
 #include "refgate/core/clicks.hpp"
 #include "refgate/core/health.hpp"
+#include "refgate/core/resp.hpp"
 #include "refgate/redis/redis_client.hpp"
 
 namespace refgate::clicks {
@@ -48,12 +49,17 @@ class ClickSender {
   private:
     struct Batch {
         std::string id;
-        std::vector<std::pair<std::string, std::uint64_t>> counts;  // field -> delta
+        // A key may appear twice (drained from two shards): Redis adds both deltas.
+        std::vector<std::pair<CounterKey, std::uint64_t>> counts;
     };
 
     void run();
     void collect();
     void seal_pending();
+    void seal(std::vector<std::pair<CounterKey, std::uint64_t>>& counts);
+    std::vector<std::pair<CounterKey, std::uint64_t>> take_spare();
+    void confirm_in_flight();
+    void index_in_flight_keys();
     bool send_all();  // false when Redis failed
     void send_samples(redis::RedisConnection& redis);
     void refresh_salts(redis::RedisConnection& redis);
@@ -74,7 +80,13 @@ class ClickSender {
     DrainedClicks drained_;
     std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> pending_;
     std::deque<Batch> in_flight_;
+    // The keys of in_flight_, built only when Redis did not take them at once (the bound on
+    // distinct keys waiting needs it then); valid while in_flight_keys_indexed_.
     std::unordered_set<CounterKey, CounterKeyHash> in_flight_keys_;
+    bool in_flight_keys_indexed_ = true;
+    std::vector<std::vector<std::pair<CounterKey, std::uint64_t>>> spare_counts_;
+    RespWriter writer_;
+    std::vector<redis::Reply> replies_;
     std::size_t pending_new_keys_ = 0;  // keys in pending_ that no unconfirmed batch holds
     std::vector<UniqueSample> samples_;
     std::unique_ptr<redis::RedisConnection> redis_;

@@ -31,6 +31,8 @@ bool valid_channel(std::string_view channel);
 // Days since 1970-01-01 (UTC) and back.
 std::int32_t utc_day(std::int64_t unix_seconds);
 std::string format_day(std::int32_t day);  // "2026-11-29"
+constexpr std::size_t kDayLength = 10;
+void format_day(std::int32_t day, char (&out)[kDayLength]);  // the same, without allocating
 
 struct CounterKey {
     std::int64_t link_id = 0;
@@ -48,6 +50,10 @@ struct CounterKey {
     }
     // "42|2026-11-29|newsletter|human": the field name in Redis.
     std::string field() const;
+    // The same into `out` (at least kMaxFieldLength bytes), without allocating; returns its length.
+    static constexpr std::size_t kMaxFieldLength =
+        20 + 1 + kDayLength + 1 + kMaxChannelLength + 1 + 8;
+    std::size_t write_field(char* out) const;
     static bool parse_field(std::string_view field, CounterKey& out);
 };
 

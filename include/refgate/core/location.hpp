@@ -23,6 +23,10 @@ bool query_has_utm(std::string_view raw_query);
 
 // The small HTML page sent with a redirect: a link to `location` labelled `label`.
 std::string redirect_page(std::string_view location, std::string_view label);
+// The same page appended to `out`, labelled `label` followed by `label_name` (both escaped): a
+// redirect writes it into the response's reused body instead of keeping a page per link.
+void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
+                          std::string_view label_name = {});
 
 // Escapes &, <, >, " and ' for HTML text and attribute values.
 void append_html_escaped(std::string& out, std::string_view text);

@@ -48,7 +48,8 @@ class SnapshotFollower {
     void advance_schedule();
     // Writes due scheduled codes through to PostgreSQL (any instance may; each entry once).
     void write_due_codes();
-    void write_file(const Snapshot& snapshot);
+    void write_pending_file();
+    void write_file_when_due();  // writes unwritten_ once write_after_ has passed
     bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
 
     SnapshotFollowerOptions options_;
@@ -61,6 +62,10 @@ class SnapshotFollower {
     std::thread thread_;
     struct Connection;
     std::unique_ptr<Connection> connection_;
+    // Loaded from PostgreSQL, not yet in the snapshot file; only the follower's thread writes it
+    // (load_initial runs before that thread starts).
+    std::shared_ptr<const Snapshot> unwritten_;
+    std::chrono::steady_clock::time_point write_after_{};
 };
 
 }  // namespace refgate::pg

@@ -26,7 +26,9 @@ class RedirectHandler final : public http::Handler {
     static std::string_view slug_of(std::string_view path);
 
   private:
-    void redirect(http::Response& response, std::string_view location, std::string_view body) const;
+    // A 302 to `location` with the small page that links to it, labelled `label` + `label_name`.
+    void redirect(http::Response& response, std::string_view location, std::string_view label,
+                  std::string_view label_name = {}) const;
 
     SnapshotReader reader_;
     const Clock& clock_;

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace refgate::redis {
@@ -53,6 +55,13 @@ class RedisConnection {
     Reply command(const Command& args);
     // Sends every command, then reads every reply: one round trip.
     std::vector<Reply> pipeline(const std::vector<Command>& commands);
+    // The same for `count` commands already written in the RESP format (refgate::RespWriter):
+    // no argument vectors are built. `replies` is cleared and refilled, keeping its capacity.
+    void pipeline_raw(std::string_view commands, std::size_t count, std::vector<Reply>& replies);
+    // HGETALL `key`, calling visit(field, value) for each entry straight from the reply: a hash
+    // of 100,000 fields is not copied into Reply objects first.
+    void hgetall(std::string_view key,
+                 const std::function<void(std::string_view, std::string_view)>& visit);
 
   private:
     struct Impl;

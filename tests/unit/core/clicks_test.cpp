@@ -1,6 +1,7 @@
 #include "refgate/core/clicks.hpp"
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <thread>
 
 #include "refgate/core/click_classifier.hpp"
@@ -40,6 +41,18 @@ TEST_CASE("a counter key survives its trip through a Redis field name", "[clicks
     CHECK_FALSE(CounterKey::parse_field("x|2026-11-29|news|human", back));
     CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|News|human", back));
     CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news|robot", back));
+}
+
+TEST_CASE("the longest counter key fits the field buffer and reads back", "[clicks]") {
+    CounterKey key(std::numeric_limits<std::int64_t>::min(), utc_day(253'402'300'799),
+                   ClickClass::prefetch, std::string(kMaxChannelLength, 'z'));
+    char buf[CounterKey::kMaxFieldLength];
+    std::size_t n = key.write_field(buf);
+    CHECK(n == CounterKey::kMaxFieldLength);
+    CHECK(std::string_view(buf, n) == key.field());
+    CHECK(key.field() == "-9223372036854775808|9999-12-31|" + std::string(48, 'z') + "|prefetch");
+    CHECK(format_day(utc_day(0)) == "1970-01-01");
+    CHECK(format_day(utc_day(951'782'400)) == "2000-02-29");
 }
 
 TEST_CASE("a shard hands over every count once and starts again from zero", "[clicks]") {
