@@ -159,7 +159,9 @@ void Snapshot::write_json(const std::function<void(std::string_view)>& sink) con
             out.clear();
         }
     }
-    out.append("]}");
+    out.append("],\"disclosures\":");
+    out.append(disclosures_to_json(disclosures_.versions()).dump());
+    out.push_back('}');
     sink(out);
 }
 
