@@ -10,6 +10,7 @@
 #include "refgate/core/disclosure.hpp"
 #include "refgate/core/log.hpp"
 #include "refgate/core/model.hpp"
+#include "refgate/core/query.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -74,44 +75,6 @@ bool matches(std::string_view pattern, std::string_view path, std::string& slug,
         path = qs == std::string_view::npos ? std::string_view{} : path.substr(qs);
     }
     return true;
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-std::string percent_decode(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '+') {
-            out.push_back(' ');
-        } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
-                   hex_value(text[i + 2]) >= 0) {
-            out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
-            i += 2;
-        } else {
-            out.push_back(text[i]);
-        }
-    }
-    return out;
-}
-
-// The value of a query parameter (the first of that name), decoded; nullopt when absent.
-std::optional<std::string> query_param(std::string_view query, std::string_view name) {
-    while (!query.empty()) {
-        auto amp = query.find('&');
-        std::string_view pair = query.substr(0, amp);
-        auto eq = pair.find('=');
-        if (percent_decode(pair.substr(0, eq)) == name)
-            return eq == std::string_view::npos ? std::string()
-                                                : percent_decode(pair.substr(eq + 1));
-        if (amp == std::string_view::npos) break;
-        query.remove_prefix(amp + 1);
-    }
-    return std::nullopt;
 }
 
 std::string peer_key(const http::PeerAddress& peer) {
@@ -417,7 +380,7 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
     }
 
     auto limit = [&](std::size_t fallback, std::size_t max) -> std::optional<std::size_t> {
-        auto text = query_param(request.query(), "limit");
+        auto text = query_value(request.query(), "limit");
         if (!text) return fallback;
         std::size_t n = 0;
         auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
@@ -448,9 +411,9 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                 return;
             case Operation::list_links: {
                 LinkFilter filter;
-                filter.partner = query_param(request.query(), "partner").value_or("");
-                filter.status = query_param(request.query(), "status").value_or("");
-                filter.cursor = query_param(request.query(), "cursor").value_or("");
+                filter.partner = query_value(request.query(), "partner").value_or("");
+                filter.status = query_value(request.query(), "status").value_or("");
+                filter.cursor = query_value(request.query(), "cursor").value_or("");
                 std::vector<FieldError> errors;
                 if (!filter.status.empty() && !parse_link_status(filter.status))
                     errors.push_back({"status", "must be active or disabled"});
@@ -483,8 +446,8 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                 return;
             case Operation::audit: {
                 AuditFilter filter;
-                filter.entity = query_param(request.query(), "entity").value_or("");
-                filter.slug = query_param(request.query(), "slug").value_or("");
+                filter.entity = query_value(request.query(), "entity").value_or("");
+                filter.slug = query_value(request.query(), "slug").value_or("");
                 auto n = limit(100, kMaxAuditPage);
                 if (!n) {
                     answer.problem(422, "validation", "the query breaks the rules in 'errors'",
@@ -519,8 +482,8 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
             case Operation::stats_top: {
                 if (!stats_) throw StoreError("no stats store");
                 StatsQuery query{
-                    query_param(request.query(), "from"), query_param(request.query(), "to"),
-                    query_param(request.query(), "limit"), wants_csv(request.header("Accept"))};
+                    query_value(request.query(), "from"), query_value(request.query(), "to"),
+                    query_value(request.query(), "limit"), wants_csv(request.header("Accept"))};
                 auto today = utc_day(std::chrono::duration_cast<std::chrono::seconds>(
                                          std::chrono::system_clock::now().time_since_epoch())
                                          .count());

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "admin/token_rows.hpp"
-#include "pg/connection.hpp"
+#include "pg/connection_pool.hpp"
 #include "refgate/core/import_document.hpp"
 
 namespace refgate::admin {
@@ -692,31 +692,18 @@ class PgAdminStore final : public AdminStore {
         return parse_import(Json{{"links", links}}).document.links;
     }
 
-    // Borrows a pooled connection; a broken one is dropped instead of returned.
+    // A pooled connection for f; database failures become StoreError (the handler's 503).
     template <typename F>
     auto with_connection(F&& f) -> decltype(f(std::declval<pqxx::connection&>())) {
-        std::unique_ptr<pqxx::connection> conn;
-        {
-            std::lock_guard lock(mutex_);
-            if (!idle_.empty()) {
-                conn = std::move(idle_.back());
-                idle_.pop_back();
-            }
-        }
         try {
-            if (!conn || !conn->is_open()) conn = pg::connect(options_.database_url);
-            auto result = f(*conn);
-            std::lock_guard lock(mutex_);
-            if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
-            return result;
+            return pool_.run(std::forward<F>(f));
         } catch (const pqxx::failure& e) {
             throw StoreError(e.what());
         }
     }
 
     PgAdminStoreOptions options_;
-    std::mutex mutex_;
-    std::vector<std::unique_ptr<pqxx::connection>> idle_;
+    pg::ConnectionPool pool_{options_.database_url, options_.max_idle_connections};
 };
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "clicks/redis_buckets.hpp"
-#include "pg/connection.hpp"
+#include "pg/connection_pool.hpp"
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/core/clicks.hpp"
 
@@ -286,31 +286,20 @@ class PgStatsStore final : public StatsStore {
     // One read-only, repeatable-read transaction on a pooled connection.
     template <typename F>
     void with_transaction(F&& f) {
-        std::unique_ptr<pqxx::connection> conn;
-        {
-            std::lock_guard lock(mutex_);
-            if (!idle_.empty()) {
-                conn = std::move(idle_.back());
-                idle_.pop_back();
-            }
-        }
         try {
-            if (!conn || !conn->is_open()) conn = pg::connect(options_.database_url);
-            {
-                ReadTx tx(*conn);
+            pool_.run([&](pqxx::connection& conn) {
+                ReadTx tx(conn);
                 f(tx);
                 tx.commit();
-            }
-            std::lock_guard lock(mutex_);
-            if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(conn));
+                return true;
+            });
         } catch (const pqxx::failure& e) {
             throw StoreError(e.what());
         }
     }
 
     PgStatsStoreOptions options_;
-    std::mutex mutex_;
-    std::vector<std::unique_ptr<pqxx::connection>> idle_;
+    pg::ConnectionPool pool_{options_.database_url, options_.max_idle_connections};
 };
 
 }  // namespace

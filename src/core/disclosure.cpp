@@ -8,6 +8,7 @@
 
 #include "refgate/core/html.hpp"
 #include "refgate/core/model.hpp"
+#include "refgate/core/query.hpp"
 #include "refgate/core/time.hpp"
 
 namespace refgate {
@@ -97,29 +98,6 @@ std::uint64_t fnv1a(std::string_view body) {
     std::uint64_t h = 1469598103934665603ull;
     for (unsigned char c : body) h = (h ^ c) * 1099511628211ull;
     return h;
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-std::string percent_decode(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '+') {
-            out.push_back(' ');
-        } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
-                   hex_value(text[i + 2]) >= 0) {
-            out.push_back(static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2])));
-            i += 2;
-        } else {
-            out.push_back(text[i]);
-        }
-    }
-    return out;
 }
 
 std::string fragment(const Disclosure& d) {
@@ -284,20 +262,6 @@ std::vector<std::string> locale_chain(std::string_view locale) {
         locale = dash == std::string_view::npos ? std::string_view{} : locale.substr(0, dash);
     }
     return chain;
-}
-
-std::optional<std::string> query_value(std::string_view query, std::string_view name) {
-    while (!query.empty()) {
-        auto amp = query.find('&');
-        std::string_view pair = query.substr(0, amp);
-        auto eq = pair.find('=');
-        if (percent_decode(pair.substr(0, eq)) == name)
-            return eq == std::string_view::npos ? std::string()
-                                                : percent_decode(pair.substr(eq + 1));
-        if (amp == std::string_view::npos) break;
-        query.remove_prefix(amp + 1);
-    }
-    return std::nullopt;
 }
 
 const std::string& DisclosureEntry::body(DisclosureFormat format) const {

@@ -3,6 +3,8 @@
 #include <boost/url/parse_query.hpp>
 #include <boost/url/url.hpp>
 
+#include "refgate/core/html.hpp"
+
 namespace refgate {
 namespace {
 
@@ -113,35 +115,11 @@ void append_redirect_page(std::string& out, std::string_view location, std::stri
     out.append(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Redirecting</title>"
         "</head><body><p><a href=\"");
-    append_html_escaped(out, location);
+    append_escaped_html(out, location);
     out.append("\">");
-    append_html_escaped(out, label);
-    append_html_escaped(out, label_name);
+    append_escaped_html(out, label);
+    append_escaped_html(out, label_name);
     out.append("</a></p></body></html>\n");
-}
-
-void append_html_escaped(std::string& out, std::string_view text) {
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out.append("&amp;");
-                break;
-            case '<':
-                out.append("&lt;");
-                break;
-            case '>':
-                out.append("&gt;");
-                break;
-            case '"':
-                out.append("&quot;");
-                break;
-            case '\'':
-                out.append("&#39;");
-                break;
-            default:
-                out.push_back(c);
-        }
-    }
 }
 
 }  // namespace refgate

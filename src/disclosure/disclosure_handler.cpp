@@ -7,6 +7,7 @@
 #include "refgate/core/disclosure.hpp"
 #include "refgate/core/html.hpp"
 #include "refgate/core/model.hpp"
+#include "refgate/core/query.hpp"
 
 namespace refgate {
 namespace {

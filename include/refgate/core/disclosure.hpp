@@ -66,9 +66,6 @@ std::vector<std::string> accepted_languages(std::string_view accept_language);
 // "de-at-x" -> {"de-at-x", "de-at", "de"}.
 std::vector<std::string> locale_chain(std::string_view locale);
 
-// The value of a query parameter (the first of that name), percent-decoded; nullopt when absent.
-std::optional<std::string> query_value(std::string_view query, std::string_view name);
-
 // ---------------------------------------------------------------------------- the set
 
 // The current version of a (key, locale) with every answer precomputed.

@@ -28,7 +28,4 @@ std::string redirect_page(std::string_view location, std::string_view label);
 void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
                           std::string_view label_name = {});
 
-// Escapes &, <, >, " and ' for HTML text and attribute values.
-void append_html_escaped(std::string& out, std::string_view text);
-
 }  // namespace refgate

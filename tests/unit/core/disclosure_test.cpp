@@ -6,6 +6,7 @@
 
 #include "refgate/core/html.hpp"
 #include "refgate/core/import_document.hpp"
+#include "refgate/core/query.hpp"
 #include "refgate/core/snapshot.hpp"
 
 using refgate::Disclosure;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "refgate/core/html.hpp"
+
 namespace {
 
 using refgate::build_location;
@@ -241,7 +243,7 @@ TEST_CASE("the redirect page links to the escaped location", "[location][html]")
 
 TEST_CASE("html escaping covers both quote characters", "[location][html]") {
     std::string out;
-    refgate::append_html_escaped(out, "a&b<c>d\"e'f");
+    refgate::append_escaped_html(out, "a&b<c>d\"e'f");
     CHECK(out == "a&amp;b&lt;c&gt;d&quot;e&#39;f");
 }
 
