@@ -159,7 +159,10 @@ void Snapshot::write_json(const std::function<void(std::string_view)>& sink) con
             out.clear();
         }
     }
-    out.append("]}");
+    // The disclosures too: a file without them served no disclosure after a restart from it.
+    out.append("],\"disclosures\":");
+    out.append(disclosures_to_json(disclosures_.versions()).dump());
+    out.push_back('}');
     sink(out);
 }
 
