@@ -16,8 +16,11 @@ REFGATE_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev
-  postgresql redis-server redis-tools clang-format-14 prometheus
+  postgresql redis-server redis-tools clang-format-14
 )
+# Only the test suite needs these (promtool and a real Prometheus). On a systemd machine the
+# package also starts a Prometheus service on :9090, so run.sh does not install it.
+REFGATE_TEST_APT_PACKAGES=(prometheus)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
@@ -54,15 +57,17 @@ lock_state() {
 
 # ---------------------------------------------------------------- packages
 
+# ensure_packages [extra packages...]: the common list plus the extras.
 ensure_packages() {
   local -A installed=()
   local pkg status missing=()
+  local wanted=("${REFGATE_APT_PACKAGES[@]}" "$@")
   # One dpkg-query for all packages keeps the all-present path fast; unknown
   # packages only print to stderr, so ignore its exit code.
   while IFS=' ' read -r pkg status; do
     [[ $status == "install ok installed" ]] && installed[$pkg]=1
-  done < <(dpkg-query -W -f='${Package} ${Status}\n' "${REFGATE_APT_PACKAGES[@]}" 2>/dev/null || true)
-  for pkg in "${REFGATE_APT_PACKAGES[@]}"; do
+  done < <(dpkg-query -W -f='${Package} ${Status}\n' "${wanted[@]}" 2>/dev/null || true)
+  for pkg in "${wanted[@]}"; do
     [[ -n ${installed[$pkg]:-} ]] || missing+=("$pkg")
   done
   ((${#missing[@]} == 0)) && return 0

@@ -34,7 +34,15 @@ export REFGATE_DATABASE_URL="postgresql://refgate@127.0.0.1:$PG_PORT/refgate"
 export REFGATE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 # These may be overridden from the caller's environment.
 export REFGATE_LISTEN="${REFGATE_LISTEN:-127.0.0.1:8080}"
-export REFGATE_ADMIN_LISTEN="${REFGATE_ADMIN_LISTEN:-127.0.0.1:9090}"
+if [[ -z ${REFGATE_ADMIN_LISTEN:-} ]]; then
+  REFGATE_ADMIN_LISTEN=127.0.0.1:9090
+  # A Prometheus (or anything else) on 9090 would stop the admin listener: take 9091 then.
+  if (exec 3<>/dev/tcp/127.0.0.1/9090) 2>/dev/null; then
+    log "127.0.0.1:9090 is taken (a Prometheus service?); the admin listener uses 127.0.0.1:9091"
+    REFGATE_ADMIN_LISTEN=127.0.0.1:9091
+  fi
+fi
+export REFGATE_ADMIN_LISTEN
 export REFGATE_SNAPSHOT_FILE="${REFGATE_SNAPSHOT_FILE:-$STATE/snapshot.json}"
 # /snippet/ links point here; a placeholder for the demo.
 export REFGATE_PUBLIC_BASE_URL="${REFGATE_PUBLIC_BASE_URL:-https://picks.example.com}"

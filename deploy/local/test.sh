@@ -21,7 +21,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
-ensure_packages
+ensure_packages "${REFGATE_TEST_APT_PACKAGES[@]}"
 log "checking formatting (clang-format-14)"
 check_format
 build test Debug -DREFGATE_SANITIZE=ON
