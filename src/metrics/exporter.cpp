@@ -127,7 +127,8 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     if (snapshot && sources_.snapshots->generation() != partner_map_generation_) {
         partner_map_generation_ = sources_.snapshots->generation();
         link_partner_.clear();
-        for (const auto& link : snapshot->links()) link_partner_[link.id] = link.partner;
+        for (const auto& entry : snapshot->entries())
+            link_partner_[entry.id] = snapshot->partner(entry).slug;
     }
     if (snapshot) {
         // Every partner has its series from the start, so rate() sees its first clicks.

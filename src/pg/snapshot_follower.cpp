@@ -236,13 +236,11 @@ bool SnapshotFollower::load_file() {
         return false;
     }
     try {
-        auto doc = nlohmann::ordered_json::parse(in);
-        auto snapshot = Snapshot::from_json(doc, options_.url_policy);
+        auto snapshot = Snapshot::read_json(in, options_.url_policy);
         store_.publish(snapshot);
         log::info("snapshot_loaded", {{"source", "file"},
                                       {"version", snapshot->version()},
                                       {"links", snapshot->link_count()}});
-        doc = nlohmann::ordered_json();
         release_free_memory();
         return true;
     } catch (const std::exception& e) {

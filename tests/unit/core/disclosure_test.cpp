@@ -1,6 +1,7 @@
 #include "refgate/core/disclosure.hpp"
 
 #include <catch2/catch.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -196,4 +197,13 @@ TEST_CASE("disclosures travel in the snapshot file", "[disclosure][snapshot]") {
     auto old = original->to_json();
     old.erase("disclosures");
     CHECK(refgate::Snapshot::from_json(old, {})->disclosures().empty());
+
+    // The file as refgate writes it (in pieces) and reads it at start-up (streaming).
+    std::string text;
+    original->write_json([&](std::string_view piece) { text.append(piece); });
+    std::istringstream in(text);
+    auto restarted = refgate::Snapshot::read_json(in, {});
+    REQUIRE(restarted->disclosures().size() == 1);
+    CHECK(restarted->disclosures().find("general", "en")->json_body ==
+          original->disclosures().find("general", "en")->json_body);
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,8 +188,8 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
     CHECK(p.allowed_domains == second.allowed_domains);
     CHECK(p.extra_params == second.extra_params);
     CHECK_FALSE(p.active);
-    REQUIRE(copy->links().size() == 2);
-    const Link& l = copy->links()[1];
+    REQUIRE(copy->entries().size() == 2);
+    const Link l = copy->link(copy->entries()[1]);
     CHECK(l.id == 22);
     CHECK(l.partner == "mullvad");
     CHECK(l.destination == "https://mullvad.net/de/");
@@ -224,6 +225,60 @@ TEST_CASE("the snapshot file written in pieces is the document, byte for byte", 
     CHECK(pieces > 1);
     CHECK(text == snapshot->to_json().dump());
     CHECK_THAT(text, Catch::Contains("in-2100"));
+}
+
+TEST_CASE("the snapshot file read as a stream gives the snapshot that wrote it", "[snapshot]") {
+    auto partner = tailscale();
+    partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
+    std::vector<refgate::Link> links;
+    for (int i = 0; i < 3000; ++i) {
+        auto link = make_link("link-" + std::to_string(i),
+                              "https://tailscale.com/p/" + std::to_string(i) + "?q=%22x%22");
+        link.id = i + 1;
+        if (i % 2 == 0) link.fallback = "https://tailscale.com/blog";
+        if (i % 3 == 0) link.expires_at = SysSeconds{seconds{1795968000}};
+        if (i % 5 == 0) link.status = refgate::LinkStatus::disabled;
+        link.utm_passthrough = i % 7 == 0;
+        links.push_back(link);
+    }
+    auto written = Snapshot::build(9, {partner}, links, {}, "pg");
+    std::string text;
+    written->write_json([&](std::string_view piece) { text.append(piece); });
+
+    std::istringstream in(text);
+    auto read = Snapshot::read_json(in, {});
+    CHECK(read->version() == 9);
+    CHECK(read->source() == "file");
+    CHECK(read->rejected().empty());
+    CHECK(read->link_count() == 3000);
+    CHECK(read->to_json() == written->to_json());
+    CHECK(read->next_change() == written->next_change());
+    REQUIRE(read->find("link-2999") != nullptr);
+    CHECK(read->find("link-2999")->location == written->find("link-2999")->location);
+}
+
+TEST_CASE("a stream that is not a whole snapshot file is refused", "[snapshot]") {
+    auto text =
+        Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test")
+            ->to_json()
+            .dump();
+    auto read = [](const std::string& t) {
+        std::istringstream in(t);
+        return Snapshot::read_json(in, {});
+    };
+    CHECK(read(text)->find("x") != nullptr);
+    auto replace = [&](const std::string& from, const std::string& to) {
+        auto copy = text;
+        auto at = copy.find(from);
+        REQUIRE(at != std::string::npos);
+        return copy.replace(at, from.size(), to);
+    };
+    CHECK_THROWS(read(text.substr(0, text.size() - 3)));
+    CHECK_THROWS(read("[]"));
+    CHECK_THROWS(read(replace("\"format\":1", "\"format\":2")));
+    CHECK_THROWS(read(replace("\"status\":\"active\"", "\"status\":\"paused\"")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slog\":\"x\"")));
+    CHECK_THROWS(read(replace("\"links\"", "\"lynx\"")));
 }
 
 TEST_CASE("a document that is not a snapshot file is refused", "[snapshot]") {
