@@ -5,6 +5,7 @@
 #include <string>
 
 #include "admin/stats_api.hpp"
+#include "refgate/admin/bearer.hpp"
 #include "refgate/admin/tokens.hpp"
 #include "refgate/core/clicks.hpp"
 #include "refgate/core/disclosure.hpp"
@@ -266,23 +267,13 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
     }
     std::string_view authorization = request.header("Authorization");
     std::optional<Actor> actor;
-    if (authorization.size() > 7 && http::iequals(authorization.substr(0, 7), "Bearer ")) {
-        std::string_view token = authorization.substr(7);
-        while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-        if (plausible_token(token)) {
-            std::string hash = hash_token(token);
-            try {
-                if (auto stored = store_->find_token(hash);
-                    stored && same_hash(stored->hash_hex, hash)) {
-                    actor = stored->actor;
-                }
-            } catch (const std::exception& e) {
-                log::warn("admin_store_failed", {{"error", e.what()}});
-                answer.problem(503, "unavailable", "the database is unreachable; try again");
-                response.add_header("Retry-After", "1");
-                return;
-            }
-        }
+    try {
+        actor = bearer_actor(*store_, authorization);
+    } catch (const std::exception& e) {
+        log::warn("admin_store_failed", {{"error", e.what()}});
+        answer.problem(503, "unavailable", "the database is unreachable; try again");
+        response.add_header("Retry-After", "1");
+        return;
     }
     if (!actor) {
         limiter_.record_failure(request.peer, now);

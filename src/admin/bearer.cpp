@@ -5,7 +5,7 @@
 
 namespace refgate::admin {
 
-std::optional<Role> bearer_role(AdminStore& store, std::string_view authorization) {
+std::optional<Actor> bearer_actor(AdminStore& store, std::string_view authorization) {
     if (authorization.size() <= 7 || !http::iequals(authorization.substr(0, 7), "Bearer "))
         return std::nullopt;
     std::string_view token = authorization.substr(7);
@@ -14,7 +14,13 @@ std::optional<Role> bearer_role(AdminStore& store, std::string_view authorizatio
     std::string hash = hash_token(token);
     auto stored = store.find_token(hash);
     if (!stored || !same_hash(stored->hash_hex, hash)) return std::nullopt;
-    return stored->actor.role;
+    return stored->actor;
+}
+
+std::optional<Role> bearer_role(AdminStore& store, std::string_view authorization) {
+    auto actor = bearer_actor(store, authorization);
+    if (!actor) return std::nullopt;
+    return actor->role;
 }
 
 }  // namespace refgate::admin

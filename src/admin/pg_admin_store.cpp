@@ -6,6 +6,7 @@
 
 #include "admin/token_rows.hpp"
 #include "pg/connection_pool.hpp"
+#include "pg/partner_sql.hpp"
 #include "refgate/core/import_document.hpp"
 
 namespace refgate::admin {
@@ -13,18 +14,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Objects are built as json (not jsonb) so that extra parameters keep the order editors gave.
-constexpr const char* kPartnerJson = R"sql(json_build_object(
-    'slug', p.slug, 'name', p.name, 'ref_param', p.ref_param, 'ref_code', p.ref_code,
-    'allowed_domains', p.allowed_domains,
-    'extra_params', (SELECT coalesce(json_object_agg(e.pair->>0, e.pair->>1 ORDER BY e.ord), '{}'::json)
-                     FROM jsonb_array_elements(p.extra_params) WITH ORDINALITY AS e(pair, ord)),
-    'active', p.active,
-    'scheduled_codes', (SELECT coalesce(json_agg(json_build_object(
-        'ref_code', s.ref_code,
-        'valid_from', to_char(s.valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-        ORDER BY s.valid_from), '[]'::json)
-        FROM refgate_code_schedule s WHERE s.partner_id = p.id),
+const std::string kPartnerJson = std::string("json_build_object(") + pg::kPartnerMembersJson +
+                                 R"sql(,
     'created_at', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'version', p.version)::text)sql";

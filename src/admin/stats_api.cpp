@@ -3,6 +3,24 @@
 #include <charconv>
 
 namespace refgate::admin {
+namespace {
+
+// The figures of one link or partner as JSON or CSV, or 404 when it does not exist.
+template <typename Stats>
+StatsAnswer answer_found(StatsAnswer answer, const std::optional<Stats>& stats,
+                         std::string_view what, const std::string& slug) {
+    if (!stats) {
+        answer.status = 404;
+        answer.detail = "no " + std::string(what) + " '" + slug + "'";
+    } else if (answer.is_csv) {
+        answer.csv = to_csv(*stats);
+    } else {
+        answer.json = to_json(*stats);
+    }
+    return answer;
+}
+
+}  // namespace
 
 StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
                          const StatsQuery& query, std::int32_t today) {
@@ -26,34 +44,10 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
     }
     answer.is_csv = query.csv;
     switch (operation) {
-        case Operation::stats_link: {
-            auto stats = store.link(slug, *range);
-            if (!stats) {
-                answer.status = 404;
-                answer.detail = "no link '" + slug + "'";
-                return answer;
-            }
-            if (query.csv) {
-                answer.csv = to_csv(*stats);
-            } else {
-                answer.json = to_json(*stats);
-            }
-            return answer;
-        }
-        case Operation::stats_partner: {
-            auto stats = store.partner(slug, *range);
-            if (!stats) {
-                answer.status = 404;
-                answer.detail = "no partner '" + slug + "'";
-                return answer;
-            }
-            if (query.csv) {
-                answer.csv = to_csv(*stats);
-            } else {
-                answer.json = to_json(*stats);
-            }
-            return answer;
-        }
+        case Operation::stats_link:
+            return answer_found(std::move(answer), store.link(slug, *range), "link", slug);
+        case Operation::stats_partner:
+            return answer_found(std::move(answer), store.partner(slug, *range), "partner", slug);
         default: {
             auto entries = store.top(*range, limit);
             if (query.csv) {

@@ -3,26 +3,15 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "pg/partner_sql.hpp"
 #include "refgate/core/snapshot.hpp"
 
 namespace refgate::pg {
 namespace {
 
-// Built as json (not jsonb) so that extra parameters keep the order editors gave them.
-constexpr const char* kSelectPartners = R"sql(
-SELECT coalesce(json_agg(json_build_object(
-    'id', p.id, 'slug', p.slug, 'name', p.name, 'ref_param', p.ref_param, 'ref_code', p.ref_code,
-    'allowed_domains', p.allowed_domains,
-    'extra_params', (SELECT coalesce(json_object_agg(e.pair->>0, e.pair->>1 ORDER BY e.ord), '{}'::json)
-                     FROM jsonb_array_elements(p.extra_params) WITH ORDINALITY AS e(pair, ord)),
-    'active', p.active,
-    'scheduled_codes', (SELECT coalesce(json_agg(json_build_object(
-                            'ref_code', s.ref_code,
-                            'valid_from', to_char(s.valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-                            ORDER BY s.valid_from), '[]'::json)
-                        FROM refgate_code_schedule s WHERE s.partner_id = p.id)) ORDER BY p.id), '[]'::json)::text
-FROM refgate_partners p
-)sql";
+const std::string kSelectPartners =
+    std::string("SELECT coalesce(json_agg(json_build_object('id', p.id, ") + kPartnerMembersJson +
+    ") ORDER BY p.id), '[]'::json)::text FROM refgate_partners p";
 
 // Links as plain rows: one JSON document of 100,000 links cost PostgreSQL time to build and us
 // time and memory to parse (about 20 MiB of text, then a DOM three times that).

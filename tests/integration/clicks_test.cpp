@@ -41,8 +41,6 @@ const char* const kDocument = R"json({
 })json";
 
 const std::vector<std::string> kLinks = {"alpha", "beta", "gamma"};
-const std::string kBrowser =
-    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 // The default aggregation window: counts reach Redis this often.
 constexpr auto kWindow = 250ms;
 // Longer than a window by a margin for a slow, shared machine.

@@ -36,9 +36,6 @@ const char* const kDocument = R"json({
   ]
 })json";
 
-const std::string kBrowser =
-    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
-
 std::string read_text(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;

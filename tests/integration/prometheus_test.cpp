@@ -35,9 +35,6 @@ const char* const kDocument = R"json({
   ]
 })json";
 
-const std::string kBrowser =
-    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
-
 // True when something accepts connections on 127.0.0.1:port (the HTTP helpers REQUIRE that).
 bool accepts(int port) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

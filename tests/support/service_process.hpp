@@ -24,6 +24,10 @@ struct CommandResult {
 CommandResult run_refgate(const std::vector<std::string>& args, const EnvPairs& env = {},
                           const std::string& stdin_text = "");
 
+// A browser's User-Agent: refgate counts its clicks as human ones.
+inline const std::string kBrowser =
+    "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
+
 // `refgate token create`: the new token's text (the last line it prints).
 std::string create_api_token(const std::string& database_url, const std::string& name,
                              const std::string& role);

@@ -1,0 +1,21 @@
+#pragma once
+
+// The members of a partner row `p` as JSON, shared by the snapshot reader and the admin API so
+// that both read extra parameters and scheduled codes the same way. Built as json (not jsonb) so
+// that extra parameters keep the order editors gave them.
+
+namespace refgate::pg {
+
+inline constexpr const char* kPartnerMembersJson = R"sql(
+    'slug', p.slug, 'name', p.name, 'ref_param', p.ref_param, 'ref_code', p.ref_code,
+    'allowed_domains', p.allowed_domains,
+    'extra_params', (SELECT coalesce(json_object_agg(e.pair->>0, e.pair->>1 ORDER BY e.ord), '{}'::json)
+                     FROM jsonb_array_elements(p.extra_params) WITH ORDINALITY AS e(pair, ord)),
+    'active', p.active,
+    'scheduled_codes', (SELECT coalesce(json_agg(json_build_object(
+        'ref_code', s.ref_code,
+        'valid_from', to_char(s.valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+        ORDER BY s.valid_from), '[]'::json)
+        FROM refgate_code_schedule s WHERE s.partner_id = p.id))sql";
+
+}  // namespace refgate::pg
