@@ -14,7 +14,8 @@
 # 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
 # from the snapshot file) and micro (Catch2 BENCHMARKs, allocations per redirect). Everything runs
 # on 127.0.0.1 with servers of its own under .state/bench (PostgreSQL 54379, Redis 63849, refgate
-# 18380/18390, nginx 18381), all stopped at the end however the script ends. Prints a table and
+# 18380/18390, nginx 18381; REFGATE_BENCH_PORT_SHIFT=N adds N to each), all stopped at the end
+# however the script ends. Prints a table and
 # writes tests/bench/results/latest.json (git-ignored).
 set -euo pipefail
 
@@ -46,12 +47,15 @@ done
 STARTED_AT=$SECONDS
 STATE="$ROOT/.state/bench"
 RESULTS="$ROOT/tests/bench/results"
-PG_PORT=54379
-REDIS_PORT=63849
-RG_PORT=18380
-RG_ADMIN_PORT=18390
-NGINX_PORT=18381
-DEAD_PG_PORT=54378 # nothing listens here: "PostgreSQL unreachable"
+# Ports can be moved (REFGATE_BENCH_PORT_SHIFT=N adds N to each) so that two checkouts can run it.
+SHIFT=${REFGATE_BENCH_PORT_SHIFT:-0}
+[[ $SHIFT =~ ^[0-9]+$ ]] || die "REFGATE_BENCH_PORT_SHIFT takes a whole number"
+PG_PORT=$((54379 + SHIFT))
+REDIS_PORT=$((63849 + SHIFT))
+RG_PORT=$((18380 + SHIFT))
+RG_ADMIN_PORT=$((18390 + SHIFT))
+NGINX_PORT=$((18381 + SHIFT))
+DEAD_PG_PORT=$((54378 + SHIFT)) # nothing listens here: "PostgreSQL unreachable"
 BUILD_NAME=bench
 BIN="$ROOT/build/$BUILD_NAME/refgate"
 MICRO_BIN="$ROOT/build/$BUILD_NAME/refgate_micro_bench"
