@@ -256,14 +256,20 @@ class PgStatsStore final : public StatsStore {
             if (reads.empty()) return out;
             auto replies = redis.pipeline(reads);
             for (std::size_t b = 0; b < replies.size(); ++b) {
-                const auto& fields = replies[b].elements;
-                for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+                // Counts are additive: a counter in several batches of a bucket is several entries.
+                auto add = [&](std::string_view field, std::uint64_t clicks) {
                     Unflushed u;
                     u.bucket = ids[b];
-                    if (!CounterKey::parse_field(fields[i].str, u.key)) continue;
-                    if (u.key.day < range.from || u.key.day > range.to) continue;
-                    u.clicks = std::stoull(fields[i + 1].str);
+                    u.clicks = clicks;
+                    if (!CounterKey::parse_field(field, u.key)) return;
+                    if (u.key.day < range.from || u.key.day > range.to) return;
                     out.push_back(u);
+                };
+                const auto& fields = replies[b].elements;
+                for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
+                    if (!decode_bucket_field(fields[i].str, fields[i + 1].str, add))
+                        throw StoreError("Redis: malformed field in bucket " +
+                                         std::to_string(ids[b]));
                 }
             }
             return out;

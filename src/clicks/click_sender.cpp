@@ -6,6 +6,7 @@
 
 #include "clicks/redis_buckets.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
+#include "refgate/core/background_thread.hpp"
 #include "refgate/core/log.hpp"
 
 namespace refgate::clicks {
@@ -62,7 +63,10 @@ ClickSender::~ClickSender() { stop(); }
 
 void ClickSender::start() {
     replay_spill();
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        become_background_thread("rg-click-sender");
+        run();
+    });
 }
 
 void ClickSender::stop() {
@@ -241,7 +245,8 @@ bool ClickSender::send_all() {
             seal_pending();
             writer_.clear();
             for (const auto& batch : in_flight_) {
-                write_add_batch(writer_, options_.bucket.count(), batch.id, batch.counts);
+                write_add_batch(writer_, batch_text_, options_.bucket.count(), batch.id,
+                                batch.counts);
             }
             auto sent_at = std::chrono::steady_clock::now();
             redis->pipeline_raw(writer_.data(), writer_.commands(), replies_);
@@ -278,13 +283,19 @@ void ClickSender::send_samples(redis::RedisConnection& redis) {
     };
     std::sort(samples_.begin(), samples_.end(), order);
     samples_.erase(std::unique(samples_.begin(), samples_.end(), same), samples_.end());
+    samples_.erase(
+        std::remove_if(samples_.begin(), samples_.end(),
+                       [this](const UniqueSample& s) { return sent_samples_.contains(s); }),
+        samples_.end());
+    if (samples_.empty()) return;
     writer_.clear();
     write_add_samples(writer_, samples_);
-    samples_.clear();
     redis.pipeline_raw(writer_.data(), writer_.commands(), replies_);
     for (const auto& reply : replies_) {
         if (reply.is_error()) throw redis::RedisError("adding unique samples: " + reply.str);
     }
+    for (const auto& s : samples_) sent_samples_.insert(s);
+    samples_.clear();
 }
 
 void ClickSender::refresh_salts(redis::RedisConnection& redis) {

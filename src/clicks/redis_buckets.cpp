@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
+#include <unordered_map>
 
 #include "refgate/core/clicks.hpp"
+#include "refgate/core/string_hash.hpp"
 
 namespace refgate::clicks {
 namespace {
@@ -20,10 +23,7 @@ local closed = tonumber(redis.call('GET', 'refgate:bucket:closed') or '-1')
 if b < last then b = last end
 if b <= closed then b = closed + bs end
 redis.call('SET', 'refgate:bucket:last', b)
-local key = 'refgate:bucket:' .. b
-for i = 3, #ARGV, 2 do
-  redis.call('HINCRBY', key, ARGV[i], ARGV[i + 1])
-end
+redis.call('HSET', 'refgate:bucket:' .. b, 'batch:' .. ARGV[2], ARGV[3])
 redis.call('SADD', 'refgate:buckets', b)
 return b
 )lua";
@@ -87,15 +87,12 @@ std::string_view hll_member(std::int32_t day, std::int64_t link_id, char (&buf)[
 
 }  // namespace
 
-void write_add_batch(RespWriter& out, std::int64_t bucket_seconds, std::string_view batch_id,
-                     const BatchCounts& counts) {
-    out.command(5 + 2 * counts.size()).arg("EVAL").arg(kAddBatch).arg("0");
-    out.arg(bucket_seconds).arg(batch_id);
-    char field[CounterKey::kMaxFieldLength];
-    for (const auto& [key, delta] : counts) {
-        out.arg(std::string_view(field, key.write_field(field)));
-        out.arg(delta);
-    }
+void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
+                     std::string_view batch_id, const BatchCounts& counts) {
+    scratch.clear();
+    for (const auto& [key, delta] : counts) append_batch_line(scratch, key, delta);
+    out.command(6).arg("EVAL").arg(kAddBatch).arg("0");
+    out.arg(bucket_seconds).arg(batch_id).arg(scratch);
 }
 
 void write_add_samples(RespWriter& out, const std::vector<UniqueSample>& samples) {
@@ -145,16 +142,25 @@ ClosedBuckets close_buckets(redis::RedisConnection& redis, std::int64_t bucket_s
 
 std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConnection& redis,
                                                                std::int64_t id) {
-    std::vector<std::pair<std::string, std::uint64_t>> counts;
-    redis.hgetall("refgate:bucket:" + std::to_string(id), [&](std::string_view field,
-                                                              std::string_view value) {
-        std::uint64_t n = 0;
-        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-        if (ec != std::errc{} || end != value.data() + value.size())
-            throw redis::RedisError("reading bucket: bad count " + std::string(value));
-        counts.emplace_back(field, n);
-    });
-    return counts;
+    // A counter is in as many batch fields as batches counted it: summed here, so that each
+    // appears once.
+    std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> sums;
+    auto add = [&](std::string_view field, std::uint64_t clicks) {
+        if (auto it = sums.find(field); it != sums.end()) {
+            it->second += clicks;
+        } else {
+            sums.emplace(field, clicks);
+        }
+    };
+    redis.hgetall("refgate:bucket:" + std::to_string(id),
+                  [&](std::string_view field, std::string_view value) {
+                      if (!decode_bucket_field(field, value, add)) {
+                          std::string message = "reading bucket: malformed field ";
+                          message.append(field);
+                          throw redis::RedisError(message);
+                      }
+                  });
+    return {std::make_move_iterator(sums.begin()), std::make_move_iterator(sums.end())};
 }
 
 void delete_bucket(redis::RedisConnection& redis, std::int64_t id) {

@@ -4,7 +4,8 @@
 // monotonic), so that no delta can land in a bucket that was already closed and flushed.
 //
 // Keys:
-//   refgate:bucket:<id>     hash  field "link|day|channel|class" -> clicks
+//   refgate:bucket:<id>     hash  field "batch:<batch id>" -> lines "link|day|channel|class n"
+//                                 (older buckets: field "link|day|channel|class" -> clicks)
 //   refgate:buckets         set   ids of buckets not yet flushed
 //   refgate:bucket:last     the newest bucket id written (never goes back)
 //   refgate:bucket:closed   buckets with an id <= this are closed: nothing is added to them
@@ -26,10 +27,11 @@ namespace refgate::clicks {
 using BatchCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
 
 // Writes the command that adds a batch into the current bucket unless a batch with this id was
-// applied before. Its reply is the bucket id, or -1 for a duplicate. A key may appear more than
-// once in `counts` (from two shards); each delta is added.
-void write_add_batch(RespWriter& out, std::int64_t bucket_seconds, std::string_view batch_id,
-                     const BatchCounts& counts);
+// applied before. Its reply is the bucket id, or -1 for a duplicate. The batch travels and is kept
+// as one value (built in `scratch`): Redis does the same small work for any number of counts. A
+// key may appear more than once in `counts` (from two shards); each delta is added when read.
+void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
+                     std::string_view batch_id, const BatchCounts& counts);
 
 // Writes the commands that feed unique samples (sorted by day and link, no duplicates) to their
 // daily HyperLogLogs. Only a HyperLogLog that changed gets its expiry renewed and is marked for
@@ -46,6 +48,8 @@ struct ClosedBuckets {
 ClosedBuckets close_buckets(redis::RedisConnection& redis, std::int64_t bucket_seconds,
                             bool include_current);
 
+// The counts of a bucket, one entry per counter field (batches summed); throws RedisError when a
+// field is malformed.
 std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConnection& redis,
                                                                std::int64_t id);
 void delete_bucket(redis::RedisConnection& redis, std::int64_t id);

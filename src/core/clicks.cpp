@@ -183,8 +183,13 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     auto day_text = field.substr(a + 1, b - a - 1);
     int y = 0;
     unsigned m = 0, d = 0;
-    if (day_text.size() != 10 ||
-        std::sscanf(std::string(day_text).c_str(), "%4d-%2u-%2u", &y, &m, &d) != 3) {
+    auto number = [&](std::size_t at, std::size_t length, auto& out) {
+        const char* first = day_text.data() + at;
+        auto [end, ec] = std::from_chars(first, first + length, out);
+        return ec == std::errc{} && end == first + length;
+    };
+    if (day_text.size() != kDayLength || day_text[4] != '-' || day_text[7] != '-' ||
+        !number(0, 4, y) || !number(5, 2, m) || !number(8, 2, d)) {
         return false;
     }
     using namespace std::chrono;
@@ -208,6 +213,46 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     return true;
 }
 
+void append_batch_line(std::string& blob, const CounterKey& key, std::uint64_t clicks) {
+    char line[CounterKey::kMaxFieldLength + 1 + 20 + 1];
+    char* p = line + key.write_field(line);
+    *p++ = ' ';
+    p = std::to_chars(p, line + sizeof line, clicks).ptr;
+    *p++ = '\n';
+    blob.append(line, static_cast<std::size_t>(p - line));
+}
+
+namespace {
+
+bool parse_count(std::string_view text, std::uint64_t& out) {
+    if (text.empty()) return false;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc{} && end == text.data() + text.size();
+}
+
+}  // namespace
+
+bool decode_bucket_field(std::string_view name, std::string_view value,
+                         const std::function<void(std::string_view, std::uint64_t)>& add) {
+    std::uint64_t clicks = 0;
+    if (!name.starts_with(kBatchFieldPrefix)) {
+        if (!parse_count(value, clicks)) return false;
+        add(name, clicks);
+        return true;
+    }
+    while (!value.empty()) {
+        auto eol = value.find('\n');
+        if (eol == std::string_view::npos) return false;
+        auto line = value.substr(0, eol);
+        value.remove_prefix(eol + 1);
+        auto space = line.rfind(' ');
+        if (space == std::string_view::npos || !parse_count(line.substr(space + 1), clicks))
+            return false;
+        add(line.substr(0, space), clicks);
+    }
+    return true;
+}
+
 std::size_t CounterKeyHash::operator()(const CounterKey& k) const noexcept {
     std::size_t h = std::hash<std::int64_t>{}(k.link_id);
     h ^= std::hash<std::int64_t>{}((static_cast<std::int64_t>(k.day) << 8) | k.click_class) +
@@ -215,6 +260,29 @@ std::size_t CounterKeyHash::operator()(const CounterKey& k) const noexcept {
     h ^= std::hash<std::string_view>{}(k.channel_view()) + 0x9e3779b97f4a7c15ULL + (h << 6) +
          (h >> 2);
     return h;
+}
+
+std::uint64_t SentSamples::fingerprint(const UniqueSample& s) {
+    // The hash is already keyed per link and day (salt); the mix only keeps apart equal hashes of
+    // different links or days. 0 marks an empty slot.
+    std::uint64_t x = s.hash ^ (static_cast<std::uint64_t>(s.link_id) * 0x9e3779b97f4a7c15ULL) ^
+                      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.day)) << 40);
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    return x == 0 ? 1 : x;
+}
+
+bool SentSamples::contains(const UniqueSample& s) const {
+    if (slots_.empty()) return false;
+    auto fp = fingerprint(s);
+    return slots_[fp >> (64 - kSlotBits)] == fp;
+}
+
+void SentSamples::insert(const UniqueSample& s) {
+    if (slots_.empty()) slots_.assign(std::size_t{1} << kSlotBits, 0);
+    auto fp = fingerprint(s);
+    slots_[fp >> (64 - kSlotBits)] = fp;
 }
 
 void ClickShard::drain(DrainedClicks& out) {

@@ -9,6 +9,7 @@
 
 #include "pg/connection.hpp"
 #include "pg/snapshot_reader.hpp"
+#include "refgate/core/background_thread.hpp"
 #include "refgate/core/log.hpp"
 
 namespace refgate::pg {
@@ -108,7 +109,10 @@ bool SnapshotFollower::load_initial() {
 }
 
 void SnapshotFollower::start() {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        become_background_thread("rg-snapshot");
+        run();
+    });
 }
 
 void SnapshotFollower::stop() {

@@ -149,34 +149,35 @@ def resp(*parts):
 
 
 def cmd_redis_fill(args):
-    # Counters as ClickSender leaves them: hash refgate:bucket:<id> with fields
-    # "link|YYYY-MM-DD|channel|class", the id in the set refgate:buckets, refgate:bucket:last the
-    # newest id. Ids are in the past, so that `refgate flush` closes them all. Every field is a
-    # distinct (link, day, channel, class).
+    # Counters as ClickSender leaves them: hash refgate:bucket:<id> with one field per batch of at
+    # most 10,000 counts, "batch:<id>" -> lines "link|YYYY-MM-DD|channel|class clicks", the id in
+    # the set refgate:buckets, refgate:bucket:last the newest id. Ids are in the past, so that
+    # `refgate flush` closes them all. Every counter is a distinct (link, day, channel, class).
     import datetime
     now = int(time.time())
     bs = 10
+    batch_size = 10000
     newest = now - now % bs - 3600
     day = (datetime.date.today() - datetime.timedelta(days=args.day_offset)).isoformat()
     classes = ("human", "bot", "prefetch")
     out = sys.stdout
     n = 0
     ids = []
+    batch = 0
     for b in range(args.buckets):
         bucket = newest - (args.buckets - 1 - b) * bs
         ids.append(bucket)
         key = "refgate:bucket:%d" % bucket
-        fields = []
-        for _ in range(args.per_bucket):
+        lines = []
+        for i in range(args.per_bucket):
             link = n // 6 + 1           # 6 counters a link: 2 channels x 3 classes
             channel = "direct" if (n % 6) < 3 else "newsletter"
-            fields += ["%d|%s|%s|%s" % (link, day, channel, classes[n % 3]), (n % 97) + 1]
+            lines.append("%d|%s|%s|%s %d\n" % (link, day, channel, classes[n % 3], (n % 97) + 1))
             n += 1
-            if len(fields) >= 2000:
-                out.write(resp("HSET", key, *fields))
-                fields = []
-        if fields:
-            out.write(resp("HSET", key, *fields))
+            if len(lines) == batch_size or i == args.per_bucket - 1:
+                batch += 1
+                out.write(resp("HSET", key, "batch:bench:%d" % batch, "".join(lines)))
+                lines = []
         out.write(resp("SADD", "refgate:buckets", bucket))
     out.write(resp("SET", "refgate:bucket:last", max(ids)))
 

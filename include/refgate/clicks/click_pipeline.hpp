@@ -86,9 +86,11 @@ class ClickSender {
     bool in_flight_keys_indexed_ = true;
     std::vector<std::vector<std::pair<CounterKey, std::uint64_t>>> spare_counts_;
     RespWriter writer_;
+    std::string batch_text_;  // a batch's counts as Redis keeps them (reused)
     std::vector<redis::Reply> replies_;
     std::size_t pending_new_keys_ = 0;  // keys in pending_ that no unconfirmed batch holds
     std::vector<UniqueSample> samples_;
+    SentSamples sent_samples_;
     std::unique_ptr<redis::RedisConnection> redis_;
     bool config_checked_ = false;
     bool spill_on_disk_ = false;

@@ -57,6 +57,18 @@ struct CounterKey {
     static bool parse_field(std::string_view field, CounterKey& out);
 };
 
+// A Redis bucket hash holds one field per batch of counts: "batch:<batch id>" -> one line
+// "<counter field> <clicks>\n" per count, so that adding a batch costs Redis one HSET whatever its
+// size. Buckets written by refgate before this form hold one field per counter
+// ("<counter field>" -> clicks); both forms are read.
+constexpr std::string_view kBatchFieldPrefix = "batch:";
+void append_batch_line(std::string& blob, const CounterKey& key, std::uint64_t clicks);
+// Calls `add(counter field, clicks)` for each count in one field of a bucket hash, in either form.
+// False (after passing on the lines before it) at the first malformed line or count; the counter
+// fields themselves are checked by the caller.
+bool decode_bucket_field(std::string_view name, std::string_view value,
+                         const std::function<void(std::string_view, std::uint64_t)>& add);
+
 struct CounterKeyHash {
     std::size_t operator()(const CounterKey& k) const noexcept;
 };
@@ -65,6 +77,21 @@ struct UniqueSample {
     std::int64_t link_id = 0;
     std::int32_t day = 0;
     std::uint64_t hash = 0;
+};
+
+// Remembers unique samples Redis already holds, so that a repeat (the same reader and link on the
+// same day) is not sent again: adding it to its HyperLogLog again would change nothing. Bounded
+// and direct-mapped (a 64-bit fingerprint per slot, 2 MiB once used): a sample pushed out is
+// merely sent again.
+class SentSamples {
+  public:
+    static constexpr unsigned kSlotBits = 18;
+    bool contains(const UniqueSample& s) const;
+    void insert(const UniqueSample& s);
+
+  private:
+    static std::uint64_t fingerprint(const UniqueSample& s);
+    std::vector<std::uint64_t> slots_;  // allocated on the first insert; 0 is an empty slot
 };
 
 struct DrainedClicks {

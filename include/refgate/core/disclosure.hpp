@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "refgate/core/string_hash.hpp"
+
 namespace refgate {
 
 // The publisher-wide disclosure's key. Any other key is a partner's slug.
@@ -109,12 +111,6 @@ class DisclosureSet {
                                    std::string_view default_locale) const;
 
   private:
-    struct StringHash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const noexcept {
-            return std::hash<std::string_view>{}(s);
-        }
-    };
     using ByLocale = std::unordered_map<std::string, DisclosureEntry, StringHash, std::equal_to<>>;
 
     std::vector<Disclosure> versions_;  // sorted by key, locale, version

@@ -58,7 +58,7 @@ class RespWriter {
     void append_number(std::size_t n) {
         char digits[24];
         auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-        out_.append(digits, end);
+        out_.append(digits, static_cast<std::size_t>(end - digits));
     }
 
     std::string out_;

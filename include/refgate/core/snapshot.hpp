@@ -19,6 +19,7 @@
 #include "refgate/core/destination.hpp"
 #include "refgate/core/disclosure.hpp"
 #include "refgate/core/model.hpp"
+#include "refgate/core/string_hash.hpp"
 
 namespace refgate {
 
@@ -36,13 +37,6 @@ struct LinkEntry {
     std::string fallback;  // empty: none
     // The small page sent with a 302 is written per request (append_redirect_page) into the
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
-};
-
-struct StringHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept {
-        return std::hash<std::string_view>{}(s);
-    }
 };
 
 class Snapshot {

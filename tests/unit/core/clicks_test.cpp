@@ -55,6 +55,94 @@ TEST_CASE("the longest counter key fits the field buffer and reads back", "[clic
     CHECK(format_day(utc_day(951'782'400)) == "2000-02-29");
 }
 
+TEST_CASE("a parsed day must be a real date in its fixed form", "[clicks]") {
+    CounterKey back;
+    REQUIRE(CounterKey::parse_field("7|2000-02-29|direct|bot", back));
+    CHECK(back.day == utc_day(951'782'400));
+    CHECK_FALSE(CounterKey::parse_field("7|2001-02-29|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("7|2026-1-129|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("7|2026 11 29|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("7|2026-11-2x|direct|bot", back));
+}
+
+namespace {
+
+std::vector<std::pair<std::string, std::uint64_t>> decode(std::string_view name,
+                                                          std::string_view value, bool& ok) {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    ok = decode_bucket_field(name, value, [&](std::string_view field, std::uint64_t clicks) {
+        out.emplace_back(field, clicks);
+    });
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a batch of counts is one bucket field that reads back line by line", "[clicks]") {
+    CounterKey a(42, utc_day(1'795'975'200), ClickClass::human, "newsletter");
+    CounterKey b(7, utc_day(1'795'975'200), ClickClass::bot, "direct");
+    std::string blob;
+    append_batch_line(blob, a, 3);
+    append_batch_line(blob, b, 18'446'744'073'709'551'615ULL);
+    append_batch_line(blob, a, 1);  // the same counter from a second shard
+    CHECK(blob ==
+          "42|2026-11-29|newsletter|human 3\n7|2026-11-29|direct|bot 18446744073709551615\n"
+          "42|2026-11-29|newsletter|human 1\n");
+    bool ok = false;
+    auto counts = decode("batch:ab12:7", blob, ok);
+    CHECK(ok);
+    REQUIRE(counts.size() == 3);
+    CHECK(counts[0] == std::pair<std::string, std::uint64_t>(a.field(), 3));
+    CHECK(counts[1].second == 18'446'744'073'709'551'615ULL);
+    CHECK(decode("batch:empty", "", ok).empty());
+    CHECK(ok);
+}
+
+TEST_CASE("a bucket field in the older one-counter form still reads", "[clicks]") {
+    bool ok = false;
+    auto counts = decode("42|2026-11-29|direct|human", "12", ok);
+    CHECK(ok);
+    REQUIRE(counts.size() == 1);
+    CHECK(counts[0] == std::pair<std::string, std::uint64_t>("42|2026-11-29|direct|human", 12));
+}
+
+TEST_CASE("a malformed bucket field is refused, not read as zero", "[clicks]") {
+    bool ok = true;
+    decode("42|2026-11-29|direct|human", "12x", ok);
+    CHECK_FALSE(ok);
+    decode("42|2026-11-29|direct|human", "", ok);
+    CHECK_FALSE(ok);
+    decode("42|2026-11-29|direct|human", "-1", ok);
+    CHECK_FALSE(ok);
+    auto before = decode("batch:x", "42|2026-11-29|direct|human 2\n7|2026-11-29|direct|bot", ok);
+    CHECK_FALSE(ok);  // the last line has no count and no end
+    CHECK(before.size() == 1);
+    decode("batch:x", "42|2026-11-29|direct|human two\n", ok);
+    CHECK_FALSE(ok);
+    decode("batch:x", "42|2026-11-29|direct|human\n", ok);
+    CHECK_FALSE(ok);
+}
+
+TEST_CASE("a unique sample sent once is known, and only that one", "[clicks]") {
+    SentSamples sent;
+    UniqueSample s{42, 20'000, 0x1234'5678'9abc'def0ULL};
+    CHECK_FALSE(sent.contains(s));
+    sent.insert(s);
+    CHECK(sent.contains(s));
+    CHECK_FALSE(sent.contains({43, 20'000, s.hash}));
+    CHECK_FALSE(sent.contains({42, 20'001, s.hash}));
+    CHECK_FALSE(sent.contains({42, 20'000, s.hash + 1}));
+    // Bounded: many more samples than slots push old ones out; none is ever reported sent wrongly.
+    std::size_t known = 0;
+    for (std::uint64_t i = 0; i < 4 * (std::uint64_t{1} << SentSamples::kSlotBits); ++i) {
+        sent.insert({1, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL});
+    }
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        if (sent.contains({2, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL})) ++known;
+    }
+    CHECK(known == 0);
+}
+
 TEST_CASE("a shard hands over every count once and starts again from zero", "[clicks]") {
     ClickShard shard;
     CounterKey a(1, 100, ClickClass::human, "direct");
