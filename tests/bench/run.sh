@@ -425,7 +425,7 @@ redirect_part() {
   "$PY" "$BENCH_PY" nginx-map "$REDIRECT_LINKS" "$STATE/nginx/links.map"
   "$PY" "$BENCH_PY" wrk-lua "$REDIRECT_LINKS" "$STATE/spread.lua"
   redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 0 flushdb >/dev/null
-  psql_q refgate_bench -c "TRUNCATE refgate_clicks, refgate_uniques, refgate_flushed_buckets"
+  psql_q refgate_bench -c "TRUNCATE refgate_click_counts, refgate_uniques, refgate_flushed_buckets"
 
   local threads_list threads case conns close round server port
   IFS=, read -r -a threads_list <<<"$THREADS_LIST"
@@ -486,7 +486,7 @@ flush_run() {
   local total=$((buckets * per))
   redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 1 flushdb >/dev/null
   psql_q refgate_flush -c "TRUNCATE refgate_flushed_buckets"
-  ((truncate)) && psql_q refgate_flush -c "TRUNCATE refgate_clicks"
+  ((truncate)) && psql_q refgate_flush -c "TRUNCATE refgate_click_counts"
   if ((total > 0)); then
     "$PY" "$BENCH_PY" redis-fill "$buckets" "$per" 0 |
       bounded 120 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 1 --pipe >/dev/null
