@@ -394,8 +394,14 @@ class Sanitizer {
 }  // namespace
 
 void append_escaped_html(std::string& out, std::string_view text) {
-    for (char c : text) {
-        switch (c) {
+    // Runs of ordinary characters are appended whole: a Location is escaped on every redirect.
+    auto special = [](char c) { return c == '&' || c == '<' || c == '>' || c == '"' || c == '\''; };
+    while (!text.empty()) {
+        std::size_t run = 0;
+        while (run < text.size() && !special(text[run])) ++run;
+        out.append(text.data(), run);
+        if (run == text.size()) return;
+        switch (text[run]) {
             case '&':
                 out.append("&amp;");
                 break;
@@ -408,12 +414,10 @@ void append_escaped_html(std::string& out, std::string_view text) {
             case '"':
                 out.append("&quot;");
                 break;
-            case '\'':
-                out.append("&#39;");
-                break;
             default:
-                out.push_back(c);
+                out.append("&#39;");
         }
+        text.remove_prefix(run + 1);
     }
 }
 

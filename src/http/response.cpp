@@ -1,10 +1,13 @@
 #include "refgate/http/response.hpp"
 
+#include <cstring>
+
 namespace refgate::http {
 
 void Response::add_header(std::string_view name, std::string_view value) {
-    for (char c : value) {
-        if (c == '\r' || c == '\n' || c == '\0') {
+    // memchr runs a word or more at a time; header values are checked on every response.
+    for (char bad : {'\r', '\n', '\0'}) {
+        if (std::memchr(value.data(), bad, value.size()) != nullptr) {
             simple_page(500, "Internal Server Error");
             return;
         }

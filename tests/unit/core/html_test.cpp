@@ -151,3 +151,11 @@ TEST_CASE("sanitising twice changes nothing", "[html][sanitize]") {
         CHECK(sanitize_html(once) == once);
     }
 }
+
+TEST_CASE("escaping keeps ordinary runs whole around specials at either end", "[html]") {
+    CHECK(escape_html("") == "");
+    CHECK(escape_html("&") == "&amp;");
+    CHECK(escape_html("'a'") == "&#39;a&#39;");
+    CHECK(escape_html("https://shop.example/p?ref=abc&utm_source=x&q=<1>") ==
+          "https://shop.example/p?ref=abc&amp;utm_source=x&amp;q=&lt;1&gt;");
+}

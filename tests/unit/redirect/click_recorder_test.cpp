@@ -103,3 +103,28 @@ TEST_CASE("a forwarded address is the reader only behind a trusted proxy", "[rec
     auto four = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.2"}});
     CHECK(three.samples.at(0).hash != four.samples.at(0).hash);
 }
+
+TEST_CASE("fields are found whatever their case, and the first of a repeated name counts",
+          "[recorder]") {
+    Fixture f;
+    auto lower = f.click("/go/x", {{"user-agent", kBrowser}, {"sec-purpose", "prefetch"}});
+    CHECK(lower.counts.at(0).first.click_class == static_cast<std::uint8_t>(ClickClass::prefetch));
+    for (const char* name : {"Purpose", "X-Purpose", "X-MOZ"}) {
+        auto d = f.click("/go/x", {{"User-Agent", kBrowser}, {name, "prefetch"}});
+        INFO(name);
+        CHECK(d.counts.at(0).first.click_class ==
+              static_cast<std::uint8_t>(ClickClass::prefetch));
+    }
+    auto first_agent = f.click(
+        "/go/x", {{"User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"},
+                  {"User-Agent", kBrowser}});
+    CHECK(first_agent.counts.at(0).first.click_class ==
+          static_cast<std::uint8_t>(ClickClass::bot));
+    auto first_dnt = f.click("/go/x", {{"User-Agent", kBrowser}, {"DNT", "0"}, {"dnt", "1"}});
+    CHECK(first_dnt.samples.size() == 1);
+    auto gpc = f.click("/go/x", {{"User-Agent", kBrowser}, {"sec-gpc", "1"}});
+    CHECK(gpc.samples.empty());
+    // An empty first User-Agent is still the first: a browser's second one does not replace it.
+    auto empty = f.click("/go/x", {{"User-Agent", ""}, {"User-Agent", kBrowser}});
+    CHECK(empty.counts.at(0).first.click_class != static_cast<std::uint8_t>(ClickClass::human));
+}
