@@ -254,12 +254,15 @@ bool decode_bucket_field(std::string_view name, std::string_view value,
 }
 
 std::size_t CounterKeyHash::operator()(const CounterKey& k) const noexcept {
-    std::size_t h = std::hash<std::int64_t>{}(k.link_id);
-    h ^= std::hash<std::int64_t>{}((static_cast<std::int64_t>(k.day) << 8) | k.click_class) +
-         0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    h ^= std::hash<std::string_view>{}(k.channel_view()) + 0x9e3779b97f4a7c15ULL + (h << 6) +
-         (h >> 2);
-    return h;
+    // Called on every redirect: channels are short, so a byte loop beats a call into the
+    // library's general string hash; the final mix spreads the bits over the whole word.
+    std::uint64_t h = static_cast<std::uint64_t>(k.link_id) * 0x9e3779b97f4a7c15ULL;
+    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.day)) << 8) | k.click_class;
+    for (char c : k.channel_view()) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return static_cast<std::size_t>(h);
 }
 
 std::uint64_t SentSamples::fingerprint(const UniqueSample& s) {
@@ -286,21 +289,28 @@ void SentSamples::insert(const UniqueSample& s) {
 }
 
 void ClickShard::drain(DrainedClicks& out) {
-    std::lock_guard lock(mutex_);
-    for (auto it = counts_.begin(); it != counts_.end();) {
+    std::size_t taken = 0;
+    {
+        std::lock_guard lock(mutex_);
+        taken = active_;
+        active_ = 1 - active_;
+    }
+    // The recording thread now writes to the other side; this one is ours until the next switch.
+    Side& side = sides_[taken];
+    for (auto it = side.counts.begin(); it != side.counts.end();) {
         if (it->second == 0) {
-            // Not clicked for a whole window: give the node back.
-            it = counts_.erase(it);
+            // Not clicked for a whole window of this side: give the node back.
+            it = side.counts.erase(it);
             continue;
         }
         out.counts.emplace_back(it->first, it->second);
         it->second = 0;
         ++it;
     }
-    out.samples.insert(out.samples.end(), samples_.begin(), samples_.end());
-    samples_.clear();
-    out.samples_dropped += samples_dropped_;
-    samples_dropped_ = 0;
+    out.samples.insert(out.samples.end(), side.samples.begin(), side.samples.end());
+    side.samples.clear();
+    out.samples_dropped += side.samples_dropped;
+    side.samples_dropped = 0;
 }
 
 std::uint64_t siphash24(const SaltKey& key, std::string_view message) {

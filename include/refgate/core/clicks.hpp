@@ -101,32 +101,41 @@ struct DrainedClicks {
 };
 
 // One per I/O thread: the thread that records into it is the only writer, and the sender takes its
-// contents once per aggregation window, so the lock is never contended in practice. Keys that
-// keep receiving clicks keep their node, so the steady state allocates nothing.
+// contents once per aggregation window. Counts go into one of two sides; drain() switches sides
+// under the lock (a few instructions) and copies the other side out without it, so that a redirect
+// never waits for the copying, even when the sender runs at a lower priority and is preempted.
+// Keys that keep receiving clicks keep their node, so the steady state allocates nothing.
 class ClickShard {
   public:
-    explicit ClickShard(std::size_t max_samples = 65'536) { samples_.reserve(max_samples); }
+    explicit ClickShard(std::size_t max_samples = 65'536) {
+        for (auto& side : sides_) side.samples.reserve(max_samples);
+    }
 
     void count(const CounterKey& key) {
         std::lock_guard lock(mutex_);
-        ++counts_[key];
+        ++sides_[active_].counts[key];
     }
     void sample(const UniqueSample& s) {
         std::lock_guard lock(mutex_);
-        if (samples_.size() < samples_.capacity()) {
-            samples_.push_back(s);
+        Side& side = sides_[active_];
+        if (side.samples.size() < side.samples.capacity()) {
+            side.samples.push_back(s);
         } else {
-            ++samples_dropped_;
+            ++side.samples_dropped;
         }
     }
-    // Appends what was counted since the last drain and resets it.
+    // Appends what was counted since the last drain and resets it. One thread drains at a time.
     void drain(DrainedClicks& out);
 
   private:
+    struct Side {
+        std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> counts;
+        std::vector<UniqueSample> samples;
+        std::uint64_t samples_dropped = 0;
+    };
     std::mutex mutex_;
-    std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> counts_;
-    std::vector<UniqueSample> samples_;
-    std::uint64_t samples_dropped_ = 0;
+    std::array<Side, 2> sides_;
+    std::size_t active_ = 0;  // the side being recorded into; guarded by mutex_
 };
 
 // Keyed 64-bit hash (SipHash-2-4) of a click's (client address, user agent, link) under the day's

@@ -178,24 +178,33 @@ TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
     ClickShard shard;
     CounterKey key(7, 1, ClickClass::human, "direct");
     std::uint64_t drained_total = 0;
+    std::uint64_t samples_total = 0;
     std::atomic<bool> done{false};
+    auto add = [&](const DrainedClicks& d) {
+        for (const auto& [k, n] : d.counts) drained_total += n;
+        samples_total += d.samples.size() + d.samples_dropped;
+    };
     std::thread drainer([&] {
         while (!done) {
             DrainedClicks d;
             shard.drain(d);
-            for (const auto& [k, n] : d.counts) drained_total += n;
+            add(d);
         }
     });
     std::thread writer([&] {
-        for (int i = 0; i < 100'000; ++i) shard.count(key);
+        for (int i = 0; i < 100'000; ++i) {
+            shard.count(key);
+            shard.sample({7, 1, static_cast<std::uint64_t>(i)});
+        }
     });
     writer.join();
     done = true;
     drainer.join();
     DrainedClicks rest;
     shard.drain(rest);
-    for (const auto& [k, n] : rest.counts) drained_total += n;
+    add(rest);
     CHECK(drained_total == 100'000);
+    CHECK(samples_total == 100'000);
 }
 
 TEST_CASE("SipHash-2-4 matches the reference vectors", "[clicks]") {
