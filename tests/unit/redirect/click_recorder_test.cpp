@@ -112,14 +112,12 @@ TEST_CASE("fields are found whatever their case, and the first of a repeated nam
     for (const char* name : {"Purpose", "X-Purpose", "X-MOZ"}) {
         auto d = f.click("/go/x", {{"User-Agent", kBrowser}, {name, "prefetch"}});
         INFO(name);
-        CHECK(d.counts.at(0).first.click_class ==
-              static_cast<std::uint8_t>(ClickClass::prefetch));
+        CHECK(d.counts.at(0).first.click_class == static_cast<std::uint8_t>(ClickClass::prefetch));
     }
     auto first_agent = f.click(
         "/go/x", {{"User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"},
                   {"User-Agent", kBrowser}});
-    CHECK(first_agent.counts.at(0).first.click_class ==
-          static_cast<std::uint8_t>(ClickClass::bot));
+    CHECK(first_agent.counts.at(0).first.click_class == static_cast<std::uint8_t>(ClickClass::bot));
     auto first_dnt = f.click("/go/x", {{"User-Agent", kBrowser}, {"DNT", "0"}, {"dnt", "1"}});
     CHECK(first_dnt.samples.size() == 1);
     auto gpc = f.click("/go/x", {{"User-Agent", kBrowser}, {"sec-gpc", "1"}});
