@@ -139,7 +139,6 @@ class Snapshot {
   private:
     // Moves the scheduled codes whose moment has come into the partners' ref_code.
     void apply_schedule(SysSeconds now);
-    void index_entries();
     // Sizes the slug index for up to `links` entries; then index() adds entries_[position],
     // false (and nothing added) when its slug is already there.
     void reserve_index(std::size_t links);

@@ -587,3 +587,34 @@ TEST_CASE("the snapshot file reader refuses text that is not strict JSON", "[sna
         read(replace("\"slug\":\"x\"", "\"slug\":\"x\",\"deep\":" + std::string(100'000, '[') +
                                            std::string(100'000, ']'))));
 }
+
+TEST_CASE("a scheduled code rebuilds its partner's Locations and leaves the others as they were",
+          "[snapshot][schedule]") {
+    const SysSeconds t0{seconds{1'800'000'000}};
+    auto partners = tricky_partners();
+    partners[0].scheduled_codes = {{t0 + 10s, "new code"}};
+    partners[1].scheduled_codes = {{t0 + 10s, partners[1].ref_code}};  // the same code again
+    std::vector<Link> links;
+    for (const auto& partner : partners) {
+        for (std::size_t i = 0; i < kTrickyUrls.size(); ++i)
+            links.push_back(
+                make_link(partner.slug + "-" + std::to_string(i), kTrickyUrls[i], partner.slug));
+    }
+    auto before = Snapshot::build(1, partners, links, {}, "test", {}, t0);
+    auto after = before->at(t0 + 10s);
+    REQUIRE(after->link_count() == before->link_count());
+    for (const auto& entry : before->entries()) {
+        INFO(entry.slug);
+        const auto* now = after->find(entry.slug);
+        REQUIRE(now != nullptr);
+        CHECK(now->destination == entry.destination);
+        CHECK(now->location == refgate::build_location(entry.destination, after->partner(*now)));
+        if (entry.partner_index == 0) {
+            // "=new": one destination names the parameter as "r%65f", which is replaced too.
+            CHECK_THAT(now->location, Catch::Contains("=new%20code&"));
+        } else {
+            CHECK(now->location == entry.location);
+        }
+    }
+    CHECK(after->find("nope") == nullptr);
+}
