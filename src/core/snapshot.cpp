@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "refgate/core/location.hpp"
+#include "refgate/core/model.hpp"
 
 namespace refgate {
 
@@ -26,6 +27,141 @@ nlohmann::ordered_json partner_file_json(const Partner& p) {
                 {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
     }
     return j;
+}
+
+// Checking a destination with check_destination() (libidn2, Boost.URL, several strings) and
+// building its Location with Boost.URL took most of a snapshot's build: about 5 us a link, half
+// a second at 100,000 links. The two fast paths below take the common, plain case only and
+// leave anything else to those functions, so they decide exactly as before.
+
+bool is_lower_host_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
+// RFC 3986 unreserved, sub-delims, ':', '@', '/' and '?': what a path, query or fragment may hold
+// unencoded. No '%' (an escape would need checking), no '#', nothing outside ASCII.
+bool is_plain_uri_char(char c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+    switch (c) {
+        case '-':
+        case '.':
+        case '_':
+        case '~':
+        case '!':
+        case '$':
+        case '&':
+        case '\'':
+        case '(':
+        case ')':
+        case '*':
+        case '+':
+        case ',':
+        case ';':
+        case '=':
+        case ':':
+        case '@':
+        case '/':
+        case '?':
+            return true;
+        default:
+            return false;
+    }
+}
+
+// True only when check_destination(url) would accept `url` and return it unchanged as its
+// canonical form: a lower-case https (or allowed http) URL whose host is a plain lower-case
+// name within the allowed domains, with no port, no user info, no escapes and nothing a
+// canonical form would encode. False says nothing: the caller asks check_destination().
+bool plainly_canonical(std::string_view url, const std::vector<std::string>& allowed_domains,
+                       const UrlPolicy& policy) {
+    if (url.size() > policy.max_length) return false;
+    std::size_t host_start = 0;
+    if (url.starts_with("https://")) {
+        host_start = 8;
+    } else if (policy.allow_http && url.starts_with("http://")) {
+        host_start = 7;
+    } else {
+        return false;
+    }
+    std::size_t host_end = host_start;
+    while (host_end < url.size() && is_lower_host_char(url[host_end])) ++host_end;
+    if (host_end == host_start) return false;
+    if (host_end < url.size() && url[host_end] != '/' && url[host_end] != '?' &&
+        url[host_end] != '#') {
+        return false;  // a port, user info or anything else: the full check
+    }
+    bool in_fragment = false;
+    for (std::size_t i = host_end; i < url.size(); ++i) {
+        char c = url[i];
+        if (c == '#' && !in_fragment) {
+            in_fragment = true;
+        } else if (!is_plain_uri_char(c)) {
+            return false;
+        }
+    }
+    return host_within(url.substr(host_start, host_end - host_start), allowed_domains);
+}
+
+// What build_location() appends to a destination without a query: "ref=code&extra=value..."
+// (taken from build_location() itself, so the encoding is its own). Empty when the partner's
+// parameters are not plain enough for the fast path (a repeated key, say).
+std::string location_suffix(const Partner& partner) {
+    std::vector<std::string_view> keys{partner.ref_param};
+    for (const auto& [key, value] : partner.extra_params) {
+        if (key == partner.ref_param) continue;
+        if (!valid_param_name(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
+            return {};
+        }
+        keys.push_back(key);
+    }
+    constexpr std::string_view kProbe = "https://probe.invalid/";
+    std::string probe = build_location(kProbe, partner);
+    if (probe.size() <= kProbe.size() + 1 || !probe.starts_with(kProbe) ||
+        probe[kProbe.size()] != '?' || probe.find('#') != std::string::npos) {
+        return {};
+    }
+    return probe.substr(kProbe.size() + 1);
+}
+
+// build_location(destination, partner) for a destination that passed the checks above: when its
+// query (if any) is plain and names none of the partner's parameters, setting them appends them
+// to the query, and the fragment follows unchanged. Anything else goes through build_location().
+std::string location(std::string_view destination, const Partner& partner,
+                     std::string_view suffix) {
+    if (suffix.empty()) return build_location(destination, partner);
+    std::size_t hash = destination.find('#');
+    std::string_view base = destination.substr(0, hash);
+    std::string_view fragment =
+        hash == std::string_view::npos ? std::string_view{} : destination.substr(hash);
+    std::size_t question = base.find('?');
+    if (question != std::string_view::npos) {
+        std::string_view query = base.substr(question + 1);
+        if (query.empty()) return build_location(destination, partner);
+        std::size_t start = 0;
+        while (start <= query.size()) {
+            std::size_t end = query.find('&', start);
+            if (end == std::string_view::npos) end = query.size();
+            std::string_view param = query.substr(start, end - start);
+            std::string_view key = param.substr(0, param.find('='));
+            for (char c : param) {
+                bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                             (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                             c == '~' || c == '=';
+                if (!plain) return build_location(destination, partner);
+            }
+            if (key.empty() || key == partner.ref_param)
+                return build_location(destination, partner);
+            for (const auto& extra : partner.extra_params) {
+                if (key == extra.first) return build_location(destination, partner);
+            }
+            start = end + 1;
+        }
+    }
+    std::string out;
+    out.reserve(destination.size() + 1 + suffix.size());
+    out.append(base).push_back(question == std::string_view::npos ? '?' : '&');
+    out.append(suffix).append(fragment);
+    return out;
 }
 
 }  // namespace
@@ -49,12 +185,23 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->policy_ = policy_;
     snapshot->partners_ = partners_;
     snapshot->apply_schedule(now);
+    // Only the Locations of partners whose code changed are built again (at 100,000 links all of
+    // them through Boost.URL took a quarter of a second); the slugs, and so the index, are the
+    // same.
+    std::vector<std::string> suffixes(partners_.size());
+    std::vector<bool> changed(partners_.size());
+    for (std::size_t i = 0; i < partners_.size(); ++i) {
+        changed[i] = partners_[i].ref_code != snapshot->partners_[i].ref_code;
+        if (changed[i]) suffixes[i] = location_suffix(snapshot->partners_[i]);
+    }
     snapshot->entries_ = entries_;
     for (LinkEntry& entry : snapshot->entries_) {
-        entry.location =
-            build_location(entry.destination, snapshot->partners_[entry.partner_index]);
+        if (!changed[entry.partner_index]) continue;
+        entry.location = location(entry.destination, snapshot->partners_[entry.partner_index],
+                                  suffixes[entry.partner_index]);
+        entry.location.shrink_to_fit();
     }
-    snapshot->index_entries();
+    snapshot->slots_ = slots_;
     snapshot->disclosures_ = DisclosureSet(disclosures_.versions());
     return snapshot;
 }
@@ -78,11 +225,24 @@ void Snapshot::apply_schedule(SysSeconds now) {
     }
 }
 
-void Snapshot::index_entries() {
-    index_.clear();
-    index_.reserve(entries_.size());
-    for (std::size_t i = 0; i < entries_.size(); ++i) {
-        index_.emplace(entries_[i].slug, static_cast<std::uint32_t>(i));
+void Snapshot::reserve_index(std::size_t links) {
+    std::size_t size = 2;
+    while (size < 2 * links) size *= 2;
+    slots_.assign(size, Slot{});
+}
+
+bool Snapshot::index(std::uint32_t position) {
+    std::string_view slug = entries_[position].slug;
+    std::size_t hash = StringHash{}(slug);
+    std::size_t mask = slots_.size() - 1;
+    auto tag = static_cast<std::uint32_t>(hash >> 32);
+    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+        Slot& slot = slots_[i];
+        if (slot.position == kNoEntry) {
+            slot = Slot{tag, position};
+            return true;
+        }
+        if (slot.tag == tag && entries_[slot.position].slug == slug) return false;
     }
 }
 
@@ -99,70 +259,102 @@ Link Snapshot::link(const LinkEntry& entry) const {
     return l;
 }
 
+Snapshot::Builder::Builder(std::uint64_t version, std::vector<Partner> partners,
+                           const UrlPolicy& policy, std::string source, SysSeconds now,
+                           std::size_t max_links)
+    : snapshot_(std::make_shared<Snapshot>()) {
+    Snapshot& s = *snapshot_;
+    s.version_ = version;
+    s.source_ = std::move(source);
+    s.built_at_ = system_now().time_since_epoch().count();
+    s.policy_ = policy;
+    s.partners_ = std::move(partners);
+    s.apply_schedule(now);
+    partner_index_.reserve(s.partners_.size());
+    suffixes_.reserve(s.partners_.size());
+    for (std::size_t i = 0; i < s.partners_.size(); ++i) {
+        partner_index_.emplace(s.partners_[i].slug, i);
+        suffixes_.push_back(location_suffix(s.partners_[i]));
+    }
+    // Sized once: the slug index must stay at most half full.
+    s.entries_.reserve(max_links);
+    s.reserve_index(max_links);
+}
+
+void Snapshot::Builder::add(Link&& link) {
+    Snapshot& s = *snapshot_;
+    if (s.entries_.size() == s.entries_.capacity()) {
+        // More links than announced: the slug index was sized for max_links.
+        s.rejected_.push_back(link.slug + ": more links than the snapshot was sized for");
+        return;
+    }
+    auto p = partner_index_.find(link.partner);
+    if (p == partner_index_.end()) {
+        s.rejected_.push_back(link.slug + ": unknown partner " + link.partner);
+        return;
+    }
+    const Partner& partner = s.partners_[p->second];
+    if (!valid_slug(link.slug) || !valid_param_name(partner.ref_param)) {
+        s.rejected_.push_back(link.slug + ": destination is not canonical");
+        return;
+    }
+    if (!plainly_canonical(link.destination, partner.allowed_domains, s.policy_)) {
+        UrlCheck check = check_destination(link.destination, partner.allowed_domains, s.policy_);
+        if (!check.ok() || check.canonical != link.destination) {
+            s.rejected_.push_back(link.slug + ": destination " +
+                                  (check.ok() ? "is not canonical" : check.message));
+            return;
+        }
+    }
+    LinkEntry& entry = s.entries_.emplace_back();
+    entry.slug = std::move(link.slug);
+    // The first of a slug wins: one lookup, undone when the slug is taken.
+    if (!s.index(static_cast<std::uint32_t>(s.entries_.size() - 1))) {
+        s.entries_.pop_back();
+        return;
+    }
+    entry.id = link.id;
+    entry.partner_index = p->second;
+    entry.status = link.status;
+    entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
+    entry.utm_passthrough = link.utm_passthrough;
+    entry.partner_active = partner.active;
+    entry.location = location(link.destination, partner, suffixes_[p->second]);
+    entry.location.shrink_to_fit();
+    if (link.fallback) {
+        if (plainly_canonical(*link.fallback, partner.allowed_domains, s.policy_)) {
+            entry.fallback = std::move(*link.fallback);
+        } else {
+            UrlCheck fallback =
+                check_destination(*link.fallback, partner.allowed_domains, s.policy_);
+            if (fallback.ok()) {
+                entry.fallback = std::move(fallback.canonical);
+            } else {
+                s.rejected_.push_back(entry.slug + ": fallback " + fallback.message);
+            }
+        }
+    }
+    entry.destination = std::move(link.destination);
+}
+
+std::shared_ptr<const Snapshot> Snapshot::Builder::finish(std::vector<Disclosure> disclosures) {
+    snapshot_->disclosures_ = DisclosureSet(std::move(disclosures));
+    return std::move(snapshot_);
+}
+
 std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
                                                 std::vector<Partner> partners,
                                                 std::vector<Link> links, const UrlPolicy& policy,
                                                 std::string source,
                                                 std::vector<Disclosure> disclosures,
                                                 SysSeconds now) {
-    auto snapshot = std::make_shared<Snapshot>();
-    snapshot->version_ = version;
-    snapshot->source_ = std::move(source);
-    snapshot->built_at_ = system_now().time_since_epoch().count();
-    snapshot->policy_ = policy;
-    snapshot->partners_ = std::move(partners);
-    snapshot->apply_schedule(now);
-
-    std::unordered_map<std::string_view, std::size_t> partner_index;
-    for (std::size_t i = 0; i < snapshot->partners_.size(); ++i) {
-        partner_index.emplace(snapshot->partners_[i].slug, i);
-    }
-    // Reserved once: the index's keys point into the entries, which must never move.
-    snapshot->entries_.reserve(links.size());
-    snapshot->index_.reserve(links.size());
+    Builder builder(version, std::move(partners), policy, std::move(source), now, links.size());
     for (Link& link : links) {
-        auto p = partner_index.find(link.partner);
-        if (p == partner_index.end()) {
-            snapshot->rejected_.push_back(link.slug + ": unknown partner " + link.partner);
-            continue;
-        }
-        const Partner& partner = snapshot->partners_[p->second];
-        UrlCheck check = check_destination(link.destination, partner.allowed_domains, policy);
-        if (!check.ok() || check.canonical != link.destination || !valid_slug(link.slug) ||
-            !valid_param_name(partner.ref_param)) {
-            snapshot->rejected_.push_back(link.slug + ": destination " +
-                                          (check.ok() ? "is not canonical" : check.message));
-            continue;
-        }
-        if (snapshot->index_.count(link.slug) != 0) continue;  // the first of a slug wins
-        LinkEntry entry;
-        entry.id = link.id;
-        entry.partner_index = p->second;
-        entry.status = link.status;
-        entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
-        entry.utm_passthrough = link.utm_passthrough;
-        entry.partner_active = partner.active;
-        entry.location = build_location(link.destination, partner);
-        if (link.fallback) {
-            UrlCheck fallback = check_destination(*link.fallback, partner.allowed_domains, policy);
-            if (fallback.ok()) {
-                entry.fallback = std::move(fallback.canonical);
-            } else {
-                snapshot->rejected_.push_back(link.slug + ": fallback " + fallback.message);
-            }
-        }
-        entry.slug = std::move(link.slug);
-        entry.destination = std::move(link.destination);
-        entry.location.shrink_to_fit();
-        snapshot->entries_.push_back(std::move(entry));
-        const LinkEntry& added = snapshot->entries_.back();
-        snapshot->index_.emplace(added.slug,
-                                 static_cast<std::uint32_t>(snapshot->entries_.size() - 1));
+        builder.add(std::move(link));
         // The input link's strings are freed as we go, not all at the end.
         link = Link();
     }
-    snapshot->disclosures_ = DisclosureSet(std::move(disclosures));
-    return snapshot;
+    return builder.finish(std::move(disclosures));
 }
 
 nlohmann::ordered_json Snapshot::to_json() const {
@@ -224,196 +416,6 @@ std::shared_ptr<const Snapshot> Snapshot::from_json(const nlohmann::ordered_json
         disclosures = disclosures_from_json(*it);
     return build(doc.at("version").get<std::uint64_t>(), partners_from_json(doc.at("partners")),
                  links_from_json(doc.at("links")), policy, "file", std::move(disclosures));
-}
-
-namespace {
-
-// Reads a snapshot file from the parser's events: the links array straight into Links, all else
-// (format, version, partners, disclosures: small) into a document.
-class FileReader {
-  public:
-    using Json = nlohmann::ordered_json;
-
-    Json rest;
-    std::vector<Link> links;
-    bool saw_links = false;
-
-    bool null() { return scalar(nullptr); }
-    bool boolean(bool v) { return scalar(v); }
-    bool number_integer(Json::number_integer_t v) { return scalar(v); }
-    bool number_unsigned(Json::number_unsigned_t v) { return scalar(v); }
-    bool number_float(Json::number_float_t v, const Json::string_t&) { return scalar(v); }
-    bool string(Json::string_t& v) { return scalar(std::move(v)); }
-    bool binary(Json::binary_t&) { throw std::runtime_error("snapshot file: binary value"); }
-
-    bool start_object(std::size_t) {
-        if (in_links_) {
-            if (skip_ > 0 || in_link_) {
-                if (!in_link_) throw std::runtime_error("snapshot file: link is not an object");
-                ++skip_;  // an unknown member's value: not ours
-                return true;
-            }
-            in_link_ = true;
-            link_ = Link();
-            seen_ = 0;
-            return true;
-        }
-        return open(Json::object());
-    }
-    bool end_object() {
-        if (in_links_) {
-            if (skip_ > 0) {
-                --skip_;
-                return true;
-            }
-            finish_link();
-            return true;
-        }
-        stack_.pop_back();
-        return true;
-    }
-    bool start_array(std::size_t) {
-        if (in_links_) {
-            if (!in_link_) throw std::runtime_error("snapshot file: link is not an object");
-            ++skip_;
-            return true;
-        }
-        if (stack_.size() == 1 && key_ == "links") {
-            if (saw_links) throw std::runtime_error("snapshot file: links twice");
-            saw_links = true;
-            in_links_ = true;
-            return true;
-        }
-        return open(Json::array());
-    }
-    bool end_array() {
-        if (in_links_) {
-            if (skip_ > 0) {
-                --skip_;
-            } else {
-                in_links_ = false;
-            }
-            return true;
-        }
-        stack_.pop_back();
-        return true;
-    }
-    bool key(Json::string_t& k) {
-        key_ = std::move(k);
-        return true;
-    }
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-        throw std::runtime_error(std::string("snapshot file: ") + e.what());
-    }
-
-  private:
-    enum Seen : unsigned { kSlug = 1, kPartner = 2, kDestination = 4, kStatus = 8 };
-
-    template <typename T>
-    bool scalar(T&& v) {
-        if (in_links_) {
-            if (!in_link_) throw std::runtime_error("snapshot file: link is not an object");
-            if (skip_ == 0) link_member(Json(std::forward<T>(v)));
-            return true;
-        }
-        if (stack_.empty()) throw std::runtime_error("not a refgate snapshot (format 1)");
-        Json& parent = *stack_.back();
-        if (parent.is_object()) {
-            parent[key_] = std::forward<T>(v);
-        } else {
-            parent.push_back(std::forward<T>(v));
-        }
-        return true;
-    }
-
-    bool open(Json empty) {
-        if (stack_.empty()) {
-            if (!empty.is_object() || rest.is_object())
-                throw std::runtime_error("not a refgate snapshot (format 1)");
-            rest = std::move(empty);
-            stack_.push_back(&rest);
-            return true;
-        }
-        // The parent gets no other member while this one is open, so the pointer stays good.
-        Json& parent = *stack_.back();
-        Json* child = nullptr;
-        if (parent.is_object()) {
-            child = &(parent[key_] = std::move(empty));
-        } else {
-            parent.push_back(std::move(empty));
-            child = &parent.back();
-        }
-        stack_.push_back(child);
-        return true;
-    }
-
-    void link_member(Json value) {
-        auto text = [&](const char* what) -> std::string {
-            if (!value.is_string()) throw std::runtime_error(std::string("link: bad ") + what);
-            return value.get<std::string>();
-        };
-        if (key_ == "id") {
-            if (!value.is_number_integer()) throw std::runtime_error("link: bad id");
-            link_.id = value.get<std::int64_t>();
-        } else if (key_ == "slug") {
-            link_.slug = text("slug");
-            seen_ |= kSlug;
-        } else if (key_ == "partner") {
-            link_.partner = text("partner");
-            seen_ |= kPartner;
-        } else if (key_ == "destination") {
-            link_.destination = text("destination");
-            seen_ |= kDestination;
-        } else if (key_ == "status") {
-            auto status = parse_link_status(text("status"));
-            if (!status) throw std::runtime_error("link " + link_.slug + ": bad status");
-            link_.status = *status;
-            seen_ |= kStatus;
-        } else if (key_ == "expires_at") {
-            if (value.is_null()) return;
-            link_.expires_at = parse_rfc3339(text("expires_at"));
-            if (!link_.expires_at)
-                throw std::runtime_error("link " + link_.slug + ": bad expires_at");
-        } else if (key_ == "fallback") {
-            if (!value.is_null()) link_.fallback = text("fallback");
-        } else if (key_ == "utm_passthrough") {
-            if (!value.is_boolean()) throw std::runtime_error("link: bad utm_passthrough");
-            link_.utm_passthrough = value.get<bool>();
-        }
-    }
-
-    void finish_link() {
-        in_link_ = false;
-        if (seen_ != (kSlug | kPartner | kDestination | kStatus))
-            throw std::runtime_error(
-                "snapshot file: a link lacks slug, partner, destination or status");
-        links.push_back(std::move(link_));
-    }
-
-    std::vector<Json*> stack_;
-    std::string key_;
-    bool in_links_ = false;
-    bool in_link_ = false;
-    int skip_ = 0;
-    unsigned seen_ = 0;
-    Link link_;
-};
-
-}  // namespace
-
-std::shared_ptr<const Snapshot> Snapshot::read_json(std::istream& in, const UrlPolicy& policy) {
-    FileReader reader;
-    if (!nlohmann::ordered_json::sax_parse(in, &reader))
-        throw std::runtime_error("snapshot file: not JSON");
-    const auto& doc = reader.rest;
-    if (!doc.is_object() || doc.value("format", 0) != 1 || !reader.saw_links) {
-        throw std::runtime_error("not a refgate snapshot (format 1)");
-    }
-    std::vector<Disclosure> disclosures;
-    if (auto it = doc.find("disclosures"); it != doc.end())
-        disclosures = disclosures_from_json(*it);
-    return build(doc.at("version").get<std::uint64_t>(), partners_from_json(doc.at("partners")),
-                 std::move(reader.links), policy, "file", std::move(disclosures));
 }
 
 std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {

@@ -368,10 +368,25 @@ TEST_CASE("one-shot timings of start-up work with 100k links", "[oneshot]") {
     auto loaded = Snapshot::from_json(parsed, {});
     auto t4 = Clock::now();
     REQUIRE(loaded->link_count() == built->link_count());
+    auto t5 = Clock::now();
+    auto read = Snapshot::read_json(std::string_view(file), {});
+    auto t6 = Clock::now();
+    REQUIRE(read->link_count() == built->link_count());
+    // A scheduled code of one partner taking over: what the follower publishes at that second.
+    auto scheduled_partners = input_partners;
+    scheduled_partners[0].scheduled_codes = {{SysSeconds{std::chrono::seconds{kNow + 60}}, "x"}};
+    auto scheduled = Snapshot::build(1, scheduled_partners, input_links, {}, "bench", {},
+                                     SysSeconds{std::chrono::seconds{kNow}});
+    auto t7 = Clock::now();
+    auto switched = scheduled->at(SysSeconds{std::chrono::seconds{kNow + 60}});
+    auto t8 = Clock::now();
+    REQUIRE(switched->partners()[0].ref_code == "x");
     out["Snapshot::build, 100k links (validation, Locations, pages) (ms)"] = ms(t1 - t0);
     out["Snapshot::to_json().dump(), 100k links (snapshot file text) (ms)"] = ms(t2 - t1);
     out["nlohmann::ordered_json::parse of the snapshot file (ms)"] = ms(t3 - t2);
     out["Snapshot::from_json, 100k links (ms)"] = ms(t4 - t3);
+    out["Snapshot::read_json of the snapshot file text, 100k links (ms)"] = ms(t6 - t5);
+    out["Snapshot::at, one partner's scheduled code takes over (ms)"] = ms(t8 - t7);
     out["snapshot file (MiB)"] = mib(static_cast<std::int64_t>(file.size()));
     for (auto& [k, v] : out.items()) std::printf("%-66s %12.1f\n", k.c_str(), v.get<double>());
     if (auto dir = out_dir(); !dir.empty()) std::ofstream(dir + "/oneshot.json") << out.dump(2);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "refgate/core/location.hpp"
+
 namespace {
 
 using namespace std::chrono;
@@ -369,4 +371,250 @@ TEST_CASE("scheduled codes take over at their second, and the snapshot file keep
     CHECK_THAT(last->find("tailscale")->location, Catch::Contains("ref=later"));
     CHECK_FALSE(last->next_change());
     CHECK(last->partners()[0].scheduled_codes.empty());
+}
+
+namespace {
+
+// Destinations and fallbacks that the snapshot's fast paths must treat exactly as
+// check_destination() and build_location() do: plain ones, and every near miss we could think of.
+const std::vector<std::string> kTrickyUrls = {
+    "https://tailscale.com/",
+    "https://tailscale.com",
+    "https://tailscale.com?x=1",
+    "https://tailscale.com#top",
+    "https://login.tailscale.com/a/b?plan=pro#teams",
+    "https://tailscale.com/pricing?plan=pro&seats=5#x?y/z",
+    "https://tailscale.com/p?ref=old",
+    "https://tailscale.com/p?a=1&ref=old&b=2",
+    "https://tailscale.com/p?utm_medium=x",
+    "https://tailscale.com/p?b",
+    "https://tailscale.com/p?a=1&&b=2",
+    "https://tailscale.com/p?a=1&",
+    "https://tailscale.com/p?=1",
+    "https://tailscale.com/p?",
+    "https://tailscale.com/p?#f",
+    "https://tailscale.com/p#",
+    "https://tailscale.com/p?a=b=c",
+    "https://tailscale.com/p?a+b=c",
+    "https://tailscale.com/p?r%65f=1",
+    "https://tailscale.com/p%20q",
+    "https://tailscale.com/p?q=%zz",
+    "https://tailscale.com/a b",
+    "https://tailscale.com/caf\xc3\xa9",
+    "https://tailscale.com/p#a#b",
+    "https://tailscale.com/p?x=(1)*2,3;4:5@6!$'",
+    "https://tailscale.com/p\\q",
+    "https://tailscale.com/p\"q",
+    "https://tailscale.com/p<q>",
+    "https://tailscale.com/p{q}|^`",
+    "https://tailscale.com/p\tq",
+    "https://tailscale.com/p\x7fq",
+    "https://tailscale.com:443/",
+    "https://tailscale.com:/",
+    "https://user@tailscale.com/",
+    "https://user:pw@tailscale.com/",
+    "https://TAILSCALE.com/",
+    "HTTPS://tailscale.com/",
+    "https://tailscale.com./",
+    "https://.tailscale.com/",
+    "https://a..tailscale.com/",
+    "https://-.tailscale.com/",
+    "https://xn--bcher-kva.tailscale.com/",
+    "https://b\xc3\xbc"
+    "cher.tailscale.com/",
+    "https://tailscale.com.evil.com/",
+    "https://eviltailscale.com/",
+    "https://evil.com/tailscale.com",
+    "https://evil.com?tailscale.com",
+    "https://evil.com#.tailscale.com",
+    "https://[::1]/",
+    "https://127.0.0.1/",
+    "https:///tailscale.com/",
+    "https:tailscale.com/",
+    "//tailscale.com/",
+    "http://tailscale.com/",
+    "ftp://tailscale.com/",
+    "https://tailscale.com/" + std::string(2100, 'a'),
+    "https://tailscale.com/" + std::string(2048 - 22, 'a'),
+    "https://tailscale.com/" + std::string(2048 - 21, 'a'),
+    "",
+};
+
+std::vector<Partner> tricky_partners() {
+    auto plain = tailscale();
+    auto odd_code = tailscale();
+    odd_code.slug = "odd-code";
+    odd_code.ref_code = "a b&c=d#e/\xc3\xa9";
+    odd_code.extra_params = {{"x y", "1"}};
+    auto repeated = tailscale();
+    repeated.slug = "repeated";
+    repeated.extra_params = {{"a", "1"}, {"a", "2"}, {"ref", "3"}};
+    auto bare = tailscale();
+    bare.slug = "bare";
+    bare.ref_param = "via";
+    bare.ref_code = "";
+    bare.extra_params = {};
+    return {plain, odd_code, repeated, bare};
+}
+
+}  // namespace
+
+TEST_CASE("a snapshot keeps a destination exactly when the full URL check accepts it unchanged",
+          "[snapshot]") {
+    for (bool allow_http : {false, true}) {
+        refgate::UrlPolicy policy{.allow_http = allow_http};
+        std::vector<Link> links;
+        for (std::size_t i = 0; i < kTrickyUrls.size(); ++i) {
+            links.push_back(make_link("link-" + std::to_string(i), kTrickyUrls[i]));
+            auto with_fallback =
+                make_link("fallback-" + std::to_string(i), "https://tailscale.com/");
+            with_fallback.fallback = kTrickyUrls[i];
+            links.push_back(with_fallback);
+        }
+        auto snapshot = Snapshot::build(1, {tailscale()}, links, policy, "test");
+        for (std::size_t i = 0; i < kTrickyUrls.size(); ++i) {
+            const auto& url = kTrickyUrls[i];
+            INFO("allow_http " << allow_http << ", url " << url);
+            auto check = refgate::check_destination(url, {"tailscale.com"}, policy);
+            bool kept = check.ok() && check.canonical == url;
+            const auto* entry = snapshot->find("link-" + std::to_string(i));
+            CHECK((entry != nullptr) == kept);
+            if (entry != nullptr) CHECK(entry->destination == url);
+            const auto* fallback = snapshot->find("fallback-" + std::to_string(i));
+            REQUIRE(fallback != nullptr);
+            CHECK(fallback->fallback == (check.ok() ? check.canonical : std::string()));
+        }
+    }
+}
+
+TEST_CASE("every Location in a snapshot is the one build_location makes of its destination",
+          "[snapshot]") {
+    auto partners = tricky_partners();
+    std::vector<Link> links;
+    std::vector<std::pair<std::string, std::size_t>> expected;  // slug, partner
+    for (std::size_t p = 0; p < partners.size(); ++p) {
+        for (std::size_t i = 0; i < kTrickyUrls.size(); ++i) {
+            auto slug = partners[p].slug + "-" + std::to_string(i);
+            links.push_back(make_link(slug, kTrickyUrls[i], partners[p].slug));
+            expected.emplace_back(slug, p);
+        }
+    }
+    auto snapshot = Snapshot::build(1, partners, links, {}, "test");
+    std::size_t checked = 0;
+    for (const auto& [slug, p] : expected) {
+        const auto* entry = snapshot->find(slug);
+        if (entry == nullptr) continue;
+        INFO(slug << ": " << entry->destination);
+        CHECK(entry->location == refgate::build_location(entry->destination, partners[p]));
+        ++checked;
+    }
+    CHECK(checked > 4 * 20);  // most of the table passes the URL check
+}
+
+TEST_CASE("the snapshot file reader takes any JSON spelling of the same file", "[snapshot]") {
+    auto read = [](const std::string& t) { return Snapshot::read_json(std::string_view(t), {}); };
+    // Written by hand: links before partners, whitespace, escapes, members it does not know.
+    auto snapshot = read(R"( {
+        "links" : [
+          { "note": {"a": [1, 2.5e3, -0.5, true, false, null, "x\"y"]},
+            "slug": "a\u006Cpha", "partner": "tailscale", "id": -3,
+            "destination": "https:\/\/tailscale.com\/p?q=1#fr",
+            "status": "active", "expires_at": null, "fallback": null, "utm_passthrough": true },
+          {"slug":"beta","partner":"tailscale","destination":"https://tailscale.com/b",
+           "status":"disabled","expires_at":"2026-11-29T16:00:00Z",
+           "fallback":"https://tailscale.com/f","slug":"gamma"}
+        ],
+        "format": 1, "version": 12, "future": {"x": []},
+        "partners": [{"slug":"tailscale","name":"T\u00e9 \ud83d\ude00","ref_param":"ref",
+                      "ref_code":"picks42","allowed_domains":["tailscale.com"],
+                      "extra_params":{}}]
+      } )");
+    CHECK(snapshot->version() == 12);
+    CHECK(snapshot->rejected().empty());
+    CHECK(snapshot->link_count() == 2);
+    CHECK(snapshot->partners().at(0).name == "T\xc3\xa9 \xf0\x9f\x98\x80");
+    const auto* alpha = snapshot->find("alpha");
+    REQUIRE(alpha != nullptr);
+    CHECK(alpha->id == -3);
+    CHECK(alpha->utm_passthrough);
+    CHECK(alpha->location == "https://tailscale.com/p?q=1&ref=picks42#fr");
+    CHECK(snapshot->find("beta") == nullptr);  // a repeated member: the last one counts
+    const auto* gamma = snapshot->find("gamma");
+    REQUIRE(gamma != nullptr);
+    CHECK(gamma->status == refgate::LinkStatus::disabled);
+    CHECK(gamma->expires_at == 1795968000);
+    CHECK(gamma->fallback == "https://tailscale.com/f");
+    CHECK(snapshot->disclosures().versions().empty());
+}
+
+TEST_CASE("the snapshot file reader refuses text that is not strict JSON", "[snapshot]") {
+    auto text =
+        Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test")
+            ->to_json()
+            .dump();
+    auto read = [](const std::string& t) { return Snapshot::read_json(std::string_view(t), {}); };
+    auto replace = [&](const std::string& from, const std::string& to) {
+        auto copy = text;
+        auto at = copy.find(from);
+        REQUIRE(at != std::string::npos);
+        return copy.replace(at, from.size(), to);
+    };
+    CHECK(read(text)->find("x") != nullptr);
+    CHECK_THROWS(read(""));
+    CHECK_THROWS(read(text + " {}"));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\",")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":'x'")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\\q\"")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\\ud800\"")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\\udc00\"")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\\u12\"")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\ty\"")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":7")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\",\"n\":01")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\",\"n\":1.")));
+    CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slug\":\"x\",\"n\":tru")));
+    CHECK_THROWS(read(replace("\"utm_passthrough\":false", "\"utm_passthrough\":0")));
+    CHECK_THROWS(read(replace("\"links\":[", "\"links\":[1,")));
+    CHECK_THROWS(read(replace("\"links\":[", "\"links\":{\"a\":")));
+    CHECK_THROWS(read(replace("\"version\":1", "\"version\":-1")));
+    CHECK_THROWS(read(replace("\"version\":1", "\"version\":1.5")));
+    CHECK_THROWS(read(replace("\"version\":1", "\"version\":99999999999999999999")));
+    CHECK_THROWS(read(replace("\"format\":1", "\"format\":\"1\"")));
+    CHECK_THROWS(read(replace("\"expires_at\":null", "\"expires_at\":\"soon\"")));
+    CHECK_THROWS(read(replace("{\"format\"", "{\"links\":[],\"format\"")));
+    // Nesting deep enough to exhaust a recursive reader's stack is refused instead.
+    CHECK_THROWS(
+        read(replace("\"slug\":\"x\"", "\"slug\":\"x\",\"deep\":" + std::string(100'000, '[') +
+                                           std::string(100'000, ']'))));
+}
+
+TEST_CASE("a scheduled code rebuilds its partner's Locations and leaves the others as they were",
+          "[snapshot][schedule]") {
+    const SysSeconds t0{seconds{1'800'000'000}};
+    auto partners = tricky_partners();
+    partners[0].scheduled_codes = {{t0 + 10s, "new code"}};
+    partners[1].scheduled_codes = {{t0 + 10s, partners[1].ref_code}};  // the same code again
+    std::vector<Link> links;
+    for (const auto& partner : partners) {
+        for (std::size_t i = 0; i < kTrickyUrls.size(); ++i)
+            links.push_back(
+                make_link(partner.slug + "-" + std::to_string(i), kTrickyUrls[i], partner.slug));
+    }
+    auto before = Snapshot::build(1, partners, links, {}, "test", {}, t0);
+    auto after = before->at(t0 + 10s);
+    REQUIRE(after->link_count() == before->link_count());
+    for (const auto& entry : before->entries()) {
+        INFO(entry.slug);
+        const auto* now = after->find(entry.slug);
+        REQUIRE(now != nullptr);
+        CHECK(now->destination == entry.destination);
+        CHECK(now->location == refgate::build_location(entry.destination, after->partner(*now)));
+        if (entry.partner_index == 0) {
+            // "=new": one destination names the parameter as "r%65f", which is replaced too.
+            CHECK_THAT(now->location, Catch::Contains("=new%20code&"));
+        } else {
+            CHECK(now->location == entry.location);
+        }
+    }
+    CHECK(after->find("nope") == nullptr);
 }
