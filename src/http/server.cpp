@@ -289,8 +289,6 @@ class Session final : public std::enable_shared_from_this<Session> {
     }
 
     void start() {
-        error_code ec;
-        socket_.set_option(tcp::no_delay(true), ec);
         arm(limits_.read_timeout);
         wait_timer();
         read_more();
@@ -459,9 +457,12 @@ class Session final : public std::enable_shared_from_this<Session> {
     }
 
     void finish_answer() {
-        bool keep_alive = parser_->keep_alive() && !response_.close() && !stopping_;
+        bool client_keeps = parser_->keep_alive();
+        bool keep_alive = client_keeps && !response_.close() && !stopping_;
         serialize(storage_.verb == bhttp::verb::head, keep_alive);
         if (!keep_alive) closing_ = true;
+        // A client that meant to keep the connection may already be sending its next request.
+        if (!keep_alive && client_keeps) linger_ = true;
     }
 
     // A handler that blocks (on PostgreSQL, say) runs on the server's blocking pool, never on an
@@ -513,6 +514,14 @@ class Session final : public std::enable_shared_from_this<Session> {
     }
 
     void write_output() {
+        // Nagle's algorithm could hold back a response while an earlier one is unacknowledged;
+        // only a connection that stays open can have one. Switched off then, as nginx does, so
+        // that a Connection: close exchange spends no system call on it.
+        if (!closing_ && !no_delay_) {
+            no_delay_ = true;
+            error_code ec;
+            socket_.set_option(tcp::no_delay(true), ec);
+        }
         writing_ = true;
         arm(limits_.write_timeout);
         asio::async_write(socket_, asio::buffer(output_),
@@ -532,17 +541,18 @@ class Session final : public std::enable_shared_from_this<Session> {
     }
 
     // A close with input unread makes the kernel reset the connection, and a reset can destroy
-    // the response before the client read it. So after a refusal, or with bytes still unread,
-    // the input is drained for up to kLingerTime first. After an ordinary answer with
-    // Connection: close there is nothing to read (the usual case), and the socket is closed at
-    // once: the client gets the response and then the FIN.
+    // the response before the client read it. So after a refusal (the client may still be
+    // sending), or when the client meant to keep the connection (the server is stopping), or
+    // with bytes already read and not parsed, the input is drained for up to kLingerTime first.
+    // After an answer to a client that asked for Connection: close, it has sent all it meant to,
+    // and the socket is closed at once, as nginx does: the client gets the response, then FIN.
     void linger_close() {
         if (closed_) return;
-        error_code ec;
-        if (!linger_ && input_.size() == 0 && socket_.available(ec) == 0 && !ec) {
+        if (!linger_ && input_.size() == 0) {
             close_now();
             return;
         }
+        error_code ec;
         socket_.shutdown(tcp::socket::shutdown_send, ec);
         if (ec) {
             close_now();
@@ -589,7 +599,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     PeerAddress peer_;
     bool header_checked_ = false;
     bool closing_ = false;
-    bool linger_ = false;  // drain the input before closing, whatever is buffered now
+    bool linger_ = false;    // drain the input before closing, whatever is buffered now
+    bool no_delay_ = false;  // TCP_NODELAY is set
     bool writing_ = false;
     bool busy_ = false;  // a blocking handler is working on this connection's request
     bool stopping_ = false;
