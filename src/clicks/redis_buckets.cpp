@@ -145,6 +145,7 @@ std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConne
     // A counter is in as many batch fields as batches counted it: summed here, so that each
     // appears once.
     std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> sums;
+    sums.reserve(16'384);
     auto add = [&](std::string_view field, std::uint64_t clicks) {
         if (auto it = sums.find(field); it != sums.end()) {
             it->second += clicks;

@@ -222,35 +222,10 @@ void append_batch_line(std::string& blob, const CounterKey& key, std::uint64_t c
     blob.append(line, static_cast<std::size_t>(p - line));
 }
 
-namespace {
-
-bool parse_count(std::string_view text, std::uint64_t& out) {
+bool parse_bucket_count(std::string_view text, std::uint64_t& out) {
     if (text.empty()) return false;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     return ec == std::errc{} && end == text.data() + text.size();
-}
-
-}  // namespace
-
-bool decode_bucket_field(std::string_view name, std::string_view value,
-                         const std::function<void(std::string_view, std::uint64_t)>& add) {
-    std::uint64_t clicks = 0;
-    if (!name.starts_with(kBatchFieldPrefix)) {
-        if (!parse_count(value, clicks)) return false;
-        add(name, clicks);
-        return true;
-    }
-    while (!value.empty()) {
-        auto eol = value.find('\n');
-        if (eol == std::string_view::npos) return false;
-        auto line = value.substr(0, eol);
-        value.remove_prefix(eol + 1);
-        auto space = line.rfind(' ');
-        if (space == std::string_view::npos || !parse_count(line.substr(space + 1), clicks))
-            return false;
-        add(line.substr(0, space), clicks);
-    }
-    return true;
 }
 
 std::size_t CounterKeyHash::operator()(const CounterKey& k) const noexcept {
