@@ -281,13 +281,15 @@ void ClickSender::send_samples(redis::RedisConnection& redis) {
     auto same = [](const UniqueSample& a, const UniqueSample& b) {
         return a.day == b.day && a.link_id == b.link_id && a.hash == b.hash;
     };
-    std::sort(samples_.begin(), samples_.end(), order);
-    samples_.erase(std::unique(samples_.begin(), samples_.end(), same), samples_.end());
+    // Known samples are dropped before sorting: under steady traffic most are repeats, and the
+    // sort is then over the few new ones.
     samples_.erase(
         std::remove_if(samples_.begin(), samples_.end(),
                        [this](const UniqueSample& s) { return sent_samples_.contains(s); }),
         samples_.end());
     if (samples_.empty()) return;
+    std::sort(samples_.begin(), samples_.end(), order);
+    samples_.erase(std::unique(samples_.begin(), samples_.end(), same), samples_.end());
     writer_.clear();
     write_add_samples(writer_, samples_);
     redis.pipeline_raw(writer_.data(), writer_.commands(), replies_);
