@@ -339,7 +339,12 @@ TEST_CASE(
     }
     CHECK(total == static_cast<std::int64_t>(kTotal));
 
-    CHECK(service.stop(SIGTERM) == 0);
+    int exit_code = service.stop(SIGTERM);
+    {
+        // A sanitizer's report at exit (exit code 134) is in the service's log.
+        INFO("service log:\n" << service.log());
+        CHECK(exit_code == 0);
+    }
     counting.flush_ok(url, env);
     CHECK(total_clicks(url) == static_cast<std::int64_t>(kTotal));
     CHECK(number(url, "SELECT sum(clicks) FROM refgate_flushed_buckets") ==
