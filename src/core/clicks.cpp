@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <thread>
 
 #include "refgate/core/click_classifier.hpp"
 
@@ -264,12 +265,10 @@ void SentSamples::insert(const UniqueSample& s) {
 }
 
 void ClickShard::drain(DrainedClicks& out) {
-    std::size_t taken = 0;
-    {
-        std::lock_guard lock(mutex_);
-        taken = active_;
-        active_ = 1 - active_;
-    }
+    std::size_t taken = active_.load();
+    active_.store(1 - taken);
+    // A write that read the old side before the switch ends within an increment.
+    while (writing_.load()) std::this_thread::yield();
     // The recording thread now writes to the other side; this one is ours until the next switch.
     Side& side = sides_[taken];
     for (auto it = side.counts.begin(); it != side.counts.end();) {

@@ -121,10 +121,12 @@ struct DrainedClicks {
 };
 
 // One per I/O thread: the thread that records into it is the only writer, and the sender takes its
-// contents once per aggregation window. Counts go into one of two sides; drain() switches sides
-// under the lock (a few instructions) and copies the other side out without it, so that a redirect
-// never waits for the copying, even when the sender runs at a lower priority and is preempted.
-// Keys that keep receiving clicks keep their node, so the steady state allocates nothing.
+// contents once per aggregation window. Counts go into one of two sides. The writer takes no lock:
+// it raises `writing_` and reads which side is active; drain() switches sides, waits out a write
+// that may still be in the old side (a hash-map increment), and copies that side without
+// blocking the writer. All of it is sequentially consistent, so either drain() sees the flag
+// raised and waits, or the writer sees the new side (the Dekker pattern). Keys that keep receiving
+// clicks keep their node, so the steady state allocates nothing.
 class ClickShard {
   public:
     explicit ClickShard(std::size_t max_samples = 65'536) {
@@ -132,19 +134,20 @@ class ClickShard {
     }
 
     void count(const CounterKey& key) {
-        std::lock_guard lock(mutex_);
-        ++sides_[active_].counts[key];
+        Writing writing(*this);
+        ++writing.side.counts[key];
     }
     void sample(const UniqueSample& s) {
-        std::lock_guard lock(mutex_);
-        Side& side = sides_[active_];
+        Writing writing(*this);
+        Side& side = writing.side;
         if (side.samples.size() < side.samples.capacity()) {
             side.samples.push_back(s);
         } else {
             ++side.samples_dropped;
         }
     }
-    // Appends what was counted since the last drain and resets it. One thread drains at a time.
+    // Appends what was counted since the last drain and resets it. One thread drains at a time,
+    // and one thread records.
     void drain(DrainedClicks& out);
 
   private:
@@ -153,9 +156,20 @@ class ClickShard {
         std::vector<UniqueSample> samples;
         std::uint64_t samples_dropped = 0;
     };
-    std::mutex mutex_;
+    // The writer's mark for the length of one write.
+    struct Writing {
+        explicit Writing(ClickShard& shard)
+            : shard(shard),
+              side((shard.writing_.store(true), shard.sides_[shard.active_.load()])) {}
+        ~Writing() { shard.writing_.store(false); }
+        Writing(const Writing&) = delete;
+        Writing& operator=(const Writing&) = delete;
+        ClickShard& shard;
+        Side& side;
+    };
     std::array<Side, 2> sides_;
-    std::size_t active_ = 0;  // the side being recorded into; guarded by mutex_
+    std::atomic<std::size_t> active_{0};  // the side being recorded into
+    std::atomic<bool> writing_{false};    // the writer is inside a side
 };
 
 // Keyed 64-bit hash (SipHash-2-4) of a click's (client address, user agent, link) under the day's
