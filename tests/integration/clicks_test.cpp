@@ -116,13 +116,6 @@ std::map<Key, std::int64_t> clicks_by_key(const std::string& url) {
     return out;
 }
 
-std::string utc_today() {
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-    return refgate::format_day(refgate::utc_day(seconds));
-}
-
 // Human clicks on the three links, some with a channel.
 std::vector<std::string> mixed_requests() {
     std::vector<std::string> out;
@@ -143,21 +136,9 @@ LoadResult load_ok(int port, const std::vector<std::string>& requests, std::size
     return result;
 }
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::string run_capture(const std::string& command) {
     std::string out;
-    FILE* pipe = ::popen(command.c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buf[65536];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-    int rc = ::pclose(pipe);
+    int rc = run_shell(command, out);
     INFO(command);
     REQUIRE(rc == 0);
     return out;
@@ -874,7 +855,7 @@ TEST_CASE(
     REQUIRE(salt.size() == 32);
 
     std::string dump =
-        run_capture(require_env("REFGATE_TEST_PG_BINDIR") + "/pg_dump '" + db.url() + "' 2>&1");
+        run_capture(require_env("REFGATE_TEST_PG_BINDIR") + "/pg_dump '" + db.url() + "'");
     REQUIRE(dump.find("refgate_clicks") != std::string::npos);
 
     std::string redis_dump;

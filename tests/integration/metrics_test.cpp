@@ -36,24 +36,6 @@ const char* const kDocument = R"json({
   ]
 })json";
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// Runs a shell command; returns its exit code, with stdout and stderr in `output`.
-int run_shell(const std::string& command, std::string& output) {
-    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-    REQUIRE(pipe != nullptr);
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
-    int status = ::pclose(pipe);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // The value of the sample line that starts with `series` ("name{labels}"), or -1 when absent.
 double sample(const std::string& text, const std::string& series) {
     std::istringstream lines(text);

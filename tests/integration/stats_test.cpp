@@ -32,13 +32,6 @@ const char* const kDocument = R"json({
   ]
 })json";
 
-std::string utc_today() {
-    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-    return refgate::format_day(refgate::utc_day(seconds));
-}
-
 // A distinct browser per reader, so that each human click is one unique reader.
 std::string browser(int reader) {
     return "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128." +

@@ -29,4 +29,13 @@ std::string random_id(std::size_t length = 12);
 // A TCP port on 127.0.0.1 that nothing listens on right now.
 int unused_port();
 
+// The whole file, or "" when it cannot be read.
+std::string read_text(const std::string& path);
+
+// Today's UTC date, "2026-11-29", as refgate names its daily keys.
+std::string utc_today();
+
+// Runs a shell command; returns its exit code, with stdout and stderr appended to `output`.
+int run_shell(const std::string& command, std::string& output);
+
 }  // namespace refgate::test
