@@ -145,7 +145,9 @@ std::size_t class_column(std::uint8_t click_class) {
 CounterRows counter_rows(std::int64_t bucket, const Counts& counts) {
     std::vector<std::pair<CounterKey, std::uint64_t>> parsed;
     parsed.reserve(counts.size());
+    CpuSlicer slicer;
     for (const auto& [field, n] : counts) {
+        slicer.step();
         CounterKey key;
         if (!CounterKey::parse_field(field, key)) {
             log::error("bad_counter_field", {{"bucket", bucket}, {"field", field}});
@@ -168,6 +170,7 @@ CounterRows counter_rows(std::int64_t bucket, const Counts& counts) {
             by_class[class_column(parsed[i].first.click_class)] += parsed[i].second;
             rows.total += parsed[i].second;
         }
+        slicer.step();
         format_day(key.day, day);
         rows.links.add_number(key.link_id);
         rows.days.add(std::string_view(day, sizeof day));
@@ -333,7 +336,7 @@ ClickFlusher::~ClickFlusher() { stop(); }
 
 void ClickFlusher::start() {
     thread_ = std::thread([this] {
-        become_background_thread("rg-flusher");
+        become_background_thread("rg-flusher", BackgroundPriority::idle);
         run();
     });
 }

@@ -64,7 +64,7 @@ ClickSender::~ClickSender() { stop(); }
 void ClickSender::start() {
     replay_spill();
     thread_ = std::thread([this] {
-        become_background_thread("rg-click-sender");
+        become_background_thread("rg-click-sender", BackgroundPriority::idle);
         run();
     });
 }
@@ -72,11 +72,15 @@ void ClickSender::start() {
 void ClickSender::stop() {
     {
         std::lock_guard lock(mutex_);
-        if (stopping_ && !thread_.joinable()) return;
         stopping_ = true;
     }
     wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    if (!thread_.joinable()) return;
+    thread_.join();
+    // The last round runs here, not on the sender's thread: that one runs at idle priority, and a
+    // saturated machine must not hold up the shutdown (and with it the spill) behind other work.
+    bool sent = send_round();
+    if (!sent || !in_flight_.empty() || !pending_.empty()) spill();
 }
 
 std::string ClickSender::next_batch_id() {
@@ -94,23 +98,23 @@ redis::RedisConnection* ClickSender::connection() {
 
 void ClickSender::run() {
     std::unique_lock lock(mutex_);
-    while (true) {
-        bool last_round = stopping_;
+    while (!stopping_) {
         lock.unlock();
-        collect();
-        bool sent = send_all();
-        if (sent && spill_on_disk_ && in_flight_.empty()) {
-            std::remove(options_.spill_file.c_str());
-            spill_on_disk_ = false;
-            log::info("clicks_spill_replayed", {{"path", options_.spill_file}});
-        }
-        if (last_round) {
-            if (!sent || !in_flight_.empty() || !pending_.empty()) spill();
-            break;
-        }
+        send_round();
         lock.lock();
         wake_.wait_for(lock, options_.window, [this] { return stopping_; });
     }
+}
+
+bool ClickSender::send_round() {
+    collect();
+    bool sent = send_all();
+    if (sent && spill_on_disk_ && in_flight_.empty()) {
+        std::remove(options_.spill_file.c_str());
+        spill_on_disk_ = false;
+        log::info("clicks_spill_replayed", {{"path", options_.spill_file}});
+    }
+    return sent;
 }
 
 // Moves the shards' counts into pending_, within the bound on distinct keys waiting for Redis
@@ -120,7 +124,13 @@ void ClickSender::collect() {
     drained_.samples.clear();
     drained_.samples_dropped = 0;
     for (ClickShard* shard : shards_) shard->drain(drained_);
-    stats_.link_clicks.add(drained_.counts);
+    std::span<const std::pair<CounterKey, std::uint64_t>> drained(drained_.counts);
+    for (std::size_t i = 0; i < drained.size(); i += CpuSlicer::kStepsPerSlice) {
+        auto part = drained.subspan(
+            i, std::min<std::size_t>(CpuSlicer::kStepsPerSlice, drained.size() - i));
+        stats_.link_clicks.add(part);
+        slicer_.step(static_cast<std::uint32_t>(part.size()));
+    }
     std::uint64_t dropped = 0;
     if (in_flight_.empty() && pending_.empty() &&
         drained_.counts.size() <= options_.max_pending_keys) {
@@ -246,7 +256,7 @@ bool ClickSender::send_all() {
             writer_.clear();
             for (const auto& batch : in_flight_) {
                 write_add_batch(writer_, batch_text_, options_.bucket.count(), batch.id,
-                                batch.counts);
+                                batch.counts, slicer_);
             }
             auto sent_at = std::chrono::steady_clock::now();
             redis->pipeline_raw(writer_.data(), writer_.commands(), replies_);
@@ -283,10 +293,12 @@ void ClickSender::send_samples(redis::RedisConnection& redis) {
     };
     // Known samples are dropped before sorting: under steady traffic most are repeats, and the
     // sort is then over the few new ones.
-    samples_.erase(
-        std::remove_if(samples_.begin(), samples_.end(),
-                       [this](const UniqueSample& s) { return sent_samples_.contains(s); }),
-        samples_.end());
+    samples_.erase(std::remove_if(samples_.begin(), samples_.end(),
+                                  [this](const UniqueSample& s) {
+                                      slicer_.step();
+                                      return sent_samples_.contains(s);
+                                  }),
+                   samples_.end());
     if (samples_.empty()) return;
     std::sort(samples_.begin(), samples_.end(), order);
     samples_.erase(std::unique(samples_.begin(), samples_.end(), same), samples_.end());

@@ -88,9 +88,12 @@ std::string_view hll_member(std::int32_t day, std::int64_t link_id, char (&buf)[
 }  // namespace
 
 void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
-                     std::string_view batch_id, const BatchCounts& counts) {
+                     std::string_view batch_id, const BatchCounts& counts, CpuSlicer& slicer) {
     scratch.clear();
-    for (const auto& [key, delta] : counts) append_batch_line(scratch, key, delta);
+    for (const auto& [key, delta] : counts) {
+        append_batch_line(scratch, key, delta);
+        slicer.step();
+    }
     out.command(6).arg("EVAL").arg(kAddBatch).arg("0");
     out.arg(bucket_seconds).arg(batch_id).arg(scratch);
 }
@@ -146,7 +149,9 @@ std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConne
     // appears once.
     std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> sums;
     sums.reserve(16'384);
+    CpuSlicer slicer;
     auto add = [&](std::string_view field, std::uint64_t clicks) {
+        slicer.step();
         if (auto it = sums.find(field); it != sums.end()) {
             it->second += clicks;
         } else {

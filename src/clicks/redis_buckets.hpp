@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "refgate/core/background_thread.hpp"
 #include "refgate/core/clicks.hpp"
 #include "refgate/core/resp.hpp"
 #include "refgate/redis/redis_client.hpp"
@@ -31,7 +32,7 @@ using BatchCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
 // as one value (built in `scratch`): Redis does the same small work for any number of counts. A
 // key may appear more than once in `counts` (from two shards); each delta is added when read.
 void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
-                     std::string_view batch_id, const BatchCounts& counts);
+                     std::string_view batch_id, const BatchCounts& counts, CpuSlicer& slicer);
 
 // Writes the commands that feed unique samples (sorted by day and link, no duplicates) to their
 // daily HyperLogLogs. Only a HyperLogLog that changed gets its expiry renewed and is marked for

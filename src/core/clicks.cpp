@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "refgate/core/background_thread.hpp"
 #include "refgate/core/click_classifier.hpp"
 
 namespace refgate {
@@ -271,7 +272,8 @@ void ClickShard::drain(DrainedClicks& out) {
     while (writing_.load()) std::this_thread::yield();
     // The recording thread now writes to the other side; this one is ours until the next switch.
     Side& side = sides_[taken];
-    for (auto it = side.counts.begin(); it != side.counts.end();) {
+    CpuSlicer slicer;
+    for (auto it = side.counts.begin(); it != side.counts.end(); slicer.step()) {
         if (it->second == 0) {
             // Not clicked for a whole window of this side: give the node back.
             it = side.counts.erase(it);

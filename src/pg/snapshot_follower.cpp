@@ -110,7 +110,7 @@ bool SnapshotFollower::load_initial() {
 
 void SnapshotFollower::start() {
     thread_ = std::thread([this] {
-        become_background_thread("rg-snapshot");
+        become_background_thread("rg-snapshot", BackgroundPriority::low);
         run();
     });
 }

@@ -16,6 +16,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "refgate/core/background_thread.hpp"
 #include "refgate/core/clicks.hpp"
 #include "refgate/core/health.hpp"
 #include "refgate/core/resp.hpp"
@@ -54,6 +55,7 @@ class ClickSender {
     };
 
     void run();
+    bool send_round();  // collect() and send_all(): false when Redis failed
     void collect();
     void seal_pending();
     void seal(std::vector<std::pair<CounterKey, std::uint64_t>>& counts);
@@ -85,6 +87,7 @@ class ClickSender {
     std::unordered_set<CounterKey, CounterKeyHash> in_flight_keys_;
     bool in_flight_keys_indexed_ = true;
     std::vector<std::vector<std::pair<CounterKey, std::uint64_t>>> spare_counts_;
+    CpuSlicer slicer_;  // long loops of a window give the CPU to the I/O threads now and then
     RespWriter writer_;
     std::string batch_text_;  // a batch's counts as Redis keeps them (reused)
     std::vector<redis::Reply> replies_;

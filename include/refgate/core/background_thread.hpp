@@ -1,14 +1,47 @@
 #pragma once
 
 // Background work (the click sender, the flusher, the snapshot follower) shares the CPUs with the
-// I/O threads that answer redirects. Called first thing on such a thread, this names it (for top,
-// perf and ps) and asks the kernel to let it yield to the I/O threads: SCHED_BATCH (a woken
-// background thread does not preempt a running I/O thread) and nice 10 (a tenth of an I/O
-// thread's share when both want a CPU). Its work still gets done: nothing waits on it but itself.
-// Failures are ignored; the thread then simply runs as before.
+// I/O threads that answer redirects. Called first thing on such a thread, become_background_thread
+// names it (for top, perf and ps) and asks the kernel to let the I/O threads go first. Failures are
+// ignored; the thread then simply runs as before.
+
+#include <cstdint>
+#include <thread>
 
 namespace refgate {
 
-void become_background_thread(const char* name);  // name: at most 15 characters
+enum class BackgroundPriority {
+    // SCHED_BATCH at nice 10: a woken thread does not preempt a running I/O thread and gets a
+    // tenth of its share while both want the CPU. For work with a deadline (the snapshot must
+    // follow the database within a second).
+    low,
+    // SCHED_IDLE: runs on CPU time no other thread wants, and a waking I/O thread takes the CPU
+    // back at once. For work that may wait while the machine is saturated (counts wait in memory
+    // or in Redis, nothing is lost). Linux lets an unprivileged thread enter this class but not
+    // leave it, so work that must finish at shutdown belongs on another thread.
+    idle,
+};
+
+void become_background_thread(const char* name,  // at most 15 characters
+                              BackgroundPriority priority);
+
+// For long loops on a background thread (over a window's counters, a bucket's lines): step() once
+// per item offers the CPU to any waiting thread every kStepsPerSlice items (sched_yield). The
+// kernel lets a thread it picked run until the next timer tick (up to 4 ms), even one of the
+// priorities above, and an I/O thread held off its CPU that long delays every connection it
+// serves; a slice of a few hundred items is a few tens of microseconds.
+class CpuSlicer {
+  public:
+    static constexpr std::uint32_t kStepsPerSlice = 256;
+    void step(std::uint32_t items = 1) {
+        steps_ += items;
+        if (steps_ < kStepsPerSlice) return;
+        steps_ = 0;
+        std::this_thread::yield();
+    }
+
+  private:
+    std::uint32_t steps_ = 0;
+};
 
 }  // namespace refgate

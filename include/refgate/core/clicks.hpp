@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -232,7 +233,7 @@ class SaltReader {
 class LinkClickTotals {
   public:
     using Classes = std::array<std::uint64_t, 3>;  // human, bot, prefetch (ClickClass order)
-    void add(const std::vector<std::pair<CounterKey, std::uint64_t>>& counts) {
+    void add(std::span<const std::pair<CounterKey, std::uint64_t>> counts) {
         if (counts.empty()) return;
         std::lock_guard lock(mutex_);
         for (const auto& [key, n] : counts) {

@@ -9,6 +9,7 @@
 namespace {
 
 using namespace refgate;
+using DrainedCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
 
 class Fixed final : public http::Handler {
   public:
@@ -80,9 +81,9 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     health.redis = DependencyState::up;
     SnapshotStore store;
     store.publish(one_partner_snapshot());
-    clicks.link_clicks.add({{CounterKey(42, 20'000, ClickClass::human, "direct"), 5},
-                            {CounterKey(42, 20'000, ClickClass::bot, "direct"), 2},
-                            {CounterKey(99, 20'000, ClickClass::human, "direct"), 1}});
+    clicks.link_clicks.add(DrainedCounts{{CounterKey(42, 20'000, ClickClass::human, "direct"), 5},
+                                         {CounterKey(42, 20'000, ClickClass::bot, "direct"), 2},
+                                         {CounterKey(99, 20'000, ClickClass::human, "direct"), 1}});
     clicks.dropped_clicks = 4;
     clicks.redis_latency.observe(std::chrono::microseconds{30});
 
@@ -115,7 +116,7 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     CHECK(text.find("process_resident_memory_bytes ") != std::string::npos);
 
     // Totals only grow: clicks taken at one scrape stay counted at the next.
-    clicks.link_clicks.add({{CounterKey(42, 20'000, ClickClass::human, "news"), 1}});
+    clicks.link_clicks.add(DrainedCounts{{CounterKey(42, 20'000, ClickClass::human, "news"), 1}});
     text = exporter.scrape();
     CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"tailscale\"} 6"));
     CHECK(has_line(text, "refgate_clicks_total{class=\"prefetch\",partner=\"tailscale\"} 0"));
