@@ -257,15 +257,11 @@ void record_backlog(redis::RedisConnection& redis, const FlusherOptions& options
     options.stats->oldest_unflushed.store(oldest, std::memory_order_relaxed);
 }
 
-}  // namespace
-
-FlushResult flush_once(const FlusherOptions& options, bool close_current) {
+FlushResult flush_over(const FlusherOptions& options, bool close_current,
+                       redis::RedisConnection& redis, pqxx::connection& pg) {
     FlushResult result;
-    redis::RedisConnection redis(options.redis, kRedisTimeout);
-    if (!redis.ok()) throw redis::RedisError("Redis: " + redis.error());
-    auto pg = pg::connect(options.database_url);
     {
-        pqxx::nontransaction tx(*pg);
+        pqxx::nontransaction tx(pg);
         if (!tx.exec_params("SELECT pg_try_advisory_lock($1)", kFlushLock)[0][0].as<bool>()) {
             result.busy = true;
             record_backlog(redis, options);
@@ -283,7 +279,7 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
         const Counts* counts = &content;
         Counts growth;
         auto tx_started = std::chrono::steady_clock::now();
-        pqxx::work tx(*pg);
+        pqxx::work tx(pg);
         auto recorded = tx.exec_params(kRecordBucket, bucket, static_cast<int>(content.size()),
                                        total_clicks(content));
         if (recorded.empty()) {
@@ -318,19 +314,62 @@ FlushResult flush_once(const FlusherOptions& options, bool close_current) {
         delete_bucket(redis, bucket);
     }
     {
-        pqxx::work tx(*pg);
+        pqxx::work tx(pg);
         tx.exec_params("DELETE FROM refgate_early_bucket_fields WHERE bucket < $1",
                        closed.redis_now - kEarlyFieldsKept);
         tx.commit();
     }
-    flush_uniques(redis, *pg, result);
+    flush_uniques(redis, pg, result);
     record_backlog(redis, options);
-    pqxx::nontransaction unlock(*pg);
+    pqxx::nontransaction unlock(pg);
     unlock.exec_params("SELECT pg_advisory_unlock($1)", kFlushLock);
     return result;
 }
 
-ClickFlusher::ClickFlusher(FlusherOptions options) : options_(std::move(options)) {}
+}  // namespace
+
+struct FlushConnections {
+    std::unique_ptr<redis::RedisConnection> redis;
+    std::unique_ptr<pqxx::connection> pg;
+};
+
+FlushResult flush_once(const FlusherOptions& options, bool close_current) {
+    FlushConnections connections;
+    return flush_once(options, close_current, connections);
+}
+
+FlushResult flush_once(const FlusherOptions& options, bool close_current,
+                       FlushConnections& connections) {
+    try {
+        if (!connections.redis || !connections.redis->ok()) {
+            connections.redis =
+                std::make_unique<redis::RedisConnection>(options.redis, kRedisTimeout);
+            if (!connections.redis->ok())
+                throw redis::RedisError("Redis: " + connections.redis->error());
+        }
+        if (connections.pg && connections.pg->is_open()) {
+            // A server that closed the connection while it was idle is noticed here, by reading
+            // what it sent, rather than by a failed query (libpqxx 6.4 leaks that one's result).
+            try {
+                connections.pg->get_notifs();
+            } catch (const pqxx::broken_connection&) {
+                connections.pg.reset();
+            }
+        }
+        if (!connections.pg || !connections.pg->is_open())
+            connections.pg = pg::connect(options.database_url);
+        return flush_over(options, close_current, *connections.redis, *connections.pg);
+    } catch (...) {
+        // Whatever state the failure left them in (a transaction, the session's flush lock):
+        // the next flush starts on new connections.
+        connections.redis.reset();
+        connections.pg.reset();
+        throw;
+    }
+}
+
+ClickFlusher::ClickFlusher(FlusherOptions options)
+    : options_(std::move(options)), connections_(std::make_unique<FlushConnections>()) {}
 
 ClickFlusher::~ClickFlusher() { stop(); }
 
@@ -359,7 +398,7 @@ void ClickFlusher::run() {
         lock.unlock();
         auto started = std::chrono::steady_clock::now();
         try {
-            auto r = flush_once(options_, false);
+            auto r = flush_once(options_, false, *connections_);
             if (options_.stats != nullptr) {
                 options_.stats->flush_buckets.fetch_add(r.buckets, std::memory_order_relaxed);
                 options_.stats->flush_rows.fetch_add(r.counters, std::memory_order_relaxed);

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <iterator>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "refgate/core/clicks.hpp"
 #include "refgate/core/string_hash.hpp"
@@ -70,6 +71,9 @@ return 0
 // Estimates are kept a few days after their last change, so the flusher can read them after
 // midnight.
 constexpr std::int64_t kHllTtlSeconds = 3 * 86'400;
+// A bucket is read in HSCAN replies of about this size (a batch field of 10,000 counts is a few
+// hundred KiB; buckets in the older form have many small fields).
+constexpr std::size_t kBucketReplyBytes = 256 * 1024;
 // Lua's unpack() is limited by its C stack (about 8,000 values): hashes per PFADD call.
 constexpr std::size_t kMaxHashesPerGroup = 1'000;
 // Arguments per EVAL of samples, so that one script call stays short.
@@ -158,14 +162,18 @@ std::vector<std::pair<std::string, std::uint64_t>> read_bucket(redis::RedisConne
             sums.emplace(field, clicks);
         }
     };
-    redis.hgetall("refgate:bucket:" + std::to_string(id),
-                  [&](std::string_view field, std::string_view value) {
-                      if (!decode_bucket_field(field, value, add)) {
-                          std::string message = "reading bucket: malformed field ";
-                          message.append(field);
-                          throw redis::RedisError(message);
-                      }
-                  });
+    // A field HSCAN hands over twice is read once: field names are unique (a batch id, or a
+    // counter in the older form).
+    std::unordered_set<std::string, StringHash, std::equal_to<>> seen;
+    redis.hscan("refgate:bucket:" + std::to_string(id), kBucketReplyBytes,
+                [&](std::string_view field, std::string_view value) {
+                    if (!seen.emplace(field).second) return;
+                    if (!decode_bucket_field(field, value, add)) {
+                        std::string message = "reading bucket: malformed field ";
+                        message.append(field);
+                        throw redis::RedisError(message);
+                    }
+                });
     return {std::make_move_iterator(sums.begin()), std::make_move_iterator(sums.end())};
 }
 

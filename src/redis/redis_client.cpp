@@ -2,6 +2,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace refgate::redis {
@@ -183,27 +184,43 @@ void RedisConnection::pipeline_raw(std::string_view commands, std::size_t count,
     }
 }
 
-void RedisConnection::hgetall(
-    std::string_view key, const std::function<void(std::string_view, std::string_view)>& visit) {
+void RedisConnection::hscan(std::string_view key, std::size_t reply_bytes,
+                            const std::function<void(std::string_view, std::string_view)>& visit) {
     if (!ok()) throw RedisError("not connected to Redis: " + error_);
-    redisContext* c = impl_->context.get();
-    const char* argv[] = {"HGETALL", key.data()};
-    std::size_t lengths[] = {7, key.size()};
-    ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(c, 2, argv, lengths)));
-    if (!reply) {
-        error_ = c->errstr;
-        impl_->context.reset();
-        throw RedisError("Redis: " + error_);
-    }
-    if (reply->type == REDIS_REPLY_ERROR) {
-        throw RedisError("HGETALL: " + std::string(reply->str, reply->len));
-    }
-    if (reply->type != REDIS_REPLY_ARRAY) throw RedisError("HGETALL: unexpected reply");
-    for (std::size_t i = 0; i + 1 < reply->elements; i += 2) {
-        const redisReply* field = reply->element[i];
-        const redisReply* value = reply->element[i + 1];
-        visit({field->str, field->len}, {value->str, value->len});
-    }
+    constexpr std::size_t kMaxCount = 10'000;
+    std::size_t entries_seen = 0, bytes_seen = 0;
+    std::string cursor = "0", count_text = "1";
+    do {
+        redisContext* c = impl_->context.get();
+        const char* argv[] = {"HSCAN", key.data(), cursor.c_str(), "COUNT", count_text.c_str()};
+        std::size_t lengths[] = {5, key.size(), cursor.size(), 5, count_text.size()};
+        ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(c, 5, argv, lengths)));
+        if (!reply) {
+            error_ = c->errstr;
+            impl_->context.reset();
+            throw RedisError("Redis: " + error_);
+        }
+        if (reply->type == REDIS_REPLY_ERROR)
+            throw RedisError("HSCAN: " + std::string(reply->str, reply->len));
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+            reply->element[0]->type != REDIS_REPLY_STRING ||
+            reply->element[1]->type != REDIS_REPLY_ARRAY)
+            throw RedisError("HSCAN: unexpected reply");
+        cursor.assign(reply->element[0]->str, reply->element[0]->len);
+        const redisReply* entries = reply->element[1];
+        for (std::size_t i = 0; i + 1 < entries->elements; i += 2) {
+            const redisReply* field = entries->element[i];
+            const redisReply* value = entries->element[i + 1];
+            visit({field->str, field->len}, {value->str, value->len});
+            ++entries_seen;
+            bytes_seen += field->len + value->len;
+        }
+        if (entries_seen > 0) {
+            std::size_t per_entry = std::max<std::size_t>(1, bytes_seen / entries_seen);
+            count_text =
+                std::to_string(std::clamp<std::size_t>(reply_bytes / per_entry, 1, kMaxCount));
+        }
+    } while (cursor != "0");
 }
 
 }  // namespace refgate::redis

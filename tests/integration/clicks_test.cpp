@@ -466,6 +466,45 @@ TEST_CASE("a bucket that Redis brings back after it was flushed is skipped by th
     CHECK(counting.cli("SCARD refgate:buckets") == "0");
 }
 
+TEST_CASE("a bucket too large for one Redis reply is read whole, each field once", "[clicks]") {
+    // The flusher reads a bucket with HSCAN in replies of a few hundred KiB: four batch fields of
+    // 10,000 counts (about 350 KiB each) and 3,000 one-counter fields of the older form take
+    // several replies, and every count must arrive exactly once.
+    TestDatabase db;
+    load_links(db.url());
+    Counting counting;
+    std::string link =
+        query(db.url(), "SELECT id FROM refgate_links WHERE slug = 'alpha'")[0][0].c_str();
+    std::string bucket = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count() -
+                                        3'600);
+    const std::string script =
+        "for b = 1, 4 do local t = {} "
+        "for i = 1, 10000 do t[i] = ARGV[1] .. \"|\" .. ARGV[2] .. \"|b\" .. i .. \"|human 1\" end "
+        "redis.call(\"HSET\", KEYS[1], \"batch:test-\" .. b, table.concat(t, \"\\n\") .. \"\\n\") "
+        "end "
+        "for i = 1, 3000 do "
+        "redis.call(\"HSET\", KEYS[1], ARGV[1] .. \"|\" .. ARGV[2] .. \"|c\" .. i .. \"|human\", "
+        "1) "
+        "end "
+        "return redis.call(\"SADD\", \"refgate:buckets\", ARGV[3])";
+    REQUIRE(counting.cli("EVAL '" + script + "' 1 refgate:bucket:" + bucket + " " + link + " " +
+                         utc_today() + " " + bucket) == "1");
+    REQUIRE(counting.cli("HLEN refgate:bucket:" + bucket) == "3004");
+
+    auto flushed = counting.flush_ok(db.url(), kOneSecondBuckets);
+    CHECK(flushed.out.find("flushed: 1 bucket(s), 13000 counter(s), 43000 click(s)") !=
+          std::string::npos);
+    CHECK(total_clicks(db.url()) == 43'000);
+    CHECK(number(db.url(), "SELECT count(*) FROM refgate_click_counts") == 13'000);
+    CHECK(
+        number(db.url(),
+               "SELECT count(*) FROM refgate_click_counts WHERE channel LIKE 'b%' AND human = 4") ==
+        10'000);
+    CHECK(counting.cli("EXISTS refgate:bucket:" + bucket) == "0");
+}
+
 TEST_CASE(
     "clicks counted after Redis lost a flush's writes still reach PostgreSQL, though their bucket "
     "id was flushed before",

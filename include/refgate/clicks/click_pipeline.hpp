@@ -130,6 +130,12 @@ struct FlushResult {
 // is moved. Throws redis::RedisError or std::runtime_error (PostgreSQL) on failure.
 FlushResult flush_once(const FlusherOptions& options, bool close_current);
 
+// The same over connections kept from one flush to the next (opened when missing). After a
+// failure they are dropped, which also ends the flush's session lock, and opened again next time.
+struct FlushConnections;
+FlushResult flush_once(const FlusherOptions& options, bool close_current,
+                       FlushConnections& connections);
+
 // flush_once every interval on a thread of its own; failures are logged and retried.
 class ClickFlusher {
   public:
@@ -142,6 +148,7 @@ class ClickFlusher {
     void run();
 
     FlusherOptions options_;
+    std::unique_ptr<FlushConnections> connections_;  // used by the flusher's thread only
     std::mutex mutex_;
     std::condition_variable wake_;
     bool stopping_ = false;

@@ -58,10 +58,13 @@ class RedisConnection {
     // The same for `count` commands already written in the RESP format (refgate::RespWriter):
     // no argument vectors are built. `replies` is cleared and refilled, keeping its capacity.
     void pipeline_raw(std::string_view commands, std::size_t count, std::vector<Reply>& replies);
-    // HGETALL `key`, calling visit(field, value) for each entry straight from the reply: a hash
-    // of 100,000 fields is not copied into Reply objects first.
-    void hgetall(std::string_view key,
-                 const std::function<void(std::string_view, std::string_view)>& visit);
+    // Every entry of the hash `key`, calling visit(field, value) straight from the replies (no
+    // copies into Reply objects), read with HSCAN in replies of about `reply_bytes` (the COUNT
+    // follows the entries' size as seen so far): neither Redis nor this thread spends more than
+    // a short while on one reply, however large the hash. As with any SCAN, a field can be
+    // visited twice (when Redis resizes the hash meanwhile).
+    void hscan(std::string_view key, std::size_t reply_bytes,
+               const std::function<void(std::string_view, std::string_view)>& visit);
 
   private:
     struct Impl;
