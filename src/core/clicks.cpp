@@ -230,16 +230,18 @@ bool parse_bucket_count(std::string_view text, std::uint64_t& out) {
     return ec == std::errc{} && end == text.data() + text.size();
 }
 
-std::size_t CounterKeyHash::operator()(const CounterKey& k) const noexcept {
-    // Called on every redirect: channels are short, so a byte loop beats a call into the
-    // library's general string hash; the final mix spreads the bits over the whole word.
-    std::uint64_t h = static_cast<std::uint64_t>(k.link_id) * 0x9e3779b97f4a7c15ULL;
-    h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.day)) << 8) | k.click_class;
-    for (char c : k.channel_view()) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return static_cast<std::size_t>(h);
+void CounterTable::resize(std::size_t slot_count) {
+    std::vector<Slot> old(slot_count);
+    old.swap(slots_);
+    used_ = 0;
+    const std::size_t mask = slots_.size() - 1;
+    for (const Slot& slot : old) {
+        if (slot.hash == 0) continue;
+        std::size_t i = slot.hash & mask;
+        while (slots_[i].hash != 0) i = (i + 1) & mask;
+        slots_[i] = slot;
+        ++used_;
+    }
 }
 
 std::uint64_t SentSamples::fingerprint(const UniqueSample& s) {
@@ -273,16 +275,7 @@ void ClickShard::drain(DrainedClicks& out) {
     // The recording thread now writes to the other side; this one is ours until the next switch.
     Side& side = sides_[taken];
     CpuSlicer slicer;
-    for (auto it = side.counts.begin(); it != side.counts.end(); slicer.step()) {
-        if (it->second == 0) {
-            // Not clicked for a whole window of this side: give the node back.
-            it = side.counts.erase(it);
-            continue;
-        }
-        out.counts.emplace_back(it->first, it->second);
-        it->second = 0;
-        ++it;
-    }
+    side.counts.take_all(out.counts, [&] { slicer.step(); });
     out.samples.insert(out.samples.end(), side.samples.begin(), side.samples.end());
     side.samples.clear();
     out.samples_dropped += side.samples_dropped;

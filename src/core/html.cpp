@@ -379,10 +379,14 @@ class Sanitizer {
 
 void append_escaped_html(std::string& out, std::string_view text) {
     // Runs of ordinary characters are appended whole: a Location is escaped on every redirect.
-    auto special = [](char c) { return c == '&' || c == '<' || c == '>' || c == '"' || c == '\''; };
+    static constexpr auto kSpecial = [] {
+        std::array<bool, 256> table{};
+        for (unsigned char c : {'&', '<', '>', '"', '\''}) table[c] = true;
+        return table;
+    }();
     while (!text.empty()) {
         std::size_t run = 0;
-        while (run < text.size() && !special(text[run])) ++run;
+        while (run < text.size() && !kSpecial[static_cast<unsigned char>(text[run])]) ++run;
         out.append(text.data(), run);
         if (run == text.size()) return;
         switch (text[run]) {

@@ -165,6 +165,51 @@ TEST_CASE("a shard hands over every count once and starts again from zero", "[cl
     CHECK(third.counts[0].second == 1);
 }
 
+TEST_CASE("a counter table grows past any number of keys, and a quiet window gives the room back",
+          "[clicks]") {
+    CounterTable table;
+    const std::size_t first_slots = table.slots();
+    // 50,000 keys (links, channels and classes mixed), each counted (link % 3) + 1 times.
+    std::uint64_t expected = 0;
+    for (std::int64_t link = 1; link <= 25'000; ++link) {
+        for (ClickClass cls : {ClickClass::human, ClickClass::bot}) {
+            CounterKey key(link, 20'000, cls, link % 2 == 0 ? "direct" : "newsletter-48");
+            for (std::int64_t i = 0; i <= link % 3; ++i) table.add(key);
+            expected += static_cast<std::uint64_t>(link % 3 + 1);
+        }
+    }
+    CHECK(table.size() == 50'000);
+    CHECK(table.slots() > first_slots);
+
+    std::vector<std::pair<CounterKey, std::uint64_t>> taken;
+    std::size_t steps = 0;
+    table.take_all(taken, [&] { ++steps; });
+    REQUIRE(taken.size() == 50'000);
+    std::uint64_t total = 0;
+    bool right = true;
+    for (const auto& [key, n] : taken) {
+        total += n;
+        right = right && n == static_cast<std::uint64_t>(key.link_id % 3 + 1);
+    }
+    CHECK(total == expected);
+    CHECK(right);
+    CHECK(steps >= 50'000);  // the drain offers the CPU as it goes
+    CHECK(table.size() == 0);
+    const std::size_t busy_slots = table.slots();
+    CHECK(busy_slots >= 2 * 50'000);  // room for a busier window, made off the hot path
+
+    // Counting again after the drain starts from zero in the same slots.
+    CounterKey again(1, 20'000, ClickClass::human, "newsletter-48");
+    table.add(again);
+    taken.clear();
+    table.take_all(taken, [] {});
+    REQUIRE(taken.size() == 1);
+    CHECK(taken[0].second == 1);
+    // A quiet window: the table shrinks back.
+    table.take_all(taken, [] {});
+    CHECK(table.slots() < busy_slots);
+}
+
 TEST_CASE("unique samples past the shard's bound are dropped and counted", "[clicks]") {
     ClickShard shard(3);
     for (int i = 0; i < 5; ++i) shard.sample({1, 100, static_cast<std::uint64_t>(i)});
@@ -193,7 +238,12 @@ TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
     });
     std::thread writer([&] {
         for (int i = 0; i < 100'000; ++i) {
-            shard.count(key);
+            // Every tenth click on one of 20,000 other links: the sides' tables grow meanwhile.
+            if (i % 10 == 0) {
+                shard.count(CounterKey(1'000 + i / 10 % 20'000, 1, ClickClass::human, "direct"));
+            } else {
+                shard.count(key);
+            }
             shard.sample({7, 1, static_cast<std::uint64_t>(i)});
         }
     });
