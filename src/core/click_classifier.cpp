@@ -1,7 +1,9 @@
 #include "refgate/core/click_classifier.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -218,30 +220,49 @@ const ClickClassifier& ClickClassifier::builtin() {
     return classifier;
 }
 
-ClickClass ClickClassifier::classify(const ClickSignals& signals) const noexcept {
+ClickClassifier::AgentMatch ClickClassifier::match_agent(
+    std::string_view user_agent) const noexcept {
+    // The walk stops at the first match that settles the answer: any prefetch match, or a bot
+    // match when no prefetch pattern could still overrule it. The root keeps offset 0, as no
+    // state matches before the walk has read a byte.
+    AgentMatch found = AgentMatch::none;
+    std::uint32_t offset = 0;
+    for (const char c : capped(user_agent)) {
+        offset = delta_[offset + symbol_of_[static_cast<unsigned char>(c)]];
+        if (offset >= first_match_offset_) [[unlikely]] {
+            if (offset >= first_prefetch_offset_) return AgentMatch::prefetch;
+            found = AgentMatch::bot;
+            if (!has_prefetch_patterns_) break;
+        }
+    }
+    return found;
+}
+
+ClickClass ClickClassifier::classify(const ClickSignals& signals, AgentMatch agent) const noexcept {
     if (says_prefetch(signals.purpose) || says_prefetch(signals.sec_purpose) ||
         says_prefetch(signals.x_purpose) || says_prefetch(signals.x_moz)) {
         return ClickClass::prefetch;
     }
-    const std::string_view agent = capped(signals.user_agent);
-    const bool bot_by_request = signals.head || all_blank(agent);
-    if (bot_by_request && !has_prefetch_patterns_) return ClickClass::bot;
-
-    // The walk stops at the first match that settles the answer: any prefetch match, or a bot
-    // match when no prefetch pattern could still overrule it. The root keeps offset 0, as no
-    // state matches before the walk has read a byte.
-    bool bot_match = false;
-    std::uint32_t offset = 0;
-    for (const char c : agent) {
-        offset = delta_[offset + symbol_of_[static_cast<unsigned char>(c)]];
-        if (offset >= first_match_offset_) [[unlikely]] {
-            if (offset >= first_prefetch_offset_) return ClickClass::prefetch;
-            bot_match = true;
-            if (!has_prefetch_patterns_) break;
-        }
-    }
-    if (bot_by_request || bot_match) return ClickClass::bot;
+    if (agent == AgentMatch::prefetch) return ClickClass::prefetch;
+    if (signals.head || all_blank(capped(signals.user_agent)) || agent == AgentMatch::bot)
+        return ClickClass::bot;
     return ClickClass::human;
+}
+
+ClickClassifier::AgentMatch AgentMatchCache::match(const ClickClassifier& classifier,
+                                                   std::string_view user_agent) noexcept {
+    if (user_agent.empty() || user_agent.size() > kMaxAgentBytes)
+        return classifier.match_agent(user_agent);
+    Entry& entry = entries_[std::hash<std::string_view>{}(user_agent) % kEntries];
+    if (entry.classifier == &classifier && entry.length == user_agent.size() &&
+        std::memcmp(entry.text.data(), user_agent.data(), user_agent.size()) == 0) {
+        return entry.match;
+    }
+    entry.classifier = &classifier;
+    entry.length = static_cast<std::uint16_t>(user_agent.size());
+    std::memcpy(entry.text.data(), user_agent.data(), user_agent.size());
+    entry.match = classifier.match_agent(user_agent);
+    return entry.match;
 }
 
 }  // namespace refgate

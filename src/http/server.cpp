@@ -1,5 +1,7 @@
 #include "refgate/http/server.hpp"
 
+#include <time.h>
+
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -29,6 +31,22 @@ namespace bhttp = boost::beast::http;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
+
+// The kernel's clocks as of its last tick (a few milliseconds old, read without the TSC): enough
+// for connection deadlines of seconds and for the Date header, read several times a request.
+// CLOCK_MONOTONIC_COARSE counts from the same origin as steady_clock (CLOCK_MONOTONIC).
+SteadyClock::time_point coarse_steady_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return SteadyClock::time_point(std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
+
+std::int64_t coarse_unix_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return ts.tv_sec;
+}
 
 // Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
 constexpr std::size_t kReadSlack = 8 * 1024;
@@ -240,9 +258,7 @@ struct ThreadContext {
     char date[29] = {};
 
     std::string_view http_date() {
-        auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+        std::int64_t now = coarse_unix_seconds();
         if (now != date_second) {
             format_http_date(now, date);
             date_second = now;
@@ -304,7 +320,7 @@ class Session final : public std::enable_shared_from_this<Session> {
   private:
     // Moving the deadline later is a store; moving it earlier re-arms the timer.
     void arm(std::chrono::milliseconds timeout) {
-        deadline_ = SteadyClock::now() + timeout;
+        deadline_ = coarse_steady_now() + timeout;
         if (deadline_ < timer_.expiry()) wait_timer();
     }
 

@@ -49,7 +49,15 @@ class ClickClassifier {
     // In order: a purpose header saying prefetch or preview -> prefetch; a `prefetch` pattern in
     // the User-Agent -> prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot`
     // pattern -> bot; anything else -> human.
-    ClickClass classify(const ClickSignals& signals) const noexcept;
+    ClickClass classify(const ClickSignals& signals) const noexcept {
+        return classify(signals, match_agent(signals.user_agent));
+    }
+
+    // The two halves of classify(): what the User-Agent alone matches (a walk over its bytes, the
+    // costly half, which AgentMatchCache remembers), and the answer for a request given that.
+    enum class AgentMatch : std::uint8_t { none, bot, prefetch };
+    AgentMatch match_agent(std::string_view user_agent) const noexcept;
+    ClickClass classify(const ClickSignals& signals, AgentMatch agent) const noexcept;
 
     std::size_t pattern_count() const noexcept { return pattern_count_; }
 
@@ -66,6 +74,27 @@ class ClickClassifier {
     std::uint32_t first_prefetch_offset_ = 0;
     bool has_prefetch_patterns_ = false;
     std::size_t pattern_count_ = 0;
+};
+
+// The agent matches of the last User-Agents one thread saw (direct-mapped by a hash of the text,
+// which is kept and compared in full): readers' agents repeat a great deal (a few browser
+// versions make most of them), and a hash and a compare cost a fraction of the walk. Agents
+// longer than kMaxAgentBytes are walked every time. Not thread-safe: one per I/O thread.
+class AgentMatchCache {
+  public:
+    static constexpr std::size_t kEntries = 64;
+    static constexpr std::size_t kMaxAgentBytes = 256;
+    ClickClassifier::AgentMatch match(const ClickClassifier& classifier,
+                                      std::string_view user_agent) noexcept;
+
+  private:
+    struct Entry {
+        const ClickClassifier* classifier = nullptr;  // none: empty
+        std::uint16_t length = 0;
+        ClickClassifier::AgentMatch match = ClickClassifier::AgentMatch::none;
+        std::array<char, kMaxAgentBytes> text;
+    };
+    std::array<Entry, kEntries> entries_{};
 };
 
 }  // namespace refgate

@@ -27,6 +27,7 @@ class ClickRecorder {
     ClickShard& shard_;
     SaltReader salts_;
     const ClickClassifier& classifier_;
+    AgentMatchCache agents_;  // one recorder per I/O thread: no locking
     const std::vector<IpNetwork>& trusted_proxies_;
 };
 

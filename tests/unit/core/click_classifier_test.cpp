@@ -4,9 +4,11 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
+using refgate::AgentMatchCache;
 using refgate::ClickClass;
 using refgate::ClickClassifier;
 using refgate::ClickSignals;
@@ -430,4 +432,44 @@ TEST_CASE("the built-in patterns parse and the classes have their counter names"
     CHECK(refgate::to_string(ClickClass::human) == "human");
     CHECK(refgate::to_string(ClickClass::bot) == "bot");
     CHECK(refgate::to_string(ClickClass::prefetch) == "prefetch");
+}
+
+TEST_CASE("the per-thread agent cache answers what the walk answers, however agents collide",
+          "[classifier]") {
+    const ClickClassifier& builtin = ClickClassifier::builtin();
+    const ClickClassifier prefetching{"bot crawler\nprefetch previewer\n"};
+    std::vector<std::string> agents;
+    for (const Agent& agent : kBots) agents.emplace_back(agent.user_agent);
+    for (const Agent& agent : kHumans) agents.emplace_back(agent.user_agent);
+    // Many more distinct agents than the cache has entries, so that entries are replaced.
+    for (int i = 0; i < 3 * static_cast<int>(AgentMatchCache::kEntries); ++i) {
+        agents.push_back("Mozilla/5.0 (build " + std::to_string(i) + ")" +
+                         (i % 3 == 0   ? " crawler"
+                          : i % 3 == 1 ? " Previewer"
+                                       : ""));
+    }
+    agents.emplace_back("");
+    agents.emplace_back("   ");
+    agents.push_back(std::string(AgentMatchCache::kMaxAgentBytes, 'a') + " crawler");  // too long
+    AgentMatchCache cache;
+    std::size_t checked = 0;
+    for (int pass = 0; pass < 3; ++pass) {
+        for (const std::string& agent : agents) {
+            for (const ClickClassifier* classifier : {&builtin, &prefetching}) {
+                INFO("pass " << pass << ": " << agent);
+                REQUIRE(cache.match(*classifier, agent) == classifier->match_agent(agent));
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked == 3 * 2 * agents.size());
+    // The two halves give classify()'s answer.
+    ClickSignals head;
+    head.head = true;
+    head.user_agent = kHumans[0].user_agent;
+    CHECK(builtin.classify(head, cache.match(builtin, head.user_agent)) == ClickClass::bot);
+    ClickSignals preview;
+    preview.user_agent = "Mozilla/5.0 Previewer";
+    CHECK(prefetching.classify(preview, cache.match(prefetching, preview.user_agent)) ==
+          ClickClass::prefetch);
 }
