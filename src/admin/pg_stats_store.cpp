@@ -247,29 +247,18 @@ class PgStatsStore final : public StatsStore {
             std::vector<Unflushed> out;
             auto members = redis.command({"SMEMBERS", "refgate:buckets"});
             if (members.is_error()) throw StoreError("Redis: " + members.str);
-            std::vector<std::int64_t> ids;
-            std::vector<redis::Command> reads;
             for (const auto& m : members.elements) {
-                ids.push_back(std::stoll(m.str));
-                reads.push_back({"HGETALL", "refgate:bucket:" + m.str});
-            }
-            if (reads.empty()) return out;
-            auto replies = redis.pipeline(reads);
-            for (std::size_t b = 0; b < replies.size(); ++b) {
-                // Counts are additive: a counter in several batches of a bucket is several entries.
-                auto add = [&](std::string_view field, std::uint64_t clicks) {
+                const std::int64_t id = std::stoll(m.str);
+                // Read as the flusher reads it, in short HSCAN replies, so that a stats request
+                // never keeps Redis busy for long. A bucket flushed (and deleted) while it is read
+                // is recorded as flushed in the snapshot taken afterwards, and skipped then.
+                for (const auto& [field, clicks] : clicks::read_bucket(redis, id)) {
                     Unflushed u;
-                    u.bucket = ids[b];
+                    u.bucket = id;
                     u.clicks = clicks;
-                    if (!CounterKey::parse_field(field, u.key)) return;
-                    if (u.key.day < range.from || u.key.day > range.to) return;
+                    if (!CounterKey::parse_field(field, u.key)) continue;
+                    if (u.key.day < range.from || u.key.day > range.to) continue;
                     out.push_back(u);
-                };
-                const auto& fields = replies[b].elements;
-                for (std::size_t i = 0; i + 1 < fields.size(); i += 2) {
-                    if (!decode_bucket_field(fields[i].str, fields[i + 1].str, add))
-                        throw StoreError("Redis: malformed field in bucket " +
-                                         std::to_string(ids[b]));
                 }
             }
             return out;
