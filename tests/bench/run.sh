@@ -41,7 +41,7 @@ while (($#)); do
     --deps-full-priority) DEPS_NICE=0 ;;
     --only) ONLY=${2:?--only needs a list}; shift ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
-    -h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
   shift
