@@ -249,19 +249,17 @@ ClickClass ClickClassifier::classify(const ClickSignals& signals, AgentMatch age
     return ClickClass::human;
 }
 
-ClickClassifier::AgentMatch AgentMatchCache::match(const ClickClassifier& classifier,
-                                                   std::string_view user_agent) noexcept {
+ClickClassifier::AgentMatch AgentMatchCache::match(std::string_view user_agent) noexcept {
     if (user_agent.empty() || user_agent.size() > kMaxAgentBytes)
-        return classifier.match_agent(user_agent);
+        return classifier_.match_agent(user_agent);
     Entry& entry = entries_[std::hash<std::string_view>{}(user_agent) % kEntries];
-    if (entry.classifier == &classifier && entry.length == user_agent.size() &&
+    if (entry.length == user_agent.size() &&
         std::memcmp(entry.text.data(), user_agent.data(), user_agent.size()) == 0) {
         return entry.match;
     }
-    entry.classifier = &classifier;
     entry.length = static_cast<std::uint16_t>(user_agent.size());
     std::memcpy(entry.text.data(), user_agent.data(), user_agent.size());
-    entry.match = classifier.match_agent(user_agent);
+    entry.match = classifier_.match_agent(user_agent);
     return entry.match;
 }
 

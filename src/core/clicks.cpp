@@ -270,7 +270,8 @@ void SentSamples::insert(const UniqueSample& s) {
 void ClickShard::drain(DrainedClicks& out) {
     std::size_t taken = active_.load();
     active_.store(1 - taken);
-    // A write that read the old side before the switch ends within an increment.
+    // A write that read the old side before the switch ends soon: an increment, or at worst the
+    // growth of the table when more distinct keys than ever arrive.
     while (writing_.load()) std::this_thread::yield();
     // The recording thread now writes to the other side; this one is ours until the next switch.
     Side& side = sides_[taken];

@@ -63,7 +63,7 @@ void ClickRecorder::record(const http::Request& request, std::int64_t link_id,
     signals.sec_purpose = fields.sec_purpose;
     signals.x_purpose = fields.x_purpose;
     signals.x_moz = fields.x_moz;
-    ClickClass cls = classifier_.classify(signals, agents_.match(classifier_, signals.user_agent));
+    ClickClass cls = classifier_.classify(signals, agents_.match(signals.user_agent));
     std::int32_t day = utc_day(unix_seconds);
     shard_.count(CounterKey(link_id, day, cls, channel_of(request.query())));
 

@@ -84,16 +84,17 @@ class AgentMatchCache {
   public:
     static constexpr std::size_t kEntries = 64;
     static constexpr std::size_t kMaxAgentBytes = 256;
-    ClickClassifier::AgentMatch match(const ClickClassifier& classifier,
-                                      std::string_view user_agent) noexcept;
+    explicit AgentMatchCache(const ClickClassifier& classifier) : classifier_(classifier) {}
+    // classifier.match_agent(user_agent), remembered.
+    ClickClassifier::AgentMatch match(std::string_view user_agent) noexcept;
 
   private:
     struct Entry {
-        const ClickClassifier* classifier = nullptr;  // none: empty
-        std::uint16_t length = 0;
+        std::uint16_t length = 0;  // 0: empty (an empty agent is never kept)
         ClickClassifier::AgentMatch match = ClickClassifier::AgentMatch::none;
         std::array<char, kMaxAgentBytes> text;
     };
+    const ClickClassifier& classifier_;
     std::array<Entry, kEntries> entries_{};
 };
 

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <mutex>
 #include <span>
 #include <string>
@@ -207,10 +206,10 @@ struct DrainedClicks {
 // One per I/O thread: the thread that records into it is the only writer, and the sender takes its
 // contents once per aggregation window. Counts go into one of two sides. The writer takes no lock:
 // it raises `writing_` and reads which side is active; drain() switches sides, waits out a write
-// that may still be in the old side (one increment), and copies that side without blocking the
-// writer. All of it is sequentially consistent, so either drain() sees the flag raised and waits,
-// or the writer sees the new side (the Dekker pattern). A side keeps its table's slots from one
-// window to the next, so the steady state allocates nothing.
+// that may still be in the old side (an increment, rarely a growth of its table), and copies that
+// side without blocking the writer. All of it is sequentially consistent, so either drain() sees
+// the flag raised and waits, or the writer sees the new side (the Dekker pattern). A side keeps its
+// table's slots from one window to the next, so the steady state allocates nothing.
 class ClickShard {
   public:
     explicit ClickShard(std::size_t max_samples = 65'536) {

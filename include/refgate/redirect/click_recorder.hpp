@@ -19,6 +19,7 @@ class ClickRecorder {
         : shard_(shard),
           salts_(salts),
           classifier_(classifier),
+          agents_(classifier),
           trusted_proxies_(trusted_proxies) {}
 
     void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds);
