@@ -81,6 +81,27 @@ bool valid_redis_url(const std::string& value) {
     return hostport.find(':') == std::string::npos || parse_endpoint(hostport).has_value();
 }
 
+// "https://a.example, http://localhost:3000": scheme and authority only, no path or trailing slash.
+std::optional<std::vector<std::string>> parse_origins(const std::string& list) {
+    std::vector<std::string> origins;
+    std::istringstream in(list);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        auto first = item.find_first_not_of(" \t");
+        if (first == std::string::npos) continue;
+        item = item.substr(first, item.find_last_not_of(" \t") - first + 1);
+        auto parsed = boost::urls::parse_absolute_uri(item);
+        if (!parsed ||
+            (parsed->scheme_id() != boost::urls::scheme::https &&
+             parsed->scheme_id() != boost::urls::scheme::http) ||
+            parsed->host().empty() || parsed->has_userinfo() || !parsed->encoded_path().empty() ||
+            parsed->has_query() || parsed->has_fragment())
+            return std::nullopt;
+        origins.push_back(item);
+    }
+    return origins;
+}
+
 }  // namespace
 
 std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list) {
@@ -244,6 +265,30 @@ const std::vector<Setting>& settings() {
              return v == "required" || v == "none";
          },
          "required or none"},
+        {"admin_max_connections", "REFGATE_ADMIN_MAX_CONNECTIONS",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.admin_http.max_connections, 1, 100'000);
+         },
+         "an integer from 1 to 100000"},
+        {"reuse_port", "REFGATE_REUSE_PORT",
+         [](Config& c, const std::string& v) { return parse_bool(v, c.reuse_port); },
+         "true or false"},
+        {"state_dir", "REFGATE_STATE_DIR",
+         [](Config& c, const std::string& v) {
+             c.state_dir = v;
+             return true;
+         },
+         "a directory path"},
+        {"admin_cors_origins", "REFGATE_ADMIN_CORS_ORIGINS",
+         [](Config& c, const std::string& v) {
+             auto origins = parse_origins(v);
+             if (origins) c.admin_cors_origins = *origins;
+             return origins.has_value();
+         },
+         "a comma-separated list of origins such as https://console.example.com"},
+        {"admin_db_wait_ms", "REFGATE_ADMIN_DB_WAIT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.admin_db_wait); },
+         "milliseconds, 1 to 86400000"},
     };
     return table;
 }

@@ -64,6 +64,17 @@ struct Config {
     DisclosureConfig disclosure{};
     std::string log_level = "info";
     bool metrics_token_required = false;  // /metrics asks for a viewer token
+    // Share the listeners' ports with another process (SO_REUSEPORT), for zero-downtime restarts;
+    // off, a port that something else holds stops start-up.
+    bool reuse_port = false;
+    // Where the snapshot and spill files live when their settings name no absolute path; empty:
+    // chosen at start-up (see resolve_state_dir).
+    std::string state_dir;
+    // Origins (scheme://host[:port]) whose browsers may call the admin API cross-origin; empty:
+    // the API is same-origin only.
+    std::vector<std::string> admin_cors_origins;
+    // How long an admin API call waits for a database connection before answering 503.
+    std::chrono::milliseconds admin_db_wait{2'000};
 };
 
 // A bad setting at start-up. what() is one line that names the setting.
