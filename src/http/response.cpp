@@ -1,8 +1,26 @@
 #include "refgate/http/response.hpp"
 
+#include <array>
 #include <cstring>
+#include <ostream>
+// Beast 1.81's status.ipp streams a status without including <ostream>, so it comes after it.
+#include <boost/beast/http/status.hpp>
+
+#include "refgate/core/http_status.hpp"
 
 namespace refgate::http {
+namespace {
+
+// kHttpStatuses indexed by code, so that the status line costs one load per response.
+constexpr int kFirstStatus = 100;
+constexpr auto kPhrases = [] {
+    std::array<std::string_view, 500> phrases{};
+    for (const auto& s : kHttpStatuses)
+        phrases[static_cast<std::size_t>(s.code - kFirstStatus)] = s.reason;
+    return phrases;
+}();
+
+}  // namespace
 
 void Response::add_header(std::string_view name, std::string_view value) {
     // memchr runs a word or more at a time; header values are checked on every response.
@@ -33,60 +51,17 @@ void Response::json(int status, std::string_view body) {
 }
 
 std::string_view reason_phrase(int status) {
-    switch (status) {
-        case 200:
-            return "OK";
-        case 204:
-            return "No Content";
-        case 301:
-            return "Moved Permanently";
-        case 302:
-            return "Found";
-        case 304:
-            return "Not Modified";
-        case 400:
-            return "Bad Request";
-        case 401:
-            return "Unauthorized";
-        case 403:
-            return "Forbidden";
-        case 404:
-            return "Not Found";
-        case 405:
-            return "Method Not Allowed";
-        case 406:
-            return "Not Acceptable";
-        case 408:
-            return "Request Timeout";
-        case 409:
-            return "Conflict";
-        case 410:
-            return "Gone";
-        case 412:
-            return "Precondition Failed";
-        case 413:
-            return "Content Too Large";
-        case 414:
-            return "URI Too Long";
-        case 415:
-            return "Unsupported Media Type";
-        case 422:
-            return "Unprocessable Content";
-        case 428:
-            return "Precondition Required";
-        case 429:
-            return "Too Many Requests";
-        case 431:
-            return "Request Header Fields Too Large";
-        case 500:
-            return "Internal Server Error";
-        case 501:
-            return "Not Implemented";
-        case 503:
-            return "Service Unavailable";
-        default:
-            return "Unknown";
+    if (status >= kFirstStatus && status < kFirstStatus + static_cast<int>(kPhrases.size())) {
+        auto phrase = kPhrases[static_cast<std::size_t>(status - kFirstStatus)];
+        if (!phrase.empty()) return phrase;
     }
+    // A status outside refgate's own table: Beast's phrase, else none (RFC 9112 allows an empty
+    // reason phrase; a made-up one such as "Unknown" would be wrong).
+    if (status < 100 || status > 999) return {};
+    auto beast_phrase =
+        boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status));
+    if (beast_phrase == "<unknown-status>") return {};
+    return {beast_phrase.data(), beast_phrase.size()};
 }
 
 }  // namespace refgate::http

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "refgate/core/http_status.hpp"
+
 namespace refgate {
 
 // Upper bounds (seconds) of the latency buckets: tens of microseconds to a second.
@@ -60,10 +62,13 @@ inline constexpr std::size_t kRouteClasses = 6;
 std::string_view to_string(RouteClass route);
 RouteClass route_class(std::string_view path);
 
-// The status codes refgate answers, each with a slot; anything else lands in the "other" slot.
-inline constexpr std::array<int, 23> kTrackedStatuses = {200, 201, 204, 301, 302, 304, 400, 401,
-                                                         403, 404, 405, 409, 410, 412, 413, 414,
-                                                         415, 422, 428, 429, 431, 500, 503};
+// The status codes refgate answers (kHttpStatuses), each with a slot; anything else lands in the
+// "other" slot.
+inline constexpr auto kTrackedStatuses = [] {
+    std::array<int, kHttpStatuses.size()> codes{};
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = kHttpStatuses[i].code;
+    return codes;
+}();
 inline constexpr std::size_t kStatusSlots = kTrackedStatuses.size() + 1;
 std::size_t status_slot(int status) noexcept;
 

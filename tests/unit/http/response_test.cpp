@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "refgate/core/http_status.hpp"
+
 namespace {
 
 using refgate::http::Response;
@@ -67,4 +69,26 @@ TEST_CASE("status codes have their reason phrases", "[response]") {
     CHECK(refgate::http::reason_phrase(410) == "Gone");
     CHECK(refgate::http::reason_phrase(431) == "Request Header Fields Too Large");
     CHECK(refgate::http::reason_phrase(599) == "Unknown");
+}
+
+TEST_CASE("every status refgate sends has its RFC 9110 reason phrase, 201 included", "[response]") {
+    using refgate::http::reason_phrase;
+    CHECK(reason_phrase(201) == "Created");
+    CHECK(reason_phrase(406) == "Not Acceptable");
+    CHECK(reason_phrase(413) == "Content Too Large");
+    CHECK(reason_phrase(422) == "Unprocessable Content");
+    for (const auto& status : refgate::kHttpStatuses) {
+        INFO(status.code);
+        CHECK(reason_phrase(status.code) == status.reason);
+        CHECK_FALSE(status.reason.empty());
+    }
+}
+
+TEST_CASE("a status outside refgate's table gets Beast's phrase or none, never a made-up one",
+          "[response]") {
+    using refgate::http::reason_phrase;
+    CHECK(reason_phrase(507) == "Insufficient Storage");
+    CHECK(reason_phrase(299).empty());
+    CHECK(reason_phrase(42).empty());
+    CHECK(reason_phrase(1200).empty());
 }

@@ -140,3 +140,19 @@ TEST_CASE("/metrics answers the text format, or 401 without a token when one is 
     CHECK(guarded.blocking());
     CHECK(call(guarded, "/metrics").status() == 401);
 }
+
+TEST_CASE("every status refgate sends has its own code label, 406 included", "[metrics]") {
+    RequestMetrics requests;
+    for (const auto& status : kHttpStatuses) {
+        http::CountingHandler handler(std::make_unique<Fixed>(status.code),
+                                      requests.add_slot("admin"));
+        call(handler, "/api/v1/partners");
+    }
+    metrics::Exporter exporter({.requests = &requests, .version = "0.1.0", .commit = "abc"});
+    std::string text = exporter.scrape();
+    INFO(text);
+    CHECK(has_line(
+        text,
+        "refgate_http_requests_total{code=\"406\",listener=\"admin\",route=\"admin_api\"} 1"));
+    CHECK(text.find("code=\"other\"") == std::string::npos);
+}
