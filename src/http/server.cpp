@@ -94,6 +94,7 @@ struct RequestStorage {
     std::string arena;
     std::vector<HeaderField> fields;
     std::string body;
+    int host_fields = 0;
     bool transfer_encoding = false;
     RequestError error = RequestError::none;
 
@@ -105,6 +106,7 @@ struct RequestStorage {
         arena.clear();
         fields.clear();
         body.clear();
+        host_fields = 0;
         transfer_encoding = false;
         error = RequestError::none;
     }
@@ -131,7 +133,15 @@ class RequestParser final : public bhttp::basic_parser<true> {
         }
         storage_.verb = method;
         storage_.method.assign(method_str.data(), method_str.size());
-        storage_.target.assign(target.data(), target.size());
+        std::string_view text(target.data(), target.size());
+        if (!text.starts_with('/')) {
+            // Absolute-form (RFC 9112 section 3.2.2): handlers see its path and query.
+            if (auto path = absolute_form_path(text)) {
+                text = *path;
+                if (!text.starts_with('/')) storage_.target.assign("/");
+            }
+        }
+        storage_.target.append(text);
         storage_.version = version;
     }
 
@@ -141,6 +151,7 @@ class RequestParser final : public bhttp::basic_parser<true> {
 
     void on_field_impl(bhttp::field name, beast::string_view name_string, beast::string_view value,
                        error_code& ec) override {
+        if (name == bhttp::field::host) ++storage_.host_fields;
         if (name == bhttp::field::transfer_encoding ||
             iequals({name_string.data(), name_string.size()}, "transfer-encoding")) {
             storage_.transfer_encoding = true;
@@ -345,7 +356,10 @@ class Session final : public std::enable_shared_from_this<Session> {
         }
         // The read timeout covers the wait for a request and its whole header: a client that
         // trickles bytes does not push the deadline back.
-        if (input_.size() == 0 && !(parser_ && parser_->got_some())) arm(limits_.read_timeout);
+        bool waiting =
+            input_.size() == 0 && empty_line_bytes_ == 0 && !(parser_ && parser_->got_some());
+        if (waiting || rearm_read_) arm(limits_.read_timeout);
+        rearm_read_ = false;
         std::size_t space = input_.max_size() - input_.size();
         socket_.async_read_some(input_.prepare(space),
                                 [self = shared_from_this()](error_code ec, std::size_t n) {
@@ -367,8 +381,13 @@ class Session final : public std::enable_shared_from_this<Session> {
             if (!parser_) {
                 parser_.emplace(storage_, limits_);
                 header_checked_ = false;
+                empty_line_bytes_ = 0;
             }
             if (input_.size() == 0) break;
+            if (starts_with_line_break() && !parser_->got_some()) {
+                if (!skip_empty_lines()) break;
+                if (input_.size() == 0) break;
+            }
             error_code ec;
             std::size_t used = parser_->put(input_.data(), ec);
             input_.consume(used);
@@ -379,23 +398,7 @@ class Session final : public std::enable_shared_from_this<Session> {
             }
             if (parser_->is_header_done() && !header_checked_) {
                 header_checked_ = true;
-                if (storage_.transfer_encoding) {
-                    // Beast 1.81 mis-frames some Transfer-Encoding shapes; refgate needs none.
-                    answer_error(400, "Bad Request");
-                    break;
-                }
-                // Refuse a body by its announced length, without waiting for it to arrive.
-                auto length = parser_->content_length().value_or(0);
-                bool bodiless =
-                    storage_.verb == bhttp::verb::get || storage_.verb == bhttp::verb::head;
-                if (bodiless && length > 0) {
-                    answer_error(400, "Bad Request");
-                    break;
-                }
-                if (length > limits_.max_body_bytes) {
-                    answer_error(413, "Content Too Large");
-                    break;
-                }
+                if (!check_header()) break;
             }
             if (parser_->is_done()) {
                 if (handler_.blocking()) {
@@ -416,6 +419,64 @@ class Session final : public std::enable_shared_from_this<Session> {
         } else {
             read_more();
         }
+    }
+
+    bool starts_with_line_break() const {
+        char first = *static_cast<const char*>(input_.data().data());
+        return first == '\r' || first == '\n';
+    }
+
+    // Empty lines before a request line are ignored (RFC 9112 section 2.2). They count against
+    // the header limit, and do not move the read deadline, so a stream of them cannot hold the
+    // connection. False when the connection is refused.
+    bool skip_empty_lines() {
+        const char* bytes = static_cast<const char*>(input_.data().data());
+        std::size_t n = 0;
+        while (n < input_.size() && (bytes[n] == '\r' || bytes[n] == '\n')) ++n;
+        input_.consume(n);
+        empty_line_bytes_ += n;
+        if (empty_line_bytes_ <= limits_.max_header_bytes) return true;
+        answer_error(400, "Bad Request");
+        return false;
+    }
+
+    // Checks of a complete header, before its body is read; false when the request is refused.
+    bool check_header() {
+        if (storage_.transfer_encoding) {
+            // Beast 1.81 mis-frames some Transfer-Encoding shapes; refgate needs none.
+            answer_error(400, "Bad Request");
+            return false;
+        }
+        // An HTTP/1.1 request names exactly one Host, an HTTP/1.0 one at most (RFC 9112 3.2).
+        if (storage_.host_fields > 1 || (storage_.version >= 11 && storage_.host_fields == 0)) {
+            answer_error(400, "Bad Request");
+            return false;
+        }
+        // Refuse a body by its announced length, without waiting for it to arrive.
+        auto length = parser_->content_length().value_or(0);
+        bool bodiless = storage_.verb == bhttp::verb::get || storage_.verb == bhttp::verb::head;
+        if (bodiless && length > 0) {
+            answer_error(400, "Bad Request");
+            return false;
+        }
+        if (length > limits_.max_body_bytes) {
+            answer_error(413, "Content Too Large");
+            return false;
+        }
+        // A client that waits for "100 Continue" before sending its body gets it now (RFC 9110
+        // 10.1.1); a refusal above was its final answer instead.
+        if (length > input_.size() && storage_.version >= 11 && expects_continue()) {
+            output_.append("HTTP/1.1 100 Continue\r\n\r\n");
+            rearm_read_ = true;  // the body's wait starts now
+        }
+        return true;
+    }
+
+    bool expects_continue() const {
+        for (const auto& f : storage_.fields) {
+            if (iequals(f.name, "expect") && iequals(f.value, "100-continue")) return true;
+        }
+        return false;
     }
 
     void reject(error_code ec) {
@@ -614,6 +675,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     std::optional<RequestParser> parser_;
     PeerAddress peer_;
     bool header_checked_ = false;
+    bool rearm_read_ = false;  // a 100 Continue went out: the body gets a full read timeout
+    std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request
     bool closing_ = false;
     bool linger_ = false;    // drain the input before closing, whatever is buffered now
     bool no_delay_ = false;  // TCP_NODELAY is set

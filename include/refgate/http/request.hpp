@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct PeerAddress {
 struct Request {
     Method method = Method::other;
     std::string_view method_name;
-    std::string_view target;  // origin-form, as received
+    std::string_view target;  // origin-form (path and query of an absolute-form target)
     int version = 11;         // 10 or 11
     const std::vector<HeaderField>* fields = nullptr;
     std::string_view body;
@@ -45,5 +46,10 @@ struct Request {
 };
 
 bool iequals(std::string_view a, std::string_view b);
+
+// The part after the authority of an absolute-form request target ("http://h/go/x?a" ->
+// "/go/x?a"; "http://h" -> ""; "http://h?a" -> "?a"): what remains of its origin-form once a
+// leading '/' is supplied. nullopt when `target` is not an http or https URI with a host.
+std::optional<std::string_view> absolute_form_path(std::string_view target);
 
 }  // namespace refgate::http

@@ -28,3 +28,16 @@ TEST_CASE("header names compare without regard to ASCII case only", "[request]")
     CHECK_FALSE(refgate::http::iequals("Content-Type", "Content-Typ"));
     CHECK_FALSE(refgate::http::iequals("a", "b"));
 }
+
+TEST_CASE("an absolute-form target gives its path and query to handlers", "[request]") {
+    using refgate::http::absolute_form_path;
+    CHECK(absolute_form_path("http://picks.example.com/go/demo") == "/go/demo");
+    CHECK(absolute_form_path("HTTPS://picks.example.com:8443/go/demo?src=news") ==
+          "/go/demo?src=news");
+    CHECK(absolute_form_path("http://picks.example.com?src=news") == "?src=news");
+    CHECK(absolute_form_path("http://picks.example.com") == "");
+    CHECK_FALSE(absolute_form_path("ftp://picks.example.com/go/demo"));
+    CHECK_FALSE(absolute_form_path("http:///go/demo"));
+    CHECK_FALSE(absolute_form_path("picks.example.com:443"));
+    CHECK_FALSE(absolute_form_path("*"));
+}
