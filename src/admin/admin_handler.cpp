@@ -4,6 +4,7 @@
 #include <charconv>
 #include <string>
 
+#include "admin/cors.hpp"
 #include "admin/stats_api.hpp"
 #include "refgate/admin/bearer.hpp"
 #include "refgate/admin/tokens.hpp"
@@ -76,6 +77,23 @@ bool matches(std::string_view pattern, std::string_view path, std::string& slug,
         path = qs == std::string_view::npos ? std::string_view{} : path.substr(qs);
     }
     return true;
+}
+
+// The methods of every route at `path` ("GET, POST"); empty when no route has that path.
+std::string path_methods(std::string_view path) {
+    std::string methods;
+    for (const auto& r : kRoutes) {
+        std::string s;
+        std::string l;
+        if (!matches(r.pattern, path, s, l)) continue;
+        methods += (methods.empty() ? "" : ", ") + std::string(r.method_name);
+    }
+    return methods;
+}
+
+std::string_view without_trailing_slash(std::string_view path) {
+    if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    return path;
 }
 
 std::string peer_key(const http::PeerAddress& peer) {
@@ -157,13 +175,37 @@ std::optional<Precondition> parse_if_match(std::string_view value) {
     return Precondition{.version = version};
 }
 
-void answer_outcome(Answer& answer, const Outcome& o) {
+// The URL of the resource a 201 created (RFC 9110 section 15.3.2). Slugs, token names, keys and
+// normalised locales are checked before they get here, so they need no percent-encoding.
+std::string created_location(Operation operation, const Json& body, const std::string& key,
+                             const std::string& locale) {
+    auto member = [&](std::string_view collection, const char* field) {
+        auto it = body.find(field);
+        if (it == body.end() || !it->is_string()) return std::string();
+        return std::string(collection) + it->get<std::string>();
+    };
+    switch (operation) {
+        case Operation::create_partner:
+            return member("/api/v1/partners/", "slug");
+        case Operation::create_link:
+            return member("/api/v1/links/", "slug");
+        case Operation::create_token:
+            return member("/api/v1/tokens/", "name");
+        case Operation::put_disclosure:
+            return "/api/v1/disclosures/" + key + "/" + locale;
+        default:
+            return {};
+    }
+}
+
+void answer_outcome(Answer& answer, const Outcome& o, std::string_view location = {}) {
     switch (o.kind) {
         case OutcomeKind::ok:
             answer.json(200, o.body, o.version);
             return;
         case OutcomeKind::created:
             answer.json(201, o.body, o.version);
+            if (!location.empty()) answer.response.add_header("Location", location);
             return;
         case OutcomeKind::deleted:
             answer.response.set_status(204);
@@ -227,13 +269,27 @@ AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions optio
                            std::unique_ptr<StatsStore> stats)
     : store_(std::move(store)),
       stats_(std::move(stats)),
-      options_(options),
-      limiter_(options.max_failures_per_minute, options.max_tracked_addresses) {}
+      options_(std::move(options)),
+      limiter_(options_.max_failures_per_minute, options_.max_tracked_addresses) {}
 
 void AdminHandler::handle(const http::Request& request, http::Response& response) {
+    std::string_view origin = allowed_origin(request, options_.cors_origins);
+    bool vary = !options_.cors_origins.empty();
+    // A preflight carries no credentials: it is answered before authentication.
+    if (request.method == Method::options) {
+        auto methods = path_methods(without_trailing_slash(request.path()));
+        if (!methods.empty()) {
+            answer_preflight(methods, origin, vary, response);
+            return;
+        }
+    }
+    serve(request, response);
+    add_cors_headers(origin, vary, response);
+}
+
+void AdminHandler::serve(const http::Request& request, http::Response& response) {
     Answer answer{response};
-    std::string_view path = request.path();
-    if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    std::string_view path = without_trailing_slash(request.path());
 
     const Route* route = nullptr;
     bool path_known = false;
@@ -380,25 +436,31 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
         return n;
     };
 
+    auto respond = [&](const Outcome& o) {
+        answer_outcome(answer, o,
+                       o.kind == OutcomeKind::created
+                           ? created_location(route->operation, o.body, slug, locale)
+                           : std::string());
+    };
     try {
         switch (route->operation) {
             case Operation::list_partners:
-                answer_outcome(answer, store_->list_partners());
+                respond(store_->list_partners());
                 return;
             case Operation::create_partner:
-                answer_outcome(answer, store_->create_partner(*actor, body));
+                respond(store_->create_partner(*actor, body));
                 return;
             case Operation::get_partner:
-                answer_outcome(answer, store_->get_partner(slug));
+                respond(store_->get_partner(slug));
                 return;
             case Operation::update_partner:
-                answer_outcome(answer, store_->update_partner(*actor, slug, precondition, body));
+                respond(store_->update_partner(*actor, slug, precondition, body));
                 return;
             case Operation::delete_partner:
-                answer_outcome(answer, store_->delete_partner(*actor, slug, precondition));
+                respond(store_->delete_partner(*actor, slug, precondition));
                 return;
             case Operation::partner_codes:
-                answer_outcome(answer, store_->partner_codes(slug));
+                respond(store_->partner_codes(slug));
                 return;
             case Operation::list_links: {
                 LinkFilter filter;
@@ -420,20 +482,20 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                     return;
                 }
                 filter.limit = *n;
-                answer_outcome(answer, store_->list_links(filter));
+                respond(store_->list_links(filter));
                 return;
             }
             case Operation::create_link:
-                answer_outcome(answer, store_->create_link(*actor, body));
+                respond(store_->create_link(*actor, body));
                 return;
             case Operation::get_link:
-                answer_outcome(answer, store_->get_link(slug));
+                respond(store_->get_link(slug));
                 return;
             case Operation::update_link:
-                answer_outcome(answer, store_->update_link(*actor, slug, precondition, body));
+                respond(store_->update_link(*actor, slug, precondition, body));
                 return;
             case Operation::delete_link:
-                answer_outcome(answer, store_->delete_link(*actor, slug, precondition));
+                respond(store_->delete_link(*actor, slug, precondition));
                 return;
             case Operation::audit: {
                 AuditFilter filter;
@@ -446,27 +508,26 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
                     return;
                 }
                 filter.limit = *n;
-                answer_outcome(answer, store_->audit(filter));
+                respond(store_->audit(filter));
                 return;
             }
             case Operation::list_tokens:
-                answer_outcome(answer, store_->list_tokens());
+                respond(store_->list_tokens());
                 return;
             case Operation::create_token:
-                answer_outcome(answer, store_->create_token(*actor, body));
+                respond(store_->create_token(*actor, body));
                 return;
             case Operation::revoke_token:
-                answer_outcome(answer, store_->revoke_token(*actor, slug, precondition));
+                respond(store_->revoke_token(*actor, slug, precondition));
                 return;
             case Operation::list_disclosures:
-                answer_outcome(answer, store_->list_disclosures());
+                respond(store_->list_disclosures());
                 return;
             case Operation::get_disclosure:
-                answer_outcome(answer, store_->get_disclosure(slug, locale));
+                respond(store_->get_disclosure(slug, locale));
                 return;
             case Operation::put_disclosure:
-                answer_outcome(
-                    answer, store_->put_disclosure(*actor, slug, locale, put_precondition, body));
+                respond(store_->put_disclosure(*actor, slug, locale, put_precondition, body));
                 return;
             case Operation::stats_link:
             case Operation::stats_partner:

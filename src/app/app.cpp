@@ -140,7 +140,7 @@ int App::serve() {
     auto admin_api = std::make_shared<admin::AdminHandler>(
         admin::make_pg_admin_store(
             {.database_url = config_.database_url, .url_policy = url_policy}),
-        admin::AdminOptions{},
+        admin::AdminOptions{.cors_origins = config_.admin_cors_origins},
         admin::make_pg_stats_store({.database_url = config_.database_url, .redis = redis_address}));
     http::ListenerOptions admin_listener{
         .name = "admin",

@@ -248,6 +248,32 @@ TEST_CASE("partners are created, read, patched with If-Match and deleted, with a
     CHECK(items[3]["after"]["ref_code"] == "picks42");
 }
 
+TEST_CASE("every create answers 201 Created with a Location naming the new resource",
+          "[admin][pg]") {
+    Fixture f;
+    auto partner = f.post_partner();
+    CHECK(partner.status == 201);
+    CHECK(partner.reason == "Created");
+    CHECK(partner.header("Location") == "/api/v1/partners/tailscale");
+
+    auto link = f.post_link(link_json("pricing"));
+    CHECK(link.reason == "Created");
+    CHECK(link.header("Location") == "/api/v1/links/pricing");
+    // The Location is where the new resource is read.
+    CHECK(f.call("GET", link.header("Location"), bearer(f.viewer)).status == 200);
+
+    auto token = f.call("POST", "/api/v1/tokens", json_write(f.admin),
+                        R"({"name": "grafana.prod", "role": "viewer"})");
+    CHECK(token.reason == "Created");
+    CHECK(token.header("Location") == "/api/v1/tokens/grafana.prod");
+
+    auto disclosure = f.call("PUT", "/api/v1/disclosures/general/NL", json_write(f.editor),
+                             R"({"text": "Eerste versie"})");
+    CHECK(disclosure.status == 201);
+    CHECK(disclosure.reason == "Created");
+    CHECK(disclosure.header("Location") == "/api/v1/disclosures/general/nl");
+}
+
 TEST_CASE("links are validated, filtered and paginated", "[admin][pg][links]") {
     Fixture f;
     REQUIRE(f.post_partner().status == 201);

@@ -690,4 +690,162 @@ TEST_CASE(
     CHECK(listening == 2);
 }
 
+namespace {
+
+// A POST to the admin API with a JSON body of `length` bytes announced and not yet sent.
+std::string admin_post_header(std::size_t length, std::string_view fields) {
+    std::string text = "POST /api/v1/partners HTTP/1.1\r\nHost: x\r\n";
+    text.append("Content-Type: application/json\r\nContent-Length: ")
+        .append(std::to_string(length))
+        .append("\r\n")
+        .append(fields)
+        .append("\r\n");
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("http protocol: empty lines before and between pipelined requests are ignored",
+          "[http]") {
+    DemoService demo;
+    RawConnection conn(demo.port());
+    std::string burst =
+        "\r\n" + request("GET", "/go/demo") + "\r\n\r\n\n" + request("HEAD", "/go/demo") + "\r\n";
+    REQUIRE(conn.send(burst));
+    auto first = conn.read_response(5s);
+    REQUIRE(first.has_value());
+    CHECK(first->status == 302);
+    auto second = conn.read_response(5s, true);
+    REQUIRE(second.has_value());
+    CHECK(second->status == 302);
+    CHECK(second->header("Connection") != "close");
+    // A line break that arrives alone, later, is ignored too.
+    REQUIRE(conn.send("\r\n"));
+    REQUIRE(conn.send(request("GET", "/go/demo")));
+    auto third = conn.read_response(5s);
+    REQUIRE(third.has_value());
+    CHECK(third->status == 302);
+    CHECK(conn.pending().empty());
+    CHECK_FALSE(conn.wait_closed(200ms));
+}
+
+TEST_CASE("http protocol: empty lines beyond the header limit are refused 400 and closed",
+          "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_MAX_HEADER_BYTES", "1024"}});
+    std::string flood;
+    for (int i = 0; i < 600; ++i) flood.append("\r\n");
+    expect_one_answer_then_close(demo.port(), flood + request("GET", "/go/demo"), 400);
+}
+
+TEST_CASE("http protocol: an absolute-form target is served like its path and query", "[http]") {
+    DemoService demo;
+    RawConnection conn(demo.port());
+    REQUIRE(conn.send(request("GET", "http://picks.example.com/go/demo")));
+    auto absolute = conn.read_response(5s);
+    REQUIRE(absolute.has_value());
+    CHECK(absolute->status == 302);
+    CHECK(absolute->header("Location") == kLocation);
+
+    REQUIRE(conn.send(request("GET", "HTTPS://picks.example.com:443/go/demo?src=newsletter")));
+    auto with_query = conn.read_response(5s);
+    REQUIRE(with_query.has_value());
+    CHECK(with_query->status == 302);
+
+    REQUIRE(conn.send(request("GET", "http://picks.example.com/go/nope")));
+    auto unknown = conn.read_response(5s);
+    REQUIRE(unknown.has_value());
+    CHECK(unknown->status == 404);
+}
+
+TEST_CASE("http protocol: an HTTP/1.1 request without Host or with two is refused 400 and closed",
+          "[http]") {
+    DemoService demo;
+    expect_one_answer_then_close(demo.port(),
+                                 "GET /go/demo HTTP/1.1\r\n\r\n" + std::string(kSmuggled), 400);
+    expect_one_answer_then_close(
+        demo.port(), "GET /go/demo HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n" + std::string(kSmuggled),
+        400);
+    expect_one_answer_then_close(demo.port(), "GET /go/demo HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
+                                 400);
+    // Counted with the server's other refusals.
+    auto metrics = http_get(demo.process().admin_port(), "/metrics");
+    CHECK(metrics.body.find("refgate_http_rejected_requests_total{listener=\"public\"} 3") !=
+          std::string::npos);
+}
+
+TEST_CASE(
+    "http protocol: Expect: 100-continue on the admin API gets 100 Continue at once, or its "
+    "final answer when the body is too large",
+    "[http][admin]") {
+    DemoService demo;
+    int port = demo.process().admin_port();
+    std::string body(1500, ' ');
+    body.replace(0, 2, "{}");
+
+    SECTION("an acceptable size: 100 Continue, then the answer once the body is sent") {
+        RawConnection conn(port);
+        auto start = SteadyClock::now();
+        REQUIRE(conn.send(admin_post_header(body.size(), "Expect: 100-continue\r\n")));
+        auto interim = conn.read_response(900ms);
+        REQUIRE(interim.has_value());
+        CHECK(interim->status == 100);
+        CHECK(interim->reason == "Continue");
+        CHECK(since(start) < 900ms);
+        REQUIRE(conn.send(body));
+        auto final_answer = conn.read_response(5s);
+        REQUIRE(final_answer.has_value());
+        CHECK(final_answer->status == 401);  // no token
+    }
+
+    SECTION("too large: 413 at once, without 100 Continue") {
+        RawConnection conn(port);
+        REQUIRE(conn.send(admin_post_header(10 * 1024 * 1024, "Expect: 100-continue\r\n")));
+        auto answer = conn.read_response(900ms);
+        REQUIRE(answer.has_value());
+        CHECK(answer->status == 413);
+        CHECK(answer->header("Connection") == "close");
+    }
+
+    SECTION("without Expect no 100 Continue is sent") {
+        RawConnection conn(port);
+        REQUIRE(conn.send(admin_post_header(body.size(), "") + body));
+        auto answer = conn.read_response(5s);
+        REQUIRE(answer.has_value());
+        CHECK(answer->status == 401);
+    }
+}
+
+TEST_CASE(
+    "http protocol: the admin API answers CORS preflights, with Access-Control headers only "
+    "for configured origins",
+    "[http][admin][cors]") {
+    DemoService demo(EnvPairs{{"REFGATE_ADMIN_CORS_ORIGINS", "https://console.example.com"}});
+    int port = demo.process().admin_port();
+    auto preflight = [&](const std::string& origin) {
+        return http_request(port, "OPTIONS", "/api/v1/partners",
+                            {{"Origin", origin},
+                             {"Access-Control-Request-Method", "POST"},
+                             {"Access-Control-Request-Headers", "authorization, content-type"}});
+    };
+    auto allowed = preflight("https://console.example.com");
+    CHECK(allowed.status == 204);
+    CHECK(allowed.header("Access-Control-Allow-Origin") == "https://console.example.com");
+    CHECK(allowed.header("Access-Control-Allow-Methods") == "GET, POST, OPTIONS");
+    CHECK(allowed.header("Access-Control-Allow-Headers") ==
+          "Authorization, Content-Type, If-Match, If-None-Match");
+    CHECK(allowed.has_header("Access-Control-Max-Age"));
+    CHECK(allowed.header("Vary") == "Origin");
+
+    auto other = preflight("https://evil.example");
+    CHECK(other.status == 204);
+    CHECK(other.header("Allow") == "GET, POST, OPTIONS");
+    CHECK_FALSE(other.has_header("Access-Control-Allow-Origin"));
+
+    // The actual request: readable by the console's scripts, even when refused.
+    auto refused = http_get(port, "/api/v1/partners", {{"Origin", "https://console.example.com"}});
+    CHECK(refused.status == 401);
+    CHECK(refused.header("Access-Control-Allow-Origin") == "https://console.example.com");
+    CHECK(refused.header("Access-Control-Expose-Headers") == "ETag, Location");
+}
+
 }  // namespace refgate::test

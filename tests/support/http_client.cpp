@@ -91,6 +91,7 @@ std::optional<HttpResponse> RawConnection::read_response(std::chrono::millisecon
     std::string_view status_line = head_text.substr(0, line_end);
     if (status_line.size() < 12 || !status_line.starts_with("HTTP/1.")) return std::nullopt;
     response.status = std::stoi(std::string(status_line.substr(9, 3)));
+    if (status_line.size() > 13) response.reason = std::string(status_line.substr(13));
     std::size_t pos = line_end == std::string_view::npos ? head_text.size() : line_end + 2;
     while (pos < head_text.size()) {
         auto end = head_text.find("\r\n", pos);

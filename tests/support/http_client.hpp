@@ -13,6 +13,7 @@ using namespace std::chrono_literals;
 
 struct HttpResponse {
     int status = 0;
+    std::string reason;  // the status line's reason phrase
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
 

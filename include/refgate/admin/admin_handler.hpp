@@ -7,8 +7,10 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/admin/stats_store.hpp"
@@ -54,6 +56,8 @@ std::span<const Route> routes();
 struct AdminOptions {
     std::size_t max_failures_per_minute = 20;   // per source address, then 429
     std::size_t max_tracked_addresses = 10000;  // failure counters kept in memory at most
+    // Origins whose browsers may call the API (CORS); empty: same-origin only.
+    std::vector<std::string> cors_origins;
 };
 
 // Counts failed authentications per source address in memory only; never stored.
@@ -84,6 +88,8 @@ class AdminHandler final : public http::Handler {
     bool blocking() const override { return true; }
 
   private:
+    void serve(const http::Request& request, http::Response& response);
+
     std::unique_ptr<AdminStore> store_;
     std::unique_ptr<StatsStore> stats_;  // the /api/v1/stats routes; none: 503
     AdminOptions options_;

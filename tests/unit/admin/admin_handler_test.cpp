@@ -132,8 +132,9 @@ struct Fixture {
     std::string admin = generate_token();
 
     Fixture() : Fixture(std::make_unique<FakeStore>()) {}
-    explicit Fixture(std::unique_ptr<FakeStore> s)
-        : store(s.get()), handler(std::move(s), AdminOptions{.max_failures_per_minute = 3}) {
+    explicit Fixture(std::unique_ptr<FakeStore> s,
+                     AdminOptions options = AdminOptions{.max_failures_per_minute = 3})
+        : store(s.get()), handler(std::move(s), std::move(options)) {
         store->tokens[hash_token(viewer)] = {"vera", Role::viewer};
         store->tokens[hash_token(editor)] = {"eddie", Role::editor};
         store->tokens[hash_token(admin)] = {"ada", Role::admin};
@@ -368,4 +369,103 @@ TEST_CASE("admin: disclosure paths carry a key and a normalised locale", "[admin
     CHECK(f.store->last_slug == "general/de-at");
     CHECK(f.get("/api/v1/disclosures/general/not_a_tag!", f.viewer).status == 404);
     CHECK(f.get("/api/v1/disclosures/general", f.viewer).status == 404);
+}
+
+TEST_CASE("admin: a create answers 201 with a Location naming the new resource", "[admin]") {
+    Fixture f;
+    f.store->next = Outcome{.kind = OutcomeKind::created,
+                            .body = Json{{"slug", "tailscale"}, {"version", 1}},
+                            .version = 1};
+    auto partner = f.post_json("/api/v1/partners", f.editor, "{}");
+    CHECK(partner.status == 201);
+    CHECK(partner.header("Location") == "/api/v1/partners/tailscale");
+    CHECK(f.post_json("/api/v1/links", f.editor, "{}").header("Location") ==
+          "/api/v1/links/tailscale");
+
+    f.store->next.body = Json{{"name", "grafana.prod"}, {"token", "rg_x"}, {"version", 1}};
+    CHECK(f.post_json("/api/v1/tokens", f.admin, "{}").header("Location") ==
+          "/api/v1/tokens/grafana.prod");
+
+    auto disclosure = f.send(http::Method::put, "PUT", "/api/v1/disclosures/affiliate/EN-us",
+                             f.editor, {{"Content-Type", "application/json"}}, "{}");
+    CHECK(disclosure.status == 201);
+    CHECK(disclosure.header("Location") == "/api/v1/disclosures/affiliate/en-us");
+
+    // Answers that create nothing name no new resource.
+    f.store->next = ok_object(2);
+    CHECK(f.get("/api/v1/partners/tailscale", f.viewer).header("Location").empty());
+}
+
+namespace {
+
+const std::string kConsole = "https://console.example.com";
+
+Fixture cors_fixture() {
+    return Fixture(std::make_unique<FakeStore>(),
+                   AdminOptions{.max_failures_per_minute = 3, .cors_origins = {kConsole}});
+}
+
+std::vector<http::HeaderField> preflight_fields(std::string_view origin) {
+    return {{"Origin", origin},
+            {"Access-Control-Request-Method", "PATCH"},
+            {"Access-Control-Request-Headers", "authorization, content-type, if-match"}};
+}
+
+}  // namespace
+
+TEST_CASE("admin: a preflight from a configured origin is 204 with CORS headers and needs no token",
+          "[admin][cors]") {
+    Fixture f = cors_fixture();
+    auto answer = f.send(http::Method::options, "OPTIONS", "/api/v1/partners/tailscale", "",
+                         preflight_fields(kConsole));
+    CHECK(answer.status == 204);
+    CHECK(answer.header("Access-Control-Allow-Origin") == kConsole);
+    CHECK(answer.header("Access-Control-Allow-Methods") == "GET, PATCH, DELETE, OPTIONS");
+    CHECK(answer.header("Access-Control-Allow-Headers") ==
+          "Authorization, Content-Type, If-Match, If-None-Match");
+    CHECK(answer.header("Access-Control-Max-Age") == "600");
+    CHECK(answer.header("Vary") == "Origin");
+    CHECK(answer.header("Allow") == "GET, PATCH, DELETE, OPTIONS");
+    CHECK(f.store->last_call.empty());
+}
+
+TEST_CASE("admin: a preflight from another origin or none is 204 with Allow and no CORS header",
+          "[admin][cors]") {
+    Fixture configured = cors_fixture();
+    Fixture same_origin_only;
+    for (auto* f : {&configured, &same_origin_only}) {
+        for (std::string origin : {"https://evil.example", ""}) {
+            INFO(origin);
+            auto fields =
+                origin.empty() ? std::vector<http::HeaderField>{} : preflight_fields(origin);
+            auto answer = f->send(http::Method::options, "OPTIONS", "/api/v1/partners", "", fields);
+            CHECK(answer.status == 204);
+            CHECK(answer.header("Allow") == "GET, POST, OPTIONS");
+            CHECK(answer.headers.find("Access-Control-") == std::string::npos);
+        }
+    }
+    // An unknown resource stays 404, as it is for every method.
+    CHECK(configured.send(http::Method::options, "OPTIONS", "/api/v1/nothing", "").status == 404);
+}
+
+TEST_CASE("admin: answers to a configured origin let its browser read them, even a 401",
+          "[admin][cors]") {
+    Fixture f = cors_fixture();
+    f.store->next = ok_object(3);
+    std::vector<http::HeaderField> from_console{{"Origin", kConsole}};
+    auto ok =
+        f.send(http::Method::get, "GET", "/api/v1/partners/tailscale", f.viewer, from_console);
+    CHECK(ok.status == 200);
+    CHECK(ok.header("Access-Control-Allow-Origin") == kConsole);
+    CHECK(ok.header("Access-Control-Expose-Headers") == "ETag, Location");
+    CHECK(ok.header("Vary") == "Origin");
+    auto unauthorized =
+        f.send(http::Method::get, "GET", "/api/v1/partners/tailscale", "", from_console);
+    CHECK(unauthorized.status == 401);
+    CHECK(unauthorized.header("Access-Control-Allow-Origin") == kConsole);
+
+    auto other = f.send(http::Method::get, "GET", "/api/v1/partners/tailscale", f.viewer,
+                        {{"Origin", "https://evil.example"}});
+    CHECK(other.status == 200);
+    CHECK(other.headers.find("Access-Control-") == std::string::npos);
 }
