@@ -96,6 +96,8 @@ std::vector<std::unique_ptr<test::RawConnection>> hang(int port, int n) {
     for (int i = 0; i < n; ++i) {
         connections.push_back(std::make_unique<test::RawConnection>(port));
         REQUIRE(connections.back()->send("GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n"));
+        // One at a time, so that a pool thread has taken each before the next arrives.
+        std::this_thread::sleep_for(20ms);
     }
     return connections;
 }

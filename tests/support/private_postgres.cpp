@@ -70,6 +70,8 @@ std::vector<pid_t> server_processes(const std::string& data_dir) {
     REQUIRE(postmaster > 0);
     std::vector<pid_t> pids{postmaster};
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        auto name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
         std::ifstream stat(entry.path() / "stat");
         std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
         auto close = text.rfind(')');
@@ -78,7 +80,7 @@ std::vector<pid_t> server_processes(const std::string& data_dir) {
         std::string state;
         pid_t parent = 0;
         fields >> state >> parent;
-        if (parent == postmaster) pids.push_back(std::stoi(entry.path().filename().string()));
+        if (parent == postmaster) pids.push_back(std::stoi(name));
     }
     return pids;
 }
