@@ -272,6 +272,22 @@ AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions optio
       options_(std::move(options)),
       limiter_(options_.max_failures_per_minute, options_.max_tracked_addresses) {}
 
+void AdminHandler::unavailable(const http::Request&, http::Response& response) {
+    Answer{response}.problem(503, "unavailable", "the service is busy; try again");
+    response.add_header("Retry-After", "1");
+}
+
+void AdminHandler::database_unavailable(http::Response& response, const char* error) {
+    std::uint64_t count = 0;
+    if (options_.unavailable != nullptr)
+        count = options_.unavailable->fetch_add(1, std::memory_order_relaxed) + 1;
+    if (failure_log_.allow()) {
+        log::warn("admin_store_failed", {{"error", error}, {"unavailable_total", count}});
+    }
+    Answer{response}.problem(503, "unavailable", "the database is unreachable; try again");
+    response.add_header("Retry-After", "1");
+}
+
 void AdminHandler::handle(const http::Request& request, http::Response& response) {
     std::string_view origin = allowed_origin(request, options_.cors_origins);
     bool vary = !options_.cors_origins.empty();
@@ -326,9 +342,7 @@ void AdminHandler::serve(const http::Request& request, http::Response& response)
     try {
         actor = bearer_actor(*store_, authorization);
     } catch (const std::exception& e) {
-        log::warn("admin_store_failed", {{"error", e.what()}});
-        answer.problem(503, "unavailable", "the database is unreachable; try again");
-        response.add_header("Retry-After", "1");
+        database_unavailable(response, e.what());
         return;
     }
     if (!actor) {
@@ -557,10 +571,8 @@ void AdminHandler::serve(const http::Request& request, http::Response& response)
             }
         }
     } catch (const StoreError& e) {
-        log::warn("admin_store_failed", {{"error", e.what()}});
         response.reset();
-        answer.problem(503, "unavailable", "the database is unreachable; try again");
-        response.add_header("Retry-After", "1");
+        database_unavailable(response, e.what());
     } catch (const std::exception& e) {
         log::error("admin_request_failed", {{"error", e.what()}});
         response.reset();

@@ -290,11 +290,16 @@ class PgStatsStore final : public StatsStore {
             });
         } catch (const pqxx::failure& e) {
             throw StoreError(e.what());
+        } catch (const pg::PoolTimeout& e) {
+            throw StoreError(e.what());
         }
     }
 
     PgStatsStoreOptions options_;
-    pg::ConnectionPool pool_{options_.database_url, options_.max_idle_connections};
+    pg::ConnectionPool pool_{options_.database_url,
+                             {.max_idle = options_.max_idle_connections,
+                              .max_open = options_.max_open_connections,
+                              .wait = options_.connection_wait}};
 };
 
 }  // namespace

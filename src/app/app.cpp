@@ -87,16 +87,20 @@ int App::serve() {
 
     // Metrics: per-thread request counters, summed with everything else at scrape time.
     RequestMetrics request_metrics;
+    std::atomic<std::uint64_t> admin_unavailable{0};
     metrics::Exporter exporter({.requests = &request_metrics,
                                 .clicks = &click_stats,
                                 .health = &health,
                                 .snapshots = &store,
+                                .admin_unavailable = &admin_unavailable,
                                 .version = REFGATE_VERSION,
                                 .commit = REFGATE_GIT_COMMIT});
     metrics::Authorizer metrics_auth;
     if (config_.metrics_token_required) {
-        std::shared_ptr<admin::AdminStore> tokens = admin::make_pg_admin_store(
-            {.database_url = config_.database_url, .url_policy = url_policy});
+        std::shared_ptr<admin::AdminStore> tokens =
+            admin::make_pg_admin_store({.database_url = config_.database_url,
+                                        .url_policy = url_policy,
+                                        .connection_wait = config_.admin_db_wait});
         metrics_auth = [tokens](std::string_view authorization) {
             try {
                 return admin::bearer_role(*tokens, authorization) ? metrics::Access::allowed
@@ -109,8 +113,8 @@ int App::serve() {
     }
     auto metrics_handler = std::make_shared<metrics::MetricsHandler>(exporter, metrics_auth);
 
-    auto health_handler = [&store, &health, &click_stats] {
-        return std::make_shared<HealthHandler>(store, health, &click_stats);
+    auto health_handler = [&store, &health, &click_stats](ReadinessDetail detail) {
+        return std::make_shared<HealthHandler>(store, health, &click_stats, detail);
     };
     http::ListenerOptions public_listener{
         .name = "public",
@@ -123,7 +127,7 @@ int App::serve() {
                 router->prefix(
                     "/go/", std::make_shared<RedirectHandler>(
                                 store, clock, RedirectOptions{config_.referrer_policy}, recorder));
-                auto ops = health_handler();
+                auto ops = health_handler(ReadinessDetail::verdict);
                 router->exact("/healthz", ops);
                 router->exact("/readyz", ops);
                 auto disclosure = std::make_shared<DisclosureHandler>(
@@ -137,11 +141,17 @@ int App::serve() {
                                                                request_metrics.add_slot("public"));
             },
     };
+    // Every admin call waits at most admin_db_wait for the blocking pool, and again for a
+    // database connection; past either it answers 503 (counted in refgate_admin_unavailable_total).
     auto admin_api = std::make_shared<admin::AdminHandler>(
-        admin::make_pg_admin_store(
-            {.database_url = config_.database_url, .url_policy = url_policy}),
-        admin::AdminOptions{.cors_origins = config_.admin_cors_origins},
-        admin::make_pg_stats_store({.database_url = config_.database_url, .redis = redis_address}));
+        admin::make_pg_admin_store({.database_url = config_.database_url,
+                                    .url_policy = url_policy,
+                                    .connection_wait = config_.admin_db_wait}),
+        admin::AdminOptions{.cors_origins = config_.admin_cors_origins,
+                            .unavailable = &admin_unavailable},
+        admin::make_pg_stats_store({.database_url = config_.database_url,
+                                    .redis = redis_address,
+                                    .connection_wait = config_.admin_db_wait}));
     http::ListenerOptions admin_listener{
         .name = "admin",
         .endpoint = config_.admin_listen,
@@ -150,13 +160,14 @@ int App::serve() {
             [health_handler, admin_api, metrics_handler, &request_metrics] {
                 auto router = std::make_unique<http::Router>();
                 router->prefix("/api/v1/", admin_api);
-                auto ops = health_handler();
+                auto ops = health_handler(ReadinessDetail::full);
                 router->exact("/healthz", ops);
                 router->exact("/readyz", ops);
                 router->exact("/metrics", metrics_handler);
                 return std::make_unique<http::CountingHandler>(std::move(router),
                                                                request_metrics.add_slot("admin"));
             },
+        .blocking_wait = config_.admin_db_wait,
     };
     http::Server server(config_.threads, {public_listener, admin_listener});
     exporter.set_listeners({{"public", &server.stats(0)}, {"admin", &server.stats(1)}});

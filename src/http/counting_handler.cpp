@@ -11,4 +11,9 @@ void CountingHandler::handle(const Request& request, Response& response) {
                      std::chrono::steady_clock::now() - started);
 }
 
+void CountingHandler::unavailable(const Request& request, Response& response) {
+    inner_->unavailable(request, response);
+    counters_.record(route_class(request.path()), response.status(), std::chrono::nanoseconds{0});
+}
+
 }  // namespace refgate::http

@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "refgate/core/log.hpp"
+#include "refgate/core/log_limiter.hpp"
 #include "refgate/core/time.hpp"
 
 namespace refgate::http {
@@ -282,6 +283,9 @@ struct ListenerState {
     ListenerOptions options;
     ServerStats stats;
     std::uint16_t port = 0;
+    // Blocking requests posted to the pool and not yet taken by one of its threads.
+    std::atomic<std::size_t> queued_blocking{0};
+    LogLimiter unavailable_log{std::chrono::seconds{10}};
 };
 
 class Session final : public std::enable_shared_from_this<Session> {
@@ -341,7 +345,7 @@ class Session final : public std::enable_shared_from_this<Session> {
         timer_.async_wait([self = shared_from_this()](error_code ec) {
             if (ec || self->closed_) return;
             if (SteadyClock::now() >= self->deadline_) {
-                self->close_now();
+                self->on_deadline();
             } else {
                 self->wait_timer();
             }
@@ -401,11 +405,11 @@ class Session final : public std::enable_shared_from_this<Session> {
                 if (!check_header()) break;
             }
             if (parser_->is_done()) {
-                if (handler_.blocking()) {
-                    answer_on_pool();  // resumes process() on this thread when done
-                    return;
+                if (handler_.blocking(make_request())) {
+                    if (answer_on_pool()) return;  // resumes process() on this thread when done
+                } else {
+                    answer();
                 }
-                answer();
                 parser_.reset();
                 if (output_.size() >= kMaxPendingOutput) break;
                 continue;
@@ -544,23 +548,74 @@ class Session final : public std::enable_shared_from_this<Session> {
 
     // A handler that blocks (on PostgreSQL, say) runs on the server's blocking pool, never on an
     // I/O thread. The connection reads nothing more until the answer is back; the request's
-    // storage stays untouched meanwhile.
-    void answer_on_pool() {
+    // storage stays untouched meanwhile. The wait for a pool thread is bounded twice: a request
+    // finding the listener's queue full is refused at once, and one still queued at its deadline
+    // is answered then (on_deadline); the pool thread that finds it later drops it.
+    // False when the request was refused (answered) at once.
+    bool answer_on_pool() {
+        auto& queued = listener_.queued_blocking;
+        if (queued.fetch_add(1, std::memory_order_relaxed) >=
+            listener_.options.max_blocking_queue) {
+            queued.fetch_sub(1, std::memory_order_relaxed);
+            answer_unavailable("queue_full");
+            return false;
+        }
         response_.reset();
         busy_ = true;
-        asio::post(*context_.blocking_pool, [self = shared_from_this()]() mutable {
-            self->handler_.handle(self->make_request(), self->response_);
-            // The session moves on to its I/O thread, so that it is destroyed there, never on
-            // the pool's thread (its destructor touches the thread's session set and pool).
-            auto& ioc = self->context_.ioc;
-            asio::post(ioc, [self = std::move(self)] {
-                self->busy_ = false;
-                if (self->closed_) return;
-                self->finish_answer();
-                self->parser_.reset();
-                self->process();
-            });
-        });
+        ticket_ = std::make_shared<std::atomic<bool>>(false);
+        arm(listener_.options.blocking_wait);
+        asio::post(*context_.blocking_pool,
+                   [self = shared_from_this(), ticket = ticket_]() mutable {
+                       self->listener_.queued_blocking.fetch_sub(1, std::memory_order_relaxed);
+                       // Whoever claims the ticket first answers: this thread, or the deadline.
+                       bool expired = ticket->exchange(true);
+                       if (!expired) self->handler_.handle(self->make_request(), self->response_);
+                       // The session moves on to its I/O thread, so that it is destroyed there,
+                       // never on the pool's thread (its destructor touches the thread's session
+                       // set and pool).
+                       auto& ioc = self->context_.ioc;
+                       asio::post(ioc, [self = std::move(self), expired] {
+                           if (expired) return;
+                           self->busy_ = false;
+                           self->ticket_.reset();
+                           if (self->closed_) return;
+                           self->finish_answer();
+                           self->parser_.reset();
+                           self->process();
+                       });
+                   });
+        return true;
+    }
+
+    // The deadline passed. A request still waiting for a pool thread is answered now; one that a
+    // pool thread is working on gets another read timeout before the connection is closed.
+    void on_deadline() {
+        if (busy_ && ticket_) {
+            bool started = ticket_->exchange(true);
+            ticket_.reset();
+            deadline_ = coarse_steady_now() + limits_.read_timeout;
+            wait_timer();
+            if (started) return;
+            busy_ = false;
+            answer_unavailable("queue_wait");
+            parser_.reset();
+            process();
+            return;
+        }
+        close_now();
+    }
+
+    // Refuses a blocking request that the pool cannot take in time.
+    void answer_unavailable(std::string_view reason) {
+        auto count = listener_.stats.unavailable_requests.fetch_add(1, std::memory_order_relaxed);
+        if (listener_.unavailable_log.allow()) {
+            log::warn("blocking_pool_busy", {{"listener", listener_.options.name},
+                                             {"reason", reason},
+                                             {"unavailable_total", count + 1}});
+        }
+        response_.reset();
+        handler_.unavailable(make_request(), response_);
+        finish_answer();
     }
 
     void serialize(bool head, bool keep_alive) {
@@ -682,6 +737,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     bool no_delay_ = false;  // TCP_NODELAY is set
     bool writing_ = false;
     bool busy_ = false;  // a blocking handler is working on this connection's request
+    // While busy_: claimed by the pool thread that starts the request or by its deadline.
+    std::shared_ptr<std::atomic<bool>> ticket_;
     bool stopping_ = false;
     bool closed_ = false;
 };
@@ -719,6 +776,11 @@ void accept_loop(ThreadContext& context, ListenerState& listener, tcp::acceptor&
 }
 
 }  // namespace
+
+void Handler::unavailable(const Request&, Response& response) {
+    response.simple_page(503, "Service Unavailable");
+    response.add_header("Retry-After", "1");
+}
 
 struct Server::Impl {
     asio::thread_pool blocking_pool{kBlockingThreads};

@@ -151,6 +151,24 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     out.push_back(std::move(f));
 }
 
+// Requests that waited too long for the blocking pool (busy) or for the database.
+void Exporter::collect_unavailable(std::vector<MetricFamily>& out) const {
+    auto f = family("refgate_admin_unavailable_total",
+                    "Admin requests answered 503 with Retry-After: the blocking pool was busy past "
+                    "admin_db_wait (busy), or the database was unreachable or gave no connection "
+                    "within it (database).",
+                    MetricType::Counter);
+    std::uint64_t busy = 0;
+    for (const auto& l : sources_.listeners)
+        busy += l.stats->unavailable_requests.load(std::memory_order_relaxed);
+    add_value(f, static_cast<double>(busy), {{"reason", "busy"}});
+    auto database = sources_.admin_unavailable != nullptr
+                        ? sources_.admin_unavailable->load(std::memory_order_relaxed)
+                        : 0;
+    add_value(f, static_cast<double>(database), {{"reason", "database"}});
+    out.push_back(std::move(f));
+}
+
 std::vector<MetricFamily> Exporter::Collect() const {
     std::vector<MetricFamily> out;
     auto now = unix_now();
@@ -235,6 +253,7 @@ std::vector<MetricFamily> Exporter::Collect() const {
         out.push_back(std::move(refused));
         out.push_back(std::move(rejected));
     }
+    collect_unavailable(out);
 
     collect_clicks(out);
 
@@ -310,14 +329,14 @@ std::vector<MetricFamily> Exporter::Collect() const {
                                  MetricType::Gauge, static_cast<double>(snapshot->version())));
             out.push_back(single("refgate_snapshot_links", "Links in the snapshot.",
                                  MetricType::Gauge, static_cast<double>(snapshot->link_count())));
-            std::int64_t confirmed = snapshot->built_at();
-            if (sources_.health != nullptr)
-                confirmed = std::max(confirmed, sources_.health->snapshot_checked_at.load());
-            out.push_back(single("refgate_snapshot_age_seconds",
-                                 "Seconds since the snapshot was built or last confirmed current "
-                                 "against PostgreSQL.",
-                                 MetricType::Gauge,
-                                 static_cast<double>(std::max<std::int64_t>(0, now - confirmed))));
+            std::int64_t checked =
+                sources_.health != nullptr ? sources_.health->snapshot_checked_at.load() : 0;
+            out.push_back(single(
+                "refgate_snapshot_age_seconds",
+                "Seconds since the snapshot was last confirmed current against PostgreSQL "
+                "(loaded or re-checked); since it was loaded when it never was.",
+                MetricType::Gauge,
+                static_cast<double>(snapshot_age_seconds(now, snapshot->built_at(), checked))));
         }
     }
 
@@ -346,6 +365,34 @@ std::string Exporter::scrape() const {
     return out.str();
 }
 
+std::optional<Access> MetricsHandler::remembered(std::string_view authorization,
+                                                 std::chrono::seconds margin) const {
+    std::lock_guard lock(verdicts_mutex_);
+    auto it = verdicts_.find(authorization);
+    if (it == verdicts_.end() || it->second.until <= std::chrono::steady_clock::now() + margin)
+        return std::nullopt;
+    return it->second.access;
+}
+
+// With a margin: a verdict that blocking() found must still hold when handle() runs right after
+// it on the same I/O thread, or the token check would reach PostgreSQL from that thread.
+bool MetricsHandler::blocking(const http::Request& request) const {
+    return authorizer_ && !remembered(request.header("Authorization"), std::chrono::seconds{1});
+}
+
+Access MetricsHandler::authorize(std::string_view authorization) {
+    if (auto access = remembered(authorization)) return *access;
+    Access access = authorizer_(authorization);
+    if (access == Access::allowed || access == Access::forbidden) {
+        std::lock_guard lock(verdicts_mutex_);
+        if (verdicts_.size() >= kMaxVerdicts) verdicts_.clear();
+        verdicts_.insert_or_assign(
+            std::string(authorization),
+            Verdict{access, std::chrono::steady_clock::now() + kVerdictTime});
+    }
+    return access;
+}
+
 void MetricsHandler::handle(const http::Request& request, http::Response& response) {
     if (request.method != http::Method::get && request.method != http::Method::head) {
         response.simple_page(405, "Method Not Allowed");
@@ -353,7 +400,7 @@ void MetricsHandler::handle(const http::Request& request, http::Response& respon
         return;
     }
     if (authorizer_) {
-        switch (authorizer_(request.header("Authorization"))) {
+        switch (authorize(request.header("Authorization"))) {
             case Access::allowed:
                 break;
             case Access::unauthorized:

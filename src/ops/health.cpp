@@ -17,16 +17,23 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
         return;
     }
     auto snapshot = store_.current();
+    if (detail_ == ReadinessDetail::verdict) {
+        response.json(snapshot ? 200 : 503,
+                      snapshot ? "{\"ready\":true}\n" : "{\"ready\":false}\n");
+        return;
+    }
     nlohmann::ordered_json body;
     body["ready"] = snapshot != nullptr;
     if (snapshot) {
         auto now = std::chrono::duration_cast<std::chrono::seconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
+        auto age =
+            snapshot_age_seconds(now, snapshot->built_at(), health_.snapshot_checked_at.load());
         body["snapshot"] = {{"version", snapshot->version()},
                             {"source", snapshot->source()},
                             {"links", snapshot->link_count()},
-                            {"age_seconds", now - snapshot->built_at()}};
+                            {"age_seconds", age}};
     } else {
         body["snapshot"] = nullptr;
     }

@@ -4,6 +4,7 @@
 #include <future>
 #include <thread>
 
+#include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
 #include "support/http_client.hpp"
 
@@ -18,7 +19,21 @@ class SlowHandler final : public http::Handler {
         std::this_thread::sleep_for(400ms);
         response.json(200, std::string(request.target));
     }
-    bool blocking() const override { return true; }
+    bool may_block() const override { return true; }
+};
+
+// Blocks until the test opens the gate (or a few seconds pass).
+class GateHandler final : public http::Handler {
+  public:
+    explicit GateHandler(std::shared_future<void> gate) : gate_(std::move(gate)) {}
+    void handle(const http::Request&, http::Response& response) override {
+        gate_.wait_for(5s);
+        response.json(200, "{}");
+    }
+    bool may_block() const override { return true; }
+
+  private:
+    std::shared_future<void> gate_;
 };
 
 class FastHandler final : public http::Handler {
@@ -53,5 +68,94 @@ TEST_CASE("a blocking handler does not hold up the I/O thread", "[http][server]"
     auto answer = slow.get();
     CHECK(answer.status == 200);
     CHECK(answer.body == "/slow?x=1");
+    server.shutdown(2s);
+}
+
+namespace {
+
+// A listener whose /api/ blocks until `gate` opens and whose /healthz answers at once.
+http::ListenerOptions gated_listener(std::shared_future<void> gate,
+                                     std::chrono::milliseconds wait = 2s,
+                                     std::size_t max_queue = 64) {
+    return {.name = "admin",
+            .endpoint = {"127.0.0.1", 0},
+            .handler_factory =
+                [gate] {
+                    auto router = std::make_unique<http::Router>();
+                    router->prefix("/api/", std::make_shared<GateHandler>(gate));
+                    router->exact("/healthz", std::make_shared<FastHandler>());
+                    return router;
+                },
+            .blocking_wait = wait,
+            .max_blocking_queue = max_queue};
+}
+
+// Sends a request on each of `n` new connections and leaves them waiting for the answer.
+std::vector<std::unique_ptr<test::RawConnection>> hang(int port, int n) {
+    std::vector<std::unique_ptr<test::RawConnection>> connections;
+    for (int i = 0; i < n; ++i) {
+        connections.push_back(std::make_unique<test::RawConnection>(port));
+        REQUIRE(connections.back()->send("GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n"));
+        // One at a time, so that a pool thread has taken each before the next arrives.
+        std::this_thread::sleep_for(20ms);
+    }
+    return connections;
+}
+
+}  // namespace
+
+TEST_CASE("a quick route answers at once while the same listener's blocking routes are stuck",
+          "[http][server]") {
+    std::promise<void> open;
+    http::Server server(1, {gated_listener(open.get_future().share())});
+    server.bind();
+    server.start();
+    // More stuck calls than the blocking pool has threads: the rest wait in its queue.
+    auto stuck = hang(server.port(0), 12);
+    std::this_thread::sleep_for(100ms);
+
+    auto started = std::chrono::steady_clock::now();
+    auto health = test::http_get(server.port(0), "/healthz");
+    CHECK(health.status == 200);
+    CHECK(std::chrono::steady_clock::now() - started < 250ms);
+
+    open.set_value();
+    for (auto& c : stuck) CHECK(c->read_response(5s).value_or(test::HttpResponse{}).status == 200);
+    server.shutdown(2s);
+}
+
+TEST_CASE("a blocking call that waits too long for the pool is answered 503 with Retry-After",
+          "[http][server]") {
+    std::promise<void> open;
+    http::Server server(1, {gated_listener(open.get_future().share(), 300ms, 2)});
+    server.bind();
+    server.start();
+    // Four occupy the pool's threads, two wait in its queue (its bound).
+    auto stuck = hang(server.port(0), 6);
+    std::this_thread::sleep_for(100ms);
+
+    // The queue is full: refused at once.
+    auto started = std::chrono::steady_clock::now();
+    auto refused = test::http_get(server.port(0), "/api/y");
+    CHECK(refused.status == 503);
+    CHECK(refused.header("Retry-After") == "1");
+    CHECK(std::chrono::steady_clock::now() - started < 200ms);
+
+    // The queued ones are answered when their wait is over, on connections that stay usable.
+    for (std::size_t i = 4; i < stuck.size(); ++i) {
+        auto answer = stuck[i]->read_response(2s);
+        REQUIRE(answer.has_value());
+        CHECK(answer->status == 503);
+        REQUIRE(stuck[i]->send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"));
+        CHECK(stuck[i]->read_response(2s).value_or(test::HttpResponse{}).status == 200);
+    }
+    CHECK(server.stats(0).unavailable_requests.load() == 3);
+
+    // The pool's threads finish their calls; then the queue takes calls again.
+    open.set_value();
+    for (std::size_t i = 0; i < 4; ++i)
+        CHECK(stuck[i]->read_response(5s).value_or(test::HttpResponse{}).status == 200);
+    std::this_thread::sleep_for(100ms);  // the pool's threads drop the calls answered already
+    CHECK(test::http_get(server.port(0), "/api/z").status == 200);
     server.shutdown(2s);
 }

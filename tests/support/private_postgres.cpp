@@ -1,12 +1,16 @@
 #include "support/private_postgres.hpp"
 
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <pqxx/pqxx>
+#include <sstream>
+#include <vector>
 
 #include "refgate/pg/database.hpp"
 #include "support/test_env.hpp"
@@ -56,8 +60,48 @@ void PrivatePostgres::start() {
     running_ = true;
 }
 
+namespace {
+
+// The postmaster (first line of postmaster.pid) and its children, from /proc.
+std::vector<pid_t> server_processes(const std::string& data_dir) {
+    std::ifstream pid_file(data_dir + "/postmaster.pid");
+    pid_t postmaster = 0;
+    pid_file >> postmaster;
+    REQUIRE(postmaster > 0);
+    std::vector<pid_t> pids{postmaster};
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        auto name = entry.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream stat(entry.path() / "stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        auto close = text.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream fields(text.substr(close + 2));
+        std::string state;
+        pid_t parent = 0;
+        fields >> state >> parent;
+        if (parent == postmaster) pids.push_back(std::stoi(name));
+    }
+    return pids;
+}
+
+}  // namespace
+
+void PrivatePostgres::pause() {
+    REQUIRE(running_);
+    for (pid_t pid : server_processes(dir_ + "/data")) ::kill(pid, SIGSTOP);
+    paused_ = true;
+}
+
+void PrivatePostgres::resume() {
+    if (!paused_) return;
+    for (pid_t pid : server_processes(dir_ + "/data")) ::kill(pid, SIGCONT);
+    paused_ = false;
+}
+
 void PrivatePostgres::stop() {
     if (!running_) return;
+    resume();
     run(bindir_ + "/pg_ctl -D " + dir_ + "/data -w -t 30 -m fast stop");
     running_ = false;
 }

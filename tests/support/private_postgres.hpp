@@ -16,6 +16,10 @@ class PrivatePostgres {
 
     void start();
     void stop();
+    // SIGSTOP / SIGCONT to the server and all its processes: a database that hangs, with every
+    // connection open and every query unanswered (a stall, not a crash).
+    void pause();
+    void resume();
     int port() const { return port_; }
     // A migrated database named `name`; returns its URL.
     std::string create_database(const std::string& name);
@@ -28,6 +32,7 @@ class PrivatePostgres {
     std::string dir_;
     int port_ = 0;
     bool running_ = false;
+    bool paused_ = false;
 };
 
 }  // namespace refgate::test

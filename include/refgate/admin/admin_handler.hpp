@@ -3,6 +3,7 @@
 // The editors' JSON API under /api/v1 on the admin listener: bearer tokens with roles, ETag and
 // If-Match, RFC 9457 problem answers. One instance serves every thread.
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/admin/stats_store.hpp"
+#include "refgate/core/log_limiter.hpp"
 #include "refgate/http/server.hpp"
 
 namespace refgate::admin {
@@ -58,6 +60,8 @@ struct AdminOptions {
     std::size_t max_tracked_addresses = 10000;  // failure counters kept in memory at most
     // Origins whose browsers may call the API (CORS); empty: same-origin only.
     std::vector<std::string> cors_origins;
+    // Counts the calls answered 503 because the database was unreachable or busy past its bound.
+    std::atomic<std::uint64_t>* unavailable = nullptr;
 };
 
 // Counts failed authentications per source address in memory only; never stored.
@@ -85,15 +89,20 @@ class AdminHandler final : public http::Handler {
     AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options = {},
                  std::unique_ptr<StatsStore> stats = nullptr);
     void handle(const http::Request& request, http::Response& response) override;
-    bool blocking() const override { return true; }
+    bool may_block() const override { return true; }
+    // The blocking pool was busy past its bound: the same problem answer as a database failure.
+    void unavailable(const http::Request& request, http::Response& response) override;
 
   private:
     void serve(const http::Request& request, http::Response& response);
+    // Answers 503 for a database failure; counts it, and logs at a bounded rate.
+    void database_unavailable(http::Response& response, const char* error);
 
     std::unique_ptr<AdminStore> store_;
     std::unique_ptr<StatsStore> stats_;  // the /api/v1/stats routes; none: 503
     AdminOptions options_;
     FailureLimiter limiter_;
+    LogLimiter failure_log_{std::chrono::seconds{10}};
 };
 
 }  // namespace refgate::admin

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +15,12 @@ struct PgAdminStoreOptions {
     std::string database_url;
     UrlPolicy url_policy;
     std::size_t max_idle_connections = 4;
+    // In use at once: fewer than the server's blocking threads, so that a stalled database
+    // never holds all of them.
+    std::size_t max_open_connections = 3;
+    // How long a call waits for a connection (a free one, or a new one to connect) before
+    // it fails with StoreError (503).
+    std::chrono::milliseconds connection_wait{2'000};
 };
 
 // The store over PostgreSQL, with a small mutex-protected pool of connections.

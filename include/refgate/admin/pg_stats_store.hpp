@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,12 @@ struct PgStatsStoreOptions {
     std::string database_url;
     redis::RedisAddress redis;
     std::size_t max_idle_connections = 2;
+    // In use at once: fewer than the server's blocking threads, so that a stalled database
+    // never holds all of them.
+    std::size_t max_open_connections = 2;
+    // How long a call waits for a connection (a free one, or a new one to connect) before
+    // it fails with StoreError (503).
+    std::chrono::milliseconds connection_wait{2'000};
 };
 
 // Flushed figures from the views refgate_clicks_daily and refgate_uniques_daily, plus the counts

@@ -32,4 +32,13 @@ struct HealthState {
     std::atomic<std::int64_t> snapshot_checked_at{0};  // unix s the snapshot was last confirmed
 };
 
+// Seconds since the snapshot was last confirmed current against PostgreSQL (loaded from it, or
+// its version re-checked), as /readyz and refgate_snapshot_age_seconds report it. A snapshot never
+// confirmed (loaded from the local file while PostgreSQL is away) counts from its loading.
+inline std::int64_t snapshot_age_seconds(std::int64_t now, std::int64_t built_at,
+                                         std::int64_t checked_at) {
+    std::int64_t confirmed = checked_at > 0 ? checked_at : built_at;
+    return now > confirmed ? now - confirmed : 0;
+}
+
 }  // namespace refgate

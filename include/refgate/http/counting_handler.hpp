@@ -15,7 +15,9 @@ class CountingHandler final : public Handler {
     CountingHandler(std::unique_ptr<Handler> inner, RequestCounters& counters)
         : inner_(std::move(inner)), counters_(counters) {}
     void handle(const Request& request, Response& response) override;
-    bool blocking() const override { return inner_->blocking(); }
+    bool blocking(const Request& request) const override { return inner_->blocking(request); }
+    bool may_block() const override { return inner_->may_block(); }
+    void unavailable(const Request& request, Response& response) override;
 
   private:
     std::unique_ptr<Handler> inner_;

@@ -15,8 +15,11 @@ class Router final : public Handler {
     void exact(std::string path, std::shared_ptr<Handler> handler);
     void prefix(std::string prefix, std::shared_ptr<Handler> handler);
     void handle(const Request& request, Response& response) override;
-    // Blocking when any route's handler blocks: the whole listener then answers on the pool.
-    bool blocking() const override { return blocking_; }
+    // Asks the handler the request resolves to, so that quick routes of a listener (health,
+    // metrics) stay on the I/O thread beside blocking ones (the admin API).
+    bool blocking(const Request& request) const override;
+    bool may_block() const override { return any_blocking_; }
+    void unavailable(const Request& request, Response& response) override;
 
   private:
     struct Route {
@@ -24,8 +27,11 @@ class Router final : public Handler {
         bool is_prefix;
         std::shared_ptr<Handler> handler;
     };
+    // The handler for `path`, or null (404).
+    Handler* resolve(std::string_view path) const;
+
     std::vector<Route> routes_;
-    bool blocking_ = false;
+    bool any_blocking_ = false;  // some route may block: only then is a request resolved twice
 };
 
 }  // namespace refgate::http

@@ -5,6 +5,7 @@
 // connection, limits on everything a client controls. It knows no handler; it calls one.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,9 +22,15 @@ class Handler {
   public:
     virtual ~Handler() = default;
     virtual void handle(const Request& request, Response& response) = 0;
-    // A handler that may block (database work) returns true: the server then calls it on a
-    // small pool of its own, never on an I/O thread, possibly from several threads at once.
-    virtual bool blocking() const { return false; }
+    // True when answering this request may block (database work): the server then calls handle()
+    // on a small pool of its own, never on an I/O thread, possibly from several threads at once.
+    // Decided per request, so that a listener's quick routes never queue behind its slow ones.
+    virtual bool blocking(const Request&) const { return may_block(); }
+    // True when some request may block; false lets a router skip the per-request question.
+    virtual bool may_block() const { return false; }
+    // The answer to a blocking request that the pool could not start within the listener's
+    // bound: 503 with Retry-After unless overridden. Called on an I/O thread; must not block.
+    virtual void unavailable(const Request& request, Response& response);
 };
 
 // Called once per I/O thread, so handlers may keep per-thread state without locks.
@@ -34,12 +41,18 @@ struct ListenerOptions {
     Endpoint endpoint;
     HttpLimits limits;
     HandlerFactory handler_factory;
+    // A blocking request that no pool thread has started within this time is answered
+    // unavailable(); so is one that arrives while `max_blocking_queue` requests wait already.
+    std::chrono::milliseconds blocking_wait{2'000};
+    std::size_t max_blocking_queue = 64;
 };
 
 struct ServerStats {
     std::atomic<std::int64_t> open_connections{0};
     std::atomic<std::uint64_t> rejected_connections{0};
     std::atomic<std::uint64_t> rejected_requests{0};  // answered by the server itself (400, 431...)
+    // Blocking requests answered unavailable() because the pool was busy past the bound.
+    std::atomic<std::uint64_t> unavailable_requests{0};
 };
 
 // Runs `threads` I/O threads, each with its own io_context; every listener has an acceptor per

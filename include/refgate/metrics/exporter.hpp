@@ -9,10 +9,13 @@
 #include <prometheus/metric_family.h>
 
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,6 +39,8 @@ struct Sources {
     ClickStats* clicks = nullptr;  // its link_clicks are taken at each scrape
     const HealthState* health = nullptr;
     const SnapshotStore* snapshots = nullptr;
+    // Admin API calls answered 503 because the database was unreachable or busy past its bound.
+    const std::atomic<std::uint64_t>* admin_unavailable = nullptr;
     std::vector<ListenerFigures> listeners;
     std::string version;
     std::string commit;
@@ -67,6 +72,7 @@ class Exporter final : public prometheus::Collectable {
 
   private:
     void collect_clicks(std::vector<prometheus::MetricFamily>& out) const;
+    void collect_unavailable(std::vector<prometheus::MetricFamily>& out) const;
 
     Sources sources_;
     // Clicks by partner: link deltas taken from the sender are resolved to partners with the
@@ -81,18 +87,36 @@ class Exporter final : public prometheus::Collectable {
 enum class Access { allowed, unauthorized, forbidden, unavailable };
 using Authorizer = std::function<Access(std::string_view authorization)>;
 
-// GET /metrics. With an authorizer, a token of the viewer role (or higher) is needed.
+// GET /metrics. With an authorizer, a token of the viewer role (or higher) is needed. A verdict
+// of allowed or forbidden is remembered for kVerdictTime, so that a scraper's repeated token is
+// answered on the I/O thread without asking PostgreSQL: a revoked token keeps reading metrics for
+// at most that long. Unknown tokens are never remembered (nobody can fill the memory with them).
 class MetricsHandler final : public http::Handler {
   public:
+    static constexpr std::chrono::seconds kVerdictTime{30};
+    static constexpr std::size_t kMaxVerdicts = 64;
+
     MetricsHandler(const Exporter& exporter, Authorizer authorizer)
         : exporter_(exporter), authorizer_(std::move(authorizer)) {}
     void handle(const http::Request& request, http::Response& response) override;
-    // Checking a token asks PostgreSQL.
-    bool blocking() const override { return static_cast<bool>(authorizer_); }
+    // Checking a token asks PostgreSQL, unless its verdict is remembered.
+    bool blocking(const http::Request& request) const override;
+    bool may_block() const override { return static_cast<bool>(authorizer_); }
 
   private:
+    Access authorize(std::string_view authorization);
+    // A verdict still valid `margin` from now.
+    std::optional<Access> remembered(std::string_view authorization,
+                                     std::chrono::seconds margin = {}) const;
+
+    struct Verdict {
+        Access access;
+        std::chrono::steady_clock::time_point until;
+    };
     const Exporter& exporter_;
     Authorizer authorizer_;
+    mutable std::mutex verdicts_mutex_;
+    std::map<std::string, Verdict, std::less<>> verdicts_;
 };
 
 }  // namespace refgate::metrics

@@ -98,7 +98,7 @@ namespace {
 class BlockingHandler final : public refgate::http::Handler {
   public:
     void handle(const refgate::http::Request&, refgate::http::Response&) override {}
-    bool blocking() const override { return true; }
+    bool may_block() const override { return true; }
 };
 class QuickHandler final : public refgate::http::Handler {
   public:
@@ -106,12 +106,26 @@ class QuickHandler final : public refgate::http::Handler {
 };
 }  // namespace
 
-TEST_CASE("a router with a blocking route is answered off the I/O threads", "[router]") {
+TEST_CASE("only the requests of a blocking route are answered off the I/O threads", "[router]") {
+    std::vector<refgate::http::HeaderField> fields;
+    auto request = [&](std::string_view target) {
+        refgate::http::Request r;
+        r.method = refgate::http::Method::get;
+        r.target = target;
+        r.fields = &fields;
+        return r;
+    };
     refgate::http::Router quick;
     quick.exact("/healthz", std::make_shared<QuickHandler>());
-    CHECK_FALSE(quick.blocking());
+    CHECK_FALSE(quick.may_block());
+    CHECK_FALSE(quick.blocking(request("/healthz")));
     refgate::http::Router admin;
     admin.exact("/healthz", std::make_shared<QuickHandler>());
+    admin.exact("/metrics", std::make_shared<QuickHandler>());
     admin.prefix("/api/v1/", std::make_shared<BlockingHandler>());
-    CHECK(admin.blocking());
+    CHECK(admin.may_block());
+    CHECK(admin.blocking(request("/api/v1/partners")));
+    CHECK_FALSE(admin.blocking(request("/healthz")));
+    CHECK_FALSE(admin.blocking(request("/metrics")));
+    CHECK_FALSE(admin.blocking(request("/nowhere")));
 }

@@ -131,13 +131,13 @@ TEST_CASE("/metrics answers the text format, or 401 without a token when one is 
     CHECK(response.headers().find("Content-Type: text/plain; version=0.0.4; charset=utf-8") !=
           std::string::npos);
     CHECK(response.body().find("# TYPE refgate_build_info gauge") != std::string::npos);
-    CHECK_FALSE(open.blocking());
+    CHECK_FALSE(open.may_block());
 
     metrics::MetricsHandler guarded(exporter, [](std::string_view authorization) {
         return authorization == "Bearer good" ? metrics::Access::allowed
                                               : metrics::Access::unauthorized;
     });
-    CHECK(guarded.blocking());
+    CHECK(guarded.may_block());
     CHECK(call(guarded, "/metrics").status() == 401);
 }
 
@@ -155,4 +155,48 @@ TEST_CASE("every status refgate sends has its own code label, 406 included", "[m
         text,
         "refgate_http_requests_total{code=\"406\",listener=\"admin\",route=\"admin_api\"} 1"));
     CHECK(text.find("code=\"other\"") == std::string::npos);
+}
+
+TEST_CASE("a scraper's token, once checked, is not asked of the database again for a while",
+          "[metrics]") {
+    metrics::Exporter exporter(metrics::Sources{});
+    int checks = 0;
+    metrics::MetricsHandler guarded(exporter, [&checks](std::string_view authorization) {
+        ++checks;
+        return authorization == "Bearer good" ? metrics::Access::allowed
+                                              : metrics::Access::unauthorized;
+    });
+    std::vector<http::HeaderField> good{{"Authorization", "Bearer good"}};
+    std::vector<http::HeaderField> bad{{"Authorization", "Bearer bad"}};
+    http::Request request;
+    request.method = http::Method::get;
+    request.target = "/metrics";
+    request.fields = &good;
+    CHECK(guarded.blocking(request));
+    http::Response response;
+    guarded.handle(request, response);
+    CHECK(response.status() == 200);
+    // Remembered: answered on the I/O thread from now on, without another check.
+    CHECK_FALSE(guarded.blocking(request));
+    http::Response again;
+    guarded.handle(request, again);
+    CHECK(again.status() == 200);
+    CHECK(checks == 1);
+    // An unknown token is never remembered.
+    request.fields = &bad;
+    http::Response refused;
+    guarded.handle(request, refused);
+    CHECK(refused.status() == 401);
+    CHECK(guarded.blocking(request));
+}
+
+TEST_CASE("admin calls answered 503 are counted by reason", "[metrics]") {
+    std::atomic<std::uint64_t> database{3};
+    http::ServerStats admin;
+    admin.unavailable_requests = 5;
+    metrics::Exporter exporter(metrics::Sources{.admin_unavailable = &database});
+    exporter.set_listeners({{"admin", &admin}});
+    auto text = exporter.scrape();
+    CHECK(has_line(text, "refgate_admin_unavailable_total{reason=\"busy\"} 5"));
+    CHECK(has_line(text, "refgate_admin_unavailable_total{reason=\"database\"} 3"));
 }

@@ -1,6 +1,7 @@
 #include "refgate/ops/health.hpp"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -63,4 +64,44 @@ TEST_CASE("health endpoints refuse methods other than GET and HEAD", "[health]")
     auto response = ask(handler, "/healthz", http::Method::post);
     CHECK(response.status() == 405);
     CHECK(response.headers().find("Allow: GET, HEAD\r\n") != std::string::npos);
+}
+
+TEST_CASE("the public readyz tells the verdict only, nothing about PostgreSQL, Redis or queues",
+          "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    refgate::ClickStats clicks;
+    refgate::HealthHandler handler(store, health, &clicks, refgate::ReadinessDetail::verdict);
+    auto before = ask(handler, "/readyz");
+    CHECK(before.status() == 503);
+    CHECK(before.body() == "{\"ready\":false}\n");
+
+    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
+    health.postgres = refgate::DependencyState::down;
+    auto after = ask(handler, "/readyz");
+    CHECK(after.status() == 200);
+    CHECK(after.body() == "{\"ready\":true}\n");
+}
+
+TEST_CASE("readyz counts the snapshot's age from its last confirmation against PostgreSQL",
+          "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    refgate::HealthHandler handler(store, health);
+    // Built just now (a scheduled code change rebuilds it), last confirmed 100 s ago.
+    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    health.snapshot_checked_at = now - 100;
+    auto age = nlohmann::json::parse(ask(handler, "/readyz").body())["snapshot"]["age_seconds"];
+    CHECK(age.get<std::int64_t>() >= 100);
+    CHECK(age.get<std::int64_t>() < 110);
+}
+
+TEST_CASE("a snapshot never confirmed against PostgreSQL counts its age from its loading",
+          "[health]") {
+    CHECK(refgate::snapshot_age_seconds(1'000, 900, 0) == 100);
+    CHECK(refgate::snapshot_age_seconds(1'000, 990, 800) == 200);
+    CHECK(refgate::snapshot_age_seconds(1'000, 1'005, 0) == 0);
 }
