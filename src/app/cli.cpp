@@ -191,7 +191,12 @@ int run_cli(int argc, char** argv) {
         std::optional<std::string> file;
         if (vm.count("config")) file = vm["config"].as<std::string>();
         config = load_config(file, process_env());
-        resolve_state_paths(config, process_env(), writable_dir);
+        try {
+            resolve_state_paths(config, process_env(), writable_dir);
+        } catch (const ConfigError&) {
+            // Only serve writes state files: migrate or token run fine without a state dir.
+            if (command == "serve" || command == "check-config") throw;
+        }
     } catch (const ConfigError& e) {
         log::error("config_invalid", {{"error", redact_secrets(e.what())}});
         return kExitUsage;

@@ -171,7 +171,8 @@ const std::vector<Setting>& settings() {
              c.redis_url = v;
              return valid_redis_url(v);
          },
-         "redis://[[user]:password@]host:port[/db]",
+         "redis://host:port[/db], with :password@ or user:password@ before the host when Redis "
+         "asks for one",
          [](const Config& c) { return redact_secrets(c.redis_url); }},
         {"threads", "REFGATE_THREADS",
          [](Config& c, const std::string& v) { return parse_uint<unsigned>(v, c.threads, 1, 256); },
