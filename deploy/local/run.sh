@@ -43,7 +43,8 @@ if [[ -z ${REFGATE_ADMIN_LISTEN:-} ]]; then
   fi
 fi
 export REFGATE_ADMIN_LISTEN
-export REFGATE_SNAPSHOT_FILE="${REFGATE_SNAPSHOT_FILE:-$STATE/snapshot.json}"
+# The snapshot and spill files live in the state directory.
+export REFGATE_STATE_DIR="${REFGATE_STATE_DIR:-$STATE}"
 # /snippet/ links point here; a placeholder for the demo.
 export REFGATE_PUBLIC_BASE_URL="${REFGATE_PUBLIC_BASE_URL:-https://picks.example.com}"
 

@@ -1,8 +1,10 @@
 #include "refgate/app/app.hpp"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
 
 #include "refgate/admin/admin_handler.hpp"
 #include "refgate/admin/bearer.hpp"
@@ -19,16 +21,66 @@
 #include "refgate/ops/health.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redirect/redirect_handler.hpp"
+#include "refgate/redis/redis_client.hpp"
 
 namespace refgate {
 namespace {
 
-sigset_t stop_signals() {
+// SIGHUP reloads; the others stop gracefully. A signal that is not blocked here would end the
+// process at once, losing the clicks still in memory.
+sigset_t handled_signals() {
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
+    for (int signal : {SIGINT, SIGTERM, SIGQUIT, SIGHUP}) sigaddset(&set, signal);
     return set;
+}
+
+const char* signal_name(int signal) {
+    switch (signal) {
+        case SIGINT:
+            return "SIGINT";
+        case SIGTERM:
+            return "SIGTERM";
+        case SIGQUIT:
+            return "SIGQUIT";
+        case SIGHUP:
+            return "SIGHUP";
+        default:
+            return "unknown";
+    }
+}
+
+// Waits for a stop signal; every SIGHUP meanwhile forces a snapshot reload.
+int wait_for_stop(const sigset_t& signals, pg::SnapshotFollower& follower) {
+    for (;;) {
+        int signal = 0;
+        if (sigwait(&signals, &signal) != 0) continue;
+        if (signal != SIGHUP) return signal;
+        log::info("reload_requested", {{"signal", "SIGHUP"}});
+        follower.request_reload();
+    }
+}
+
+// The snapshot and spill files live here; created owner-only when missing.
+bool prepare_state_dir(const std::string& dir) {
+    std::error_code ec;
+    bool created = std::filesystem::create_directories(dir, ec);
+    if (!ec && created)
+        std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                     std::filesystem::perm_options::replace, ec);
+    if (ec || ::access(dir.c_str(), W_OK | X_OK) != 0) {
+        log::error("state_dir_unusable",
+                   {{"path", dir}, {"error", ec ? ec.message() : "not writable"}});
+        return false;
+    }
+    return true;
+}
+
+// Wrong Redis credentials are a setting to fix: refuse to start rather than count into memory
+// until the bound. Redis being down is not an error here (the sender keeps the counts).
+bool redis_credentials_refused(const redis::RedisAddress& address) {
+    redis::RedisConnection probe(address, std::chrono::milliseconds{1'000});
+    return probe.auth_failed();
 }
 
 }  // namespace
@@ -36,9 +88,18 @@ sigset_t stop_signals() {
 int App::serve() {
     // Block the stop signals before any thread starts, so that every thread inherits the mask and
     // only sigwait() below receives them.
-    sigset_t signals = stop_signals();
+    sigset_t signals = handled_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     std::signal(SIGPIPE, SIG_IGN);
+    log::info("starting", {{"version", REFGATE_VERSION},
+                           {"commit", REFGATE_GIT_COMMIT},
+                           {"state_dir", config_.state_dir}});
+    if (!prepare_state_dir(config_.state_dir)) return 1;
+    auto redis_address = *redis::parse_redis_url(config_.redis_url);
+    if (redis_credentials_refused(redis_address)) {
+        log::error("start_refused", {{"detail", "Redis refused the credentials of redis_url"}});
+        return 1;
+    }
 
     HealthState health;
     SnapshotStore store;
@@ -55,7 +116,6 @@ int App::serve() {
     follower.start();
 
     // Counting: a shard and a recorder per I/O thread, one sender to Redis, one flusher.
-    auto redis_address = *redis::parse_redis_url(config_.redis_url);
     auto trusted_proxies =
         parse_networks(config_.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{});
     SaltBox salts;
@@ -120,6 +180,7 @@ int App::serve() {
         .name = "public",
         .endpoint = config_.listen,
         .limits = config_.http,
+        .share_port = config_.reuse_port,
         .handler_factory =
             [&, health_handler] {
                 auto router = std::make_unique<http::Router>();
@@ -156,6 +217,7 @@ int App::serve() {
         .name = "admin",
         .endpoint = config_.admin_listen,
         .limits = config_.admin_http,
+        .share_port = config_.reuse_port,
         .handler_factory =
             [health_handler, admin_api, metrics_handler, &request_metrics] {
                 auto router = std::make_unique<http::Router>();
@@ -186,9 +248,7 @@ int App::serve() {
         "listening",
         {{"listener", "admin"}, {"host", config_.admin_listen.host}, {"port", server.port(1)}});
 
-    int signal = 0;
-    sigwait(&signals, &signal);
-    log::info("stopping", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, follower))}});
     server.shutdown(config_.shutdown_timeout);
     // Every request is answered: what the shards hold goes to Redis (or the spill file).
     sender.stop();

@@ -1,4 +1,7 @@
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <thread>
@@ -19,6 +22,7 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
 constexpr const char* kUsage = R"(usage: refgate [--config FILE] COMMAND [ARGS]
+       refgate --version
 
 commands:
   serve          answer redirects on REFGATE_LISTEN and serve /healthz, /readyz on both listeners
@@ -37,36 +41,16 @@ Settings come from the JSON file given with --config, overridden by REFGATE_* en
 variables; see README.md.
 )";
 
-// Hides the password of a libpq URI before it is printed.
-std::string redact_url(const std::string& url) {
-    auto scheme = url.find("://");
-    auto at = url.find('@');
-    if (scheme == std::string::npos || at == std::string::npos) return url;
-    auto colon = url.find(':', scheme + 3);
-    if (colon == std::string::npos || colon > at) return url;
-    return url.substr(0, colon + 1) + "***" + url.substr(at);
+bool writable_dir(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_directory(path, ec) && ::access(path.c_str(), W_OK | X_OK) == 0;
 }
 
+// Every setting from the table that parses them, secrets redacted; each value reads back as
+// the same setting.
 int check_config(const Config& c) {
-    nlohmann::ordered_json out{
-        {"listen", c.listen.to_string()},
-        {"admin_listen", c.admin_listen.to_string()},
-        {"database_url", redact_url(c.database_url)},
-        {"redis_url", c.redis_url},
-        {"threads", c.threads},
-        {"snapshot_file", c.snapshot_file},
-        {"referrer_policy", c.referrer_policy},
-        {"allow_http_destinations", c.allow_http_destinations},
-        {"max_connections", c.http.max_connections},
-        {"max_header_bytes", c.http.max_header_bytes},
-        {"max_target_bytes", c.http.max_target_bytes},
-        {"read_timeout_ms", c.http.read_timeout.count()},
-        {"write_timeout_ms", c.http.write_timeout.count()},
-        {"reload_interval_ms", c.reload_interval.count()},
-        {"shutdown_timeout_ms", c.shutdown_timeout.count()},
-        {"log_level", c.log_level},
-        {"metrics_token", c.metrics_token_required ? "required" : "none"},
-    };
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (auto& [key, value] : describe_config(c)) out[key] = value;
     std::cout << out.dump(2) << "\nconfiguration ok\n";
     return kExitOk;
 }
@@ -173,8 +157,8 @@ int token_command(const Config& c, const std::vector<std::string>& args,
 
 int run_cli(int argc, char** argv) {
     po::options_description options("options");
-    options.add_options()("help,h", "show usage")("config,c", po::value<std::string>(),
-                                                  "JSON config file")(
+    options.add_options()("help,h", "show usage")("version", "print the version and exit")(
+        "config,c", po::value<std::string>(), "JSON config file")(
         "command", po::value<std::string>(), "command")(
         "args", po::value<std::vector<std::string>>(), "arguments")(
         "name", po::value<std::string>(), "token name (token create)")(
@@ -190,6 +174,10 @@ int run_cli(int argc, char** argv) {
         std::cerr << "refgate: " << e.what() << "\n" << kUsage;
         return kExitUsage;
     }
+    if (vm.count("version")) {
+        std::cout << "refgate " << REFGATE_VERSION << " (" << REFGATE_GIT_COMMIT << ")\n";
+        return kExitOk;
+    }
     if (vm.count("help") || !vm.count("command")) {
         (vm.count("help") ? std::cout : std::cerr) << kUsage;
         return vm.count("help") ? kExitOk : kExitUsage;
@@ -203,8 +191,14 @@ int run_cli(int argc, char** argv) {
         std::optional<std::string> file;
         if (vm.count("config")) file = vm["config"].as<std::string>();
         config = load_config(file, process_env());
+        try {
+            resolve_state_paths(config, process_env(), writable_dir);
+        } catch (const ConfigError&) {
+            // Only serve writes state files: migrate or token run fine without a state dir.
+            if (command == "serve" || command == "check-config") throw;
+        }
     } catch (const ConfigError& e) {
-        log::error("config_invalid", {{"error", e.what()}});
+        log::error("config_invalid", {{"error", redact_secrets(e.what())}});
         return kExitUsage;
     }
     log::Level level = log::Level::info;

@@ -1,4 +1,7 @@
+#include <fcntl.h>
 #include <openssl/rand.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -387,6 +390,9 @@ void ClickSender::spill() {
     }
     std::string tmp = options_.spill_file + ".tmp";
     {
+        // Counts are the business's own figures: owner-only, like the snapshot file.
+        ::close(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        ::chmod(tmp.c_str(), 0600);
         std::ofstream out(tmp, std::ios::trunc);
         out << doc.dump();
         out.flush();

@@ -819,12 +819,36 @@ Server::~Server() {
     if (impl_->started && !impl_->joined) shutdown(std::chrono::milliseconds{0});
 }
 
+namespace {
+
+// Binds and closes a socket without SO_REUSEPORT: it fails with EADDRINUSE when anyone holds the
+// port, even another process that set SO_REUSEPORT (our own acceptors would silently share it).
+void check_port_free(const tcp::endpoint& endpoint) {
+    asio::io_context ioc{1};
+    tcp::acceptor probe(ioc);
+    probe.open(endpoint.protocol());
+    // SO_REUSEADDR only lets the probe past a previous instance's connections in TIME_WAIT.
+    probe.set_option(asio::socket_base::reuse_address(true));
+    error_code ec;
+    probe.bind(endpoint, ec);
+    if (ec == asio::error::address_in_use) {
+        throw std::runtime_error(
+            "the port is in use by another process (set REFGATE_REUSE_PORT=true to share it)");
+    }
+    if (ec) throw boost::system::system_error(ec);
+}
+
+}  // namespace
+
 void Server::bind() {
     using reuse_port = asio::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
     for (auto& listener : impl_->listeners) {
         const auto& ep = listener->options.endpoint;
         try {
             auto address = resolve_host(ep.host);
+            if (ep.port != 0 && !listener->options.share_port)
+                check_port_free(tcp::endpoint(address, ep.port));
+            // With port 0 the first acceptor gets a fresh port from the kernel; the others join it.
             for (auto& context : impl_->contexts) {
                 auto acceptor = std::make_unique<tcp::acceptor>(context->ioc);
                 tcp::endpoint endpoint(address, listener->port != 0 ? listener->port : ep.port);

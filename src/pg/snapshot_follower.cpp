@@ -151,9 +151,11 @@ void SnapshotFollower::run() {
                 connection_->conn->await_notification(0, kNotificationPoll.count() * 1000);
                 advance_schedule();
                 write_due_codes();
-                if (connection_->notified || std::chrono::steady_clock::now() >= next_check) {
+                bool forced = reload_requested_.exchange(false);
+                if (forced || connection_->notified ||
+                    std::chrono::steady_clock::now() >= next_check) {
                     connection_->notified = false;
-                    reload_from_database(false);
+                    reload_from_database(forced);
                     next_check = std::chrono::steady_clock::now() + options_.reload_interval;
                 }
                 write_file_when_due();

@@ -3,10 +3,17 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <atomic>
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
 #include <charconv>
+
+#include "refgate/core/log.hpp"
 
 namespace refgate::redis {
 namespace {
+
+constexpr std::chrono::seconds kAuthLogInterval{10};
 
 struct ContextDeleter {
     void operator()(redisContext* c) const { redisFree(c); }
@@ -64,21 +71,21 @@ Reply copy_reply(const redisReply* r) {
 }  // namespace
 
 std::optional<RedisAddress> parse_redis_url(const std::string& url) {
-    constexpr std::string_view kScheme = "redis://";
-    if (url.rfind(kScheme, 0) != 0) return std::nullopt;
-    std::string_view rest(url);
-    rest.remove_prefix(kScheme.size());
+    auto parsed = boost::urls::parse_uri(url);
+    if (!parsed || parsed->scheme() != "redis" || parsed->has_query() || parsed->has_fragment())
+        return std::nullopt;
     RedisAddress address;
-    std::string_view hostport = rest.substr(0, rest.find('/'));
-    if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-        if (!parse_int(rest.substr(slash + 1), address.db, 0, 1024)) return std::nullopt;
+    address.host = parsed->host_address();
+    if (address.host.empty()) return std::nullopt;
+    if (parsed->has_port() && !parse_int(parsed->port(), address.port, 1, 65535))
+        return std::nullopt;
+    std::string path = parsed->path();
+    if (!path.empty() && path != "/" && !parse_int(path.substr(1), address.db, 0, 1024))
+        return std::nullopt;
+    if (parsed->has_password()) {
+        address.user = parsed->user();
+        address.password = parsed->password();
     }
-    if (auto colon = hostport.rfind(':'); colon != std::string_view::npos) {
-        if (!parse_int(hostport.substr(colon + 1), address.port, 1, 65535)) return std::nullopt;
-        hostport = hostport.substr(0, colon);
-    }
-    if (hostport.empty()) return std::nullopt;
-    address.host = std::string(hostport);
     return address;
 }
 
@@ -100,14 +107,52 @@ RedisConnection::RedisConnection(const RedisAddress& address, std::chrono::milli
         return;
     }
     redisSetTimeout(impl_->context.get(), tv);
+    if (!address.password.empty() && !authenticate(address)) return;
     if (address.db != 0) {
         ReplyPtr reply(
             static_cast<redisReply*>(redisCommand(impl_->context.get(), "SELECT %d", address.db)));
         if (!reply || reply->type == REDIS_REPLY_ERROR) {
             error_ = reply ? reply->str : impl_->context->errstr;
+            // Without AUTH a server that wants a password answers NOAUTH.
+            if (reply && error_.rfind("NOAUTH", 0) == 0) report_auth_failure(address);
             impl_->context.reset();
         }
     }
+}
+
+bool RedisConnection::authenticate(const RedisAddress& address) {
+    std::vector<const char*> argv{"AUTH"};
+    std::vector<std::size_t> lengths{4};
+    if (!address.user.empty()) {
+        argv.push_back(address.user.data());
+        lengths.push_back(address.user.size());
+    }
+    argv.push_back(address.password.data());
+    lengths.push_back(address.password.size());
+    ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(
+        impl_->context.get(), static_cast<int>(argv.size()), argv.data(), lengths.data())));
+    if (reply && reply->type != REDIS_REPLY_ERROR) return true;
+    // Redis's error text names no credential ("WRONGPASS invalid username-password pair").
+    error_ = reply ? std::string(reply->str, reply->len) : impl_->context->errstr;
+    if (reply) report_auth_failure(address);
+    impl_->context.reset();
+    return false;
+}
+
+void RedisConnection::report_auth_failure(const RedisAddress& address) {
+    auth_failed_ = true;
+    // Every reconnect of every Redis client would repeat it: one line per interval is enough.
+    static std::atomic<std::int64_t> last_logged{0};
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+                   .count();
+    auto last = last_logged.load(std::memory_order_relaxed);
+    if (last != 0 && now - last < kAuthLogInterval.count()) return;
+    if (!last_logged.compare_exchange_strong(last, now)) return;
+    log::error("redis_auth_failed", {{"host", address.host},
+                                     {"port", address.port},
+                                     {"user", address.user.empty() ? "default" : address.user},
+                                     {"error", error_}});
 }
 
 RedisConnection::~RedisConnection() = default;

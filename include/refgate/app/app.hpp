@@ -9,7 +9,8 @@ class App {
   public:
     explicit App(Config config) : config_(std::move(config)) {}
 
-    // Serves until SIGINT or SIGTERM; returns the process exit code.
+    // Serves until SIGINT, SIGTERM or SIGQUIT (SIGHUP reloads the snapshot); returns the process
+    // exit code.
     int serve();
 
   private:

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "refgate/core/ip_network.hpp"
@@ -90,6 +91,29 @@ EnvLookup process_env();
 // Reads the JSON file (when given), then applies REFGATE_* environment variables over it.
 // Unknown keys and bad values throw ConfigError.
 Config load_config(const std::optional<std::string>& file, const EnvLookup& env);
+
+// The text with every secret replaced by ***: userinfo passwords of URLs
+// (postgresql://user:***@host, redis://:***@host) and password= parameters. For anything printed
+// or logged that may hold a connection string.
+std::string redact_secrets(std::string text);
+
+// True when two listeners would bind the same address: the same non-zero port on the same host,
+// on 0.0.0.0 and any IPv4 address, or on :: and any address.
+bool listeners_overlap(const Endpoint& a, const Endpoint& b);
+
+// Every setting as (key, current value in the form the setting accepts), secrets redacted, in the
+// order of the settings table.
+std::vector<std::pair<std::string, std::string>> describe_config(const Config& config);
+
+inline constexpr const char* kSystemStateDir = "/var/lib/refgate";
+// True when the directory exists and this process may create files in it.
+using DirCheck = std::function<bool(const std::string&)>;
+
+// The state directory when none is set: /var/lib/refgate when `usable`, else
+// $XDG_STATE_HOME/refgate, else $HOME/.local/state/refgate. Throws ConfigError when none applies.
+std::string default_state_dir(const EnvLookup& env, const DirCheck& usable);
+// Sets state_dir when empty and puts relative snapshot and spill file paths inside it.
+void resolve_state_paths(Config& config, const EnvLookup& env, const DirCheck& usable);
 
 // Parses "10.0.0.0/8, 192.0.2.7"; nullopt when an entry is not an address or range.
 std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list);

@@ -40,6 +40,9 @@ struct ListenerOptions {
     std::string name;  // "public", "admin": for logs
     Endpoint endpoint;
     HttpLimits limits;
+    // Off: bind() fails when any other socket holds the port. On: another process that sets
+    // SO_REUSEPORT too may share it (and its connections), e.g. during a restart.
+    bool share_port = false;
     HandlerFactory handler_factory;
     // A blocking request that no pool thread has started within this time is answered
     // unavailable(); so is one that arrives while `max_blocking_queue` requests wait already.

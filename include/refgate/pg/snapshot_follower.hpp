@@ -39,6 +39,9 @@ class SnapshotFollower {
     // Follows changes on a background thread until stop().
     void start();
     void stop();
+    // Reloads everything from PostgreSQL soon (within the notification poll), whatever the
+    // version says: for an operator who suspects a missed NOTIFY (SIGHUP).
+    void request_reload() { reload_requested_.store(true); }
 
   private:
     void run();
@@ -56,6 +59,7 @@ class SnapshotFollower {
     SnapshotStore& store_;
     HealthState& health_;
     std::atomic<bool> stopping_{false};
+    std::atomic<bool> reload_requested_{false};
     std::uint64_t due_codes_written_for_ = 0;  // snapshot version
     std::mutex mutex_;
     std::condition_variable wake_;

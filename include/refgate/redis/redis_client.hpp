@@ -15,9 +15,11 @@ struct RedisAddress {
     std::string host = "127.0.0.1";
     int port = 6379;
     int db = 0;
+    std::string user;      // an ACL user; empty: AUTH with the password alone (or no AUTH)
+    std::string password;  // empty: no AUTH
 };
 
-// redis://host:port[/db]
+// redis://[[user]:password@]host[:port][/db], user and password percent-decoded.
 std::optional<RedisAddress> parse_redis_url(const std::string& url);
 
 // A reply, copied out of hiredis.
@@ -48,7 +50,10 @@ class RedisConnection {
     RedisConnection& operator=(const RedisConnection&) = delete;
 
     bool ok() const;
+    // Why the connection failed or broke; never holds the password.
     const std::string& error() const { return error_; }
+    // Redis refused the credentials (or asked for some): a setting to fix, not an outage.
+    bool auth_failed() const { return auth_failed_; }
     // PING; false when Redis did not answer PONG.
     bool ping();
     // One command; throws RedisError when the connection fails (and closes it).
@@ -67,9 +72,13 @@ class RedisConnection {
                const std::function<void(std::string_view, std::string_view)>& visit);
 
   private:
+    bool authenticate(const RedisAddress& address);
+    void report_auth_failure(const RedisAddress& address);
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::string error_;
+    bool auth_failed_ = false;
 };
 
 }  // namespace refgate::redis

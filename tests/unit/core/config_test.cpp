@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
@@ -236,4 +237,159 @@ TEST_CASE("disclosure settings are read, normalised and validated", "[config][di
     CHECK_THROWS_AS(
         refgate::load_config(std::nullopt, fake_env({{"REFGATE_DISCLOSURE_MAX_AGE", "-1"}})),
         ConfigError);
+}
+
+TEST_CASE("every setting is described, and the description reads back as the same configuration",
+          "[config]") {
+    Config c = refgate::load_config(
+        std::nullopt,
+        fake_env({{"REFGATE_TRUSTED_PROXIES", "10.0.0.0/8"},
+                  {"REFGATE_ADMIN_CORS_ORIGINS", "https://a.example,https://b.example"},
+                  {"REFGATE_STATE_DIR", "/srv/state"},
+                  {"REFGATE_PUBLIC_BASE_URL", "https://picks.example.com"},
+                  {"REFGATE_REUSE_PORT", "true"},
+                  {"REFGATE_ADMIN_DB_WAIT_MS", "1500"}}));
+    auto rows = refgate::describe_config(c);
+    std::map<std::string, std::string> described(rows.begin(), rows.end());
+    CHECK(described.size() == rows.size());
+    for (const char* key : {"listen",
+                            "admin_listen",
+                            "database_url",
+                            "redis_url",
+                            "threads",
+                            "snapshot_file",
+                            "referrer_policy",
+                            "allow_http_destinations",
+                            "max_connections",
+                            "max_header_bytes",
+                            "max_target_bytes",
+                            "read_timeout_ms",
+                            "write_timeout_ms",
+                            "reload_interval_ms",
+                            "shutdown_timeout_ms",
+                            "aggregation_window_ms",
+                            "flush_interval_ms",
+                            "bucket_seconds",
+                            "max_pending_keys",
+                            "spill_file",
+                            "trusted_proxies",
+                            "disclosure_default_locale",
+                            "disclosure_max_age",
+                            "public_base_url",
+                            "log_level",
+                            "metrics_token",
+                            "admin_max_connections",
+                            "reuse_port",
+                            "state_dir",
+                            "admin_cors_origins",
+                            "admin_db_wait_ms"}) {
+        INFO(key);
+        CHECK(described.count(key) == 1);
+    }
+    CHECK(rows.size() == 31);
+    CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
+    CHECK(described["reuse_port"] == "true");
+
+    // Written back as a config file, every value is accepted and means the same.
+    nlohmann::json file = nlohmann::json::object();
+    for (const auto& [key, value] : rows) file[key] = value;
+    TempConfigFile config_file(file.dump());
+    auto again = refgate::describe_config(refgate::load_config(config_file.path(), fake_env({})));
+    CHECK(again == rows);
+}
+
+TEST_CASE("no password appears in the description or in a config error", "[config]") {
+    Config c = refgate::load_config(
+        std::nullopt,
+        fake_env(
+            {{"REFGATE_DATABASE_URL",
+              "postgresql://editor:hunter2@db.internal/refgate?sslmode=require&password=hunter3"},
+             {"REFGATE_REDIS_URL", "redis://counter:hunter4@127.0.0.1:6379/0"}}));
+    for (const auto& [key, value] : refgate::describe_config(c)) {
+        INFO(key << " = " << value);
+        CHECK(value.find("hunter") == std::string::npos);
+    }
+    auto message =
+        config_error(std::nullopt, fake_env({{"REFGATE_REDIS_URL", "redis://:hunter5@h:port/0"}}));
+    CHECK(message.find("REFGATE_REDIS_URL") != std::string::npos);
+    CHECK(message.find("hunter5") == std::string::npos);
+    message = config_error(
+        std::nullopt,
+        fake_env({{"REFGATE_DATABASE_URL", "mysql://u:hunter6@h/db?password=hunter7"}}));
+    CHECK(message.find("hunter") == std::string::npos);
+}
+
+TEST_CASE("redaction hides URL passwords and password parameters only", "[config]") {
+    using refgate::redact_secrets;
+    CHECK(redact_secrets("postgresql://u:pw@h:5432/db") == "postgresql://u:***@h:5432/db");
+    CHECK(redact_secrets("redis://:pw@h:6379/0") == "redis://:***@h:6379/0");
+    CHECK(redact_secrets("redis://user:p%40w@h") == "redis://user:***@h");
+    CHECK(redact_secrets("postgresql://h/db?sslmode=require&Password=pw&x=1") ==
+          "postgresql://h/db?sslmode=require&Password=***&x=1");
+    CHECK(redact_secrets("host=h password='a b' dbname=x") == "host=h password=*** dbname=x");
+    CHECK(redact_secrets("postgresql://u@h/db") == "postgresql://u@h/db");
+    CHECK(redact_secrets("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0");
+}
+
+TEST_CASE("Redis URLs with a password or an ACL user are accepted, rediss:// is refused plainly",
+          "[config]") {
+    for (const char* url : {"redis://:secret@h:6379/0", "redis://user:secret@h:6379/0",
+                            "redis://user:p%40ss@h", "redis://[::1]:6379/1"}) {
+        INFO(url);
+        CHECK(
+            refgate::load_config(std::nullopt, fake_env({{"REFGATE_REDIS_URL", url}})).redis_url ==
+            url);
+    }
+    auto message =
+        config_error(std::nullopt, fake_env({{"REFGATE_REDIS_URL", "rediss://:secret@h:6380/0"}}));
+    CHECK(message.find("no TLS") != std::string::npos);
+    CHECK(message.find("stunnel") != std::string::npos);
+    CHECK(message.find("secret") == std::string::npos);
+}
+
+TEST_CASE("listeners that would share an address are a config error naming both settings",
+          "[config]") {
+    using Pair = std::pair<std::string, std::string>;
+    for (const auto& [a, b] :
+         {Pair{"127.0.0.1:8080", "127.0.0.1:8080"}, Pair{"0.0.0.0:8080", "127.0.0.1:8080"},
+          Pair{"127.0.0.1:8080", "0.0.0.0:8080"}, Pair{"[::]:8080", "127.0.0.1:8080"},
+          Pair{"[::1]:8080", "[::]:8080"}, Pair{"localhost:8080", "127.0.0.1:8080"}}) {
+        INFO(a << " " << b);
+        auto message = config_error(std::nullopt,
+                                    fake_env({{"REFGATE_LISTEN", a}, {"REFGATE_ADMIN_LISTEN", b}}));
+        CHECK(message.find("REFGATE_LISTEN") != std::string::npos);
+        CHECK(message.find("REFGATE_ADMIN_LISTEN") != std::string::npos);
+    }
+    for (const auto& [a, b] :
+         {Pair{"127.0.0.1:0", "127.0.0.1:0"}, Pair{"127.0.0.1:8080", "127.0.0.2:8080"},
+          Pair{"0.0.0.0:8080", "[::1]:8080"}, Pair{"0.0.0.0:8080", "0.0.0.0:9090"}}) {
+        INFO(a << " " << b);
+        CHECK_NOTHROW(refgate::load_config(
+            std::nullopt, fake_env({{"REFGATE_LISTEN", a}, {"REFGATE_ADMIN_LISTEN", b}})));
+    }
+}
+
+TEST_CASE("the state directory defaults to /var/lib/refgate, else XDG_STATE_HOME, else HOME",
+          "[config]") {
+    auto none = [](const std::string&) { return false; };
+    auto system = [](const std::string& dir) { return dir == "/var/lib/refgate"; };
+    auto env = fake_env({{"XDG_STATE_HOME", "/home/ed/.state"}, {"HOME", "/home/ed"}});
+    CHECK(refgate::default_state_dir(env, system) == "/var/lib/refgate");
+    CHECK(refgate::default_state_dir(env, none) == "/home/ed/.state/refgate");
+    CHECK(refgate::default_state_dir(fake_env({{"HOME", "/home/ed"}}), none) ==
+          "/home/ed/.local/state/refgate");
+    CHECK_THROWS_AS(refgate::default_state_dir(fake_env({}), none), ConfigError);
+
+    Config c = refgate::load_config(std::nullopt, fake_env({{"REFGATE_SPILL_FILE", "/abs/spill"}}));
+    refgate::resolve_state_paths(c, env, none);
+    CHECK(c.state_dir == "/home/ed/.state/refgate");
+    CHECK(c.snapshot_file == "/home/ed/.state/refgate/refgate-snapshot.json");
+    CHECK(c.clicks.spill_file == "/abs/spill");
+
+    Config set = refgate::load_config(
+        std::nullopt,
+        fake_env({{"REFGATE_STATE_DIR", "/srv/refgate"}, {"REFGATE_SNAPSHOT_FILE", "snap.json"}}));
+    refgate::resolve_state_paths(set, env, system);
+    CHECK(set.snapshot_file == "/srv/refgate/snap.json");
+    CHECK(set.clicks.spill_file == "/srv/refgate/refgate-spill.json");
 }
