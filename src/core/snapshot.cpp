@@ -257,8 +257,8 @@ void Snapshot::Builder::add(Link&& link) {
     entry.location.shrink_to_fit();
     if (link.fallback) {
         if (checked.ok()) {
-            entry.fallback = checked.fallback ? std::move(*checked.fallback)
-                                              : std::move(*link.fallback);
+            entry.fallback =
+                checked.fallback ? std::move(*checked.fallback) : std::move(*link.fallback);
         } else {
             for (const auto& issue : checked.issues)
                 s.rejected_.push_back(entry.slug + ": fallback " + issue.message);

@@ -49,12 +49,11 @@ bool names_rule(const HttpResponse& r, const std::string& field, const std::stri
 struct Fixture {
     TestDatabase db;
     std::string editor = create_api_token(db.url(), "eddie", "editor");
+    int imported = import_json(db.url(), kDocument).exit_code;
     ServiceProcess service{{.database_url = db.url()}};
 
-    Fixture() { REQUIRE(import_json(db.url(), kDocument).exit_code == 0); }
-
-    HttpResponse call(const std::string& method, const std::string& target,
-                      const std::string& body, const std::string& etag = "") {
+    HttpResponse call(const std::string& method, const std::string& target, const std::string& body,
+                      const std::string& etag = "") {
         return http_request(service.admin_port(), method, target, json_write(editor, etag), body);
     }
 };
@@ -64,14 +63,14 @@ struct Fixture {
 TEST_CASE("an empty destination or fallback is refused with 422 and the link keeps redirecting",
           "[validation][admin][pg]") {
     Fixture f;
-    for (const char* patch : {R"({"destination": ""})", R"({"destination": "   "})",
-                              R"({"fallback": ""})"}) {
+    REQUIRE(f.imported == 0);
+    for (const char* patch :
+         {R"({"destination": ""})", R"({"destination": "   "})", R"({"fallback": ""})"}) {
         INFO(patch);
         auto r = f.call("PATCH", "/api/v1/links/tailscale", patch, "*");
         CHECK(r.status == 422);
-        std::string field = std::string(patch).find("fallback") != std::string::npos
-                                ? "fallback"
-                                : "destination";
+        std::string field =
+            std::string(patch).find("fallback") != std::string::npos ? "fallback" : "destination";
         CHECK(names_rule(r, field, "empty"));
     }
     Json created_empty = {{"slug", "other"}, {"partner", "tailscale"}, {"destination", ""}};
@@ -82,7 +81,7 @@ TEST_CASE("an empty destination or fallback is refused with 422 and the link kee
     // Nothing was written: the stored link is as imported and still redirects.
     CHECK(f.db.scalar("SELECT destination || '|' || version FROM refgate_links") ==
           "https://tailscale.com/pricing|1");
-    CHECK(f.db.scalar("SELECT count(*) FROM refgate_audit WHERE entity = 'link'") == "0");
+    CHECK(f.db.scalar("SELECT count(*) FROM refgate_audit WHERE action = 'update'") == "0");
     auto go = http_request(f.service.port(), "GET", "/go/tailscale", {});
     CHECK(go.status == 302);
 }
@@ -90,6 +89,7 @@ TEST_CASE("an empty destination or fallback is refused with 422 and the link kee
 TEST_CASE("a destination host no browser can follow is refused with 422 invalid_host",
           "[validation][admin][pg]") {
     Fixture f;
+    REQUIRE(f.imported == 0);
     for (const char* url :
          {"https://evil.com%2f.tailscale.com/", "https://evil.com%23.tailscale.com/",
           "https://evil.com%00.tailscale.com/", "https://evil.com%5c.tailscale.com/",
@@ -100,14 +100,14 @@ TEST_CASE("a destination host no browser can follow is refused with 422 invalid_
         auto post = f.call("POST", "/api/v1/links", link.dump());
         CHECK(post.status == 422);
         CHECK(names_rule(post, "destination", "invalid_host"));
-        auto patch = f.call("PATCH", "/api/v1/links/tailscale", Json{{"destination", url}}.dump(),
-                            "*");
+        auto patch =
+            f.call("PATCH", "/api/v1/links/tailscale", Json{{"destination", url}}.dump(), "*");
         CHECK(patch.status == 422);
         CHECK(names_rule(patch, "destination", "invalid_host"));
     }
-    auto partner = f.call("PATCH", "/api/v1/partners/tailscale",
-                          R"({"allowed_domains": ["tailscale.com", "xn--www-evil.example.com"]})",
-                          "*");
+    auto partner =
+        f.call("PATCH", "/api/v1/partners/tailscale",
+               R"({"allowed_domains": ["tailscale.com", "xn--www-evil.example.com"]})", "*");
     CHECK(partner.status == 422);
     CHECK(f.db.scalar("SELECT count(*) FROM refgate_links") == "1");
     CHECK(f.db.scalar("SELECT allowed_domains::text FROM refgate_partners") == "{tailscale.com}");
@@ -117,8 +117,7 @@ TEST_CASE("refgate import refuses empty destinations and invalid hosts and appli
           "[validation][import][pg]") {
     TestDatabase db;
     auto doc = Json::parse(kDocument);
-    doc["links"].push_back(
-        {{"slug", "empty"}, {"partner", "tailscale"}, {"destination", ""}});
+    doc["links"].push_back({{"slug", "empty"}, {"partner", "tailscale"}, {"destination", ""}});
     doc["links"].push_back({{"slug", "escaped"},
                             {"partner", "tailscale"},
                             {"destination", "https://evil.com%2f.tailscale.com/"}});

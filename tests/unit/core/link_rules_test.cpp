@@ -34,8 +34,7 @@ Link link_to(std::string destination, std::optional<std::string> fallback = std:
 // What a save path stores: the issues it reports, and the link with its canonical URLs.
 std::vector<refgate::ImportIssue> save(Link& link, const Partner& partner) {
     std::vector<Link> links{link};
-    auto issues = refgate::validate_links(
-        links, [&](const std::string&) { return &partner; }, {});
+    auto issues = refgate::validate_links(links, [&](const std::string&) { return &partner; }, {});
     link = links.front();
     return issues;
 }
