@@ -18,7 +18,6 @@ namespace {
 
 using http::Method;
 using Json = nlohmann::ordered_json;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxPageSize = 200;
 constexpr std::size_t kDefaultPageSize = 50;
@@ -76,10 +75,6 @@ bool matches(std::string_view pattern, std::string_view path, std::string& slug,
         path = qs == std::string_view::npos ? std::string_view{} : path.substr(qs);
     }
     return true;
-}
-
-std::string peer_key(const http::PeerAddress& peer) {
-    return std::string(reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size());
 }
 
 // A weak validator for answers that are not one versioned object.
@@ -192,43 +187,14 @@ void answer_outcome(Answer& answer, const Outcome& o) {
 
 std::span<const Route> routes() { return kRoutes; }
 
-int FailureLimiter::retry_after(const http::PeerAddress& peer, Clock::time_point now) {
-    std::lock_guard lock(mutex_);
-    auto it = windows_.find(peer_key(peer));
-    if (it == windows_.end()) return 0;
-    auto age = now - it->second.start;
-    if (age >= std::chrono::minutes{1}) {
-        windows_.erase(it);
-        return 0;
-    }
-    if (it->second.failures < max_per_minute_) return 0;
-    auto left = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::minutes{1} - age);
-    return static_cast<int>(left.count()) + 1;
-}
-
-void FailureLimiter::record_failure(const http::PeerAddress& peer, Clock::time_point now) {
-    std::lock_guard lock(mutex_);
-    if (windows_.size() >= max_addresses_) {
-        // Bounded memory: forget windows that are over, or everything if none are.
-        std::erase_if(windows_, [now](const auto& entry) {
-            return now - entry.second.start >= std::chrono::minutes{1};
-        });
-        if (windows_.size() >= max_addresses_) windows_.clear();
-    }
-    auto& window = windows_[peer_key(peer)];
-    if (window.failures == 0 || now - window.start >= std::chrono::minutes{1}) {
-        window.start = now;
-        window.failures = 0;
-    }
-    ++window.failures;
-}
-
 AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options,
                            std::unique_ptr<StatsStore> stats)
     : store_(std::move(store)),
       stats_(std::move(stats)),
       options_(options),
-      limiter_(options.max_failures_per_minute, options.max_tracked_addresses) {}
+      limiter_({options.max_failures_per_minute, options.max_tracked_addresses,
+                options.max_failures_per_second},
+               options.clock) {}
 
 void AdminHandler::handle(const http::Request& request, http::Response& response) {
     Answer answer{response};
@@ -258,8 +224,7 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
     }
 
     // Authentication comes before anything else is revealed, even the allowed methods.
-    auto now = Clock::now();
-    if (int wait = limiter_.retry_after(request.peer, now); wait > 0) {
+    if (int wait = limiter_.retry_after(request.peer); wait > 0) {
         answer.problem(429, "too-many-failures",
                        "too many failed authentications from this address; try again later");
         response.add_header("Retry-After", std::to_string(wait));
@@ -276,7 +241,13 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
         return;
     }
     if (!actor) {
-        limiter_.record_failure(request.peer, now);
+        // Over the ceiling of failures from all addresses, a failure is answered 429.
+        if (int wait = limiter_.record_failure(request.peer); wait > 0) {
+            answer.problem(429, "too-many-failures",
+                           "too many failed authentications; try again later");
+            response.add_header("Retry-After", std::to_string(wait));
+            return;
+        }
         answer.problem(401, "unauthorized",
                        authorization.empty() ? "send Authorization: Bearer <token>"
                                              : "the token is unknown or revoked");

@@ -3,14 +3,12 @@
 // The editors' JSON API under /api/v1 on the admin listener: bearer tokens with roles, ETag and
 // If-Match, RFC 9457 problem answers. One instance serves every thread.
 
-#include <chrono>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string_view>
-#include <unordered_map>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/failure_limiter.hpp"
 #include "refgate/admin/stats_store.hpp"
 #include "refgate/http/server.hpp"
 
@@ -54,26 +52,8 @@ std::span<const Route> routes();
 struct AdminOptions {
     std::size_t max_failures_per_minute = 20;   // per source address, then 429
     std::size_t max_tracked_addresses = 10000;  // failure counters kept in memory at most
-};
-
-// Counts failed authentications per source address in memory only; never stored.
-class FailureLimiter {
-  public:
-    explicit FailureLimiter(std::size_t max_per_minute, std::size_t max_addresses)
-        : max_per_minute_(max_per_minute), max_addresses_(max_addresses) {}
-    // Seconds to wait when the address is over its limit; 0 when it may try.
-    int retry_after(const http::PeerAddress& peer, std::chrono::steady_clock::time_point now);
-    void record_failure(const http::PeerAddress& peer, std::chrono::steady_clock::time_point now);
-
-  private:
-    struct Window {
-        std::chrono::steady_clock::time_point start;
-        std::size_t failures = 0;
-    };
-    std::mutex mutex_;
-    std::size_t max_per_minute_;
-    std::size_t max_addresses_;
-    std::unordered_map<std::string, Window> windows_;
+    std::size_t max_failures_per_second = 50;   // from all addresses together, then 429
+    const MonotonicClock* clock = nullptr;      // for those limits; none: the steady clock
 };
 
 class AdminHandler final : public http::Handler {
