@@ -381,7 +381,8 @@ TEST_CASE("admin: over the ceiling of failures per second a failure is 429, a go
     AdminHandler handler(std::move(store),
                          AdminOptions{.max_failures_per_second = 2, .clock = &clock});
     auto send = [&](const std::string& token, std::uint8_t peer) {
-        std::vector<http::HeaderField> fields{{"Authorization", "Bearer " + token}};
+        std::string authorization = "Bearer " + token;  // the fields only view it
+        std::vector<http::HeaderField> fields{{"Authorization", authorization}};
         http::Request request;
         request.method = http::Method::get;
         request.method_name = "GET";
