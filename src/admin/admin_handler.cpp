@@ -183,6 +183,12 @@ void answer_outcome(Answer& answer, const Outcome& o) {
     }
 }
 
+void too_many_failures(Answer& answer, int wait, std::string_view detail) {
+    answer.problem(429, "too-many-failures",
+                   "too many failed authentications " + std::string(detail));
+    answer.response.add_header("Retry-After", std::to_string(wait));
+}
+
 }  // namespace
 
 std::span<const Route> routes() { return kRoutes; }
@@ -224,12 +230,8 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
     }
 
     // Authentication comes before anything else is revealed, even the allowed methods.
-    if (int wait = limiter_.retry_after(request.peer); wait > 0) {
-        answer.problem(429, "too-many-failures",
-                       "too many failed authentications from this address; try again later");
-        response.add_header("Retry-After", std::to_string(wait));
-        return;
-    }
+    if (int wait = limiter_.retry_after(request.peer); wait > 0)
+        return too_many_failures(answer, wait, "from this address; try again later");
     std::string_view authorization = request.header("Authorization");
     std::optional<Actor> actor;
     try {
@@ -242,12 +244,8 @@ void AdminHandler::handle(const http::Request& request, http::Response& response
     }
     if (!actor) {
         // Over the ceiling of failures from all addresses, a failure is answered 429.
-        if (int wait = limiter_.record_failure(request.peer); wait > 0) {
-            answer.problem(429, "too-many-failures",
-                           "too many failed authentications; try again later");
-            response.add_header("Retry-After", std::to_string(wait));
-            return;
-        }
+        if (int wait = limiter_.record_failure(request.peer); wait > 0)
+            return too_many_failures(answer, wait, "from all addresses; try again shortly");
         answer.problem(401, "unauthorized",
                        authorization.empty() ? "send Authorization: Bearer <token>"
                                              : "the token is unknown or revoked");
