@@ -19,7 +19,6 @@ namespace {
 
 using http::Method;
 using Json = nlohmann::ordered_json;
-using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxPageSize = 200;
 constexpr std::size_t kDefaultPageSize = 50;
@@ -94,10 +93,6 @@ std::string path_methods(std::string_view path) {
 std::string_view without_trailing_slash(std::string_view path) {
     if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
     return path;
-}
-
-std::string peer_key(const http::PeerAddress& peer) {
-    return std::string(reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size());
 }
 
 // A weak validator for answers that are not one versioned object.
@@ -230,47 +225,24 @@ void answer_outcome(Answer& answer, const Outcome& o, std::string_view location 
     }
 }
 
+void too_many_failures(Answer& answer, int wait, std::string_view detail) {
+    answer.problem(429, "too-many-failures",
+                   "too many failed authentications " + std::string(detail));
+    answer.response.add_header("Retry-After", std::to_string(wait));
+}
+
 }  // namespace
 
 std::span<const Route> routes() { return kRoutes; }
-
-int FailureLimiter::retry_after(const http::PeerAddress& peer, Clock::time_point now) {
-    std::lock_guard lock(mutex_);
-    auto it = windows_.find(peer_key(peer));
-    if (it == windows_.end()) return 0;
-    auto age = now - it->second.start;
-    if (age >= std::chrono::minutes{1}) {
-        windows_.erase(it);
-        return 0;
-    }
-    if (it->second.failures < max_per_minute_) return 0;
-    auto left = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::minutes{1} - age);
-    return static_cast<int>(left.count()) + 1;
-}
-
-void FailureLimiter::record_failure(const http::PeerAddress& peer, Clock::time_point now) {
-    std::lock_guard lock(mutex_);
-    if (windows_.size() >= max_addresses_) {
-        // Bounded memory: forget windows that are over, or everything if none are.
-        std::erase_if(windows_, [now](const auto& entry) {
-            return now - entry.second.start >= std::chrono::minutes{1};
-        });
-        if (windows_.size() >= max_addresses_) windows_.clear();
-    }
-    auto& window = windows_[peer_key(peer)];
-    if (window.failures == 0 || now - window.start >= std::chrono::minutes{1}) {
-        window.start = now;
-        window.failures = 0;
-    }
-    ++window.failures;
-}
 
 AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options,
                            std::unique_ptr<StatsStore> stats)
     : store_(std::move(store)),
       stats_(std::move(stats)),
       options_(std::move(options)),
-      limiter_(options_.max_failures_per_minute, options_.max_tracked_addresses) {}
+      limiter_({options_.max_failures_per_minute, options_.max_tracked_addresses,
+                options_.max_failures_per_second},
+               options_.clock) {}
 
 void AdminHandler::unavailable(const http::Request&, http::Response& response) {
     Answer{response}.problem(503, "unavailable", "the service is busy; try again");
@@ -330,13 +302,8 @@ void AdminHandler::serve(const http::Request& request, http::Response& response)
     }
 
     // Authentication comes before anything else is revealed, even the allowed methods.
-    auto now = Clock::now();
-    if (int wait = limiter_.retry_after(request.peer, now); wait > 0) {
-        answer.problem(429, "too-many-failures",
-                       "too many failed authentications from this address; try again later");
-        response.add_header("Retry-After", std::to_string(wait));
-        return;
-    }
+    if (int wait = limiter_.retry_after(request.peer); wait > 0)
+        return too_many_failures(answer, wait, "from this address; try again later");
     std::string_view authorization = request.header("Authorization");
     std::optional<Actor> actor;
     try {
@@ -346,7 +313,9 @@ void AdminHandler::serve(const http::Request& request, http::Response& response)
         return;
     }
     if (!actor) {
-        limiter_.record_failure(request.peer, now);
+        // Over the ceiling of failures from all addresses, a failure is answered 429.
+        if (int wait = limiter_.record_failure(request.peer); wait > 0)
+            return too_many_failures(answer, wait, "from all addresses; try again shortly");
         answer.problem(401, "unauthorized",
                        authorization.empty() ? "send Authorization: Bearer <token>"
                                              : "the token is unknown or revoked");

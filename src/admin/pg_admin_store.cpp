@@ -14,19 +14,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::string kPartnerJson = std::string("json_build_object(") + pg::kPartnerMembersJson +
-                                 R"sql(,
-    'created_at', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    'updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    'version', p.version)::text)sql";
-
-constexpr const char* kLinkJson = R"sql(json_build_object(
-    'slug', l.slug, 'partner', p.slug, 'destination', l.destination, 'status', l.status,
-    'expires_at', to_char(l.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-    'fallback', l.fallback, 'utm_passthrough', l.utm_passthrough,
-    'created_at', to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    'updated_at', to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    'version', l.version)::text)sql";
+const std::string kPartnerJson = pg::kPartnerObjectJson + "::text";
+const std::string kLinkJson = std::string(pg::kLinkObjectJson) + "::text";
 
 constexpr const char* kDisclosureJson = R"sql(json_build_object(
     'key', d.key, 'locale', d.locale, 'text', d.text, 'html', d.html, 'html_given', d.html_given,

@@ -80,9 +80,10 @@ auto in_transaction(const std::string& database_url, const char* what, F&& f) {
 
 }  // namespace
 
-std::string create_token(const std::string& database_url, const std::string& name, Role role) {
+std::string create_token(const std::string& database_url, const std::string& name, Role role,
+                         const std::string& actor) {
     return in_transaction(database_url, "token create",
-                          [&](pqxx::work& tx) { return insert_token(tx, "cli", name, role); });
+                          [&](pqxx::work& tx) { return insert_token(tx, actor, name, role); });
 }
 
 std::vector<TokenInfo> list_tokens(const std::string& database_url) {
@@ -90,9 +91,10 @@ std::vector<TokenInfo> list_tokens(const std::string& database_url) {
                           [&](pqxx::work& tx) { return select_tokens(tx, ""); });
 }
 
-bool revoke_token(const std::string& database_url, const std::string& name) {
+bool revoke_token(const std::string& database_url, const std::string& name,
+                  const std::string& actor) {
     return in_transaction(database_url, "token revoke",
-                          [&](pqxx::work& tx) { return mark_revoked(tx, "cli", name); });
+                          [&](pqxx::work& tx) { return mark_revoked(tx, actor, name); });
 }
 
 }  // namespace refgate::admin

@@ -1,3 +1,4 @@
+#include <pwd.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -37,6 +38,8 @@ commands:
   token revoke NAME
                  revoke the live token of that name
 
+  --actor NAME   import and token changes are audited as cli:NAME (default: cli:<OS user>)
+
 Settings come from the JSON file given with --config, overridden by REFGATE_* environment
 variables; see README.md.
 )";
@@ -55,7 +58,26 @@ int check_config(const Config& c) {
     return kExitOk;
 }
 
-int import_file(const Config& c, const std::string& path) {
+// Who the audit trail names for a CLI change: "cli:" and --actor, else the OS user running it.
+std::optional<std::string> cli_actor(const po::variables_map& vm) {
+    std::string name;
+    if (vm.count("actor")) {
+        name = vm["actor"].as<std::string>();
+        if (!admin::valid_token_name(name)) {
+            std::cerr << "refgate: --actor must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}\n";
+            return std::nullopt;
+        }
+    } else if (const passwd* user = getpwuid(geteuid()); user != nullptr && user->pw_name) {
+        name = user->pw_name;
+    } else {
+        name = "uid" + std::to_string(geteuid());
+    }
+    return "cli:" + name;
+}
+
+int import_file(const Config& c, const std::string& path, const po::variables_map& vm) {
+    auto actor = cli_actor(vm);
+    if (!actor) return kExitUsage;
     nlohmann::ordered_json doc;
     try {
         if (path == "-") {
@@ -73,7 +95,7 @@ int import_file(const Config& c, const std::string& path) {
         return kExitFailure;
     }
     auto report = pg::import_document(c.database_url, doc,
-                                      UrlPolicy{.allow_http = c.allow_http_destinations});
+                                      UrlPolicy{.allow_http = c.allow_http_destinations}, *actor);
     if (!report.issues.empty()) {
         for (const auto& issue : report.issues)
             std::cerr << "invalid: " << issue.to_string() << "\n";
@@ -110,6 +132,8 @@ int flush(const Config& c) {
 
 int token_command(const Config& c, const std::vector<std::string>& args,
                   const po::variables_map& vm) {
+    auto actor = cli_actor(vm);
+    if (!actor) return kExitUsage;
     if (args.size() == 1 && args[0] == "create") {
         if (!vm.count("name") || !vm.count("role")) {
             std::cerr << "refgate token create: --name and --role are required\n";
@@ -122,7 +146,7 @@ int token_command(const Config& c, const std::vector<std::string>& args,
         }
         std::string name = vm["name"].as<std::string>();
         try {
-            std::string token = admin::create_token(c.database_url, name, *role);
+            std::string token = admin::create_token(c.database_url, name, *role, *actor);
             std::cout << "token '" << name << "' (" << admin::to_string(*role)
                       << ") created; it is shown only now:\n"
                       << token << "\n";
@@ -142,7 +166,7 @@ int token_command(const Config& c, const std::vector<std::string>& args,
         return kExitOk;
     }
     if (args.size() == 2 && args[0] == "revoke") {
-        if (!admin::revoke_token(c.database_url, args[1])) {
+        if (!admin::revoke_token(c.database_url, args[1], *actor)) {
             std::cerr << "refgate token revoke: no live token named '" << args[1] << "'\n";
             return kExitFailure;
         }
@@ -162,7 +186,8 @@ int run_cli(int argc, char** argv) {
         "command", po::value<std::string>(), "command")(
         "args", po::value<std::vector<std::string>>(), "arguments")(
         "name", po::value<std::string>(), "token name (token create)")(
-        "role", po::value<std::string>(), "token role (token create)");
+        "role", po::value<std::string>(), "token role (token create)")(
+        "actor", po::value<std::string>(), "who the audit trail names (import, token)");
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -213,7 +238,7 @@ int run_cli(int argc, char** argv) {
             std::cout << "migrations applied: " << applied.size() << "\n";
             return kExitOk;
         }
-        if (command == "import" && args.size() == 1) return import_file(config, args[0]);
+        if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
         if (command == "flush" && args.empty()) return flush(config);
         if (command == "token") return token_command(config, args, vm);
         if (command == "export" && args.empty()) {

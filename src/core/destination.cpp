@@ -4,6 +4,7 @@
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <cstdint>
 #include <cstdlib>
 
 namespace refgate {
@@ -56,6 +57,42 @@ void percent_encode_non_ascii(std::string_view text, std::string& out) {
     }
 }
 
+constexpr std::size_t kMaxHostLength = 253;
+constexpr std::size_t kMaxLabelLength = 63;
+
+// An A-label is valid when it decodes (RFC 3492) to a label that IDNA2008 turns back into
+// exactly this A-label: "xn--www-evil" decodes, but to nothing a browser would spell that way.
+bool valid_a_label(std::string_view label) {
+    std::string input(label);
+    char* unicode = nullptr;
+    if (idn2_to_unicode_8z8z(input.c_str(), &unicode, 0) != IDN2_OK) return false;
+    char* ascii = nullptr;
+    int rc = idn2_lookup_u8(reinterpret_cast<const std::uint8_t*>(unicode),
+                            reinterpret_cast<std::uint8_t**>(&ascii), IDN2_NONTRANSITIONAL);
+    idn2_free(unicode);
+    if (rc != IDN2_OK) return false;
+    bool same = input == ascii;
+    idn2_free(ascii);
+    return same;
+}
+
+bool valid_label(std::string_view label) {
+    if (label.empty() || label.size() > kMaxLabelLength) return false;
+    if (label.front() == '-' || label.back() == '-') return false;
+    for (char c : label) {
+        bool ldh = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+        if (!ldh) return false;
+    }
+    return !label.starts_with("xn--") || valid_a_label(label);
+}
+
+bool blank(std::string_view text) {
+    for (char c : text) {
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') return false;
+    }
+    return true;
+}
+
 UrlCheck fail(UrlRule rule, std::string message) { return UrlCheck{rule, {}, std::move(message)}; }
 
 }  // namespace
@@ -64,6 +101,8 @@ std::string_view rule_name(UrlRule rule) {
     switch (rule) {
         case UrlRule::ok:
             return "ok";
+        case UrlRule::empty:
+            return "empty";
         case UrlRule::too_long:
             return "too_long";
         case UrlRule::control_characters:
@@ -78,18 +117,28 @@ std::string_view rule_name(UrlRule rule) {
             return "no_host";
         case UrlRule::host_not_allowed:
             return "host_not_allowed";
+        case UrlRule::invalid_host:
+            return "invalid_host";
     }
     return "not_a_url";
 }
 
-std::string canonical_domain(std::string_view domain) {
-    if (domain.empty() || domain.size() > 253 || has_control(domain)) return {};
-    std::string host = to_ascii_host(domain);
-    if (host.empty() || host.front() == '.' || host.back() == '.') return {};
-    for (char c : host) {
-        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-        if (!ok) return {};
+bool valid_dns_name(std::string_view host) {
+    if (host.empty() || host.size() > kMaxHostLength) return false;
+    std::size_t start = 0;
+    while (start <= host.size()) {
+        std::size_t end = host.find('.', start);
+        if (end == std::string_view::npos) end = host.size();
+        if (!valid_label(host.substr(start, end - start))) return false;
+        start = end + 1;
     }
+    return true;
+}
+
+std::string canonical_domain(std::string_view domain) {
+    if (domain.empty() || domain.size() > kMaxHostLength || has_control(domain)) return {};
+    std::string host = to_ascii_host(domain);
+    if (!valid_dns_name(host)) return {};
     return host;
 }
 
@@ -106,6 +155,7 @@ bool host_within(std::string_view host, const std::vector<std::string>& allowed_
 
 UrlCheck check_destination(std::string_view url, const std::vector<std::string>& allowed_domains,
                            const UrlPolicy& policy) {
+    if (blank(url)) return fail(UrlRule::empty, "must not be empty");
     if (url.size() > policy.max_length) {
         return fail(UrlRule::too_long,
                     "is longer than " + std::to_string(policy.max_length) + " characters");
@@ -143,8 +193,8 @@ UrlCheck check_destination(std::string_view url, const std::vector<std::string>&
     }
     if (host.empty()) return fail(UrlRule::no_host, "has no host");
     std::string ascii_host = host.front() == '[' ? ascii_lower(host) : to_ascii_host(host);
-    if (ascii_host.empty())
-        return fail(UrlRule::not_a_url, "has a host that is not a valid domain name");
+    if (host.front() != '[' && !valid_dns_name(ascii_host))
+        return fail(UrlRule::invalid_host, "has a host that is not a valid domain name");
 
     std::string canonical;
     canonical.reserve(url.size() + 16);

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "refgate/core/html.hpp"
+#include "refgate/core/link_rules.hpp"
 
 namespace refgate {
 namespace {
@@ -281,30 +282,20 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
     std::vector<ImportIssue> issues;
     for (std::size_t i = 0; i < links.size(); ++i) {
         Link& link = links[i];
-        // A missing partner or destination was already reported by parse_import.
-        if (link.partner.empty() || link.destination.empty()) continue;
+        // A missing partner or a bad slug was already reported by parse_import.
+        if (link.partner.empty() || !valid_slug(link.slug)) continue;
         std::string entry = what + "[" + std::to_string(i) + "] (" + link.slug + ")";
         const Partner* partner = partners(link.partner);
         if (partner == nullptr) {
             issues.push_back({entry, "partner", "'" + link.partner + "' does not exist"});
             continue;
         }
-        UrlCheck check = check_destination(link.destination, partner->allowed_domains, policy);
-        if (check.ok()) {
-            link.destination = check.canonical;
-        } else {
-            issues.push_back({entry, "destination",
-                              check.message + " [" + std::string(rule_name(check.rule)) + "]"});
-        }
-        if (link.fallback) {
-            UrlCheck fb = check_destination(*link.fallback, partner->allowed_domains, policy);
-            if (fb.ok()) {
-                link.fallback = fb.canonical;
-            } else {
-                issues.push_back(
-                    {entry, "fallback", fb.message + " [" + std::string(rule_name(fb.rule)) + "]"});
-            }
-        }
+        // The snapshot builder's own rules: a link saved here is a link served.
+        LinkValidation checked = validate_link(link, *partner, policy);
+        for (auto& issue : checked.issues)
+            issues.push_back({entry, issue.field, issue.message + " [" + issue.rule + "]"});
+        if (checked.destination) link.destination = std::move(*checked.destination);
+        if (checked.fallback) link.fallback = std::move(*checked.fallback);
     }
     return issues;
 }

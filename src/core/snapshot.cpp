@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "refgate/core/link_rules.hpp"
 #include "refgate/core/location.hpp"
 #include "refgate/core/model.hpp"
 
@@ -29,78 +30,9 @@ nlohmann::ordered_json partner_file_json(const Partner& p) {
     return j;
 }
 
-// Checking a destination with check_destination() (libidn2, Boost.URL, several strings) and
-// building its Location with Boost.URL took most of a snapshot's build: about 5 us a link, half
-// a second at 100,000 links. The two fast paths below take the common, plain case only and
-// leave anything else to those functions, so they decide exactly as before.
-
-bool is_lower_host_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
-}
-
-// RFC 3986 unreserved, sub-delims, ':', '@', '/' and '?': what a path, query or fragment may hold
-// unencoded. No '%' (an escape would need checking), no '#', nothing outside ASCII.
-bool is_plain_uri_char(char c) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-    switch (c) {
-        case '-':
-        case '.':
-        case '_':
-        case '~':
-        case '!':
-        case '$':
-        case '&':
-        case '\'':
-        case '(':
-        case ')':
-        case '*':
-        case '+':
-        case ',':
-        case ';':
-        case '=':
-        case ':':
-        case '@':
-        case '/':
-        case '?':
-            return true;
-        default:
-            return false;
-    }
-}
-
-// True only when check_destination(url) would accept `url` and return it unchanged as its
-// canonical form: a lower-case https (or allowed http) URL whose host is a plain lower-case
-// name within the allowed domains, with no port, no user info, no escapes and nothing a
-// canonical form would encode. False says nothing: the caller asks check_destination().
-bool plainly_canonical(std::string_view url, const std::vector<std::string>& allowed_domains,
-                       const UrlPolicy& policy) {
-    if (url.size() > policy.max_length) return false;
-    std::size_t host_start = 0;
-    if (url.starts_with("https://")) {
-        host_start = 8;
-    } else if (policy.allow_http && url.starts_with("http://")) {
-        host_start = 7;
-    } else {
-        return false;
-    }
-    std::size_t host_end = host_start;
-    while (host_end < url.size() && is_lower_host_char(url[host_end])) ++host_end;
-    if (host_end == host_start) return false;
-    if (host_end < url.size() && url[host_end] != '/' && url[host_end] != '?' &&
-        url[host_end] != '#') {
-        return false;  // a port, user info or anything else: the full check
-    }
-    bool in_fragment = false;
-    for (std::size_t i = host_end; i < url.size(); ++i) {
-        char c = url[i];
-        if (c == '#' && !in_fragment) {
-            in_fragment = true;
-        } else if (!is_plain_uri_char(c)) {
-            return false;
-        }
-    }
-    return host_within(url.substr(host_start, host_end - host_start), allowed_domains);
-}
+// Checking a destination (validate_link(), with its fast path for plain URLs) and building its
+// Location with Boost.URL took most of a snapshot's build: the fast path below takes the common,
+// plain case only and leaves anything else to build_location(), so it decides exactly as before.
 
 // What build_location() appends to a destination without a query: "ref=code&extra=value..."
 // (taken from build_location() itself, so the encoding is its own). Empty when the partner's
@@ -294,17 +226,19 @@ void Snapshot::Builder::add(Link&& link) {
         return;
     }
     const Partner& partner = s.partners_[p->second];
-    if (!valid_slug(link.slug) || !valid_param_name(partner.ref_param)) {
-        s.rejected_.push_back(link.slug + ": destination is not canonical");
-        return;
-    }
-    if (!plainly_canonical(link.destination, partner.allowed_domains, s.policy_)) {
-        UrlCheck check = check_destination(link.destination, partner.allowed_domains, s.policy_);
-        if (!check.ok() || check.canonical != link.destination) {
-            s.rejected_.push_back(link.slug + ": destination " +
-                                  (check.ok() ? "is not canonical" : check.message));
+    // The same rules every save path runs (link_rules.hpp): what was accepted is served.
+    LinkValidation checked = validate_link(link, partner, s.policy_);
+    if (!checked.servable()) {
+        for (const auto& issue : checked.issues) {
+            if (issue.field == "fallback") continue;
+            s.rejected_.push_back(link.slug + ": " + issue.field + " " + issue.message + " [" +
+                                  issue.rule + "]");
             return;
         }
+    }
+    if (checked.destination) {
+        s.rejected_.push_back(link.slug + ": destination is not canonical");
+        return;
     }
     LinkEntry& entry = s.entries_.emplace_back();
     entry.slug = std::move(link.slug);
@@ -322,16 +256,12 @@ void Snapshot::Builder::add(Link&& link) {
     entry.location = location(link.destination, partner, suffixes_[p->second]);
     entry.location.shrink_to_fit();
     if (link.fallback) {
-        if (plainly_canonical(*link.fallback, partner.allowed_domains, s.policy_)) {
-            entry.fallback = std::move(*link.fallback);
+        if (checked.ok()) {
+            entry.fallback =
+                checked.fallback ? std::move(*checked.fallback) : std::move(*link.fallback);
         } else {
-            UrlCheck fallback =
-                check_destination(*link.fallback, partner.allowed_domains, s.policy_);
-            if (fallback.ok()) {
-                entry.fallback = std::move(fallback.canonical);
-            } else {
-                s.rejected_.push_back(entry.slug + ": fallback " + fallback.message);
-            }
+            for (const auto& issue : checked.issues)
+                s.rejected_.push_back(entry.slug + ": fallback " + issue.message);
         }
     }
     entry.destination = std::move(link.destination);

@@ -2,6 +2,7 @@
 #include <set>
 
 #include "pg/connection.hpp"
+#include "pg/partner_sql.hpp"
 #include "pg/snapshot_reader.hpp"
 #include "refgate/pg/database.hpp"
 
@@ -78,6 +79,55 @@ WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_pa
 RETURNING id
 )sql";
 
+// Audit rows for an import, one per changed partner or link, as the admin API writes them. The
+// objects before the upsert are read first ([{"slug", "object"}]); the upsert's RETURNING ids
+// name the rows that really changed, so an unchanged entity gets no entry.
+const std::string kPartnersBefore = "SELECT coalesce(json_agg(json_build_object('slug', p.slug, " +
+                                    std::string("'object', ") + kPartnerObjectJson +
+                                    ")), '[]')::text FROM refgate_partners p "
+                                    "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) "
+                                    "ON r.slug = p.slug";
+const std::string kLinksBefore =
+    "SELECT coalesce(json_agg(json_build_object('slug', l.slug, 'object', " +
+    std::string(kLinkObjectJson) +
+    ")), '[]')::text FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id "
+    "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) ON r.slug = l.slug";
+const std::string kAuditPartners =
+    "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
+    "SELECT $1, 'partner', p.slug, CASE WHEN b.object IS NULL THEN 'create' ELSE 'update' END, "
+    "b.object, " +
+    kPartnerObjectJson +
+    "::jsonb FROM refgate_partners p LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, "
+    "object jsonb) ON b.slug = p.slug WHERE p.id = ANY($3::bigint[]) ORDER BY p.slug";
+const std::string kAuditLinks =
+    "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
+    "SELECT $1, 'link', l.slug, CASE WHEN b.object IS NULL THEN 'create' ELSE 'update' END, "
+    "b.object, " +
+    std::string(kLinkObjectJson) +
+    "::jsonb FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id "
+    "LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, object jsonb) "
+    "ON b.slug = l.slug WHERE l.id = ANY($3::bigint[]) ORDER BY l.slug";
+
+// The ids a RETURNING id gave, as a PostgreSQL array literal.
+std::string id_array(const pqxx::result& rows) {
+    std::string out = "{";
+    for (const auto& row : rows) {
+        if (out.size() > 1) out.push_back(',');
+        out += row[0].c_str();
+    }
+    return out + "}";
+}
+
+// Upserts `rows` with `upsert` and audits each row it changed; returns how many it changed.
+std::size_t upsert_audited(pqxx::work& tx, const std::string& actor, const std::string& rows,
+                           const char* upsert, const std::string& before_sql,
+                           const std::string& audit_sql) {
+    std::string before = tx.exec_params(before_sql, rows)[0][0].c_str();
+    auto changed = tx.exec_params(upsert, rows);
+    if (!changed.empty()) tx.exec_params(audit_sql, actor, before, id_array(changed));
+    return changed.size();
+}
+
 std::string disclosure_rows(const std::vector<Disclosure>& disclosures) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& d : disclosures) {
@@ -101,14 +151,14 @@ WITH r AS (
     FROM refgate_disclosures ORDER BY key, locale, version DESC
 ), ins AS (
     INSERT INTO refgate_disclosures (key, locale, version, text, html, html_given, created_by)
-    SELECT r.key, r.locale, coalesce(c.version, 0) + 1, r.text, r.html, r.html_given, 'cli'
+    SELECT r.key, r.locale, coalesce(c.version, 0) + 1, r.text, r.html, r.html_given, $2
     FROM r LEFT JOIN cur c ON c.key = r.key AND c.locale = r.locale
     WHERE c.version IS NULL
        OR (c.text, c.html, c.html_given) IS DISTINCT FROM (r.text, r.html, r.html_given)
     RETURNING key, locale, version, text, html, html_given
 )
 INSERT INTO refgate_audit (actor, entity, slug, action, before, after)
-SELECT 'cli', 'disclosure', ins.key || '/' || ins.locale,
+SELECT $2, 'disclosure', ins.key || '/' || ins.locale,
        CASE WHEN ins.version = 1 THEN 'create' ELSE 'update' END, NULL,
        jsonb_build_object('key', ins.key, 'locale', ins.locale, 'version', ins.version,
                           'text', ins.text, 'html', ins.html, 'html_given', ins.html_given)
@@ -130,7 +180,7 @@ std::vector<Disclosure> current_disclosures(const std::vector<Disclosure>& versi
 }  // namespace
 
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
-                             const UrlPolicy& policy) {
+                             const UrlPolicy& policy, const std::string& actor) {
     ImportReport report;
     // Structural problems and link problems are reported together, so that an editor sees every
     // bad entry of a file at once.
@@ -174,14 +224,17 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
 
         if (!incoming.partners.empty()) {
             report.partners_changed =
-                tx.exec_params(kUpsertPartner, partner_rows(incoming.partners)).size();
+                upsert_audited(tx, actor, partner_rows(incoming.partners), kUpsertPartner,
+                               kPartnersBefore, kAuditPartners);
         }
         if (!incoming.links.empty()) {
-            report.links_changed = tx.exec_params(kUpsertLink, link_rows(incoming.links)).size();
+            report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
+                                                  kLinksBefore, kAuditLinks);
         }
         if (!incoming.disclosures.empty()) {
             report.disclosures_changed =
-                tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures)).size();
+                tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures), actor)
+                    .size();
         }
         tx.commit();
     } catch (const pqxx::failure& e) {

@@ -4,6 +4,8 @@
 // that both read extra parameters and scheduled codes the same way. Built as json (not jsonb) so
 // that extra parameters keep the order editors gave them.
 
+#include <string>
+
 namespace refgate::pg {
 
 inline constexpr const char* kPartnerMembersJson = R"sql(
@@ -17,5 +19,21 @@ inline constexpr const char* kPartnerMembersJson = R"sql(
         'valid_from', to_char(s.valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
         ORDER BY s.valid_from), '[]'::json)
         FROM refgate_code_schedule s WHERE s.partner_id = p.id))sql";
+
+// A partner row `p` as the admin API answers it and the audit trail records it.
+inline const std::string kPartnerObjectJson =
+    std::string("json_build_object(") + kPartnerMembersJson + R"sql(,
+    'created_at', to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'updated_at', to_char(p.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'version', p.version))sql";
+
+// A link row `l` with its partner row `p`, the same way.
+inline constexpr const char* kLinkObjectJson = R"sql(json_build_object(
+    'slug', l.slug, 'partner', p.slug, 'destination', l.destination, 'status', l.status,
+    'expires_at', to_char(l.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'fallback', l.fallback, 'utm_passthrough', l.utm_passthrough,
+    'created_at', to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'updated_at', to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    'version', l.version))sql";
 
 }  // namespace refgate::pg

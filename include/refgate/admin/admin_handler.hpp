@@ -4,16 +4,14 @@
 // If-Match, RFC 9457 problem answers. One instance serves every thread.
 
 #include <atomic>
-#include <chrono>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/failure_limiter.hpp"
 #include "refgate/admin/stats_store.hpp"
 #include "refgate/core/log_limiter.hpp"
 #include "refgate/http/server.hpp"
@@ -62,26 +60,8 @@ struct AdminOptions {
     std::vector<std::string> cors_origins;
     // Counts the calls answered 503 because the database was unreachable or busy past its bound.
     std::atomic<std::uint64_t>* unavailable = nullptr;
-};
-
-// Counts failed authentications per source address in memory only; never stored.
-class FailureLimiter {
-  public:
-    explicit FailureLimiter(std::size_t max_per_minute, std::size_t max_addresses)
-        : max_per_minute_(max_per_minute), max_addresses_(max_addresses) {}
-    // Seconds to wait when the address is over its limit; 0 when it may try.
-    int retry_after(const http::PeerAddress& peer, std::chrono::steady_clock::time_point now);
-    void record_failure(const http::PeerAddress& peer, std::chrono::steady_clock::time_point now);
-
-  private:
-    struct Window {
-        std::chrono::steady_clock::time_point start;
-        std::size_t failures = 0;
-    };
-    std::mutex mutex_;
-    std::size_t max_per_minute_;
-    std::size_t max_addresses_;
-    std::unordered_map<std::string, Window> windows_;
+    std::size_t max_failures_per_second = 50;  // from all addresses together, then 429
+    const MonotonicClock* clock = nullptr;     // for those limits; none: the steady clock
 };
 
 class AdminHandler final : public http::Handler {

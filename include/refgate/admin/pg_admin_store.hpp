@@ -27,10 +27,13 @@ struct PgAdminStoreOptions {
 std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options);
 
 // For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
-// role, or a name that already names a live token.
-std::string create_token(const std::string& database_url, const std::string& name, Role role);
+// role, or a name that already names a live token. Changes are audited under `actor`
+// (e.g. "cli:alice").
+std::string create_token(const std::string& database_url, const std::string& name, Role role,
+                         const std::string& actor);
 std::vector<TokenInfo> list_tokens(const std::string& database_url);
 // False when no live token has that name.
-bool revoke_token(const std::string& database_url, const std::string& name);
+bool revoke_token(const std::string& database_url, const std::string& name,
+                  const std::string& actor);
 
 }  // namespace refgate::admin

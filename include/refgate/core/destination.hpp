@@ -12,6 +12,7 @@ namespace refgate {
 
 enum class UrlRule {
     ok,
+    empty,
     too_long,
     control_characters,
     not_a_url,
@@ -19,6 +20,7 @@ enum class UrlRule {
     userinfo,
     no_host,
     host_not_allowed,
+    invalid_host,  // not a name a browser can look up: see valid_dns_name()
 };
 
 struct UrlPolicy {
@@ -45,6 +47,11 @@ std::string_view rule_name(UrlRule rule);
 
 // Normalises an allowed domain ("Bücher.example" -> "xn--bcher-kva.example"); empty when invalid.
 std::string canonical_domain(std::string_view domain);
+
+// A lower-case ASCII host name that DNS and browsers accept as it is: LDH labels of 1 to 63
+// bytes (no leading or trailing hyphen), none empty, at most 253 bytes in all, and every xn--
+// label valid punycode of an IDNA2008 label (it converts back to itself).
+bool valid_dns_name(std::string_view host);
 
 bool host_within(std::string_view host, const std::vector<std::string>& allowed_domains);
 

@@ -23,6 +23,20 @@ class SystemClock final : public Clock {
     }
 };
 
+// Elapsed time for limits and timeouts: never jumps with the wall clock. Tests step a manual one.
+class MonotonicClock {
+  public:
+    virtual ~MonotonicClock() = default;
+    virtual std::chrono::steady_clock::time_point now() const = 0;
+};
+
+class SteadyClock final : public MonotonicClock {
+  public:
+    std::chrono::steady_clock::time_point now() const override {
+        return std::chrono::steady_clock::now();
+    }
+};
+
 // "2026-11-29T16:00:00Z", "2026-11-29T17:00:00+01:00", fractional seconds allowed (truncated).
 std::optional<SysSeconds> parse_rfc3339(std::string_view text);
 std::string format_rfc3339(SysSeconds t);

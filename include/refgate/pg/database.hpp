@@ -30,9 +30,10 @@ struct ImportReport {
 };
 
 // Validates the whole document against what is stored and applies it in one transaction, or
-// applies nothing.
+// applies nothing. Each partner, link and disclosure it changes gets an audit entry naming
+// `actor` (e.g. "cli:alice"), with the object before and after; unchanged ones get none.
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
-                             const UrlPolicy& policy);
+                             const UrlPolicy& policy, const std::string& actor = "cli");
 
 // Every partner and link, and the current version of every disclosure, in the import format.
 nlohmann::ordered_json export_document(const std::string& database_url);

@@ -469,3 +469,34 @@ TEST_CASE("admin: answers to a configured origin let its browser read them, even
     CHECK(other.status == 200);
     CHECK(other.headers.find("Access-Control-") == std::string::npos);
 }
+
+TEST_CASE("admin: over the ceiling of failures per second a failure is 429, a good token is not",
+          "[admin][limiter]") {
+    struct StoppedClock final : refgate::MonotonicClock {
+        std::chrono::steady_clock::time_point now() const override { return {}; }
+    } clock;
+    auto store = std::make_unique<FakeStore>();
+    std::string admin = generate_token();
+    store->tokens[hash_token(admin)] = {"ada", Role::admin};
+    AdminHandler handler(std::move(store),
+                         AdminOptions{.max_failures_per_second = 2, .clock = &clock});
+    auto send = [&](const std::string& token, std::uint8_t peer) {
+        std::string authorization = "Bearer " + token;  // the fields only view it
+        std::vector<http::HeaderField> fields{{"Authorization", authorization}};
+        http::Request request;
+        request.method = http::Method::get;
+        request.method_name = "GET";
+        request.target = "/api/v1/partners";
+        request.fields = &fields;
+        request.peer.bytes[15] = peer;
+        http::Response response;
+        handler.handle(request, response);
+        return Answer{response.status(), response.headers(), response.body()};
+    };
+    CHECK(send("rg_bad", 1).status == 401);
+    CHECK(send("rg_bad", 2).status == 401);
+    auto over = send("rg_bad", 3);
+    CHECK(over.status == 429);
+    CHECK(over.header("Retry-After") == "1");
+    CHECK(send(admin, 4).status == 200);
+}

@@ -91,7 +91,8 @@ TEST_CASE("a host outside the allowed domains is refused", "[destination]") {
     CHECK(rule_of("https://tailscale.com.evil.com/") == "host_not_allowed");
     CHECK(rule_of("https://eviltailscale.com/") == "host_not_allowed");
     CHECK(rule_of("https://tailscale.co/") == "host_not_allowed");
-    CHECK(rule_of("https://%74ailscale.com/") == "host_not_allowed");
+    // An escape in the host is no DNS name, whatever it decodes to.
+    CHECK(rule_of("https://%74ailscale.com/") == "invalid_host");
     CHECK(rule_of("https://[::1]/") == "host_not_allowed");
     auto check = check_destination("https://evil.com/", kTailscale, {});
     CHECK(check.canonical.empty());
@@ -166,7 +167,51 @@ TEST_CASE("full-width delimiters in the host cannot lead to another host", "[des
     }
 }
 
+TEST_CASE("an empty or blank destination is refused as empty", "[destination]") {
+    CHECK(rule_of("") == "empty");
+    CHECK(rule_of("   ") == "empty");
+}
+
+TEST_CASE("a host no browser can look up is refused as invalid_host", "[destination][idn]") {
+    const std::vector<std::string> domains{"example.com"};
+    for (const char* url :
+         {"https://evil.com%2f.example.com/", "https://evil.com%23.example.com/",
+          "https://evil.com%00.example.com/", "https://evil.com%5c.example.com/",
+          "https://evil.com%3a.example.com/", "https://xn--www-evil.example.com/",
+          "https://.example.com/", "https://www..example.com/", "https://-www.example.com/",
+          "https://www.example.com./",
+          "https://"
+          "a234567890123456789012345678901234567890123456789012345678901234.example.com/"}) {
+        INFO(url);
+        CHECK(rule_of(url, domains) == "invalid_host");
+    }
+    // Valid punycode, hyphens inside a label and a 63-byte label still pass.
+    CHECK(rule_of("https://xn--bcher-kva.example.com/", domains) == "ok");
+    CHECK(rule_of("https://my-shop.example.com/", domains) == "ok");
+    CHECK(rule_of("https://a23456789012345678901234567890123456789012345678901234567890123."
+                  "example.com/",
+                  domains) == "ok");
+}
+
+TEST_CASE("a host name longer than 253 bytes is not a DNS name", "[destination]") {
+    std::string label(60, 'a');
+    std::string host = label + "." + label + "." + label + "." + label + ".example.com";
+    CHECK(host.size() > 253);
+    CHECK_FALSE(refgate::valid_dns_name(host));
+    CHECK(refgate::valid_dns_name(host.substr(61)));
+}
+
+TEST_CASE("an allowed domain must be a valid DNS name", "[destination][idn]") {
+    CHECK(refgate::canonical_domain("evil.com%2f.example.com").empty());
+    CHECK(refgate::canonical_domain("xn--www-evil.example.com").empty());
+    CHECK(refgate::canonical_domain("www..example.com").empty());
+    CHECK(refgate::canonical_domain("-x.example.com").empty());
+    CHECK(refgate::canonical_domain("Example.COM") == "example.com");
+}
+
 TEST_CASE("every rule has a machine-readable name", "[destination]") {
+    CHECK(refgate::rule_name(UrlRule::empty) == "empty");
+    CHECK(refgate::rule_name(UrlRule::invalid_host) == "invalid_host");
     CHECK(refgate::rule_name(UrlRule::ok) == "ok");
     CHECK(refgate::rule_name(UrlRule::too_long) == "too_long");
     CHECK(refgate::rule_name(UrlRule::control_characters) == "control_characters");

@@ -282,6 +282,7 @@ TEST_CASE("validating links flags unknown partners and hosts outside the partner
           "[import]") {
     Partner tailscale;
     tailscale.slug = "tailscale";
+    tailscale.ref_param = "ref";  // a stored partner always has one; links are checked with it
     tailscale.allowed_domains = {"tailscale.com"};
     auto lookup = [&](const std::string& slug) -> const Partner* {
         return slug == "tailscale" ? &tailscale : nullptr;

@@ -1,0 +1,85 @@
+#include "refgate/admin/failure_limiter.hpp"
+
+namespace refgate::admin {
+namespace {
+
+constexpr std::chrono::minutes kWindow{1};
+constexpr std::chrono::seconds kSecond{1};
+
+std::string peer_key(const http::PeerAddress& peer) {
+    return std::string(reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size());
+}
+
+const MonotonicClock& steady_clock_source() {
+    static const SteadyClock clock;
+    return clock;
+}
+
+}  // namespace
+
+FailureLimiter::FailureLimiter(FailureLimits limits, const MonotonicClock* clock)
+    : limits_(limits), clock_(clock != nullptr ? *clock : steady_clock_source()) {}
+
+bool FailureLimiter::over(const Window& w, TimePoint now) const { return now - w.start >= kWindow; }
+
+void FailureLimiter::forget(Windows::iterator it) {
+    (it->second.locked ? locked_ : unlocked_).erase(it->second.position);
+    windows_.erase(it);
+}
+
+// Frees one place: a locked window whose minute is over, else the oldest unlocked window, and
+// only when every tracked address is locked, the oldest locked one.
+void FailureLimiter::evict_one(TimePoint now) {
+    std::list<std::string>* from = &locked_;
+    if (locked_.empty() || (!unlocked_.empty() && !over(windows_.at(locked_.front()), now)))
+        from = &unlocked_;
+    forget(windows_.find(from->front()));
+}
+
+int FailureLimiter::retry_after(const http::PeerAddress& peer) {
+    TimePoint now = clock_.now();
+    std::lock_guard lock(mutex_);
+    auto it = windows_.find(peer_key(peer));
+    if (it == windows_.end()) return 0;
+    if (over(it->second, now)) {
+        forget(it);
+        return 0;
+    }
+    if (!it->second.locked) return 0;
+    auto left =
+        std::chrono::duration_cast<std::chrono::seconds>(kWindow - (now - it->second.start));
+    return static_cast<int>(left.count()) + 1;
+}
+
+int FailureLimiter::record_failure(const http::PeerAddress& peer) {
+    TimePoint now = clock_.now();
+    std::lock_guard lock(mutex_);
+    std::string key = peer_key(peer);
+    auto it = windows_.find(key);
+    if (it != windows_.end() && over(it->second, now)) {
+        forget(it);
+        it = windows_.end();
+    }
+    if (it == windows_.end()) {
+        while (!windows_.empty() && windows_.size() >= limits_.max_addresses) evict_one(now);
+        it = windows_.emplace(key, Window{now, 0, false, {}}).first;
+        it->second.position = unlocked_.insert(unlocked_.end(), key);
+    }
+    Window& window = it->second;
+    if (++window.failures >= limits_.max_per_minute && !window.locked) {
+        locked_.splice(locked_.end(), unlocked_, window.position);
+        window.locked = true;
+    }
+    if (now - second_start_ >= kSecond) {
+        second_start_ = now;
+        second_failures_ = 0;
+    }
+    return ++second_failures_ > limits_.max_total_per_second ? 1 : 0;
+}
+
+std::size_t FailureLimiter::tracked() const {
+    std::lock_guard lock(mutex_);
+    return windows_.size();
+}
+
+}  // namespace refgate::admin
