@@ -122,7 +122,7 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     CHECK(has_line(text, "refgate_clicks_total{class=\"prefetch\",partner=\"tailscale\"} 0"));
 }
 
-TEST_CASE("flush durations are resolved from 10 ms to a minute, not on the redirect's scale",
+TEST_CASE("flush durations are resolved from 10 ms to a minute rather than on the redirect's scale",
           "[metrics]") {
     ClickStats clicks;
     clicks.flush_duration.observe(std::chrono::milliseconds{700});
