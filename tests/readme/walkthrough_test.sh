@@ -92,13 +92,13 @@ for ((i = 0; i < 100; i++)); do
 done
 export REFGATE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 
-"$REFGATE_BIN" migrate >/dev/null
-"$REFGATE_BIN" import "$ROOT/deploy/local/demo.json" >/dev/null
+"$REFGATE_BIN" migrate >/dev/null 2>>"$WORK/refgate.log"
+"$REFGATE_BIN" import "$ROOT/deploy/local/demo.json" >/dev/null 2>>"$WORK/refgate.log"
 
 REFGATE_LISTEN=127.0.0.1:0 REFGATE_ADMIN_LISTEN=127.0.0.1:0 \
   REFGATE_SNAPSHOT_FILE="$WORK/snapshot.json" REFGATE_SPILL_FILE="$WORK/spill.json" \
   REFGATE_PUBLIC_BASE_URL=https://picks.example.com \
-  "$REFGATE_BIN" serve 2>"$WORK/refgate.log" &
+  "$REFGATE_BIN" serve 2>>"$WORK/refgate.log" &
 REFGATE_PID=$!
 
 # The ports come from the "listening" log lines (port 0 above: the kernel picks free ones).
