@@ -94,20 +94,6 @@ std::set<std::string> metric_names(const std::string& text) {
     return names;
 }
 
-// The checkout. __FILE__ may be relative to the build directory while tests run in another one,
-// so look upwards from both for a file the deploy checks read.
-std::filesystem::path source_root() {
-    namespace fs = std::filesystem;
-    const fs::path marker = "deploy/grafana/refgate-dashboard.json";
-    for (const fs::path& start : {fs::absolute(fs::path(__FILE__)), fs::current_path()}) {
-        for (auto p = start; !p.empty(); p = p.parent_path()) {
-            if (fs::exists(p / marker)) return p;
-            if (p == p.root_path()) break;
-        }
-    }
-    return fs::path(__FILE__).parent_path().parent_path().parent_path();
-}
-
 struct Fixture {
     TestDatabase db;
     PrivateRedis redis;
