@@ -3,7 +3,7 @@
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
 # Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format,
-# start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock.
+# start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock, write_env_file.
 
 # Repo root from this file's location, so the scripts work from any cwd.
 ROOT="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -348,4 +348,23 @@ stop_all() {
     _redis_stop "$p" || true
   done
   return 0
+}
+
+# ------------------------------------------------------------- second terminal
+
+# write_env_file FILE BIN_DIR: what a second terminal needs to talk to a running refgate, for
+# deploy/local/env.sh to source: the database and Redis URLs (for the refgate CLI), P and A (the
+# public and admin base URLs, from REFGATE_LISTEN and REFGATE_ADMIN_LISTEN) and PATH with BIN_DIR.
+write_env_file() {
+  local file=$1 bin_dir=$2
+  {
+    printf '# Written by refgate for deploy/local/env.sh while it serves; removed when it stops.\n'
+    printf 'export REFGATE_DATABASE_URL=%q\n' "$REFGATE_DATABASE_URL"
+    printf 'export REFGATE_REDIS_URL=%q\n' "$REFGATE_REDIS_URL"
+    printf 'P=%q\n' "http://$REFGATE_LISTEN"
+    printf 'A=%q\n' "http://$REFGATE_ADMIN_LISTEN"
+    # shellcheck disable=SC2016 # $PATH is expanded when the file is sourced
+    printf 'export PATH=%q:"$PATH"\n' "$bin_dir"
+  } >"$file.tmp"
+  mv -f "$file.tmp" "$file"
 }

@@ -2,7 +2,8 @@
 # Runs refgate locally: installs packages, builds Release, starts a private
 # PostgreSQL (127.0.0.1:54329) and Redis (127.0.0.1:63799) under .state/run,
 # migrates, imports demo.json and serves in the foreground. Ctrl-C stops
-# everything. Data persists across runs in .state/run.
+# everything. Data persists across runs in .state/run. While it serves,
+# .state/run/env holds what `source deploy/local/env.sh` gives a second terminal.
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -13,11 +14,12 @@ STATE="$ROOT/.state/run"
 PG_PORT=54329
 REDIS_PORT=63799
 BIN="$ROOT/build/release/refgate"
+ENV_FILE="$STATE/env"
 
 lock_state run
 # Servers are stopped however we leave; the signal traps turn a Ctrl-C during
 # setup into a normal exit so the EXIT trap runs.
-trap stop_all EXIT
+trap 'rm -f "$ENV_FILE"; stop_all' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -59,6 +61,7 @@ cat >&2 <<BANNER
     database   $REFGATE_DATABASE_URL
     redis      $REFGATE_REDIS_URL
   try: curl -i http://$REFGATE_LISTEN/go/demo
+  a second terminal: source deploy/local/env.sh  (then see the README's walk-through)
   Ctrl-C stops refgate, PostgreSQL and Redis.
 
 BANNER
@@ -67,6 +70,7 @@ BANNER
 # this shell alive until it exits, so we return its exit code and the EXIT
 # trap stops the databases. Not exec'd for the same reason.
 trap ':' INT TERM HUP
+write_env_file "$ENV_FILE" "$(dirname -- "$BIN")"
 rc=0
 nolock "$BIN" serve || rc=$?
 log "refgate serve exited with status $rc"

@@ -53,15 +53,16 @@ MetricFamily single(std::string name, std::string help, MetricType type, double 
 struct HistogramFigures {
     std::array<std::uint64_t, LatencyHistogram::kBuckets> counts{};
     double sum = 0;
+    const HistogramBounds* bounds = &kLatencyBounds;
 };
 
 void add_histogram(MetricFamily& f, const HistogramFigures& h, Labels labels = {}) {
     ClientMetric m;
     m.label = std::move(labels);
     std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < kLatencyBounds.size(); ++i) {
+    for (std::size_t i = 0; i < h.bounds->size(); ++i) {
         cumulative += h.counts[i];
-        m.histogram.bucket.push_back({cumulative, kLatencyBounds[i]});
+        m.histogram.bucket.push_back({cumulative, (*h.bounds)[i]});
     }
     cumulative += h.counts.back();
     m.histogram.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
@@ -73,6 +74,7 @@ void add_histogram(MetricFamily& f, const HistogramFigures& h, Labels labels = {
 MetricFamily histogram(std::string name, std::string help, const LatencyHistogram& source) {
     auto f = family(std::move(name), std::move(help), MetricType::Histogram);
     HistogramFigures h;
+    h.bounds = &source.bounds();
     source.add_to(h.counts, h.sum);
     add_histogram(f, h);
     return f;

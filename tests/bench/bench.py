@@ -53,7 +53,7 @@ def location(i):
 def cmd_links(args):
     # With --chunk, several import documents (OUT-000.json, ...) of at most CHUNK links each, every
     # one with all partners: `refgate import` of one 100k-link file takes far too long (it grows
-    # with the square of the links, see the README's Benchmarks section).
+    # with the square of the links, see tests/bench/RESULTS.md).
     if args.chunk:
         names = []
         for c, first in enumerate(range(1, args.n + 1, args.chunk)):

@@ -19,7 +19,8 @@
 # on 127.0.0.1 with servers of its own under .state/bench (PostgreSQL 54379, Redis 63849, refgate
 # 18380/18390, nginx 18381; REFGATE_BENCH_PORT_SHIFT=N adds N to each), all stopped at the end
 # however the script ends. Prints a table and
-# writes tests/bench/results/latest.json (git-ignored).
+# writes tests/bench/results/latest.json (git-ignored). What each part measures, the budget and
+# the recorded results with their history: tests/bench/RESULTS.md (paste a full run's table there).
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"

@@ -447,7 +447,7 @@ TEST_CASE("admins create, list and revoke tokens over the API, and the text is s
 }
 
 TEST_CASE("every route of the admin handler is described in api/openapi.json", "[admin][openapi]") {
-    auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+    auto root = source_root();
     std::string path = (root / "api" / "openapi.json").string();
     auto spec = Json::parse(read_file(path));
     CHECK(spec["openapi"].get<std::string>().starts_with("3.1"));

@@ -435,7 +435,7 @@ TEST_CASE("disclosures survive export | import and a restart without PostgreSQL"
 }
 
 TEST_CASE("the demo data carries the general English disclosure", "[disclosure][pg][demo]") {
-    auto root = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+    auto root = source_root();
     auto demo = Json::parse(read_file((root / "deploy" / "local" / "demo.json").string()));
     bool found = false;
     for (const auto& d : demo["disclosures"]) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -91,10 +92,6 @@ std::set<std::string> metric_names(const std::string& text) {
         names.insert(n);
     }
     return names;
-}
-
-std::filesystem::path source_root() {
-    return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
 }
 
 struct Fixture {
@@ -218,4 +215,52 @@ TEST_CASE("the alerting rules and the dashboard only use metrics that refgate ex
                                "refgate_flush_lag_seconds", "refgate_http_requests_total"}) {
         CHECK(metric_names(dashboard_text).count(needed) == 1);
     }
+}
+
+namespace {
+
+// The labels a dashboard query's result keeps: those of its outermost `by (...)` (minus `le`
+// under histogram_quantile), none after an aggregation without `by`, or all of them (nullopt)
+// for a plain selector or function.
+std::optional<std::set<std::string>> labels_kept(const std::string& expr) {
+    static const std::regex aggregation(
+        R"(^\s*(?:histogram_quantile\([^,]*,\s*)?(sum|min|max|avg|count)\s*(?:by\s*\(([^)]*)\))?\s*\()");
+    std::smatch m;
+    if (!std::regex_search(expr, m, aggregation)) return std::nullopt;
+    std::set<std::string> kept;
+    static const std::regex label(R"([a-z_]+)");
+    std::string by = m[2].str();
+    for (auto it = std::sregex_iterator(by.begin(), by.end(), label); it != std::sregex_iterator();
+         ++it) {
+        if (it->str() != "le") kept.insert(it->str());
+    }
+    return kept;
+}
+
+}  // namespace
+
+TEST_CASE("every dashboard legend names only labels that its query keeps", "[metrics][deploy]") {
+    auto dashboard = nlohmann::json::parse(
+        read_text((source_root() / "deploy/grafana/refgate-dashboard.json").string()), nullptr,
+        false);
+    REQUIRE_FALSE(dashboard.is_discarded());
+    static const std::regex placeholder(R"(\{\{\s*([a-zA-Z_]+)\s*\}\})");
+    std::size_t targets = 0;
+    for (const auto& panel : dashboard["panels"]) {
+        for (const auto& target : panel.value("targets", nlohmann::json::array())) {
+            ++targets;
+            auto expr = target.value("expr", std::string());
+            auto legend = target.value("legendFormat", std::string());
+            INFO(panel.value("title", std::string()) << ": " << expr << " | " << legend);
+            // An empty legend shows the raw series, which is unreadable after an aggregation.
+            CHECK_FALSE(legend.empty());
+            auto kept = labels_kept(expr);
+            if (!kept) continue;
+            for (auto it = std::sregex_iterator(legend.begin(), legend.end(), placeholder);
+                 it != std::sregex_iterator(); ++it) {
+                CHECK(kept->count((*it)[1].str()) == 1);
+            }
+        }
+    }
+    CHECK(targets > 0);
 }

@@ -84,4 +84,14 @@ int run_shell(const std::string& command, std::string& output) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+std::filesystem::path source_root() {
+    namespace fs = std::filesystem;
+    const fs::path marker = "deploy/local/demo.json";
+    for (auto p = fs::current_path(); !p.empty(); p = p.parent_path()) {
+        if (fs::exists(p / marker)) return p;
+        if (p == p.root_path()) break;
+    }
+    return fs::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
 }  // namespace refgate::test

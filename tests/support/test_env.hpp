@@ -29,6 +29,10 @@ std::string random_id(std::size_t length = 12);
 // A TCP port on 127.0.0.1 that nothing listens on right now.
 int unused_port();
 
+// The checkout's root. __FILE__ is relative to the build directory while ctest runs the tests in
+// another one, so this looks upwards from the working directory for deploy/local/demo.json.
+std::filesystem::path source_root();
+
 // The whole file, or "" when it cannot be read.
 std::string read_text(const std::string& path);
 

@@ -344,11 +344,11 @@ struct ClickStats {
     std::atomic<std::uint64_t> redis_errors{0};
     std::atomic<bool> redis_config_risky{false};
     // For /metrics.
-    LatencyHistogram redis_latency;                // the sender's pipelined round trips
-    std::atomic<std::uint64_t> flush_buckets{0};   // buckets applied to PostgreSQL
-    std::atomic<std::uint64_t> flush_rows{0};      // counter rows upserted
-    std::atomic<std::uint64_t> flush_failures{0};  // flush rounds that failed
-    LatencyHistogram flush_duration;               // whole flush rounds
+    LatencyHistogram redis_latency;                         // the sender's pipelined round trips
+    std::atomic<std::uint64_t> flush_buckets{0};            // buckets applied to PostgreSQL
+    std::atomic<std::uint64_t> flush_rows{0};               // counter rows upserted
+    std::atomic<std::uint64_t> flush_failures{0};           // flush rounds that failed
+    LatencyHistogram flush_duration{kFlushDurationBounds};  // whole flush rounds
     std::atomic<std::int64_t> oldest_unflushed{
         -1};                      // start (unix s) of the oldest bucket; -1: none
     LinkClickTotals link_clicks;  // clicks by link and class, for partners

@@ -12,21 +12,36 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "refgate/core/http_status.hpp"
 
 namespace refgate {
 
-// Upper bounds (seconds) of the latency buckets: tens of microseconds to a second.
-inline constexpr std::array<double, 16> kLatencyBounds = {
+// Upper bounds (seconds) of a histogram's buckets; every histogram has 16 and +Inf.
+using HistogramBounds = std::array<double, 16>;
+
+// Request and round-trip latencies: tens of microseconds to a second.
+inline constexpr HistogramBounds kLatencyBounds = {
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
     0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1.0};
 
-// A histogram with the bounds above; observe() from any thread.
+// Flush rounds: usually 0.5-1 s, and up to a minute while PostgreSQL is slow or a backlog drains.
+inline constexpr HistogramBounds kFlushDurationBounds = {
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0, 15.0, 30.0, 45.0, 60.0};
+
+// A histogram with fixed bounds (kLatencyBounds unless given); observe() from any thread.
 class LatencyHistogram {
   public:
-    static constexpr std::size_t kBuckets = kLatencyBounds.size() + 1;  // the last one: +Inf
+    static constexpr std::size_t kBuckets = std::tuple_size_v<HistogramBounds> + 1;  // +Inf last
+
+    LatencyHistogram() noexcept : LatencyHistogram(kLatencyBounds) {}
+    // `bounds` must outlive the histogram (the constants above do).
+    explicit LatencyHistogram(const HistogramBounds& bounds) noexcept : bounds_(&bounds) {
+        for (std::size_t i = 0; i < bounds.size(); ++i)
+            bounds_ns_[i] = static_cast<std::uint64_t>(bounds[i] * 1e9 + 0.5);
+    }
 
     void observe(std::chrono::nanoseconds elapsed) noexcept {
         auto ns =
@@ -40,18 +55,17 @@ class LatencyHistogram {
             counts[i] += counts_[i].load(std::memory_order_relaxed);
         sum_seconds += static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
     }
-    static std::size_t bucket_of(std::uint64_t ns) noexcept {
-        for (std::size_t i = 0; i < kBoundsNs.size(); ++i) {
-            if (ns <= kBoundsNs[i]) return i;
+    const HistogramBounds& bounds() const noexcept { return *bounds_; }
+    std::size_t bucket_of(std::uint64_t ns) const noexcept {
+        for (std::size_t i = 0; i < bounds_ns_.size(); ++i) {
+            if (ns <= bounds_ns_[i]) return i;
         }
-        return kBoundsNs.size();
+        return bounds_ns_.size();
     }
 
   private:
-    static constexpr std::array<std::uint64_t, 16> kBoundsNs = {
-        10'000,      25'000,      50'000,      100'000,      250'000,    500'000,
-        1'000'000,   2'500'000,   5'000'000,   10'000'000,   25'000'000, 50'000'000,
-        100'000'000, 250'000'000, 500'000'000, 1'000'000'000};
+    const HistogramBounds* bounds_;
+    std::array<std::uint64_t, std::tuple_size_v<HistogramBounds>> bounds_ns_{};
     std::array<std::atomic<std::uint64_t>, kBuckets> counts_{};
     std::atomic<std::uint64_t> sum_ns_{0};
 };

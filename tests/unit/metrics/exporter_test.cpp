@@ -122,6 +122,25 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     CHECK(has_line(text, "refgate_clicks_total{class=\"prefetch\",partner=\"tailscale\"} 0"));
 }
 
+TEST_CASE("flush durations are resolved from 10 ms to a minute rather than on the redirect's scale",
+          "[metrics]") {
+    ClickStats clicks;
+    clicks.flush_duration.observe(std::chrono::milliseconds{700});
+    clicks.flush_duration.observe(std::chrono::seconds{20});
+    metrics::Exporter exporter({.clicks = &clicks});
+    std::string text = exporter.scrape();
+    INFO(text);
+    CHECK(has_line(text, "refgate_flush_duration_seconds_bucket{le=\"0.01\"} 0"));
+    CHECK(has_line(text, "refgate_flush_duration_seconds_bucket{le=\"0.5\"} 0"));
+    CHECK(has_line(text, "refgate_flush_duration_seconds_bucket{le=\"0.75\"} 1"));
+    CHECK(has_line(text, "refgate_flush_duration_seconds_bucket{le=\"15\"} 1"));
+    CHECK(has_line(text, "refgate_flush_duration_seconds_bucket{le=\"30\"} 2"));
+    CHECK(has_line(text, "refgate_flush_duration_seconds_bucket{le=\"60\"} 2"));
+    CHECK(has_line(text, "refgate_flush_duration_seconds_count 2"));
+    // The redirect's histograms keep their microsecond buckets.
+    CHECK(has_line(text, "refgate_redis_request_duration_seconds_bucket{le=\"1e-05\"} 0"));
+}
+
 TEST_CASE("/metrics answers the text format, or 401 without a token when one is required",
           "[metrics]") {
     metrics::Exporter exporter(metrics::Sources{});
