@@ -177,6 +177,28 @@ int token_command(const Config& c, const std::vector<std::string>& args,
     return kExitUsage;
 }
 
+// Loads the settings and applies the log level; false (after logging why) when they are invalid.
+bool load_cli_config(const po::variables_map& vm, const std::string& command, Config& config) {
+    try {
+        std::optional<std::string> file;
+        if (vm.count("config")) file = vm["config"].as<std::string>();
+        config = load_config(file, process_env());
+        try {
+            resolve_state_paths(config, process_env(), writable_dir);
+        } catch (const ConfigError&) {
+            // Only serve writes state files: migrate or token run fine without a state dir.
+            if (command == "serve" || command == "check-config") throw;
+        }
+    } catch (const ConfigError& e) {
+        log::error("config_invalid", {{"error", redact_secrets(e.what())}});
+        return false;
+    }
+    log::Level level = log::Level::info;
+    log::parse_level(config.log_level, level);
+    log::set_level(level);
+    return true;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -212,23 +234,7 @@ int run_cli(int argc, char** argv) {
     if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
 
     Config config;
-    try {
-        std::optional<std::string> file;
-        if (vm.count("config")) file = vm["config"].as<std::string>();
-        config = load_config(file, process_env());
-        try {
-            resolve_state_paths(config, process_env(), writable_dir);
-        } catch (const ConfigError&) {
-            // Only serve writes state files: migrate or token run fine without a state dir.
-            if (command == "serve" || command == "check-config") throw;
-        }
-    } catch (const ConfigError& e) {
-        log::error("config_invalid", {{"error", redact_secrets(e.what())}});
-        return kExitUsage;
-    }
-    log::Level level = log::Level::info;
-    log::parse_level(config.log_level, level);
-    log::set_level(level);
+    if (!load_cli_config(vm, command, config)) return kExitUsage;
 
     try {
         if (command == "serve" && args.empty()) return App(config).serve();
