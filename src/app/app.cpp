@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 
 #include "refgate/admin/admin_handler.hpp"
@@ -59,6 +61,35 @@ int wait_for_stop(const sigset_t& signals, pg::SnapshotFollower& follower) {
         log::info("reload_requested", {{"signal", "SIGHUP"}});
         follower.request_reload();
     }
+}
+
+// From the first stop signal, /readyz answers 503 while the listeners keep serving for `duration`,
+// so that load balancers and Kubernetes endpoints stop sending new connections before the listeners
+// close. A second stop signal ends the wait early; a SIGHUP meanwhile still reloads.
+void drain(const sigset_t& signals, HealthState& health, pg::SnapshotFollower& follower,
+           std::chrono::milliseconds duration) {
+    health.draining.store(true);
+    if (duration.count() == 0) return;
+    log::info("draining", {{"drain_ms", duration.count()}});
+    auto deadline = std::chrono::steady_clock::now() + duration;
+    for (;;) {
+        auto left = deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::nanoseconds::zero()) break;
+        auto seconds = std::chrono::duration_cast<std::chrono::seconds>(left);
+        timespec wait{
+            .tv_sec = static_cast<time_t>(seconds.count()),
+            .tv_nsec = static_cast<long>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(left - seconds).count())};
+        int signal = sigtimedwait(&signals, nullptr, &wait);
+        if (signal < 0) continue;  // EAGAIN (time is up, checked above) or EINTR
+        if (signal == SIGHUP) {
+            follower.request_reload();
+            continue;
+        }
+        log::info("drain_cut_short", {{"signal", signal_name(signal)}});
+        return;
+    }
+    log::info("drained");
 }
 
 // The snapshot and spill files live here; created owner-only when missing.
@@ -249,6 +280,7 @@ int App::serve() {
         {{"listener", "admin"}, {"host", config_.admin_listen.host}, {"port", server.port(1)}});
 
     log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, follower))}});
+    drain(signals, health, follower, config_.drain);
     server.shutdown(config_.shutdown_timeout);
     // Every request is answered: what the shards hold goes to Redis (or the spill file).
     sender.stop();

@@ -47,6 +47,14 @@ bool parse_millis(const std::string& text, std::chrono::milliseconds& out) {
     return true;
 }
 
+// Like parse_millis, but 0 is allowed (it turns the feature off).
+bool parse_millis_or_off(const std::string& text, std::chrono::milliseconds& out) {
+    std::int64_t value = 0;
+    if (!parse_uint<std::int64_t>(text, value, 0, 86'400'000)) return false;
+    out = std::chrono::milliseconds{value};
+    return true;
+}
+
 bool parse_bool(const std::string& text, bool& out) {
     if (text == "true" || text == "1" || text == "yes") {
         out = true;
@@ -228,6 +236,10 @@ const std::vector<Setting>& settings() {
          [](Config& c, const std::string& v) { return parse_millis(v, c.shutdown_timeout); },
          "milliseconds, 1 to 86400000",
          [](const Config& c) { return millis_text(c.shutdown_timeout); }},
+        {"drain_ms", "REFGATE_DRAIN_MS",
+         [](Config& c, const std::string& v) { return parse_millis_or_off(v, c.drain); },
+         "milliseconds, 0 (no drain) to 86400000",
+         [](const Config& c) { return millis_text(c.drain); }},
         {"aggregation_window_ms", "REFGATE_AGGREGATION_WINDOW_MS",
          [](Config& c, const std::string& v) {
              return parse_millis(v, c.clicks.aggregation_window);

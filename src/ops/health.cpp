@@ -17,13 +17,15 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
         return;
     }
     auto snapshot = store_.current();
+    bool draining = health_.draining.load(std::memory_order_relaxed);
+    bool ready = snapshot != nullptr && !draining;
     if (detail_ == ReadinessDetail::verdict) {
-        response.json(snapshot ? 200 : 503,
-                      snapshot ? "{\"ready\":true}\n" : "{\"ready\":false}\n");
+        response.json(ready ? 200 : 503, ready ? "{\"ready\":true}\n" : "{\"ready\":false}\n");
         return;
     }
     nlohmann::ordered_json body;
-    body["ready"] = snapshot != nullptr;
+    body["ready"] = ready;
+    body["draining"] = draining;
     if (snapshot) {
         auto now = std::chrono::duration_cast<std::chrono::seconds>(
                        std::chrono::system_clock::now().time_since_epoch())
@@ -44,7 +46,7 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
                           {"dropped_clicks", clicks_->dropped_clicks.load()},
                           {"redis_config_risky", clicks_->redis_config_risky.load()}};
     }
-    response.json(snapshot ? 200 : 503, body.dump() + "\n");
+    response.json(ready ? 200 : 503, body.dump() + "\n");
 }
 
 }  // namespace refgate

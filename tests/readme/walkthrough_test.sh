@@ -95,7 +95,7 @@ export REFGATE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 "$REFGATE_BIN" migrate >/dev/null 2>>"$WORK/refgate.log"
 "$REFGATE_BIN" import "$ROOT/deploy/local/demo.json" >/dev/null 2>>"$WORK/refgate.log"
 
-REFGATE_LISTEN=127.0.0.1:0 REFGATE_ADMIN_LISTEN=127.0.0.1:0 \
+REFGATE_LISTEN=127.0.0.1:0 REFGATE_ADMIN_LISTEN=127.0.0.1:0 REFGATE_DRAIN_MS=0 \
   REFGATE_SNAPSHOT_FILE="$WORK/snapshot.json" REFGATE_SPILL_FILE="$WORK/spill.json" \
   REFGATE_PUBLIC_BASE_URL=https://picks.example.com \
   "$REFGATE_BIN" serve 2>>"$WORK/refgate.log" &

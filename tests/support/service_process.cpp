@@ -79,6 +79,8 @@ ServiceProcess::ServiceProcess(ServiceOptions options) {
          options.redis_url.empty() ? require_env("REFGATE_TEST_REDIS_URL") : options.redis_url},
         {"REFGATE_SNAPSHOT_FILE", snapshot_file_},
         {"REFGATE_SPILL_FILE", dir_.file("spill.json")},
+        // No drain unless a test asks for one, so that stopping a service stays quick.
+        {"REFGATE_DRAIN_MS", "0"},
     };
     for (const auto& pair : options.env) env.push_back(pair);
     pid_ = spawn({"serve"}, env, "/dev/null", "/dev/null", log_file_);

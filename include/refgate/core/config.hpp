@@ -60,6 +60,9 @@ struct Config {
     HttpLimits http{};
     HttpLimits admin_http{.max_body_bytes = 64 * 1024, .max_connections = 256};
     std::chrono::milliseconds reload_interval{5'000};  // safety net beside LISTEN/NOTIFY
+    // From the first stop signal, /readyz answers 503 while both listeners keep serving this
+    // long, so that load balancers stop sending traffic before the listeners close; 0: no drain.
+    std::chrono::milliseconds drain{5'000};
     std::chrono::milliseconds shutdown_timeout{10'000};
     ClickConfig clicks{};
     DisclosureConfig disclosure{};

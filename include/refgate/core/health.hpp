@@ -25,6 +25,9 @@ inline std::string_view to_string(DependencyState state) {
 struct HealthState {
     std::atomic<DependencyState> postgres{DependencyState::unknown};
     std::atomic<DependencyState> redis{DependencyState::unknown};
+    // Set at the first stop signal: /readyz answers 503 so that load balancers take the instance
+    // out while its listeners still serve (drain_ms).
+    std::atomic<bool> draining{false};
     // For /metrics.
     std::atomic<std::uint64_t> postgres_errors{0};           // failed connections or statements
     LatencyHistogram postgres_latency;                       // snapshot checks and flush commits

@@ -11,7 +11,8 @@ namespace refgate {
 // queues reaches the internet), or the details too (the admin listener).
 enum class ReadinessDetail { verdict, full };
 
-// /healthz: the process answers. /readyz: a link snapshot is loaded (503 until then), with the
+// /healthz: the process answers. /readyz: a link snapshot is loaded (503 until then, and again
+// from the first stop signal on, while the instance drains), with the
 // snapshot's version and what the workers last saw of PostgreSQL and Redis. Both answer from
 // memory, on the I/O thread.
 class HealthHandler final : public http::Handler {

@@ -267,6 +267,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "write_timeout_ms",
                             "reload_interval_ms",
                             "shutdown_timeout_ms",
+                            "drain_ms",
                             "aggregation_window_ms",
                             "flush_interval_ms",
                             "bucket_seconds",
@@ -286,7 +287,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 31);
+    CHECK(rows.size() == 32);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 
@@ -392,4 +393,17 @@ TEST_CASE("the state directory defaults to /var/lib/refgate, else XDG_STATE_HOME
     refgate::resolve_state_paths(set, env, system);
     CHECK(set.snapshot_file == "/srv/refgate/snap.json");
     CHECK(set.clicks.spill_file == "/srv/refgate/refgate-spill.json");
+}
+
+TEST_CASE("the drain lasts five seconds by default, and drain_ms 0 turns it off", "[config]") {
+    using std::chrono::milliseconds;
+    CHECK(refgate::load_config(std::nullopt, fake_env({})).drain == milliseconds{5'000});
+    CHECK(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "0"}})).drain ==
+          milliseconds{0});
+    TempConfigFile file(R"({"drain_ms": 1500})");
+    CHECK(refgate::load_config(file.path(), fake_env({})).drain == milliseconds{1'500});
+    CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "-1"}})),
+                    ConfigError);
+    CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "soon"}})),
+                    ConfigError);
 }

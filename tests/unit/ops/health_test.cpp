@@ -57,6 +57,29 @@ TEST_CASE("readyz answers 503 until a snapshot is loaded, then 200 with its vers
     CHECK(body["redis"] == "up");
 }
 
+TEST_CASE("readyz answers 503 on both listeners once the instance drains, healthz still 200",
+          "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    store.publish(refgate::Snapshot::build(3, {}, {}, {}, "postgres"));
+    refgate::HealthHandler verdict(store, health, nullptr, refgate::ReadinessDetail::verdict);
+    refgate::HealthHandler full(store, health, nullptr, refgate::ReadinessDetail::full);
+    REQUIRE(ask(verdict, "/readyz").status() == 200);
+    REQUIRE(ask(full, "/readyz").status() == 200);
+
+    health.draining = true;
+    auto public_answer = ask(verdict, "/readyz");
+    CHECK(public_answer.status() == 503);
+    CHECK(public_answer.body() == "{\"ready\":false}\n");
+    auto admin_answer = ask(full, "/readyz");
+    CHECK(admin_answer.status() == 503);
+    auto body = nlohmann::json::parse(admin_answer.body());
+    CHECK(body["ready"] == false);
+    CHECK(body["draining"] == true);
+    CHECK(body["snapshot"]["version"] == 3);
+    CHECK(ask(verdict, "/healthz").status() == 200);
+}
+
 TEST_CASE("health endpoints refuse methods other than GET and HEAD", "[health]") {
     refgate::SnapshotStore store;
     refgate::HealthState health;
