@@ -47,6 +47,8 @@ fi
 export REFGATE_ADMIN_LISTEN
 # The snapshot and spill files live in the state directory.
 export REFGATE_STATE_DIR="${REFGATE_STATE_DIR:-$STATE}"
+# Ctrl-C should stop a developer's instance at once; deployments keep the drain (drain_ms).
+export REFGATE_DRAIN_MS="${REFGATE_DRAIN_MS:-0}"
 # /snippet/ links point here; a placeholder for the demo.
 export REFGATE_PUBLIC_BASE_URL="${REFGATE_PUBLIC_BASE_URL:-https://picks.example.com}"
 
