@@ -352,6 +352,9 @@ std::string Endpoint::to_string() const {
 }
 
 std::optional<std::string> parse_public_base_url(const std::string& text) {
+    // Without an authority it is no base URL; and Boost.URL 1.81 fails an assertion parsing a
+    // scheme with an empty path ("https:").
+    if (text.find("://") == std::string::npos) return std::nullopt;
     auto parsed = boost::urls::parse_absolute_uri(text);
     if (!parsed || parsed->scheme_id() != boost::urls::scheme::https || !parsed->has_authority() ||
         parsed->host().empty() || parsed->has_userinfo() || parsed->has_query() ||
