@@ -388,6 +388,12 @@ std::optional<Endpoint> parse_endpoint(const std::string& text) {
         port_text = text.substr(colon + 1);
         if (host.find(':') != std::string::npos) return std::nullopt;
     }
+    // A host prints back as it was given (Endpoint::to_string): brackets only around an IPv6
+    // address, never inside a host.
+    bool bracketed = text.front() == '[';
+    if (host.find_first_of("[]/ ") != std::string::npos ||
+        bracketed != (host.find(':') != std::string::npos))
+        return std::nullopt;
     std::uint16_t port = 0;
     if (host.empty() || !parse_uint<std::uint16_t>(port_text, port, 0, 65535)) return std::nullopt;
     return Endpoint{host, port};
