@@ -20,7 +20,7 @@ REFGATE_APT_PACKAGES=(
 )
 # Only the test suite needs these (promtool and a real Prometheus). On a systemd machine the
 # package also starts a Prometheus service on :9090, so run.sh does not install it.
-REFGATE_TEST_APT_PACKAGES=(prometheus)
+REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()

@@ -3,6 +3,8 @@
 # fresh private PostgreSQL (127.0.0.1:54339) and Redis (127.0.0.1:63809) under
 # .state/test, then ctest. REFGATE_TEST_PG_PORT / REFGATE_TEST_REDIS_PORT
 # move the two servers to other ports. Extra arguments go to ctest (e.g. -R redirect).
+# A run without arguments also runs the fuzz targets (tests/fuzz/run.sh); REFGATE_TEST_FUZZ=0|1
+# turns that off or on.
 # Exits with ctest's status; servers are always stopped.
 set -euo pipefail
 
@@ -47,4 +49,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 rc=0
 nolock ctest --test-dir "$ROOT/build/test" --output-on-failure -j2 --timeout 300 \
   --no-tests=error "$@" || rc=$?
+
+# The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
+# REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite.
+if [[ ${REFGATE_TEST_FUZZ:-$(($# == 0))} == 1 ]]; then
+  log "fuzzing (tests/fuzz/run.sh, ${REFGATE_TEST_FUZZ_SECONDS:-8} s per target)"
+  nolock "$ROOT/tests/fuzz/run.sh" --seconds-per-target "${REFGATE_TEST_FUZZ_SECONDS:-8}" || rc=1
+fi
 exit "$rc"

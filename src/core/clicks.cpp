@@ -179,8 +179,15 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     if (c == std::string_view::npos) return false;
     std::int64_t link = 0;
     auto link_text = field.substr(0, a);
-    if (std::from_chars(link_text.data(), link_text.data() + link_text.size(), link).ec !=
-        std::errc{})
+    // Only the form write_field() produces ("42", "-3"; not "042" or "42x"), so that one counter
+    // is never read under two spellings.
+    auto [link_end, link_ec] =
+        std::from_chars(link_text.data(), link_text.data() + link_text.size(), link);
+    if (link_ec != std::errc{} || link_end != link_text.data() + link_text.size()) return false;
+    char canonical[20];
+    auto canonical_end = std::to_chars(canonical, canonical + sizeof canonical, link).ptr;
+    if (std::string_view(canonical, static_cast<std::size_t>(canonical_end - canonical)) !=
+        link_text)
         return false;
     auto day_text = field.substr(a + 1, b - a - 1);
     int y = 0;
@@ -191,7 +198,7 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
         return ec == std::errc{} && end == first + length;
     };
     if (day_text.size() != kDayLength || day_text[4] != '-' || day_text[7] != '-' ||
-        !number(0, 4, y) || !number(5, 2, m) || !number(8, 2, d)) {
+        !number(0, 4, y) || y < 0 || !number(5, 2, m) || !number(8, 2, d)) {
         return false;
     }
     using namespace std::chrono;

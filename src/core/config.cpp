@@ -364,6 +364,9 @@ std::string Endpoint::to_string() const {
 }
 
 std::optional<std::string> parse_public_base_url(const std::string& text) {
+    // Without an authority it is no base URL; and Boost.URL 1.81 fails an assertion parsing a
+    // scheme with an empty path ("https:").
+    if (text.find("://") == std::string::npos) return std::nullopt;
     auto parsed = boost::urls::parse_absolute_uri(text);
     if (!parsed || parsed->scheme_id() != boost::urls::scheme::https || !parsed->has_authority() ||
         parsed->host().empty() || parsed->has_userinfo() || parsed->has_query() ||
@@ -397,6 +400,12 @@ std::optional<Endpoint> parse_endpoint(const std::string& text) {
         port_text = text.substr(colon + 1);
         if (host.find(':') != std::string::npos) return std::nullopt;
     }
+    // A host prints back as it was given (Endpoint::to_string): brackets only around an IPv6
+    // address, never inside a host.
+    bool bracketed = text.front() == '[';
+    if (host.find_first_of("[]/ ") != std::string::npos ||
+        bracketed != (host.find(':') != std::string::npos))
+        return std::nullopt;
     std::uint16_t port = 0;
     if (host.empty() || !parse_uint<std::uint16_t>(port_text, port, 0, 65535)) return std::nullopt;
     return Endpoint{host, port};

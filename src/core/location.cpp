@@ -2,6 +2,9 @@
 
 #include <boost/url/parse_query.hpp>
 #include <boost/url/url.hpp>
+#include <boost/url/url_view.hpp>
+#include <optional>
+#include <vector>
 
 #include "refgate/core/html.hpp"
 
@@ -52,14 +55,63 @@ std::string encode_component(std::string_view text) {
     return out;
 }
 
-void set_param(boost::urls::url& url, std::string_view key, std::string_view value) {
-    // Boost.URL 1.81 misreads an empty query ("?" or "?#f") as holding parameters and can read
-    // out of bounds when one is set (boostorg/url#864): drop an empty query first.
-    if (url.has_query() && url.encoded_query().empty()) url.remove_query();
-    std::string encoded_value = encode_component(value);
-    url.encoded_params().set(boost::urls::pct_string_view(encode_component(key)),
-                             boost::urls::pct_string_view(encoded_value));
-}
+// The destination's query as a list of percent-encoded parameters, edited here and written back
+// once. Boost.URL 1.81's params_encoded_ref::set() fails an assertion inside its erase (and reads
+// out of bounds without assertions) on some queries that hold the key more than once, and misreads
+// an empty query ("?" or "?#f") as holding a parameter (boostorg/url#864).
+class Params {
+  public:
+    explicit Params(const boost::urls::url_view& url) {
+        if (!url.has_query() || url.encoded_query().empty()) return;
+        for (auto p : url.encoded_params()) {
+            params_.push_back(
+                {std::string(p.key),
+                 p.has_value ? std::optional<std::string>(std::string(p.value)) : std::nullopt});
+        }
+    }
+
+    // As set() of Boost.URL: the first parameter of that (decoded) key takes the key's spelling
+    // and the value, every other of that key goes; appended when there is none. Keys compare
+    // decoded, so that "r%65f" cannot stand beside a locked "ref".
+    void set(std::string_view encoded_key, std::string_view encoded_value) {
+        auto key = boost::urls::pct_string_view(encoded_key).decode();
+        bool found = false;
+        for (auto it = params_.begin(); it != params_.end();) {
+            if (boost::urls::pct_string_view(it->key).decode() != key) {
+                ++it;
+            } else if (!found) {
+                it->key = std::string(encoded_key);
+                it->value = std::string(encoded_value);
+                found = true;
+                ++it;
+            } else {
+                it = params_.erase(it);
+            }
+        }
+        if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+    }
+
+    void write_to(boost::urls::url& url) const {
+        std::string query;
+        for (const auto& p : params_) {
+            if (!query.empty()) query.push_back('&');
+            query.append(p.key);
+            if (p.value) query.append("=").append(*p.value);
+        }
+        if (params_.empty()) {
+            url.remove_query();
+        } else {
+            url.set_encoded_query(boost::urls::pct_string_view(query));
+        }
+    }
+
+  private:
+    struct Param {
+        std::string key;
+        std::optional<std::string> value;
+    };
+    std::vector<Param> params_;
+};
 
 }  // namespace
 
@@ -77,11 +129,13 @@ bool query_has_utm(std::string_view raw_query) {
 std::string build_location(std::string_view destination, const Partner& partner,
                            bool utm_passthrough, std::string_view incoming_query) {
     boost::urls::url url{destination};
+    Params params(url);
     if (utm_passthrough && !incoming_query.empty()) {
-        if (url.has_query() && url.encoded_query().empty()) url.remove_query();
-        // Incoming parameters are copied in their (already valid) percent-encoded form.
-        auto encoded = url.encoded_params();
-        auto incoming = boost::urls::parse_query(incoming_query);
+        // Boost.URL 1.81's parse_query builds its result from data() with strlen(), reading past
+        // the end of a view that is not NUL-terminated (a request target is not: the headers
+        // follow it). A copy ends where the query ends; the grammar admits no NUL inside it.
+        std::string own_query(incoming_query);
+        auto incoming = boost::urls::parse_query(own_query);
         if (incoming) {
             std::size_t taken = 0;
             for (auto param : *incoming) {
@@ -91,15 +145,17 @@ std::string build_location(std::string_view destination, const Partner& partner,
                     !acceptable_utm(param.key, param.value.decode())) {
                     continue;
                 }
-                encoded.set(param.key, param.value);
+                // Copied in their (already valid) percent-encoded form.
+                params.set(param.key, param.value);
                 ++taken;
             }
         }
     }
-    set_param(url, partner.ref_param, partner.ref_code);
+    params.set(encode_component(partner.ref_param), encode_component(partner.ref_code));
     for (const auto& [key, value] : partner.extra_params) {
-        if (key != partner.ref_param) set_param(url, key, value);
+        if (key != partner.ref_param) params.set(encode_component(key), encode_component(value));
     }
+    params.write_to(url);
     return std::string(url.buffer());
 }
 

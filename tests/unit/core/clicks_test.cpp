@@ -65,6 +65,19 @@ TEST_CASE("a parsed day must be a real date in its fixed form", "[clicks]") {
     CHECK_FALSE(CounterKey::parse_field("7|2026-11-2x|direct|bot", back));
 }
 
+TEST_CASE("a counter field is read only in the spelling the writer gives it", "[clicks]") {
+    // Another spelling would count the clicks of one counter under a second, or another link.
+    CounterKey back;
+    REQUIRE(CounterKey::parse_field("-3|2026-11-29|direct|bot", back));
+    CHECK(back.link_id == -3);
+    CHECK_FALSE(CounterKey::parse_field("922337203685477A807|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("42x|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("042|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("-0|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("7|-001-11-29|direct|human", back));
+}
+
 namespace {
 
 std::vector<std::pair<std::string, std::uint64_t>> decode(std::string_view name,

@@ -209,6 +209,16 @@ TEST_CASE("endpoints parse as host:port or [v6]:port", "[config]") {
     CHECK_FALSE(refgate::parse_endpoint("host:65536").has_value());
 }
 
+TEST_CASE("an endpoint whose host is no name or address is a start-up error", "[config]") {
+    // Found by fuzzing: "[[/]:0" was taken as host "[/" and failed only when the listener bound.
+    CHECK_FALSE(refgate::parse_endpoint("[[/]:0").has_value());
+    CHECK_FALSE(refgate::parse_endpoint("[localhost]:80").has_value());
+    CHECK_FALSE(refgate::parse_endpoint("a]b:80").has_value());
+    CHECK_FALSE(refgate::parse_endpoint("my host:80").has_value());
+    CHECK(refgate::parse_endpoint("localhost:8080").has_value());
+    CHECK(refgate::parse_endpoint("[::1]:8080")->to_string() == "[::1]:8080");
+}
+
 TEST_CASE("disclosure settings are read, normalised and validated", "[config][disclosure]") {
     Config defaults = refgate::load_config(std::nullopt, fake_env({}));
     CHECK(defaults.disclosure.default_locale == "en");

@@ -172,6 +172,35 @@ TEST_CASE("utm parameters of the request pass through when the link allows it", 
           "https://a.com/p?x=1&utm_source=news&utm_campaign=spring&ref=picks42#f");
 }
 
+TEST_CASE("a utm value ends where the request's query ends and not in the bytes after it",
+          "[location][utm]") {
+    // The query is a view into the connection's buffer, where the rest of the request follows.
+    std::string buffer = "utm_source=news-and-the-bytes-after-it&x";
+    std::string_view query = std::string_view(buffer).substr(0, buffer.find('-'));
+    CHECK(build_location("https://a.com/p", partner_with_ref(), true, query) ==
+          "https://a.com/p?utm_source=news&ref=picks42");
+    // As in "GET /go/x?utm_source=news HTTP/1.1\r\n": the value is not lost to the CR LF after it.
+    buffer = "utm_source=news HTTP/1.1\r\nHost: picks.example.com\r\n";
+    query = std::string_view(buffer).substr(0, buffer.find(' '));
+    CHECK(build_location("https://a.com/p", partner_with_ref(), true, query) ==
+          "https://a.com/p?utm_source=news&ref=picks42");
+}
+
+TEST_CASE("a passed-through utm key that the destination holds keeps one value, the last passed",
+          "[location][utm]") {
+    refgate::Partner partner = partner_with_ref();
+    CHECK(build_location("https://example.com/a?x=1&utm_source=x&utm_source=y#f", partner, true,
+                         "utm_source=a%20b&utm_source=c=d(") ==
+          "https://example.com/a?x=1&utm_source=c=d(&ref=picks42#f");
+}
+
+TEST_CASE("a destination parameter that decodes to the referral key gives way to the code",
+          "[location]") {
+    // A partner that decodes r%65f as ref must not see a second, stale code.
+    CHECK(build_location("https://a.com/p?r%65f=old&x=1", partner_with_ref()) ==
+          "https://a.com/p?ref=picks42&x=1");
+}
+
 TEST_CASE("only utm_ keys pass through", "[location][utm]") {
     CHECK(build_location("https://a.com/p", partner_with_ref(), true,
                          "src=x&utm_source=news&b=3&UTM_UP=1&utm_=1&plan=free") ==
@@ -250,5 +279,5 @@ TEST_CASE("html escaping covers both quote characters", "[location][html]") {
 TEST_CASE("a referral parameter spelled with percent-encoding is still replaced", "[location]") {
     // Keys compare decoded: the partner decodes "r%65f" as "ref" and sees our code only.
     CHECK(build_location("https://a.com/p?r%65f=old&x=1&ref=older", partner_with_ref()) ==
-          "https://a.com/p?r%65f=picks42&x=1");
+          "https://a.com/p?ref=picks42&x=1");
 }

@@ -1,0 +1,140 @@
+// The Location builder. Input lines: destination, referral parameter, referral code, extra
+// parameters ("k=v&k2=v2"), incoming query. Only destinations and partners that pass the save
+// checks are built (as on every save path). Invariants: scheme, host, port, path and fragment are
+// the destination's; the referral parameter appears once with the partner's code; every extra
+// parameter is set; every acceptable utm_* parameter passed is in the output with its value; no
+// other parameter from the incoming query is.
+
+#include <boost/url/parse.hpp>
+#include <boost/url/parse_query.hpp>
+#include <boost/url/url_view.hpp>
+#include <map>
+
+#include "fuzz_check.hpp"
+#include "refgate/core/destination.hpp"
+#include "refgate/core/location.hpp"
+#include "refgate/core/model.hpp"
+
+namespace {
+
+namespace urls = boost::urls;
+using refgate::fuzz::as_text;
+
+bool printable(std::string_view text) {
+    for (unsigned char c : text) {
+        if (c < 0x20 || c == 0x7f) return false;
+    }
+    return true;
+}
+
+// The rules of location.cpp for a utm_* parameter that passes through, restated independently.
+bool passes(const urls::param_pct_view& p, const refgate::Partner& partner) {
+    std::string_view key = p.key;
+    if (!p.has_value || !key.starts_with("utm_") || key.size() <= 4 || key.size() > 64)
+        return false;
+    if (key == partner.ref_param) return false;
+    for (const auto& [k, v] : partner.extra_params) {
+        if (k == key) return false;
+    }
+    for (char c : key) {
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+    }
+    auto value = p.value.decode();
+    return value.size() <= 256 && printable(value);
+}
+
+std::size_t count_key(const urls::url_view& url, std::string_view key) {
+    std::size_t n = 0;
+    for (auto p : url.params()) n += p.key == key ? 1 : 0;
+    return n;
+}
+
+std::optional<std::string> value_of(const urls::url_view& url, std::string_view key) {
+    for (auto p : url.params()) {
+        if (p.key == key) return p.value;
+    }
+    return std::nullopt;
+}
+
+std::optional<std::string> encoded_value_of(const urls::url_view& url, std::string_view key) {
+    for (auto p : url.encoded_params()) {
+        if (p.key == key) return std::string(p.value);
+    }
+    return std::nullopt;
+}
+
+void check_location(const urls::url_view& dest, const refgate::Partner& partner,
+                    std::string_view incoming, const std::string& location) {
+    for (unsigned char c : location) FUZZ_CHECK(c > 0x20 && c < 0x7f);
+    auto parsed = urls::parse_uri(location);
+    FUZZ_CHECK(parsed.has_value());
+    const urls::url_view& out = *parsed;
+    FUZZ_CHECK(out.scheme() == dest.scheme());
+    FUZZ_CHECK(out.encoded_host_and_port() == dest.encoded_host_and_port());
+    FUZZ_CHECK(!out.has_userinfo());
+    FUZZ_CHECK(out.encoded_path() == dest.encoded_path());
+    FUZZ_CHECK(out.has_fragment() == dest.has_fragment());
+    FUZZ_CHECK(out.encoded_fragment() == dest.encoded_fragment());
+    FUZZ_CHECK(count_key(out, partner.ref_param) == 1);
+    FUZZ_CHECK(value_of(out, partner.ref_param) == partner.ref_code);
+    for (const auto& [k, v] : partner.extra_params) {
+        FUZZ_CHECK(count_key(out, k) == 1);
+        FUZZ_CHECK(value_of(out, k) == v);
+    }
+    // The utm_* parameters expected: the first eight that pass, a later one replacing an earlier.
+    std::map<std::string, std::string> utm;
+    // A NUL-terminated copy: Boost.URL 1.81's parse_query runs strlen() over the view's data.
+    std::string own_query(incoming);
+    auto params = urls::parse_query(own_query);
+    if (params) {
+        std::size_t taken = 0;
+        for (auto p : *params) {
+            if (taken == 8) break;
+            if (!passes(p, partner)) continue;
+            utm[std::string(p.key)] = std::string(p.value);
+            ++taken;
+        }
+    }
+    for (const auto& [k, v] : utm) {
+        FUZZ_CHECK(count_key(out, k) == 1);
+        FUZZ_CHECK(encoded_value_of(out, k) == v);  // copied in its encoded form
+    }
+    // Nothing else: every other parameter of the output was in the destination.
+    for (auto p : out.params()) {
+        bool partner_key = p.key == partner.ref_param;
+        for (const auto& [k, v] : partner.extra_params) partner_key = partner_key || p.key == k;
+        FUZZ_CHECK(partner_key || utm.contains(p.key) || count_key(dest, p.key) > 0);
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    auto parts = refgate::fuzz::split_lines(as_text(data, size), 5);
+    refgate::Partner partner;
+    partner.ref_param = parts[1];
+    partner.ref_code = parts[2];
+    if (!refgate::valid_param_name(partner.ref_param) || partner.ref_code.empty() ||
+        partner.ref_code.size() > 128 || !printable(partner.ref_code))
+        return 0;
+    for (const auto& pair : refgate::fuzz::split_list(parts[3], '&')) {
+        auto eq = pair.find('=');
+        std::string key = pair.substr(0, eq);
+        std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
+        if (!refgate::valid_param_name(key) || key == partner.ref_param || !printable(value))
+            return 0;
+        for (const auto& [k, v] : partner.extra_params) {
+            if (k == key) return 0;
+        }
+        partner.extra_params.emplace_back(key, value);
+    }
+    auto check = refgate::check_destination(parts[0], {"example.com", "tailscale.com"}, {});
+    if (!check.ok()) return 0;
+    auto dest = urls::parse_uri(check.canonical);
+    FUZZ_CHECK(dest.has_value());
+
+    check_location(*dest, partner, {}, refgate::build_location(check.canonical, partner));
+    check_location(*dest, partner, parts[4],
+                   refgate::build_location(check.canonical, partner, true, parts[4]));
+    return 0;
+}
