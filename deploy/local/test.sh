@@ -53,7 +53,7 @@ nolock ctest --test-dir "$ROOT/build/test" --output-on-failure -j2 --timeout 300
 # The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
 # REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite.
 if [[ ${REFGATE_TEST_FUZZ:-$(($# == 0))} == 1 ]]; then
-  log "fuzzing (tests/fuzz/run.sh, ${REFGATE_TEST_FUZZ_SECONDS:-8} s per target)"
-  nolock "$ROOT/tests/fuzz/run.sh" --seconds-per-target "${REFGATE_TEST_FUZZ_SECONDS:-8}" || rc=1
+  log "fuzzing (tests/fuzz/run.sh, ${REFGATE_TEST_FUZZ_SECONDS:-5} s per target)"
+  nolock "$ROOT/tests/fuzz/run.sh" --seconds-per-target "${REFGATE_TEST_FUZZ_SECONDS:-5}" || rc=1
 fi
 exit "$rc"
