@@ -1,5 +1,6 @@
 #include "refgate/core/config.hpp"
 
+#include <algorithm>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <cctype>
@@ -486,9 +487,14 @@ std::string redact_secrets(std::string text) {
     constexpr std::string_view kKey = "password=";
     for (auto pos = lower.find(kKey); pos != std::string::npos; pos = lower.find(kKey, pos + 1)) {
         auto start = pos + kKey.size();
-        auto end = start < text.size() && text[start] == '\'' ? text.find('\'', start + 1)
-                                                              : text.find_first_of("& \t#;", start);
-        end = end == std::string::npos ? text.size() : end + (text[start] == '\'' ? 1 : 0);
+        // A quoted value ends at its closing quote; whatever sticks to the quote goes too, so
+        // that redacting twice changes nothing more.
+        auto from = start;
+        if (start < text.size() && text[start] == '\'') {
+            auto close = text.find('\'', start + 1);
+            from = close == std::string::npos ? text.size() : close + 1;
+        }
+        auto end = std::min(text.find_first_of("& \t#;", from), text.size());
         text.replace(start, end - start, "***");
         lower.replace(start, end - start, "***");
     }

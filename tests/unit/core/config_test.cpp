@@ -342,6 +342,17 @@ TEST_CASE("redaction hides URL passwords and password parameters only", "[config
     CHECK(redact_secrets("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0");
 }
 
+TEST_CASE("redacting a quoted password with text stuck to its quote is the same done twice",
+          "[config]") {
+    using refgate::redact_secrets;
+    // Found by the config_parsers fuzz target: the text after the closing quote used to be left,
+    // and a second pass redacted it as a value of its own.
+    std::string once = redact_secrets("x password='ab  password='cd' tail");
+    CHECK(once == "x password=*** tail");
+    CHECK(redact_secrets(once) == once);
+    CHECK(redact_secrets("password='unterminated") == "password=***");
+}
+
 TEST_CASE("Redis URLs with a password or an ACL user are accepted, rediss:// is refused plainly",
           "[config]") {
     for (const char* url : {"redis://:secret@h:6379/0", "redis://user:secret@h:6379/0",
