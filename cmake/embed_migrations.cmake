@@ -1,6 +1,6 @@
 # Writes a C++ file holding every sql/NNN_name.sql as a raw string literal, ordered by name.
 set(body "// Generated from sql/*.sql by cmake/embed_migrations.cmake; do not edit.\n")
-string(APPEND body "#include \"pg/migrations_data.hpp\"\n\nnamespace refgate::pg {\n\n")
+string(APPEND body "#include \"migrations_data.hpp\"\n\nnamespace refgate::pg {\n\n")
 string(APPEND body "const std::vector<EmbeddedMigration>& embedded_migrations() {\n")
 string(APPEND body "    static const std::vector<EmbeddedMigration> migrations{\n")
 foreach(file IN LISTS FILES)

@@ -4,15 +4,15 @@
 #include <charconv>
 #include <string>
 
-#include "admin/cors.hpp"
-#include "admin/stats_api.hpp"
+#include "cors.hpp"
 #include "refgate/admin/bearer.hpp"
 #include "refgate/admin/tokens.hpp"
-#include "refgate/core/clicks.hpp"
-#include "refgate/core/disclosure.hpp"
-#include "refgate/core/log.hpp"
-#include "refgate/core/model.hpp"
-#include "refgate/core/query.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/query.hpp"
+#include "refgate/runtime/log.hpp"
+#include "stats_api.hpp"
 
 namespace refgate::admin {
 namespace {

@@ -1,4 +1,4 @@
-#include "admin/cors.hpp"
+#include "cors.hpp"
 
 #include <string>
 

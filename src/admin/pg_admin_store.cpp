@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "admin/token_rows.hpp"
-#include "pg/connection_pool.hpp"
-#include "pg/partner_sql.hpp"
-#include "refgate/core/import_document.hpp"
+#include "refgate/codec/import_document.hpp"
+#include "refgate/pg/connection_pool.hpp"
+#include "refgate/pg/partner_sql.hpp"
+#include "token_rows.hpp"
 
 namespace refgate::admin {
 namespace {

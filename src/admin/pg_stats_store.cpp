@@ -7,10 +7,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "clicks/redis_buckets.hpp"
-#include "pg/connection_pool.hpp"
 #include "refgate/admin/admin_store.hpp"
-#include "refgate/core/clicks.hpp"
+#include "refgate/clicks/redis_buckets.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/pg/connection_pool.hpp"
 
 namespace refgate::admin {
 namespace {

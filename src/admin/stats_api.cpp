@@ -1,4 +1,4 @@
-#include "admin/stats_api.hpp"
+#include "stats_api.hpp"
 
 #include <charconv>
 

@@ -1,9 +1,9 @@
-#include "admin/token_rows.hpp"
+#include "token_rows.hpp"
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "pg/connection.hpp"
+#include "refgate/pg/connection.hpp"
 
 namespace refgate::admin {
 

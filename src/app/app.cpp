@@ -13,17 +13,18 @@
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/admin/pg_stats_store.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
-#include "refgate/core/click_classifier.hpp"
-#include "refgate/core/log.hpp"
 #include "refgate/disclosure/disclosure_handler.hpp"
-#include "refgate/http/counting_handler.hpp"
+#include "refgate/domain/click_classifier.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
+#include "refgate/metrics/counting_handler.hpp"
 #include "refgate/metrics/exporter.hpp"
 #include "refgate/ops/health.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redirect/redirect_handler.hpp"
 #include "refgate/redis/redis_client.hpp"
+#include "refgate/runtime/log.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
 namespace {

@@ -10,8 +10,8 @@
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/app/app.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
-#include "refgate/core/log.hpp"
 #include "refgate/pg/database.hpp"
+#include "refgate/runtime/log.hpp"
 
 namespace refgate {
 namespace {

@@ -10,12 +10,12 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "clicks/redis_buckets.hpp"
-#include "pg/connection.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
-#include "refgate/core/background_thread.hpp"
-#include "refgate/core/click_classifier.hpp"
-#include "refgate/core/log.hpp"
+#include "refgate/clicks/redis_buckets.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/pg/connection.hpp"
+#include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/log.hpp"
 
 namespace refgate::clicks {
 namespace {

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "clicks/redis_buckets.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
-#include "refgate/core/background_thread.hpp"
-#include "refgate/core/log.hpp"
+#include "refgate/clicks/redis_buckets.hpp"
+#include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/log.hpp"
 
 namespace refgate::clicks {
 namespace {

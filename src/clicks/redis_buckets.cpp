@@ -1,4 +1,4 @@
-#include "clicks/redis_buckets.hpp"
+#include "refgate/clicks/redis_buckets.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,8 +6,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "refgate/core/clicks.hpp"
-#include "refgate/core/string_hash.hpp"
+#include "refgate/clicks/bucket_format.hpp"
+#include "refgate/clicks/click_shard.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/string_hash.hpp"
 
 namespace refgate::clicks {
 namespace {

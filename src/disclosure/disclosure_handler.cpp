@@ -4,10 +4,11 @@
 #include <optional>
 #include <vector>
 
-#include "refgate/core/disclosure.hpp"
-#include "refgate/core/html.hpp"
-#include "refgate/core/model.hpp"
-#include "refgate/core/query.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/html.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/query.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
 namespace {

@@ -19,9 +19,9 @@
 #include <thread>
 #include <unordered_set>
 
-#include "refgate/core/log.hpp"
-#include "refgate/core/log_limiter.hpp"
-#include "refgate/core/time.hpp"
+#include "refgate/domain/time.hpp"
+#include "refgate/runtime/log.hpp"
+#include "refgate/runtime/log_limiter.hpp"
 
 namespace refgate::http {
 namespace {

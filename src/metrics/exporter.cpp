@@ -11,7 +11,7 @@
 #include <limits>
 #include <sstream>
 
-#include "refgate/core/click_classifier.hpp"
+#include "refgate/domain/click_classifier.hpp"
 
 namespace refgate::metrics {
 namespace {

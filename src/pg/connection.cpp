@@ -1,4 +1,4 @@
-#include "pg/connection.hpp"
+#include "refgate/pg/connection.hpp"
 
 namespace refgate::pg {
 

@@ -1,10 +1,10 @@
 #include <map>
 #include <set>
 
-#include "pg/connection.hpp"
-#include "pg/partner_sql.hpp"
-#include "pg/snapshot_reader.hpp"
+#include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
+#include "refgate/pg/partner_sql.hpp"
+#include "snapshot_reader.hpp"
 
 namespace refgate::pg {
 namespace {

@@ -1,7 +1,7 @@
-#include "pg/connection.hpp"
-#include "pg/migrations_data.hpp"
-#include "refgate/core/log.hpp"
+#include "migrations_data.hpp"
+#include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
+#include "refgate/runtime/log.hpp"
 
 namespace refgate::pg {
 namespace {

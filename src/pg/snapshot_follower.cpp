@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <fstream>
 
-#include "pg/connection.hpp"
-#include "pg/snapshot_reader.hpp"
-#include "refgate/core/background_thread.hpp"
-#include "refgate/core/log.hpp"
+#include "refgate/codec/snapshot_file.hpp"
+#include "refgate/pg/connection.hpp"
+#include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/log.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+#include "snapshot_reader.hpp"
 
 namespace refgate::pg {
 namespace {
@@ -46,7 +48,7 @@ bool write_atomically(const std::string& path, const Snapshot& snapshot) {
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     bool ok = true;
-    snapshot.write_json([&](std::string_view piece) {
+    write_snapshot_json(snapshot, [&](std::string_view piece) {
         const char* p = piece.data();
         std::size_t left = piece.size();
         while (ok && left > 0) {
@@ -242,7 +244,7 @@ bool SnapshotFollower::load_file() {
         return false;
     }
     try {
-        auto snapshot = Snapshot::read_json(in, options_.url_policy);
+        auto snapshot = read_snapshot_json(in, options_.url_policy);
         store_.publish(snapshot);
         log::info("snapshot_loaded", {{"source", "file"},
                                       {"version", snapshot->version()},

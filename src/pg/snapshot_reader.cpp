@@ -1,10 +1,11 @@
-#include "pg/snapshot_reader.hpp"
+#include "snapshot_reader.hpp"
 
 #include <chrono>
 #include <stdexcept>
 
-#include "pg/partner_sql.hpp"
-#include "refgate/core/snapshot.hpp"
+#include "refgate/codec/snapshot_file.hpp"
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/pg/partner_sql.hpp"
 
 namespace refgate::pg {
 namespace {

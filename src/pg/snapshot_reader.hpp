@@ -4,8 +4,8 @@
 #include <pqxx/pqxx>
 #include <vector>
 
-#include "refgate/core/disclosure.hpp"
-#include "refgate/core/model.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
 
 namespace refgate::pg {
 

@@ -1,6 +1,7 @@
 #include "refgate/redirect/redirect_handler.hpp"
 
-#include "refgate/core/location.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
 namespace {

@@ -8,7 +8,7 @@
 #include <boost/url/url_view.hpp>
 #include <charconv>
 
-#include "refgate/core/log.hpp"
+#include "refgate/runtime/log.hpp"
 
 namespace refgate::redis {
 namespace {

@@ -6,7 +6,8 @@
 // a batch written by append_batch_line reads back as written.
 
 #include "fuzz_check.hpp"
-#include "refgate/core/clicks.hpp"
+#include "refgate/clicks/bucket_format.hpp"
+#include "refgate/domain/counter_key.hpp"
 
 namespace {
 

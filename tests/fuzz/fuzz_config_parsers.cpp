@@ -9,7 +9,7 @@
 #include <boost/url/parse.hpp>
 
 #include "fuzz_check.hpp"
-#include "refgate/core/config.hpp"
+#include "refgate/config/config.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <boost/url/url_view.hpp>
 
 #include "fuzz_check.hpp"
-#include "refgate/core/destination.hpp"
+#include "refgate/domain/destination.hpp"
 
 namespace {
 

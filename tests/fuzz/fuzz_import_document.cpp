@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "fuzz_check.hpp"
-#include "refgate/core/destination.hpp"
-#include "refgate/core/import_document.hpp"
+#include "refgate/codec/import_document.hpp"
+#include "refgate/domain/destination.hpp"
 
 namespace {
 

@@ -11,9 +11,9 @@
 #include <map>
 
 #include "fuzz_check.hpp"
-#include "refgate/core/destination.hpp"
-#include "refgate/core/location.hpp"
-#include "refgate/core/model.hpp"
+#include "refgate/domain/destination.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/domain/model.hpp"
 
 namespace {
 

@@ -5,9 +5,9 @@
 // path of an absolute-form target is a suffix of it that starts a path or query.
 
 #include "fuzz_check.hpp"
-#include "refgate/core/clicks.hpp"
-#include "refgate/core/location.hpp"
-#include "refgate/core/query.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/domain/query.hpp"
 #include "refgate/http/request.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

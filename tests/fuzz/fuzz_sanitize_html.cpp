@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "refgate/core/html.hpp"
+#include "refgate/domain/html.hpp"
 
 namespace {
 

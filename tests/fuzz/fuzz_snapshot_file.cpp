@@ -1,4 +1,4 @@
-// The snapshot file reader (the streaming scanner of src/core/snapshot_file.cpp). Invariants: a
+// The snapshot file reader (the streaming scanner of src/codec/snapshot_file.cpp). Invariants: a
 // malformed file is refused with std::runtime_error or nlohmann's exception, never anything else;
 // a file it reads is read to the same snapshot by the document-based from_json(); writing the
 // snapshot and reading that file again gives the same snapshot.
@@ -6,7 +6,8 @@
 #include <string>
 
 #include "fuzz_check.hpp"
-#include "refgate/core/snapshot.hpp"
+#include "refgate/codec/snapshot_file.hpp"
+#include "refgate/domain/snapshot.hpp"
 
 namespace {
 
@@ -14,7 +15,7 @@ using Json = nlohmann::ordered_json;
 
 std::shared_ptr<const refgate::Snapshot> read(std::string_view text) {
     try {
-        return refgate::Snapshot::read_json(text, {});
+        return refgate::read_snapshot_json(text, {});
     } catch (const std::runtime_error&) {
         return nullptr;
     } catch (const Json::exception&) {
@@ -27,7 +28,7 @@ std::shared_ptr<const refgate::Snapshot> read(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto snapshot = read(refgate::fuzz::as_text(data, size));
     if (!snapshot) return 0;
-    Json expected = snapshot->to_json();
+    Json expected = snapshot_to_json(*snapshot);
 
     Json doc = Json::parse(refgate::fuzz::as_text(data, size), nullptr, false);
     if (doc.is_discarded()) {
@@ -41,18 +42,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     std::shared_ptr<const refgate::Snapshot> from_doc;
     try {
-        from_doc = refgate::Snapshot::from_json(doc, {});
+        from_doc = refgate::snapshot_from_json(doc, {});
     } catch (const std::exception& e) {
         std::fprintf(stderr, "from_json refused what read_json read: %s\n", e.what());
         FUZZ_CHECK(false);
     }
-    FUZZ_CHECK(from_doc->to_json() == expected);
+    FUZZ_CHECK(snapshot_to_json(*from_doc) == expected);
 
     std::string written;
-    snapshot->write_json([&written](std::string_view piece) { written.append(piece); });
+    write_snapshot_json(*snapshot, [&written](std::string_view piece) { written.append(piece); });
     auto again = read(written);
     FUZZ_CHECK(again != nullptr);
-    FUZZ_CHECK(again->to_json() == expected);
+    FUZZ_CHECK(snapshot_to_json(*again) == expected);
     FUZZ_CHECK(again->rejected().empty());
     return 0;
 }

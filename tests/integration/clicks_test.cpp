@@ -2,8 +2,6 @@
 // flushes whatever buckets its Redis holds, so the shared test Redis would mix tests' counts),
 // PostgreSQL, and `refgate flush`. DESIGN.md, "Data flow" guarantees 1, 3 and 4, and "Privacy".
 
-#include "refgate/core/clicks.hpp"
-
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "refgate/core/time.hpp"
+#include "refgate/domain/time.hpp"
 #include "support/http_client.hpp"
 #include "support/private_postgres.hpp"
 #include "support/service_process.hpp"

@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "refgate/core/clicks.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"

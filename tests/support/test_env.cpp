@@ -13,7 +13,7 @@
 #include <random>
 #include <sstream>
 
-#include "refgate/core/clicks.hpp"
+#include "refgate/domain/counter_key.hpp"
 
 namespace refgate::test {
 

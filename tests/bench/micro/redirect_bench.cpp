@@ -14,14 +14,18 @@
 #include <vector>
 
 #include "counting_new.hpp"
-#include "refgate/core/click_classifier.hpp"
-#include "refgate/core/clicks.hpp"
-#include "refgate/core/location.hpp"
-#include "refgate/core/snapshot.hpp"
+#include "refgate/clicks/click_shard.hpp"
+#include "refgate/clicks/salts.hpp"
+#include "refgate/codec/snapshot_file.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/domain/snapshot.hpp"
 #include "refgate/http/request.hpp"
 #include "refgate/http/response.hpp"
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redirect/redirect_handler.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
 
 namespace {
 
@@ -358,18 +362,18 @@ TEST_CASE("one-shot timings of start-up work with 100k links", "[oneshot]") {
     auto built = Snapshot::build(1, input_partners, input_links, {}, "bench");
     auto t1 = Clock::now();
     out["heap held by Snapshot::build, 100k links (MiB)"] = mib(bench::live_bytes() - live_before);
-    std::string file = built->to_json().dump();
+    std::string file = snapshot_to_json(*built).dump();
     auto t2 = Clock::now();
     auto live_before_parse = bench::live_bytes();
     auto parsed = nlohmann::ordered_json::parse(file);
     auto t3 = Clock::now();
     out["heap held by the parsed snapshot file DOM (MiB)"] =
         mib(bench::live_bytes() - live_before_parse);
-    auto loaded = Snapshot::from_json(parsed, {});
+    auto loaded = snapshot_from_json(parsed, {});
     auto t4 = Clock::now();
     REQUIRE(loaded->link_count() == built->link_count());
     auto t5 = Clock::now();
-    auto read = Snapshot::read_json(std::string_view(file), {});
+    auto read = read_snapshot_json(std::string_view(file), {});
     auto t6 = Clock::now();
     REQUIRE(read->link_count() == built->link_count());
     // A scheduled code of one partner taking over: what the follower publishes at that second.

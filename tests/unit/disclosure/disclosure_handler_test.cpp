@@ -7,7 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "refgate/core/html.hpp"
+#include "refgate/domain/html.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "refgate/core/http_status.hpp"
+#include "refgate/domain/http_status.hpp"
 
 namespace {
 

@@ -3,8 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "refgate/core/click_classifier.hpp"
-#include "refgate/http/counting_handler.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/metrics/counting_handler.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
 
 namespace {
 

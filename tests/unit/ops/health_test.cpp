@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "refgate/runtime/snapshot_store.hpp"
+
 namespace {
 
 namespace http = refgate::http;

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "refgate/runtime/snapshot_store.hpp"
+
 namespace {
 
 using namespace std::chrono;

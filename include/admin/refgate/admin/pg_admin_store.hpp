@@ -1,0 +1,39 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/tokens.hpp"
+#include "refgate/domain/destination.hpp"
+
+namespace refgate::admin {
+
+struct PgAdminStoreOptions {
+    std::string database_url;
+    UrlPolicy url_policy;
+    std::size_t max_idle_connections = 4;
+    // In use at once: fewer than the server's blocking threads, so that a stalled database
+    // never holds all of them.
+    std::size_t max_open_connections = 3;
+    // How long a call waits for a connection (a free one, or a new one to connect) before
+    // it fails with StoreError (503).
+    std::chrono::milliseconds connection_wait{2'000};
+};
+
+// The store over PostgreSQL, with a small mutex-protected pool of connections.
+std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options);
+
+// For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
+// role, or a name that already names a live token. Changes are audited under `actor`
+// (e.g. "cli:alice").
+std::string create_token(const std::string& database_url, const std::string& name, Role role,
+                         const std::string& actor);
+std::vector<TokenInfo> list_tokens(const std::string& database_url);
+// False when no live token has that name.
+bool revoke_token(const std::string& database_url, const std::string& name,
+                  const std::string& actor);
+
+}  // namespace refgate::admin

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "refgate/config/config.hpp"
+
+namespace refgate {
+
+// The composition root: the only place that names concrete adapters.
+class App {
+  public:
+    explicit App(Config config) : config_(std::move(config)) {}
+
+    // Serves until SIGINT, SIGTERM or SIGQUIT (SIGHUP reloads the snapshot); returns the process
+    // exit code.
+    int serve();
+
+  private:
+    Config config_;
+};
+
+// argv -> command. Returns the process exit code.
+int run_cli(int argc, char** argv);
+
+}  // namespace refgate

@@ -1,0 +1,53 @@
+#pragma once
+
+// The editors' JSON format for partners and links (`refgate import`, `refgate export`), parsed and
+// validated without touching a database, so every rule lives in one place.
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "refgate/domain/destination.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
+
+namespace refgate {
+
+struct ImportIssue {
+    std::string entry;    // e.g. "links[2] (tailscale)"
+    std::string field;    // e.g. "destination"
+    std::string message;  // e.g. "must use https"
+
+    std::string to_string() const;
+};
+
+struct ImportDocument {
+    std::vector<Partner> partners;
+    std::vector<Link> links;
+    // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
+    std::vector<Disclosure> disclosures;
+};
+
+struct ParsedImport {
+    ImportDocument document;
+    std::vector<ImportIssue> issues;
+};
+
+// Checks shape, types, unknown fields, slugs, parameter names and domains. Partners come back
+// with canonical allowed domains.
+ParsedImport parse_import(const nlohmann::ordered_json& doc);
+
+// Finds the partner a link refers to: from the document or already stored.
+using PartnerLookup = std::function<const Partner*(const std::string& slug)>;
+
+// Validates each link's destination and fallback against its partner's allowed domains and
+// replaces them by their canonical form. Returns the issues found.
+std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerLookup& partners,
+                                        const UrlPolicy& policy, const std::string& what = "links");
+
+nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
+                                       const std::vector<Link>& links,
+                                       const std::vector<Disclosure>& disclosures = {});
+
+}  // namespace refgate

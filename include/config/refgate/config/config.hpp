@@ -1,0 +1,131 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "refgate/domain/ip_network.hpp"
+
+namespace refgate {
+
+struct Endpoint {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 0;
+
+    std::string to_string() const;
+};
+
+// Limits of one HTTP listener. Every one of them bounds memory or time that a client controls.
+struct HttpLimits {
+    std::size_t max_header_bytes = 8 * 1024;          // request line + fields; more is 431
+    std::size_t max_target_bytes = 2 * 1024;          // request target; more is 414
+    std::size_t max_body_bytes = 0;                   // more is 413; GET/HEAD never take a body
+    std::chrono::milliseconds read_timeout{15'000};   // idle keep-alive or a whole request header
+    std::chrono::milliseconds write_timeout{15'000};  // writing one batch of responses
+    std::size_t max_connections = 10'000;             // per listener; more are closed at accept
+};
+
+// How clicks move from memory to Redis to PostgreSQL.
+struct ClickConfig {
+    std::chrono::milliseconds aggregation_window{
+        250};  // memory -> Redis; a SIGKILL loses at most this
+    std::chrono::milliseconds flush_interval{5'000};  // Redis -> PostgreSQL
+    std::chrono::seconds bucket{10};                  // Redis time buckets
+    std::size_t max_pending_keys = 1'000'000;  // while Redis is down; past it clicks are dropped
+    std::string spill_file = "refgate-spill.json";  // counts left at stop while Redis is down
+    std::string trusted_proxies;                    // comma-separated addresses or CIDRs
+};
+
+// The public disclosure and snippet endpoints.
+struct DisclosureConfig {
+    std::string default_locale = "en";  // normalised; the last fallback of every lookup
+    std::chrono::seconds max_age{300};  // Cache-Control: public, max-age
+    std::string public_base_url;        // https origin (and path) of /go/ links; empty: no snippets
+};
+
+struct Config {
+    Endpoint listen{"127.0.0.1", 8080};
+    Endpoint admin_listen{"127.0.0.1", 9090};
+    std::string database_url = "postgresql://127.0.0.1:5432/refgate";
+    std::string redis_url = "redis://127.0.0.1:6379/0";
+    unsigned threads = 2;
+    std::string snapshot_file = "refgate-snapshot.json";
+    std::string referrer_policy = "strict-origin-when-cross-origin";
+    bool allow_http_destinations = false;
+    HttpLimits http{};
+    HttpLimits admin_http{.max_body_bytes = 64 * 1024, .max_connections = 256};
+    std::chrono::milliseconds reload_interval{5'000};  // safety net beside LISTEN/NOTIFY
+    // From the first stop signal, /readyz answers 503 while both listeners keep serving this
+    // long, so that load balancers stop sending traffic before the listeners close; 0: no drain.
+    std::chrono::milliseconds drain{5'000};
+    std::chrono::milliseconds shutdown_timeout{10'000};
+    ClickConfig clicks{};
+    DisclosureConfig disclosure{};
+    std::string log_level = "info";
+    bool metrics_token_required = false;  // /metrics asks for a viewer token
+    // Share the listeners' ports with another process (SO_REUSEPORT), for zero-downtime restarts;
+    // off, a port that something else holds stops start-up.
+    bool reuse_port = false;
+    // Where the snapshot and spill files live when their settings name no absolute path; empty:
+    // chosen at start-up (see resolve_state_dir).
+    std::string state_dir;
+    // Origins (scheme://host[:port]) whose browsers may call the admin API cross-origin; empty:
+    // the API is same-origin only.
+    std::vector<std::string> admin_cors_origins;
+    // How long an admin API call waits for a database connection before answering 503.
+    std::chrono::milliseconds admin_db_wait{2'000};
+};
+
+// A bad setting at start-up. what() is one line that names the setting.
+class ConfigError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;
+
+EnvLookup process_env();
+
+// Reads the JSON file (when given), then applies REFGATE_* environment variables over it.
+// Unknown keys and bad values throw ConfigError.
+Config load_config(const std::optional<std::string>& file, const EnvLookup& env);
+
+// The text with every secret replaced by ***: userinfo passwords of URLs
+// (postgresql://user:***@host, redis://:***@host) and password= parameters. For anything printed
+// or logged that may hold a connection string.
+std::string redact_secrets(std::string text);
+
+// True when two listeners would bind the same address: the same non-zero port on the same host,
+// on 0.0.0.0 and any IPv4 address, or on :: and any address.
+bool listeners_overlap(const Endpoint& a, const Endpoint& b);
+
+// Every setting as (key, current value in the form the setting accepts), secrets redacted, in the
+// order of the settings table.
+std::vector<std::pair<std::string, std::string>> describe_config(const Config& config);
+
+inline constexpr const char* kSystemStateDir = "/var/lib/refgate";
+// True when the directory exists and this process may create files in it.
+using DirCheck = std::function<bool(const std::string&)>;
+
+// The state directory when none is set: /var/lib/refgate when `usable`, else
+// $XDG_STATE_HOME/refgate, else $HOME/.local/state/refgate. Throws ConfigError when none applies.
+std::string default_state_dir(const EnvLookup& env, const DirCheck& usable);
+// Sets state_dir when empty and puts relative snapshot and spill file paths inside it.
+void resolve_state_paths(Config& config, const EnvLookup& env, const DirCheck& usable);
+
+// Parses "10.0.0.0/8, 192.0.2.7"; nullopt when an entry is not an address or range.
+std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list);
+
+// "https://picks.example.com" or with a path prefix; no userinfo, query or fragment. Returns it
+// without a trailing slash; nullopt when it is not such a URL.
+std::optional<std::string> parse_public_base_url(const std::string& text);
+
+// Parses "host:port" or "[v6]:port".
+std::optional<Endpoint> parse_endpoint(const std::string& text);
+
+}  // namespace refgate

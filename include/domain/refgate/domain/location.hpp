@@ -1,0 +1,31 @@
+#pragma once
+
+// Builds the Location of a redirect: the stored destination with the partner's referral
+// parameter set once, the partner's fixed extra parameters, and (for links that allow it) the
+// incoming request's utm_* parameters. Nothing from the request can change the referral code,
+// the host or the path.
+
+#include <string>
+#include <string_view>
+
+#include "refgate/domain/model.hpp"
+
+namespace refgate {
+
+// `incoming_query` is the raw query of the request target (without '?'); it is only read when
+// the link passes utm_* parameters through. `destination` must be a canonical, validated URL.
+std::string build_location(std::string_view destination, const Partner& partner,
+                           bool utm_passthrough = false, std::string_view incoming_query = {});
+
+// True when the raw query has a parameter whose key starts with "utm_": the only case in which
+// a link's precomputed Location must be rebuilt per request.
+bool query_has_utm(std::string_view raw_query);
+
+// The small HTML page sent with a redirect: a link to `location` labelled `label`.
+std::string redirect_page(std::string_view location, std::string_view label);
+// The same page appended to `out`, labelled `label` followed by `label_name` (both escaped): a
+// redirect writes it into the response's reused body instead of keeping a page per link.
+void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
+                          std::string_view label_name = {});
+
+}  // namespace refgate

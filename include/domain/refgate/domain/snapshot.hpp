@@ -1,0 +1,143 @@
+#pragma once
+
+// The immutable in-memory picture of all partners and links that redirects are answered from.
+// A new snapshot is built off the request path and swapped in whole.
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "refgate/domain/destination.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/string_hash.hpp"
+
+namespace refgate {
+
+// A link with everything a redirect needs precomputed.
+struct LinkEntry {
+    std::int64_t id = 0;
+    std::string slug;
+    std::size_t partner_index = 0;
+    LinkStatus status = LinkStatus::active;
+    std::int64_t expires_at = 0;  // unix seconds; 0: never
+    bool utm_passthrough = false;
+    bool partner_active = true;
+    std::string destination;
+    std::string location;  // destination + referral code + extra parameters
+    std::string fallback;  // empty: none
+    // The small page sent with a 302 is written per request (append_redirect_page) into the
+    // response's reused buffer: keeping one per link cost about 400 bytes a link.
+};
+
+class Snapshot {
+  public:
+    // Builds the lookup tables. Links whose stored data no longer passes validation (edited by
+    // hand in SQL, say) are left out and reported in `rejected`: a redirect is never built from
+    // an unchecked URL.
+    //
+    // Each partner's referral code is the one in effect at `now`: its latest scheduled code whose
+    // valid_from has passed, else its ref_code. next_change() tells when that answer changes.
+    static std::shared_ptr<const Snapshot> build(std::uint64_t version,
+                                                 std::vector<Partner> partners,
+                                                 std::vector<Link> links, const UrlPolicy& policy,
+                                                 std::string source,
+                                                 std::vector<Disclosure> disclosures,
+                                                 SysSeconds now);
+    // The same, at the system clock's time.
+    static std::shared_ptr<const Snapshot> build(std::uint64_t version,
+                                                 std::vector<Partner> partners,
+                                                 std::vector<Link> links, const UrlPolicy& policy,
+                                                 std::string source,
+                                                 std::vector<Disclosure> disclosures = {});
+
+    // The same data with the codes in effect at `now`: what an instance publishes when a
+    // scheduled code takes over, without asking PostgreSQL.
+    std::shared_ptr<const Snapshot> at(SysSeconds now) const;
+    // The next moment a scheduled code takes over; nullopt when none is scheduled.
+    std::optional<SysSeconds> next_change() const { return next_change_; }
+    // Whether a scheduled code took over while building (PostgreSQL still lists it as scheduled).
+    bool schedule_due() const { return schedule_due_; }
+
+    std::uint64_t version() const { return version_; }
+    const std::string& source() const { return source_; }
+    std::int64_t built_at() const { return built_at_; }  // unix seconds
+    const std::vector<Partner>& partners() const { return partners_; }
+    // The links served, in input order. The input links themselves are not kept (a second copy
+    // of every link cost about 30 MiB at 100,000 links): entries hold all that they said.
+    const std::vector<LinkEntry>& entries() const { return entries_; }
+    // An entry as a link again, as written to the snapshot file (its fallback canonical).
+    Link link(const LinkEntry& entry) const;
+    const std::vector<std::string>& rejected() const { return rejected_; }
+    std::size_t link_count() const { return entries_.size(); }
+
+    const LinkEntry* find(std::string_view slug) const {
+        if (slots_.empty()) return nullptr;
+        std::size_t hash = StringHash{}(slug);
+        std::size_t mask = slots_.size() - 1;
+        auto tag = static_cast<std::uint32_t>(hash >> 32);
+        // The table is at most half full: an empty slot always ends the probe.
+        for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+            const Slot& slot = slots_[i];
+            if (slot.position == kNoEntry) return nullptr;
+            if (slot.tag == tag && entries_[slot.position].slug == slug)
+                return &entries_[slot.position];
+        }
+    }
+    const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
+
+    // Every version of every disclosure text, with the current ones' answers precomputed.
+    const DisclosureSet& disclosures() const { return disclosures_; }
+
+    // Builds a snapshot one link at a time (build() and the snapshot file's reader): each link
+    // is checked and turned into its entry as it comes, so no vector of all input links is
+    // needed. add() takes the link's strings; a link that does not pass is left out and reported
+    // in rejected(), as build() does.
+    class Builder {
+      public:
+        Builder(std::uint64_t version, std::vector<Partner> partners, const UrlPolicy& policy,
+                std::string source, SysSeconds now, std::size_t max_links);
+        void add(Link&& link);
+        std::shared_ptr<const Snapshot> finish(std::vector<Disclosure> disclosures);
+
+      private:
+        std::shared_ptr<Snapshot> snapshot_;
+        std::unordered_map<std::string_view, std::size_t> partner_index_;
+        std::vector<std::string> suffixes_;  // per partner: what a plain Location appends
+    };
+
+  private:
+    // Moves the scheduled codes whose moment has come into the partners' ref_code.
+    void apply_schedule(SysSeconds now);
+    // Sizes the slug index for up to `links` entries; then index() adds entries_[position],
+    // false (and nothing added) when its slug is already there.
+    void reserve_index(std::size_t links);
+    bool index(std::uint32_t position);
+
+    std::uint64_t version_ = 0;
+    std::string source_;
+    std::int64_t built_at_ = 0;
+    std::vector<Partner> partners_;
+    std::vector<std::string> rejected_;
+    UrlPolicy policy_;
+    std::optional<SysSeconds> next_change_;
+    bool schedule_due_ = false;
+    std::vector<LinkEntry> entries_;
+    // Slug -> position in entries_: open addressing, linear probing, a power-of-two table at most
+    // half full, built once. At 100,000 links a node-based map took 12 % of a start from the
+    // file (an allocation and a cache miss or two per link) and about 5 MiB; this is 2 MiB.
+    struct Slot {
+        std::uint32_t tag = 0;  // the hash's high bits: most mismatches never touch an entry
+        std::uint32_t position = kNoEntry;
+    };
+    static constexpr std::uint32_t kNoEntry = 0xffffffffu;
+    std::vector<Slot> slots_;
+    DisclosureSet disclosures_;
+};
+
+}  // namespace refgate

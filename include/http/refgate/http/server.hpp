@@ -1,0 +1,87 @@
+#pragma once
+
+// An HTTP/1.1 server for small, fast answers: keep-alive and pipelining, one connection per
+// thread without strands, parsers and buffers reused per connection, one deadline timer per
+// connection, limits on everything a client controls. It knows no handler; it calls one.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "refgate/config/config.hpp"
+#include "refgate/http/request.hpp"
+#include "refgate/http/response.hpp"
+
+namespace refgate::http {
+
+class Handler {
+  public:
+    virtual ~Handler() = default;
+    virtual void handle(const Request& request, Response& response) = 0;
+    // True when answering this request may block (database work): the server then calls handle()
+    // on a small pool of its own, never on an I/O thread, possibly from several threads at once.
+    // Decided per request, so that a listener's quick routes never queue behind its slow ones.
+    virtual bool blocking(const Request&) const { return may_block(); }
+    // True when some request may block; false lets a router skip the per-request question.
+    virtual bool may_block() const { return false; }
+    // The answer to a blocking request that the pool could not start within the listener's
+    // bound: 503 with Retry-After unless overridden. Called on an I/O thread; must not block.
+    virtual void unavailable(const Request& request, Response& response);
+};
+
+// Called once per I/O thread, so handlers may keep per-thread state without locks.
+using HandlerFactory = std::function<std::unique_ptr<Handler>()>;
+
+struct ListenerOptions {
+    std::string name;  // "public", "admin": for logs
+    Endpoint endpoint;
+    HttpLimits limits;
+    // Off: bind() fails when any other socket holds the port. On: another process that sets
+    // SO_REUSEPORT too may share it (and its connections), e.g. during a restart.
+    bool share_port = false;
+    HandlerFactory handler_factory;
+    // A blocking request that no pool thread has started within this time is answered
+    // unavailable(); so is one that arrives while `max_blocking_queue` requests wait already.
+    std::chrono::milliseconds blocking_wait{2'000};
+    std::size_t max_blocking_queue = 64;
+};
+
+struct ServerStats {
+    std::atomic<std::int64_t> open_connections{0};
+    std::atomic<std::uint64_t> rejected_connections{0};
+    std::atomic<std::uint64_t> rejected_requests{0};  // answered by the server itself (400, 431...)
+    // Blocking requests answered unavailable() because the pool was busy past the bound.
+    std::atomic<std::uint64_t> unavailable_requests{0};
+};
+
+// Runs `threads` I/O threads, each with its own io_context; every listener has an acceptor per
+// thread (SO_REUSEPORT), so a connection lives and dies on one thread.
+class Server {
+  public:
+    Server(unsigned threads, std::vector<ListenerOptions> listeners);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // Binds every listener; throws std::runtime_error naming the listener when it cannot.
+    void bind();
+    // The bound port of listener `index` (useful with port 0).
+    std::uint16_t port(std::size_t index) const;
+    // Starts the threads and returns.
+    void start();
+    // Stops accepting, lets in-flight requests finish (idle connections are closed at once) and
+    // waits for every connection to end, at most `timeout`; then stops the threads.
+    void shutdown(std::chrono::milliseconds timeout);
+
+    const ServerStats& stats(std::size_t listener) const;
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace refgate::http

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+#include <utility>
+
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/metrics/metrics.hpp"
+
+namespace refgate {
+
+// Clicks by (link, class) since the exporter last took them; the sender adds every drained delta
+// once per window, so the I/O threads never touch it.
+class LinkClickTotals {
+  public:
+    using Classes = std::array<std::uint64_t, 3>;  // human, bot, prefetch (ClickClass order)
+    void add(std::span<const std::pair<CounterKey, std::uint64_t>> counts) {
+        if (counts.empty()) return;
+        std::lock_guard lock(mutex_);
+        for (const auto& [key, n] : counts) {
+            if (key.click_class < 3) totals_[key.link_id][key.click_class] += n;
+        }
+    }
+    // Hands over what was added since the last take.
+    std::unordered_map<std::int64_t, Classes> take() {
+        std::lock_guard lock(mutex_);
+        std::unordered_map<std::int64_t, Classes> out;
+        out.swap(totals_);
+        return out;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::unordered_map<std::int64_t, Classes> totals_;
+};
+
+// What the counting pipeline reports about itself (for /readyz and, later, metrics).
+struct ClickStats {
+    std::atomic<std::uint64_t> pending_keys{0};     // waiting for Redis
+    std::atomic<std::uint64_t> dropped_clicks{0};   // past the pending bound
+    std::atomic<std::uint64_t> dropped_samples{0};  // unique samples not fed to Redis
+    std::atomic<std::uint64_t> batches_sent{0};
+    std::atomic<std::uint64_t> redis_errors{0};
+    std::atomic<bool> redis_config_risky{false};
+    // For /metrics.
+    LatencyHistogram redis_latency;                         // the sender's pipelined round trips
+    std::atomic<std::uint64_t> flush_buckets{0};            // buckets applied to PostgreSQL
+    std::atomic<std::uint64_t> flush_rows{0};               // counter rows upserted
+    std::atomic<std::uint64_t> flush_failures{0};           // flush rounds that failed
+    LatencyHistogram flush_duration{kFlushDurationBounds};  // whole flush rounds
+    std::atomic<std::int64_t> oldest_unflushed{
+        -1};                      // start (unix s) of the oldest bucket; -1: none
+    LinkClickTotals link_clicks;  // clicks by link and class, for partners
+};
+
+}  // namespace refgate

@@ -1,0 +1,123 @@
+#pragma once
+
+// /metrics: a prometheus-cpp Collectable that builds every family at scrape time from the figures
+// the service already keeps (per-thread request counters, the counting pipeline's and the
+// workers' atomics, the snapshot, /proc/self). Nothing is updated on the request path for it, and
+// label values come from fixed sets or from the partners in the snapshot, never from requests.
+
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/http/server.hpp"
+#include "refgate/metrics/click_stats.hpp"
+#include "refgate/metrics/health.hpp"
+#include "refgate/metrics/metrics.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace refgate::metrics {
+
+struct ListenerFigures {
+    std::string name;  // "public", "admin"
+    const http::ServerStats* stats = nullptr;
+};
+
+struct Sources {
+    const RequestMetrics* requests = nullptr;
+    ClickStats* clicks = nullptr;  // its link_clicks are taken at each scrape
+    const HealthState* health = nullptr;
+    const SnapshotStore* snapshots = nullptr;
+    // Admin API calls answered 503 because the database was unreachable or busy past its bound.
+    const std::atomic<std::uint64_t>* admin_unavailable = nullptr;
+    std::vector<ListenerFigures> listeners;
+    std::string version;
+    std::string commit;
+};
+
+// Figures of the process itself, from /proc/self and getrlimit.
+struct ProcessFigures {
+    double cpu_seconds = 0;
+    double resident_bytes = 0;
+    double virtual_bytes = 0;
+    double open_fds = 0;
+    double max_fds = 0;
+    double start_time_seconds = 0;
+    bool ok = false;
+};
+ProcessFigures read_process_figures();
+
+class Exporter final : public prometheus::Collectable {
+  public:
+    explicit Exporter(Sources sources) : sources_(std::move(sources)) {}
+    // Set once the server exists, before it starts.
+    void set_listeners(std::vector<ListenerFigures> listeners) {
+        sources_.listeners = std::move(listeners);
+    }
+
+    std::vector<prometheus::MetricFamily> Collect() const override;
+    // The text exposition format (version 0.0.4).
+    std::string scrape() const;
+
+  private:
+    void collect_clicks(std::vector<prometheus::MetricFamily>& out) const;
+    void collect_unavailable(std::vector<prometheus::MetricFamily>& out) const;
+
+    Sources sources_;
+    // Clicks by partner: link deltas taken from the sender are resolved to partners with the
+    // snapshot of the moment and added here, so the totals only ever grow.
+    mutable std::mutex clicks_mutex_;
+    mutable std::map<std::string, std::array<std::uint64_t, 3>> partner_clicks_;
+    mutable std::uint64_t partner_map_generation_ = 0;
+    mutable std::unordered_map<std::int64_t, std::string> link_partner_;
+};
+
+// What the caller may see, from its Authorization header.
+enum class Access { allowed, unauthorized, forbidden, unavailable };
+using Authorizer = std::function<Access(std::string_view authorization)>;
+
+// GET /metrics. With an authorizer, a token of the viewer role (or higher) is needed. A verdict
+// of allowed or forbidden is remembered for kVerdictTime, so that a scraper's repeated token is
+// answered on the I/O thread without asking PostgreSQL: a revoked token keeps reading metrics for
+// at most that long. Unknown tokens are never remembered (nobody can fill the memory with them).
+class MetricsHandler final : public http::Handler {
+  public:
+    static constexpr std::chrono::seconds kVerdictTime{30};
+    static constexpr std::size_t kMaxVerdicts = 64;
+
+    MetricsHandler(const Exporter& exporter, Authorizer authorizer)
+        : exporter_(exporter), authorizer_(std::move(authorizer)) {}
+    void handle(const http::Request& request, http::Response& response) override;
+    // Checking a token asks PostgreSQL, unless its verdict is remembered.
+    bool blocking(const http::Request& request) const override;
+    bool may_block() const override { return static_cast<bool>(authorizer_); }
+
+  private:
+    Access authorize(std::string_view authorization);
+    // A verdict still valid `margin` from now.
+    std::optional<Access> remembered(std::string_view authorization,
+                                     std::chrono::seconds margin = {}) const;
+
+    struct Verdict {
+        Access access;
+        std::chrono::steady_clock::time_point until;
+    };
+    const Exporter& exporter_;
+    Authorizer authorizer_;
+    mutable std::mutex verdicts_mutex_;
+    std::map<std::string, Verdict, std::less<>> verdicts_;
+};
+
+}  // namespace refgate::metrics

@@ -1,0 +1,123 @@
+#pragma once
+
+// Figures for /metrics that the data plane and the workers keep themselves: relaxed atomics in
+// fixed arrays, no allocation and no lock when a figure changes. The exporter sums them at scrape
+// time (refgate/metrics). Labels are fixed small sets: a route class, never a raw path.
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "refgate/domain/http_status.hpp"
+
+namespace refgate {
+
+// Upper bounds (seconds) of a histogram's buckets; every histogram has 16 and +Inf.
+using HistogramBounds = std::array<double, 16>;
+
+// Request and round-trip latencies: tens of microseconds to a second.
+inline constexpr HistogramBounds kLatencyBounds = {
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+    0.005,   0.01,     0.025,   0.05,   0.1,     0.25,   0.5,   1.0};
+
+// Flush rounds: usually 0.5-1 s, and up to a minute while PostgreSQL is slow or a backlog drains.
+inline constexpr HistogramBounds kFlushDurationBounds = {
+    0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0, 15.0, 30.0, 45.0, 60.0};
+
+// A histogram with fixed bounds (kLatencyBounds unless given); observe() from any thread.
+class LatencyHistogram {
+  public:
+    static constexpr std::size_t kBuckets = std::tuple_size_v<HistogramBounds> + 1;  // +Inf last
+
+    LatencyHistogram() noexcept : LatencyHistogram(kLatencyBounds) {}
+    // `bounds` must outlive the histogram (the constants above do).
+    explicit LatencyHistogram(const HistogramBounds& bounds) noexcept : bounds_(&bounds) {
+        for (std::size_t i = 0; i < bounds.size(); ++i)
+            bounds_ns_[i] = static_cast<std::uint64_t>(bounds[i] * 1e9 + 0.5);
+    }
+
+    void observe(std::chrono::nanoseconds elapsed) noexcept {
+        auto ns =
+            elapsed.count() < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(elapsed.count());
+        counts_[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed);
+        sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+    }
+    // Adds this histogram's figures to non-cumulative bucket counts and a sum in seconds.
+    void add_to(std::array<std::uint64_t, kBuckets>& counts, double& sum_seconds) const noexcept {
+        for (std::size_t i = 0; i < kBuckets; ++i)
+            counts[i] += counts_[i].load(std::memory_order_relaxed);
+        sum_seconds += static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1e9;
+    }
+    const HistogramBounds& bounds() const noexcept { return *bounds_; }
+    std::size_t bucket_of(std::uint64_t ns) const noexcept {
+        for (std::size_t i = 0; i < bounds_ns_.size(); ++i) {
+            if (ns <= bounds_ns_[i]) return i;
+        }
+        return bounds_ns_.size();
+    }
+
+  private:
+    const HistogramBounds* bounds_;
+    std::array<std::uint64_t, std::tuple_size_v<HistogramBounds>> bounds_ns_{};
+    std::array<std::atomic<std::uint64_t>, kBuckets> counts_{};
+    std::atomic<std::uint64_t> sum_ns_{0};
+};
+
+// The route label of a request: a fixed set, chosen by path prefix.
+enum class RouteClass : std::uint8_t { redirect, disclosure, health, admin_api, metrics, other };
+inline constexpr std::size_t kRouteClasses = 6;
+std::string_view to_string(RouteClass route);
+RouteClass route_class(std::string_view path);
+
+// The status codes refgate answers (kHttpStatuses), each with a slot; anything else lands in the
+// "other" slot.
+inline constexpr auto kTrackedStatuses = [] {
+    std::array<int, kHttpStatuses.size()> codes{};
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = kHttpStatuses[i].code;
+    return codes;
+}();
+inline constexpr std::size_t kStatusSlots = kTrackedStatuses.size() + 1;
+std::size_t status_slot(int status) noexcept;
+
+// One per (listener, I/O thread), on cache lines of its own: the thread that answers is the
+// only frequent writer (a listener whose handlers block also writes from the handler pool, hence
+// atomics rather than plain integers).
+struct alignas(64) RequestCounters {
+    std::array<std::array<std::atomic<std::uint64_t>, kStatusSlots>, kRouteClasses> requests{};
+    std::array<LatencyHistogram, kRouteClasses> latency{};
+
+    void record(RouteClass route, int status, std::chrono::nanoseconds elapsed) noexcept {
+        auto r = static_cast<std::size_t>(route);
+        requests[r][status_slot(status)].fetch_add(1, std::memory_order_relaxed);
+        latency[r].observe(elapsed);
+    }
+};
+
+// Owns every thread's counters; slots are handed out while the server starts.
+class RequestMetrics {
+  public:
+    RequestCounters& add_slot(std::string_view listener);
+    // Calls f(std::string_view listener, const RequestCounters&) for every slot.
+    template <typename F>
+    void for_each(F&& f) const {
+        std::lock_guard lock(mutex_);
+        for (const auto& slot : slots_) f(std::string_view(slot.listener), *slot.counters);
+    }
+
+  private:
+    struct Slot {
+        std::string listener;
+        std::unique_ptr<RequestCounters> counters;
+    };
+    mutable std::mutex mutex_;
+    std::vector<Slot> slots_;
+};
+
+}  // namespace refgate

@@ -1,0 +1,35 @@
+#pragma once
+
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/http/server.hpp"
+#include "refgate/metrics/click_stats.hpp"
+#include "refgate/metrics/health.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace refgate {
+
+// What /readyz tells: the verdict alone (the public listener: nothing about the dependencies or
+// queues reaches the internet), or the details too (the admin listener).
+enum class ReadinessDetail { verdict, full };
+
+// /healthz: the process answers. /readyz: a link snapshot is loaded (503 until then, and again
+// from the first stop signal on, while the instance drains), with the
+// snapshot's version and what the workers last saw of PostgreSQL and Redis. Both answer from
+// memory, on the I/O thread.
+class HealthHandler final : public http::Handler {
+  public:
+    // `clicks`: the counting pipeline's figures; null leaves them out.
+    HealthHandler(const SnapshotStore& store, const HealthState& health,
+                  const ClickStats* clicks = nullptr,
+                  ReadinessDetail detail = ReadinessDetail::full)
+        : store_(store), health_(health), clicks_(clicks), detail_(detail) {}
+    void handle(const http::Request& request, http::Response& response) override;
+
+  private:
+    const SnapshotStore& store_;
+    const HealthState& health_;
+    const ClickStats* clicks_;
+    ReadinessDetail detail_;
+};
+
+}  // namespace refgate

@@ -1,0 +1,41 @@
+#pragma once
+
+// What the rest of the program may ask of PostgreSQL, without seeing libpqxx.
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "refgate/codec/import_document.hpp"
+#include "refgate/domain/destination.hpp"
+
+namespace refgate::pg {
+
+// PostgreSQL could not be reached or refused a statement.
+class DatabaseError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Applies every migration not yet recorded, each in its own transaction, under an advisory lock
+// so that two instances can run it at once. Returns the names it applied.
+std::vector<std::string> migrate(const std::string& database_url);
+
+struct ImportReport {
+    std::vector<ImportIssue> issues;  // nothing was applied when not empty
+    std::size_t partners_changed = 0;
+    std::size_t links_changed = 0;
+    std::size_t disclosures_changed = 0;  // new versions stored
+};
+
+// Validates the whole document against what is stored and applies it in one transaction, or
+// applies nothing. Each partner, link and disclosure it changes gets an audit entry naming
+// `actor` (e.g. "cli:alice"), with the object before and after; unchanged ones get none.
+ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
+                             const UrlPolicy& policy, const std::string& actor = "cli");
+
+// Every partner and link, and the current version of every disclosure, in the import format.
+nlohmann::ordered_json export_document(const std::string& database_url);
+
+}  // namespace refgate::pg

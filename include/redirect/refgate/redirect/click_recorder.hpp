@@ -1,0 +1,36 @@
+#pragma once
+
+#include <vector>
+
+#include "refgate/clicks/click_shard.hpp"
+#include "refgate/clicks/salts.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/domain/ip_network.hpp"
+#include "refgate/http/request.hpp"
+
+namespace refgate {
+
+// Turns a redirected request into an in-memory count (and, for human clicks without DNT or GPC, a
+// unique sample). One per I/O thread. Reads the request's headers and address during the call and
+// keeps none of them.
+class ClickRecorder {
+  public:
+    ClickRecorder(ClickShard& shard, const SaltBox& salts, const ClickClassifier& classifier,
+                  const std::vector<IpNetwork>& trusted_proxies)
+        : shard_(shard),
+          salts_(salts),
+          classifier_(classifier),
+          agents_(classifier),
+          trusted_proxies_(trusted_proxies) {}
+
+    void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds);
+
+  private:
+    ClickShard& shard_;
+    SaltReader salts_;
+    const ClickClassifier& classifier_;
+    AgentMatchCache agents_;  // one recorder per I/O thread: no locking
+    const std::vector<IpNetwork>& trusted_proxies_;
+};
+
+}  // namespace refgate

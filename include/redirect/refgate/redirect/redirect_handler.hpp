@@ -1,0 +1,41 @@
+#pragma once
+
+#include <string>
+
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/domain/time.hpp"
+#include "refgate/http/server.hpp"
+#include "refgate/redirect/click_recorder.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace refgate {
+
+struct RedirectOptions {
+    std::string referrer_policy = "strict-origin-when-cross-origin";
+};
+
+// GET/HEAD /go/{slug}: answered from the in-memory snapshot only. Never waits on the network.
+class RedirectHandler final : public http::Handler {
+  public:
+    // `recorder` counts every redirect; null: nothing is counted.
+    RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options,
+                    ClickRecorder* recorder = nullptr);
+    void handle(const http::Request& request, http::Response& response) override;
+
+    // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
+    // path can name no link (encoded slashes, dots, upper case, control characters, too long).
+    static std::string_view slug_of(std::string_view path);
+
+  private:
+    // A 302 to `location` with the small page that links to it, labelled `label` + `label_name`.
+    void redirect(http::Response& response, std::string_view location, std::string_view label,
+                  std::string_view label_name = {}) const;
+
+    SnapshotReader reader_;
+    const Clock& clock_;
+    RedirectOptions options_;
+    ClickRecorder* recorder_;
+    std::string dynamic_location_;  // reused for links that pass utm_* through
+};
+
+}  // namespace refgate

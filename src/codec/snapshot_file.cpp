@@ -1,0 +1,564 @@
+// The snapshot file's reader. Most of a start from the file went into nlohmann's lexer (a token
+// string per value, a json value per scalar) and a vector of 100,000 Links kept until the
+// snapshot was built. This reader scans the text itself: the links array goes straight from the
+// text into Snapshot::Builder one link at a time; the small members (partners, disclosures) are
+// still handed to nlohmann as they are.
+
+#include "refgate/codec/snapshot_file.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include "refgate/domain/utf8.hpp"
+
+namespace refgate {
+namespace {
+
+// A partner in the snapshot file: the import format, its id and its scheduled codes.
+nlohmann::ordered_json partner_file_json(const Partner& p) {
+    auto j = partner_to_json(p);
+    j["id"] = p.id;
+    if (!p.scheduled_codes.empty()) {
+        auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
+        for (const auto& s : p.scheduled_codes)
+            codes.push_back(
+                {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
+    }
+    return j;
+}
+
+// Deeper nesting than this in a member we skip is refused rather than followed: a hand-edited
+// file must not be able to exhaust the stack.
+constexpr int kMaxDepth = 256;
+
+// A strict JSON scanner (RFC 8259) over the whole text. Strings are not checked to be valid
+// UTF-8: nothing read from them is used unchecked (slugs, URLs and statuses are validated
+// afterwards, and the partners and disclosures go through nlohmann).
+class Cursor {
+  public:
+    explicit Cursor(std::string_view text) : text_(text) {}
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw std::runtime_error("snapshot file: " + what + " at byte " + std::to_string(pos_));
+    }
+
+    std::size_t pos() const { return pos_; }
+    void seek(std::size_t pos) { pos_ = pos; }
+
+    char peek() {
+        skip_whitespace();
+        return pos_ < text_.size() ? text_[pos_] : '\0';
+    }
+    bool at_end() {
+        skip_whitespace();
+        return pos_ == text_.size();
+    }
+    void expect(char c) {
+        if (peek() != c) fail(std::string("expected '") + c + "'");
+        ++pos_;
+    }
+    bool consume(char c) {
+        if (peek() != c) return false;
+        ++pos_;
+        return true;
+    }
+
+    // A string, decoded into `out` (replacing what it held), or only checked when out is null.
+    void string(std::string* out) {
+        expect('"');
+        if (out != nullptr) out->clear();
+        for (;;) {
+            std::size_t start = pos_;
+            skip_plain_words();
+            while (pos_ < text_.size()) {
+                auto c = static_cast<unsigned char>(text_[pos_]);
+                if (c == '"' || c == '\\' || c < 0x20) break;
+                ++pos_;
+            }
+            if (out != nullptr) out->append(text_.substr(start, pos_ - start));
+            if (pos_ == text_.size()) fail("unterminated string");
+            char c = text_[pos_++];
+            if (c == '"') return;
+            if (c != '\\') fail("control character in a string");
+            if (pos_ == text_.size()) fail("unterminated string");
+            char e = text_[pos_++];
+            char plain = 0;
+            switch (e) {
+                case '"':
+                    plain = '"';
+                    break;
+                case '\\':
+                    plain = '\\';
+                    break;
+                case '/':
+                    plain = '/';
+                    break;
+                case 'b':
+                    plain = '\b';
+                    break;
+                case 'f':
+                    plain = '\f';
+                    break;
+                case 'n':
+                    plain = '\n';
+                    break;
+                case 'r':
+                    plain = '\r';
+                    break;
+                case 't':
+                    plain = '\t';
+                    break;
+                case 'u': {
+                    std::uint32_t cp = hex4();
+                    if (cp >= 0xDC00 && cp <= 0xDFFF) fail("lone low surrogate");
+                    if (cp >= 0xD800 && cp <= 0xDBFF) {
+                        if (text_.substr(pos_, 2) != "\\u") fail("lone high surrogate");
+                        pos_ += 2;
+                        std::uint32_t low = hex4();
+                        if (low < 0xDC00 || low > 0xDFFF) fail("bad surrogate pair");
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                    }
+                    if (out != nullptr) append_utf8(*out, cp);
+                    continue;
+                }
+                default:
+                    fail("bad escape in a string");
+            }
+            if (out != nullptr) out->push_back(plain);
+        }
+    }
+
+    // An integer without fraction or exponent.
+    std::int64_t integer() {
+        skip_whitespace();
+        bool negative = pos_ < text_.size() && text_[pos_] == '-';
+        if (negative) ++pos_;
+        std::uint64_t magnitude = digits();
+        std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+        if (magnitude > limit) fail("integer out of range");
+        if (!negative) return static_cast<std::int64_t>(magnitude);
+        return magnitude == limit ? std::numeric_limits<std::int64_t>::min()
+                                  : -static_cast<std::int64_t>(magnitude);
+    }
+    std::uint64_t unsigned_integer() {
+        skip_whitespace();
+        return digits();
+    }
+
+    bool boolean() {
+        skip_whitespace();
+        if (literal("true")) return true;
+        if (literal("false")) return false;
+        fail("expected true or false");
+    }
+    bool null() {
+        skip_whitespace();
+        return literal("null");
+    }
+
+    // Checks one value of any kind and returns its text.
+    std::string_view skip_value(int depth = 0) {
+        if (depth > kMaxDepth) fail("nested too deeply");
+        char c = peek();
+        std::size_t start = pos_;
+        if (c == '{') {
+            ++pos_;
+            if (!consume('}')) {
+                do {
+                    string(nullptr);
+                    expect(':');
+                    skip_value(depth + 1);
+                } while (consume(','));
+                expect('}');
+            }
+        } else if (c == '[') {
+            ++pos_;
+            if (!consume(']')) {
+                do {
+                    skip_value(depth + 1);
+                } while (consume(','));
+                expect(']');
+            }
+        } else if (c == '"') {
+            string(nullptr);
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            number();
+        } else if (!literal("true") && !literal("false") && !literal("null")) {
+            fail("expected a value");
+        }
+        return text_.substr(start, pos_ - start);
+    }
+
+  private:
+    void skip_whitespace() {
+        while (pos_ < text_.size()) {
+            char c = text_[pos_];
+            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') break;
+            ++pos_;
+        }
+    }
+
+    // Steps over string bytes eight at a time while none of them is '"', '\\' or a control
+    // character (the byte loop after it finds which one): strings were most of the reading.
+    void skip_plain_words() {
+        constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+        constexpr std::uint64_t kHighs = 0x8080808080808080ull;
+        while (text_.size() - pos_ >= 8) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, text_.data() + pos_, 8);
+            // A byte of x is zero (or, for the last term, below 0x20) where its high bit is set.
+            auto zero_byte = [&](std::uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+            std::uint64_t special = zero_byte(word ^ (kOnes * '"')) |
+                                    zero_byte(word ^ (kOnes * '\\')) |
+                                    ((word - kOnes * 0x20) & ~word & kHighs);
+            if (special != 0) return;
+            pos_ += 8;
+        }
+    }
+
+    bool literal(std::string_view word) {
+        if (text_.substr(pos_, word.size()) != word) return false;
+        pos_ += word.size();
+        return true;
+    }
+
+    bool is_digit() const {
+        return pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9';
+    }
+
+    std::uint64_t digits() {
+        if (!is_digit()) fail("expected a number");
+        if (text_[pos_] == '0' && pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' &&
+            text_[pos_ + 1] <= '9') {
+            fail("leading zero");
+        }
+        std::uint64_t value = 0;
+        while (is_digit()) {
+            auto d = static_cast<std::uint64_t>(text_[pos_++] - '0');
+            if (value > (std::numeric_limits<std::uint64_t>::max() - d) / 10)
+                fail("integer out of range");
+            value = value * 10 + d;
+        }
+        if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E'))
+            fail("expected an integer");
+        return value;
+    }
+
+    void number() {
+        if (text_[pos_] == '-') ++pos_;
+        if (!is_digit()) fail("expected a number");
+        if (text_[pos_] == '0') {
+            ++pos_;
+        } else {
+            while (is_digit()) ++pos_;
+        }
+        if (pos_ < text_.size() && text_[pos_] == '.') {
+            ++pos_;
+            if (!is_digit()) fail("expected a digit");
+            while (is_digit()) ++pos_;
+        }
+        if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+            ++pos_;
+            if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
+            if (!is_digit()) fail("expected a digit");
+            while (is_digit()) ++pos_;
+        }
+    }
+
+    std::uint32_t hex4() {
+        if (text_.size() - pos_ < 4) fail("short \\u escape");
+        std::uint32_t value = 0;
+        for (int i = 0; i < 4; ++i) {
+            char c = text_[pos_++];
+            value <<= 4;
+            if (c >= '0' && c <= '9') {
+                value |= static_cast<std::uint32_t>(c - '0');
+            } else if (c >= 'a' && c <= 'f') {
+                value |= static_cast<std::uint32_t>(c - 'a' + 10);
+            } else if (c >= 'A' && c <= 'F') {
+                value |= static_cast<std::uint32_t>(c - 'A' + 10);
+            } else {
+                fail("bad \\u escape");
+            }
+        }
+        return value;
+    }
+
+    std::string_view text_;
+    std::size_t pos_ = 0;
+};
+
+// Reads the links array at the cursor into the builder, one link at a time.
+void read_links(Cursor& in, Snapshot::Builder& builder) {
+    enum Seen : unsigned { kSlug = 1, kPartner = 2, kDestination = 4, kStatus = 8 };
+    std::string key;
+    std::string text;
+    in.expect('[');
+    if (in.consume(']')) return;
+    do {
+        if (in.peek() != '{') in.fail("a link is not an object");
+        in.expect('{');
+        Link link;
+        unsigned seen = 0;
+        if (!in.consume('}')) {
+            do {
+                in.string(&key);
+                in.expect(':');
+                if (key == "id") {
+                    link.id = in.integer();
+                } else if (key == "slug") {
+                    in.string(&link.slug);
+                    seen |= kSlug;
+                } else if (key == "partner") {
+                    in.string(&link.partner);
+                    seen |= kPartner;
+                } else if (key == "destination") {
+                    in.string(&link.destination);
+                    seen |= kDestination;
+                } else if (key == "status") {
+                    in.string(&text);
+                    auto status = parse_link_status(text);
+                    if (!status) in.fail("link " + link.slug + ": bad status");
+                    link.status = *status;
+                    seen |= kStatus;
+                } else if (key == "expires_at") {
+                    if (in.null()) {
+                        link.expires_at.reset();
+                    } else {
+                        in.string(&text);
+                        link.expires_at = parse_rfc3339(text);
+                        if (!link.expires_at) in.fail("link " + link.slug + ": bad expires_at");
+                    }
+                } else if (key == "fallback") {
+                    if (in.null()) {
+                        link.fallback.reset();
+                    } else {
+                        in.string(&link.fallback.emplace());
+                    }
+                } else if (key == "utm_passthrough") {
+                    link.utm_passthrough = in.boolean();
+                } else {
+                    in.skip_value();  // not ours: a later version's, or an editor's note
+                }
+            } while (in.consume(','));
+            in.expect('}');
+        }
+        if (seen != (kSlug | kPartner | kDestination | kStatus))
+            in.fail("a link lacks slug, partner, destination or status");
+        builder.add(std::move(link));
+    } while (in.consume(','));
+    in.expect(']');
+}
+
+}  // namespace
+
+std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const UrlPolicy& policy) {
+    // First pass: the top-level members, the links array only checked and counted (the
+    // partners may come after it in a file edited by hand).
+    Cursor in(text);
+    if (in.peek() != '{') throw std::runtime_error("not a refgate snapshot (format 1)");
+    in.expect('{');
+    std::optional<std::int64_t> format;
+    std::optional<std::uint64_t> version;
+    std::optional<std::size_t> links_at;
+    std::size_t link_count = 0;
+    std::string_view partners_text;
+    std::string_view disclosures_text;
+    std::string key;
+    if (!in.consume('}')) {
+        do {
+            in.string(&key);
+            in.expect(':');
+            if (key == "format") {
+                char c = in.peek();
+                if (c == '-' || (c >= '0' && c <= '9')) {
+                    format = in.integer();
+                } else {
+                    in.skip_value();  // not a format this reader knows
+                    format = 0;
+                }
+            } else if (key == "version") {
+                version = in.unsigned_integer();
+            } else if (key == "links") {
+                if (links_at) in.fail("links twice");
+                if (in.peek() != '[') in.fail("links is not an array");
+                links_at = in.pos();
+                in.expect('[');
+                if (!in.consume(']')) {
+                    do {
+                        in.skip_value(1);
+                        ++link_count;
+                    } while (in.consume(','));
+                    in.expect(']');
+                }
+            } else if (key == "partners") {
+                partners_text = in.skip_value();
+            } else if (key == "disclosures") {
+                disclosures_text = in.skip_value();
+            } else {
+                in.skip_value();
+            }
+        } while (in.consume(','));
+        in.expect('}');
+    }
+    if (!in.at_end()) in.fail("text after the snapshot");
+    if (format != 1 || !links_at) throw std::runtime_error("not a refgate snapshot (format 1)");
+    if (!version) throw std::runtime_error("snapshot file: no version");
+    if (partners_text.empty()) throw std::runtime_error("snapshot file: no partners");
+
+    auto partners = partners_from_json(nlohmann::ordered_json::parse(partners_text));
+    // Files written before disclosures were part of the snapshot have none.
+    std::vector<Disclosure> disclosures;
+    if (!disclosures_text.empty())
+        disclosures = disclosures_from_json(nlohmann::ordered_json::parse(disclosures_text));
+
+    Snapshot::Builder builder(
+        *version, std::move(partners), policy, "file",
+        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
+        link_count);
+    in.seek(*links_at);
+    read_links(in, builder);
+    return builder.finish(std::move(disclosures));
+}
+
+std::shared_ptr<const Snapshot> read_snapshot_json(std::istream& in, const UrlPolicy& policy) {
+    std::string text;
+    // Sized once when the stream can tell its length: growing a string of 20 MiB by doubling
+    // copied it several times over.
+    auto here = in.tellg();
+    if (here != std::istream::pos_type(-1) && in.seekg(0, std::ios::end)) {
+        auto end = in.tellg();
+        in.seekg(here);
+        if (end != std::istream::pos_type(-1) && end > here) {
+            text.resize(static_cast<std::size_t>(end - here));
+            in.read(text.data(), static_cast<std::streamsize>(text.size()));
+            text.resize(static_cast<std::size_t>(in.gcount()));
+        }
+    }
+    in.clear(in.rdstate() & std::ios::badbit);
+    std::array<char, 1 << 16> buffer{};
+    while (in.read(buffer.data(), buffer.size()) || in.gcount() > 0) {
+        text.append(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    }
+    if (in.bad()) throw std::runtime_error("snapshot file: read error");
+    return read_snapshot_json(std::string_view(text), policy);
+}
+
+nlohmann::ordered_json snapshot_to_json(const Snapshot& snapshot) {
+    nlohmann::ordered_json doc;
+    doc["format"] = 1;
+    doc["version"] = snapshot.version();
+    doc["partners"] = nlohmann::ordered_json::array();
+    for (const auto& p : snapshot.partners()) doc["partners"].push_back(partner_file_json(p));
+    doc["links"] = nlohmann::ordered_json::array();
+    for (const auto& e : snapshot.entries()) {
+        auto j = link_to_json(snapshot.link(e));
+        j["id"] = e.id;
+        doc["links"].push_back(std::move(j));
+    }
+    doc["disclosures"] = disclosures_to_json(snapshot.disclosures().versions());
+    return doc;
+}
+
+void write_snapshot_json(const Snapshot& snapshot,
+                         const std::function<void(std::string_view)>& sink) {
+    constexpr std::size_t kChunk = 1 << 20;
+    std::string out;
+    out.reserve(kChunk + 4096);
+    out.append("{\"format\":1,\"version\":").append(std::to_string(snapshot.version()));
+    out.append(",\"partners\":[");
+    bool first = true;
+    for (const auto& p : snapshot.partners()) {
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(partner_file_json(p).dump());
+    }
+    out.append("],\"links\":[");
+    first = true;
+    for (const auto& e : snapshot.entries()) {
+        auto j = link_to_json(snapshot.link(e));
+        j["id"] = e.id;
+        if (!first) out.push_back(',');
+        first = false;
+        out.append(j.dump());
+        if (out.size() >= kChunk) {
+            sink(out);
+            out.clear();
+        }
+    }
+    // The disclosures too: a file without them served no disclosure after a restart from it.
+    out.append("],\"disclosures\":");
+    out.append(disclosures_to_json(snapshot.disclosures().versions()).dump());
+    out.push_back('}');
+    sink(out);
+}
+
+std::shared_ptr<const Snapshot> snapshot_from_json(const nlohmann::ordered_json& doc,
+                                                   const UrlPolicy& policy) {
+    if (!doc.is_object() || doc.value("format", 0) != 1) {
+        throw std::runtime_error("not a refgate snapshot (format 1)");
+    }
+    // Files written before disclosures were part of the snapshot have none.
+    std::vector<Disclosure> disclosures;
+    if (auto it = doc.find("disclosures"); it != doc.end())
+        disclosures = disclosures_from_json(*it);
+    return Snapshot::build(doc.at("version").get<std::uint64_t>(),
+                           partners_from_json(doc.at("partners")), links_from_json(doc.at("links")),
+                           policy, "file", std::move(disclosures));
+}
+
+std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
+    std::vector<Partner> partners;
+    for (const auto& j : array) {
+        Partner p;
+        p.id = j.value("id", std::int64_t{0});
+        p.slug = j.at("slug").get<std::string>();
+        p.name = j.at("name").get<std::string>();
+        p.ref_param = j.at("ref_param").get<std::string>();
+        p.ref_code = j.at("ref_code").get<std::string>();
+        p.allowed_domains = j.at("allowed_domains").get<std::vector<std::string>>();
+        for (const auto& [key, value] : j.at("extra_params").items()) {
+            p.extra_params.emplace_back(key, value.get<std::string>());
+        }
+        p.active = j.value("active", true);
+        if (auto codes = j.find("scheduled_codes"); codes != j.end()) {
+            for (const auto& s : *codes) {
+                auto valid_from = parse_rfc3339(s.at("valid_from").get<std::string>());
+                if (!valid_from) throw std::runtime_error("partner " + p.slug + ": bad valid_from");
+                p.scheduled_codes.push_back({*valid_from, s.at("ref_code").get<std::string>()});
+            }
+        }
+        partners.push_back(std::move(p));
+    }
+    return partners;
+}
+
+std::vector<Link> links_from_json(const nlohmann::ordered_json& array) {
+    std::vector<Link> links;
+    for (const auto& j : array) {
+        Link l;
+        l.id = j.value("id", std::int64_t{0});
+        l.slug = j.at("slug").get<std::string>();
+        l.partner = j.at("partner").get<std::string>();
+        l.destination = j.at("destination").get<std::string>();
+        auto status = parse_link_status(j.at("status").get<std::string>());
+        if (!status) throw std::runtime_error("link " + l.slug + ": bad status");
+        l.status = *status;
+        if (j.contains("expires_at") && !j["expires_at"].is_null()) {
+            l.expires_at = parse_rfc3339(j["expires_at"].get<std::string>());
+            if (!l.expires_at) throw std::runtime_error("link " + l.slug + ": bad expires_at");
+        }
+        if (j.contains("fallback") && !j["fallback"].is_null())
+            l.fallback = j["fallback"].get<std::string>();
+        l.utm_passthrough = j.value("utm_passthrough", false);
+        links.push_back(std::move(l));
+    }
+    return links;
+}
+
+}  // namespace refgate

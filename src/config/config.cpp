@@ -1,0 +1,537 @@
+#include "refgate/config/config.hpp"
+
+#include <algorithm>
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/runtime/log.hpp"
+
+namespace refgate {
+namespace {
+
+// One row per setting: its JSON key, its environment variable and how to apply a text value.
+struct Setting {
+    const char* key;
+    const char* env;
+    std::function<bool(Config&, const std::string&)> apply;  // false: bad value
+    const char* expected;
+    // The current value, in the form `apply` accepts (so a printed configuration reads back).
+    std::function<std::string(const Config&)> show;
+};
+
+std::string millis_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()); }
+std::string bool_text(bool b) { return b ? "true" : "false"; }
+
+template <typename T>
+bool parse_uint(const std::string& text, T& out, T min, T max) {
+    T value{};
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max) {
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+bool parse_millis(const std::string& text, std::chrono::milliseconds& out) {
+    std::int64_t value = 0;
+    if (!parse_uint<std::int64_t>(text, value, 1, 86'400'000)) return false;
+    out = std::chrono::milliseconds{value};
+    return true;
+}
+
+// Like parse_millis, but 0 is allowed (it turns the feature off).
+bool parse_millis_or_off(const std::string& text, std::chrono::milliseconds& out) {
+    std::int64_t value = 0;
+    if (!parse_uint<std::int64_t>(text, value, 0, 86'400'000)) return false;
+    out = std::chrono::milliseconds{value};
+    return true;
+}
+
+bool parse_bool(const std::string& text, bool& out) {
+    if (text == "true" || text == "1" || text == "yes") {
+        out = true;
+        return true;
+    }
+    if (text == "false" || text == "0" || text == "no") {
+        out = false;
+        return true;
+    }
+    return false;
+}
+
+bool valid_referrer_policy(const std::string& value) {
+    static const char* const kPolicies[] = {"no-referrer",
+                                            "no-referrer-when-downgrade",
+                                            "origin",
+                                            "origin-when-cross-origin",
+                                            "same-origin",
+                                            "strict-origin",
+                                            "strict-origin-when-cross-origin",
+                                            "unsafe-url"};
+    for (const char* p : kPolicies) {
+        if (value == p) return true;
+    }
+    return false;
+}
+
+bool valid_redis_url(const std::string& value) {
+    // redis://[[user]:password@]host:port[/db]; the adapter parses it again, this only rejects
+    // nonsense early.
+    if (value.rfind("rediss://", 0) == 0) {
+        throw ConfigError(
+            "REFGATE_REDIS_URL (redis_url): rediss:// is not supported: hiredis 0.14 has no TLS. "
+            "Run a local TLS proxy (stunnel or HAProxy) and give its redis:// address");
+    }
+    auto parsed = boost::urls::parse_uri(value);
+    if (!parsed || parsed->scheme() != "redis" || parsed->host().empty() || parsed->has_query() ||
+        parsed->has_fragment())
+        return false;
+    if (parsed->has_port() && parsed->port_number() == 0) return false;
+    std::string path = parsed->path();
+    if (path.empty() || path == "/") return true;
+    unsigned db = 0;
+    return parse_uint<unsigned>(path.substr(1), db, 0, 1024);
+}
+
+std::string join_list(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+    return out;
+}
+
+bool ipv4_host(const std::string& host) { return host.find(':') == std::string::npos; }
+
+// "https://a.example, http://localhost:3000": scheme and authority only, no path or trailing slash.
+std::optional<std::vector<std::string>> parse_origins(const std::string& list) {
+    std::vector<std::string> origins;
+    std::istringstream in(list);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        auto first = item.find_first_not_of(" \t");
+        if (first == std::string::npos) continue;
+        item = item.substr(first, item.find_last_not_of(" \t") - first + 1);
+        auto parsed = boost::urls::parse_absolute_uri(item);
+        if (!parsed ||
+            (parsed->scheme_id() != boost::urls::scheme::https &&
+             parsed->scheme_id() != boost::urls::scheme::http) ||
+            parsed->host().empty() || parsed->has_userinfo() || !parsed->encoded_path().empty() ||
+            parsed->has_query() || parsed->has_fragment())
+            return std::nullopt;
+        origins.push_back(item);
+    }
+    return origins;
+}
+
+}  // namespace
+
+std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list) {
+    std::vector<IpNetwork> networks;
+    std::size_t pos = 0;
+    while (pos < list.size()) {
+        auto comma = list.find(',', pos);
+        std::string item =
+            list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (item.find_first_not_of(" \t") != std::string::npos) {
+            auto network = IpNetwork::parse(item);
+            if (!network) return std::nullopt;
+            networks.push_back(*network);
+        }
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+    }
+    return networks;
+}
+
+namespace {
+
+const std::vector<Setting>& settings() {
+    static const std::vector<Setting> table = {
+        {"listen", "REFGATE_LISTEN",
+         [](Config& c, const std::string& v) {
+             auto e = parse_endpoint(v);
+             if (e) c.listen = *e;
+             return e.has_value();
+         },
+         "host:port", [](const Config& c) { return c.listen.to_string(); }},
+        {"admin_listen", "REFGATE_ADMIN_LISTEN",
+         [](Config& c, const std::string& v) {
+             auto e = parse_endpoint(v);
+             if (e) c.admin_listen = *e;
+             return e.has_value();
+         },
+         "host:port", [](const Config& c) { return c.admin_listen.to_string(); }},
+        {"database_url", "REFGATE_DATABASE_URL",
+         [](Config& c, const std::string& v) {
+             c.database_url = v;
+             return v.rfind("postgresql://", 0) == 0 || v.rfind("postgres://", 0) == 0;
+         },
+         "a postgresql:// URI", [](const Config& c) { return redact_secrets(c.database_url); }},
+        {"redis_url", "REFGATE_REDIS_URL",
+         [](Config& c, const std::string& v) {
+             c.redis_url = v;
+             return valid_redis_url(v);
+         },
+         "redis://host:port[/db], with :password@ or user:password@ before the host when Redis "
+         "asks for one",
+         [](const Config& c) { return redact_secrets(c.redis_url); }},
+        {"threads", "REFGATE_THREADS",
+         [](Config& c, const std::string& v) { return parse_uint<unsigned>(v, c.threads, 1, 256); },
+         "an integer from 1 to 256", [](const Config& c) { return std::to_string(c.threads); }},
+        {"snapshot_file", "REFGATE_SNAPSHOT_FILE",
+         [](Config& c, const std::string& v) {
+             c.snapshot_file = v;
+             return true;
+         },
+         "a file path (empty disables the snapshot file)",
+         [](const Config& c) { return c.snapshot_file; }},
+        {"referrer_policy", "REFGATE_REFERRER_POLICY",
+         [](Config& c, const std::string& v) {
+             c.referrer_policy = v;
+             return valid_referrer_policy(v);
+         },
+         "a Referrer-Policy token such as strict-origin-when-cross-origin",
+         [](const Config& c) { return c.referrer_policy; }},
+        {"allow_http_destinations", "REFGATE_ALLOW_HTTP_DESTINATIONS",
+         [](Config& c, const std::string& v) { return parse_bool(v, c.allow_http_destinations); },
+         "true or false", [](const Config& c) { return bool_text(c.allow_http_destinations); }},
+        {"max_connections", "REFGATE_MAX_CONNECTIONS",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.http.max_connections, 1, 1'000'000);
+         },
+         "an integer from 1 to 1000000",
+         [](const Config& c) { return std::to_string(c.http.max_connections); }},
+        {"max_header_bytes", "REFGATE_MAX_HEADER_BYTES",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.http.max_header_bytes, 1024, 65536);
+         },
+         "an integer from 1024 to 65536",
+         [](const Config& c) { return std::to_string(c.http.max_header_bytes); }},
+        {"max_target_bytes", "REFGATE_MAX_TARGET_BYTES",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.http.max_target_bytes, 64, 16384);
+         },
+         "an integer from 64 to 16384",
+         [](const Config& c) { return std::to_string(c.http.max_target_bytes); }},
+        {"read_timeout_ms", "REFGATE_READ_TIMEOUT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.http.read_timeout); },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.http.read_timeout); }},
+        {"write_timeout_ms", "REFGATE_WRITE_TIMEOUT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.http.write_timeout); },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.http.write_timeout); }},
+        {"reload_interval_ms", "REFGATE_RELOAD_INTERVAL_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.reload_interval); },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.reload_interval); }},
+        {"shutdown_timeout_ms", "REFGATE_SHUTDOWN_TIMEOUT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.shutdown_timeout); },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.shutdown_timeout); }},
+        {"drain_ms", "REFGATE_DRAIN_MS",
+         [](Config& c, const std::string& v) { return parse_millis_or_off(v, c.drain); },
+         "milliseconds, 0 (no drain) to 86400000",
+         [](const Config& c) { return millis_text(c.drain); }},
+        {"aggregation_window_ms", "REFGATE_AGGREGATION_WINDOW_MS",
+         [](Config& c, const std::string& v) {
+             return parse_millis(v, c.clicks.aggregation_window);
+         },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.clicks.aggregation_window); }},
+        {"flush_interval_ms", "REFGATE_FLUSH_INTERVAL_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.clicks.flush_interval); },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.clicks.flush_interval); }},
+        {"bucket_seconds", "REFGATE_BUCKET_SECONDS",
+         [](Config& c, const std::string& v) {
+             std::int64_t seconds = 0;
+             if (!parse_uint<std::int64_t>(v, seconds, 1, 3600)) return false;
+             c.clicks.bucket = std::chrono::seconds{seconds};
+             return true;
+         },
+         "an integer from 1 to 3600",
+         [](const Config& c) { return std::to_string(c.clicks.bucket.count()); }},
+        {"max_pending_keys", "REFGATE_MAX_PENDING_KEYS",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.clicks.max_pending_keys, 1, 100'000'000);
+         },
+         "an integer from 1 to 100000000",
+         [](const Config& c) { return std::to_string(c.clicks.max_pending_keys); }},
+        {"spill_file", "REFGATE_SPILL_FILE",
+         [](Config& c, const std::string& v) {
+             c.clicks.spill_file = v;
+             return true;
+         },
+         "a file path (empty disables spilling)",
+         [](const Config& c) { return c.clicks.spill_file; }},
+        {"trusted_proxies", "REFGATE_TRUSTED_PROXIES",
+         [](Config& c, const std::string& v) {
+             c.clicks.trusted_proxies = v;
+             return parse_networks(v).has_value();
+         },
+         "a comma-separated list of addresses or CIDR ranges",
+         [](const Config& c) { return c.clicks.trusted_proxies; }},
+        {"disclosure_default_locale", "REFGATE_DISCLOSURE_DEFAULT_LOCALE",
+         [](Config& c, const std::string& v) {
+             auto locale = normalize_locale(v);
+             if (locale) c.disclosure.default_locale = *locale;
+             return locale.has_value();
+         },
+         "a language tag such as en or de-AT",
+         [](const Config& c) { return c.disclosure.default_locale; }},
+        {"disclosure_max_age", "REFGATE_DISCLOSURE_MAX_AGE",
+         [](Config& c, const std::string& v) {
+             std::int64_t seconds = 0;
+             if (!parse_uint<std::int64_t>(v, seconds, 0, 31'536'000)) return false;
+             c.disclosure.max_age = std::chrono::seconds{seconds};
+             return true;
+         },
+         "seconds, 0 to 31536000",
+         [](const Config& c) { return std::to_string(c.disclosure.max_age.count()); }},
+        {"public_base_url", "REFGATE_PUBLIC_BASE_URL",
+         [](Config& c, const std::string& v) {
+             auto url = parse_public_base_url(v);
+             if (url) c.disclosure.public_base_url = *url;
+             return url.has_value();
+         },
+         "an https URL such as https://picks.example.com",
+         [](const Config& c) { return c.disclosure.public_base_url; }},
+        {"log_level", "REFGATE_LOG_LEVEL",
+         [](Config& c, const std::string& v) {
+             log::Level level;
+             c.log_level = v;
+             return log::parse_level(v, level);
+         },
+         "debug, info, warn or error", [](const Config& c) { return c.log_level; }},
+        {"metrics_token", "REFGATE_METRICS_TOKEN",
+         [](Config& c, const std::string& v) {
+             c.metrics_token_required = v == "required";
+             return v == "required" || v == "none";
+         },
+         "required or none",
+         [](const Config& c) {
+             return std::string(c.metrics_token_required ? "required" : "none");
+         }},
+        {"admin_max_connections", "REFGATE_ADMIN_MAX_CONNECTIONS",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.admin_http.max_connections, 1, 100'000);
+         },
+         "an integer from 1 to 100000",
+         [](const Config& c) { return std::to_string(c.admin_http.max_connections); }},
+        {"reuse_port", "REFGATE_REUSE_PORT",
+         [](Config& c, const std::string& v) { return parse_bool(v, c.reuse_port); },
+         "true or false", [](const Config& c) { return bool_text(c.reuse_port); }},
+        {"state_dir", "REFGATE_STATE_DIR",
+         [](Config& c, const std::string& v) {
+             c.state_dir = v;
+             return true;
+         },
+         "a directory path", [](const Config& c) { return c.state_dir; }},
+        {"admin_cors_origins", "REFGATE_ADMIN_CORS_ORIGINS",
+         [](Config& c, const std::string& v) {
+             auto origins = parse_origins(v);
+             if (origins) c.admin_cors_origins = *origins;
+             return origins.has_value();
+         },
+         "a comma-separated list of origins such as https://console.example.com",
+         [](const Config& c) { return join_list(c.admin_cors_origins); }},
+        {"admin_db_wait_ms", "REFGATE_ADMIN_DB_WAIT_MS",
+         [](Config& c, const std::string& v) { return parse_millis(v, c.admin_db_wait); },
+         "milliseconds, 1 to 86400000",
+         [](const Config& c) { return millis_text(c.admin_db_wait); }},
+    };
+    return table;
+}
+
+std::string json_value_text(const nlohmann::json& value) {
+    if (value.is_string()) return value.get<std::string>();
+    return value.dump();
+}
+
+}  // namespace
+
+std::string Endpoint::to_string() const {
+    if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+    return host + ":" + std::to_string(port);
+}
+
+std::optional<std::string> parse_public_base_url(const std::string& text) {
+    // Without an authority it is no base URL; and Boost.URL 1.81 fails an assertion parsing a
+    // scheme with an empty path ("https:").
+    if (text.find("://") == std::string::npos) return std::nullopt;
+    auto parsed = boost::urls::parse_absolute_uri(text);
+    if (!parsed || parsed->scheme_id() != boost::urls::scheme::https || !parsed->has_authority() ||
+        parsed->host().empty() || parsed->has_userinfo() || parsed->has_query() ||
+        parsed->has_fragment()) {
+        return std::nullopt;
+    }
+    for (char c : text) {
+        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '"' || c == '<' ||
+            c == '>' || c == '\\')
+            return std::nullopt;
+    }
+    std::string url = text;
+    while (url.ends_with('/')) url.pop_back();
+    return url;
+}
+
+std::optional<Endpoint> parse_endpoint(const std::string& text) {
+    std::string host;
+    std::string port_text;
+    if (!text.empty() && text.front() == '[') {
+        auto close = text.find(']');
+        if (close == std::string::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+            return std::nullopt;
+        }
+        host = text.substr(1, close - 1);
+        port_text = text.substr(close + 2);
+    } else {
+        auto colon = text.rfind(':');
+        if (colon == std::string::npos) return std::nullopt;
+        host = text.substr(0, colon);
+        port_text = text.substr(colon + 1);
+        if (host.find(':') != std::string::npos) return std::nullopt;
+    }
+    // A host prints back as it was given (Endpoint::to_string): brackets only around an IPv6
+    // address, never inside a host.
+    bool bracketed = text.front() == '[';
+    if (host.find_first_of("[]/ ") != std::string::npos ||
+        bracketed != (host.find(':') != std::string::npos))
+        return std::nullopt;
+    std::uint16_t port = 0;
+    if (host.empty() || !parse_uint<std::uint16_t>(port_text, port, 0, 65535)) return std::nullopt;
+    return Endpoint{host, port};
+}
+
+EnvLookup process_env() {
+    return [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+    };
+}
+
+Config load_config(const std::optional<std::string>& file, const EnvLookup& env) {
+    Config config;
+    auto fail = [](const std::string& where, const Setting& s, std::string value) {
+        // The message is one line whatever the value holds.
+        for (char& c : value) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+        }
+        throw ConfigError("invalid " + where + " '" + redact_secrets(value) + "': expected " +
+                          s.expected);
+    };
+    if (file) {
+        std::ifstream in(*file);
+        if (!in) throw ConfigError("config file " + *file + ": cannot be read");
+        nlohmann::json doc;
+        try {
+            doc = nlohmann::json::parse(in);
+        } catch (const nlohmann::json::parse_error& e) {
+            throw ConfigError("config file " + *file + ": not valid JSON (" + e.what() + ")");
+        }
+        if (!doc.is_object()) throw ConfigError("config file " + *file + ": must be a JSON object");
+        for (const auto& [key, value] : doc.items()) {
+            const Setting* found = nullptr;
+            for (const auto& s : settings()) {
+                if (key == s.key) found = &s;
+            }
+            if (found == nullptr)
+                throw ConfigError("config file " + *file + ": unknown key '" + key + "'");
+            if (value.is_object() || value.is_array() || value.is_null()) {
+                fail("setting " + key, *found, value.dump());
+            }
+            std::string text = json_value_text(value);
+            if (!found->apply(config, text)) fail("setting " + key, *found, text);
+        }
+    }
+    for (const auto& s : settings()) {
+        if (auto value = env(s.env)) {
+            if (!s.apply(config, *value)) fail(std::string(s.env), s, *value);
+        }
+    }
+    if (listeners_overlap(config.listen, config.admin_listen)) {
+        throw ConfigError("REFGATE_LISTEN (listen) " + config.listen.to_string() +
+                          " and REFGATE_ADMIN_LISTEN (admin_listen) " +
+                          config.admin_listen.to_string() +
+                          " share an address: give each listener a port of its own");
+    }
+    return config;
+}
+
+std::string redact_secrets(std::string text) {
+    // Userinfo passwords: scheme://user:PASSWORD@host
+    for (auto scheme = text.find("://"); scheme != std::string::npos;
+         scheme = text.find("://", scheme + 3)) {
+        auto start = scheme + 3;
+        auto end = text.find_first_of("/?# \t", start);
+        if (end == std::string::npos) end = text.size();
+        auto at = text.rfind('@', end - 1);
+        if (at == std::string::npos || at < start) continue;
+        auto colon = text.find(':', start);
+        if (colon == std::string::npos || colon > at) continue;
+        text.replace(colon + 1, at - colon - 1, "***");
+    }
+    // password=VALUE, in a query (&-separated) or a libpq keyword string (space-separated).
+    std::string lower = text;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    constexpr std::string_view kKey = "password=";
+    for (auto pos = lower.find(kKey); pos != std::string::npos; pos = lower.find(kKey, pos + 1)) {
+        auto start = pos + kKey.size();
+        // A quoted value ends at its closing quote; whatever sticks to the quote goes too, so
+        // that redacting twice changes nothing more.
+        auto from = start;
+        if (start < text.size() && text[start] == '\'') {
+            auto close = text.find('\'', start + 1);
+            from = close == std::string::npos ? text.size() : close + 1;
+        }
+        auto end = std::min(text.find_first_of("& \t#;", from), text.size());
+        text.replace(start, end - start, "***");
+        lower.replace(start, end - start, "***");
+    }
+    return text;
+}
+
+bool listeners_overlap(const Endpoint& a, const Endpoint& b) {
+    if (a.port == 0 || a.port != b.port) return false;
+    auto norm = [](const std::string& host) {
+        return host == "localhost" ? std::string("127.0.0.1") : host;
+    };
+    std::string ha = norm(a.host), hb = norm(b.host);
+    if (ha == hb || ha == "::" || hb == "::") return true;
+    return (ha == "0.0.0.0" && ipv4_host(hb)) || (hb == "0.0.0.0" && ipv4_host(ha));
+}
+
+std::vector<std::pair<std::string, std::string>> describe_config(const Config& config) {
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const auto& s : settings()) rows.emplace_back(s.key, s.show(config));
+    return rows;
+}
+
+std::string default_state_dir(const EnvLookup& env, const DirCheck& usable) {
+    if (usable(kSystemStateDir)) return kSystemStateDir;
+    if (auto xdg = env("XDG_STATE_HOME"); xdg && !xdg->empty() && xdg->front() == '/')
+        return *xdg + "/refgate";
+    if (auto home = env("HOME"); home && !home->empty()) return *home + "/.local/state/refgate";
+    throw ConfigError(
+        "no state directory: /var/lib/refgate is not writable and neither XDG_STATE_HOME nor "
+        "HOME is set; set REFGATE_STATE_DIR (state_dir)");
+}
+
+void resolve_state_paths(Config& config, const EnvLookup& env, const DirCheck& usable) {
+    if (config.state_dir.empty()) config.state_dir = default_state_dir(env, usable);
+    for (std::string* path : {&config.snapshot_file, &config.clicks.spill_file}) {
+        if (!path->empty() && path->front() != '/') *path = config.state_dir + "/" + *path;
+    }
+}
+
+}  // namespace refgate

@@ -1,0 +1,266 @@
+#include "refgate/domain/click_classifier.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+namespace refgate {
+namespace {
+
+constexpr std::uint32_t kBotMatch = 1;
+constexpr std::uint32_t kPrefetchMatch = 2;
+constexpr std::uint32_t kMatchBits = kBotMatch | kPrefetchMatch;
+
+// Bounds what a runaway pattern file can make the constructor allocate (entries of 4 bytes);
+// the built-in file needs about 21 thousand (636 states of 33 symbols).
+constexpr std::size_t kMaxAutomatonEntries = std::size_t{1} << 24;
+
+constexpr char ascii_lower(char c) noexcept {
+    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+constexpr bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+    while (!text.empty() && (is_blank(text.back()) || text.back() == '\r')) text.remove_suffix(1);
+    return text;
+}
+
+std::string_view capped(std::string_view text) noexcept {
+    return {text.data(), std::min(text.size(), kMaxScannedUserAgentBytes)};
+}
+
+bool all_blank(std::string_view text) noexcept {
+    return std::all_of(text.begin(), text.end(), is_blank);
+}
+
+bool starts_with_lower(std::string_view text, std::string_view lower_word) noexcept {
+    if (text.size() < lower_word.size()) return false;
+    for (std::size_t i = 0; i < lower_word.size(); ++i) {
+        if (ascii_lower(text[i]) != lower_word[i]) return false;
+    }
+    return true;
+}
+
+// True when a Purpose-style header asks for a prefetch or a preview, e.g. "prefetch",
+// "prefetch;prerender", "Preview". The values are a token or two, so a plain scan is enough.
+bool says_prefetch(std::string_view header) noexcept {
+    header = capped(header);
+    for (std::size_t i = 0; i < header.size(); ++i) {
+        if (ascii_lower(header[i]) != 'p') continue;
+        std::string_view rest = header.substr(i);
+        if (starts_with_lower(rest, "prefetch") || starts_with_lower(rest, "preview")) return true;
+    }
+    return false;
+}
+
+struct Pattern {
+    std::uint32_t kind;  // kBotMatch or kPrefetchMatch
+    std::string lower;
+};
+
+[[noreturn]] void bad_line(std::size_t number, std::string_view line, const std::string& why) {
+    // The message stays one line whatever the pattern text holds.
+    std::string text(line.substr(0, 120));
+    for (char& c : text) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    throw std::invalid_argument("click patterns line " + std::to_string(number) + ": " + why +
+                                ", got '" + text + "'");
+}
+
+std::vector<Pattern> parse_patterns(std::string_view text) {
+    std::vector<Pattern> patterns;
+    std::size_t number = 0;
+    while (!text.empty()) {
+        ++number;
+        std::size_t end = text.find('\n');
+        std::string_view raw = text.substr(0, end);
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+
+        std::string_view line = trim(raw);
+        if (line.empty() || line.front() == '#') continue;
+        std::size_t space = line.find_first_of(" \t");
+        std::string_view kind = line.substr(0, space);
+        std::string_view substring =
+            space == std::string_view::npos ? std::string_view{} : trim(line.substr(space));
+        Pattern pattern;
+        if (kind == "bot") {
+            pattern.kind = kBotMatch;
+        } else if (kind == "prefetch") {
+            pattern.kind = kPrefetchMatch;
+        } else {
+            bad_line(number, raw, "expected 'bot <substring>' or 'prefetch <substring>'");
+        }
+        if (substring.empty()) bad_line(number, raw, "the substring is missing");
+        if (substring.size() > kMaxScannedUserAgentBytes) {
+            bad_line(number, raw, "the substring is longer than the scanned part of a User-Agent");
+        }
+        pattern.lower.reserve(substring.size());
+        for (char c : substring) pattern.lower.push_back(ascii_lower(c));
+        patterns.push_back(std::move(pattern));
+    }
+    return patterns;
+}
+
+}  // namespace
+
+std::string_view to_string(ClickClass click_class) {
+    switch (click_class) {
+        case ClickClass::human:
+            return "human";
+        case ClickClass::bot:
+            return "bot";
+        case ClickClass::prefetch:
+            return "prefetch";
+    }
+    return "human";
+}
+
+// Aho–Corasick over the lower-cased patterns, compiled to a complete DFA: every state has an
+// entry for every input symbol, so the walk is one table load per byte and never backtracks.
+ClickClassifier::ClickClassifier(std::string_view pattern_text) {
+    const std::vector<Pattern> patterns = parse_patterns(pattern_text);
+    pattern_count_ = patterns.size();
+
+    // Input symbols: one per distinct pattern byte, 0 for every other byte.
+    std::size_t total_bytes = 0;
+    std::size_t used_symbols = 1;
+    for (const Pattern& p : patterns) {
+        total_bytes += p.lower.size();
+        has_prefetch_patterns_ = has_prefetch_patterns_ || p.kind == kPrefetchMatch;
+        for (char c : p.lower) {
+            auto& symbol = symbol_of_[static_cast<unsigned char>(c)];
+            if (symbol == 0) symbol = static_cast<std::uint8_t>(used_symbols++);
+        }
+    }
+    for (char c = 'A'; c <= 'Z'; ++c) {
+        symbol_of_[static_cast<unsigned char>(c)] =
+            symbol_of_[static_cast<unsigned char>(ascii_lower(c))];
+    }
+    row_size_ = used_symbols;
+    const std::size_t max_states = total_bytes + 1;
+    if (max_states * row_size_ > kMaxAutomatonEntries) {
+        throw std::invalid_argument("click patterns: too many patterns (" +
+                                    std::to_string(patterns.size()) + ")");
+    }
+
+    // The trie; child 0 means "no child", as no edge leads back to the root.
+    std::vector<std::uint32_t> next(max_states * row_size_, 0);
+    std::vector<std::uint32_t> match(max_states, 0);
+    std::size_t states = 1;
+    for (const Pattern& p : patterns) {
+        std::uint32_t s = 0;
+        for (char c : p.lower) {
+            std::uint32_t& child = next[s * row_size_ + symbol_of_[static_cast<unsigned char>(c)]];
+            if (child == 0) child = static_cast<std::uint32_t>(states++);
+            s = child;
+        }
+        match[s] |= p.kind;
+    }
+
+    // Breadth first, so that a state's failure target is complete before the state itself: a
+    // missing edge takes the failure target's edge, and a state inherits the failure target's
+    // matches (a pattern that ends inside a longer one is still found).
+    std::vector<std::uint32_t> fail(states, 0);
+    std::deque<std::uint32_t> queue;
+    for (std::size_t c = 0; c < row_size_; ++c) {
+        if (next[c] != 0) queue.push_back(next[c]);
+    }
+    while (!queue.empty()) {
+        const std::uint32_t s = queue.front();
+        queue.pop_front();
+        for (std::size_t c = 0; c < row_size_; ++c) {
+            std::uint32_t& edge = next[s * row_size_ + c];
+            const std::uint32_t via_fail = next[fail[s] * row_size_ + c];
+            if (edge == 0) {
+                edge = via_fail;
+            } else {
+                fail[edge] = via_fail;
+                match[edge] |= match[via_fail];
+                queue.push_back(edge);
+            }
+        }
+    }
+
+    // Renumber the states so that those with matches come last, prefetch ones at the very end:
+    // then one comparison per byte tells whether the walk has found anything, and entries can
+    // hold plain row offsets (state * row_size_), which saves a multiplication per byte.
+    std::vector<std::uint32_t> order(states);
+    for (std::uint32_t i = 0; i < states; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+        auto rank = [&](std::uint32_t s) { return (match[s] & kPrefetchMatch) ? 2 : match[s]; };
+        return rank(a) < rank(b);
+    });
+    std::vector<std::uint32_t> renumbered(states);
+    for (std::uint32_t i = 0; i < states; ++i) renumbered[order[i]] = i;
+    const auto first_with = [&](std::uint32_t kinds) {
+        auto it = std::find_if(order.begin(), order.end(),
+                               [&](std::uint32_t s) { return (match[s] & kinds) != 0; });
+        return static_cast<std::uint32_t>(it - order.begin()) * row_size_;
+    };
+    first_match_offset_ = first_with(kMatchBits);
+    first_prefetch_offset_ = first_with(kPrefetchMatch);
+
+    delta_.resize(states * row_size_);
+    for (std::uint32_t s = 0; s < states; ++s) {
+        for (std::size_t c = 0; c < row_size_; ++c) {
+            delta_[renumbered[s] * row_size_ + c] =
+                static_cast<std::uint32_t>(renumbered[next[s * row_size_ + c]] * row_size_);
+        }
+    }
+}
+
+const ClickClassifier& ClickClassifier::builtin() {
+    static const ClickClassifier classifier{embedded_bot_patterns()};
+    return classifier;
+}
+
+ClickClassifier::AgentMatch ClickClassifier::match_agent(
+    std::string_view user_agent) const noexcept {
+    // The walk stops at the first match that settles the answer: any prefetch match, or a bot
+    // match when no prefetch pattern could still overrule it. The root keeps offset 0, as no
+    // state matches before the walk has read a byte.
+    AgentMatch found = AgentMatch::none;
+    std::uint32_t offset = 0;
+    for (const char c : capped(user_agent)) {
+        offset = delta_[offset + symbol_of_[static_cast<unsigned char>(c)]];
+        if (offset >= first_match_offset_) [[unlikely]] {
+            if (offset >= first_prefetch_offset_) return AgentMatch::prefetch;
+            found = AgentMatch::bot;
+            if (!has_prefetch_patterns_) break;
+        }
+    }
+    return found;
+}
+
+ClickClass ClickClassifier::classify(const ClickSignals& signals, AgentMatch agent) const noexcept {
+    if (says_prefetch(signals.purpose) || says_prefetch(signals.sec_purpose) ||
+        says_prefetch(signals.x_purpose) || says_prefetch(signals.x_moz)) {
+        return ClickClass::prefetch;
+    }
+    if (agent == AgentMatch::prefetch) return ClickClass::prefetch;
+    if (signals.head || all_blank(capped(signals.user_agent)) || agent == AgentMatch::bot)
+        return ClickClass::bot;
+    return ClickClass::human;
+}
+
+ClickClassifier::AgentMatch AgentMatchCache::match(std::string_view user_agent) noexcept {
+    if (user_agent.empty() || user_agent.size() > kMaxAgentBytes)
+        return classifier_.match_agent(user_agent);
+    Entry& entry = entries_[std::hash<std::string_view>{}(user_agent) % kEntries];
+    if (entry.length == user_agent.size() &&
+        std::memcmp(entry.text.data(), user_agent.data(), user_agent.size()) == 0) {
+        return entry.match;
+    }
+    entry.length = static_cast<std::uint16_t>(user_agent.size());
+    std::memcpy(entry.text.data(), user_agent.data(), user_agent.size());
+    entry.match = classifier_.match_agent(user_agent);
+    return entry.match;
+}
+
+}  // namespace refgate

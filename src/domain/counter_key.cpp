@@ -1,0 +1,153 @@
+#include "refgate/domain/counter_key.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+
+#include "refgate/domain/click_classifier.hpp"
+
+namespace refgate {
+namespace {
+
+constexpr std::string_view kDirect = "direct";
+
+}  // namespace
+
+bool valid_channel(std::string_view channel) {
+    if (channel.empty() || channel.size() > kMaxChannelLength) return false;
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (!alnum(channel.front())) return false;
+    for (char c : channel) {
+        if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+    }
+    return true;
+}
+
+std::string_view channel_of(std::string_view raw_query) {
+    // The first src parameter decides; its raw form must already be a valid tag, so anything
+    // percent-encoded is "direct".
+    std::size_t pos = 0;
+    while (pos <= raw_query.size()) {
+        auto amp = raw_query.find('&', pos);
+        std::string_view param = raw_query.substr(
+            pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
+        if (param.starts_with("src=")) {
+            std::string_view value = param.substr(4);
+            return valid_channel(value) ? value : kDirect;
+        }
+        if (amp == std::string_view::npos) break;
+        pos = amp + 1;
+    }
+    return kDirect;
+}
+
+std::int32_t utc_day(std::int64_t unix_seconds) {
+    auto days = unix_seconds / 86'400;
+    if (unix_seconds < 0 && unix_seconds % 86'400 != 0) --days;
+    return static_cast<std::int32_t>(days);
+}
+
+std::string format_day(std::int32_t day) {
+    char buf[kDayLength];
+    format_day(day, buf);
+    return std::string(buf, sizeof buf);
+}
+
+void format_day(std::int32_t day, char (&out)[kDayLength]) {
+    using namespace std::chrono;
+    year_month_day ymd{sys_days{days{day}}};
+    // Years outside 0000-9999 cannot occur for a click; they are clamped rather than overflow.
+    int y = std::clamp(static_cast<int>(ymd.year()), 0, 9999);
+    auto m = static_cast<unsigned>(ymd.month());
+    auto d = static_cast<unsigned>(ymd.day());
+    out[0] = static_cast<char>('0' + y / 1000);
+    out[1] = static_cast<char>('0' + y / 100 % 10);
+    out[2] = static_cast<char>('0' + y / 10 % 10);
+    out[3] = static_cast<char>('0' + y % 10);
+    out[4] = '-';
+    out[5] = static_cast<char>('0' + m / 10);
+    out[6] = static_cast<char>('0' + m % 10);
+    out[7] = '-';
+    out[8] = static_cast<char>('0' + d / 10);
+    out[9] = static_cast<char>('0' + d % 10);
+}
+
+CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::string_view ch)
+    : link_id(link), day(d), click_class(static_cast<std::uint8_t>(cls)) {
+    if (ch.size() > kMaxChannelLength) ch = kDirect;
+    channel_length = static_cast<std::uint8_t>(ch.size());
+    std::memcpy(channel.data(), ch.data(), ch.size());
+}
+
+std::string CounterKey::field() const {
+    char buf[kMaxFieldLength];
+    return std::string(buf, write_field(buf));
+}
+
+std::size_t CounterKey::write_field(char* out) const {
+    char* p = std::to_chars(out, out + 20, link_id).ptr;
+    *p++ = '|';
+    char day_text[kDayLength];
+    format_day(day, day_text);
+    p = std::copy_n(day_text, kDayLength, p);
+    *p++ = '|';
+    auto ch = channel_view();
+    p = std::copy(ch.begin(), ch.end(), p);
+    *p++ = '|';
+    auto cls = to_string(static_cast<ClickClass>(click_class));
+    p = std::copy(cls.begin(), cls.end(), p);
+    return static_cast<std::size_t>(p - out);
+}
+
+bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
+    auto a = field.find('|');
+    auto b = a == std::string_view::npos ? a : field.find('|', a + 1);
+    auto c = b == std::string_view::npos ? b : field.find('|', b + 1);
+    if (c == std::string_view::npos) return false;
+    std::int64_t link = 0;
+    auto link_text = field.substr(0, a);
+    // Only the form write_field() produces ("42", "-3"; not "042" or "42x"), so that one counter
+    // is never read under two spellings.
+    auto [link_end, link_ec] =
+        std::from_chars(link_text.data(), link_text.data() + link_text.size(), link);
+    if (link_ec != std::errc{} || link_end != link_text.data() + link_text.size()) return false;
+    char canonical[20];
+    auto canonical_end = std::to_chars(canonical, canonical + sizeof canonical, link).ptr;
+    if (std::string_view(canonical, static_cast<std::size_t>(canonical_end - canonical)) !=
+        link_text)
+        return false;
+    auto day_text = field.substr(a + 1, b - a - 1);
+    int y = 0;
+    unsigned m = 0, d = 0;
+    auto number = [&](std::size_t at, std::size_t length, auto& out) {
+        const char* first = day_text.data() + at;
+        auto [end, ec] = std::from_chars(first, first + length, out);
+        return ec == std::errc{} && end == first + length;
+    };
+    if (day_text.size() != kDayLength || day_text[4] != '-' || day_text[7] != '-' ||
+        !number(0, 4, y) || y < 0 || !number(5, 2, m) || !number(8, 2, d)) {
+        return false;
+    }
+    using namespace std::chrono;
+    year_month_day ymd{year{y}, month{m}, std::chrono::day{d}};
+    if (!ymd.ok()) return false;
+    auto channel = field.substr(b + 1, c - b - 1);
+    auto cls = field.substr(c + 1);
+    ClickClass parsed;
+    if (cls == "human") {
+        parsed = ClickClass::human;
+    } else if (cls == "bot") {
+        parsed = ClickClass::bot;
+    } else if (cls == "prefetch") {
+        parsed = ClickClass::prefetch;
+    } else {
+        return false;
+    }
+    if (!valid_channel(channel)) return false;
+    out = CounterKey(link, static_cast<std::int32_t>(sys_days{ymd}.time_since_epoch().count()),
+                     parsed, channel);
+    return true;
+}
+
+}  // namespace refgate

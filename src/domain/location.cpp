@@ -1,0 +1,181 @@
+#include "refgate/domain/location.hpp"
+
+#include <boost/url/parse_query.hpp>
+#include <boost/url/url.hpp>
+#include <boost/url/url_view.hpp>
+#include <optional>
+#include <vector>
+
+#include "refgate/domain/html.hpp"
+
+namespace refgate {
+namespace {
+
+constexpr std::size_t kMaxUtmKey = 64;
+constexpr std::size_t kMaxUtmValue = 256;
+constexpr std::size_t kMaxUtmParams = 8;
+
+bool is_extra_key(const Partner& partner, std::string_view key) {
+    for (const auto& [k, v] : partner.extra_params) {
+        if (k == key) return true;
+    }
+    return false;
+}
+
+bool acceptable_utm(std::string_view key, std::string_view value) {
+    if (!key.starts_with("utm_") || key.size() <= 4 || key.size() > kMaxUtmKey) return false;
+    for (char c : key) {
+        bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+        if (!ok) return false;
+    }
+    if (value.size() > kMaxUtmValue) return false;
+    for (unsigned char c : value) {
+        if (c < 0x20 || c == 0x7f) return false;
+    }
+    return true;
+}
+
+// Everything but RFC 3986 unreserved characters is percent-encoded, so that '+', '&', '=' and
+// '#' in a code or value reach the partner as themselves whatever decoder it uses.
+std::string encode_component(std::string_view text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(text.size() * 3);
+    for (unsigned char c : text) {
+        bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
+        if (unreserved) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            out.push_back('%');
+            out.push_back(kHex[c >> 4]);
+            out.push_back(kHex[c & 0xf]);
+        }
+    }
+    return out;
+}
+
+// The destination's query as a list of percent-encoded parameters, edited here and written back
+// once. Boost.URL 1.81's params_encoded_ref::set() fails an assertion inside its erase (and reads
+// out of bounds without assertions) on some queries that hold the key more than once, and misreads
+// an empty query ("?" or "?#f") as holding a parameter (boostorg/url#864).
+class Params {
+  public:
+    explicit Params(const boost::urls::url_view& url) {
+        if (!url.has_query() || url.encoded_query().empty()) return;
+        for (auto p : url.encoded_params()) {
+            params_.push_back(
+                {std::string(p.key),
+                 p.has_value ? std::optional<std::string>(std::string(p.value)) : std::nullopt});
+        }
+    }
+
+    // As set() of Boost.URL: the first parameter of that (decoded) key takes the key's spelling
+    // and the value, every other of that key goes; appended when there is none. Keys compare
+    // decoded, so that "r%65f" cannot stand beside a locked "ref".
+    void set(std::string_view encoded_key, std::string_view encoded_value) {
+        auto key = boost::urls::pct_string_view(encoded_key).decode();
+        bool found = false;
+        for (auto it = params_.begin(); it != params_.end();) {
+            if (boost::urls::pct_string_view(it->key).decode() != key) {
+                ++it;
+            } else if (!found) {
+                it->key = std::string(encoded_key);
+                it->value = std::string(encoded_value);
+                found = true;
+                ++it;
+            } else {
+                it = params_.erase(it);
+            }
+        }
+        if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+    }
+
+    void write_to(boost::urls::url& url) const {
+        std::string query;
+        for (const auto& p : params_) {
+            if (!query.empty()) query.push_back('&');
+            query.append(p.key);
+            if (p.value) query.append("=").append(*p.value);
+        }
+        if (params_.empty()) {
+            url.remove_query();
+        } else {
+            url.set_encoded_query(boost::urls::pct_string_view(query));
+        }
+    }
+
+  private:
+    struct Param {
+        std::string key;
+        std::optional<std::string> value;
+    };
+    std::vector<Param> params_;
+};
+
+}  // namespace
+
+bool query_has_utm(std::string_view raw_query) {
+    std::size_t pos = 0;
+    while (pos <= raw_query.size()) {
+        if (raw_query.substr(pos).starts_with("utm_")) return true;
+        auto amp = raw_query.find('&', pos);
+        if (amp == std::string_view::npos) break;
+        pos = amp + 1;
+    }
+    return false;
+}
+
+std::string build_location(std::string_view destination, const Partner& partner,
+                           bool utm_passthrough, std::string_view incoming_query) {
+    boost::urls::url url{destination};
+    Params params(url);
+    if (utm_passthrough && !incoming_query.empty()) {
+        // Boost.URL 1.81's parse_query builds its result from data() with strlen(), reading past
+        // the end of a view that is not NUL-terminated (a request target is not: the headers
+        // follow it). A copy ends where the query ends; the grammar admits no NUL inside it.
+        std::string own_query(incoming_query);
+        auto incoming = boost::urls::parse_query(own_query);
+        if (incoming) {
+            std::size_t taken = 0;
+            for (auto param : *incoming) {
+                if (taken == kMaxUtmParams) break;
+                if (!param.has_value || param.key == partner.ref_param ||
+                    is_extra_key(partner, param.key) ||
+                    !acceptable_utm(param.key, param.value.decode())) {
+                    continue;
+                }
+                // Copied in their (already valid) percent-encoded form.
+                params.set(param.key, param.value);
+                ++taken;
+            }
+        }
+    }
+    params.set(encode_component(partner.ref_param), encode_component(partner.ref_code));
+    for (const auto& [key, value] : partner.extra_params) {
+        if (key != partner.ref_param) params.set(encode_component(key), encode_component(value));
+    }
+    params.write_to(url);
+    return std::string(url.buffer());
+}
+
+std::string redirect_page(std::string_view location, std::string_view label) {
+    std::string html;
+    html.reserve(location.size() * 2 + 160);
+    append_redirect_page(html, location, label);
+    return html;
+}
+
+void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
+                          std::string_view label_name) {
+    out.append(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Redirecting</title>"
+        "</head><body><p><a href=\"");
+    append_escaped_html(out, location);
+    out.append("\">");
+    append_escaped_html(out, label);
+    append_escaped_html(out, label_name);
+    out.append("</a></p></body></html>\n");
+}
+
+}  // namespace refgate

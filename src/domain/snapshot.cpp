@@ -1,0 +1,277 @@
+#include "refgate/domain/snapshot.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iterator>
+#include <stdexcept>
+
+#include "refgate/domain/link_rules.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/domain/model.hpp"
+
+namespace refgate {
+
+namespace {
+
+SysSeconds system_now() {
+    return std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+}
+
+// Checking a destination (validate_link(), with its fast path for plain URLs) and building its
+// Location with Boost.URL took most of a snapshot's build: the fast path below takes the common,
+// plain case only and leaves anything else to build_location(), so it decides exactly as before.
+
+// What build_location() appends to a destination without a query: "ref=code&extra=value..."
+// (taken from build_location() itself, so the encoding is its own). Empty when the partner's
+// parameters are not plain enough for the fast path (a repeated key, say).
+std::string location_suffix(const Partner& partner) {
+    std::vector<std::string_view> keys{partner.ref_param};
+    for (const auto& [key, value] : partner.extra_params) {
+        if (key == partner.ref_param) continue;
+        if (!valid_param_name(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
+            return {};
+        }
+        keys.push_back(key);
+    }
+    constexpr std::string_view kProbe = "https://probe.invalid/";
+    std::string probe = build_location(kProbe, partner);
+    if (probe.size() <= kProbe.size() + 1 || !probe.starts_with(kProbe) ||
+        probe[kProbe.size()] != '?' || probe.find('#') != std::string::npos) {
+        return {};
+    }
+    return probe.substr(kProbe.size() + 1);
+}
+
+// build_location(destination, partner) for a destination that passed the checks above: when its
+// query (if any) is plain and names none of the partner's parameters, setting them appends them
+// to the query, and the fragment follows unchanged. Anything else goes through build_location().
+std::string location(std::string_view destination, const Partner& partner,
+                     std::string_view suffix) {
+    if (suffix.empty()) return build_location(destination, partner);
+    std::size_t hash = destination.find('#');
+    std::string_view base = destination.substr(0, hash);
+    std::string_view fragment =
+        hash == std::string_view::npos ? std::string_view{} : destination.substr(hash);
+    std::size_t question = base.find('?');
+    if (question != std::string_view::npos) {
+        std::string_view query = base.substr(question + 1);
+        if (query.empty()) return build_location(destination, partner);
+        std::size_t start = 0;
+        while (start <= query.size()) {
+            std::size_t end = query.find('&', start);
+            if (end == std::string_view::npos) end = query.size();
+            std::string_view param = query.substr(start, end - start);
+            std::string_view key = param.substr(0, param.find('='));
+            for (char c : param) {
+                bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                             (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                             c == '~' || c == '=';
+                if (!plain) return build_location(destination, partner);
+            }
+            if (key.empty() || key == partner.ref_param)
+                return build_location(destination, partner);
+            for (const auto& extra : partner.extra_params) {
+                if (key == extra.first) return build_location(destination, partner);
+            }
+            start = end + 1;
+        }
+    }
+    std::string out;
+    out.reserve(destination.size() + 1 + suffix.size());
+    out.append(base).push_back(question == std::string_view::npos ? '?' : '&');
+    out.append(suffix).append(fragment);
+    return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
+                                                std::vector<Partner> partners,
+                                                std::vector<Link> links, const UrlPolicy& policy,
+                                                std::string source,
+                                                std::vector<Disclosure> disclosures) {
+    return build(version, std::move(partners), std::move(links), policy, std::move(source),
+                 std::move(disclosures), system_now());
+}
+
+std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
+    // Rebuilt from the entries, which were checked when this snapshot was built: the partners'
+    // domains and the URL policy are the same, only referral codes change.
+    auto snapshot = std::make_shared<Snapshot>();
+    snapshot->version_ = version_;
+    snapshot->source_ = source_;
+    snapshot->built_at_ = system_now().time_since_epoch().count();
+    snapshot->policy_ = policy_;
+    snapshot->partners_ = partners_;
+    snapshot->apply_schedule(now);
+    // Only the Locations of partners whose code changed are built again (at 100,000 links all of
+    // them through Boost.URL took a quarter of a second); the slugs, and so the index, are the
+    // same.
+    std::vector<std::string> suffixes(partners_.size());
+    std::vector<bool> changed(partners_.size());
+    for (std::size_t i = 0; i < partners_.size(); ++i) {
+        changed[i] = partners_[i].ref_code != snapshot->partners_[i].ref_code;
+        if (changed[i]) suffixes[i] = location_suffix(snapshot->partners_[i]);
+    }
+    snapshot->entries_ = entries_;
+    for (LinkEntry& entry : snapshot->entries_) {
+        if (!changed[entry.partner_index]) continue;
+        entry.location = location(entry.destination, snapshot->partners_[entry.partner_index],
+                                  suffixes[entry.partner_index]);
+        entry.location.shrink_to_fit();
+    }
+    snapshot->slots_ = slots_;
+    snapshot->disclosures_ = DisclosureSet(disclosures_.versions());
+    return snapshot;
+}
+
+void Snapshot::apply_schedule(SysSeconds now) {
+    // Scheduled codes whose moment has come replace the current code; the rest wait.
+    for (Partner& partner : partners_) {
+        auto& schedule = partner.scheduled_codes;
+        std::sort(schedule.begin(), schedule.end(),
+                  [](const auto& a, const auto& b) { return a.valid_from < b.valid_from; });
+        auto first_future = std::find_if(schedule.begin(), schedule.end(),
+                                         [now](const auto& s) { return s.valid_from > now; });
+        if (first_future != schedule.begin()) {
+            partner.ref_code = std::prev(first_future)->ref_code;
+            schedule.erase(schedule.begin(), first_future);
+            schedule_due_ = true;
+        }
+        if (!schedule.empty() && (!next_change_ || schedule.front().valid_from < *next_change_)) {
+            next_change_ = schedule.front().valid_from;
+        }
+    }
+}
+
+void Snapshot::reserve_index(std::size_t links) {
+    std::size_t size = 2;
+    while (size < 2 * links) size *= 2;
+    slots_.assign(size, Slot{});
+}
+
+bool Snapshot::index(std::uint32_t position) {
+    std::string_view slug = entries_[position].slug;
+    std::size_t hash = StringHash{}(slug);
+    std::size_t mask = slots_.size() - 1;
+    auto tag = static_cast<std::uint32_t>(hash >> 32);
+    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+        Slot& slot = slots_[i];
+        if (slot.position == kNoEntry) {
+            slot = Slot{tag, position};
+            return true;
+        }
+        if (slot.tag == tag && entries_[slot.position].slug == slug) return false;
+    }
+}
+
+Link Snapshot::link(const LinkEntry& entry) const {
+    Link l;
+    l.id = entry.id;
+    l.slug = entry.slug;
+    l.partner = partners_[entry.partner_index].slug;
+    l.destination = entry.destination;
+    l.status = entry.status;
+    if (entry.expires_at != 0) l.expires_at = SysSeconds{std::chrono::seconds{entry.expires_at}};
+    if (!entry.fallback.empty()) l.fallback = entry.fallback;
+    l.utm_passthrough = entry.utm_passthrough;
+    return l;
+}
+
+Snapshot::Builder::Builder(std::uint64_t version, std::vector<Partner> partners,
+                           const UrlPolicy& policy, std::string source, SysSeconds now,
+                           std::size_t max_links)
+    : snapshot_(std::make_shared<Snapshot>()) {
+    Snapshot& s = *snapshot_;
+    s.version_ = version;
+    s.source_ = std::move(source);
+    s.built_at_ = system_now().time_since_epoch().count();
+    s.policy_ = policy;
+    s.partners_ = std::move(partners);
+    s.apply_schedule(now);
+    partner_index_.reserve(s.partners_.size());
+    suffixes_.reserve(s.partners_.size());
+    for (std::size_t i = 0; i < s.partners_.size(); ++i) {
+        partner_index_.emplace(s.partners_[i].slug, i);
+        suffixes_.push_back(location_suffix(s.partners_[i]));
+    }
+    // Sized once: the slug index must stay at most half full.
+    s.entries_.reserve(max_links);
+    s.reserve_index(max_links);
+}
+
+void Snapshot::Builder::add(Link&& link) {
+    Snapshot& s = *snapshot_;
+    if (s.entries_.size() == s.entries_.capacity()) {
+        // More links than announced: the slug index was sized for max_links.
+        s.rejected_.push_back(link.slug + ": more links than the snapshot was sized for");
+        return;
+    }
+    auto p = partner_index_.find(link.partner);
+    if (p == partner_index_.end()) {
+        s.rejected_.push_back(link.slug + ": unknown partner " + link.partner);
+        return;
+    }
+    const Partner& partner = s.partners_[p->second];
+    // The same rules every save path runs (link_rules.hpp): what was accepted is served.
+    LinkValidation checked = validate_link(link, partner, s.policy_);
+    if (!checked.servable()) {
+        for (const auto& issue : checked.issues) {
+            if (issue.field == "fallback") continue;
+            s.rejected_.push_back(link.slug + ": " + issue.field + " " + issue.message + " [" +
+                                  issue.rule + "]");
+            return;
+        }
+    }
+    if (checked.destination) {
+        s.rejected_.push_back(link.slug + ": destination is not canonical");
+        return;
+    }
+    LinkEntry& entry = s.entries_.emplace_back();
+    entry.slug = std::move(link.slug);
+    // The first of a slug wins: one lookup, undone when the slug is taken.
+    if (!s.index(static_cast<std::uint32_t>(s.entries_.size() - 1))) {
+        s.entries_.pop_back();
+        return;
+    }
+    entry.id = link.id;
+    entry.partner_index = p->second;
+    entry.status = link.status;
+    entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
+    entry.utm_passthrough = link.utm_passthrough;
+    entry.partner_active = partner.active;
+    entry.location = location(link.destination, partner, suffixes_[p->second]);
+    entry.location.shrink_to_fit();
+    if (link.fallback) {
+        if (checked.ok()) {
+            entry.fallback =
+                checked.fallback ? std::move(*checked.fallback) : std::move(*link.fallback);
+        } else {
+            for (const auto& issue : checked.issues)
+                s.rejected_.push_back(entry.slug + ": fallback " + issue.message);
+        }
+    }
+    entry.destination = std::move(link.destination);
+}
+
+std::shared_ptr<const Snapshot> Snapshot::Builder::finish(std::vector<Disclosure> disclosures) {
+    snapshot_->disclosures_ = DisclosureSet(std::move(disclosures));
+    return std::move(snapshot_);
+}
+
+std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
+                                                std::vector<Partner> partners,
+                                                std::vector<Link> links, const UrlPolicy& policy,
+                                                std::string source,
+                                                std::vector<Disclosure> disclosures,
+                                                SysSeconds now) {
+    Builder builder(version, std::move(partners), policy, std::move(source), now, links.size());
+    for (Link& link : links) {
+        builder.add(std::move(link));
+        // The input link's strings are freed as we go, not all at the end.
+        link = Link();
+    }
+    return builder.finish(std::move(disclosures));
+}
+
+}  // namespace refgate

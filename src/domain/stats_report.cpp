@@ -1,0 +1,224 @@
+#include "refgate/domain/stats_report.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <set>
+
+#include "refgate/domain/counter_key.hpp"
+
+namespace refgate {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json counts_json(const ClassCounts& c) {
+    return {{"human", c.human}, {"bot", c.bot}, {"prefetch", c.prefetch}};
+}
+
+std::string range_from(const DayRange& r) { return format_day(r.from); }
+std::string range_to(const DayRange& r) { return format_day(r.to); }
+
+void append_row(std::string& out, const std::vector<std::string>& fields) {
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (i > 0) out.push_back(',');
+        out += csv_field(fields[i]);
+    }
+    out += "\r\n";
+}
+
+}  // namespace
+
+std::optional<std::int32_t> parse_day(std::string_view text) {
+    if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
+    auto number = [&](std::size_t at, std::size_t length) -> std::optional<int> {
+        int value = 0;
+        for (std::size_t i = at; i < at + length; ++i) {
+            if (text[i] < '0' || text[i] > '9') return std::nullopt;
+            value = value * 10 + (text[i] - '0');
+        }
+        return value;
+    };
+    auto y = number(0, 4), m = number(5, 2), d = number(8, 2);
+    if (!y || !m || !d) return std::nullopt;
+    std::chrono::year_month_day date{std::chrono::year{*y},
+                                     std::chrono::month{static_cast<unsigned>(*m)},
+                                     std::chrono::day{static_cast<unsigned>(*d)}};
+    if (!date.ok() || *y < 1970) return std::nullopt;
+    return static_cast<std::int32_t>(std::chrono::sys_days(date).time_since_epoch().count());
+}
+
+std::optional<DayRange> parse_range(const std::optional<std::string>& from,
+                                    const std::optional<std::string>& to, std::int32_t today,
+                                    std::vector<RangeProblem>& problems) {
+    std::size_t before = problems.size();
+    DayRange range{today - (kDefaultStatsDays - 1), today};
+    if (to) {
+        if (auto day = parse_day(*to)) {
+            range.to = *day;
+            range.from = *day - (kDefaultStatsDays - 1);
+        } else {
+            problems.push_back({"to", "must be a date written YYYY-MM-DD"});
+        }
+    }
+    if (from) {
+        if (auto day = parse_day(*from)) {
+            range.from = *day;
+        } else {
+            problems.push_back({"from", "must be a date written YYYY-MM-DD"});
+        }
+    }
+    if (problems.size() != before) return std::nullopt;
+    if (range.from > range.to) {
+        problems.push_back({"from", "must not be after to"});
+        return std::nullopt;
+    }
+    if (range.to - range.from + 1 > kMaxStatsDays) {
+        problems.push_back(
+            {"to", "the range may span at most " + std::to_string(kMaxStatsDays) + " days"});
+        return std::nullopt;
+    }
+    return range;
+}
+
+void ClassCounts::add(std::uint8_t click_class, std::uint64_t n) {
+    switch (click_class) {
+        case 0:
+            human += n;
+            break;
+        case 1:
+            bot += n;
+            break;
+        case 2:
+            prefetch += n;
+            break;
+        default:
+            break;
+    }
+}
+
+void ClassCounts::add(const ClassCounts& other) {
+    human += other.human;
+    bot += other.bot;
+    prefetch += other.prefetch;
+}
+
+void rank_top(std::vector<TopEntry>& entries, std::size_t limit) {
+    std::sort(entries.begin(), entries.end(), [](const TopEntry& a, const TopEntry& b) {
+        if (a.clicks.human != b.clicks.human) return a.clicks.human > b.clicks.human;
+        return a.link < b.link;
+    });
+    if (entries.size() > limit) entries.resize(limit);
+}
+
+Json to_json(const LinkStats& s) {
+    Json days = Json::array();
+    ClassCounts total;
+    std::map<std::string, std::uint64_t> channels;
+    for (const auto& d : s.days) {
+        Json day = {{"day", format_day(d.day)}};
+        day.update(counts_json(d.clicks));
+        day["unique_estimate"] = d.unique_estimate;
+        day["human_by_channel"] = d.human_by_channel;
+        days.push_back(std::move(day));
+        total.add(d.clicks);
+        for (const auto& [channel, n] : d.human_by_channel) channels[channel] += n;
+    }
+    Json totals = counts_json(total);
+    totals["human_by_channel"] = channels;
+    return {{"link", s.link},          {"partner", s.partner},    {"from", range_from(s.range)},
+            {"to", range_to(s.range)}, {"days", std::move(days)}, {"totals", std::move(totals)}};
+}
+
+Json to_json(const PartnerStats& s) {
+    Json days = Json::array();
+    ClassCounts total;
+    for (const auto& [day, counts] : s.days) {
+        Json item = {{"day", format_day(day)}};
+        item.update(counts_json(counts));
+        days.push_back(std::move(item));
+        total.add(counts);
+    }
+    Json links = Json::array();
+    for (const auto& [link, counts] : s.links) {
+        Json item = {{"link", link}};
+        item.update(counts_json(counts));
+        links.push_back(std::move(item));
+    }
+    return {{"partner", s.partner},      {"from", range_from(s.range)},
+            {"to", range_to(s.range)},   {"days", std::move(days)},
+            {"links", std::move(links)}, {"totals", counts_json(total)}};
+}
+
+Json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries) {
+    Json items = Json::array();
+    for (const auto& e : entries) {
+        Json item = {{"link", e.link}, {"partner", e.partner}};
+        item.update(counts_json(e.clicks));
+        items.push_back(std::move(item));
+    }
+    return {{"from", range_from(range)}, {"to", range_to(range)}, {"items", std::move(items)}};
+}
+
+std::string csv_field(std::string_view text) {
+    if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"') out.push_back('"');
+        out.push_back(c);
+    }
+    out.push_back('"');
+    return out;
+}
+
+std::string to_csv(const LinkStats& s) {
+    std::set<std::string> channels;
+    for (const auto& d : s.days) {
+        for (const auto& [channel, n] : d.human_by_channel) channels.insert(channel);
+    }
+    std::vector<std::string> header = {"day", "human", "bot", "prefetch", "unique_estimate"};
+    for (const auto& c : channels) header.push_back("human:" + c);
+    std::string out;
+    append_row(out, header);
+    for (const auto& d : s.days) {
+        std::vector<std::string> row = {
+            format_day(d.day), std::to_string(d.clicks.human), std::to_string(d.clicks.bot),
+            std::to_string(d.clicks.prefetch), std::to_string(d.unique_estimate)};
+        for (const auto& c : channels) {
+            auto it = d.human_by_channel.find(c);
+            row.push_back(std::to_string(it == d.human_by_channel.end() ? 0 : it->second));
+        }
+        append_row(out, row);
+    }
+    return out;
+}
+
+std::string to_csv(const PartnerStats& s) {
+    std::string out;
+    append_row(out, {"day", "human", "bot", "prefetch"});
+    for (const auto& [day, c] : s.days) {
+        append_row(out, {format_day(day), std::to_string(c.human), std::to_string(c.bot),
+                         std::to_string(c.prefetch)});
+    }
+    return out;
+}
+
+std::string top_to_csv(const std::vector<TopEntry>& entries) {
+    std::string out;
+    append_row(out, {"rank", "link", "partner", "human", "bot", "prefetch"});
+    std::size_t rank = 0;
+    for (const auto& e : entries) {
+        append_row(out, {std::to_string(++rank), e.link, e.partner, std::to_string(e.clicks.human),
+                         std::to_string(e.clicks.bot), std::to_string(e.clicks.prefetch)});
+    }
+    return out;
+}
+
+bool wants_csv(std::string_view accept) {
+    auto csv = accept.find("text/csv");
+    if (csv == std::string_view::npos) return false;
+    auto json = accept.find("application/json");
+    return json == std::string_view::npos || csv < json;
+}
+
+}  // namespace refgate

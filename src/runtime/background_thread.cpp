@@ -1,0 +1,25 @@
+#include "refgate/runtime/background_thread.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace refgate {
+
+constexpr int kLowPriorityNice = 10;
+
+void become_background_thread(const char* name, BackgroundPriority priority) {
+    pthread_setname_np(pthread_self(), name);
+    sched_param param{};
+    param.sched_priority = 0;
+    if (priority == BackgroundPriority::idle) {
+        pthread_setschedparam(pthread_self(), SCHED_IDLE, &param);
+        return;
+    }
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
+    // On Linux the nice value belongs to the thread, not the process (see setpriority(2)).
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kLowPriorityNice);
+}
+
+}  // namespace refgate

@@ -1,0 +1,317 @@
+#include <catch2/catch.hpp>
+#include <limits>
+#include <thread>
+
+#include "refgate/clicks/bucket_format.hpp"
+#include "refgate/clicks/click_shard.hpp"
+#include "refgate/clicks/salts.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/domain/counter_key.hpp"
+
+using namespace refgate;
+
+TEST_CASE("the channel is the src parameter when it is a plain tag, else direct", "[clicks]") {
+    CHECK(channel_of("src=newsletter-2026-48") == "newsletter-2026-48");
+    CHECK(channel_of("utm_source=x&src=blog.v2_a&src=other") == "blog.v2_a");
+    CHECK(channel_of("") == "direct");
+    CHECK(channel_of("source=blog") == "direct");
+    CHECK(channel_of("src=") == "direct");
+    CHECK(channel_of("src=Blog") == "direct");
+    CHECK(channel_of("src=-blog") == "direct");
+    CHECK(channel_of("src=a%20b") == "direct");
+    CHECK(channel_of("src=" + std::string(48, 'a')) == std::string(48, 'a'));
+    CHECK(channel_of("src=" + std::string(49, 'a')) == "direct");
+    CHECK(channel_of("src=user@example.com") == "direct");
+}
+
+TEST_CASE("days are UTC days since the epoch", "[clicks]") {
+    CHECK(utc_day(0) == 0);
+    CHECK(utc_day(86'399) == 0);
+    CHECK(utc_day(86'400) == 1);
+    CHECK(utc_day(-1) == -1);
+    CHECK(format_day(utc_day(1'795'975'200)) == "2026-11-29");
+}
+
+TEST_CASE("a counter key survives its trip through a Redis field name", "[clicks]") {
+    CounterKey key(42, utc_day(1'795'975'200), ClickClass::prefetch, "newsletter-2026-48");
+    CHECK(key.field() == "42|2026-11-29|newsletter-2026-48|prefetch");
+    CounterKey back;
+    REQUIRE(CounterKey::parse_field(key.field(), back));
+    CHECK(back == key);
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news", back));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-13-01|news|human", back));
+    CHECK_FALSE(CounterKey::parse_field("x|2026-11-29|news|human", back));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|News|human", back));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news|robot", back));
+}
+
+TEST_CASE("the longest counter key fits the field buffer and reads back", "[clicks]") {
+    CounterKey key(std::numeric_limits<std::int64_t>::min(), utc_day(253'402'300'799),
+                   ClickClass::prefetch, std::string(kMaxChannelLength, 'z'));
+    char buf[CounterKey::kMaxFieldLength];
+    std::size_t n = key.write_field(buf);
+    CHECK(n == CounterKey::kMaxFieldLength);
+    CHECK(std::string_view(buf, n) == key.field());
+    CHECK(key.field() == "-9223372036854775808|9999-12-31|" + std::string(48, 'z') + "|prefetch");
+    CHECK(format_day(utc_day(0)) == "1970-01-01");
+    CHECK(format_day(utc_day(951'782'400)) == "2000-02-29");
+}
+
+TEST_CASE("a parsed day must be a real date in its fixed form", "[clicks]") {
+    CounterKey back;
+    REQUIRE(CounterKey::parse_field("7|2000-02-29|direct|bot", back));
+    CHECK(back.day == utc_day(951'782'400));
+    CHECK_FALSE(CounterKey::parse_field("7|2001-02-29|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("7|2026-1-129|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("7|2026 11 29|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("7|2026-11-2x|direct|bot", back));
+}
+
+TEST_CASE("a counter field is read only in the spelling the writer gives it", "[clicks]") {
+    // Another spelling would count the clicks of one counter under a second, or another link.
+    CounterKey back;
+    REQUIRE(CounterKey::parse_field("-3|2026-11-29|direct|bot", back));
+    CHECK(back.link_id == -3);
+    CHECK_FALSE(CounterKey::parse_field("922337203685477A807|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("42x|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("042|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("-0|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("|2026-11-29|direct|human", back));
+    CHECK_FALSE(CounterKey::parse_field("7|-001-11-29|direct|human", back));
+}
+
+namespace {
+
+std::vector<std::pair<std::string, std::uint64_t>> decode(std::string_view name,
+                                                          std::string_view value, bool& ok) {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    ok = decode_bucket_field(name, value, [&](std::string_view field, std::uint64_t clicks) {
+        out.emplace_back(field, clicks);
+    });
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a batch of counts is one bucket field that reads back line by line", "[clicks]") {
+    CounterKey a(42, utc_day(1'795'975'200), ClickClass::human, "newsletter");
+    CounterKey b(7, utc_day(1'795'975'200), ClickClass::bot, "direct");
+    std::string blob;
+    append_batch_line(blob, a, 3);
+    append_batch_line(blob, b, 18'446'744'073'709'551'615ULL);
+    append_batch_line(blob, a, 1);  // the same counter from a second shard
+    CHECK(blob ==
+          "42|2026-11-29|newsletter|human 3\n7|2026-11-29|direct|bot 18446744073709551615\n"
+          "42|2026-11-29|newsletter|human 1\n");
+    bool ok = false;
+    auto counts = decode("batch:ab12:7", blob, ok);
+    CHECK(ok);
+    REQUIRE(counts.size() == 3);
+    CHECK(counts[0] == std::pair<std::string, std::uint64_t>(a.field(), 3));
+    CHECK(counts[1].second == 18'446'744'073'709'551'615ULL);
+    CHECK(decode("batch:empty", "", ok).empty());
+    CHECK(ok);
+}
+
+TEST_CASE("a bucket field in the older one-counter form still reads", "[clicks]") {
+    bool ok = false;
+    auto counts = decode("42|2026-11-29|direct|human", "12", ok);
+    CHECK(ok);
+    REQUIRE(counts.size() == 1);
+    CHECK(counts[0] == std::pair<std::string, std::uint64_t>("42|2026-11-29|direct|human", 12));
+}
+
+TEST_CASE("a malformed bucket field is refused, not read as zero", "[clicks]") {
+    bool ok = true;
+    decode("42|2026-11-29|direct|human", "12x", ok);
+    CHECK_FALSE(ok);
+    decode("42|2026-11-29|direct|human", "", ok);
+    CHECK_FALSE(ok);
+    decode("42|2026-11-29|direct|human", "-1", ok);
+    CHECK_FALSE(ok);
+    auto before = decode("batch:x", "42|2026-11-29|direct|human 2\n7|2026-11-29|direct|bot", ok);
+    CHECK_FALSE(ok);  // the last line has no count and no end
+    CHECK(before.size() == 1);
+    decode("batch:x", "42|2026-11-29|direct|human two\n", ok);
+    CHECK_FALSE(ok);
+    decode("batch:x", "42|2026-11-29|direct|human\n", ok);
+    CHECK_FALSE(ok);
+}
+
+TEST_CASE("a unique sample sent once is known, and only that one", "[clicks]") {
+    SentSamples sent;
+    UniqueSample s{42, 20'000, 0x1234'5678'9abc'def0ULL};
+    CHECK_FALSE(sent.contains(s));
+    sent.insert(s);
+    CHECK(sent.contains(s));
+    CHECK_FALSE(sent.contains({43, 20'000, s.hash}));
+    CHECK_FALSE(sent.contains({42, 20'001, s.hash}));
+    CHECK_FALSE(sent.contains({42, 20'000, s.hash + 1}));
+    // Bounded: many more samples than slots push old ones out; none is ever reported sent wrongly.
+    std::size_t known = 0;
+    for (std::uint64_t i = 0; i < 4 * (std::uint64_t{1} << SentSamples::kSlotBits); ++i) {
+        sent.insert({1, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL});
+    }
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        if (sent.contains({2, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL})) ++known;
+    }
+    CHECK(known == 0);
+}
+
+TEST_CASE("a shard hands over every count once and starts again from zero", "[clicks]") {
+    ClickShard shard;
+    CounterKey a(1, 100, ClickClass::human, "direct");
+    CounterKey b(1, 100, ClickClass::bot, "direct");
+    for (int i = 0; i < 5; ++i) shard.count(a);
+    shard.count(b);
+    DrainedClicks first;
+    shard.drain(first);
+    REQUIRE(first.counts.size() == 2);
+    std::uint64_t total = 0;
+    for (const auto& [key, n] : first.counts) total += n;
+    CHECK(total == 6);
+    DrainedClicks second;
+    shard.drain(second);
+    CHECK(second.counts.empty());
+    shard.count(a);
+    DrainedClicks third;
+    shard.drain(third);
+    REQUIRE(third.counts.size() == 1);
+    CHECK(third.counts[0].second == 1);
+}
+
+TEST_CASE("a counter table grows past any number of keys, and a quiet window gives the room back",
+          "[clicks]") {
+    CounterTable table;
+    const std::size_t first_slots = table.slots();
+    // 50,000 keys (links, channels and classes mixed), each counted (link % 3) + 1 times.
+    std::uint64_t expected = 0;
+    for (std::int64_t link = 1; link <= 25'000; ++link) {
+        for (ClickClass cls : {ClickClass::human, ClickClass::bot}) {
+            CounterKey key(link, 20'000, cls, link % 2 == 0 ? "direct" : "newsletter-48");
+            for (std::int64_t i = 0; i <= link % 3; ++i) table.add(key);
+            expected += static_cast<std::uint64_t>(link % 3 + 1);
+        }
+    }
+    CHECK(table.size() == 50'000);
+    CHECK(table.slots() > first_slots);
+
+    std::vector<std::pair<CounterKey, std::uint64_t>> taken;
+    std::size_t steps = 0;
+    table.take_all(taken, [&] { ++steps; });
+    REQUIRE(taken.size() == 50'000);
+    std::uint64_t total = 0;
+    bool right = true;
+    for (const auto& [key, n] : taken) {
+        total += n;
+        right = right && n == static_cast<std::uint64_t>(key.link_id % 3 + 1);
+    }
+    CHECK(total == expected);
+    CHECK(right);
+    CHECK(steps >= 50'000);  // the drain offers the CPU as it goes
+    CHECK(table.size() == 0);
+    const std::size_t busy_slots = table.slots();
+    CHECK(busy_slots >= 2 * 50'000);  // room for a busier window, made off the hot path
+
+    // Counting again after the drain starts from zero in the same slots.
+    CounterKey again(1, 20'000, ClickClass::human, "newsletter-48");
+    table.add(again);
+    taken.clear();
+    table.take_all(taken, [] {});
+    REQUIRE(taken.size() == 1);
+    CHECK(taken[0].second == 1);
+    // A quiet window: the table shrinks back.
+    table.take_all(taken, [] {});
+    CHECK(table.slots() < busy_slots);
+}
+
+TEST_CASE("unique samples past the shard's bound are dropped and counted", "[clicks]") {
+    ClickShard shard(3);
+    for (int i = 0; i < 5; ++i) shard.sample({1, 100, static_cast<std::uint64_t>(i)});
+    DrainedClicks drained;
+    shard.drain(drained);
+    CHECK(drained.samples.size() == 3);
+    CHECK(drained.samples_dropped == 2);
+}
+
+TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
+    ClickShard shard;
+    CounterKey key(7, 1, ClickClass::human, "direct");
+    std::uint64_t drained_total = 0;
+    std::uint64_t samples_total = 0;
+    std::atomic<bool> done{false};
+    auto add = [&](const DrainedClicks& d) {
+        for (const auto& [k, n] : d.counts) drained_total += n;
+        samples_total += d.samples.size() + d.samples_dropped;
+    };
+    std::thread drainer([&] {
+        while (!done) {
+            DrainedClicks d;
+            shard.drain(d);
+            add(d);
+        }
+    });
+    std::thread writer([&] {
+        for (int i = 0; i < 100'000; ++i) {
+            // Every tenth click on one of 20,000 other links: the sides' tables grow meanwhile.
+            if (i % 10 == 0) {
+                shard.count(CounterKey(1'000 + i / 10 % 20'000, 1, ClickClass::human, "direct"));
+            } else {
+                shard.count(key);
+            }
+            shard.sample({7, 1, static_cast<std::uint64_t>(i)});
+        }
+    });
+    writer.join();
+    done = true;
+    drainer.join();
+    DrainedClicks rest;
+    shard.drain(rest);
+    add(rest);
+    CHECK(drained_total == 100'000);
+    CHECK(samples_total == 100'000);
+}
+
+TEST_CASE("SipHash-2-4 matches the reference vectors", "[clicks]") {
+    SaltKey key;
+    for (int i = 0; i < 16; ++i) key[i] = static_cast<std::uint8_t>(i);
+    CHECK(siphash24(key, "") == 0x726fdb47dd0e0e31ULL);
+    std::string fifteen;
+    for (int i = 0; i < 15; ++i) fifteen.push_back(static_cast<char>(i));
+    CHECK(siphash24(key, fifteen) == 0xa129ca6149be45e5ULL);
+}
+
+TEST_CASE("the unique hash changes with the salt, the reader and the link", "[clicks]") {
+    SaltKey salt{};
+    SaltKey other{};
+    other[0] = 1;
+    std::array<std::uint8_t, 16> addr{};
+    addr[15] = 1;
+    auto h = unique_hash(salt, addr, "Mozilla/5.0", 1);
+    CHECK(h == unique_hash(salt, addr, "Mozilla/5.0", 1));
+    CHECK(h != unique_hash(other, addr, "Mozilla/5.0", 1));
+    CHECK(h != unique_hash(salt, addr, "Mozilla/5.1", 1));
+    CHECK(h != unique_hash(salt, addr, "Mozilla/5.0", 2));
+    addr[15] = 2;
+    CHECK(h != unique_hash(salt, addr, "Mozilla/5.0", 1));
+}
+
+TEST_CASE("a salt reader sees new salts and forgets neither of the two days", "[clicks]") {
+    SaltBox box;
+    SaltReader reader(box);
+    SaltKey out;
+    CHECK_FALSE(reader.get(100, out));
+    SaltKey today{};
+    today[0] = 7;
+    SaltKey tomorrow{};
+    tomorrow[0] = 8;
+    box.set(100, today);
+    box.set(101, tomorrow);
+    REQUIRE(reader.get(100, out));
+    CHECK(out == today);
+    REQUIRE(reader.get(101, out));
+    CHECK(out == tomorrow);
+    box.set(102, today);  // replaces day 100
+    CHECK_FALSE(reader.get(100, out));
+    CHECK(reader.get(101, out));
+}

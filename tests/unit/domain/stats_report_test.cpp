@@ -1,0 +1,95 @@
+#include "refgate/domain/stats_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "refgate/domain/counter_key.hpp"
+
+using namespace refgate;
+
+TEST_CASE("stats dates are exactly YYYY-MM-DD and real days", "[stats]") {
+    CHECK(parse_day("1970-01-01") == 0);
+    CHECK(parse_day("2026-11-29") == utc_day(1'795'910'400));
+    CHECK(format_day(*parse_day("2024-02-29")) == "2024-02-29");
+    CHECK_FALSE(parse_day("2025-02-29"));
+    CHECK_FALSE(parse_day("2026-13-01"));
+    CHECK_FALSE(parse_day("2026-1-01"));
+    CHECK_FALSE(parse_day("2026-11-29T00:00:00Z"));
+    CHECK_FALSE(parse_day("yesterday"));
+    CHECK_FALSE(parse_day(""));
+}
+
+TEST_CASE("a stats range defaults to the last 30 days and refuses bad ones", "[stats]") {
+    std::int32_t today = *parse_day("2026-11-29");
+    std::vector<RangeProblem> problems;
+    auto range = parse_range(std::nullopt, std::nullopt, today, problems);
+    REQUIRE(range);
+    CHECK(format_day(range->from) == "2026-10-31");
+    CHECK(format_day(range->to) == "2026-11-29");
+    CHECK(range->days() == 30);
+
+    range = parse_range(std::string("2026-11-01"), std::string("2026-11-03"), today, problems);
+    REQUIRE(range);
+    CHECK(range->days() == 3);
+    CHECK(problems.empty());
+
+    CHECK_FALSE(parse_range(std::string("2026-11-04"), std::string("2026-11-03"), today, problems));
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].field == "from");
+
+    problems.clear();
+    CHECK_FALSE(parse_range(std::string("2025-01-01"), std::string("2026-11-03"), today, problems));
+    REQUIRE(problems.size() == 1);
+    CHECK(problems[0].field == "to");
+
+    problems.clear();
+    CHECK(parse_range(std::string("2025-10-26"), std::string("2026-11-29"), today, problems));
+    CHECK(parse_range(std::string("2025-10-25"), std::string("2026-11-29"), today, problems) ==
+          std::nullopt);
+
+    problems.clear();
+    CHECK_FALSE(parse_range(std::string("2026-02-30"), std::string("soon"), today, problems));
+    CHECK(problems.size() == 2);
+}
+
+TEST_CASE("stats CSV has a header row, CRLF line ends and RFC 4180 quoting", "[stats]") {
+    CHECK(csv_field("plain") == "plain");
+    CHECK(csv_field("a,b") == "\"a,b\"");
+    CHECK(csv_field("say \"hi\"") == "\"say \"\"hi\"\"\"");
+    CHECK(csv_field("two\nlines") == "\"two\nlines\"");
+
+    LinkStats s;
+    s.link = "alpha";
+    s.partner = "tailscale";
+    s.range = {*parse_day("2026-11-28"), *parse_day("2026-11-29")};
+    s.days.push_back({s.range.from, {3, 1, 0}, 2, {{"direct", 2}, {"news", 1}}});
+    s.days.push_back({s.range.to, {0, 0, 4}, 0, {}});
+    CHECK(to_csv(s) ==
+          "day,human,bot,prefetch,unique_estimate,human:direct,human:news\r\n"
+          "2026-11-28,3,1,0,2,2,1\r\n"
+          "2026-11-29,0,0,4,0,0,0\r\n");
+    auto json = to_json(s);
+    CHECK(json["totals"]["human"] == 3);
+    CHECK(json["totals"]["prefetch"] == 4);
+    CHECK(json["totals"]["human_by_channel"]["news"] == 1);
+    CHECK(json["days"][0]["unique_estimate"] == 2);
+}
+
+TEST_CASE("top links are ranked by human clicks, then by slug", "[stats]") {
+    std::vector<TopEntry> entries = {
+        {"b", "p", {5, 0, 0}}, {"a", "p", {5, 9, 0}}, {"c", "q", {7, 0, 0}}, {"d", "q", {1, 0, 0}}};
+    rank_top(entries, 3);
+    REQUIRE(entries.size() == 3);
+    CHECK(entries[0].link == "c");
+    CHECK(entries[1].link == "a");
+    CHECK(entries[2].link == "b");
+    CHECK(
+        top_to_csv(entries).starts_with("rank,link,partner,human,bot,prefetch\r\n1,c,q,7,0,0\r\n"));
+}
+
+TEST_CASE("Accept: text/csv selects CSV", "[stats]") {
+    CHECK(wants_csv("text/csv"));
+    CHECK(wants_csv("text/csv, application/json;q=0.5"));
+    CHECK_FALSE(wants_csv("application/json, text/csv"));
+    CHECK_FALSE(wants_csv(""));
+    CHECK_FALSE(wants_csv("*/*"));
+}
