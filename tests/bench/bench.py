@@ -298,6 +298,47 @@ def verdict(ok):
     return "-" if ok is None else ("ok" if ok else "MISSED")
 
 
+def baseline_table(redirect_runs, cases, lines, results, budget):
+    """This tree against the --baseline build, measured in the same alternating rounds."""
+    if not any(r["server"] == "baseline" for r in redirect_runs):
+        return
+    lines.append("")
+    lines.append("redirect: this tree vs the --baseline build (same rounds; ratio > 1: faster, "
+                 "CPU ratio < 1: cheaper)")
+    hdr = "%-8s %-26s %12s %12s %7s %9s %9s %7s %9s %9s" % (
+        "threads", "case", "now r/s", "before r/s", "ratio", "now CPU/r", "bef CPU/r",
+        "CPU x", "now p99", "bef p99")
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    results["baseline"] = []
+    for threads, case in cases:
+        pick = lambda s: [r for r in redirect_runs
+                          if r["threads"] == threads and r["case"] == case and r["server"] == s]
+        now, before = pick("refgate"), pick("baseline")
+        if not now or not before:
+            continue
+        n_rps, b_rps = med([r["rps"] for r in now]), med([r["rps"] for r in before])
+        n_cpu = med([r.get("server_cpu_us_per_req") for r in now])
+        b_cpu = med([r.get("server_cpu_us_per_req") for r in before])
+        n_p99, b_p99 = ms(med([r["p99_us"] for r in now])), ms(med([r["p99_us"] for r in before]))
+        ratio = n_rps / b_rps if n_rps and b_rps else None
+        cpu_ratio = n_cpu / b_cpu if n_cpu and b_cpu else None
+        results["baseline"].append({"threads": threads, "case": case, "rps_now": n_rps,
+                                    "rps_before": b_rps, "ratio": ratio,
+                                    "cpu_us_per_req_now": n_cpu, "cpu_us_per_req_before": b_cpu,
+                                    "cpu_ratio": cpu_ratio, "p99_ms_now": n_p99,
+                                    "p99_ms_before": b_p99})
+        lines.append("%-8s %-26s %12s %12s %7s %9s %9s %7s %9s %9s" % (
+            threads, case, fmt(n_rps), fmt(b_rps), fmt(ratio), fmt(n_cpu, "us"), fmt(b_cpu, "us"),
+            fmt(cpu_ratio), fmt(n_p99, "ms"), fmt(b_p99, "ms")))
+        if threads == 1:
+            # Medians of alternating rounds on a shared machine still move by a few per cent.
+            budget.append(("req/s not worse than the baseline, within 3 %% (%s)" % case, ratio,
+                           None if ratio is None else ratio >= 0.97))
+            budget.append(("CPU/request not worse than the baseline, within 3 %% (%s)" % case,
+                           cpu_ratio, None if cpu_ratio is None else cpu_ratio <= 1.03))
+
+
 def cmd_report(args):
     meta = json.load(open(args.meta))
     raw = load_lines(args.raw)
@@ -366,6 +407,7 @@ def cmd_report(args):
             if threads == 1:
                 budget.append(("p99 <= 1.2x nginx (%s)" % case, row["p99_ratio"],
                                None if row["p99_ratio"] is None else row["p99_ratio"] <= 1.2))
+        baseline_table(redirect_runs, cases, lines, results, budget)
         lines.append("  rg/ng CPU/r: server CPU time (user + system, all threads and workers) per "
                      "request, from /proc/<pid>/stat; steadier than req/s on a shared machine")
         for x in meta.get("redirect_extra", []):

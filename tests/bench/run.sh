@@ -12,6 +12,9 @@
 #                           deprioritize_dependencies)
 #          --only LIST      some of: redirect,flush,startup,micro (default: all)
 #          --budget SECONDS stop everything after this long (default 600)
+#          --baseline REV   also build REV (a commit, e.g. main~3) and run it as a third server in
+#                           the redirect part's alternating rounds: "before and after" in one run,
+#                           reported as ratios of this tree to REV
 #
 # Parts: redirect (refgate vs nginx under wrk, A B A B, medians), flush (`refgate flush` of
 # 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
@@ -34,6 +37,7 @@ PIN=1
 DEPS_NICE=1
 ONLY="redirect,flush,startup,micro"
 BUDGET=600
+BASELINE_REV=""
 while (($#)); do
   case $1 in
     --smoke) MODE=smoke ;;
@@ -42,6 +46,7 @@ while (($#)); do
     --deps-full-priority) DEPS_NICE=0 ;;
     --only) ONLY=${2:?--only needs a list}; shift ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
+    --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
@@ -61,10 +66,14 @@ REDIS_PORT=$((63849 + SHIFT))
 RG_PORT=$((18380 + SHIFT))
 RG_ADMIN_PORT=$((18390 + SHIFT))
 NGINX_PORT=$((18381 + SHIFT))
+BASE_PORT=$((18382 + SHIFT))
+BASE_ADMIN_PORT=$((18392 + SHIFT))
 DEAD_PG_PORT=$((54378 + SHIFT)) # nothing listens here: "PostgreSQL unreachable"
 BUILD_NAME=bench
 BIN="$ROOT/build/$BUILD_NAME/refgate"
 MICRO_BIN="$ROOT/build/$BUILD_NAME/refgate_micro_bench"
+BASE_BIN="$ROOT/build/$BUILD_NAME-baseline/refgate"
+BASE_PID=""
 PY=/usr/bin/python3
 BENCH_PY="$HERE/bench.py"
 PG_URL_BASE="postgresql://refgate@127.0.0.1:$PG_PORT"
@@ -144,6 +153,10 @@ stop_refgate() {
   stop_pid "$RG_PID" refgate TERM
   RG_PID=""
 }
+stop_baseline() {
+  stop_pid "$BASE_PID" "refgate (baseline)" TERM
+  BASE_PID=""
+}
 stop_nginx() {
   stop_pid "$NGINX_PID" nginx TERM
   NGINX_PID=""
@@ -153,6 +166,7 @@ cleanup() {
   local rc=$?
   trap - EXIT INT TERM HUP
   stop_refgate
+  stop_baseline
   stop_nginx
   stop_all
   # Stopped early (budget, error, Ctrl-C): still report what was measured.
@@ -265,6 +279,20 @@ bounded "$(remaining)" cmake -S "$ROOT" -B "$ROOT/build/$BUILD_NAME" -G Ninja \
   die "cmake configure failed; see $STATE/cmake.log"
 bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME" --target refgate refgate_micro_bench ||
   die "build failed"
+if [[ -n $BASELINE_REV ]]; then
+  BASELINE_COMMIT=$(git -C "$ROOT" rev-parse --verify "$BASELINE_REV^{commit}") ||
+    die "--baseline: no commit '$BASELINE_REV'"
+  log "building the baseline $BASELINE_REV (${BASELINE_COMMIT:0:12}) Release in build/$BUILD_NAME-baseline"
+  rm -rf "$STATE/baseline-src"
+  mkdir -p "$STATE/baseline-src"
+  git -C "$ROOT" archive "$BASELINE_COMMIT" | tar -x -C "$STATE/baseline-src"
+  bounded "$(remaining)" cmake -S "$STATE/baseline-src" -B "$ROOT/build/$BUILD_NAME-baseline" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF >"$STATE/cmake-baseline.log" ||
+    die "baseline cmake configure failed; see $STATE/cmake-baseline.log"
+  bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME-baseline" --target refgate ||
+    die "baseline build failed"
+  NOTES+=("baseline: $BASELINE_REV = ${BASELINE_COMMIT:0:12}, built Release from git archive, run as a third server in the same alternating rounds")
+fi
 log "build done after $((SECONDS - STARTED_AT)) s"
 
 pin_server=() pin_client=()
@@ -278,6 +306,10 @@ start_redis "$STATE" "$REDIS_PORT"
 _require_free_port "$RG_PORT" "refgate (bench)"
 _require_free_port "$RG_ADMIN_PORT" "refgate admin (bench)"
 _require_free_port "$NGINX_PORT" "nginx (bench)"
+if [[ -n $BASELINE_REV ]]; then
+  _require_free_port "$BASE_PORT" "refgate baseline (bench)"
+  _require_free_port "$BASE_ADMIN_PORT" "refgate baseline admin (bench)"
+fi
 _require_free_port "$DEAD_PG_PORT" "the unreachable PostgreSQL of the start-up part"
 
 # ----------------------------------------------------------------- metadata
@@ -364,6 +396,7 @@ run_wrk() {
   fi
   local server_pid=$RG_PID cpu_before
   [[ $server == nginx ]] && server_pid=$NGINX_PID
+  [[ $server == baseline ]] && server_pid=$BASE_PID
   deprioritize_dependencies
   cpu_before=$(cpu_ticks "$server_pid")
   out=$(bounded $((secs + 15)) "${pin[@]}" wrk -t "$wrk_threads" -c "$conns" -d "${secs}s" \
@@ -395,6 +428,22 @@ start_refgate_serve() {
   RG_PID=$!
   wait_http_200 "http://127.0.0.1:$RG_ADMIN_PORT/readyz" 30 ||
     die "refgate did not become ready; see $STATE/refgate-serve.log"
+}
+
+# The --baseline build on ports of its own, with the same settings and data as start_refgate_serve.
+start_baseline_serve() {
+  local threads=$1
+  refgate_env refgate_bench 0
+  export REFGATE_THREADS=$threads
+  local pin=("${pin_server[@]}")
+  ((threads > 1)) && pin=()
+  REFGATE_LISTEN="127.0.0.1:$BASE_PORT" REFGATE_ADMIN_LISTEN="127.0.0.1:$BASE_ADMIN_PORT" \
+    REFGATE_SNAPSHOT_FILE="$STATE/snapshot-baseline.json" \
+    REFGATE_SPILL_FILE="$STATE/spill-baseline.json" \
+    "${pin[@]}" "$BASE_BIN" serve {_LOCK_FD}>&- >>"$STATE/baseline-serve.log" 2>&1 &
+  BASE_PID=$!
+  wait_http_200 "http://127.0.0.1:$BASE_ADMIN_PORT/readyz" 30 ||
+    die "the baseline refgate did not become ready; see $STATE/baseline-serve.log"
 }
 
 start_nginx() {
@@ -465,10 +514,19 @@ redirect_part() {
   for threads in "${threads_list[@]}"; do
     local cases=("keep-alive, 64 conn|64|0" "keep-alive, 256 conn|256|0" "Connection: close, 64 conn|64|1")
     ((threads > 1)) && cases=("keep-alive, 64 conn|64|0")
-    # 2 servers x rounds x (warm-up + run) per case, plus start-up and checks.
-    local need=$((${#cases[@]} * ROUNDS * 2 * (DURATION + WARMUP + 1) + 20))
+    # 2 or 3 servers x rounds x (warm-up + run) per case, plus start-up and checks.
+    local nservers=2
+    [[ -n $BASELINE_REV ]] && nservers=3
+    local need=$((${#cases[@]} * ROUNDS * nservers * (DURATION + WARMUP + 1) + 20))
     have_time "$need" "redirect with $threads thread(s)" || continue
     start_refgate_serve "$threads"
+    local servers=(refgate nginx)
+    if [[ -n $BASELINE_REV ]]; then
+      start_baseline_serve "$threads"
+      servers=(refgate baseline nginx)
+      [[ $(location_of "http://127.0.0.1:$BASE_PORT/go/bench-000001") == "$("$PY" "$BENCH_PY" location 1)" ]] ||
+        die "the baseline answers another Location"
+    fi
     start_nginx "$threads"
     local want_loc rg_loc ng_loc
     want_loc=$("$PY" "$BENCH_PY" location 1)
@@ -481,9 +539,10 @@ redirect_part() {
     for case in "${cases[@]}"; do
       IFS='|' read -r name conns close <<<"$case"
       for ((round = 1; round <= ROUNDS; round++)); do
-        for server in refgate nginx; do
+        for server in "${servers[@]}"; do
           port=$RG_PORT
           [[ $server == nginx ]] && port=$NGINX_PORT
+          [[ $server == baseline ]] && port=$BASE_PORT
           log "  $name, round $round, $server"
           if ((WARMUP > 0)); then
             run_wrk "$server" "$threads" "$name" "$port" "$conns" "$close" "$WARMUP" warmup
@@ -496,6 +555,7 @@ redirect_part() {
     rss=$("$PY" "$BENCH_PY" rss "$RG_PID")
     REDIRECT_EXTRA+=("refgate RSS after the load with $REDIRECT_LINKS links, REFGATE_THREADS=$threads: $(jq -r '"\(.rss_kib/1024*10|floor/10) MiB (VmHWM \(.hwm_kib/1024*10|floor/10) MiB)"' <<<"$rss")")
     stop_refgate
+    stop_baseline
     stop_nginx
   done
 
@@ -505,8 +565,8 @@ redirect_part() {
     bounded 60 "$BIN" flush >"$STATE/redirect-flush.txt" || log "WARNING: final flush failed"
     local counted answered
     counted=$(psql_q refgate_bench -c "SELECT coalesce(sum(clicks), 0) FROM refgate_clicks")
-    answered=$(jq -s '[.[] | select(.server == "refgate") | .requests] | add // 0' "$RAW")
-    REDIRECT_EXTRA+=("counting on: refgate counted $counted clicks into PostgreSQL (Redis -> flush); wrk saw $answered responses from refgate (warm-ups included; a few more may be answered after wrk stops)")
+    answered=$(jq -s '[.[] | select(.server == "refgate" or .server == "baseline") | .requests] | add // 0' "$RAW")
+    REDIRECT_EXTRA+=("counting on: refgate counted $counted clicks into PostgreSQL (Redis -> flush); wrk saw $answered responses from refgate${BASELINE_REV:+ and the baseline} (warm-ups included; a few more may be answered after wrk stops)")
   fi
   REDIRECT_EXTRA+=("nginx: map of all $REDIRECT_LINKS /go/<slug> -> the same Location as refgate, return 302, same Cache-Control/X-Robots-Tag/Referrer-Policy headers, access_log off; requests spread over all links by a wrk Lua script, browser User-Agent (refgate counts them as human clicks)")
 }
