@@ -18,9 +18,12 @@ REFGATE_APT_PACKAGES=(
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev
   postgresql redis-server redis-tools clang-format-14
 )
-# Only the test suite needs these (promtool and a real Prometheus). On a systemd machine the
-# package also starts a Prometheus service on :9090, so run.sh does not install it.
-REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev)
+# Only the test suite needs these (promtool and a real Prometheus; the container image's build
+# and run; the TLS proxies in front of refgate and the manifests' parser). On a systemd machine
+# the prometheus, nginx, haproxy and caddy packages also start their services (on :9090, :80), so
+# run.sh does not install them.
+REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
+  podman runc debootstrap nginx haproxy caddy openssl python3-yaml)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
