@@ -18,18 +18,21 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source=proxy_lib.sh
+source "$HERE/proxy_lib.sh"
 
 : "${REFGATE_BIN:?REFGATE_BIN must name the refgate binary}"
 : "${REFGATE_TEST_DATABASE_URL:?REFGATE_TEST_DATABASE_URL must name the test PostgreSQL}"
 PSQL="${REFGATE_TEST_PG_BINDIR:-$PG_BINDIR}/psql"
-PROXY_DIR="$ROOT/deploy/proxy"
 UA='Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36'
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/refgate-proxy.XXXXXX")
 chmod 755 "$WORK"
 DB="refgate_proxy_$$"
-PIDS=()
+PROXY_PIDS=()
+REDIS_PID=""
 REFGATE_PID=""
+declare -A PORT
 cleanup() {
   local rc=$? pid
   if ((rc != 0)); then
@@ -37,7 +40,7 @@ cleanup() {
       [[ -s $f ]] && printf -- '--- %s (last 15 lines)\n' "${f##*/}" >&2 && tail -n 15 "$f" >&2
     done
   fi
-  for pid in "${PIDS[@]}" $REFGATE_PID; do
+  for pid in "${PROXY_PIDS[@]}" $REFGATE_PID $REDIS_PID; do
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
   done
@@ -51,32 +54,6 @@ fail() {
   printf 'FAIL: %s\n' "$*" >&2
   exit 1
 }
-free_port() {
-  local port i
-  for ((i = 0; i < 100; i++)); do
-    port=$((20000 + RANDOM % 40000))
-    _port_in_use "$port" || {
-      echo "$port"
-      return 0
-    }
-  done
-  die "no free port found"
-}
-wait_port() {
-  local port=$1 what=$2 i
-  for ((i = 0; i < 100; i++)); do
-    _port_in_use "$port" && return 0
-    sleep 0.1
-  done
-  fail "$what did not listen on $port"
-}
-# replace FILE FROM TO: a literal replacement that must happen, so the test notices when the
-# shipped file no longer has the line it adapts.
-replace() {
-  local file=$1 from=$2 to=$3
-  grep -qF -- "$from" "$file" || fail "${file##*/}: no line '$from' to adapt"
-  FROM=$from TO=$to perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/g' "$file"
-}
 sql() { "$PSQL" -X -qtA -v ON_ERROR_STOP=1 "$REFGATE_DATABASE_URL" -c "$1"; }
 
 for tool in nginx haproxy openssl perl; do
@@ -88,10 +65,10 @@ if command -v caddy >/dev/null; then proxies+=(caddy); else log "caddy not insta
 # ------------------------------------------------------------------ refgate, its data and Redis
 "$PSQL" -X -q -v ON_ERROR_STOP=1 "$REFGATE_TEST_DATABASE_URL" -c "CREATE DATABASE $DB"
 export REFGATE_DATABASE_URL="${REFGATE_TEST_DATABASE_URL%/*}/$DB"
-REDIS_PORT=$(free_port)
+REDIS_PORT=$(proxy_free_port)
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$WORK" --save '' \
   --appendonly yes --maxmemory-policy noeviction >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
+REDIS_PID=$!
 wait_port "$REDIS_PORT" redis-server
 export REFGATE_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 cat >"$WORK/links.json" <<'EOF'
@@ -106,8 +83,8 @@ EOF
 "$REFGATE_BIN" migrate >/dev/null 2>>"$WORK/refgate.log"
 "$REFGATE_BIN" import "$WORK/links.json" >/dev/null 2>>"$WORK/refgate.log"
 
-RG_PORT=$(free_port)
-RG_ADMIN=$(free_port)
+RG_PORT=$(proxy_free_port)
+RG_ADMIN=$(proxy_free_port)
 REFGATE_LISTEN=127.0.0.1:$RG_PORT REFGATE_ADMIN_LISTEN=127.0.0.1:$RG_ADMIN REFGATE_DRAIN_MS=0 \
   REFGATE_TRUSTED_PROXIES=127.0.0.1/32 REFGATE_STATE_DIR="$WORK" \
   "$REFGATE_BIN" serve 2>>"$WORK/refgate.log" &
@@ -120,68 +97,9 @@ done
 sleep 0.6 # the sender hands the day's salt to the I/O threads within two windows
 
 # ------------------------------------------------------------------ the proxies
-openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=picks.example.com \
-  -addext subjectAltName=DNS:picks.example.com -keyout "$WORK/key.pem" -out "$WORK/cert.pem" \
-  >/dev/null 2>&1
-cat "$WORK/cert.pem" "$WORK/key.pem" >"$WORK/combined.pem"
-
-declare -A PORT
-start_nginx() {
-  PORT[nginx]=$(free_port)
-  cp "$PROXY_DIR/nginx.conf" "$WORK/site.conf"
-  replace "$WORK/site.conf" "listen 443 ssl http2;" "listen 127.0.0.1:${PORT[nginx]} ssl http2;"
-  replace "$WORK/site.conf" "listen [::]:443 ssl http2;" ""
-  replace "$WORK/site.conf" "listen 80;" "listen 127.0.0.1:$(free_port);"
-  replace "$WORK/site.conf" "listen [::]:80;" ""
-  replace "$WORK/site.conf" "/etc/ssl/certs/picks.example.com.pem" "$WORK/cert.pem"
-  replace "$WORK/site.conf" "/etc/ssl/private/picks.example.com.key" "$WORK/key.pem"
-  replace "$WORK/site.conf" "server 127.0.0.1:8080;" "server 127.0.0.1:$RG_PORT;"
-  mkdir -p "$WORK/nginx"
-  cat >"$WORK/nginx.conf" <<EOF
-worker_processes 1;
-pid $WORK/nginx.pid;
-error_log $WORK/nginx.log warn;
-events {}
-http {
-    access_log off;
-    client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx;
-    fastcgi_temp_path $WORK/nginx; uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
-    include $WORK/site.conf;
-}
-EOF
-  nginx -t -q -c "$WORK/nginx.conf" -p "$WORK" 2>>"$WORK/nginx.log" || fail "nginx -t refuses deploy/proxy/nginx.conf"
-  nginx -c "$WORK/nginx.conf" -p "$WORK" -g 'daemon off;' 2>>"$WORK/nginx.log" &
-  PIDS+=($!)
-}
-start_haproxy() {
-  PORT[haproxy]=$(free_port)
-  cp "$PROXY_DIR/haproxy.cfg" "$WORK/haproxy.cfg"
-  replace "$WORK/haproxy.cfg" "bind :443 ssl crt /etc/haproxy/certs/picks.example.com.pem" \
-    "bind 127.0.0.1:${PORT[haproxy]} ssl crt $WORK/combined.pem"
-  replace "$WORK/haproxy.cfg" "bind :80" "bind 127.0.0.1:$(free_port)"
-  replace "$WORK/haproxy.cfg" "server refgate1 127.0.0.1:8080" "server refgate1 127.0.0.1:$RG_PORT"
-  haproxy -c -q -f "$WORK/haproxy.cfg" >>"$WORK/haproxy.log" 2>&1 || fail "haproxy -c refuses deploy/proxy/haproxy.cfg"
-  haproxy -db -f "$WORK/haproxy.cfg" >>"$WORK/haproxy.log" 2>&1 &
-  PIDS+=($!)
-}
-start_caddy() {
-  PORT[caddy]=$(free_port)
-  {
-    printf '{\n\tadmin off\n\tauto_https disable_redirects\n\tskip_install_trust\n}\n'
-    cat "$PROXY_DIR/Caddyfile"
-  } >"$WORK/Caddyfile"
-  replace "$WORK/Caddyfile" "picks.example.com {" \
-    "https://picks.example.com:${PORT[caddy]} {
-	bind 127.0.0.1
-	tls $WORK/cert.pem $WORK/key.pem"
-  replace "$WORK/Caddyfile" "reverse_proxy 127.0.0.1:8080" "reverse_proxy 127.0.0.1:$RG_PORT"
-  HOME="$WORK" XDG_DATA_HOME="$WORK/caddy" XDG_CONFIG_HOME="$WORK/caddy" \
-    caddy run --config "$WORK/Caddyfile" --adapter caddyfile >>"$WORK/caddy.log" 2>&1 &
-  PIDS+=($!)
-}
+make_certificate
 for p in "${proxies[@]}"; do
-  "start_$p"
-  wait_port "${PORT[$p]}" "$p"
+  start_proxy "$p"
 done
 
 # through PROXY FROM [curl args...]: a request through the proxy from the loopback address FROM.
