@@ -95,7 +95,8 @@ _start_caddy() {
     printf '{\n\tadmin off\n\tauto_https disable_redirects\n\tskip_install_trust\n}\n'
     cat "$PROXY_DIR/Caddyfile"
   } >"$cfg"
-  replace "$cfg" "picks.example.com {" "https://picks.example.com:${PORT[caddy]} {
+  # The address too: wrk sends it as the TLS server name when it connects by address.
+  replace "$cfg" "picks.example.com {" "https://picks.example.com:${PORT[caddy]}, https://127.0.0.1:${PORT[caddy]} {
 	bind 127.0.0.1
 	tls $WORK/cert.pem $WORK/key.pem"
   replace "$cfg" "reverse_proxy 127.0.0.1:8080" "reverse_proxy 127.0.0.1:$RG_PORT"
