@@ -2,7 +2,7 @@
 # Shared helpers for deploy/local/run.sh and deploy/local/test.sh.
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
-# Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format,
+# Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format, free_port,
 # start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock, write_env_file.
 
 # Repo root from this file's location, so the scripts work from any cwd.
@@ -112,6 +112,19 @@ check_format() {
 _port_in_use() {
   # shellcheck disable=SC2016 # $1 is expanded by the inner bash
   timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now, for a test's private server.
+free_port() {
+  local port i
+  for ((i = 0; i < 100; i++)); do
+    port=$((20000 + RANDOM % 40000))
+    _port_in_use "$port" || {
+      echo "$port"
+      return 0
+    }
+  done
+  die "no free port found"
 }
 
 _port_owner() {

@@ -73,8 +73,8 @@ EOF
 "$BIN" migrate >/dev/null 2>>"$WORK/refgate.log"
 "$BIN" import "$WORK/links.json" >/dev/null 2>>"$WORK/refgate.log"
 
-RG_PORT=$(proxy_free_port)
-REFGATE_LISTEN=127.0.0.1:$RG_PORT REFGATE_ADMIN_LISTEN=127.0.0.1:$(proxy_free_port) \
+RG_PORT=$(free_port)
+REFGATE_LISTEN=127.0.0.1:$RG_PORT REFGATE_ADMIN_LISTEN=127.0.0.1:$(free_port) \
   REFGATE_THREADS=1 REFGATE_DRAIN_MS=0 REFGATE_TRUSTED_PROXIES=127.0.0.1/32 \
   REFGATE_STATE_DIR="$WORK" REFGATE_LOG_LEVEL=warn "$BIN" serve 2>>"$WORK/refgate.log" &
 REFGATE_PID=$!

@@ -50,17 +50,6 @@ fail() {
   printf 'FAIL: %s\n' "$*" >&2
   exit 1
 }
-free_port() {
-  local port i
-  for ((i = 0; i < 100; i++)); do
-    port=$((20000 + RANDOM % 40000))
-    _port_in_use "$port" || {
-      echo "$port"
-      return 0
-    }
-  done
-  die "no free port found"
-}
 
 # A sanitizer build needs its runtime libraries in the image too.
 extra=()

@@ -10,19 +10,6 @@
 
 PROXY_DIR="$ROOT/deploy/proxy"
 
-# proxy_free_port: a port nothing listens on.
-proxy_free_port() {
-  local port i
-  for ((i = 0; i < 100; i++)); do
-    port=$((20000 + RANDOM % 40000))
-    _port_in_use "$port" || {
-      echo "$port"
-      return 0
-    }
-  done
-  fail "no free port found"
-}
-
 # wait_port PORT WHAT
 wait_port() {
   local port=$1 what=$2 i
@@ -53,7 +40,7 @@ _start_nginx() {
   cp "$PROXY_DIR/nginx.conf" "$site"
   replace "$site" "listen 443 ssl http2;" "listen 127.0.0.1:${PORT[nginx]} ssl http2;"
   replace "$site" "listen [::]:443 ssl http2;" ""
-  replace "$site" "listen 80;" "listen 127.0.0.1:$(proxy_free_port);"
+  replace "$site" "listen 80;" "listen 127.0.0.1:$(free_port);"
   replace "$site" "listen [::]:80;" ""
   replace "$site" "/etc/ssl/certs/picks.example.com.pem" "$WORK/cert.pem"
   replace "$site" "/etc/ssl/private/picks.example.com.key" "$WORK/key.pem"
@@ -82,7 +69,7 @@ _start_haproxy() {
   cp "$PROXY_DIR/haproxy.cfg" "$cfg"
   replace "$cfg" "bind :443 ssl crt /etc/haproxy/certs/picks.example.com.pem" \
     "bind 127.0.0.1:${PORT[haproxy]} ssl crt $WORK/combined.pem"
-  replace "$cfg" "bind :80" "bind 127.0.0.1:$(proxy_free_port)"
+  replace "$cfg" "bind :80" "bind 127.0.0.1:$(free_port)"
   replace "$cfg" "server refgate1 127.0.0.1:8080" "server refgate1 127.0.0.1:$RG_PORT"
   haproxy -c -q -f "$cfg" >>"$WORK/haproxy.log" 2>&1 || fail "haproxy -c refuses deploy/proxy/haproxy.cfg"
   haproxy -db -f "$cfg" >>"$WORK/haproxy.log" 2>&1 &
@@ -108,7 +95,7 @@ _start_caddy() {
 # start_proxy NAME: starts it and waits until it listens on PORT[NAME].
 start_proxy() {
   local name=$1
-  PORT["$name"]=$(proxy_free_port)
+  PORT["$name"]=$(free_port)
   "_start_$name"
   wait_port "${PORT[$name]}" "$name"
 }

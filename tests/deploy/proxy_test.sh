@@ -65,7 +65,7 @@ if command -v caddy >/dev/null; then proxies+=(caddy); else log "caddy not insta
 # ------------------------------------------------------------------ refgate, its data and Redis
 "$PSQL" -X -q -v ON_ERROR_STOP=1 "$REFGATE_TEST_DATABASE_URL" -c "CREATE DATABASE $DB"
 export REFGATE_DATABASE_URL="${REFGATE_TEST_DATABASE_URL%/*}/$DB"
-REDIS_PORT=$(proxy_free_port)
+REDIS_PORT=$(free_port)
 redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$WORK" --save '' \
   --appendonly yes --maxmemory-policy noeviction >"$WORK/redis.log" 2>&1 &
 REDIS_PID=$!
@@ -83,8 +83,8 @@ EOF
 "$REFGATE_BIN" migrate >/dev/null 2>>"$WORK/refgate.log"
 "$REFGATE_BIN" import "$WORK/links.json" >/dev/null 2>>"$WORK/refgate.log"
 
-RG_PORT=$(proxy_free_port)
-RG_ADMIN=$(proxy_free_port)
+RG_PORT=$(free_port)
+RG_ADMIN=$(free_port)
 REFGATE_LISTEN=127.0.0.1:$RG_PORT REFGATE_ADMIN_LISTEN=127.0.0.1:$RG_ADMIN REFGATE_DRAIN_MS=0 \
   REFGATE_TRUSTED_PROXIES=127.0.0.1/32 REFGATE_STATE_DIR="$WORK" \
   "$REFGATE_BIN" serve 2>>"$WORK/refgate.log" &
