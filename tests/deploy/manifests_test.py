@@ -92,6 +92,11 @@ def check_image(uid, env, exposed, user, volume):
           "the runtime stages of Containerfile and Containerfile.prebuilt differ")
 
 
+def project_version():
+    text = (ROOT / "CMakeLists.txt").read_text(encoding="utf-8")
+    return re.search(r"project\(refgate VERSION ([0-9.]+)", text).group(1)
+
+
 def by_kind(docs):
     out = {}
     for doc in docs:
@@ -222,6 +227,12 @@ def check_kubernetes(config, known, routes, uid):
     check(container.get("args") == ["migrate"], "the migration Job does not run `migrate`")
     check(container["image"] == base["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["image"],
           "the migration Job and the Deployment name different images")
+    version = project_version()
+    check(container["image"] == f"localhost/refgate:{version}",
+          f"the manifests name {container['image']}, build.sh tags localhost/refgate:{version}")
+    (release,) = load_all(K8S / "overlays" / "example" / "release" / "kustomization.yaml")
+    check([i["newTag"] for i in release["images"]] == [version],
+          f"the example overlay's image tag is not the project's version {version}")
     (monitor,) = load_all(K8S / "components" / "prometheus-operator" / "podmonitor.yaml")
     (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
     check(endpoint["port"] == "admin" and endpoint["path"] == "/metrics" and "/metrics" in routes,
@@ -256,6 +267,8 @@ def check_compose(known, uid):
             check(key in known, f"compose {name}: env {key} is no refgate setting")
     check(services["migrate"]["command"] == ["migrate"], "compose: migrate does not run `migrate`")
     check(services["migrate"]["image"] == services["refgate"]["image"], "compose: migrate and refgate images differ")
+    check(services["refgate"]["image"] == f"localhost/refgate:${{REFGATE_VERSION:-{project_version()}}}",
+          f"compose's image is not build.sh's localhost/refgate:{project_version()}")
     check(services["refgate"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully",
           "compose: refgate does not wait for the migration")
     published = {str(p).rsplit(":", 1)[1] for p in services["refgate"]["ports"]}
