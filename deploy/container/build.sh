@@ -114,7 +114,9 @@ if [[ -n $prebuilt ]]; then
   "$engine" build "${build_args[@]}" --build-arg "EXTRA_PACKAGES=$extra" \
     -f "$HERE/Containerfile.prebuilt" "$context" >&2
 else
+  commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
   log "building $tag from the source tree (base $base; compiles refgate inside the image)"
-  "$engine" build "${build_args[@]}" -f "$HERE/Containerfile" "$ROOT" >&2
+  "$engine" build "${build_args[@]}" --build-arg "REFGATE_COMMIT=$commit" \
+    -f "$HERE/Containerfile" "$ROOT" >&2
 fi
 echo "$tag"
