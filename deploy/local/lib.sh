@@ -2,7 +2,7 @@
 # Shared helpers for deploy/local/run.sh and deploy/local/test.sh.
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
-# Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format,
+# Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format, free_port,
 # start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock, write_env_file.
 
 # Repo root from this file's location, so the scripts work from any cwd.
@@ -18,9 +18,12 @@ REFGATE_APT_PACKAGES=(
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev
   postgresql redis-server redis-tools clang-format-14
 )
-# Only the test suite needs these (promtool and a real Prometheus). On a systemd machine the
-# package also starts a Prometheus service on :9090, so run.sh does not install it.
-REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev)
+# Only the test suite needs these (promtool and a real Prometheus; the container image's build
+# and run; the TLS proxies in front of refgate and the manifests' parser). On a systemd machine
+# the prometheus, nginx, haproxy and caddy packages also start their services (on :9090, :80), so
+# run.sh does not install them.
+REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
+  podman runc debootstrap nginx haproxy caddy openssl python3-yaml)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
@@ -109,6 +112,19 @@ check_format() {
 _port_in_use() {
   # shellcheck disable=SC2016 # $1 is expanded by the inner bash
   timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$1" 2>/dev/null
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now, for a test's private server.
+free_port() {
+  local port i
+  for ((i = 0; i < 100; i++)); do
+    port=$((20000 + RANDOM % 40000))
+    _port_in_use "$port" || {
+      echo "$port"
+      return 0
+    }
+  done
+  die "no free port found"
 }
 
 _port_owner() {
