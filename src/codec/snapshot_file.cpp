@@ -19,19 +19,6 @@
 namespace refgate {
 namespace {
 
-// A partner in the snapshot file: the import format, its id and its scheduled codes.
-nlohmann::ordered_json partner_file_json(const Partner& p) {
-    auto j = partner_to_json(p);
-    j["id"] = p.id;
-    if (!p.scheduled_codes.empty()) {
-        auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
-        for (const auto& s : p.scheduled_codes)
-            codes.push_back(
-                {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
-    }
-    return j;
-}
-
 // Deeper nesting than this in a member we skip is refused rather than followed: a hand-edited
 // file must not be able to exhaust the stack.
 constexpr int kMaxDepth = 256;
@@ -449,69 +436,6 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::istream& in, const UrlPo
     return read_snapshot_json(std::string_view(text), policy);
 }
 
-nlohmann::ordered_json snapshot_to_json(const Snapshot& snapshot) {
-    nlohmann::ordered_json doc;
-    doc["format"] = 1;
-    doc["version"] = snapshot.version();
-    doc["partners"] = nlohmann::ordered_json::array();
-    for (const auto& p : snapshot.partners()) doc["partners"].push_back(partner_file_json(p));
-    doc["links"] = nlohmann::ordered_json::array();
-    for (const auto& e : snapshot.entries()) {
-        auto j = link_to_json(snapshot.link(e));
-        j["id"] = e.id;
-        doc["links"].push_back(std::move(j));
-    }
-    doc["disclosures"] = disclosures_to_json(snapshot.disclosures().versions());
-    return doc;
-}
-
-void write_snapshot_json(const Snapshot& snapshot,
-                         const std::function<void(std::string_view)>& sink) {
-    constexpr std::size_t kChunk = 1 << 20;
-    std::string out;
-    out.reserve(kChunk + 4096);
-    out.append("{\"format\":1,\"version\":").append(std::to_string(snapshot.version()));
-    out.append(",\"partners\":[");
-    bool first = true;
-    for (const auto& p : snapshot.partners()) {
-        if (!first) out.push_back(',');
-        first = false;
-        out.append(partner_file_json(p).dump());
-    }
-    out.append("],\"links\":[");
-    first = true;
-    for (const auto& e : snapshot.entries()) {
-        auto j = link_to_json(snapshot.link(e));
-        j["id"] = e.id;
-        if (!first) out.push_back(',');
-        first = false;
-        out.append(j.dump());
-        if (out.size() >= kChunk) {
-            sink(out);
-            out.clear();
-        }
-    }
-    // The disclosures too: a file without them served no disclosure after a restart from it.
-    out.append("],\"disclosures\":");
-    out.append(disclosures_to_json(snapshot.disclosures().versions()).dump());
-    out.push_back('}');
-    sink(out);
-}
-
-std::shared_ptr<const Snapshot> snapshot_from_json(const nlohmann::ordered_json& doc,
-                                                   const UrlPolicy& policy) {
-    if (!doc.is_object() || doc.value("format", 0) != 1) {
-        throw std::runtime_error("not a refgate snapshot (format 1)");
-    }
-    // Files written before disclosures were part of the snapshot have none.
-    std::vector<Disclosure> disclosures;
-    if (auto it = doc.find("disclosures"); it != doc.end())
-        disclosures = disclosures_from_json(*it);
-    return Snapshot::build(doc.at("version").get<std::uint64_t>(),
-                           partners_from_json(doc.at("partners")), links_from_json(doc.at("links")),
-                           policy, "file", std::move(disclosures));
-}
-
 std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
     std::vector<Partner> partners;
     for (const auto& j : array) {
@@ -536,29 +460,6 @@ std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
         partners.push_back(std::move(p));
     }
     return partners;
-}
-
-std::vector<Link> links_from_json(const nlohmann::ordered_json& array) {
-    std::vector<Link> links;
-    for (const auto& j : array) {
-        Link l;
-        l.id = j.value("id", std::int64_t{0});
-        l.slug = j.at("slug").get<std::string>();
-        l.partner = j.at("partner").get<std::string>();
-        l.destination = j.at("destination").get<std::string>();
-        auto status = parse_link_status(j.at("status").get<std::string>());
-        if (!status) throw std::runtime_error("link " + l.slug + ": bad status");
-        l.status = *status;
-        if (j.contains("expires_at") && !j["expires_at"].is_null()) {
-            l.expires_at = parse_rfc3339(j["expires_at"].get<std::string>());
-            if (!l.expires_at) throw std::runtime_error("link " + l.slug + ": bad expires_at");
-        }
-        if (j.contains("fallback") && !j["fallback"].is_null())
-            l.fallback = j["fallback"].get<std::string>();
-        l.utm_passthrough = j.value("utm_passthrough", false);
-        links.push_back(std::move(l));
-    }
-    return links;
 }
 
 }  // namespace refgate

@@ -89,9 +89,10 @@ std::vector<Pattern> parse_patterns(std::string_view text) {
         std::string_view substring =
             space == std::string_view::npos ? std::string_view{} : trim(line.substr(space));
         Pattern pattern;
-        if (kind == "bot") {
+        auto click_class = parse_click_class(kind);
+        if (click_class == ClickClass::bot) {
             pattern.kind = kBotMatch;
-        } else if (kind == "prefetch") {
+        } else if (click_class == ClickClass::prefetch) {
             pattern.kind = kPrefetchMatch;
         } else {
             bad_line(number, raw, "expected 'bot <substring>' or 'prefetch <substring>'");
@@ -110,16 +111,47 @@ std::vector<Pattern> parse_patterns(std::string_view text) {
 }  // namespace
 
 std::string_view to_string(ClickClass click_class) {
-    switch (click_class) {
-        case ClickClass::human:
-            return "human";
-        case ClickClass::bot:
-            return "bot";
-        case ClickClass::prefetch:
-            return "prefetch";
-    }
-    return "human";
+    auto index = static_cast<std::size_t>(click_class);
+    return index < kClickClasses.size() ? kClickClasses[index].name : kClickClasses[0].name;
 }
+
+std::optional<ClickClass> parse_click_class(std::string_view name) {
+    for (const auto& c : kClickClasses) {
+        if (c.name == name) return c.click_class;
+    }
+    return std::nullopt;
+}
+
+namespace {
+
+// Turns the trie into the automaton. Breadth first, so that a state's failure target is complete
+// before the state itself: a missing edge takes the failure target's edge, and a state inherits
+// the failure target's matches (a pattern that ends inside a longer one is still found).
+void add_failure_edges(std::vector<std::uint32_t>& next, std::vector<std::uint32_t>& match,
+                       std::size_t states, std::size_t row_size) {
+    std::vector<std::uint32_t> fail(states, 0);
+    std::deque<std::uint32_t> queue;
+    for (std::size_t c = 0; c < row_size; ++c) {
+        if (next[c] != 0) queue.push_back(next[c]);
+    }
+    while (!queue.empty()) {
+        const std::uint32_t s = queue.front();
+        queue.pop_front();
+        for (std::size_t c = 0; c < row_size; ++c) {
+            std::uint32_t& edge = next[s * row_size + c];
+            const std::uint32_t via_fail = next[fail[s] * row_size + c];
+            if (edge == 0) {
+                edge = via_fail;
+            } else {
+                fail[edge] = via_fail;
+                match[edge] |= match[via_fail];
+                queue.push_back(edge);
+            }
+        }
+    }
+}
+
+}  // namespace
 
 // Aho–Corasick over the lower-cased patterns, compiled to a complete DFA: every state has an
 // entry for every input symbol, so the walk is one table load per byte and never backtracks.
@@ -163,29 +195,7 @@ ClickClassifier::ClickClassifier(std::string_view pattern_text) {
         match[s] |= p.kind;
     }
 
-    // Breadth first, so that a state's failure target is complete before the state itself: a
-    // missing edge takes the failure target's edge, and a state inherits the failure target's
-    // matches (a pattern that ends inside a longer one is still found).
-    std::vector<std::uint32_t> fail(states, 0);
-    std::deque<std::uint32_t> queue;
-    for (std::size_t c = 0; c < row_size_; ++c) {
-        if (next[c] != 0) queue.push_back(next[c]);
-    }
-    while (!queue.empty()) {
-        const std::uint32_t s = queue.front();
-        queue.pop_front();
-        for (std::size_t c = 0; c < row_size_; ++c) {
-            std::uint32_t& edge = next[s * row_size_ + c];
-            const std::uint32_t via_fail = next[fail[s] * row_size_ + c];
-            if (edge == 0) {
-                edge = via_fail;
-            } else {
-                fail[edge] = via_fail;
-                match[edge] |= match[via_fail];
-                queue.push_back(edge);
-            }
-        }
-    }
+    add_failure_edges(next, match, states, row_size_);
 
     // Renumber the states so that those with matches come last, prefetch ones at the very end:
     // then one comparison per byte tells whether the walk has found anything, and entries can

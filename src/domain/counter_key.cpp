@@ -134,19 +134,10 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     if (!ymd.ok()) return false;
     auto channel = field.substr(b + 1, c - b - 1);
     auto cls = field.substr(c + 1);
-    ClickClass parsed;
-    if (cls == "human") {
-        parsed = ClickClass::human;
-    } else if (cls == "bot") {
-        parsed = ClickClass::bot;
-    } else if (cls == "prefetch") {
-        parsed = ClickClass::prefetch;
-    } else {
-        return false;
-    }
-    if (!valid_channel(channel)) return false;
+    auto parsed = parse_click_class(cls);
+    if (!parsed || !valid_channel(channel)) return false;
     out = CounterKey(link, static_cast<std::int32_t>(sys_days{ymd}.time_since_epoch().count()),
-                     parsed, channel);
+                     *parsed, channel);
     return true;
 }
 

@@ -1,5 +1,6 @@
 #include "refgate/domain/location.hpp"
 
+#include <algorithm>
 #include <boost/url/parse_query.hpp>
 #include <boost/url/url.hpp>
 #include <boost/url/url_view.hpp>
@@ -176,6 +177,68 @@ void append_redirect_page(std::string& out, std::string_view location, std::stri
     append_escaped_html(out, label);
     append_escaped_html(out, label_name);
     out.append("</a></p></body></html>\n");
+}
+
+// What build_location() appends to a destination without a query: "ref=code&extra=value..."
+// (taken from build_location() itself, so the encoding is its own). Empty when the partner's
+// parameters are not plain enough for the fast path (a repeated key, say).
+LocationSuffix location_suffix(const Partner& partner) {
+    std::vector<std::string_view> keys{partner.ref_param};
+    for (const auto& [key, value] : partner.extra_params) {
+        if (key == partner.ref_param) continue;
+        if (!valid_param_name(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
+            return {};
+        }
+        keys.push_back(key);
+    }
+    constexpr std::string_view kProbe = "https://probe.invalid/";
+    std::string probe = build_location(kProbe, partner);
+    if (probe.size() <= kProbe.size() + 1 || !probe.starts_with(kProbe) ||
+        probe[kProbe.size()] != '?' || probe.find('#') != std::string::npos) {
+        return {};
+    }
+    return {probe.substr(kProbe.size() + 1)};
+}
+
+// build_location(destination, partner) for a destination that passed the checks above: when its
+// query (if any) is plain and names none of the partner's parameters, setting them appends them
+// to the query, and the fragment follows unchanged. Anything else goes through build_location().
+std::string build_location(std::string_view destination, const Partner& partner,
+                           const LocationSuffix& suffix) {
+    if (suffix.text.empty()) return build_location(destination, partner);
+    std::size_t hash = destination.find('#');
+    std::string_view base = destination.substr(0, hash);
+    std::string_view fragment =
+        hash == std::string_view::npos ? std::string_view{} : destination.substr(hash);
+    std::size_t question = base.find('?');
+    if (question != std::string_view::npos) {
+        std::string_view query = base.substr(question + 1);
+        if (query.empty()) return build_location(destination, partner);
+        std::size_t start = 0;
+        while (start <= query.size()) {
+            std::size_t end = query.find('&', start);
+            if (end == std::string_view::npos) end = query.size();
+            std::string_view param = query.substr(start, end - start);
+            std::string_view key = param.substr(0, param.find('='));
+            for (char c : param) {
+                bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                             (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                             c == '~' || c == '=';
+                if (!plain) return build_location(destination, partner);
+            }
+            if (key.empty() || key == partner.ref_param)
+                return build_location(destination, partner);
+            for (const auto& extra : partner.extra_params) {
+                if (key == extra.first) return build_location(destination, partner);
+            }
+            start = end + 1;
+        }
+    }
+    std::string out;
+    out.reserve(destination.size() + 1 + suffix.text.size());
+    out.append(base).push_back(question == std::string_view::npos ? '?' : '&');
+    out.append(suffix.text).append(fragment);
+    return out;
 }
 
 }  // namespace refgate

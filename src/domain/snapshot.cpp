@@ -5,6 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "refgate/domain/clock.hpp"
 #include "refgate/domain/link_rules.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
@@ -13,75 +14,7 @@ namespace refgate {
 
 namespace {
 
-SysSeconds system_now() {
-    return std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
-}
-
-// Checking a destination (validate_link(), with its fast path for plain URLs) and building its
-// Location with Boost.URL took most of a snapshot's build: the fast path below takes the common,
-// plain case only and leaves anything else to build_location(), so it decides exactly as before.
-
-// What build_location() appends to a destination without a query: "ref=code&extra=value..."
-// (taken from build_location() itself, so the encoding is its own). Empty when the partner's
-// parameters are not plain enough for the fast path (a repeated key, say).
-std::string location_suffix(const Partner& partner) {
-    std::vector<std::string_view> keys{partner.ref_param};
-    for (const auto& [key, value] : partner.extra_params) {
-        if (key == partner.ref_param) continue;
-        if (!valid_param_name(key) || std::find(keys.begin(), keys.end(), key) != keys.end()) {
-            return {};
-        }
-        keys.push_back(key);
-    }
-    constexpr std::string_view kProbe = "https://probe.invalid/";
-    std::string probe = build_location(kProbe, partner);
-    if (probe.size() <= kProbe.size() + 1 || !probe.starts_with(kProbe) ||
-        probe[kProbe.size()] != '?' || probe.find('#') != std::string::npos) {
-        return {};
-    }
-    return probe.substr(kProbe.size() + 1);
-}
-
-// build_location(destination, partner) for a destination that passed the checks above: when its
-// query (if any) is plain and names none of the partner's parameters, setting them appends them
-// to the query, and the fragment follows unchanged. Anything else goes through build_location().
-std::string location(std::string_view destination, const Partner& partner,
-                     std::string_view suffix) {
-    if (suffix.empty()) return build_location(destination, partner);
-    std::size_t hash = destination.find('#');
-    std::string_view base = destination.substr(0, hash);
-    std::string_view fragment =
-        hash == std::string_view::npos ? std::string_view{} : destination.substr(hash);
-    std::size_t question = base.find('?');
-    if (question != std::string_view::npos) {
-        std::string_view query = base.substr(question + 1);
-        if (query.empty()) return build_location(destination, partner);
-        std::size_t start = 0;
-        while (start <= query.size()) {
-            std::size_t end = query.find('&', start);
-            if (end == std::string_view::npos) end = query.size();
-            std::string_view param = query.substr(start, end - start);
-            std::string_view key = param.substr(0, param.find('='));
-            for (char c : param) {
-                bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                             (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-                             c == '~' || c == '=';
-                if (!plain) return build_location(destination, partner);
-            }
-            if (key.empty() || key == partner.ref_param)
-                return build_location(destination, partner);
-            for (const auto& extra : partner.extra_params) {
-                if (key == extra.first) return build_location(destination, partner);
-            }
-            start = end + 1;
-        }
-    }
-    std::string out;
-    out.reserve(destination.size() + 1 + suffix.size());
-    out.append(base).push_back(question == std::string_view::npos ? '?' : '&');
-    out.append(suffix).append(fragment);
-    return out;
-}
+SysSeconds system_now() { return SysSeconds{std::chrono::seconds{SystemClock{}.unix_seconds()}}; }
 
 }  // namespace
 
@@ -100,14 +33,14 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     auto snapshot = std::make_shared<Snapshot>();
     snapshot->version_ = version_;
     snapshot->source_ = source_;
-    snapshot->built_at_ = system_now().time_since_epoch().count();
+    snapshot->built_at_ = now.time_since_epoch().count();
     snapshot->policy_ = policy_;
     snapshot->partners_ = partners_;
     snapshot->apply_schedule(now);
     // Only the Locations of partners whose code changed are built again (at 100,000 links all of
     // them through Boost.URL took a quarter of a second); the slugs, and so the index, are the
     // same.
-    std::vector<std::string> suffixes(partners_.size());
+    std::vector<LocationSuffix> suffixes(partners_.size());
     std::vector<bool> changed(partners_.size());
     for (std::size_t i = 0; i < partners_.size(); ++i) {
         changed[i] = partners_[i].ref_code != snapshot->partners_[i].ref_code;
@@ -116,8 +49,8 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->entries_ = entries_;
     for (LinkEntry& entry : snapshot->entries_) {
         if (!changed[entry.partner_index]) continue;
-        entry.location = location(entry.destination, snapshot->partners_[entry.partner_index],
-                                  suffixes[entry.partner_index]);
+        entry.location = build_location(entry.destination, snapshot->partners_[entry.partner_index],
+                                        suffixes[entry.partner_index]);
         entry.location.shrink_to_fit();
     }
     snapshot->slots_ = slots_;
@@ -185,7 +118,7 @@ Snapshot::Builder::Builder(std::uint64_t version, std::vector<Partner> partners,
     Snapshot& s = *snapshot_;
     s.version_ = version;
     s.source_ = std::move(source);
-    s.built_at_ = system_now().time_since_epoch().count();
+    s.built_at_ = now.time_since_epoch().count();
     s.policy_ = policy;
     s.partners_ = std::move(partners);
     s.apply_schedule(now);
@@ -240,7 +173,7 @@ void Snapshot::Builder::add(Link&& link) {
     entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
     entry.utm_passthrough = link.utm_passthrough;
     entry.partner_active = partner.active;
-    entry.location = location(link.destination, partner, suffixes_[p->second]);
+    entry.location = build_location(link.destination, partner, suffixes_[p->second]);
     entry.location.shrink_to_fit();
     if (link.fallback) {
         if (checked.ok()) {

@@ -1,48 +1,55 @@
 #include "refgate/http/router.hpp"
 
 namespace refgate::http {
-void Router::exact(std::string path, std::shared_ptr<Handler> handler) {
+void Router::exact(std::string path, std::shared_ptr<Handler> handler, RouteTag tag) {
     any_blocking_ = any_blocking_ || handler->may_block();
-    routes_.push_back({std::move(path), false, std::move(handler)});
+    routes_.push_back({std::move(path), false, std::move(handler), tag});
 }
 
-void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler) {
+void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler, RouteTag tag) {
     any_blocking_ = any_blocking_ || handler->may_block();
-    routes_.push_back({std::move(prefix), true, std::move(handler)});
+    routes_.push_back({std::move(prefix), true, std::move(handler), tag});
 }
 
-Handler* Router::resolve(std::string_view path) const {
+const Router::Route* Router::resolve(std::string_view path) const {
     const Route* best = nullptr;
     for (const auto& route : routes_) {
-        if (!route.is_prefix && path == route.path) return route.handler.get();
+        if (!route.is_prefix && path == route.path) return &route;
         if (route.is_prefix && path.starts_with(route.path) &&
             (best == nullptr || route.path.size() > best->path.size())) {
             best = &route;
         }
     }
-    return best != nullptr ? best->handler.get() : nullptr;
+    return best;
 }
 
-void Router::handle(const Request& request, Response& response) {
-    if (Handler* handler = resolve(request.path())) {
-        handler->handle(request, response);
-        return;
+RouteTag Router::route(const Request& request, Response& response) {
+    if (const Route* route = resolve(request.path())) {
+        route->handler->handle(request, response);
+        return route->tag;
     }
     response.simple_page(404, "Not Found");
+    return kUntagged;
+}
+
+RouteTag Router::tag_of(std::string_view path) const {
+    const Route* route = resolve(path);
+    return route != nullptr ? route->tag : kUntagged;
 }
 
 bool Router::blocking(const Request& request) const {
     if (!any_blocking_) return false;
-    const Handler* handler = resolve(request.path());
-    return handler != nullptr && handler->blocking(request);
+    const Route* route = resolve(request.path());
+    return route != nullptr && route->handler->blocking(request);
 }
 
-void Router::unavailable(const Request& request, Response& response) {
-    if (Handler* handler = resolve(request.path())) {
-        handler->unavailable(request, response);
-        return;
+RouteTag Router::route_unavailable(const Request& request, Response& response) {
+    if (const Route* route = resolve(request.path())) {
+        route->handler->unavailable(request, response);
+        return route->tag;
     }
     Handler::unavailable(request, response);
+    return kUntagged;
 }
 
 }  // namespace refgate::http

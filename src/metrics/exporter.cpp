@@ -21,14 +21,6 @@ using prometheus::MetricFamily;
 using prometheus::MetricType;
 using Labels = std::vector<ClientMetric::Label>;
 
-constexpr std::array kClasses = {ClickClass::human, ClickClass::bot, ClickClass::prefetch};
-
-std::int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 MetricFamily family(std::string name, std::string help, MetricType type) {
     return MetricFamily{std::move(name), std::move(help), type, {}};
 }
@@ -145,9 +137,9 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
         }
     }
     for (const auto& [partner, totals] : partner_clicks_) {
-        for (std::size_t i = 0; i < kClasses.size(); ++i) {
+        for (std::size_t i = 0; i < kClickClasses.size(); ++i) {
             add_value(f, static_cast<double>(totals[i]),
-                      {{"class", std::string(to_string(kClasses[i]))}, {"partner", partner}});
+                      {{"class", std::string(kClickClasses[i].name)}, {"partner", partner}});
         }
     }
     out.push_back(std::move(f));
@@ -171,193 +163,204 @@ void Exporter::collect_unavailable(std::vector<MetricFamily>& out) const {
     out.push_back(std::move(f));
 }
 
+namespace {
+
+// Requests, by listener, route class and status, and how long the handler took.
+void collect_requests(const RequestMetrics& source, std::vector<MetricFamily>& out) {
+    using Routes = std::array<std::array<std::uint64_t, kStatusSlots>, kRouteClasses>;
+    std::map<std::string, Routes> requests;
+    std::map<std::string, std::array<HistogramFigures, kRouteClasses>> latency;
+    source.for_each([&](std::string_view listener, const RequestCounters& c) {
+        auto& r = requests[std::string(listener)];
+        auto& l = latency[std::string(listener)];
+        for (std::size_t route = 0; route < kRouteClasses; ++route) {
+            for (std::size_t s = 0; s < kStatusSlots; ++s)
+                r[route][s] += c.requests[route][s].load(std::memory_order_relaxed);
+            c.latency[route].add_to(l[route].counts, l[route].sum);
+        }
+    });
+    auto total = family("refgate_http_requests_total",
+                        "HTTP requests answered by a handler, by listener, route and status.",
+                        MetricType::Counter);
+    auto duration = family("refgate_http_request_duration_seconds",
+                           "Time from a parsed request to its finished response, in the "
+                           "server, by listener and route.",
+                           MetricType::Histogram);
+    std::uint64_t unknown_slugs = 0;
+    for (const auto& [listener, routes] : requests) {
+        for (std::size_t route = 0; route < kRouteClasses; ++route) {
+            auto route_name = std::string(to_string(static_cast<RouteClass>(route)));
+            std::uint64_t answered = 0;
+            for (std::size_t s = 0; s < kStatusSlots; ++s) {
+                auto n = routes[route][s];
+                answered += n;
+                if (n == 0) continue;
+                auto code = s < kTrackedStatuses.size() ? std::to_string(kTrackedStatuses[s])
+                                                        : std::string("other");
+                add_value(total, static_cast<double>(n),
+                          {{"code", code}, {"listener", listener}, {"route", route_name}});
+            }
+            bool redirect = static_cast<RouteClass>(route) == RouteClass::redirect;
+            if (redirect) unknown_slugs += routes[route][status_slot(404)];
+            // The redirect's series always exist on the public listener; others once used.
+            if (answered > 0 || (redirect && listener == "public")) {
+                add_histogram(duration, latency[listener][route],
+                              {{"listener", listener}, {"route", route_name}});
+            }
+        }
+    }
+    out.push_back(std::move(total));
+    out.push_back(std::move(duration));
+    out.push_back(single("refgate_redirect_unknown_slug_total",
+                         "Redirect requests for a slug that no link has (answered 404).",
+                         MetricType::Counter, static_cast<double>(unknown_slugs)));
+}
+
+// What the server counts itself, per listener.
+void collect_listeners(const std::vector<ListenerFigures>& listeners,
+                       std::vector<MetricFamily>& out) {
+    auto open =
+        family("refgate_http_open_connections", "Open client connections.", MetricType::Gauge);
+    auto refused =
+        family("refgate_http_rejected_connections_total",
+               "Connections closed at accept because the listener was full.", MetricType::Counter);
+    auto rejected = family("refgate_http_rejected_requests_total",
+                           "Requests the server refused before any handler (400, 413, 414, 431).",
+                           MetricType::Counter);
+    auto failed = family("refgate_http_handler_errors_total",
+                         "Requests whose handler failed with an exception (answered 500).",
+                         MetricType::Counter);
+    for (const auto& l : listeners) {
+        Labels labels{{"listener", l.name}};
+        add_value(open, static_cast<double>(l.stats->open_connections.load()), labels);
+        add_value(refused, static_cast<double>(l.stats->rejected_connections.load()), labels);
+        add_value(rejected, static_cast<double>(l.stats->rejected_requests.load()), labels);
+        add_value(failed, static_cast<double>(l.stats->handler_errors.load()), labels);
+    }
+    out.push_back(std::move(open));
+    out.push_back(std::move(refused));
+    out.push_back(std::move(rejected));
+    out.push_back(std::move(failed));
+}
+
+// The counting pipeline's own figures: memory, Redis, flushes.
+void collect_pipeline(const ClickStats& c, std::int64_t now, std::vector<MetricFamily>& out) {
+    out.push_back(single("refgate_clicks_pending_keys",
+                         "Distinct counters held in memory, waiting for Redis.", MetricType::Gauge,
+                         static_cast<double>(c.pending_keys.load())));
+    out.push_back(single("refgate_clicks_dropped_total",
+                         "Clicks dropped because too many counters were waiting for Redis.",
+                         MetricType::Counter, static_cast<double>(c.dropped_clicks.load())));
+    out.push_back(single("refgate_unique_samples_dropped_total",
+                         "Unique-estimate samples not fed to Redis (full buffer or Redis down).",
+                         MetricType::Counter, static_cast<double>(c.dropped_samples.load())));
+    out.push_back(single("refgate_click_batches_sent_total", "Click batches Redis confirmed.",
+                         MetricType::Counter, static_cast<double>(c.batches_sent.load())));
+    out.push_back(single("refgate_redis_errors_total",
+                         "Failed Redis round trips (sender and flusher).", MetricType::Counter,
+                         static_cast<double>(c.redis_errors.load())));
+    out.push_back(single("refgate_redis_config_risky",
+                         "1 when Redis runs without appendonly or with an evicting policy.",
+                         MetricType::Gauge, c.redis_config_risky.load() ? 1 : 0));
+    out.push_back(histogram("refgate_redis_request_duration_seconds",
+                            "Round trips of the click sender's pipelined Redis writes.",
+                            c.redis_latency));
+    out.push_back(single("refgate_flush_buckets_total",
+                         "Redis buckets applied to PostgreSQL by this instance.",
+                         MetricType::Counter, static_cast<double>(c.flush_buckets.load())));
+    out.push_back(single("refgate_flush_rows_total",
+                         "Counter rows upserted into PostgreSQL by this instance's flushes.",
+                         MetricType::Counter, static_cast<double>(c.flush_rows.load())));
+    out.push_back(single("refgate_flush_failures_total",
+                         "Flush rounds that failed (Redis or PostgreSQL unreachable).",
+                         MetricType::Counter, static_cast<double>(c.flush_failures.load())));
+    out.push_back(histogram("refgate_flush_duration_seconds",
+                            "Duration of this instance's flush rounds that did the work.",
+                            c.flush_duration));
+    auto oldest = c.oldest_unflushed.load();
+    out.push_back(
+        single("refgate_flush_lag_seconds",
+               "Age of the oldest count not yet in PostgreSQL (start of the oldest "
+               "Redis bucket), as of the last flush round; 0 when none waits.",
+               MetricType::Gauge,
+               oldest < 0 ? 0.0 : static_cast<double>(std::max<std::int64_t>(0, now - oldest))));
+}
+
+// The workers' view of Redis and PostgreSQL.
+void collect_health(const HealthState& h, std::vector<MetricFamily>& out) {
+    out.push_back(single("refgate_redis_up", "1 when the click sender last reached Redis.",
+                         MetricType::Gauge, up(h.redis.load())));
+    out.push_back(single("refgate_postgres_up",
+                         "1 when the snapshot follower is connected to PostgreSQL.",
+                         MetricType::Gauge, up(h.postgres.load())));
+    out.push_back(single("refgate_postgres_errors_total",
+                         "Failed PostgreSQL connections or statements of the workers.",
+                         MetricType::Counter, static_cast<double>(h.postgres_errors.load())));
+    out.push_back(histogram("refgate_postgres_query_duration_seconds",
+                            "Snapshot version checks and flush transactions.", h.postgres_latency));
+    out.push_back(single("refgate_snapshot_reload_failures_total",
+                         "Snapshot loads from PostgreSQL that failed (the last snapshot stays).",
+                         MetricType::Counter,
+                         static_cast<double>(h.snapshot_reload_failures.load())));
+}
+
+void collect_snapshot(const SnapshotStore& store, const HealthState* health, std::int64_t now,
+                      std::vector<MetricFamily>& out) {
+    auto snapshot = store.current();
+    out.push_back(single("refgate_snapshot_loaded", "1 once a link snapshot is loaded.",
+                         MetricType::Gauge, snapshot ? 1 : 0));
+    if (!snapshot) return;
+    out.push_back(single("refgate_snapshot_version",
+                         "Version of the partners and links the redirects answer from.",
+                         MetricType::Gauge, static_cast<double>(snapshot->version())));
+    out.push_back(single("refgate_snapshot_links", "Links in the snapshot.", MetricType::Gauge,
+                         static_cast<double>(snapshot->link_count())));
+    std::int64_t checked = health != nullptr ? health->snapshot_checked_at.load() : 0;
+    out.push_back(
+        single("refgate_snapshot_age_seconds",
+               "Seconds since the snapshot was last confirmed current against PostgreSQL "
+               "(loaded or re-checked); since it was loaded when it never was.",
+               MetricType::Gauge,
+               static_cast<double>(snapshot_age_seconds(now, snapshot->built_at(), checked))));
+}
+
+void collect_process(std::vector<MetricFamily>& out) {
+    auto p = read_process_figures();
+    if (!p.ok) return;
+    out.push_back(single("process_cpu_seconds_total",
+                         "Total user and system CPU time spent in seconds.", MetricType::Counter,
+                         p.cpu_seconds));
+    out.push_back(single("process_resident_memory_bytes", "Resident memory size in bytes.",
+                         MetricType::Gauge, p.resident_bytes));
+    out.push_back(single("process_virtual_memory_bytes", "Virtual memory size in bytes.",
+                         MetricType::Gauge, p.virtual_bytes));
+    out.push_back(single("process_open_fds", "Number of open file descriptors.", MetricType::Gauge,
+                         p.open_fds));
+    out.push_back(single("process_max_fds", "Maximum number of open file descriptors.",
+                         MetricType::Gauge, p.max_fds));
+    out.push_back(single("process_start_time_seconds",
+                         "Start time of the process since unix epoch in seconds.",
+                         MetricType::Gauge, p.start_time_seconds));
+}
+
+}  // namespace
+
 std::vector<MetricFamily> Exporter::Collect() const {
     std::vector<MetricFamily> out;
-    auto now = unix_now();
-
+    static const SystemClock system_clock;
+    auto now = (sources_.clock != nullptr ? *sources_.clock : system_clock).unix_seconds();
     out.push_back(family("refgate_build_info", "Version and git commit of this refgate build.",
                          MetricType::Gauge));
     add_value(out.back(), 1, {{"commit", sources_.commit}, {"version", sources_.version}});
-
-    // Requests, by listener, route class and status, and how long the handler took.
-    if (sources_.requests != nullptr) {
-        std::map<std::string, std::array<std::array<std::uint64_t, kStatusSlots>, kRouteClasses>>
-            requests;
-        std::map<std::string, std::array<HistogramFigures, kRouteClasses>> latency;
-        sources_.requests->for_each([&](std::string_view listener, const RequestCounters& c) {
-            auto& r = requests[std::string(listener)];
-            auto& l = latency[std::string(listener)];
-            for (std::size_t route = 0; route < kRouteClasses; ++route) {
-                for (std::size_t s = 0; s < kStatusSlots; ++s)
-                    r[route][s] += c.requests[route][s].load(std::memory_order_relaxed);
-                c.latency[route].add_to(l[route].counts, l[route].sum);
-            }
-        });
-        auto total = family("refgate_http_requests_total",
-                            "HTTP requests answered by a handler, by listener, route and status.",
-                            MetricType::Counter);
-        auto duration = family("refgate_http_request_duration_seconds",
-                               "Time from a parsed request to its finished response, in the "
-                               "server, by listener and route.",
-                               MetricType::Histogram);
-        std::uint64_t unknown_slugs = 0;
-        for (const auto& [listener, routes] : requests) {
-            for (std::size_t route = 0; route < kRouteClasses; ++route) {
-                auto route_name = std::string(to_string(static_cast<RouteClass>(route)));
-                std::uint64_t answered = 0;
-                for (std::size_t s = 0; s < kStatusSlots; ++s) {
-                    auto n = routes[route][s];
-                    answered += n;
-                    if (n == 0) continue;
-                    auto code = s < kTrackedStatuses.size() ? std::to_string(kTrackedStatuses[s])
-                                                            : std::string("other");
-                    add_value(total, static_cast<double>(n),
-                              {{"code", code}, {"listener", listener}, {"route", route_name}});
-                }
-                if (static_cast<RouteClass>(route) == RouteClass::redirect) {
-                    unknown_slugs += routes[route][status_slot(404)];
-                }
-                // The redirect's series always exist on the public listener; others once used.
-                bool always =
-                    listener == "public" && static_cast<RouteClass>(route) == RouteClass::redirect;
-                if (answered > 0 || always) {
-                    add_histogram(duration, latency[listener][route],
-                                  {{"listener", listener}, {"route", route_name}});
-                }
-            }
-        }
-        out.push_back(std::move(total));
-        out.push_back(std::move(duration));
-        out.push_back(single("refgate_redirect_unknown_slug_total",
-                             "Redirect requests for a slug that no link has (answered 404).",
-                             MetricType::Counter, static_cast<double>(unknown_slugs)));
-    }
-
-    if (!sources_.listeners.empty()) {
-        auto open =
-            family("refgate_http_open_connections", "Open client connections.", MetricType::Gauge);
-        auto refused = family("refgate_http_rejected_connections_total",
-                              "Connections closed at accept because the listener was full.",
-                              MetricType::Counter);
-        auto rejected = family("refgate_http_rejected_requests_total",
-                               "Requests the server refused before any handler (400, 413, 414, "
-                               "431).",
-                               MetricType::Counter);
-        for (const auto& l : sources_.listeners) {
-            add_value(open, static_cast<double>(l.stats->open_connections.load()),
-                      {{"listener", l.name}});
-            add_value(refused, static_cast<double>(l.stats->rejected_connections.load()),
-                      {{"listener", l.name}});
-            add_value(rejected, static_cast<double>(l.stats->rejected_requests.load()),
-                      {{"listener", l.name}});
-        }
-        out.push_back(std::move(open));
-        out.push_back(std::move(refused));
-        out.push_back(std::move(rejected));
-    }
+    if (sources_.requests != nullptr) collect_requests(*sources_.requests, out);
+    if (!sources_.listeners.empty()) collect_listeners(sources_.listeners, out);
     collect_unavailable(out);
-
     collect_clicks(out);
-
-    if (const ClickStats* c = sources_.clicks; c != nullptr) {
-        out.push_back(single("refgate_clicks_pending_keys",
-                             "Distinct counters held in memory, waiting for Redis.",
-                             MetricType::Gauge, static_cast<double>(c->pending_keys.load())));
-        out.push_back(single("refgate_clicks_dropped_total",
-                             "Clicks dropped because too many counters were waiting for Redis.",
-                             MetricType::Counter, static_cast<double>(c->dropped_clicks.load())));
-        out.push_back(single("refgate_unique_samples_dropped_total",
-                             "Unique-estimate samples not fed to Redis (full buffer or Redis "
-                             "down).",
-                             MetricType::Counter, static_cast<double>(c->dropped_samples.load())));
-        out.push_back(single("refgate_click_batches_sent_total", "Click batches Redis confirmed.",
-                             MetricType::Counter, static_cast<double>(c->batches_sent.load())));
-        out.push_back(single("refgate_redis_errors_total",
-                             "Failed Redis round trips (sender and flusher).", MetricType::Counter,
-                             static_cast<double>(c->redis_errors.load())));
-        out.push_back(single("refgate_redis_config_risky",
-                             "1 when Redis runs without appendonly or with an evicting policy.",
-                             MetricType::Gauge, c->redis_config_risky.load() ? 1 : 0));
-        out.push_back(histogram("refgate_redis_request_duration_seconds",
-                                "Round trips of the click sender's pipelined Redis writes.",
-                                c->redis_latency));
-        out.push_back(single("refgate_flush_buckets_total",
-                             "Redis buckets applied to PostgreSQL by this instance.",
-                             MetricType::Counter, static_cast<double>(c->flush_buckets.load())));
-        out.push_back(single("refgate_flush_rows_total",
-                             "Counter rows upserted into PostgreSQL by this instance's flushes.",
-                             MetricType::Counter, static_cast<double>(c->flush_rows.load())));
-        out.push_back(single("refgate_flush_failures_total",
-                             "Flush rounds that failed (Redis or PostgreSQL unreachable).",
-                             MetricType::Counter, static_cast<double>(c->flush_failures.load())));
-        out.push_back(histogram("refgate_flush_duration_seconds",
-                                "Duration of this instance's flush rounds that did the work.",
-                                c->flush_duration));
-        auto oldest = c->oldest_unflushed.load();
-        out.push_back(single(
-            "refgate_flush_lag_seconds",
-            "Age of the oldest count not yet in PostgreSQL (start of the oldest "
-            "Redis bucket), as of the last flush round; 0 when none waits.",
-            MetricType::Gauge,
-            oldest < 0 ? 0.0 : static_cast<double>(std::max<std::int64_t>(0, now - oldest))));
-    }
-
-    if (const HealthState* h = sources_.health; h != nullptr) {
-        out.push_back(single("refgate_redis_up", "1 when the click sender last reached Redis.",
-                             MetricType::Gauge, up(h->redis.load())));
-        out.push_back(single("refgate_postgres_up",
-                             "1 when the snapshot follower is connected to PostgreSQL.",
-                             MetricType::Gauge, up(h->postgres.load())));
-        out.push_back(single("refgate_postgres_errors_total",
-                             "Failed PostgreSQL connections or statements of the workers.",
-                             MetricType::Counter, static_cast<double>(h->postgres_errors.load())));
-        out.push_back(histogram("refgate_postgres_query_duration_seconds",
-                                "Snapshot version checks and flush transactions.",
-                                h->postgres_latency));
-        out.push_back(single("refgate_snapshot_reload_failures_total",
-                             "Snapshot loads from PostgreSQL that failed (the last snapshot "
-                             "stays).",
-                             MetricType::Counter,
-                             static_cast<double>(h->snapshot_reload_failures.load())));
-    }
-
-    if (sources_.snapshots != nullptr) {
-        auto snapshot = sources_.snapshots->current();
-        out.push_back(single("refgate_snapshot_loaded", "1 once a link snapshot is loaded.",
-                             MetricType::Gauge, snapshot ? 1 : 0));
-        if (snapshot) {
-            out.push_back(single("refgate_snapshot_version",
-                                 "Version of the partners and links the redirects answer from.",
-                                 MetricType::Gauge, static_cast<double>(snapshot->version())));
-            out.push_back(single("refgate_snapshot_links", "Links in the snapshot.",
-                                 MetricType::Gauge, static_cast<double>(snapshot->link_count())));
-            std::int64_t checked =
-                sources_.health != nullptr ? sources_.health->snapshot_checked_at.load() : 0;
-            out.push_back(single(
-                "refgate_snapshot_age_seconds",
-                "Seconds since the snapshot was last confirmed current against PostgreSQL "
-                "(loaded or re-checked); since it was loaded when it never was.",
-                MetricType::Gauge,
-                static_cast<double>(snapshot_age_seconds(now, snapshot->built_at(), checked))));
-        }
-    }
-
-    if (auto p = read_process_figures(); p.ok) {
-        out.push_back(single("process_cpu_seconds_total",
-                             "Total user and system CPU time spent in seconds.",
-                             MetricType::Counter, p.cpu_seconds));
-        out.push_back(single("process_resident_memory_bytes", "Resident memory size in bytes.",
-                             MetricType::Gauge, p.resident_bytes));
-        out.push_back(single("process_virtual_memory_bytes", "Virtual memory size in bytes.",
-                             MetricType::Gauge, p.virtual_bytes));
-        out.push_back(single("process_open_fds", "Number of open file descriptors.",
-                             MetricType::Gauge, p.open_fds));
-        out.push_back(single("process_max_fds", "Maximum number of open file descriptors.",
-                             MetricType::Gauge, p.max_fds));
-        out.push_back(single("process_start_time_seconds",
-                             "Start time of the process since unix epoch in seconds.",
-                             MetricType::Gauge, p.start_time_seconds));
-    }
+    if (sources_.clicks != nullptr) collect_pipeline(*sources_.clicks, now, out);
+    if (sources_.health != nullptr) collect_health(*sources_.health, out);
+    if (sources_.snapshots != nullptr)
+        collect_snapshot(*sources_.snapshots, sources_.health, now, out);
+    collect_process(out);
     return out;
 }
 

@@ -20,18 +20,6 @@ std::string_view to_string(RouteClass route) {
     return "other";
 }
 
-RouteClass route_class(std::string_view path) {
-    if (path.starts_with("/go/")) return RouteClass::redirect;
-    if (path == "/disclosure" || path.starts_with("/disclosure/") ||
-        path.starts_with("/disclosure.")) {
-        return RouteClass::disclosure;
-    }
-    if (path == "/healthz" || path == "/readyz") return RouteClass::health;
-    if (path.starts_with("/api/")) return RouteClass::admin_api;
-    if (path == "/metrics") return RouteClass::metrics;
-    return RouteClass::other;
-}
-
 std::size_t status_slot(int status) noexcept {
     for (std::size_t i = 0; i < kTrackedStatuses.size(); ++i) {
         if (kTrackedStatuses[i] == status) return i;

@@ -27,9 +27,8 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
     body["ready"] = ready;
     body["draining"] = draining;
     if (snapshot) {
-        auto now = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+        static const SystemClock system_clock;
+        auto now = (clock_ != nullptr ? *clock_ : system_clock).unix_seconds();
         auto age =
             snapshot_age_seconds(now, snapshot->built_at(), health_.snapshot_checked_at.load());
         body["snapshot"] = {{"version", snapshot->version()},

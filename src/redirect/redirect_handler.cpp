@@ -48,8 +48,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         not_found(response);
         return;
     }
-    auto now =
-        std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+    std::int64_t now = clock_.unix_seconds();
     bool expired = link->expires_at != 0 && now >= link->expires_at;
     if (link->status != LinkStatus::active || !link->partner_active || expired) {
         if (!link->fallback.empty()) {

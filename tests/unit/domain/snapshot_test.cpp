@@ -21,9 +21,8 @@ using refgate::Link;
 using refgate::Partner;
 using refgate::read_snapshot_json;
 using refgate::Snapshot;
-using refgate::snapshot_from_json;
-using refgate::snapshot_to_json;
 using refgate::SysSeconds;
+using refgate::write_snapshot_json;
 
 Partner tailscale() {
     Partner p;
@@ -43,6 +42,13 @@ Link make_link(std::string slug, std::string destination, std::string partner = 
     l.partner = std::move(partner);
     l.destination = std::move(destination);
     return l;
+}
+
+// The snapshot file's text, as the follower writes it.
+std::string file_text(const Snapshot& snapshot) {
+    std::string text;
+    write_snapshot_json(snapshot, [&](std::string_view piece) { text.append(piece); });
+    return text;
 }
 
 // In a forked child: die quietly on a crash. Catch's own signal handlers would report the crash
@@ -180,12 +186,12 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
     second_link.utm_passthrough = true;
 
     auto original = Snapshot::build(42, {tailscale(), second}, {first_link, second_link}, {}, "pg");
-    auto doc = snapshot_to_json(*original);
-    auto copy = snapshot_from_json(nlohmann::ordered_json::parse(doc.dump()), {});
+    auto doc = file_text(*original);
+    auto copy = read_snapshot_json(std::string_view(doc), {});
 
     CHECK(copy->version() == 42);
     CHECK(copy->source() == "file");
-    CHECK(snapshot_to_json(*copy) == doc);
+    CHECK(file_text(*copy) == doc);
     REQUIRE(copy->partners().size() == 2);
     const Partner& p = copy->partners()[1];
     CHECK(p.id == 8);
@@ -209,7 +215,8 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
     CHECK(copy->find("tailscale")->location == original->find("tailscale")->location);
 }
 
-TEST_CASE("the snapshot file written in pieces is the document, byte for byte", "[snapshot]") {
+TEST_CASE("the snapshot file written in pieces is one JSON document that reads back",
+          "[snapshot]") {
     auto partner = tailscale();
     partner.name = "Tail \"scale\" \u00e9";
     partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
@@ -230,8 +237,11 @@ TEST_CASE("the snapshot file written in pieces is the document, byte for byte", 
         ++pieces;
     });
     CHECK(pieces > 1);
-    CHECK(text == snapshot_to_json(*snapshot).dump());
+    auto doc = nlohmann::ordered_json::parse(text);
+    CHECK(doc["links"].size() == 6000);
+    CHECK(doc["partners"][0]["name"] == "Tail \"scale\" \u00e9");
     CHECK_THAT(text, Catch::Contains("in-2100"));
+    CHECK(read_snapshot_json(std::string_view(text), {})->link_count() == 6000);
 }
 
 TEST_CASE("the snapshot file read as a stream gives the snapshot that wrote it", "[snapshot]") {
@@ -258,17 +268,15 @@ TEST_CASE("the snapshot file read as a stream gives the snapshot that wrote it",
     CHECK(read->source() == "file");
     CHECK(read->rejected().empty());
     CHECK(read->link_count() == 3000);
-    CHECK(snapshot_to_json(*read) == snapshot_to_json(*written));
+    CHECK(file_text(*read) == file_text(*written));
     CHECK(read->next_change() == written->next_change());
     REQUIRE(read->find("link-2999") != nullptr);
     CHECK(read->find("link-2999")->location == written->find("link-2999")->location);
 }
 
 TEST_CASE("a stream that is not a whole snapshot file is refused", "[snapshot]") {
-    auto text =
-        snapshot_to_json(*Snapshot::build(1, {tailscale()},
-                                          {make_link("x", "https://tailscale.com/")}, {}, "test"))
-            .dump();
+    auto text = file_text(
+        *Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test"));
     auto read = [](const std::string& t) {
         std::istringstream in(t);
         return read_snapshot_json(in, {});
@@ -286,17 +294,6 @@ TEST_CASE("a stream that is not a whole snapshot file is refused", "[snapshot]")
     CHECK_THROWS(read(replace("\"status\":\"active\"", "\"status\":\"paused\"")));
     CHECK_THROWS(read(replace("\"slug\":\"x\"", "\"slog\":\"x\"")));
     CHECK_THROWS(read(replace("\"links\"", "\"lynx\"")));
-}
-
-TEST_CASE("a document that is not a snapshot file is refused", "[snapshot]") {
-    auto doc = snapshot_to_json(*Snapshot::build(1, {tailscale()}, {}, {}, "test"));
-    doc["format"] = 2;
-    CHECK_THROWS_AS(snapshot_from_json(doc, {}), std::runtime_error);
-    CHECK_THROWS_AS(snapshot_from_json(nlohmann::ordered_json::array(), {}), std::runtime_error);
-    auto bad_status = snapshot_to_json(
-        *Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test"));
-    bad_status["links"][0]["status"] = "paused";
-    CHECK_THROWS_AS(snapshot_from_json(bad_status, {}), std::runtime_error);
 }
 
 TEST_CASE("a snapshot reader sees each newly published snapshot", "[snapshot]") {
@@ -367,8 +364,7 @@ TEST_CASE("scheduled codes take over at their second, and the snapshot file keep
     CHECK(at->schedule_due());
     CHECK(at->version() == 1);
 
-    auto file =
-        snapshot_from_json(nlohmann::ordered_json::parse(snapshot_to_json(*before).dump()), {});
+    auto file = read_snapshot_json(std::string_view(file_text(*before)), {});
     CHECK(file->next_change() == t0 + 10s);
     CHECK(file->partners()[0].scheduled_codes.size() == 2);
 
@@ -553,10 +549,8 @@ TEST_CASE("the snapshot file reader takes any JSON spelling of the same file", "
 }
 
 TEST_CASE("the snapshot file reader refuses text that is not strict JSON", "[snapshot]") {
-    auto text =
-        snapshot_to_json(*Snapshot::build(1, {tailscale()},
-                                          {make_link("x", "https://tailscale.com/")}, {}, "test"))
-            .dump();
+    auto text = file_text(
+        *Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test"));
     auto read = [](const std::string& t) { return read_snapshot_json(std::string_view(t), {}); };
     auto replace = [&](const std::string& from, const std::string& to) {
         auto copy = text;

@@ -23,6 +23,13 @@ class Fixed final : public http::Handler {
     int status_;
 };
 
+// A router whose every path goes to a handler answering `status`, under route class `route`.
+std::unique_ptr<http::Router> answering(int status, RouteClass route) {
+    auto router = std::make_unique<http::Router>();
+    router->prefix("/", std::make_shared<Fixed>(status), http::route_tag(route));
+    return router;
+}
+
 http::Response call(http::Handler& handler, std::string_view target) {
     std::vector<http::HeaderField> fields;
     http::Request request;
@@ -56,13 +63,31 @@ std::shared_ptr<const Snapshot> one_partner_snapshot() {
 
 }  // namespace
 
-TEST_CASE("route labels are a fixed set, never a raw path", "[metrics]") {
-    CHECK(route_class("/go/alpha") == RouteClass::redirect);
-    CHECK(route_class("/disclosure") == RouteClass::disclosure);
-    CHECK(route_class("/readyz") == RouteClass::health);
-    CHECK(route_class("/api/v1/links") == RouteClass::admin_api);
-    CHECK(route_class("/metrics") == RouteClass::metrics);
-    CHECK(route_class("/wp-admin/x") == RouteClass::other);
+TEST_CASE("route labels are a fixed set tagged on routes, never a raw path", "[metrics]") {
+    RequestMetrics requests;
+    auto router = std::make_unique<http::Router>();
+    router->prefix("/go/", std::make_shared<Fixed>(302), http::route_tag(RouteClass::redirect));
+    router->exact("/readyz", std::make_shared<Fixed>(200), http::route_tag(RouteClass::health));
+    router->exact("/plain", std::make_shared<Fixed>(200));
+    http::CountingHandler counting(std::move(router), requests.add_slot("public"));
+    call(counting, "/go/alpha");
+    call(counting, "/readyz");
+    call(counting, "/plain");
+    call(counting, "/wp-admin/x");
+    metrics::Exporter exporter({.requests = &requests});
+    std::string text = exporter.scrape();
+    INFO(text);
+    CHECK(has_line(
+        text,
+        "refgate_http_requests_total{code=\"302\",listener=\"public\",route=\"redirect\"} 1"));
+    CHECK(has_line(
+        text, "refgate_http_requests_total{code=\"200\",listener=\"public\",route=\"health\"} 1"));
+    // Untagged routes and paths no route takes are "other".
+    CHECK(has_line(
+        text, "refgate_http_requests_total{code=\"200\",listener=\"public\",route=\"other\"} 1"));
+    CHECK(has_line(
+        text, "refgate_http_requests_total{code=\"404\",listener=\"public\",route=\"other\"} 1"));
+    CHECK(http::route_class(http::kUntagged) == RouteClass::other);
     CHECK(status_slot(302) != status_slot(404));
     CHECK(status_slot(299) == kTrackedStatuses.size());
 }
@@ -70,11 +95,15 @@ TEST_CASE("route labels are a fixed set, never a raw path", "[metrics]") {
 TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape time",
           "[metrics]") {
     RequestMetrics requests;
-    http::CountingHandler found(std::make_unique<Fixed>(302), requests.add_slot("public"));
-    http::CountingHandler missing(std::make_unique<Fixed>(404), requests.add_slot("public"));
+    http::CountingHandler found(answering(302, RouteClass::redirect), requests.add_slot("public"));
+    http::CountingHandler missing(std::make_unique<http::Router>(), requests.add_slot("public"));
+    auto unknown_slug = std::make_unique<http::Router>();
+    unknown_slug->prefix("/go/", std::make_shared<Fixed>(404),
+                         http::route_tag(RouteClass::redirect));
+    http::CountingHandler unknown(std::move(unknown_slug), requests.add_slot("public"));
     for (int i = 0; i < 3; ++i) call(found, "/go/alpha");
     call(found, "/go/alpha?src=x");
-    call(missing, "/go/nope");
+    call(unknown, "/go/nope");
     call(missing, "/favicon.ico");
 
     ClickStats clicks;
@@ -164,7 +193,7 @@ TEST_CASE("/metrics answers the text format, or 401 without a token when one is 
 TEST_CASE("every status refgate sends has its own code label, 406 included", "[metrics]") {
     RequestMetrics requests;
     for (const auto& status : kHttpStatuses) {
-        http::CountingHandler handler(std::make_unique<Fixed>(status.code),
+        http::CountingHandler handler(answering(status.code, RouteClass::admin_api),
                                       requests.add_slot("admin"));
         call(handler, "/api/v1/partners");
     }

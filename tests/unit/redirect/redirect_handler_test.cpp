@@ -22,11 +22,11 @@ constexpr std::int64_t kNow = 1795968000;  // 2026-11-29T16:00:00Z
 
 class FakeClock final : public refgate::Clock {
   public:
-    system_clock::time_point now() const override { return now_; }
-    void set(std::int64_t unix_seconds) { now_ = system_clock::time_point{seconds{unix_seconds}}; }
+    std::int64_t unix_seconds() const override { return now_; }
+    void set(std::int64_t unix_seconds) { now_ = unix_seconds; }
 
   private:
-    system_clock::time_point now_{seconds{kNow}};
+    std::int64_t now_ = kNow;
 };
 
 Partner tailscale() {

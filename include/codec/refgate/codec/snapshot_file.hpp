@@ -14,23 +14,18 @@
 
 namespace refgate {
 
-nlohmann::ordered_json snapshot_to_json(const Snapshot& snapshot);
-// The same text as snapshot_to_json().dump(), handed to `sink` in pieces of about 1 MiB: writing
-// the file of 100,000 links builds no document of them all.
+// The one writer and the one reader of the file.
+// The file's JSON text, handed to `sink` in pieces of about 1 MiB: writing the file of 100,000
+// links builds no document of them all.
 void write_snapshot_json(const Snapshot& snapshot,
                          const std::function<void(std::string_view)>& sink);
-// Throws std::runtime_error on a malformed document.
-std::shared_ptr<const Snapshot> snapshot_from_json(const nlohmann::ordered_json& doc,
-                                                   const UrlPolicy& policy);
-// The same as snapshot_from_json(parse(in)) without a document of the whole file: the links are
-// scanned from the text straight into their entries; only the partners and disclosures go through
+// The snapshot the file describes, without a document of the whole file: the links are scanned
+// from the text straight into their entries; only the partners and disclosures go through
 // nlohmann. Throws std::runtime_error (or nlohmann's parse_error) on a malformed file.
 std::shared_ptr<const Snapshot> read_snapshot_json(std::istream& in, const UrlPolicy& policy);
 std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const UrlPolicy& policy);
 
-// Partners and links of an import document ({"partners": [...], "links": [...]}) as written by
-// snapshot_to_json().
+// The partners of the file's "partners" array (also what PostgreSQL's snapshot query returns).
 std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array);
-std::vector<Link> links_from_json(const nlohmann::ordered_json& array);
 
 }  // namespace refgate

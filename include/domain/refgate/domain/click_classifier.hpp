@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -14,8 +15,18 @@ namespace refgate {
 
 enum class ClickClass : std::uint8_t { human = 0, bot = 1, prefetch = 2 };
 
-// "human", "bot" or "prefetch": the label value of the click counters.
+// Every class with its name ("human", "bot", "prefetch": the label value of the click counters
+// and the class field of a counter key), in enum order. The one place names meet the enum.
+struct ClickClassName {
+    ClickClass click_class;
+    std::string_view name;
+};
+inline constexpr std::array<ClickClassName, 3> kClickClasses = {
+    {{ClickClass::human, "human"}, {ClickClass::bot, "bot"}, {ClickClass::prefetch, "prefetch"}}};
+
 std::string_view to_string(ClickClass click_class);
+// The class of that name; nullopt for any other text.
+std::optional<ClickClass> parse_click_class(std::string_view name);
 
 // What the request says. The views are only read during classify(); nothing is kept.
 struct ClickSignals {

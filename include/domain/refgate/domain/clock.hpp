@@ -1,20 +1,24 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace refgate {
 
-// Time comes through an interface so that tests can step across days and expiries.
+// The wall clock for every day-sensitive read (click days, expiries, scheduled codes, ages), as
+// an interface so that tests can step across days.
 class Clock {
   public:
     virtual ~Clock() = default;
-    virtual std::chrono::system_clock::time_point now() const = 0;
+    virtual std::int64_t unix_seconds() const = 0;
 };
 
 class SystemClock final : public Clock {
   public:
-    std::chrono::system_clock::time_point now() const override {
-        return std::chrono::system_clock::now();
+    std::int64_t unix_seconds() const override {
+        return std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
     }
 };
 

@@ -17,6 +17,20 @@ namespace refgate {
 std::string build_location(std::string_view destination, const Partner& partner,
                            bool utm_passthrough = false, std::string_view incoming_query = {});
 
+// A snapshot builds the Locations of many links per partner; building each through Boost.URL
+// took most of a build. What build_location() appends to a destination without a query
+// ("ref=code&extra=value...", taken from build_location() itself) is computed once per partner;
+// its text is empty when the partner's parameters are not plain enough (a repeated key, say).
+struct LocationSuffix {
+    std::string text;
+};
+LocationSuffix location_suffix(const Partner& partner);
+// build_location(destination, partner), the same answer: a plain destination whose query names
+// none of the partner's parameters gets the suffix appended; anything else goes through
+// Boost.URL.
+std::string build_location(std::string_view destination, const Partner& partner,
+                           const LocationSuffix& suffix);
+
 // True when the raw query has a parameter whose key starts with "utm_": the only case in which
 // a link's precomputed Location must be rebuilt per request.
 bool query_has_utm(std::string_view raw_query);

@@ -14,6 +14,7 @@
 
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/string_hash.hpp"
 
@@ -66,7 +67,7 @@ class Snapshot {
 
     std::uint64_t version() const { return version_; }
     const std::string& source() const { return source_; }
-    std::int64_t built_at() const { return built_at_; }  // unix seconds
+    std::int64_t built_at() const { return built_at_; }  // unix seconds: the `now` it was built at
     const std::vector<Partner>& partners() const { return partners_; }
     // The links served, in input order. The input links themselves are not kept (a second copy
     // of every link cost about 30 MiB at 100,000 links): entries hold all that they said.
@@ -108,7 +109,7 @@ class Snapshot {
       private:
         std::shared_ptr<Snapshot> snapshot_;
         std::unordered_map<std::string_view, std::size_t> partner_index_;
-        std::vector<std::string> suffixes_;  // per partner: what a plain Location appends
+        std::vector<LocationSuffix> suffixes_;  // per partner: what a plain Location appends
     };
 
   private:

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,27 +9,41 @@
 
 namespace refgate::http {
 
+// A small number the router's owner gives a route where it registers it (the metrics label
+// routes by it); the router itself gives it no meaning. kUntagged: a route registered without
+// one, or a request no route takes.
+using RouteTag = std::uint8_t;
+inline constexpr RouteTag kUntagged = 0xff;
+
 // Dispatches on the request path: exact paths first, then the longest matching prefix; 404
 // otherwise. One instance per I/O thread, like every handler.
 class Router final : public Handler {
   public:
-    void exact(std::string path, std::shared_ptr<Handler> handler);
-    void prefix(std::string prefix, std::shared_ptr<Handler> handler);
-    void handle(const Request& request, Response& response) override;
+    void exact(std::string path, std::shared_ptr<Handler> handler, RouteTag tag = kUntagged);
+    void prefix(std::string prefix, std::shared_ptr<Handler> handler, RouteTag tag = kUntagged);
+    void handle(const Request& request, Response& response) override { route(request, response); }
+    // handle() that tells which route answered: its tag (kUntagged for a 404).
+    RouteTag route(const Request& request, Response& response);
     // Asks the handler the request resolves to, so that quick routes of a listener (health,
     // metrics) stay on the I/O thread beside blocking ones (the admin API).
     bool blocking(const Request& request) const override;
     bool may_block() const override { return any_blocking_; }
-    void unavailable(const Request& request, Response& response) override;
+    void unavailable(const Request& request, Response& response) override {
+        route_unavailable(request, response);
+    }
+    RouteTag route_unavailable(const Request& request, Response& response);
+    // The tag of the route `path` resolves to (kUntagged when none).
+    RouteTag tag_of(std::string_view path) const;
 
   private:
     struct Route {
         std::string path;
         bool is_prefix;
         std::shared_ptr<Handler> handler;
+        RouteTag tag;
     };
-    // The handler for `path`, or null (404).
-    Handler* resolve(std::string_view path) const;
+    // The route for `path`, or null (404).
+    const Route* resolve(std::string_view path) const;
 
     std::vector<Route> routes_;
     bool any_blocking_ = false;  // some route may block: only then is a request resolved twice

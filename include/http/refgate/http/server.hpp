@@ -56,6 +56,8 @@ struct ServerStats {
     std::atomic<std::uint64_t> rejected_requests{0};  // answered by the server itself (400, 431...)
     // Blocking requests answered unavailable() because the pool was busy past the bound.
     std::atomic<std::uint64_t> unavailable_requests{0};
+    // Requests whose handler threw: answered 500, logged at a bounded rate.
+    std::atomic<std::uint64_t> handler_errors{0};
 };
 
 // Runs `threads` I/O threads, each with its own io_context; every listener has an acceptor per

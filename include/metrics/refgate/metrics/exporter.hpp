@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "refgate/domain/clock.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/metrics/click_stats.hpp"
@@ -45,6 +46,7 @@ struct Sources {
     std::vector<ListenerFigures> listeners;
     std::string version;
     std::string commit;
+    const Clock* clock = nullptr;  // for ages and lags; none: the system clock
 };
 
 // Figures of the process itself, from /proc/self and getrlimit.

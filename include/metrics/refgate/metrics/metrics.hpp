@@ -70,11 +70,11 @@ class LatencyHistogram {
     std::atomic<std::uint64_t> sum_ns_{0};
 };
 
-// The route label of a request: a fixed set, chosen by path prefix.
+// The route label of a request: a fixed set, tagged on the routes where a listener's router is
+// built (http::route_tag in counting_handler.hpp).
 enum class RouteClass : std::uint8_t { redirect, disclosure, health, admin_api, metrics, other };
 inline constexpr std::size_t kRouteClasses = 6;
 std::string_view to_string(RouteClass route);
-RouteClass route_class(std::string_view path);
 
 // The status codes refgate answers (kHttpStatuses), each with a slot; anything else lands in the
 // "other" slot.

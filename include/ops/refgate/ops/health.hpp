@@ -1,5 +1,6 @@
 #pragma once
 
+#include "refgate/domain/clock.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/metrics/click_stats.hpp"
@@ -18,11 +19,12 @@ enum class ReadinessDetail { verdict, full };
 // memory, on the I/O thread.
 class HealthHandler final : public http::Handler {
   public:
-    // `clicks`: the counting pipeline's figures; null leaves them out.
+    // `clicks`: the counting pipeline's figures; null leaves them out. `clock`: for the
+    // snapshot's age; null: the system clock.
     HealthHandler(const SnapshotStore& store, const HealthState& health,
                   const ClickStats* clicks = nullptr,
-                  ReadinessDetail detail = ReadinessDetail::full)
-        : store_(store), health_(health), clicks_(clicks), detail_(detail) {}
+                  ReadinessDetail detail = ReadinessDetail::full, const Clock* clock = nullptr)
+        : store_(store), health_(health), clicks_(clicks), detail_(detail), clock_(clock) {}
     void handle(const http::Request& request, http::Response& response) override;
 
   private:
@@ -30,6 +32,7 @@ class HealthHandler final : public http::Handler {
     const HealthState& health_;
     const ClickStats* clicks_;
     ReadinessDetail detail_;
+    const Clock* clock_;
 };
 
 }  // namespace refgate

@@ -1,0 +1,140 @@
+#include "refgate/admin/bearer.hpp"
+#include "refgate/admin/pg_admin_store.hpp"
+#include "refgate/admin/pg_stats_store.hpp"
+#include "refgate/disclosure/disclosure_handler.hpp"
+#include "refgate/http/router.hpp"
+#include "refgate/metrics/counting_handler.hpp"
+#include "refgate/ops/health.hpp"
+#include "refgate/redirect/redirect_handler.hpp"
+#include "refgate/runtime/log.hpp"
+#include "services.hpp"
+
+namespace refgate {
+namespace {
+
+using http::route_tag;
+
+void add_health_routes(http::Router& router, Shared& s, ReadinessDetail detail) {
+    auto ops =
+        std::make_shared<HealthHandler>(s.snapshots, s.health, &s.click_stats, detail, &s.clock);
+    router.exact("/healthz", ops, route_tag(RouteClass::health));
+    router.exact("/readyz", ops, route_tag(RouteClass::health));
+}
+
+http::ListenerOptions public_listener(Shared& s, Counting& counting) {
+    return {
+        .name = "public",
+        .endpoint = s.config.listen,
+        .limits = s.config.http,
+        .share_port = s.config.reuse_port,
+        .handler_factory =
+            [&s, &counting] {
+                auto router = std::make_unique<http::Router>();
+                router->prefix("/go/",
+                               std::make_shared<RedirectHandler>(
+                                   s.snapshots, s.clock, RedirectOptions{s.config.referrer_policy},
+                                   &counting.next_recorder()),
+                               route_tag(RouteClass::redirect));
+                add_health_routes(*router, s, ReadinessDetail::verdict);
+                const auto& d = s.config.disclosure;
+                auto disclosure = std::make_shared<DisclosureHandler>(
+                    s.snapshots, DisclosureOptions{d.default_locale, d.max_age, d.public_base_url});
+                for (auto path : DisclosureHandler::kPaths)
+                    router->exact(std::string(path), disclosure, route_tag(RouteClass::disclosure));
+                router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosure,
+                               route_tag(RouteClass::disclosure));
+                return std::make_unique<http::CountingHandler>(
+                    std::move(router), s.request_metrics.add_slot("public"));
+            },
+    };
+}
+
+http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
+                                     std::shared_ptr<metrics::MetricsHandler> metrics) {
+    return {
+        .name = "admin",
+        .endpoint = s.config.admin_listen,
+        .limits = s.config.admin_http,
+        .share_port = s.config.reuse_port,
+        .handler_factory =
+            [&s, api = admin.handler, metrics] {
+                auto router = std::make_unique<http::Router>();
+                router->prefix("/api/v1/", api, route_tag(RouteClass::admin_api));
+                add_health_routes(*router, s, ReadinessDetail::full);
+                router->exact("/metrics", metrics, route_tag(RouteClass::metrics));
+                return std::make_unique<http::CountingHandler>(std::move(router),
+                                                               s.request_metrics.add_slot("admin"));
+            },
+        // Every admin call waits at most admin_db_wait for the blocking pool, and again for a
+        // database connection; past either it answers 503 (refgate_admin_unavailable_total).
+        .blocking_wait = s.config.admin_db_wait,
+    };
+}
+
+}  // namespace
+
+AdminApi make_admin_api(Shared& s) {
+    // One pool of connections for the API and for /metrics' token checks.
+    std::unique_ptr<admin::AdminStore> store =
+        admin::make_pg_admin_store({.database_url = s.config.database_url,
+                                    .url_policy = s.url_policy,
+                                    .connection_wait = s.config.admin_db_wait});
+    admin::AdminStore& tokens = *store;
+    AdminApi api;
+    api.handler = std::make_shared<admin::AdminHandler>(
+        std::move(store),
+        admin::AdminOptions{.cors_origins = s.config.admin_cors_origins,
+                            .unavailable = &s.admin_unavailable},
+        admin::make_pg_stats_store({.database_url = s.config.database_url,
+                                    .redis = s.redis,
+                                    .connection_wait = s.config.admin_db_wait}));
+    if (!s.config.metrics_token_required) return api;
+    // The handler owns the store: the check keeps the handler alive.
+    api.metrics_auth = [&tokens, owner = api.handler](std::string_view authorization) {
+        try {
+            return admin::bearer_role(tokens, authorization) ? metrics::Access::allowed
+                                                             : metrics::Access::unauthorized;
+        } catch (const std::exception& e) {
+            log::warn("metrics_token_check_failed", {{"error", e.what()}});
+            return metrics::Access::unavailable;
+        }
+    };
+    return api;
+}
+
+HttpService::HttpService(Shared& shared, Counting& counting)
+    : shared_(shared),
+      exporter_({.requests = &shared.request_metrics,
+                 .clicks = &shared.click_stats,
+                 .health = &shared.health,
+                 .snapshots = &shared.snapshots,
+                 .admin_unavailable = &shared.admin_unavailable,
+                 .version = REFGATE_VERSION,
+                 .commit = REFGATE_GIT_COMMIT,
+                 .clock = &shared.clock}),
+      admin_(make_admin_api(shared)),
+      metrics_(std::make_shared<metrics::MetricsHandler>(exporter_, admin_.metrics_auth)),
+      server_(shared.config.threads,
+              {public_listener(shared, counting), admin_listener(shared, admin_, metrics_)}) {
+    exporter_.set_listeners({{"public", &server_.stats(0)}, {"admin", &server_.stats(1)}});
+}
+
+bool HttpService::start() {
+    try {
+        server_.bind();
+    } catch (const std::exception& e) {
+        log::error("listen_failed", {{"error", e.what()}});
+        return false;
+    }
+    server_.start();
+    const Config& c = shared_.config;
+    log::info("listening", {{"listener", "public"},
+                            {"host", c.listen.host},
+                            {"port", server_.port(0)},
+                            {"threads", c.threads}});
+    log::info("listening",
+              {{"listener", "admin"}, {"host", c.admin_listen.host}, {"port", server_.port(1)}});
+    return true;
+}
+
+}  // namespace refgate

@@ -1,0 +1,81 @@
+#pragma once
+
+// What App::serve builds, for app.cpp and listeners.cpp. Each component is built by one small
+// function, so that a change to its constructor touches one place.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "refgate/admin/admin_handler.hpp"
+#include "refgate/clicks/click_pipeline.hpp"
+#include "refgate/config/config.hpp"
+#include "refgate/domain/clock.hpp"
+#include "refgate/domain/ip_network.hpp"
+#include "refgate/http/server.hpp"
+#include "refgate/metrics/click_stats.hpp"
+#include "refgate/metrics/exporter.hpp"
+#include "refgate/metrics/health.hpp"
+#include "refgate/metrics/metrics.hpp"
+#include "refgate/redirect/click_recorder.hpp"
+#include "refgate/redis/redis_client.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace refgate {
+
+// What several components read or write. It outlives them all.
+struct Shared {
+    explicit Shared(const Config& config);
+
+    const Config& config;
+    redis::RedisAddress redis;
+    UrlPolicy url_policy;
+    SystemClock clock;
+    HealthState health;
+    SnapshotStore snapshots;
+    ClickStats click_stats;
+    RequestMetrics request_metrics;
+    // Admin API calls answered 503 because the database was unreachable or busy.
+    std::atomic<std::uint64_t> admin_unavailable{0};
+};
+
+// Counting: a shard and a recorder per I/O thread, handed out as the threads build their
+// handlers; the sender drains the shards.
+struct Counting {
+    explicit Counting(const Shared& shared);
+    ClickRecorder& next_recorder() { return *recorders.at(next++); }
+    std::vector<ClickShard*> shard_pointers() const;
+
+    std::vector<IpNetwork> trusted_proxies;
+    SaltBox salts;
+    std::vector<std::unique_ptr<ClickShard>> shards;
+    std::vector<std::unique_ptr<ClickRecorder>> recorders;
+    std::atomic<std::size_t> next{0};
+};
+
+// The admin API, and the token check of /metrics, over one pool of database connections.
+struct AdminApi {
+    std::shared_ptr<admin::AdminHandler> handler;
+    metrics::Authorizer metrics_auth;  // empty: /metrics needs no token
+};
+AdminApi make_admin_api(Shared& shared);
+
+// The public and admin listeners with everything only they use.
+class HttpService {
+  public:
+    HttpService(Shared& shared, Counting& counting);
+    // Binds and starts serving; false (logged) when a listener cannot have its port.
+    bool start();
+    // Stops accepting, finishes in-flight requests (at most `timeout`).
+    void stop(std::chrono::milliseconds timeout) { server_.shutdown(timeout); }
+
+  private:
+    Shared& shared_;
+    metrics::Exporter exporter_;
+    AdminApi admin_;
+    std::shared_ptr<metrics::MetricsHandler> metrics_;
+    http::Server server_;
+};
+
+}  // namespace refgate

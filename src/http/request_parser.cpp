@@ -1,0 +1,222 @@
+#include "refgate/http/request_parser.hpp"
+
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/error.hpp>
+#include <new>
+
+namespace refgate::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using error_code = boost::system::error_code;
+
+// Errors of our own that the parser callbacks raise; each maps to one status.
+enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
+
+Method to_method(bhttp::verb verb) {
+    switch (verb) {
+        case bhttp::verb::get:
+            return Method::get;
+        case bhttp::verb::head:
+            return Method::head;
+        case bhttp::verb::post:
+            return Method::post;
+        case bhttp::verb::put:
+            return Method::put;
+        case bhttp::verb::patch:
+            return Method::patch;
+        case bhttp::verb::delete_:
+            return Method::del;
+        case bhttp::verb::options:
+            return Method::options;
+        default:
+            return Method::other;
+    }
+}
+
+}  // namespace
+
+void RequestStorage::reset() {
+    method = Method::other;
+    method_name.clear();
+    target.clear();
+    version = 11;
+    arena.clear();
+    fields.clear();
+    body.clear();
+    host_fields = 0;
+    transfer_encoding = false;
+}
+
+bool RequestStorage::expects_continue() const {
+    for (const auto& f : fields) {
+        if (iequals(f.name, "expect") && iequals(f.value, "100-continue")) return true;
+    }
+    return false;
+}
+
+// A parser that stores nothing of its own: Beast's request_parser would build a fields container
+// (a node per header) every time.
+class RequestParser::Impl final : public bhttp::basic_parser<true> {
+  public:
+    Impl(RequestStorage& storage, const HttpLimits& limits) : storage_(storage), limits_(limits) {
+        storage_.reset();
+        header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+        body_limit(boost::none);  // enforced in on_body_init_impl, per method
+    }
+
+    Step step(std::string_view input) {
+        error_code ec;
+        Step step;
+        step.used = basic_parser::put(boost::asio::const_buffer(input.data(), input.size()), ec);
+        if (ec == bhttp::error::need_more) {
+            step.need_more = true;
+        } else if (ec) {
+            step.refusal = refusal(ec);
+        }
+        return step;
+    }
+
+    const RequestStorage& storage() const { return storage_; }
+    const HttpLimits& limits() const { return limits_; }
+
+  private:
+    Refusal refusal(error_code ec) const {
+        switch (error_) {
+            case RequestError::target_too_long:
+                return {414, "URI Too Long"};
+            case RequestError::body_not_allowed:
+                return {400, "Bad Request"};
+            case RequestError::body_too_large:
+                return {413, "Content Too Large"};
+            case RequestError::none:
+                break;
+        }
+        if (ec == bhttp::error::header_limit) {
+            // Hit before the request line was parsed: the target is what is long.
+            if (storage_.method_name.empty()) return {414, "URI Too Long"};
+            return {431, "Request Header Fields Too Large"};
+        }
+        return {};
+    }
+
+    void on_request_impl(bhttp::verb method, beast::string_view method_str,
+                         beast::string_view target, int version, error_code& ec) override {
+        if (target.size() > limits_.max_target_bytes) {
+            error_ = RequestError::target_too_long;
+            ec = bhttp::error::bad_target;
+            return;
+        }
+        storage_.method = to_method(method);
+        storage_.method_name.assign(method_str.data(), method_str.size());
+        std::string_view text(target.data(), target.size());
+        if (!text.starts_with('/')) {
+            // Absolute-form (RFC 9112 section 3.2.2): handlers see its path and query.
+            if (auto path = absolute_form_path(text)) {
+                text = *path;
+                if (!text.starts_with('/')) storage_.target.assign("/");
+            }
+        }
+        storage_.target.append(text);
+        storage_.version = version;
+    }
+
+    void on_response_impl(int, beast::string_view, int, error_code& ec) override {
+        ec = bhttp::error::bad_version;
+    }
+
+    void on_field_impl(bhttp::field name, beast::string_view name_string, beast::string_view value,
+                       error_code& ec) override {
+        if (name == bhttp::field::host) ++storage_.host_fields;
+        if (name == bhttp::field::transfer_encoding ||
+            iequals({name_string.data(), name_string.size()}, "transfer-encoding")) {
+            storage_.transfer_encoding = true;
+        }
+        auto& arena = storage_.arena;
+        if (arena.size() + name_string.size() + value.size() > arena.capacity()) {
+            ec = bhttp::error::header_limit;
+            return;
+        }
+        std::size_t name_at = arena.size();
+        arena.append(name_string.data(), name_string.size());
+        std::size_t value_at = arena.size();
+        arena.append(value.data(), value.size());
+        storage_.fields.push_back({std::string_view(arena).substr(name_at, name_string.size()),
+                                   std::string_view(arena).substr(value_at, value.size())});
+    }
+
+    void on_header_impl(error_code&) override {}
+
+    void on_body_init_impl(boost::optional<std::uint64_t> const& content_length,
+                           error_code& ec) override {
+        if (storage_.bodiless()) {
+            error_ = RequestError::body_not_allowed;
+            ec = bhttp::error::unexpected_body;
+        } else if (!content_length || *content_length > limits_.max_body_bytes) {
+            error_ = RequestError::body_too_large;
+            ec = bhttp::error::body_limit;
+        } else {
+            storage_.body.reserve(static_cast<std::size_t>(*content_length));
+        }
+    }
+
+    std::size_t on_body_impl(beast::string_view body, error_code&) override {
+        storage_.body.append(body.data(), body.size());
+        return body.size();
+    }
+
+    void on_chunk_header_impl(std::uint64_t, beast::string_view, error_code& ec) override {
+        ec = bhttp::error::bad_transfer_encoding;  // never reached: Transfer-Encoding is refused
+    }
+
+    std::size_t on_chunk_body_impl(std::uint64_t, beast::string_view, error_code& ec) override {
+        ec = bhttp::error::bad_transfer_encoding;
+        return 0;
+    }
+
+    void on_finish_impl(error_code&) override {}
+
+    RequestStorage& storage_;
+    const HttpLimits& limits_;
+    RequestError error_ = RequestError::none;
+};
+
+RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits) {
+    static_assert(sizeof(Impl) <= kImplSize);
+    static_assert(alignof(Impl) <= alignof(std::max_align_t));
+    new (impl_) Impl(storage, limits);
+}
+
+RequestParser::~RequestParser() { impl().~Impl(); }
+
+RequestParser::Impl& RequestParser::impl() { return *std::launder(reinterpret_cast<Impl*>(impl_)); }
+
+const RequestParser::Impl& RequestParser::impl() const {
+    return *std::launder(reinterpret_cast<const Impl*>(impl_));
+}
+
+RequestParser::Step RequestParser::put(std::string_view input) { return impl().step(input); }
+
+bool RequestParser::got_some() const { return impl().got_some(); }
+bool RequestParser::header_done() const { return impl().is_header_done(); }
+bool RequestParser::done() const { return impl().is_done(); }
+bool RequestParser::keep_alive() const { return impl().keep_alive(); }
+
+std::uint64_t RequestParser::content_length() const { return impl().content_length().value_or(0); }
+
+std::optional<Refusal> RequestParser::check_header() const {
+    const RequestStorage& storage = impl().storage();
+    // Beast 1.81 mis-frames some Transfer-Encoding shapes; refgate needs none.
+    if (storage.transfer_encoding) return Refusal{};
+    // An HTTP/1.1 request names exactly one Host, an HTTP/1.0 one at most (RFC 9112 3.2).
+    if (storage.host_fields > 1 || (storage.version >= 11 && storage.host_fields == 0))
+        return Refusal{};
+    // A body is refused by its announced length, without waiting for it to arrive.
+    auto length = content_length();
+    if (storage.bodiless() && length > 0) return Refusal{};
+    if (length > impl().limits().max_body_bytes) return Refusal{413, "Content Too Large"};
+    return std::nullopt;
+}
+
+}  // namespace refgate::http

@@ -1,0 +1,447 @@
+#include "session.hpp"
+
+#include <time.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <exception>
+
+#include "refgate/domain/time.hpp"
+#include "refgate/runtime/log.hpp"
+#include "wire.hpp"
+
+namespace refgate::http {
+namespace {
+
+// Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
+constexpr std::size_t kReadSlack = 8 * 1024;
+// Responses to pipelined requests are gathered up to this size before they are written.
+constexpr std::size_t kMaxPendingOutput = 64 * 1024;
+// After a response that closes the connection, unread input is drained this long, so that the
+// kernel does not reset the connection before the client has read the response.
+constexpr std::chrono::milliseconds kLingerTime{1000};
+
+// The wall clock as of the kernel's last tick: the Date header, read several times a request.
+std::int64_t coarse_unix_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return ts.tv_sec;
+}
+
+}  // namespace
+
+SteadyClock::time_point coarse_steady_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return SteadyClock::time_point(std::chrono::duration_cast<SteadyClock::duration>(
+        std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
+
+SessionBuffers::SessionBuffers(const HttpLimits& limits)
+    : input(limits.max_header_bytes + kReadSlack) {
+    storage.arena.reserve(limits.max_header_bytes);
+}
+
+std::unique_ptr<SessionBuffers> BufferPool::take() {
+    if (spare_.empty()) return std::make_unique<SessionBuffers>(limits_);
+    auto buffers = std::move(spare_.back());
+    spare_.pop_back();
+    return buffers;
+}
+
+void BufferPool::give_back(std::unique_ptr<SessionBuffers> buffers) {
+    if (spare_.size() >= kMaxSpare || buffers->output.capacity() > kMaxKeptCapacity ||
+        buffers->response.body().capacity() > kMaxKeptCapacity ||
+        buffers->storage.body.capacity() > kMaxKeptCapacity) {
+        return;
+    }
+    buffers->input.clear();
+    buffers->output.clear();
+    buffers->storage.reset();
+    buffers->response.reset();
+    spare_.push_back(std::move(buffers));
+}
+
+std::string_view ThreadContext::http_date() {
+    std::int64_t now = coarse_unix_seconds();
+    if (now != date_second) {
+        format_http_date(now, date);
+        date_second = now;
+    }
+    return {date, sizeof date};
+}
+
+Session::Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext& context,
+                 ListenerState& listener, Handler& handler, BufferPool& pool)
+    : socket_(std::move(socket)),
+      timer_(context.ioc),
+      context_(context),
+      listener_(listener),
+      limits_(listener.options.limits),
+      handler_(handler),
+      pool_(pool),
+      buffers_(pool.take()),
+      input_(buffers_->input),
+      output_(buffers_->output),
+      storage_(buffers_->storage),
+      response_(buffers_->response) {
+    context_.sessions.insert(this);
+    auto address = remote.address();
+    peer_.bytes = address.is_v6()
+                      ? address.to_v6().to_bytes()
+                      : asio::ip::make_address_v6(asio::ip::v4_mapped, address.to_v4()).to_bytes();
+}
+
+Session::~Session() {
+    parser_.reset();  // it refers to storage_
+    pool_.give_back(std::move(buffers_));
+    context_.sessions.erase(this);
+    listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Session::start() {
+    arm(limits_.read_timeout);
+    wait_timer();
+    read_more();
+}
+
+void Session::stop() {
+    stopping_ = true;
+    bool idle = !writing_ && !busy_ && input_.size() == 0 && !(parser_ && parser_->got_some());
+    if (idle) close_now();
+}
+
+// Moving the deadline later is a store; moving it earlier re-arms the timer.
+void Session::arm(std::chrono::milliseconds timeout) {
+    deadline_ = coarse_steady_now() + timeout;
+    if (deadline_ < timer_.expiry()) wait_timer();
+}
+
+// One timer per connection, re-armed only when it fires: moving the deadline is a store.
+void Session::wait_timer() {
+    timer_.expires_at(deadline_);
+    timer_.async_wait([self = shared_from_this()](error_code ec) {
+        if (ec || self->closed_) return;
+        if (SteadyClock::now() >= self->deadline_) {
+            self->on_deadline();
+        } else {
+            self->wait_timer();
+        }
+    });
+}
+
+void Session::read_more() {
+    if (closed_) return;
+    if (stopping_ && input_.size() == 0 && !(parser_ && parser_->got_some())) {
+        close_now();
+        return;
+    }
+    // The read timeout covers the wait for a request and its whole header: a client that
+    // trickles bytes does not push the deadline back.
+    bool waiting =
+        input_.size() == 0 && empty_line_bytes_ == 0 && !(parser_ && parser_->got_some());
+    if (waiting || rearm_read_) arm(limits_.read_timeout);
+    rearm_read_ = false;
+    std::size_t space = input_.max_size() - input_.size();
+    socket_.async_read_some(input_.prepare(space),
+                            [self = shared_from_this()](error_code ec, std::size_t n) {
+                                self->input_.commit(n);
+                                // A read may complete after stop() closed the connection:
+                                // answering (and counting) it then would reach nobody.
+                                if (ec || self->closed_) {
+                                    self->close_now();
+                                    return;
+                                }
+                                self->process();
+                            });
+}
+
+// Parses every complete request already buffered, answers each into the output buffer, then
+// writes (or reads more when nothing is ready).
+void Session::process() {
+    while (!closing_) {
+        if (!parser_) {
+            parser_.emplace(storage_, limits_);
+            header_checked_ = false;
+            empty_line_bytes_ = 0;
+        }
+        if (input_.size() == 0) break;
+        if (starts_with_line_break() && !parser_->got_some()) {
+            if (!skip_empty_lines()) break;
+            if (input_.size() == 0) break;
+        }
+        auto step =
+            parser_->put({static_cast<const char*>(input_.data().data()), input_.data().size()});
+        input_.consume(step.used);
+        if (step.need_more) break;
+        if (step.refusal) {
+            answer_error(step.refusal->status, step.refusal->title);
+            break;
+        }
+        if (parser_->header_done() && !header_checked_) {
+            header_checked_ = true;
+            if (!check_header()) break;
+        }
+        if (parser_->done()) {
+            if (handler_.blocking(make_request())) {
+                if (answer_on_pool()) return;  // resumes process() on this thread when done
+            } else {
+                answer();
+            }
+            parser_.reset();
+            if (output_.size() >= kMaxPendingOutput) break;
+            continue;
+        }
+        if (step.used == 0) break;
+    }
+    if (!output_.empty()) {
+        write_output();
+    } else if (closing_) {
+        linger_close();
+    } else {
+        read_more();
+    }
+}
+
+bool Session::starts_with_line_break() const {
+    char first = *static_cast<const char*>(input_.data().data());
+    return first == '\r' || first == '\n';
+}
+
+// Empty lines before a request line are ignored (RFC 9112 section 2.2). They count against the
+// header limit, and do not move the read deadline, so a stream of them cannot hold the
+// connection. False when the connection is refused.
+bool Session::skip_empty_lines() {
+    const char* bytes = static_cast<const char*>(input_.data().data());
+    std::size_t n = 0;
+    while (n < input_.size() && (bytes[n] == '\r' || bytes[n] == '\n')) ++n;
+    input_.consume(n);
+    empty_line_bytes_ += n;
+    if (empty_line_bytes_ <= limits_.max_header_bytes) return true;
+    answer_error(400, "Bad Request");
+    return false;
+}
+
+// Checks of a complete header, before its body is read; false when the request is refused.
+bool Session::check_header() {
+    if (auto refusal = parser_->check_header()) {
+        answer_error(refusal->status, refusal->title);
+        return false;
+    }
+    // A client that waits for "100 Continue" before sending its body gets it now (RFC 9110
+    // 10.1.1); a refusal above was its final answer instead.
+    if (parser_->content_length() > input_.size() && storage_.version >= 11 &&
+        storage_.expects_continue()) {
+        output_.append("HTTP/1.1 100 Continue\r\n\r\n");
+        rearm_read_ = true;  // the body's wait starts now
+    }
+    return true;
+}
+
+void Session::answer_error(int status, std::string_view title) {
+    listener_.stats.rejected_requests.fetch_add(1, std::memory_order_relaxed);
+    response_.reset();
+    response_.simple_page(status, title);
+    response_.set_close();
+    serialize(false, false);
+    closing_ = true;
+    linger_ = true;  // the client may still be sending what was refused
+}
+
+Request Session::make_request() const {
+    Request request;
+    request.method = storage_.method;
+    request.method_name = storage_.method_name;
+    request.target = storage_.target;
+    request.version = storage_.version;
+    request.fields = &storage_.fields;
+    request.body = storage_.body;
+    request.peer = peer_;
+    return request;
+}
+
+void Session::answer() {
+    response_.reset();
+    call_handler();
+    finish_answer();
+}
+
+// An exception escaping a handler costs its request a 500, counted and logged; the connection
+// and its thread go on (Beast's examples would lose the thread, and every connection on it).
+void Session::call_handler() {
+    try {
+        handler_.handle(make_request(), response_);
+    } catch (const std::exception& e) {
+        handler_failed(e.what());
+    } catch (...) {
+        handler_failed("not a std::exception");
+    }
+}
+
+void Session::handler_failed(const char* error) {
+    auto count = listener_.stats.handler_errors.fetch_add(1, std::memory_order_relaxed);
+    if (listener_.handler_error_log.allow()) {
+        log::error("handler_failed", {{"listener", listener_.options.name},
+                                      {"error", error},
+                                      {"handler_errors_total", count + 1}});
+    }
+    response_.reset();
+    response_.simple_page(500, "Internal Server Error");
+}
+
+void Session::finish_answer() {
+    bool client_keeps = parser_->keep_alive();
+    bool keep_alive = client_keeps && !response_.close() && !stopping_;
+    serialize(storage_.method == Method::head, keep_alive);
+    if (!keep_alive) closing_ = true;
+    // A client that meant to keep the connection may already be sending its next request.
+    if (!keep_alive && client_keeps) linger_ = true;
+}
+
+// A handler that blocks (on PostgreSQL, say) runs on the server's blocking pool, never on an I/O
+// thread. The connection reads nothing more until the answer is back; the request's storage
+// stays untouched meanwhile. The wait for a pool thread is bounded twice: a request finding the
+// listener's queue full is refused at once, and one still queued at its deadline is answered
+// then (on_deadline); the pool thread that finds it later drops it.
+// False when the request was refused (answered) at once.
+bool Session::answer_on_pool() {
+    auto& queued = listener_.queued_blocking;
+    if (queued.fetch_add(1, std::memory_order_relaxed) >= listener_.options.max_blocking_queue) {
+        queued.fetch_sub(1, std::memory_order_relaxed);
+        answer_unavailable("queue_full");
+        return false;
+    }
+    response_.reset();
+    busy_ = true;
+    ticket_ = std::make_shared<std::atomic<bool>>(false);
+    arm(listener_.options.blocking_wait);
+    asio::post(*context_.blocking_pool, [self = shared_from_this(), ticket = ticket_]() mutable {
+        self->listener_.queued_blocking.fetch_sub(1, std::memory_order_relaxed);
+        // Whoever claims the ticket first answers: this thread, or the deadline.
+        bool expired = ticket->exchange(true);
+        if (!expired) self->call_handler();
+        // The session moves on to its I/O thread, so that it is destroyed there, never on the
+        // pool's thread (its destructor touches the thread's session set and pool).
+        auto& ioc = self->context_.ioc;
+        asio::post(ioc, [self = std::move(self), expired] {
+            if (expired) return;
+            self->busy_ = false;
+            self->ticket_.reset();
+            if (self->closed_) return;
+            self->finish_answer();
+            self->parser_.reset();
+            self->process();
+        });
+    });
+    return true;
+}
+
+// The deadline passed. A request still waiting for a pool thread is answered now; one that a
+// pool thread is working on gets another read timeout before the connection is closed.
+void Session::on_deadline() {
+    if (busy_ && ticket_) {
+        bool started = ticket_->exchange(true);
+        ticket_.reset();
+        deadline_ = coarse_steady_now() + limits_.read_timeout;
+        wait_timer();
+        if (started) return;
+        busy_ = false;
+        answer_unavailable("queue_wait");
+        parser_.reset();
+        process();
+        return;
+    }
+    close_now();
+}
+
+// Refuses a blocking request that the pool cannot take in time.
+void Session::answer_unavailable(std::string_view reason) {
+    auto count = listener_.stats.unavailable_requests.fetch_add(1, std::memory_order_relaxed);
+    if (listener_.unavailable_log.allow()) {
+        log::warn("blocking_pool_busy", {{"listener", listener_.options.name},
+                                         {"reason", reason},
+                                         {"unavailable_total", count + 1}});
+    }
+    response_.reset();
+    handler_.unavailable(make_request(), response_);
+    finish_answer();
+}
+
+void Session::serialize(bool head, bool keep_alive) {
+    append_response(output_, response_,
+                    {.head = head,
+                     .keep_alive = keep_alive,
+                     .request_version = storage_.version,
+                     .date = context_.http_date()});
+}
+
+void Session::write_output() {
+    // Nagle's algorithm could hold back a response while an earlier one is unacknowledged; only
+    // a connection that stays open can have one. Switched off then, as nginx does, so that a
+    // Connection: close exchange spends no system call on it.
+    if (!closing_ && !no_delay_) {
+        no_delay_ = true;
+        error_code ec;
+        socket_.set_option(tcp::no_delay(true), ec);
+    }
+    writing_ = true;
+    arm(limits_.write_timeout);
+    asio::async_write(socket_, asio::buffer(output_),
+                      [self = shared_from_this()](error_code ec, std::size_t) {
+                          self->writing_ = false;
+                          self->output_.clear();
+                          if (ec) {
+                              self->close_now();
+                              return;
+                          }
+                          if (self->closing_) {
+                              self->linger_close();
+                          } else {
+                              self->process();
+                          }
+                      });
+}
+
+// A close with input unread makes the kernel reset the connection, and a reset can destroy the
+// response before the client read it. So after a refusal (the client may still be sending), or
+// when the client meant to keep the connection (the server is stopping), or with bytes already
+// read and not parsed, the input is drained for up to kLingerTime first. After an answer to a
+// client that asked for Connection: close, it has sent all it meant to, and the socket is closed
+// at once, as nginx does: the client gets the response, then FIN.
+void Session::linger_close() {
+    if (closed_) return;
+    if (!linger_ && input_.size() == 0) {
+        close_now();
+        return;
+    }
+    error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) {
+        close_now();
+        return;
+    }
+    arm(kLingerTime);
+    drain();
+}
+
+void Session::drain() {
+    input_.clear();
+    socket_.async_read_some(input_.prepare(input_.max_size()),
+                            [self = shared_from_this()](error_code ec, std::size_t) {
+                                if (ec) {
+                                    self->close_now();
+                                } else {
+                                    self->drain();
+                                }
+                            });
+}
+
+void Session::close_now() {
+    if (closed_) return;
+    closed_ = true;
+    error_code ec;
+    socket_.close(ec);
+    timer_.cancel();
+}
+
+}  // namespace refgate::http

@@ -1,0 +1,158 @@
+#pragma once
+
+// One client connection (Session) and what an I/O thread keeps for its connections. Private to
+// the server: session.cpp does the connection's I/O, server.cpp accepts and runs the threads.
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "refgate/http/request_parser.hpp"
+#include "refgate/http/server.hpp"
+#include "refgate/runtime/log_limiter.hpp"
+
+namespace refgate::http {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using SteadyClock = std::chrono::steady_clock;
+
+// The kernel's monotonic clock as of its last tick (a few milliseconds old, read without the
+// TSC): enough for connection deadlines of seconds. It counts from steady_clock's origin.
+SteadyClock::time_point coarse_steady_now();
+
+// What a connection uses while it is open. Kept per thread and listener for the next connection,
+// so that accepting one allocates nothing but its Session.
+struct SessionBuffers {
+    explicit SessionBuffers(const HttpLimits& limits);
+    boost::beast::flat_buffer input;
+    std::string output;
+    RequestStorage storage;
+    Response response;
+};
+
+class BufferPool {
+  public:
+    explicit BufferPool(const HttpLimits& limits) : limits_(limits) {}
+    std::unique_ptr<SessionBuffers> take();
+    // Buffers that grew past kMaxKeptCapacity (a large admin answer) are freed, not kept.
+    void give_back(std::unique_ptr<SessionBuffers> buffers);
+
+  private:
+    static constexpr std::size_t kMaxSpare = 256;
+    static constexpr std::size_t kMaxKeptCapacity = 64 * 1024;
+    const HttpLimits& limits_;
+    std::vector<std::unique_ptr<SessionBuffers>> spare_;
+};
+
+class Session;
+
+// Everything of one I/O thread: its io_context, and per listener its acceptor, handler and
+// buffer pool.
+struct ThreadContext {
+    // Declared before the io_context: sessions still queued in it deregister and give their
+    // buffers back on destruction.
+    std::unordered_set<Session*> sessions;
+    std::deque<BufferPool> pools;  // one per listener
+    asio::io_context ioc{1};
+    asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+    std::vector<std::unique_ptr<Handler>> handlers;         // one per listener
+    std::vector<std::unique_ptr<tcp::acceptor>> acceptors;  // one per listener
+    std::vector<tcp::endpoint> peers;  // one per listener: the address accept() reports
+    asio::thread_pool* blocking_pool = nullptr;
+    bool stopping = false;
+    std::int64_t date_second = -1;
+    char date[29] = {};
+
+    // The Date header's value, formatted once a second.
+    std::string_view http_date();
+};
+
+struct ListenerState {
+    ListenerOptions options;
+    ServerStats stats;
+    std::uint16_t port = 0;
+    // Blocking requests posted to the pool and not yet taken by one of its threads.
+    std::atomic<std::size_t> queued_blocking{0};
+    LogLimiter unavailable_log{std::chrono::seconds{10}};
+    LogLimiter handler_error_log{std::chrono::seconds{10}};
+};
+
+// A connection: read -> parse -> handle -> write, pipelined requests answered in order in one
+// write, one deadline timer, no strand (it lives on one thread).
+class Session final : public std::enable_shared_from_this<Session> {
+  public:
+    Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext& context,
+            ListenerState& listener, Handler& handler, BufferPool& pool);
+    ~Session();
+
+    void start();
+    // The server is stopping: an idle connection closes now, a busy one after its response.
+    void stop();
+
+  private:
+    void arm(std::chrono::milliseconds timeout);
+    void wait_timer();
+    void read_more();
+    void process();
+    bool starts_with_line_break() const;
+    bool skip_empty_lines();
+    bool check_header();
+    void answer_error(int status, std::string_view title);
+    Request make_request() const;
+    void answer();
+    void call_handler();
+    void handler_failed(const char* error);
+    void finish_answer();
+    bool answer_on_pool();
+    void on_deadline();
+    void answer_unavailable(std::string_view reason);
+    void serialize(bool head, bool keep_alive);
+    void write_output();
+    void linger_close();
+    void drain();
+    void close_now();
+
+    tcp::socket socket_;
+    asio::steady_timer timer_;
+    SteadyClock::time_point deadline_;
+    ThreadContext& context_;
+    ListenerState& listener_;
+    const HttpLimits& limits_;
+    Handler& handler_;
+    BufferPool& pool_;
+    std::unique_ptr<SessionBuffers> buffers_;
+    boost::beast::flat_buffer& input_;
+    std::string& output_;
+    RequestStorage& storage_;
+    Response& response_;
+    std::optional<RequestParser> parser_;
+    PeerAddress peer_;
+    bool header_checked_ = false;
+    bool rearm_read_ = false;  // a 100 Continue went out: the body gets a full read timeout
+    std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request
+    bool closing_ = false;
+    bool linger_ = false;    // drain the input before closing, whatever is buffered now
+    bool no_delay_ = false;  // TCP_NODELAY is set
+    bool writing_ = false;
+    bool busy_ = false;  // a blocking handler is working on this connection's request
+    // While busy_: claimed by the pool thread that starts the request or by its deadline.
+    std::shared_ptr<std::atomic<bool>> ticket_;
+    bool stopping_ = false;
+    bool closed_ = false;
+};
+
+}  // namespace refgate::http

@@ -1,0 +1,104 @@
+#include "refgate/http/request_parser.hpp"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+namespace {
+
+using refgate::HttpLimits;
+using refgate::http::Method;
+using refgate::http::RequestParser;
+using refgate::http::RequestStorage;
+
+// Storage as a connection sets it up: the header arena reserved to the header limit.
+struct Parsing {
+    explicit Parsing(HttpLimits l = {}) : limits(l) {
+        storage.arena.reserve(limits.max_header_bytes);
+    }
+    HttpLimits limits;
+    RequestStorage storage;
+};
+
+// Feeds `bytes` in one go and checks the header as the server does; the refusal's status, or 0.
+int refusal_status(Parsing& p, std::string_view bytes) {
+    RequestParser parser(p.storage, p.limits);
+    auto step = parser.put(bytes);
+    if (step.refusal) return step.refusal->status;
+    if (parser.header_done()) {
+        if (auto refusal = parser.check_header()) return refusal->status;
+    }
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a request split across reads is parsed once its header is complete", "[http][parser]") {
+    Parsing p;
+    RequestParser parser(p.storage, p.limits);
+    std::string_view first = "GET /go/alpha?src=news HTTP/1.1\r\nHost: picks.example\r\n";
+    auto step = parser.put(first);
+    CHECK(step.need_more);
+    CHECK_FALSE(parser.done());
+    std::string rest(first.substr(step.used));
+    rest += "User-Agent: test\r\n\r\n";
+    step = parser.put(rest);
+    REQUIRE_FALSE(step.refusal);
+    CHECK(parser.done());
+    CHECK(parser.keep_alive());
+    CHECK(p.storage.method == Method::get);
+    CHECK(p.storage.target == "/go/alpha?src=news");
+    REQUIRE(p.storage.fields.size() == 2);
+    CHECK(p.storage.fields[1].value == "test");
+}
+
+TEST_CASE("the parser takes one request and leaves a pipelined one for the next parser",
+          "[http][parser]") {
+    Parsing p;
+    std::string_view two = "GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n";
+    std::size_t used = 0;
+    {
+        RequestParser parser(p.storage, p.limits);
+        used = parser.put(two).used;
+        CHECK(parser.done());
+        CHECK(p.storage.target == "/a");
+    }
+    RequestParser next(p.storage, p.limits);
+    next.put(two.substr(used));
+    CHECK(next.done());
+    CHECK(p.storage.target == "/b");
+}
+
+TEST_CASE("an absolute-form target reaches handlers as its path and query", "[http][parser]") {
+    Parsing p;
+    CHECK(refusal_status(p, "GET http://picks.example/go/a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n") == 0);
+    CHECK(p.storage.target == "/go/a?x=1");
+    CHECK(refusal_status(p, "GET http://picks.example HTTP/1.1\r\nHost: x\r\n\r\n") == 0);
+    CHECK(p.storage.target == "/");
+}
+
+TEST_CASE("requests the server must refuse get their specific status", "[http][parser]") {
+    Parsing p({.max_header_bytes = 512, .max_target_bytes = 64, .max_body_bytes = 10});
+    std::string long_target = "GET /" + std::string(100, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n";
+    CHECK(refusal_status(p, long_target) == 414);
+    std::string big_header =
+        "GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(600, 'b') + "\r\n\r\n";
+    CHECK(refusal_status(p, big_header) == 431);
+    CHECK(refusal_status(p, "GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n") ==
+          400);
+    CHECK(refusal_status(p, "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc") == 400);
+    CHECK(refusal_status(p, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n") == 413);
+    CHECK(refusal_status(p, "GET / HTTP/1.1\r\n\r\n") == 400);                        // no Host
+    CHECK(refusal_status(p, "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n") == 400);  // two
+    CHECK(refusal_status(p, "GET / HTTP/1.0\r\n\r\n") == 0);  // HTTP/1.0 needs none
+    CHECK(refusal_status(p, "HTTP/1.1 200 OK\r\n\r\n") == 400);
+}
+
+TEST_CASE("a body within the limit is read whole", "[http][parser]") {
+    Parsing p({.max_body_bytes = 64});
+    RequestParser parser(p.storage, p.limits);
+    auto step = parser.put("POST /api HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+    REQUIRE_FALSE(step.refusal);
+    CHECK(parser.done());
+    CHECK(parser.content_length() == 5);
+    CHECK(p.storage.body == "hello");
+}
