@@ -1,5 +1,6 @@
 #include "refgate/admin/bearer.hpp"
 
+#include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/tokens.hpp"
 #include "refgate/http/request.hpp"
 
@@ -21,6 +22,14 @@ std::optional<Role> bearer_role(AdminStore& store, std::string_view authorizatio
     auto actor = bearer_actor(store, authorization);
     if (!actor) return std::nullopt;
     return actor->role;
+}
+
+Authentication BearerAuthenticator::authenticate(const http::Request& request) {
+    std::string_view authorization = request.header("Authorization");
+    if (authorization.empty()) return {};
+    auto actor = bearer_actor(store_, authorization);
+    if (!actor) return {Authentication::Kind::refused, {}};
+    return {Authentication::Kind::accepted, std::move(*actor)};
 }
 
 }  // namespace refgate::admin

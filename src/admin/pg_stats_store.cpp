@@ -10,6 +10,7 @@
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/clicks/redis_buckets.hpp"
 #include "refgate/domain/counter_key.hpp"
+#include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection_pool.hpp"
 
 namespace refgate::admin {
@@ -42,17 +43,6 @@ std::uint8_t class_index(std::string_view name) {
 }
 
 std::int32_t day_of(const pqxx::field& field) { return parse_day(field.c_str()).value_or(0); }
-
-// '{1,2,3}': a bigint[] parameter.
-std::string bigint_array(const std::vector<std::int64_t>& ids) {
-    std::string out = "{";
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-        if (i > 0) out.push_back(',');
-        out += std::to_string(ids[i]);
-    }
-    out.push_back('}');
-    return out;
-}
 
 class PgStatsStore final : public StatsStore {
   public:
@@ -205,7 +195,7 @@ class PgStatsStore final : public StatsStore {
             for (const auto& row : tx.exec_params(
                      "SELECT l.id, l.slug, p.slug FROM refgate_links l JOIN refgate_partners p "
                      "ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[])",
-                     bigint_array({ids.begin(), ids.end()}))) {
+                     pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end())))) {
                 names[row[0].as<std::int64_t>()] = {row[1].c_str(), row[2].c_str()};
             }
             for (const auto& u : unflushed) {
@@ -272,7 +262,7 @@ class PgStatsStore final : public StatsStore {
         if (buckets.empty()) return flushed;
         for (const auto& row : tx.exec_params(
                  "SELECT bucket FROM refgate_flushed_buckets WHERE bucket = ANY($1::bigint[])",
-                 bigint_array({buckets.begin(), buckets.end()}))) {
+                 pg::bigint_array(std::vector<std::int64_t>(buckets.begin(), buckets.end())))) {
             flushed.insert(row[0].as<std::int64_t>());
         }
         return flushed;

@@ -1,6 +1,11 @@
 #include "stats_api.hpp"
 
+#include <array>
 #include <charconv>
+
+#include "api.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/query.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -58,6 +63,49 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
             return answer;
         }
     }
+}
+
+namespace {
+
+constexpr std::array kStatsRoutes{
+    Route{http::Method::get, "GET", "/api/v1/stats/links/{slug}", Role::viewer,
+          Operation::stats_link},
+    Route{http::Method::get, "GET", "/api/v1/stats/partners/{slug}", Role::viewer,
+          Operation::stats_partner},
+    Route{http::Method::get, "GET", "/api/v1/stats/top", Role::viewer, Operation::stats_top},
+};
+
+class Stats final : public Resource {
+  public:
+    Stats(StatsStore* stats, const Clock& clock) : stats_(stats), clock_(clock) {}
+    std::string_view prefix() const override { return "/api/v1/stats"; }
+    std::span<const Route> routes() const override { return kStatsRoutes; }
+
+    void serve(const ApiRequest& r, Answer& answer) override {
+        if (stats_ == nullptr) throw StoreError("no stats store");
+        auto query = r.http.query();
+        StatsQuery q{query_value(query, "from"), query_value(query, "to"),
+                     query_value(query, "limit"), wants_csv(r.http.header("Accept"))};
+        auto now = std::chrono::floor<std::chrono::seconds>(clock_.now());
+        auto today = utc_day(now.time_since_epoch().count());
+        auto stats = answer_stats(*stats_, r.route->operation, r.name, q, today);
+        if (stats.status == 422) return answer.invalid_query(stats.errors);
+        if (stats.status == 404) return answer.problem(404, "not-found", stats.detail);
+        if (stats.is_csv) return answer.csv(std::move(stats.csv));
+        answer.json(200, stats.json);
+    }
+
+  private:
+    StatsStore* stats_;
+    const Clock& clock_;
+};
+
+}  // namespace
+
+std::span<const Route> stats_routes() { return kStatsRoutes; }
+
+std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock) {
+    return std::make_unique<Stats>(stats, clock);
 }
 
 }  // namespace refgate::admin

@@ -13,6 +13,7 @@
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/clicks/redis_buckets.hpp"
 #include "refgate/domain/click_classifier.hpp"
+#include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/log.hpp"
@@ -52,46 +53,7 @@ SELECT $1, r.f, r.n FROM unnest($2::text[], $3::bigint[]) AS r(f, n)
 ON CONFLICT (bucket, field) DO UPDATE SET clicks = GREATEST(t.clicks, EXCLUDED.clicks)
 )sql";
 
-// The text form of a one-dimensional PostgreSQL array, built element by element. Text elements
-// are always quoted, so that a channel named "null" stays a string.
-class ArrayText {
-  public:
-    explicit ArrayText(std::size_t reserve = 0) {
-        text_.reserve(reserve);
-        text_.push_back('{');
-    }
-    void add(std::string_view value) {
-        separate();
-        text_.push_back('"');
-        for (char c : value) {
-            if (c == '"' || c == '\\') text_.push_back('\\');
-            text_.push_back(c);
-        }
-        text_.push_back('"');
-    }
-    void add_number(std::int64_t value) {
-        separate();
-        char digits[24];
-        text_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
-    }
-    void add_number(std::uint64_t value) {
-        separate();
-        char digits[24];
-        text_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
-    }
-    std::size_t size() const { return size_; }
-    std::string finish() {
-        text_.push_back('}');
-        return std::move(text_);
-    }
-
-  private:
-    void separate() {
-        if (size_++ > 0) text_.push_back(',');
-    }
-    std::string text_;
-    std::size_t size_ = 0;
-};
+using pg::ArrayText;
 
 // Named places where a test makes the process die, to show that no count is lost or doubled.
 // REFGATE_FAULT_POINT=before_commit|after_commit|between_buckets; never set in production.

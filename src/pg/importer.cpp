@@ -1,6 +1,7 @@
 #include <map>
 #include <set>
 
+#include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
 #include "refgate/pg/partner_sql.hpp"
@@ -108,14 +109,11 @@ const std::string kAuditLinks =
     "LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, object jsonb) "
     "ON b.slug = l.slug WHERE l.id = ANY($3::bigint[]) ORDER BY l.slug";
 
-// The ids a RETURNING id gave, as a PostgreSQL array literal.
+// The ids a RETURNING id gave, as a bigint[] parameter.
 std::string id_array(const pqxx::result& rows) {
-    std::string out = "{";
-    for (const auto& row : rows) {
-        if (out.size() > 1) out.push_back(',');
-        out += row[0].c_str();
-    }
-    return out + "}";
+    std::vector<std::int64_t> ids;
+    for (const auto& row : rows) ids.push_back(row[0].as<std::int64_t>());
+    return bigint_array(ids);
 }
 
 // Upserts `rows` with `upsert` and audits each row it changed; returns how many it changed.

@@ -1,7 +1,9 @@
 #pragma once
 
-// The editors' JSON API under /api/v1 on the admin listener: bearer tokens with roles, ETag and
-// If-Match, RFC 9457 problem answers. One instance serves every thread.
+// The editors' JSON API under /api/v1 on the admin listener: one handler per resource on an
+// http::Router, each behind the same chain (authenticate, limit failures, authorize, read the
+// body and preconditions) that hands it a typed request. RFC 9457 problem answers, ETag and
+// If-Match. One instance serves every thread.
 
 #include <atomic>
 #include <memory>
@@ -11,10 +13,11 @@
 #include <vector>
 
 #include "refgate/admin/admin_store.hpp"
-#include "refgate/admin/failure_limiter.hpp"
+#include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/stats_store.hpp"
+#include "refgate/domain/clock.hpp"
+#include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
-#include "refgate/runtime/log_limiter.hpp"
 
 namespace refgate::admin {
 
@@ -62,27 +65,26 @@ struct AdminOptions {
     std::atomic<std::uint64_t>* unavailable = nullptr;
     std::size_t max_failures_per_second = 50;  // from all addresses together, then 429
     const MonotonicClock* clock = nullptr;     // for those limits; none: the steady clock
+    // Tried in order, the first that accepts wins; none: bearer tokens looked up in the store.
+    std::vector<std::shared_ptr<Authenticator>> authenticators;
+    const Clock* wall_clock = nullptr;  // "today" for the stats' default range; none: system
 };
 
 class AdminHandler final : public http::Handler {
   public:
     AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions options = {},
                  std::unique_ptr<StatsStore> stats = nullptr);
+    ~AdminHandler() override;
     void handle(const http::Request& request, http::Response& response) override;
+    bool blocking(const http::Request& request) const override;
     bool may_block() const override { return true; }
     // The blocking pool was busy past its bound: the same problem answer as a database failure.
     void unavailable(const http::Request& request, http::Response& response) override;
 
   private:
-    void serve(const http::Request& request, http::Response& response);
-    // Answers 503 for a database failure; counts it, and logs at a bounded rate.
-    void database_unavailable(http::Response& response, const char* error);
-
-    std::unique_ptr<AdminStore> store_;
-    std::unique_ptr<StatsStore> stats_;  // the /api/v1/stats routes; none: 503
-    AdminOptions options_;
-    FailureLimiter limiter_;
-    LogLimiter failure_log_{std::chrono::seconds{10}};
+    struct Parts;
+    std::unique_ptr<Parts> parts_;  // the store, the chain and the resources the routes share
+    http::Router router_;
 };
 
 }  // namespace refgate::admin

@@ -1,7 +1,8 @@
 #pragma once
 
-// What the admin API asks of the system of record, without seeing libpqxx. Objects travel as the
-// import format (see core/import_document.hpp) plus created_at, updated_at and version.
+// What the admin API's resource handlers ask, and how the answer comes back: a decision
+// (Outcome) with the object as admin_json.hpp shapes it. AdminService (admin_service.hpp)
+// implements it over a row repository; handler tests use a fake.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -7,6 +7,7 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/admin/tokens.hpp"
+#include "refgate/domain/clock.hpp"
 #include "refgate/domain/destination.hpp"
 
 namespace refgate::admin {
@@ -21,6 +22,7 @@ struct PgAdminStoreOptions {
     // How long a call waits for a connection (a free one, or a new one to connect) before
     // it fails with StoreError (503).
     std::chrono::milliseconds connection_wait{2'000};
+    const Clock* clock = nullptr;  // decides which schedules lie in the future; none: system
 };
 
 // The store over PostgreSQL, with a small mutex-protected pool of connections.

@@ -1,0 +1,38 @@
+#pragma once
+
+// The admin API's objects: the import format's partner, link and disclosure objects
+// (refgate/codec/import_document.hpp) plus what the database adds (times, version, author).
+// The one place these shapes are written; what editors send back is read by parse_import.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "refgate/admin/admin_rows.hpp"
+
+namespace refgate::admin {
+
+// "2026-11-29T16:00:00.123456Z" from microseconds since the epoch.
+std::string format_micros(std::int64_t unix_micros);
+
+// {slug, name, ref_param, ref_code, allowed_domains, extra_params, active, scheduled_codes,
+//  created_at, updated_at, version}
+nlohmann::ordered_json partner_object(const PartnerRow& row);
+// {slug, partner, destination, status, expires_at, fallback, utm_passthrough, created_at,
+//  updated_at, version}
+nlohmann::ordered_json link_object(const LinkRow& row);
+// {key, locale, text, html, html_given, version, updated_at, updated_by}
+nlohmann::ordered_json disclosure_object(const DisclosureRow& row);
+// {name, role, created_at, last_used_on, revoked_at, version}
+nlohmann::ordered_json token_object(const TokenRow& row);
+// {id, at, actor, entity, slug, action, before, after}
+nlohmann::ordered_json audit_object(const AuditRow& row);
+
+// The import-format part of an object: what an editor may send back in a PATCH.
+nlohmann::ordered_json writable(nlohmann::ordered_json object);
+
+// {"items": [...], "next_cursor": cursor}
+nlohmann::ordered_json collection(nlohmann::ordered_json items,
+                                  nlohmann::ordered_json next_cursor = nullptr);
+
+}  // namespace refgate::admin

@@ -1,0 +1,153 @@
+#pragma once
+
+// The rows the admin service reads and writes, and the repository that keeps them: PostgreSQL
+// rows in, rows out, no rules and no JSON shaping (admin_service.hpp decides, admin_json.hpp
+// shapes). A fake in memory stands in for PostgreSQL in the service's unit tests.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
+
+namespace refgate::admin {
+
+// When a row was written and which version it is (ETag and If-Match).
+struct Stamps {
+    std::int64_t created_us = 0;  // microseconds since the epoch, UTC
+    std::int64_t updated_us = 0;
+    std::int64_t version = 0;
+};
+
+// A partner with its row id; `partner.scheduled_codes` holds what is scheduled, by valid_from.
+struct PartnerRow {
+    std::int64_t id = 0;
+    Partner partner;
+    Stamps stamps;
+};
+
+struct LinkRow {
+    std::int64_t id = 0;
+    Link link;
+    Stamps stamps;
+};
+
+// One version of a disclosure text and who wrote it.
+struct DisclosureRow {
+    Disclosure disclosure;
+    std::int64_t created_us = 0;
+    std::string created_by;
+};
+
+// A code a partner had or has: live from its moment until the next took over (none: current).
+struct CodeHistoryRow {
+    std::string ref_param;
+    std::string ref_code;
+    std::int64_t live_from_us = 0;
+    std::optional<std::int64_t> live_until_us;
+};
+
+struct TokenRow {
+    std::int64_t id = 0;
+    std::string name;
+    std::string role;
+    std::string hash_hex;
+    std::string created_at;    // RFC 3339, whole seconds
+    std::string last_used_on;  // "YYYY-MM-DD"; empty: never
+    std::string revoked_at;    // RFC 3339; empty: live
+};
+
+// One audit entry as the service builds it: the objects as the API shows them (null: none).
+struct AuditRecord {
+    std::string actor;
+    std::string entity;  // "partner", "link", "token", "disclosure"
+    std::string slug;
+    std::string action;  // "create", "update", "delete", "revoke"
+    nlohmann::ordered_json before;
+    nlohmann::ordered_json after;
+};
+
+struct AuditRow {
+    std::int64_t id = 0;
+    std::int64_t at_us = 0;
+    AuditRecord record;
+};
+
+enum class RowLock { none, share, update };
+
+// One transaction. Nothing is kept unless commit() is called before the work returns.
+class AdminRows {
+  public:
+    virtual ~AdminRows() = default;
+
+    virtual std::optional<PartnerRow> partner(const std::string& slug, RowLock lock) = 0;
+    virtual std::vector<PartnerRow> partners() = 0;
+    // False when the slug is taken.
+    virtual bool insert_partner(const Partner& partner) = 0;
+    // Writes the editable fields; a new version.
+    virtual void update_partner(std::int64_t id, const Partner& partner) = 0;
+    // A new version without other changes (a code was scheduled).
+    virtual void touch_partner(std::int64_t id) = 0;
+    virtual void delete_partner(std::int64_t id) = 0;
+    virtual std::int64_t count_links(std::int64_t partner_id) = 0;
+
+    // Writes codes whose moment passed (while no instance ran) into the partners' history.
+    virtual void apply_due_codes() = 0;
+    // Past and current codes, by live_from.
+    virtual std::vector<CodeHistoryRow> code_history(std::int64_t partner_id) = 0;
+    // Inserts or replaces the code scheduled at `at`.
+    virtual void schedule_code(std::int64_t partner_id, const ScheduledCode& code,
+                               const std::string& actor) = 0;
+    // False when nothing was scheduled at `at`.
+    virtual bool cancel_code(std::int64_t partner_id, SysSeconds at) = 0;
+
+    virtual std::optional<LinkRow> link(const std::string& slug, RowLock lock) = 0;
+    // Links by slug after filter.cursor; at most `limit` rows.
+    virtual std::vector<LinkRow> links(const LinkFilter& filter, std::size_t limit) = 0;
+    virtual std::vector<Link> links_of(std::int64_t partner_id) = 0;
+    // False when the slug is taken.
+    virtual bool insert_link(const Link& link) = 0;
+    virtual void update_link(std::int64_t id, const Link& link) = 0;
+    virtual void delete_link(std::int64_t id) = 0;
+
+    virtual void insert_audit(const AuditRecord& record) = 0;
+    // Newest first.
+    virtual std::vector<AuditRow> audit(const AuditFilter& filter) = 0;
+
+    // The live token with that hash, or (name given) with that name; every token when both empty.
+    virtual std::optional<TokenRow> live_token_by_hash(const std::string& hash_hex) = 0;
+    virtual std::vector<TokenRow> tokens(const std::string& live_name) = 0;
+    // Records the day a token was last used (once a day at most).
+    virtual void touch_token(std::int64_t id) = 0;
+    // Locks the live token of that name, if any; true when there is one.
+    virtual bool lock_live_token(const std::string& name) = 0;
+    virtual void insert_token(const std::string& name, const std::string& role,
+                              const std::string& hash_hex) = 0;
+    // The role of the token revoked; nullopt when no live token has that name.
+    virtual std::optional<std::string> revoke_token(const std::string& name) = 0;
+
+    // Writers of one (key, locale) take turns until the transaction ends.
+    virtual void lock_disclosure(const std::string& key, const std::string& locale) = 0;
+    virtual std::optional<DisclosureRow> disclosure(const std::string& key,
+                                                    const std::string& locale) = 0;
+    // The current version of each (key, locale).
+    virtual std::vector<DisclosureRow> disclosures() = 0;
+    // False when that version exists already.
+    virtual bool insert_disclosure(const Disclosure& disclosure, const std::string& actor) = 0;
+
+    virtual void commit() = 0;
+};
+
+// Runs work in one transaction; throws StoreError when the database fails.
+class AdminRepository {
+  public:
+    virtual ~AdminRepository() = default;
+    enum class Access { read, write };
+    virtual void run(Access access, const std::function<void(AdminRows&)>& work) = 0;
+};
+
+}  // namespace refgate::admin

@@ -1,0 +1,80 @@
+#pragma once
+
+// The admin API's rules over a row repository: validation (the import format's rules, a link's
+// destination within its partner's domains), decisions (preconditions, conflicts, "the partner
+// still has links") and the audit record of every change. No SQL and no HTTP here, so every rule
+// is unit-tested against a repository kept in memory.
+
+#include <memory>
+
+#include "refgate/admin/admin_rows.hpp"
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/tokens.hpp"
+#include "refgate/domain/clock.hpp"
+#include "refgate/domain/destination.hpp"
+
+namespace refgate::admin {
+
+struct AdminServiceOptions {
+    UrlPolicy url_policy;
+    const Clock* clock = nullptr;  // decides which schedules lie in the future; none: system
+};
+
+class AdminService final : public AdminStore {
+  public:
+    explicit AdminService(std::unique_ptr<AdminRepository> repository,
+                          AdminServiceOptions options = {});
+
+    std::optional<StoredToken> find_token(const std::string& hash_hex) override;
+
+    Outcome list_partners() override;
+    Outcome get_partner(const std::string& slug) override;
+    Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) override;
+    Outcome update_partner(const Actor& actor, const std::string& slug,
+                           const Precondition& if_match,
+                           const nlohmann::ordered_json& patch) override;
+    Outcome delete_partner(const Actor& actor, const std::string& slug,
+                           const Precondition& if_match) override;
+    Outcome partner_codes(const std::string& slug) override;
+
+    Outcome list_links(const LinkFilter& filter) override;
+    Outcome get_link(const std::string& slug) override;
+    Outcome create_link(const Actor& actor, const nlohmann::ordered_json& body) override;
+    Outcome update_link(const Actor& actor, const std::string& slug, const Precondition& if_match,
+                        const nlohmann::ordered_json& patch) override;
+    Outcome delete_link(const Actor& actor, const std::string& slug,
+                        const Precondition& if_match) override;
+
+    Outcome audit(const AuditFilter& filter) override;
+
+    Outcome list_tokens() override;
+    Outcome create_token(const Actor& actor, const nlohmann::ordered_json& body) override;
+    Outcome revoke_token(const Actor& actor, const std::string& name,
+                         const Precondition& if_match) override;
+    // The CLI's token commands: the same rows and audit entries as the API's.
+    // Throws std::invalid_argument on a bad name or a name that names a live token.
+    std::string create_token_text(const std::string& actor, const std::string& name, Role role);
+    std::vector<TokenInfo> token_list();
+    bool revoke_token_named(const std::string& actor, const std::string& name);
+
+    Outcome list_disclosures() override;
+    Outcome get_disclosure(const std::string& key, const std::string& locale) override;
+    Outcome put_disclosure(const Actor& actor, const std::string& key, const std::string& locale,
+                           const PutPrecondition& pre, const nlohmann::ordered_json& body) override;
+
+  private:
+    // Runs `work` in a transaction and returns what it decided.
+    Outcome write(const std::function<Outcome(AdminRows&)>& work);
+    Outcome read(const std::function<Outcome(AdminRows&)>& work);
+    std::optional<Outcome> schedule_code(AdminRows& rows, const Actor& actor, const PartnerRow& row,
+                                         const nlohmann::ordered_json& patch);
+    std::optional<Outcome> update_partner_row(AdminRows& rows, const PartnerRow& row,
+                                              const nlohmann::ordered_json& patch);
+    std::vector<FieldError> validate(AdminRows& rows, Link& link);
+
+    std::unique_ptr<AdminRepository> repository_;
+    AdminServiceOptions options_;
+    SystemClock system_clock_;
+};
+
+}  // namespace refgate::admin

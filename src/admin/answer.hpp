@@ -1,0 +1,37 @@
+#pragma once
+
+// How the admin API writes its answers: JSON with an ETag, RFC 9457 problem details.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/http/response.hpp"
+
+namespace refgate::admin {
+
+class Answer {
+  public:
+    explicit Answer(http::Response& response) : response_(response) {}
+
+    // 200 or 201 with the object; its ETag is "version" when given, else a hash of the body.
+    void json(int status, const nlohmann::ordered_json& body, std::int64_t version = 0);
+    // A problem answer; at 422 with per-field `errors`.
+    void problem(int status, std::string_view type, std::string_view detail,
+                 const std::vector<FieldError>& errors = {});
+    // 422 for a query that breaks the rules in `errors`.
+    void invalid_query(const std::vector<FieldError>& errors);
+    // What the service decided; `location` names a created resource.
+    void outcome(const Outcome& outcome, std::string_view location = {});
+    void csv(std::string body);
+
+    http::Response& response() { return response_; }
+
+  private:
+    http::Response& response_;
+};
+
+}  // namespace refgate::admin

@@ -1,0 +1,85 @@
+#pragma once
+
+// The admin API's pieces behind the router: the typed request the middleware chain builds, the
+// chain's steps, and the per-resource handlers that answer a typed request.
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "answer.hpp"
+#include "refgate/admin/admin_handler.hpp"
+#include "refgate/admin/failure_limiter.hpp"
+
+namespace refgate::admin {
+
+// A request once the chain is through: who asks, for which route, with which names, body and
+// preconditions.
+struct ApiRequest {
+    const http::Request& http;
+    std::vector<const Route*> matches;  // the routes whose pattern matches the path
+    const Route* route = nullptr;       // the one for the request's method; set by authorization
+    Actor actor;
+    std::string name;             // the {slug}, {name} or {key} segment
+    std::string locale;           // the {locale} segment, normalised
+    nlohmann::ordered_json body;  // POST, PATCH and PUT: a JSON object
+    Precondition if_match;        // PATCH and DELETE
+    PutPrecondition put;          // PUT
+};
+
+// One step of the chain: fills in the request, or answers and stops it (false).
+// Throws StoreError when the database cannot say.
+class Middleware {
+  public:
+    virtual ~Middleware() = default;
+    virtual bool apply(ApiRequest& request, Answer& answer) = 0;
+};
+
+using Chain = std::vector<std::unique_ptr<Middleware>>;
+
+// Authentication: tries each authenticator; 401 when none accepts. Failures are limited per
+// address and in total (429 with Retry-After). Comes before anything else is revealed.
+std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticator>> authenticators,
+                                         FailureLimiter& limiter);
+// The route for the method (405 with Allow otherwise) and the role it needs (403).
+std::unique_ptr<Middleware> authorize();
+// Names in the path by their own rules (404 otherwise); the locale normalised.
+std::unique_ptr<Middleware> check_names();
+// Bodies of POST, PATCH and PUT: JSON objects of the right media type (415, 400, 422).
+std::unique_ptr<Middleware> read_body();
+// If-Match on PATCH and DELETE (428, 412); If-Match and If-None-Match: * on PUT.
+std::unique_ptr<Middleware> read_preconditions();
+
+// Answers the typed requests of one resource's routes.
+class Resource {
+  public:
+    virtual ~Resource() = default;
+    // The collection's path ("/api/v1/partners"): every route's pattern starts with it.
+    virtual std::string_view prefix() const = 0;
+    virtual std::span<const Route> routes() const = 0;
+    // Throws StoreError when the database fails.
+    virtual void serve(const ApiRequest& request, Answer& answer) = 0;
+};
+
+std::span<const Route> partner_routes();
+std::span<const Route> link_routes();
+std::span<const Route> audit_routes();
+std::span<const Route> token_routes();
+std::span<const Route> disclosure_routes();
+std::span<const Route> stats_routes();
+
+std::unique_ptr<Resource> partners_resource(AdminStore& store);
+std::unique_ptr<Resource> links_resource(AdminStore& store);
+std::unique_ptr<Resource> audit_resource(AdminStore& store);
+std::unique_ptr<Resource> tokens_resource(AdminStore& store);
+std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
+// `stats` may be null (503); `clock` says which day is today.
+std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock);
+
+// An integer query parameter from 1 to max; `fallback` when absent, nullopt when invalid.
+std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,
+                                           std::size_t max);
+
+}  // namespace refgate::admin

@@ -1,0 +1,226 @@
+// The admin API's middleware chain: each step establishes one fact about a request or answers it.
+
+#include <charconv>
+
+#include "api.hpp"
+#include "refgate/admin/tokens.hpp"
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/query.hpp"
+
+namespace refgate::admin {
+namespace {
+
+using http::Method;
+
+void too_many_failures(Answer& answer, int wait, std::string_view detail) {
+    answer.problem(429, "too-many-failures",
+                   "too many failed authentications " + std::string(detail));
+    answer.response().add_header("Retry-After", std::to_string(wait));
+}
+
+class Authenticate final : public Middleware {
+  public:
+    Authenticate(std::vector<std::shared_ptr<Authenticator>> authenticators,
+                 FailureLimiter& limiter)
+        : authenticators_(std::move(authenticators)), limiter_(limiter) {}
+
+    bool apply(ApiRequest& request, Answer& answer) override {
+        const http::PeerAddress& peer = request.http.peer;
+        if (int wait = limiter_.retry_after(peer); wait > 0) {
+            too_many_failures(answer, wait, "from this address; try again later");
+            return false;
+        }
+        bool refused = false;
+        for (const auto& authenticator : authenticators_) {
+            Authentication result = ask(*authenticator, request.http);
+            if (result.kind == Authentication::Kind::accepted) {
+                request.actor = std::move(result.actor);
+                return true;
+            }
+            refused = refused || result.kind == Authentication::Kind::refused;
+        }
+        // Over the ceiling of failures from all addresses, a failure is answered 429.
+        if (int wait = limiter_.record_failure(peer); wait > 0) {
+            too_many_failures(answer, wait, "from all addresses; try again shortly");
+            return false;
+        }
+        answer.problem(
+            401, "unauthorized",
+            refused ? "the token is unknown or revoked" : "send Authorization: Bearer <token>");
+        answer.response().add_header("WWW-Authenticate",
+                                     refused ? "Bearer realm=\"refgate\", error=\"invalid_token\""
+                                             : "Bearer realm=\"refgate\"");
+        return false;
+    }
+
+  private:
+    // Any failure to decide is the database's (503), never a pass.
+    static Authentication ask(Authenticator& authenticator, const http::Request& request) {
+        try {
+            return authenticator.authenticate(request);
+        } catch (const StoreError&) {
+            throw;
+        } catch (const std::exception& e) {
+            throw StoreError(e.what());
+        }
+    }
+
+    std::vector<std::shared_ptr<Authenticator>> authenticators_;
+    FailureLimiter& limiter_;
+};
+
+class Authorize final : public Middleware {
+  public:
+    bool apply(ApiRequest& request, Answer& answer) override {
+        std::string allow;
+        for (const Route* r : request.matches) {
+            allow += (allow.empty() ? "" : ", ") + std::string(r->method_name);
+            if (r->method == request.http.method) request.route = r;
+        }
+        if (request.route == nullptr) {
+            answer.problem(405, "method-not-allowed",
+                           std::string(request.http.method_name) + " is not allowed here");
+            answer.response().add_header("Allow", allow);
+            return false;
+        }
+        Role need = request.route->min_role;
+        if (request.actor.role < need) {
+            answer.problem(403, "forbidden",
+                           "this needs the " + std::string(to_string(need)) +
+                               " role; the token has " +
+                               std::string(to_string(request.actor.role)));
+            return false;
+        }
+        return true;
+    }
+};
+
+class CheckNames final : public Middleware {
+  public:
+    bool apply(ApiRequest& request, Answer& answer) override {
+        bool names_token = request.route->operation == Operation::revoke_token;
+        const std::string& name = request.name;
+        if (!name.empty() && !(names_token ? valid_token_name(name) : valid_slug(name))) {
+            answer.problem(404, "not-found", "no such resource");
+            return false;
+        }
+        if (!request.locale.empty()) {
+            auto normalized = normalize_locale(request.locale);
+            if (!normalized) {
+                answer.problem(404, "not-found",
+                               "no such resource (the locale is not a language tag)");
+                return false;
+            }
+            request.locale = std::move(*normalized);
+        }
+        return true;
+    }
+};
+
+std::string_view media_type(std::string_view content_type) {
+    auto type = content_type.substr(0, content_type.find(';'));
+    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+    return type;
+}
+
+class ReadBody final : public Middleware {
+  public:
+    bool apply(ApiRequest& request, Answer& answer) override {
+        Method method = request.http.method;
+        if (method != Method::post && method != Method::patch && method != Method::put) return true;
+        auto type = media_type(request.http.header("Content-Type"));
+        bool json =
+            http::iequals(type, "application/json") ||
+            (method == Method::patch && http::iequals(type, "application/merge-patch+json"));
+        if (!json) {
+            answer.problem(415, "unsupported-media-type",
+                           method == Method::patch
+                               ? "send application/json or application/merge-patch+json"
+                               : "send application/json");
+            return false;
+        }
+        request.body = nlohmann::ordered_json::parse(request.http.body, nullptr, false);
+        if (request.body.is_discarded()) {
+            answer.problem(400, "bad-json", "the request body is not valid JSON");
+            return false;
+        }
+        if (!request.body.is_object()) {
+            answer.problem(422, "validation", "the request body must be a JSON object",
+                           {{"", "must be a JSON object"}});
+            return false;
+        }
+        return true;
+    }
+};
+
+// "42" -> 42; "*" -> any; nullopt when it names no version we issue.
+std::optional<Precondition> parse_if_match(std::string_view value) {
+    if (value == "*") return Precondition{.any = true};
+    if (value.size() < 3 || value.front() != '"' || value.back() != '"') return std::nullopt;
+    std::int64_t version = 0;
+    auto digits = value.substr(1, value.size() - 2);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), version);
+    if (ec != std::errc{} || ptr != digits.data() + digits.size() || version <= 0)
+        return std::nullopt;
+    return Precondition{.version = version};
+}
+
+class ReadPreconditions final : public Middleware {
+  public:
+    bool apply(ApiRequest& request, Answer& answer) override {
+        const http::Request& http = request.http;
+        if (http.method == Method::patch || http.method == Method::del) {
+            if (!http.has_header("If-Match")) {
+                answer.problem(428, "precondition-required",
+                               "send If-Match with the ETag of the object you read");
+                return false;
+            }
+            auto parsed = parse_if_match(http.header("If-Match"));
+            if (!parsed) return stale(answer, "If-Match does not match the ETag");
+            request.if_match = *parsed;
+        }
+        if (http.method != Method::put) return true;
+        if (http.has_header("If-Match")) {
+            auto parsed = parse_if_match(http.header("If-Match"));
+            if (!parsed) return stale(answer, "If-Match does not match the ETag");
+            request.put.if_match = *parsed;
+        }
+        if (http.has_header("If-None-Match")) {
+            if (http.header("If-None-Match") != "*")
+                return stale(answer, "only If-None-Match: * is supported here");
+            request.put.if_none_match_any = true;
+        }
+        return true;
+    }
+
+  private:
+    static bool stale(Answer& answer, std::string_view detail) {
+        answer.problem(412, "stale", detail);
+        return false;
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticator>> authenticators,
+                                         FailureLimiter& limiter) {
+    return std::make_unique<Authenticate>(std::move(authenticators), limiter);
+}
+std::unique_ptr<Middleware> authorize() { return std::make_unique<Authorize>(); }
+std::unique_ptr<Middleware> check_names() { return std::make_unique<CheckNames>(); }
+std::unique_ptr<Middleware> read_body() { return std::make_unique<ReadBody>(); }
+std::unique_ptr<Middleware> read_preconditions() { return std::make_unique<ReadPreconditions>(); }
+
+std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,
+                                           std::size_t max) {
+    auto text = query_value(query, "limit");
+    if (!text) return fallback;
+    std::size_t n = 0;
+    auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+    if (ec != std::errc{} || ptr != text->data() + text->size() || n < 1 || n > max)
+        return std::nullopt;
+    return n;
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,419 @@
+#include "pg_admin_rows.hpp"
+
+#include <map>
+
+#include "refgate/pg/array_text.hpp"
+
+namespace refgate::admin {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Microseconds since the epoch: the API shows times to the microsecond.
+std::string micros(std::string_view column) {
+    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
+}
+
+const std::string kPartnerColumns =
+    "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
+    "p.extra_params::text, p.active, " +
+    micros("p.created_at") + ", " + micros("p.updated_at") + ", p.version FROM refgate_partners p ";
+
+const std::string kLinkColumns =
+    "SELECT l.id, l.slug, p.slug, l.destination, l.status, "
+    "floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough, " +
+    micros("l.created_at") + ", " + micros("l.updated_at") +
+    ", l.version FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id ";
+
+const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
+                                      micros("d.created_at") +
+                                      ", d.created_by FROM refgate_disclosures d ";
+
+const std::string kCodeHistory = "SELECT ref_param, ref_code, " + micros("live_from") + ", " +
+                                 micros("live_until") +
+                                 " FROM refgate_partner_codes WHERE partner_id = $1 "
+                                 "ORDER BY live_from, id";
+
+const std::string kAudit = "SELECT id, " + micros("at") +
+                           ", actor, entity, slug, action, before::text, after::text "
+                           "FROM refgate_audit WHERE ($1 = '' OR entity = $1) "
+                           "AND ($2 = '' OR slug = $2) ORDER BY id DESC LIMIT $3";
+
+std::string lock_clause(RowLock lock, std::string_view table) {
+    switch (lock) {
+        case RowLock::share:
+            return " FOR SHARE OF " + std::string(table);
+        case RowLock::update:
+            return " FOR UPDATE OF " + std::string(table);
+        default:
+            return "";
+    }
+}
+
+std::vector<std::string> text_array_field(const pqxx::field& field) {
+    std::vector<std::string> values;
+    auto parser = field.as_array();
+    for (auto [juncture, value] = parser.get_next(); juncture != pqxx::array_parser::done;
+         std::tie(juncture, value) = parser.get_next()) {
+        if (juncture == pqxx::array_parser::string_value) values.push_back(std::move(value));
+    }
+    return values;
+}
+
+Stamps stamps_of(const pqxx::row& row, int first) {
+    return {row[first].as<std::int64_t>(), row[first + 1].as<std::int64_t>(),
+            row[first + 2].as<std::int64_t>()};
+}
+
+PartnerRow partner_row(const pqxx::row& row) {
+    PartnerRow r;
+    r.id = row[0].as<std::int64_t>();
+    Partner& p = r.partner;
+    p.id = r.id;
+    p.slug = row[1].c_str();
+    p.name = row[2].c_str();
+    p.ref_param = row[3].c_str();
+    p.ref_code = row[4].c_str();
+    p.allowed_domains = text_array_field(row[5]);
+    for (const auto& pair : Json::parse(row[6].c_str()))
+        p.extra_params.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
+    p.active = row[7].as<bool>();
+    r.stamps = stamps_of(row, 8);
+    return r;
+}
+
+LinkRow link_row(const pqxx::row& row) {
+    LinkRow r;
+    r.id = row[0].as<std::int64_t>();
+    Link& l = r.link;
+    l.id = r.id;
+    l.slug = row[1].c_str();
+    l.partner = row[2].c_str();
+    l.destination = row[3].c_str();
+    l.status = parse_link_status(row[4].c_str()).value_or(LinkStatus::disabled);
+    if (!row[5].is_null())
+        l.expires_at = SysSeconds{std::chrono::seconds{row[5].as<std::int64_t>()}};
+    if (!row[6].is_null()) l.fallback = row[6].c_str();
+    l.utm_passthrough = row[7].as<bool>();
+    r.stamps = stamps_of(row, 8);
+    return r;
+}
+
+DisclosureRow disclosure_row(const pqxx::row& row) {
+    DisclosureRow r;
+    Disclosure& d = r.disclosure;
+    d.key = row[0].c_str();
+    d.locale = row[1].c_str();
+    d.text = row[2].c_str();
+    d.html = row[3].c_str();
+    d.html_given = row[4].as<bool>();
+    d.version = row[5].as<std::int64_t>();
+    r.created_us = row[6].as<std::int64_t>();
+    r.created_by = row[7].c_str();
+    return r;
+}
+
+TokenRow token_row(const pqxx::row& row) {
+    return {row[5].as<std::int64_t>(),
+            row[0].c_str(),
+            row[1].c_str(),
+            "",
+            row[2].c_str(),
+            row[3].c_str(),
+            row[4].c_str()};
+}
+
+std::string extras_json(const Partner& p) {
+    Json pairs = Json::array();
+    for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
+    return pairs.dump();
+}
+
+std::string expires_text(const Link& l) {
+    return l.expires_at ? format_rfc3339(*l.expires_at) : std::string();
+}
+
+// Scheduled codes of the partners in `rows`, by valid_from.
+void add_scheduled(pqxx::dbtransaction& tx, std::vector<PartnerRow>& rows) {
+    if (rows.empty()) return;
+    std::map<std::int64_t, PartnerRow*> by_id;
+    std::vector<std::int64_t> ids;
+    for (auto& r : rows) {
+        by_id[r.id] = &r;
+        ids.push_back(r.id);
+    }
+    auto codes = tx.exec_params(
+        "SELECT partner_id, ref_code, floor(extract(epoch FROM valid_from))::bigint "
+        "FROM refgate_code_schedule WHERE partner_id = ANY($1::bigint[]) "
+        "ORDER BY partner_id, valid_from",
+        pg::bigint_array(ids));
+    for (const auto& c : codes) {
+        by_id.at(c[0].as<std::int64_t>())
+            ->partner.scheduled_codes.push_back(
+                {SysSeconds{std::chrono::seconds{c[2].as<std::int64_t>()}}, c[1].c_str()});
+    }
+}
+
+}  // namespace
+
+std::optional<PartnerRow> PgAdminRows::partner(const std::string& slug, RowLock lock) {
+    auto found =
+        tx_.exec_params(kPartnerColumns + "WHERE p.slug = $1" + lock_clause(lock, "p"), slug);
+    if (found.empty()) return std::nullopt;
+    std::vector<PartnerRow> rows{partner_row(found[0])};
+    add_scheduled(tx_, rows);
+    return std::move(rows.front());
+}
+
+std::vector<PartnerRow> PgAdminRows::partners() {
+    std::vector<PartnerRow> rows;
+    for (const auto& row : tx_.exec(kPartnerColumns + "ORDER BY p.slug"))
+        rows.push_back(partner_row(row));
+    add_scheduled(tx_, rows);
+    return rows;
+}
+
+bool PgAdminRows::insert_partner(const Partner& p) {
+    try {
+        pqxx::subtransaction insert(tx_);
+        insert.exec_params(
+            "INSERT INTO refgate_partners (slug, name, ref_param, ref_code, allowed_domains, "
+            "extra_params, active) VALUES ($1, $2, $3, $4, $5::text[], $6::jsonb, $7)",
+            p.slug, p.name, p.ref_param, p.ref_code, pg::text_array(p.allowed_domains),
+            extras_json(p), p.active);
+        insert.commit();
+        return true;
+    } catch (const pqxx::unique_violation&) {
+        return false;
+    }
+}
+
+void PgAdminRows::update_partner(std::int64_t id, const Partner& p) {
+    tx_.exec_params(
+        "UPDATE refgate_partners SET name = $2, ref_param = $3, ref_code = $4, "
+        "allowed_domains = $5::text[], extra_params = $6::jsonb, active = $7, "
+        "updated_at = now(), version = version + 1 WHERE id = $1",
+        id, p.name, p.ref_param, p.ref_code, pg::text_array(p.allowed_domains), extras_json(p),
+        p.active);
+}
+
+void PgAdminRows::touch_partner(std::int64_t id) {
+    tx_.exec_params(
+        "UPDATE refgate_partners SET updated_at = now(), version = version + 1 WHERE id = $1", id);
+}
+
+void PgAdminRows::delete_partner(std::int64_t id) {
+    tx_.exec_params("DELETE FROM refgate_partners WHERE id = $1", id);
+}
+
+std::int64_t PgAdminRows::count_links(std::int64_t partner_id) {
+    return tx_
+        .exec_params("SELECT count(*) FROM refgate_links WHERE partner_id = $1", partner_id)[0][0]
+        .as<std::int64_t>();
+}
+
+void PgAdminRows::apply_due_codes() { tx_.exec("SELECT refgate_apply_due_codes()"); }
+
+std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
+    std::vector<CodeHistoryRow> history;
+    auto rows = tx_.exec_params(kCodeHistory, partner_id);
+    for (const auto& row : rows) {
+        CodeHistoryRow h{row[0].c_str(), row[1].c_str(), row[2].as<std::int64_t>(), std::nullopt};
+        if (!row[3].is_null()) h.live_until_us = row[3].as<std::int64_t>();
+        history.push_back(std::move(h));
+    }
+    return history;
+}
+
+void PgAdminRows::schedule_code(std::int64_t partner_id, const ScheduledCode& code,
+                                const std::string& actor) {
+    tx_.exec_params(
+        "INSERT INTO refgate_code_schedule (partner_id, ref_code, valid_from, created_by) "
+        "VALUES ($1, $2, $3, $4) ON CONFLICT (partner_id, valid_from) DO UPDATE SET "
+        "ref_code = EXCLUDED.ref_code, created_by = EXCLUDED.created_by, created_at = now()",
+        partner_id, code.ref_code, format_rfc3339(code.valid_from), actor);
+}
+
+bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
+    auto removed = tx_.exec_params(
+        "DELETE FROM refgate_code_schedule WHERE partner_id = $1 AND valid_from = $2", partner_id,
+        format_rfc3339(at));
+    return removed.affected_rows() > 0;
+}
+
+std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
+    auto found = tx_.exec_params(kLinkColumns + "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
+    if (found.empty()) return std::nullopt;
+    return link_row(found[0]);
+}
+
+std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) {
+    std::vector<LinkRow> rows;
+    for (const auto& row : tx_.exec_params(
+             kLinkColumns + "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
+                            "AND l.slug > $3 ORDER BY l.slug LIMIT $4",
+             f.partner, f.status, f.cursor, static_cast<std::int64_t>(limit)))
+        rows.push_back(link_row(row));
+    return rows;
+}
+
+std::vector<Link> PgAdminRows::links_of(std::int64_t partner_id) {
+    std::vector<Link> links;
+    for (const auto& row :
+         tx_.exec_params(kLinkColumns + "WHERE l.partner_id = $1 ORDER BY l.slug", partner_id))
+        links.push_back(link_row(row).link);
+    return links;
+}
+
+bool PgAdminRows::insert_link(const Link& l) {
+    try {
+        pqxx::subtransaction insert(tx_);
+        insert.exec_params(
+            "INSERT INTO refgate_links (slug, partner_id, destination, status, expires_at, "
+            "fallback, utm_passthrough) VALUES ($1, (SELECT id FROM refgate_partners WHERE slug "
+            "= $2), $3, $4, NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7)",
+            l.slug, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
+            l.fallback.value_or(""), l.utm_passthrough);
+        insert.commit();
+        return true;
+    } catch (const pqxx::unique_violation&) {
+        return false;
+    }
+}
+
+void PgAdminRows::update_link(std::int64_t id, const Link& l) {
+    tx_.exec_params(
+        "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE slug = $2), "
+        "destination = $3, status = $4, expires_at = NULLIF($5, '')::timestamptz, "
+        "fallback = NULLIF($6, ''), utm_passthrough = $7, updated_at = now(), "
+        "version = version + 1 WHERE id = $1",
+        id, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
+        l.fallback.value_or(""), l.utm_passthrough);
+}
+
+void PgAdminRows::delete_link(std::int64_t id) {
+    tx_.exec_params("DELETE FROM refgate_links WHERE id = $1", id);
+}
+
+void PgAdminRows::insert_audit(const AuditRecord& r) {
+    auto text = [](const Json& j) { return j.is_null() ? std::string() : j.dump(); };
+    tx_.exec_params(
+        "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
+        "VALUES ($1, $2, $3, $4, NULLIF($5, '')::jsonb, NULLIF($6, '')::jsonb)",
+        r.actor, r.entity, r.slug, r.action, text(r.before), text(r.after));
+}
+
+std::vector<AuditRow> PgAdminRows::audit(const AuditFilter& f) {
+    std::vector<AuditRow> entries;
+    auto rows = tx_.exec_params(kAudit, f.entity, f.slug, static_cast<std::int64_t>(f.limit));
+    auto json = [](const pqxx::field& field) {
+        return field.is_null() ? Json() : Json::parse(field.c_str());
+    };
+    for (const auto& row : rows) {
+        entries.push_back({row[0].as<std::int64_t>(),
+                           row[1].as<std::int64_t>(),
+                           {row[2].c_str(), row[3].c_str(), row[4].c_str(), row[5].c_str(),
+                            json(row[6]), json(row[7])}});
+    }
+    return entries;
+}
+
+std::optional<TokenRow> PgAdminRows::live_token_by_hash(const std::string& hash_hex) {
+    auto rows = tx_.exec_params(
+        "SELECT id, name, role, encode(token_hash, 'hex') FROM refgate_api_tokens "
+        "WHERE token_hash = decode($1, 'hex') AND revoked_at IS NULL",
+        hash_hex);
+    if (rows.empty()) return std::nullopt;
+    TokenRow t;
+    t.id = rows[0][0].as<std::int64_t>();
+    t.name = rows[0][1].c_str();
+    t.role = rows[0][2].c_str();
+    t.hash_hex = rows[0][3].c_str();
+    return t;
+}
+
+std::vector<TokenRow> PgAdminRows::tokens(const std::string& live_name) {
+    std::vector<TokenRow> tokens;
+    auto rows = tx_.exec_params(
+        "SELECT name, role, to_char(created_at AT TIME ZONE 'UTC', "
+        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), coalesce(last_used_on::text, ''), "
+        "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
+        "id FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS NULL)) "
+        "ORDER BY id",
+        live_name);
+    for (const auto& row : rows) tokens.push_back(token_row(row));
+    return tokens;
+}
+
+void PgAdminRows::touch_token(std::int64_t id) {
+    tx_.exec_params(
+        "UPDATE refgate_api_tokens SET last_used_on = current_date "
+        "WHERE id = $1 AND last_used_on IS DISTINCT FROM current_date",
+        id);
+}
+
+bool PgAdminRows::lock_live_token(const std::string& name) {
+    return !tx_.exec_params(
+                   "SELECT 1 FROM refgate_api_tokens WHERE name = $1 AND revoked_at IS NULL "
+                   "FOR UPDATE",
+                   name)
+                .empty();
+}
+
+void PgAdminRows::insert_token(const std::string& name, const std::string& role,
+                               const std::string& hash_hex) {
+    tx_.exec_params(
+        "INSERT INTO refgate_api_tokens (name, role, token_hash) VALUES ($1, $2, decode($3, "
+        "'hex'))",
+        name, role, hash_hex);
+}
+
+std::optional<std::string> PgAdminRows::revoke_token(const std::string& name) {
+    auto rows = tx_.exec_params(
+        "UPDATE refgate_api_tokens SET revoked_at = now() "
+        "WHERE name = $1 AND revoked_at IS NULL RETURNING role",
+        name);
+    if (rows.empty()) return std::nullopt;
+    return rows[0][0].as<std::string>();
+}
+
+void PgAdminRows::lock_disclosure(const std::string& key, const std::string& locale) {
+    tx_.exec_params("SELECT pg_advisory_xact_lock(hashtext('refgate_disclosure:' || $1))",
+                    key + "/" + locale);
+}
+
+std::optional<DisclosureRow> PgAdminRows::disclosure(const std::string& key,
+                                                     const std::string& locale) {
+    auto rows = tx_.exec_params("SELECT " + kDisclosureFields +
+                                    "WHERE d.key = $1 AND d.locale = $2 "
+                                    "ORDER BY d.version DESC LIMIT 1",
+                                key, locale);
+    if (rows.empty()) return std::nullopt;
+    return disclosure_row(rows[0]);
+}
+
+std::vector<DisclosureRow> PgAdminRows::disclosures() {
+    std::vector<DisclosureRow> rows;
+    for (const auto& row : tx_.exec("SELECT DISTINCT ON (d.key, d.locale) " + kDisclosureFields +
+                                    "ORDER BY d.key, d.locale, d.version DESC"))
+        rows.push_back(disclosure_row(row));
+    return rows;
+}
+
+bool PgAdminRows::insert_disclosure(const Disclosure& d, const std::string& actor) {
+    try {
+        pqxx::subtransaction insert(tx_);
+        insert.exec_params(
+            "INSERT INTO refgate_disclosures (key, locale, version, text, html, html_given, "
+            "created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            d.key, d.locale, d.version, d.text, d.html, d.html_given, actor);
+        insert.commit();
+        return true;
+    } catch (const pqxx::unique_violation&) {
+        return false;
+    }
+}
+
+void PgAdminRows::commit() { tx_.commit(); }
+
+}  // namespace refgate::admin

@@ -1,0 +1,225 @@
+// The admin service's rules against rows kept in memory: what it refuses, what it decides, and
+// the audit entry each change leaves. No PostgreSQL; tests/integration/admin_api_test.cpp runs
+// the same rules over the real repository.
+
+#include "refgate/admin/admin_service.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "fake_admin_rows.hpp"
+#include "refgate/domain/time.hpp"
+
+namespace {
+
+using namespace refgate::admin;
+using refgate::admin::testing::FakeRepository;
+using Json = nlohmann::ordered_json;
+
+struct FixedClock final : refgate::Clock {
+    std::chrono::system_clock::time_point at;
+    std::chrono::system_clock::time_point now() const override { return at; }
+};
+
+const Actor kEddie{"eddie", Role::editor};
+
+const Json kPartner = Json::parse(R"({"slug": "tailscale", "name": "Tailscale",
+    "ref_param": "ref", "ref_code": "picks42", "allowed_domains": ["tailscale.com"]})");
+
+Json link_body(std::string slug, std::string destination) {
+    return Json{{"slug", slug}, {"partner", "tailscale"}, {"destination", destination}};
+}
+
+struct Fixture {
+    FixedClock clock;
+    FakeRepository* rows;
+    AdminService service;
+
+    Fixture() : Fixture(std::make_unique<FakeRepository>()) {}
+    explicit Fixture(std::unique_ptr<FakeRepository> r)
+        : rows(r.get()), service(std::move(r), {.clock = &clock}) {
+        clock.at = std::chrono::sys_days{std::chrono::year{2027} / 1 / 15};
+        REQUIRE(service.create_partner(kEddie, kPartner).kind == OutcomeKind::created);
+    }
+    const auto& state() const { return rows->state; }
+};
+
+std::vector<std::string> fields(const Outcome& o) {
+    std::vector<std::string> names;
+    for (const auto& e : o.errors) names.push_back(e.field);
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("admin service: a link to a host outside its partner's allowed domains is refused",
+          "[admin][service]") {
+    Fixture f;
+    auto commits = f.rows->commits;
+    auto refused = f.service.create_link(kEddie, link_body("pricing", "https://evil.example/x"));
+    CHECK(refused.kind == OutcomeKind::invalid);
+    REQUIRE(fields(refused) == std::vector<std::string>{"destination"});
+    CHECK_THAT(refused.errors[0].message, Catch::EndsWith("[host_not_allowed]"));
+    CHECK(f.state().links.empty());
+    CHECK(f.rows->commits == commits);
+
+    auto saved =
+        f.service.create_link(kEddie, link_body("pricing", "https://TailScale.com/pricing"));
+    CHECK(saved.kind == OutcomeKind::created);
+    CHECK(saved.body["destination"] == "https://tailscale.com/pricing");  // canonical
+    CHECK(f.service.create_link(kEddie, link_body("other", "https://x.example")).kind ==
+          OutcomeKind::invalid);
+    auto unknown = link_body("orphan", "https://tailscale.com");
+    unknown["partner"] = "nobody";
+    CHECK(fields(f.service.create_link(kEddie, unknown)) == std::vector<std::string>{"partner"});
+}
+
+TEST_CASE("admin service: a partner that still has links cannot be deleted", "[admin][service]") {
+    Fixture f;
+    REQUIRE(
+        f.service.create_link(kEddie, link_body("pricing", "https://tailscale.com/pricing")).kind ==
+        OutcomeKind::created);
+    auto audited = f.state().audit.size();
+    auto refused = f.service.delete_partner(kEddie, "tailscale", {.any = true});
+    CHECK(refused.kind == OutcomeKind::conflict);
+    CHECK(refused.detail == "partner 'tailscale' still has 1 link(s); delete or move them first");
+    CHECK(f.state().partners.contains("tailscale"));
+    CHECK(f.state().audit.size() == audited);
+
+    REQUIRE(f.service.delete_link(kEddie, "pricing", {.any = true}).kind == OutcomeKind::deleted);
+    auto deleted = f.service.delete_partner(kEddie, "tailscale", {.version = 1});
+    CHECK(deleted.kind == OutcomeKind::deleted);
+    CHECK(deleted.version == 1);
+    CHECK(f.state().partners.empty());
+}
+
+TEST_CASE("admin service: a stale If-Match changes nothing, a current one changes the object",
+          "[admin][service]") {
+    Fixture f;
+    Json rename{{"name", "Tailscale Inc."}};
+    auto stale = f.service.update_partner(kEddie, "tailscale", {.version = 7}, rename);
+    CHECK(stale.kind == OutcomeKind::stale);
+    CHECK(stale.detail == "the partner changed; fetch it again");
+    CHECK(f.state().partners.at("tailscale").partner.name == "Tailscale");
+
+    auto changed = f.service.update_partner(kEddie, "tailscale", {.version = 1}, rename);
+    CHECK(changed.kind == OutcomeKind::ok);
+    CHECK(changed.version == 2);
+    CHECK(changed.body["name"] == "Tailscale Inc.");
+    CHECK(f.service.update_partner(kEddie, "tailscale", {.version = 1}, rename).kind ==
+          OutcomeKind::stale);
+    CHECK(f.service.update_partner(kEddie, "nobody", {.any = true}, rename).kind ==
+          OutcomeKind::not_found);
+}
+
+TEST_CASE("admin service: every change leaves an audit entry with who, what, before and after",
+          "[admin][service]") {
+    Fixture f;
+    REQUIRE(f.state().audit.size() == 1);
+    const AuditRecord& created = f.state().audit[0];
+    CHECK(created.actor == "eddie");
+    CHECK(created.entity == "partner");
+    CHECK(created.slug == "tailscale");
+    CHECK(created.action == "create");
+    CHECK(created.before.is_null());
+    CHECK(created.after["ref_code"] == "picks42");
+    CHECK(created.after["version"] == 1);
+
+    Actor ada{"ada", Role::admin};
+    REQUIRE(f.service.update_partner(ada, "tailscale", {.version = 1}, {{"active", false}}).kind ==
+            OutcomeKind::ok);
+    const AuditRecord& updated = f.state().audit.back();
+    CHECK(updated.actor == "ada");
+    CHECK(updated.action == "update");
+    CHECK(updated.before["active"] == true);
+    CHECK(updated.before["version"] == 1);
+    CHECK(updated.after["active"] == false);
+    CHECK(updated.after["version"] == 2);
+
+    // A change that changes nothing is answered, not audited.
+    REQUIRE(f.service.update_partner(ada, "tailscale", {.any = true}, {{"active", false}}).kind ==
+            OutcomeKind::ok);
+    CHECK(f.state().audit.size() == 2);
+
+    REQUIRE(f.service.delete_partner(ada, "tailscale", {.any = true}).kind == OutcomeKind::deleted);
+    CHECK(f.state().audit.back().action == "delete");
+    CHECK(f.state().audit.back().before["version"] == 2);
+    CHECK(f.state().audit.back().after.is_null());
+}
+
+TEST_CASE("admin service: narrowing a partner's domains past a stored link is refused",
+          "[admin][service]") {
+    Fixture f;
+    REQUIRE(
+        f.service.create_link(kEddie, link_body("pricing", "https://tailscale.com/pricing")).kind ==
+        OutcomeKind::created);
+    auto refused = f.service.update_partner(kEddie, "tailscale", {.any = true},
+                                            {{"allowed_domains", {"tailscale.io"}}});
+    REQUIRE(refused.kind == OutcomeKind::invalid);
+    REQUIRE(fields(refused) == std::vector<std::string>{"allowed_domains"});
+    CHECK_THAT(refused.errors[0].message, Catch::StartsWith("would exclude stored links[0]"));
+    CHECK(f.state().partners.at("tailscale").partner.allowed_domains ==
+          std::vector<std::string>{"tailscale.com"});
+}
+
+TEST_CASE("admin service: a code is scheduled only for a moment after the clock's now",
+          "[admin][service]") {
+    Fixture f;
+    auto at = [](int day) {
+        return refgate::format_rfc3339(std::chrono::sys_days{std::chrono::year{2027} / 1 / day});
+    };
+    auto past = f.service.update_partner(kEddie, "tailscale", {.any = true},
+                                         {{"ref_code", "winter"}, {"valid_from", at(14)}});
+    CHECK(fields(past) == std::vector<std::string>{"valid_from"});
+    auto future = f.service.update_partner(kEddie, "tailscale", {.any = true},
+                                           {{"ref_code", "winter"}, {"valid_from", at(16)}});
+    REQUIRE(future.kind == OutcomeKind::ok);
+    CHECK(future.version == 2);
+    CHECK(future.body["scheduled_codes"] ==
+          Json::array({Json{{"ref_code", "winter"}, {"valid_from", at(16)}}}));
+    CHECK(future.body["ref_code"] == "picks42");
+
+    f.clock.at += std::chrono::hours{48};  // the 16th has passed now
+    auto late = f.service.update_partner(kEddie, "tailscale", {.any = true},
+                                         {{"ref_code", "spring"}, {"valid_from", at(16)}});
+    CHECK(fields(late) == std::vector<std::string>{"valid_from"});
+}
+
+TEST_CASE("admin service: tokens are created once per live name and revoked with an audit entry",
+          "[admin][service]") {
+    Fixture f;
+    Actor ada{"ada", Role::admin};
+    auto created = f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "editor"}});
+    REQUIRE(created.kind == OutcomeKind::created);
+    CHECK(created.body["token"].get<std::string>().starts_with("rg_"));
+    CHECK(f.state().audit.back().after == Json{{"name", "ci-bot"}, {"role", "editor"}});
+    CHECK(f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "viewer"}}).kind ==
+          OutcomeKind::conflict);
+
+    auto version = created.version;
+    CHECK(f.service.revoke_token(ada, "ci-bot", {.version = version + 1}).kind ==
+          OutcomeKind::stale);
+    CHECK(f.service.revoke_token(ada, "ci-bot", {.version = version}).kind == OutcomeKind::deleted);
+    CHECK(f.state().audit.back().action == "revoke");
+    CHECK(f.state().audit.back().after["revoked"] == true);
+    CHECK(f.service.revoke_token(ada, "ci-bot", {.any = true}).kind == OutcomeKind::not_found);
+}
+
+TEST_CASE("admin service: a disclosure is replaced only with If-Match, and a new version each time",
+          "[admin][service]") {
+    Fixture f;
+    Json text{{"text", "Paid picks we use ourselves."}};
+    auto first = f.service.put_disclosure(kEddie, "general", "en", {}, text);
+    REQUIRE(first.kind == OutcomeKind::created);
+    CHECK(first.version == 1);
+    CHECK(f.service.put_disclosure(kEddie, "general", "en", {}, {{"text", "B"}}).kind ==
+          OutcomeKind::precondition_required);
+    CHECK(
+        f.service.put_disclosure(kEddie, "general", "en", {.if_none_match_any = true}, text).kind ==
+        OutcomeKind::stale);
+    auto second = f.service.put_disclosure(
+        kEddie, "general", "en", {.if_match = Precondition{.version = 1}}, {{"text", "B"}});
+    CHECK(second.kind == OutcomeKind::ok);
+    CHECK(second.version == 2);
+    CHECK(second.body["updated_by"] == "eddie");
+    CHECK(f.state().audit.back().before["version"] == 1);
+}
