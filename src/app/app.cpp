@@ -13,6 +13,8 @@
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/admin/pg_stats_store.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
+#include "refgate/clicks/pg_count_sink.hpp"
+#include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/disclosure/disclosure_handler.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/http/router.hpp"
@@ -162,19 +164,20 @@ int App::serve() {
             *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies));
     }
     std::atomic<std::size_t> next_recorder{0};
-    clicks::ClickSender sender({.redis = redis_address,
-                                .window = config_.clicks.aggregation_window,
+    auto sender_store = clicks::make_redis_bucket_store({.address = redis_address});
+    clicks::ClickSender sender({.window = config_.clicks.aggregation_window,
                                 .bucket = config_.clicks.bucket,
                                 .max_pending_keys = config_.clicks.max_pending_keys,
                                 .spill_file = config_.clicks.spill_file},
-                               shard_pointers, salts, health, click_stats);
+                               *sender_store, shard_pointers, salts, clock, health, click_stats);
     sender.start();
-    clicks::ClickFlusher flusher({.redis = redis_address,
-                                  .database_url = config_.database_url,
-                                  .interval = config_.clicks.flush_interval,
-                                  .bucket = config_.clicks.bucket,
-                                  .stats = &click_stats,
-                                  .health = &health});
+    auto flusher_store = clicks::make_redis_bucket_store(
+        {.address = redis_address, .timeout = clicks::kFlushRedisTimeout});
+    auto flusher_sink = clicks::make_pg_count_sink({.database_url = config_.database_url});
+    clicks::ClickFlusher flusher(
+        *flusher_store, *flusher_sink,
+        {.bucket = config_.clicks.bucket, .stats = &click_stats, .health = &health},
+        config_.clicks.flush_interval);
     flusher.start();
 
     // Metrics: per-thread request counters, summed with everything else at scrape time.
