@@ -26,7 +26,7 @@ trap 'exit 129' HUP
 ensure_packages "${REFGATE_TEST_APT_PACKAGES[@]}"
 log "checking formatting (clang-format-14)"
 check_format
-build test Debug -DREFGATE_SANITIZE=ON
+build test Debug -DREFGATE_SANITIZE=ON -DREFGATE_FAULT_POINTS=ON
 
 # Fresh databases every run, so results never depend on a previous run.
 wipe_state "$STATE"

@@ -8,7 +8,7 @@
 #include <unordered_map>
 
 #include "refgate/admin/admin_store.hpp"
-#include "refgate/clicks/redis_buckets.hpp"
+#include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection_pool.hpp"
@@ -17,8 +17,6 @@ namespace refgate::admin {
 namespace {
 
 constexpr std::chrono::milliseconds kRedisTimeout{2'000};
-// The sender keeps a day's HyperLogLog this long (click_sender.cpp); older days are flushed.
-constexpr std::int32_t kHllDays = 3;
 
 using ReadTx = pqxx::transaction<pqxx::repeatable_read, pqxx::read_only>;
 
@@ -49,9 +47,8 @@ class PgStatsStore final : public StatsStore {
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
 
     std::optional<LinkStats> link(const std::string& slug, const DayRange& range) override {
-        auto connection = open_redis();
-        auto& redis = *connection;
-        auto unflushed = read_unflushed(redis, range);
+        auto buckets = open_buckets();
+        auto unflushed = read_unflushed(*buckets, range);
         std::optional<LinkStats> stats;
         std::int64_t link_id = 0;
         with_transaction([&](ReadTx& tx) {
@@ -100,29 +97,23 @@ class PgStatsStore final : public StatsStore {
             }
         });
         if (!stats) return stats;
-        // A recent day's HyperLogLog holds every sample of that day, flushed or not.
-        std::vector<redis::Command> counts;
+        // A recent day's estimate in Redis covers every sample of that day, flushed or not.
         std::vector<std::int32_t> days;
-        for (std::int32_t d = std::max(range.from, today() - kHllDays); d <= range.to; ++d) {
-            counts.push_back({"PFCOUNT", clicks::hll_key(d, link_id)});
+        for (std::int32_t d = std::max(range.from, today() - clicks::kUniqueRetentionDays);
+             d <= range.to; ++d)
             days.push_back(d);
-        }
-        if (!counts.empty()) {
-            auto replies = redis_call([&] { return redis.pipeline(counts); });
-            for (std::size_t i = 0; i < replies.size(); ++i) {
-                if (replies[i].type == redis::Reply::Type::integer && replies[i].integer > 0) {
-                    stats->days[static_cast<std::size_t>(days[i] - range.from)].unique_estimate =
-                        static_cast<std::uint64_t>(replies[i].integer);
-                }
-            }
+        auto estimates = redis_value(buckets->unique_estimates(link_id, days));
+        for (std::size_t i = 0; i < days.size(); ++i) {
+            if (estimates[i] > 0)
+                stats->days[static_cast<std::size_t>(days[i] - range.from)].unique_estimate =
+                    estimates[i];
         }
         return stats;
     }
 
     std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range) override {
-        auto connection = open_redis();
-        auto& redis = *connection;
-        auto unflushed = read_unflushed(redis, range);
+        auto buckets = open_buckets();
+        auto unflushed = read_unflushed(*buckets, range);
         std::optional<PartnerStats> stats;
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
@@ -165,9 +156,8 @@ class PgStatsStore final : public StatsStore {
     }
 
     std::vector<TopEntry> top(const DayRange& range, std::size_t limit) override {
-        auto connection = open_redis();
-        auto& redis = *connection;
-        auto unflushed = read_unflushed(redis, range);
+        auto buckets = open_buckets();
+        auto unflushed = read_unflushed(*buckets, range);
         std::map<std::string, TopEntry> entries;
         with_transaction([&](ReadTx& tx) {
             auto add = [&](const std::string& link, const std::string& partner, std::uint8_t cls,
@@ -214,45 +204,36 @@ class PgStatsStore final : public StatsStore {
     }
 
   private:
-    std::unique_ptr<redis::RedisConnection> open_redis() {
-        auto redis = std::make_unique<redis::RedisConnection>(options_.redis, kRedisTimeout);
-        if (!redis->ok()) throw StoreError("Redis: " + redis->error());
-        return redis;
+    std::unique_ptr<clicks::BucketStore> open_buckets() {
+        return clicks::make_redis_bucket_store({options_.redis, kRedisTimeout});
     }
 
-    template <typename F>
-    auto redis_call(F&& f) -> decltype(f()) {
-        try {
-            return f();
-        } catch (const redis::RedisError& e) {
-            throw StoreError(std::string("Redis: ") + e.what());
-        }
+    template <typename T>
+    static T redis_value(clicks::Result<T> result) {
+        if (!result) throw StoreError("Redis: " + result.fault().message);
+        return std::move(*result);
     }
 
     // Every count in the Redis buckets, read before PostgreSQL's snapshot is taken: a bucket
     // flushed meanwhile is then either recorded as flushed in that snapshot (and skipped), or not
-    // yet committed, and its counts were still in Redis when they were read here.
-    std::vector<Unflushed> read_unflushed(redis::RedisConnection& redis, const DayRange& range) {
-        return redis_call([&] {
-            std::vector<Unflushed> out;
-            auto members = redis.command({"SMEMBERS", "refgate:buckets"});
-            if (members.is_error()) throw StoreError("Redis: " + members.str);
-            for (const auto& m : members.elements) {
-                const std::int64_t id = std::stoll(m.str);
-                // Read as the flusher reads it, in short HSCAN replies, so that a stats request
-                // never keeps Redis busy for long. A bucket flushed (and deleted) while it is read
-                // is recorded as flushed in the snapshot taken afterwards, and skipped then.
-                for (const auto& [field, clicks] : clicks::read_bucket(redis, id)) {
-                    Unflushed u;
-                    u.bucket = id;
-                    u.clicks = clicks;
-                    if (!CounterKey::parse_field(field, u.key)) continue;
-                    if (u.key.day < range.from || u.key.day > range.to) continue;
-                    out.push_back(u);
-                }
+    // yet committed, and its counts were still in Redis when they were read here. A bucket is read
+    // as the flusher reads it, in short replies, so that a stats request never keeps Redis busy
+    // for long; one flushed (and deleted) while it is read is recorded as flushed in the snapshot
+    // taken afterwards, and skipped then.
+    static std::vector<Unflushed> read_unflushed(clicks::BucketStore& buckets,
+                                                 const DayRange& range) {
+        std::vector<Unflushed> out;
+        for (std::int64_t id : redis_value(buckets.pending_buckets())) {
+            for (const auto& [field, clicks] : redis_value(buckets.read_bucket(id))) {
+                Unflushed u;
+                u.bucket = id;
+                u.clicks = clicks;
+                if (!CounterKey::parse_field(field, u.key)) continue;
+                if (u.key.day < range.from || u.key.day > range.to) continue;
+                out.push_back(u);
             }
-            return out;
-        });
+        }
+        return out;
     }
 
     static std::set<std::int64_t> flushed_among(ReadTx& tx, const std::vector<Unflushed>& counts) {

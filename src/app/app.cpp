@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "refgate/clicks/pg_count_sink.hpp"
+#include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/runtime/components.hpp"
@@ -54,26 +56,39 @@ bool start_follower(pg::SnapshotFollower& follower) {
     return true;
 }
 
-std::unique_ptr<clicks::ClickSender> make_sender(Shared& s, Counting& counting) {
+// A worker together with the connections it owns; the worker is destroyed first.
+template <typename Worker>
+struct Owned {
+    std::unique_ptr<clicks::BucketStore> store;
+    std::unique_ptr<clicks::CountSink> sink;
+    std::unique_ptr<Worker> worker;
+};
+
+Owned<clicks::ClickSender> make_sender(Shared& s, Counting& counting) {
     const ClickConfig& c = s.config.clicks;
-    return std::make_unique<clicks::ClickSender>(
-        clicks::ClickSenderOptions{.redis = s.redis,
-                                   .window = c.aggregation_window,
+    Owned<clicks::ClickSender> sender;
+    sender.store = clicks::make_redis_bucket_store({.address = s.redis});
+    sender.worker = std::make_unique<clicks::ClickSender>(
+        clicks::ClickSenderOptions{.window = c.aggregation_window,
                                    .bucket = c.bucket,
                                    .max_pending_keys = c.max_pending_keys,
                                    .spill_file = c.spill_file},
-        counting.shard_pointers(), counting.salts, s.health, s.click_stats);
+        *sender.store, counting.shard_pointers(), counting.salts, s.clock, s.health, s.click_stats);
+    return sender;
 }
 
-std::unique_ptr<clicks::ClickFlusher> make_flusher(Shared& s) {
+Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
     const Config& c = s.config;
-    return std::make_unique<clicks::ClickFlusher>(
-        clicks::FlusherOptions{.redis = s.redis,
-                               .database_url = c.database_url,
-                               .interval = c.clicks.flush_interval,
-                               .bucket = c.clicks.bucket,
-                               .stats = &s.click_stats,
-                               .health = &s.health});
+    Owned<clicks::ClickFlusher> flusher;
+    flusher.store = clicks::make_redis_bucket_store(
+        {.address = s.redis, .timeout = clicks::kFlushRedisTimeout});
+    flusher.sink = clicks::make_pg_count_sink({.database_url = c.database_url});
+    flusher.worker = std::make_unique<clicks::ClickFlusher>(
+        *flusher.store, *flusher.sink,
+        clicks::FlusherOptions{
+            .bucket = c.clicks.bucket, .stats = &s.click_stats, .health = &s.health},
+        c.clicks.flush_interval);
+    return flusher;
 }
 
 }  // namespace
@@ -121,8 +136,8 @@ int App::serve() {
     Components components;
     components.add(
         "snapshot_follower", [&] { return start_follower(*follower); }, [&] { follower->stop(); });
-    components.add_worker("click_flusher", *flusher);
-    components.add_worker("click_sender", *sender);
+    components.add_worker("click_flusher", *flusher.worker);
+    components.add_worker("click_sender", *sender.worker);
     components.add(
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;

@@ -10,6 +10,8 @@
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/app/app.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
+#include "refgate/clicks/pg_count_sink.hpp"
+#include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/pg/database.hpp"
 #include "refgate/runtime/log.hpp"
 
@@ -109,20 +111,26 @@ int import_file(const Config& c, const std::string& path, const po::variables_ma
 }
 
 int flush(const Config& c) {
-    clicks::FlusherOptions options{.redis = *redis::parse_redis_url(c.redis_url),
-                                   .database_url = c.database_url,
-                                   .interval = c.clicks.flush_interval,
-                                   .bucket = c.clicks.bucket};
+    auto store = clicks::make_redis_bucket_store(
+        {.address = *redis::parse_redis_url(c.redis_url), .timeout = clicks::kFlushRedisTimeout});
+    auto sink = clicks::make_pg_count_sink({.database_url = c.database_url});
+    clicks::Flusher flusher(*store, *sink, {.bucket = c.clicks.bucket});
     // Another instance may be flushing right now; it releases the lock within seconds.
     for (int attempt = 0; attempt < 100; ++attempt) {
-        auto r = clicks::flush_once(options, true);
-        if (r.busy) {
+        auto r = flusher.flush(true);
+        if (!r) {
+            bool redis = r.fault().dependency == clicks::Dependency::redis;
+            log::error(redis ? "redis_error" : "database_error",
+                       {{"command", "flush"}, {"error", r.fault().message}});
+            return kExitFailure;
+        }
+        if (r->busy) {
             std::this_thread::sleep_for(std::chrono::milliseconds{100});
             continue;
         }
-        std::cout << "flushed: " << r.buckets << " bucket(s), " << r.counters << " counter(s), "
-                  << r.clicks << " click(s); " << r.skipped_buckets
-                  << " bucket(s) already applied; " << r.unique_estimates
+        std::cout << "flushed: " << r->buckets << " bucket(s), " << r->counters << " counter(s), "
+                  << r->clicks << " click(s); " << r->skipped_buckets
+                  << " bucket(s) already applied; " << r->unique_estimates
                   << " unique estimate(s)\n";
         return kExitOk;
     }

@@ -19,6 +19,7 @@ namespace {
 
 constexpr const char* kChannel = "refgate_snapshot";
 constexpr std::chrono::milliseconds kNotificationPoll{100};
+constexpr std::chrono::milliseconds kMinBackoff{100};
 constexpr std::chrono::milliseconds kMaxBackoff{5'000};
 
 class ChangeReceiver final : public pqxx::notification_receiver {
@@ -88,7 +89,18 @@ struct SnapshotFollower::Connection {
 
 SnapshotFollower::SnapshotFollower(SnapshotFollowerOptions options, SnapshotStore& store,
                                    HealthState& health)
-    : options_(std::move(options)), store_(store), health_(health) {}
+    : options_(std::move(options)),
+      store_(store),
+      health_(health),
+      // The round itself waits for notifications (kNotificationPoll): no interval between rounds.
+      worker_(
+          {.name = "rg-snapshot",
+           .priority = BackgroundPriority::low,
+           .interval = std::chrono::milliseconds{0},
+           .min_backoff = kMinBackoff,
+           .max_backoff = kMaxBackoff,
+           .idle_tick = kNotificationPoll},
+          [this] { return round(); }, [this] { idle_round(); }) {}
 
 SnapshotFollower::~SnapshotFollower() { stop(); }
 
@@ -111,74 +123,57 @@ bool SnapshotFollower::load_initial() {
 }
 
 void SnapshotFollower::start() {
-    thread_ = std::thread([this] {
-        become_background_thread("rg-snapshot", BackgroundPriority::low);
-        run();
-    });
+    next_check_ = std::chrono::steady_clock::now() + options_.reload_interval;
+    worker_.start();
 }
 
 void SnapshotFollower::stop() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    worker_.stop();
     connection_.reset();
     write_pending_file();  // stopped within kFileWriteDelay of a load
 }
 
-bool SnapshotFollower::sleep_for(std::chrono::milliseconds duration) {
-    std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, duration, [this] { return stopping_.load(); });
-    return !stopping_;
+// One round: connect when needed, wait up to kNotificationPoll for a change, then reload when one
+// came, when asked to, or when the version check is due. A failure drops the connection; the
+// worker backs off and meanwhile keeps scheduled codes taking over on time (idle_round).
+RoundOutcome SnapshotFollower::round() {
+    try {
+        if (!connection_) {
+            connection_ = std::make_unique<Connection>();
+            connection_->conn = connect(options_.database_url);
+            connection_->receiver =
+                std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
+            log::info("snapshot_database_connected");
+            reload_from_database(false);
+            next_check_ = std::chrono::steady_clock::now() + options_.reload_interval;
+        }
+        health_.postgres = DependencyState::up;
+        connection_->conn->await_notification(0, kNotificationPoll.count() * 1000);
+        advance_schedule();
+        write_due_codes();
+        bool forced = reload_requested_.exchange(false);
+        if (forced || connection_->notified || std::chrono::steady_clock::now() >= next_check_) {
+            connection_->notified = false;
+            reload_from_database(forced);
+            next_check_ = std::chrono::steady_clock::now() + options_.reload_interval;
+        }
+        write_file_when_due();
+        return RoundOutcome::done;
+    } catch (const std::exception& e) {
+        connection_.reset();
+        health_.postgres_errors.fetch_add(1, std::memory_order_relaxed);
+        health_.snapshot_reload_failures.fetch_add(1, std::memory_order_relaxed);
+        if (health_.postgres.exchange(DependencyState::down) != DependencyState::down) {
+            log::warn("snapshot_database_unavailable", {{"error", e.what()}});
+        }
+        return RoundOutcome::failed;
+    }
 }
 
-void SnapshotFollower::run() {
-    std::chrono::milliseconds backoff{100};
-    while (!stopping_) {
-        try {
-            if (!connection_) {
-                connection_ = std::make_unique<Connection>();
-                connection_->conn = connect(options_.database_url);
-                connection_->receiver =
-                    std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
-                log::info("snapshot_database_connected");
-                reload_from_database(false);
-            }
-            health_.postgres = DependencyState::up;
-            backoff = std::chrono::milliseconds{100};
-            auto next_check = std::chrono::steady_clock::now() + options_.reload_interval;
-            while (!stopping_) {
-                connection_->conn->await_notification(0, kNotificationPoll.count() * 1000);
-                advance_schedule();
-                write_due_codes();
-                bool forced = reload_requested_.exchange(false);
-                if (forced || connection_->notified ||
-                    std::chrono::steady_clock::now() >= next_check) {
-                    connection_->notified = false;
-                    reload_from_database(forced);
-                    next_check = std::chrono::steady_clock::now() + options_.reload_interval;
-                }
-                write_file_when_due();
-            }
-        } catch (const std::exception& e) {
-            connection_.reset();
-            health_.postgres_errors.fetch_add(1, std::memory_order_relaxed);
-            health_.snapshot_reload_failures.fetch_add(1, std::memory_order_relaxed);
-            if (health_.postgres.exchange(DependencyState::down) != DependencyState::down) {
-                log::warn("snapshot_database_unavailable", {{"error", e.what()}});
-            }
-            // Scheduled codes still take over on time while PostgreSQL is away.
-            auto retry_at = std::chrono::steady_clock::now() + backoff;
-            while (!stopping_ && std::chrono::steady_clock::now() < retry_at) {
-                if (!sleep_for(kNotificationPoll)) break;
-                advance_schedule();
-                write_file_when_due();
-            }
-            backoff = std::min(backoff * 2, kMaxBackoff);
-        }
-    }
+// Scheduled codes still take over on time while PostgreSQL is away.
+void SnapshotFollower::idle_round() {
+    advance_schedule();
+    write_file_when_due();
 }
 
 bool SnapshotFollower::reload_from_database(bool force) {

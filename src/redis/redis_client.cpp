@@ -157,6 +157,16 @@ void RedisConnection::report_auth_failure(const RedisAddress& address) {
 
 RedisConnection::~RedisConnection() = default;
 
+void RedisConnection::require_connection() const {
+    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+}
+
+void RedisConnection::fail() {
+    error_ = impl_->context->errstr;
+    impl_->context.reset();
+    throw RedisError("Redis: " + error_);
+}
+
 bool RedisConnection::ok() const { return impl_->context != nullptr; }
 
 bool RedisConnection::ping() {
@@ -173,7 +183,7 @@ bool RedisConnection::ping() {
 Reply RedisConnection::command(const Command& args) { return pipeline({args}).front(); }
 
 std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& commands) {
-    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+    require_connection();
     redisContext* c = impl_->context.get();
     std::vector<const char*> argv;
     std::vector<std::size_t> lengths;
@@ -186,9 +196,7 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& command
         }
         if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lengths.data()) !=
             REDIS_OK) {
-            error_ = c->errstr;
-            impl_->context.reset();
-            throw RedisError("Redis: " + error_);
+            fail();
         }
     }
     std::vector<Reply> replies;
@@ -196,9 +204,7 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& command
     for (std::size_t i = 0; i < commands.size(); ++i) {
         void* raw = nullptr;
         if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
-            error_ = c->errstr;
-            impl_->context.reset();
-            throw RedisError("Redis: " + error_);
+            fail();
         }
         ReplyPtr reply(static_cast<redisReply*>(raw));
         replies.push_back(copy_reply(reply.get()));
@@ -208,7 +214,7 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& command
 
 void RedisConnection::pipeline_raw(std::string_view commands, std::size_t count,
                                    std::vector<Reply>& replies) {
-    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+    require_connection();
     redisContext* c = impl_->context.get();
     replies.clear();
     if (count == 0) return;
@@ -220,9 +226,7 @@ void RedisConnection::pipeline_raw(std::string_view commands, std::size_t count,
     for (std::size_t i = 0; i < count; ++i) {
         void* raw = nullptr;
         if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
-            error_ = c->errstr;
-            impl_->context.reset();
-            throw RedisError("Redis: " + error_);
+            fail();
         }
         ReplyPtr reply(static_cast<redisReply*>(raw));
         replies.push_back(copy_reply(reply.get()));
@@ -231,7 +235,7 @@ void RedisConnection::pipeline_raw(std::string_view commands, std::size_t count,
 
 void RedisConnection::hscan(std::string_view key, std::size_t reply_bytes,
                             const std::function<void(std::string_view, std::string_view)>& visit) {
-    if (!ok()) throw RedisError("not connected to Redis: " + error_);
+    require_connection();
     constexpr std::size_t kMaxCount = 10'000;
     std::size_t entries_seen = 0, bytes_seen = 0;
     std::string cursor = "0", count_text = "1";
@@ -241,9 +245,7 @@ void RedisConnection::hscan(std::string_view key, std::size_t reply_bytes,
         std::size_t lengths[] = {5, key.size(), cursor.size(), 5, count_text.size()};
         ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(c, 5, argv, lengths)));
         if (!reply) {
-            error_ = c->errstr;
-            impl_->context.reset();
-            throw RedisError("Redis: " + error_);
+            fail();
         }
         if (reply->type == REDIS_REPLY_ERROR)
             throw RedisError("HSCAN: " + std::string(reply->str, reply->len));

@@ -1,82 +1,80 @@
 #pragma once
 
-// How counts move: in-process shards --(every window, pipelined)--> Redis time buckets
-// --(every flush interval, closed buckets only, exactly once)--> PostgreSQL.
+// How counts move: in-process shards --(every window, one round trip)--> the bucket store
+// --(every flush interval, closed buckets only, exactly once)--> the count sink (PostgreSQL).
+// The sender and the flusher are state machines over the BucketStore and CountSink interfaces;
+// each runs its rounds on a PeriodicWorker.
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "refgate/clicks/bucket_store.hpp"
 #include "refgate/clicks/click_shard.hpp"
-#include "refgate/clicks/resp.hpp"
+#include "refgate/clicks/count_sink.hpp"
+#include "refgate/clicks/result.hpp"
 #include "refgate/clicks/salts.hpp"
+#include "refgate/domain/clock.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/metrics/click_stats.hpp"
 #include "refgate/metrics/health.hpp"
-#include "refgate/redis/redis_client.hpp"
 #include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/periodic_worker.hpp"
 
 namespace refgate::clicks {
 
 struct ClickSenderOptions {
-    redis::RedisAddress redis;
     std::chrono::milliseconds window{250};
     std::chrono::seconds bucket{10};
     std::size_t max_pending_keys = 1'000'000;
     std::string spill_file;  // empty: no spill (counts still in memory at stop are lost, loudly)
 };
 
-// Sends the shards' counts to Redis every window, in one pipelined round trip, each batch with an
-// id that Redis records, so a batch retried after a lost reply is never applied twice. While
-// Redis is down, counts wait in memory up to max_pending_keys; past that they are dropped and
+// Sends the shards' counts to the store every window, in one round trip, each batch with an id
+// that the store records, so a batch resent after a lost reply is never applied twice. While the
+// store is down, counts wait in memory up to max_pending_keys; past that they are dropped and
 // counted. stop() sends what is left, or writes it to the spill file, which start() replays.
 class ClickSender {
   public:
-    ClickSender(ClickSenderOptions options, std::vector<ClickShard*> shards, SaltBox& salts,
-                HealthState& health, ClickStats& stats);
+    ClickSender(ClickSenderOptions options, BucketStore& store, std::vector<ClickShard*> shards,
+                SaltBox& salts, const Clock& clock, HealthState& health, ClickStats& stats);
     ~ClickSender();
     ClickSender(const ClickSender&) = delete;
     ClickSender& operator=(const ClickSender&) = delete;
 
     void start();
     void stop();
+    // One round, as the worker runs it every window: drain the shards, send. False when the
+    // store failed (the counts wait for the next round).
+    bool send_round();
 
   private:
-    struct Batch {
-        std::string id;
-        // A key may appear twice (drained from two shards): Redis adds both deltas.
-        std::vector<std::pair<CounterKey, std::uint64_t>> counts;
-    };
-
-    void run();
-    bool send_round();  // collect() and send_all(): false when Redis failed
     void collect();
+    void count_dropped(std::uint64_t dropped);
     void seal_pending();
-    void seal(std::vector<std::pair<CounterKey, std::uint64_t>>& counts);
-    std::vector<std::pair<CounterKey, std::uint64_t>> take_spare();
+    void seal(BatchCounts& counts);
+    BatchCounts take_spare();
     void confirm_in_flight();
     void index_in_flight_keys();
-    bool send_all();  // false when Redis failed
-    void send_samples(redis::RedisConnection& redis);
-    void refresh_salts(redis::RedisConnection& redis);
-    void check_redis_config(redis::RedisConnection& redis);
-    redis::RedisConnection* connection();
+    Status send_all();
+    Status send_batches();
+    Status send_samples();
+    Status refresh_salts();
+    Status check_durability();
+    void report_failure(const Fault& fault);
     void spill();
     void replay_spill();
     std::string next_batch_id();
 
     ClickSenderOptions options_;
+    BucketStore& store_;
     std::vector<ClickShard*> shards_;
     SaltBox& salts_;
+    const Clock& clock_;
     HealthState& health_;
     ClickStats& stats_;
     std::string instance_id_;
@@ -84,35 +82,25 @@ class ClickSender {
 
     DrainedClicks drained_;
     std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> pending_;
-    std::deque<Batch> in_flight_;
-    // The keys of in_flight_, built only when Redis did not take them at once (the bound on
+    std::vector<Batch> in_flight_;
+    // The keys of in_flight_, built only when the store did not take them at once (the bound on
     // distinct keys waiting needs it then); valid while in_flight_keys_indexed_.
     std::unordered_set<CounterKey, CounterKeyHash> in_flight_keys_;
     bool in_flight_keys_indexed_ = true;
-    std::vector<std::vector<std::pair<CounterKey, std::uint64_t>>> spare_counts_;
+    std::vector<BatchCounts> spare_counts_;
     CpuSlicer slicer_;  // long loops of a window give the CPU to the I/O threads now and then
-    RespWriter writer_;
-    std::string batch_text_;  // a batch's counts as Redis keeps them (reused)
-    std::vector<redis::Reply> replies_;
     std::size_t pending_new_keys_ = 0;  // keys in pending_ that no unconfirmed batch holds
     std::vector<UniqueSample> samples_;
     SentSamples sent_samples_;
-    std::unique_ptr<redis::RedisConnection> redis_;
-    bool config_checked_ = false;
+    std::optional<bool> durability_risky_;  // as last reported
     bool spill_on_disk_ = false;
+    bool started_ = false;
     std::chrono::steady_clock::time_point next_salt_check_{};
     std::chrono::steady_clock::time_point next_drop_log_{};
-
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
-    std::thread thread_;
+    PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
 struct FlusherOptions {
-    redis::RedisAddress redis;
-    std::string database_url;
-    std::chrono::milliseconds interval{5'000};
     std::chrono::seconds bucket{10};
     ClickStats* stats = nullptr;    // flush figures for /metrics; none for `refgate flush`
     HealthState* health = nullptr;  // PostgreSQL errors and latency
@@ -127,35 +115,48 @@ struct FlushResult {
     bool busy = false;  // another instance was flushing
 };
 
-// Moves every closed Redis bucket into PostgreSQL, exactly once per bucket (the bucket id is
-// recorded in the same transaction as the counts), then deletes it from Redis. With
-// `close_current`, the bucket being filled is closed first, so everything counted before the call
-// is moved. Throws redis::RedisError or std::runtime_error (PostgreSQL) on failure.
-FlushResult flush_once(const FlusherOptions& options, bool close_current);
-
-// The same over connections kept from one flush to the next (opened when missing). After a
-// failure they are dropped, which also ends the flush's session lock, and opened again next time.
-struct FlushConnections;
-FlushResult flush_once(const FlusherOptions& options, bool close_current,
-                       FlushConnections& connections);
-
-// flush_once every interval on a thread of its own; failures are logged and retried.
-class ClickFlusher {
+// Moves every closed bucket into the sink, exactly once per bucket: the bucket id is recorded in
+// the same transaction as its counts, and a bucket recorded before is not applied again (only
+// what an early-flushed bucket gained since). A bucket leaves the store only after its commit.
+// With `close_current`, the bucket being filled is closed first, so everything counted before the
+// call is moved.
+class Flusher {
   public:
-    explicit ClickFlusher(FlusherOptions options);
-    ~ClickFlusher();
-    void start();
-    void stop();
+    Flusher(BucketStore& store, CountSink& sink, FlusherOptions options);
+    Result<FlushResult> flush(bool close_current);
 
   private:
-    void run();
+    Result<FlushResult> flush_locked(bool close_current);
+    Status move_bucket(std::int64_t bucket, bool early, FlushResult& result);
+    Status move_estimates(FlushResult& result);
+    void record_backlog();
 
+    BucketStore& store_;
+    CountSink& sink_;
     FlusherOptions options_;
-    std::unique_ptr<FlushConnections> connections_;  // used by the flusher's thread only
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false;
-    std::thread thread_;
+};
+
+// What an early-flushed bucket gained since it was applied: per field, what exceeds `before` (the
+// counts recorded at the early flush). Nothing when nothing was recorded: a bucket flushed after
+// its time span cannot have grown.
+BucketCounts growth_since(const BucketCounts& before, const BucketCounts& now);
+
+// Flusher::flush every interval on a worker thread; failures are counted against the dependency
+// that failed, logged once, and retried.
+class ClickFlusher {
+  public:
+    ClickFlusher(BucketStore& store, CountSink& sink, FlusherOptions options,
+                 std::chrono::milliseconds interval);
+    void start();
+    void stop();
+    // One round, as the worker runs it.
+    RoundOutcome flush_round();
+
+  private:
+    Flusher flusher_;
+    FlusherOptions options_;
+    bool failing_ = false;
+    PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
 }  // namespace refgate::clicks

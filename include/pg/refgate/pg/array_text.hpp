@@ -27,12 +27,8 @@ class ArrayText {
         }
         text_.push_back('"');
     }
-    void add_number(std::int64_t value) {
-        separate();
-        char digits[24];
-        text_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
-    }
-    void add_number(std::uint64_t value) {
+    template <typename Integer>
+    void add_number(Integer value) {
         separate();
         char digits[24];
         text_.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);

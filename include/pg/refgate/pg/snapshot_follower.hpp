@@ -2,15 +2,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/metrics/health.hpp"
+#include "refgate/runtime/periodic_worker.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate::pg {
@@ -45,7 +43,8 @@ class SnapshotFollower {
     void request_reload() { reload_requested_.store(true); }
 
   private:
-    void run();
+    RoundOutcome round();
+    void idle_round();
     bool reload_from_database(bool force);
     bool load_file();
     // Publishes the codes in effect now when a scheduled code's moment has come.
@@ -54,23 +53,20 @@ class SnapshotFollower {
     void write_due_codes();
     void write_pending_file();
     void write_file_when_due();  // writes unwritten_ once write_after_ has passed
-    bool sleep_for(std::chrono::milliseconds duration);  // false when stopping
 
     SnapshotFollowerOptions options_;
     SnapshotStore& store_;
     HealthState& health_;
-    std::atomic<bool> stopping_{false};
     std::atomic<bool> reload_requested_{false};
     std::uint64_t due_codes_written_for_ = 0;  // snapshot version
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::thread thread_;
     struct Connection;
     std::unique_ptr<Connection> connection_;
     // Loaded from PostgreSQL, not yet in the snapshot file; only the follower's thread writes it
     // (load_initial runs before that thread starts).
     std::shared_ptr<const Snapshot> unwritten_;
     std::chrono::steady_clock::time_point write_after_{};
+    std::chrono::steady_clock::time_point next_check_{};  // of the version
+    PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
 }  // namespace refgate::pg

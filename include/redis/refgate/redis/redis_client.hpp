@@ -74,6 +74,10 @@ class RedisConnection {
   private:
     bool authenticate(const RedisAddress& address);
     void report_auth_failure(const RedisAddress& address);
+    // The one place a RedisError is built for a connection: not open, or broken now (its error
+    // kept, the connection closed, so the next user reconnects).
+    void require_connection() const;
+    [[noreturn]] void fail();
 
     struct Impl;
     std::unique_ptr<Impl> impl_;

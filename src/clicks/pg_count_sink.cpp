@@ -1,0 +1,279 @@
+#include "refgate/clicks/pg_count_sink.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <pqxx/pqxx>
+#include <string_view>
+#include <tuple>
+
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/pg/array_text.hpp"
+#include "refgate/pg/connection.hpp"
+#include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/log.hpp"
+
+namespace refgate::clicks {
+namespace {
+
+// Any constant shared by every refgate instance: one flusher at a time does the work.
+constexpr long long kFlushLock = 0x7265666761746532LL;  // "refgate2"
+
+constexpr const char* kRecordBucket = R"sql(
+INSERT INTO refgate_flushed_buckets (bucket, counters, clicks) VALUES ($1, $2, $3)
+ON CONFLICT (bucket) DO NOTHING
+RETURNING bucket
+)sql";
+
+// Rows travel as arrays, one per column: PostgreSQL parses an array of 100,000 elements much
+// faster than the same rows as JSON objects, and nothing builds a document per row.
+constexpr const char* kAddCounts = R"sql(
+INSERT INTO refgate_click_counts AS t (link_id, day, channel, human, bot, prefetch)
+SELECT * FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
+ON CONFLICT (link_id, day, channel) DO UPDATE
+SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+    prefetch = t.prefetch + EXCLUDED.prefetch
+)sql";
+
+constexpr const char* kSetUniques = R"sql(
+INSERT INTO refgate_uniques AS t (link_id, day, unique_estimate)
+SELECT * FROM unnest($1::bigint[], $2::date[], $3::bigint[])
+ON CONFLICT (link_id, day) DO UPDATE SET unique_estimate = EXCLUDED.unique_estimate, updated_at = now()
+)sql";
+
+constexpr const char* kRecordEarlyFields = R"sql(
+INSERT INTO refgate_early_bucket_fields AS t (bucket, field, clicks)
+SELECT $1, r.f, r.n FROM unnest($2::text[], $3::bigint[]) AS r(f, n)
+ON CONFLICT (bucket, field) DO UPDATE SET clicks = GREATEST(t.clicks, EXCLUDED.clicks)
+)sql";
+
+using pg::ArrayText;
+
+// The counts as the six columns of kAddCounts, a row per (link, day, channel) with a count per
+// class; fields that do not parse are logged and left out.
+struct CounterRows {
+    ArrayText links, days, channels;
+    std::array<ArrayText, 3> classes;  // human, bot, prefetch
+    std::size_t rows = 0;
+    std::size_t counters = 0;  // the counts that parsed
+    std::uint64_t total = 0;
+    explicit CounterRows(std::size_t n)
+        : links(n * 8),
+          days(n * 11),
+          channels(n * 12),
+          classes{ArrayText(n * 3), ArrayText(n * 3), ArrayText(n * 3)} {}
+};
+
+std::size_t class_column(std::uint8_t click_class) {
+    switch (static_cast<ClickClass>(click_class)) {
+        case ClickClass::human:
+            return 0;
+        case ClickClass::bot:
+            return 1;
+        case ClickClass::prefetch:
+            return 2;
+    }
+    return 0;
+}
+
+std::vector<std::pair<CounterKey, std::uint64_t>> parse_counts(std::int64_t bucket,
+                                                               const BucketCounts& counts) {
+    std::vector<std::pair<CounterKey, std::uint64_t>> parsed;
+    parsed.reserve(counts.size());
+    CpuSlicer slicer;
+    for (const auto& [field, n] : counts) {
+        slicer.step();
+        CounterKey key;
+        if (!CounterKey::parse_field(field, key)) {
+            log::error("bad_counter_field", {{"bucket", bucket}, {"field", field}});
+            continue;
+        }
+        parsed.emplace_back(key, n);
+    }
+    return parsed;
+}
+
+// Rows go in primary-key order: PostgreSQL then appends to the index's rightmost pages instead of
+// visiting a random page per row (about a third faster for 100,000 new rows).
+CounterRows counter_rows(std::int64_t bucket, const BucketCounts& counts) {
+    auto parsed = parse_counts(bucket, counts);
+    auto row_key = [](const CounterKey& k) {
+        return std::make_tuple(k.link_id, k.day, k.channel_view());
+    };
+    std::sort(parsed.begin(), parsed.end(),
+              [&](const auto& a, const auto& b) { return row_key(a.first) < row_key(b.first); });
+    CounterRows rows(parsed.size());
+    rows.counters = parsed.size();
+    CpuSlicer slicer;
+    char day[kDayLength];
+    for (std::size_t i = 0; i < parsed.size();) {
+        const CounterKey& key = parsed[i].first;
+        std::array<std::uint64_t, 3> by_class{};
+        for (; i < parsed.size() && row_key(parsed[i].first) == row_key(key); ++i) {
+            by_class[class_column(parsed[i].first.click_class)] += parsed[i].second;
+            rows.total += parsed[i].second;
+        }
+        slicer.step();
+        format_day(key.day, day);
+        rows.links.add_number(key.link_id);
+        rows.days.add(std::string_view(day, sizeof day));
+        rows.channels.add(key.channel_view());
+        for (std::size_t c = 0; c < by_class.size(); ++c) rows.classes[c].add_number(by_class[c]);
+        ++rows.rows;
+    }
+    return rows;
+}
+
+// The adapter's boundary: a libpqxx (or any) failure becomes a Fault here, and the connection is
+// dropped, which also ends the session's flush lock.
+template <typename F>
+auto pg_guard(bool& broken, F&& body) -> Result<decltype(body())> {
+    try {
+        return body();
+    } catch (const std::exception& e) {
+        broken = true;
+        return Fault{Dependency::postgres, e.what()};
+    }
+}
+
+class PgCountTransaction final : public CountTransaction {
+  public:
+    PgCountTransaction(pqxx::connection& conn, bool& broken) : tx_(conn), broken_(broken) {}
+
+    Result<bool> record_bucket(std::int64_t bucket, std::size_t counters,
+                               std::uint64_t clicks) override {
+        return pg_guard(broken_, [&] {
+            return !tx_.exec_params(kRecordBucket, bucket, static_cast<int>(counters), clicks)
+                        .empty();
+        });
+    }
+
+    Result<BucketCounts> early_counts(std::int64_t bucket) override {
+        return pg_guard(broken_, [&] {
+            BucketCounts out;
+            for (const auto& row : tx_.exec_params(
+                     "SELECT field, clicks FROM refgate_early_bucket_fields WHERE bucket = $1",
+                     bucket))
+                out.emplace_back(row[0].as<std::string>(), row[1].as<std::uint64_t>());
+            return out;
+        });
+    }
+
+    Status remember_early_counts(std::int64_t bucket, const BucketCounts& counts) override {
+        return pg_guard(broken_, [&] {
+            ArrayText fields(counts.size() * 36);
+            ArrayText clicks(counts.size() * 4);
+            for (const auto& [field, n] : counts) {
+                fields.add(field);
+                clicks.add_number(n);
+            }
+            tx_.exec_params(kRecordEarlyFields, bucket, fields.finish(), clicks.finish());
+            return Done{};
+        });
+    }
+
+    Result<AddedCounts> add_counts(std::int64_t bucket, const BucketCounts& counts) override {
+        return pg_guard(broken_, [&] {
+            auto rows = counter_rows(bucket, counts);
+            if (rows.rows > 0) {
+                tx_.exec_params(kAddCounts, rows.links.finish(), rows.days.finish(),
+                                rows.channels.finish(), rows.classes[0].finish(),
+                                rows.classes[1].finish(), rows.classes[2].finish());
+            }
+            return AddedCounts{rows.counters, rows.total};
+        });
+    }
+
+    Status commit() override {
+        return pg_guard(broken_, [&] {
+            tx_.commit();
+            return Done{};
+        });
+    }
+
+  private:
+    pqxx::work tx_;
+    bool& broken_;
+};
+
+class PgCountSink final : public CountSink {
+  public:
+    explicit PgCountSink(PgCountSinkOptions options) : options_(std::move(options)) {}
+
+    Result<bool> try_lock() override {
+        return pg_guard(broken_, [&] {
+            pqxx::nontransaction tx(connection());
+            return tx.exec_params("SELECT pg_try_advisory_lock($1)", kFlushLock)[0][0].as<bool>();
+        });
+    }
+
+    void unlock() override {
+        if (!conn_ || broken_) return;  // a connection dropped took its lock along
+        static_cast<void>(pg_guard(broken_, [&] {
+            pqxx::nontransaction tx(*conn_);
+            tx.exec_params("SELECT pg_advisory_unlock($1)", kFlushLock);
+            return Done{};
+        }));
+    }
+
+    Result<std::unique_ptr<CountTransaction>> begin() override {
+        return pg_guard(broken_, [&]() -> std::unique_ptr<CountTransaction> {
+            return std::make_unique<PgCountTransaction>(connection(), broken_);
+        });
+    }
+
+    Status forget_early_counts_before(std::int64_t bucket) override {
+        return pg_guard(broken_, [&] {
+            pqxx::work tx(connection());
+            tx.exec_params("DELETE FROM refgate_early_bucket_fields WHERE bucket < $1", bucket);
+            tx.commit();
+            return Done{};
+        });
+    }
+
+    Status set_unique_estimates(const std::vector<UniqueEstimate>& estimates) override {
+        return pg_guard(broken_, [&] {
+            ArrayText links, days, values;
+            for (const auto& e : estimates) {
+                links.add_number(e.link_id);
+                days.add(format_day(e.day));
+                values.add_number(static_cast<std::int64_t>(e.estimate));
+            }
+            pqxx::work tx(connection());
+            tx.exec_params(kSetUniques, links.finish(), days.finish(), values.finish());
+            tx.commit();
+            return Done{};
+        });
+    }
+
+  private:
+    pqxx::connection& connection() {
+        if (broken_) {
+            conn_.reset();
+            broken_ = false;
+        }
+        if (conn_ && conn_->is_open()) {
+            // A server that closed the connection while it was idle is noticed here, by reading
+            // what it sent, rather than by a failed query (libpqxx 6.4 leaks that one's result).
+            try {
+                conn_->get_notifs();
+            } catch (const pqxx::broken_connection&) {
+                conn_.reset();
+            }
+        }
+        if (!conn_ || !conn_->is_open()) conn_ = pg::connect(options_.database_url);
+        return *conn_;
+    }
+
+    PgCountSinkOptions options_;
+    std::unique_ptr<pqxx::connection> conn_;
+    bool broken_ = false;  // the last statement failed: a new connection next time
+};
+
+}  // namespace
+
+std::unique_ptr<CountSink> make_pg_count_sink(PgCountSinkOptions options) {
+    return std::make_unique<PgCountSink>(std::move(options));
+}
+
+}  // namespace refgate::clicks

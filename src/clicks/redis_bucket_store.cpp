@@ -1,0 +1,299 @@
+// Keys:
+//   refgate:bucket:<id>     hash  field "batch:<batch id>" -> lines "link|day|channel|class n"
+//                                 (older buckets: field "link|day|channel|class" -> clicks)
+//   refgate:buckets         set   ids of buckets not yet flushed
+//   refgate:bucket:last     the newest bucket id written (never goes back)
+//   refgate:bucket:closed   buckets with an id <= this are closed: nothing is added to them
+//   refgate:batch:<id>      marks an instance's batch as applied (expires after a day)
+//   refgate:hll:<day>:<link>  HyperLogLog of a link's unique samples on a day
+//   refgate:hll:dirty       set   "<day>:<link>" of HyperLogLogs changed since the flusher looked
+//   refgate:salt:<day>      the day's salt, shared by every instance
+
+#include "refgate/clicks/redis_bucket_store.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <iterator>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "random_hex.hpp"
+#include "redis_scripts.hpp"
+#include "refgate/clicks/bucket_format.hpp"
+#include "refgate/clicks/resp.hpp"
+#include "refgate/domain/stats_report.hpp"
+#include "refgate/domain/string_hash.hpp"
+#include "refgate/runtime/background_thread.hpp"
+
+namespace refgate::clicks {
+namespace {
+
+constexpr std::int64_t kDaySeconds = 86'400;
+constexpr std::int64_t kHllTtlSeconds = kUniqueRetentionDays * kDaySeconds;
+// A salt outlives its day by an hour: an instance whose clock lags still finds it.
+constexpr std::int64_t kSaltGraceSeconds = 3'600;
+// A bucket is read in HSCAN replies of about this size (a batch field of 10,000 counts is a few
+// hundred KiB; buckets in the older form have many small fields).
+constexpr std::size_t kBucketReplyBytes = 256 * 1024;
+
+std::string bucket_key(std::int64_t id) { return "refgate:bucket:" + std::to_string(id); }
+
+bool parse_salt(const std::string& hex, SaltKey& out) {
+    if (hex.size() != 32) return false;
+    for (std::size_t i = 0; i < 16; ++i) {
+        unsigned value = 0;
+        if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return false;
+        out[i] = static_cast<std::uint8_t>(value);
+    }
+    return true;
+}
+
+// "2026-11-29:42" back to its day and link.
+bool parse_hll_member(std::string_view member, UniqueEstimate& out) {
+    auto colon = member.find(':');
+    if (colon == std::string_view::npos) return false;
+    auto day = parse_day(member.substr(0, colon));
+    auto link = member.substr(colon + 1);
+    if (!day ||
+        std::from_chars(link.data(), link.data() + link.size(), out.link_id).ec != std::errc{})
+        return false;
+    out.day = *day;
+    return true;
+}
+
+class RedisBucketStore final : public BucketStore {
+  public:
+    explicit RedisBucketStore(RedisBucketStoreOptions options) : options_(std::move(options)) {}
+
+    Status add_batches(std::span<const Batch> batches, std::chrono::seconds bucket) override {
+        return guard([&] {
+            writer_.clear();
+            for (const auto& batch : batches)
+                write_add_batch(writer_, scratch_, bucket.count(), batch.id, batch.counts, slicer_);
+            pipeline(writer_, "adding a batch");
+            return Done{};
+        });
+    }
+
+    Status add_samples(const std::vector<UniqueSample>& samples) override {
+        return guard([&] {
+            writer_.clear();
+            write_add_samples(writer_, samples, kHllTtlSeconds);
+            pipeline(writer_, "adding unique samples");
+            return Done{};
+        });
+    }
+
+    Result<SaltKey> daily_salt(std::int32_t day) override {
+        return guard([&] {
+            std::string key = "refgate:salt:" + format_day(day);
+            std::string expires_at = std::to_string(
+                (static_cast<std::int64_t>(day) + 1) * kDaySeconds + kSaltGraceSeconds);
+            auto replies = connection().pipeline(
+                {{"SET", key, random_hex(16), "NX", "EXAT", expires_at}, {"GET", key}});
+            SaltKey salt;
+            if (replies[1].type != redis::Reply::Type::string || !parse_salt(replies[1].str, salt))
+                throw redis::RedisError("reading the daily salt failed");
+            return salt;
+        });
+    }
+
+    Result<Durability> durability() override {
+        return guard([&] {
+            auto& redis = connection();
+            if (durability_) return *durability_;
+            auto replies = redis.pipeline(
+                {{"CONFIG", "GET", "appendonly"}, {"CONFIG", "GET", "maxmemory-policy"}});
+            auto value = [](const redis::Reply& r) {
+                return r.elements.size() == 2 ? r.elements[1].str : std::string();
+            };
+            Durability d;
+            d.known = !replies[0].is_error() && !replies[1].is_error();
+            if (d.known) {
+                d.appendonly = value(replies[0]);
+                d.eviction_policy = value(replies[1]);
+            }
+            durability_ = d;
+            return d;
+        });
+    }
+
+    Result<ClosedBuckets> close_buckets(std::chrono::seconds bucket,
+                                        bool include_current) override {
+        return guard([&] {
+            auto reply = checked(
+                connection().command({"EVAL", kCloseScript, "0", std::to_string(bucket.count()),
+                                      include_current ? "1" : "0"}),
+                "closing buckets");
+            if (reply.elements.empty()) throw redis::RedisError("closing buckets: empty reply");
+            ClosedBuckets closed;
+            closed.store_now = std::stoll(reply.elements[0].str);
+            for (std::size_t i = 1; i < reply.elements.size(); ++i)
+                closed.ids.push_back(std::stoll(reply.elements[i].str));
+            std::sort(closed.ids.begin(), closed.ids.end());
+            return closed;
+        });
+    }
+
+    Result<BucketCounts> read_bucket(std::int64_t id) override {
+        return guard([&] { return read_bucket_counts(id); });
+    }
+
+    Status delete_bucket(std::int64_t id) override {
+        return guard([&] {
+            auto replies = connection().pipeline(
+                {{"DEL", bucket_key(id)}, {"SREM", "refgate:buckets", std::to_string(id)}});
+            for (const auto& r : replies) checked(r, "deleting a bucket");
+            return Done{};
+        });
+    }
+
+    Result<std::vector<std::int64_t>> pending_buckets() override {
+        return guard([&] {
+            auto members =
+                checked(connection().command({"SMEMBERS", "refgate:buckets"}), "listing buckets");
+            std::vector<std::int64_t> ids;
+            for (const auto& m : members.elements) ids.push_back(std::stoll(m.str));
+            return ids;
+        });
+    }
+
+    Result<std::vector<UniqueEstimate>> take_changed_estimates(std::size_t max) override {
+        return guard([&] {
+            auto& redis = connection();
+            auto popped =
+                checked(redis.command({"SPOP", "refgate:hll:dirty", std::to_string(max)}), "SPOP");
+            std::vector<UniqueEstimate> out;
+            std::vector<redis::Command> counts;
+            for (const auto& member : popped.elements) {
+                UniqueEstimate e;
+                if (!parse_hll_member(member.str, e)) continue;
+                out.push_back(e);
+                counts.push_back({"PFCOUNT", "refgate:hll:" + member.str});
+            }
+            if (counts.empty()) return out;
+            auto replies = redis.pipeline(counts);
+            std::size_t kept = 0;
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                if (replies[i].type != redis::Reply::Type::integer) continue;
+                out[i].estimate = static_cast<std::uint64_t>(replies[i].integer);
+                out[kept++] = out[i];
+            }
+            out.resize(kept);
+            return out;
+        });
+    }
+
+    Status mark_changed(const std::vector<UniqueEstimate>& estimates) override {
+        return guard([&] {
+            if (estimates.empty()) return Done{};
+            redis::Command add{"SADD", "refgate:hll:dirty"};
+            char member[kMaxHllMember];
+            for (const auto& e : estimates) add.emplace_back(hll_member(e.day, e.link_id, member));
+            checked(connection().command(add), "marking estimates");
+            return Done{};
+        });
+    }
+
+    Result<std::vector<std::uint64_t>> unique_estimates(
+        std::int64_t link_id, const std::vector<std::int32_t>& days) override {
+        return guard([&] {
+            std::vector<std::uint64_t> out(days.size(), 0);
+            if (days.empty()) return out;
+            std::vector<redis::Command> counts;
+            char member[kMaxHllMember];
+            for (std::int32_t day : days) {
+                counts.push_back(
+                    {"PFCOUNT", "refgate:hll:" + std::string(hll_member(day, link_id, member))});
+            }
+            auto replies = connection().pipeline(counts);
+            for (std::size_t i = 0; i < replies.size(); ++i) {
+                if (replies[i].type == redis::Reply::Type::integer && replies[i].integer > 0)
+                    out[i] = static_cast<std::uint64_t>(replies[i].integer);
+            }
+            return out;
+        });
+    }
+
+  private:
+    // The adapter's boundary: a Redis failure becomes a Fault here, and only here.
+    template <typename F>
+    auto guard(F&& body) -> Result<decltype(body())> {
+        try {
+            return body();
+        } catch (const redis::RedisError& e) {
+            return Fault{Dependency::redis, e.what()};
+        } catch (const std::invalid_argument& e) {  // std::stoll on a reply that is no number
+            return Fault{Dependency::redis, std::string("unexpected reply: ") + e.what()};
+        } catch (const std::out_of_range& e) {
+            return Fault{Dependency::redis, std::string("unexpected reply: ") + e.what()};
+        }
+    }
+
+    redis::RedisConnection& connection() {
+        if (!redis_ || !redis_->ok()) {
+            durability_.reset();
+            redis_ = std::make_unique<redis::RedisConnection>(options_.address, options_.timeout);
+            if (!redis_->ok()) throw redis::RedisError(redis_->error());
+        }
+        return *redis_;
+    }
+
+    static const redis::Reply& checked(const redis::Reply& reply, const char* what) {
+        if (reply.is_error()) throw redis::RedisError(std::string(what) + ": " + reply.str);
+        return reply;
+    }
+
+    void pipeline(const RespWriter& writer, const char* what) {
+        connection().pipeline_raw(writer.data(), writer.commands(), replies_);
+        for (const auto& reply : replies_) checked(reply, what);
+    }
+
+    // The counts of a bucket, one entry per counter field (batches summed).
+    BucketCounts read_bucket_counts(std::int64_t id) {
+        // A counter is in as many batch fields as batches counted it: summed here, so that each
+        // appears once.
+        std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> sums;
+        sums.reserve(16'384);
+        CpuSlicer slicer;
+        auto add = [&](std::string_view field, std::uint64_t clicks) {
+            slicer.step();
+            if (auto it = sums.find(field); it != sums.end()) {
+                it->second += clicks;
+            } else {
+                sums.emplace(field, clicks);
+            }
+        };
+        // A field HSCAN hands over twice is read once: field names are unique (a batch id, or a
+        // counter in the older form).
+        std::unordered_set<std::string, StringHash, std::equal_to<>> seen;
+        connection().hscan(bucket_key(id), kBucketReplyBytes,
+                           [&](std::string_view field, std::string_view value) {
+                               if (!seen.emplace(field).second) return;
+                               if (!decode_bucket_field(field, value, add)) {
+                                   std::string message = "reading bucket: malformed field ";
+                                   message.append(field);
+                                   throw redis::RedisError(message);
+                               }
+                           });
+        return {std::make_move_iterator(sums.begin()), std::make_move_iterator(sums.end())};
+    }
+
+    RedisBucketStoreOptions options_;
+    std::unique_ptr<redis::RedisConnection> redis_;
+    std::optional<Durability> durability_;  // of the current connection's server
+    RespWriter writer_;
+    std::string scratch_;  // a batch's counts as Redis keeps them (reused)
+    std::vector<redis::Reply> replies_;
+    CpuSlicer slicer_;
+};
+
+}  // namespace
+
+std::unique_ptr<BucketStore> make_redis_bucket_store(RedisBucketStoreOptions options) {
+    return std::make_unique<RedisBucketStore>(std::move(options));
+}
+
+}  // namespace refgate::clicks
