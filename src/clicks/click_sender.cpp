@@ -258,8 +258,7 @@ Status ClickSender::send_samples() {
 Status ClickSender::refresh_salts() {
     auto now = std::chrono::steady_clock::now();
     if (now < next_salt_check_) return done();
-    std::int32_t today = utc_day(
-        std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count());
+    std::int32_t today = utc_day(clock_.unix_seconds());
     for (std::int32_t day : {today, today + 1}) {
         Result<SaltKey> salt = store_.daily_salt(day);
         if (!salt) return salt.fault();

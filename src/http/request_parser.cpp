@@ -115,7 +115,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
             // Absolute-form (RFC 9112 section 3.2.2): handlers see its path and query.
             if (auto path = absolute_form_path(text)) {
                 text = *path;
-                if (!text.starts_with('/')) storage_.target.assign("/");
+                if (!text.starts_with('/')) storage_.target.push_back('/');
             }
         }
         storage_.target.append(text);

@@ -43,7 +43,9 @@ constexpr const char* kSlackbot = "Slackbot-LinkExpanding 1.0 (+https://api.slac
 
 class FixedClock final : public Clock {
   public:
-    std::int64_t unix_seconds() const override { return kNow; }
+    std::chrono::system_clock::time_point now() const override {
+        return std::chrono::system_clock::time_point(std::chrono::seconds(kNow));
+    }
 };
 
 std::string slug(int i) {

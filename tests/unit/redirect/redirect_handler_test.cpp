@@ -22,7 +22,9 @@ constexpr std::int64_t kNow = 1795968000;  // 2026-11-29T16:00:00Z
 
 class FakeClock final : public refgate::Clock {
   public:
-    std::int64_t unix_seconds() const override { return now_; }
+    std::chrono::system_clock::time_point now() const override {
+        return std::chrono::system_clock::time_point(std::chrono::seconds(now_));
+    }
     void set(std::int64_t unix_seconds) { now_ = unix_seconds; }
 
   private:

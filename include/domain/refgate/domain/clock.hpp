@@ -10,15 +10,16 @@ namespace refgate {
 class Clock {
   public:
     virtual ~Clock() = default;
-    virtual std::int64_t unix_seconds() const = 0;
+    virtual std::chrono::system_clock::time_point now() const = 0;
+    std::int64_t unix_seconds() const {
+        return std::chrono::duration_cast<std::chrono::seconds>(now().time_since_epoch()).count();
+    }
 };
 
 class SystemClock final : public Clock {
   public:
-    std::int64_t unix_seconds() const override {
-        return std::chrono::duration_cast<std::chrono::seconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-            .count();
+    std::chrono::system_clock::time_point now() const override {
+        return std::chrono::system_clock::now();
     }
 };
 
