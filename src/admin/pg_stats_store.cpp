@@ -27,12 +27,6 @@ struct Unflushed {
     std::uint64_t clicks = 0;
 };
 
-std::int32_t today() {
-    return utc_day(std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count());
-}
-
 std::uint8_t class_index(std::string_view name) {
     if (name == "human") return 0;
     if (name == "bot") return 1;
@@ -99,7 +93,8 @@ class PgStatsStore final : public StatsStore {
         if (!stats) return stats;
         // A recent day's estimate in Redis covers every sample of that day, flushed or not.
         std::vector<std::int32_t> days;
-        for (std::int32_t d = std::max(range.from, today() - clicks::kUniqueRetentionDays);
+        for (std::int32_t d =
+                 std::max(range.from, utc_today(clock()) - clicks::kUniqueRetentionDays);
              d <= range.to; ++d)
             days.push_back(d);
         auto estimates = redis_value(buckets->unique_estimates(link_id, days));
@@ -266,7 +261,12 @@ class PgStatsStore final : public StatsStore {
         }
     }
 
+    const Clock& clock() const {
+        return options_.clock != nullptr ? *options_.clock : system_clock_;
+    }
+
     PgStatsStoreOptions options_;
+    SystemClock system_clock_;
     pg::ConnectionPool pool_{options_.database_url,
                              {.max_idle = options_.max_idle_connections,
                               .max_open = options_.max_open_connections,

@@ -4,7 +4,6 @@
 #include <charconv>
 
 #include "api.hpp"
-#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/query.hpp"
 
 namespace refgate::admin {
@@ -86,9 +85,7 @@ class Stats final : public Resource {
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
                      query_value(query, "limit"), wants_csv(r.http.header("Accept"))};
-        auto now = std::chrono::floor<std::chrono::seconds>(clock_.now());
-        auto today = utc_day(now.time_since_epoch().count());
-        auto stats = answer_stats(*stats_, r.route->operation, r.name, q, today);
+        auto stats = answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_));
         if (stats.status == 422) return answer.invalid_query(stats.errors);
         if (stats.status == 404) return answer.problem(404, "not-found", stats.detail);
         if (stats.is_csv) return answer.csv(std::move(stats.csv));

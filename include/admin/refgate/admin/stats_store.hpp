@@ -8,9 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "refgate/domain/clock.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/stats_report.hpp"
 
 namespace refgate::admin {
+
+// The UTC day it is by `clock`: the stats' default range ends there.
+inline std::int32_t utc_today(const Clock& clock) {
+    auto now = std::chrono::floor<std::chrono::seconds>(clock.now());
+    return utc_day(now.time_since_epoch().count());
+}
 
 // Methods throw StoreError (admin_store.hpp) when PostgreSQL or Redis cannot be read.
 // Implementations are thread-safe.
