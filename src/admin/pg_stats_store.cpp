@@ -9,6 +9,7 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
+#include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection_pool.hpp"
@@ -27,11 +28,10 @@ struct Unflushed {
     std::uint64_t clicks = 0;
 };
 
+// The class's index in ClassCounts (ClickClass order); 255 for a name this build does not know.
 std::uint8_t class_index(std::string_view name) {
-    if (name == "human") return 0;
-    if (name == "bot") return 1;
-    if (name == "prefetch") return 2;
-    return 255;
+    auto cls = parse_click_class(name);
+    return cls ? static_cast<std::uint8_t>(*cls) : std::uint8_t{255};
 }
 
 std::int32_t day_of(const pqxx::field& field) { return parse_day(field.c_str()).value_or(0); }

@@ -4,6 +4,7 @@
 #include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
+#include "refgate/codec/import_document.hpp"
 #include "service_change.hpp"
 
 namespace refgate::admin {

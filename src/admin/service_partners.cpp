@@ -5,6 +5,7 @@
 #include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
+#include "refgate/codec/import_document.hpp"
 #include "refgate/domain/time.hpp"
 #include "service_change.hpp"
 

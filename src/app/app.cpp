@@ -41,8 +41,11 @@ bool redis_credentials_refused(const redis::RedisAddress& address) {
 std::unique_ptr<pg::SnapshotFollower> make_follower(Shared& s) {
     const Config& c = s.config;
     return std::make_unique<pg::SnapshotFollower>(
-        pg::SnapshotFollowerOptions{c.database_url, c.snapshot_file, c.reload_interval,
-                                    s.url_policy},
+        pg::SnapshotFollowerOptions{.database_url = c.database_url,
+                                    .snapshot_file = c.snapshot_file,
+                                    .reload_interval = c.reload_interval,
+                                    .url_policy = s.url_policy,
+                                    .clock = &s.clock},
         s.snapshots, s.health);
 }
 

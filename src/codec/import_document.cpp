@@ -315,4 +315,29 @@ nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
     return doc;
 }
 
+nlohmann::ordered_json partner_to_json(const Partner& partner) {
+    nlohmann::ordered_json extras = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : partner.extra_params) extras[key] = value;
+    return {{"slug", partner.slug},
+            {"name", partner.name},
+            {"ref_param", partner.ref_param},
+            {"ref_code", partner.ref_code},
+            {"allowed_domains", partner.allowed_domains},
+            {"extra_params", extras},
+            {"active", partner.active}};
+}
+
+nlohmann::ordered_json link_to_json(const Link& link) {
+    nlohmann::ordered_json j{{"slug", link.slug},
+                             {"partner", link.partner},
+                             {"destination", link.destination},
+                             {"status", to_string(link.status)},
+                             {"expires_at", nullptr},
+                             {"fallback", nullptr},
+                             {"utm_passthrough", link.utm_passthrough}};
+    if (link.expires_at) j["expires_at"] = format_rfc3339(*link.expires_at);
+    if (link.fallback) j["fallback"] = *link.fallback;
+    return j;
+}
+
 }  // namespace refgate

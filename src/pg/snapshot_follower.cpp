@@ -69,11 +69,7 @@ bool write_atomically(const std::string& path, const Snapshot& snapshot) {
     return ok;
 }
 
-std::int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
+const SystemClock kSystemClock;
 
 }  // namespace
 
@@ -103,6 +99,10 @@ SnapshotFollower::SnapshotFollower(SnapshotFollowerOptions options, SnapshotStor
           [this] { return round(); }, [this] { idle_round(); }) {}
 
 SnapshotFollower::~SnapshotFollower() { stop(); }
+
+const Clock& SnapshotFollower::clock() const {
+    return options_.clock != nullptr ? *options_.clock : kSystemClock;
+}
 
 bool SnapshotFollower::load_initial() {
     try {
@@ -183,7 +183,7 @@ bool SnapshotFollower::reload_from_database(bool force) {
     if (!force && current && current->source() == "postgres" &&
         read_version(tx) == current->version()) {
         health_.postgres_latency.observe(std::chrono::steady_clock::now() - checked);
-        health_.snapshot_checked_at.store(unix_now(), std::memory_order_relaxed);
+        health_.snapshot_checked_at.store(clock().unix_seconds(), std::memory_order_relaxed);
         return true;
     }
     auto started = std::chrono::steady_clock::now();
@@ -194,7 +194,7 @@ bool SnapshotFollower::reload_from_database(bool force) {
     for (const auto& reason : snapshot->rejected())
         log::warn("link_rejected", {{"reason", reason}});
     store_.publish(snapshot);
-    health_.snapshot_checked_at.store(unix_now(), std::memory_order_relaxed);
+    health_.snapshot_checked_at.store(clock().unix_seconds(), std::memory_order_relaxed);
     auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
     log::info("snapshot_loaded", {{"source", "postgres"},
@@ -211,7 +211,7 @@ bool SnapshotFollower::reload_from_database(bool force) {
 void SnapshotFollower::advance_schedule() {
     auto current = store_.current();
     if (!current || !current->next_change()) return;
-    auto now = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+    auto now = std::chrono::time_point_cast<std::chrono::seconds>(clock().now());
     if (now < *current->next_change()) return;
     auto next = current->at(now);
     store_.publish(next);

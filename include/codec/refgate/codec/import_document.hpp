@@ -38,6 +38,10 @@ struct ParsedImport {
 // with canonical allowed domains.
 ParsedImport parse_import(const nlohmann::ordered_json& doc);
 
+// The import format's objects, with keys in the documented order.
+nlohmann::ordered_json partner_to_json(const Partner& partner);
+nlohmann::ordered_json link_to_json(const Link& link);
+
 // Finds the partner a link refers to: from the document or already stored.
 using PartnerLookup = std::function<const Partner*(const std::string& slug)>;
 

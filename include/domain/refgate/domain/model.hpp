@@ -3,7 +3,6 @@
 // Partners and links as editors define them: the import/export format and the database rows.
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,9 +56,5 @@ bool valid_param_name(std::string_view name);
 
 std::string_view to_string(LinkStatus status);
 std::optional<LinkStatus> parse_link_status(std::string_view text);
-
-// The import format's objects, with keys in the documented order.
-nlohmann::ordered_json partner_to_json(const Partner& partner);
-nlohmann::ordered_json link_to_json(const Link& link);
 
 }  // namespace refgate

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "refgate/domain/clock.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/metrics/health.hpp"
@@ -18,6 +19,8 @@ struct SnapshotFollowerOptions {
     std::string snapshot_file;  // empty: none
     std::chrono::milliseconds reload_interval{5'000};
     UrlPolicy url_policy;
+    // When scheduled codes take over and when the snapshot was confirmed; null: the system clock.
+    const Clock* clock = nullptr;
 };
 
 // Keeps a SnapshotStore in step with PostgreSQL: LISTENs for changes and reloads at once, and
@@ -43,6 +46,7 @@ class SnapshotFollower {
     void request_reload() { reload_requested_.store(true); }
 
   private:
+    const Clock& clock() const;
     RoundOutcome round();
     void idle_round();
     bool reload_from_database(bool force);
