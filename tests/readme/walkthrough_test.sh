@@ -45,18 +45,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  local port i
-  for ((i = 0; i < 100; i++)); do
-    port=$((20000 + RANDOM % 40000))
-    _port_in_use "$port" || {
-      echo "$port"
-      return 0
-    }
-  done
-  die "no free port found"
-}
-
 # The walk-through: ```sh blocks right after a <!-- walkthrough --> marker.
 extract_walkthrough() {
   awk '
