@@ -9,6 +9,9 @@
 #include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/console_crypto.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_service_test {
+
 namespace {
 
 using namespace refgate;
@@ -210,3 +213,5 @@ TEST_CASE("passwords are hashed with Argon2id at t=2, m=64 MiB, p=1", "[admin][c
     CHECK(plausible_secret(random_secret()));
     CHECK(random_secret() != random_secret());
 }
+
+}  // namespace console_service_test

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace failure_limiter_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -127,3 +130,5 @@ TEST_CASE("failures counted under a name are remembered for the limiter's window
     clock.advance(1min);
     CHECK(limiter.retry_after("eddie") == 0);
 }
+
+}  // namespace failure_limiter_test

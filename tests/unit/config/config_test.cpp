@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace config_test {
+
 namespace {
 
 using refgate::Config;
@@ -456,3 +459,5 @@ TEST_CASE("console sessions last 30 minutes idle and 12 hours at most unless con
                         refgate::ConfigError);
     }
 }
+
+}  // namespace config_test
