@@ -111,4 +111,24 @@ TEST_CASE("over the ceiling of failures per second every failing address waits o
     CHECK(limiter.record_failure(address(9)) == 0);
 }
 
+TEST_CASE("failures counted under a name are remembered for the limiter's window",
+          "[admin][limiter]") {
+    ManualClock clock;
+    FailureLimiter limiter({.max_per_minute = 5,
+                            .max_addresses = 10,
+                            .max_total_per_second = 100,
+                            .window = std::chrono::minutes{15}},
+                           &clock);
+    for (int i = 0; i < 5; ++i) {
+        CHECK(limiter.retry_after("eddie") == 0);
+        limiter.record_failure("eddie");
+    }
+    CHECK(limiter.retry_after("eddie") == 901);
+    CHECK(limiter.retry_after("vera") == 0);
+    clock.advance(14min);
+    CHECK(limiter.retry_after("eddie") == 61);
+    clock.advance(1min);
+    CHECK(limiter.retry_after("eddie") == 0);
+}
+
 }  // namespace failure_limiter_test
