@@ -20,8 +20,10 @@ class Answer {
     // 200 or 201 with the object; its ETag is "version" when given, else a hash of the body.
     void json(int status, const nlohmann::ordered_json& body, std::int64_t version = 0);
     // A problem answer; at 422 with per-field `errors`.
+    // `extra` (an object) adds members, such as an import's report.
     void problem(int status, std::string_view type, std::string_view detail,
-                 const std::vector<FieldError>& errors = {});
+                 const std::vector<FieldError>& errors = {},
+                 const nlohmann::ordered_json& extra = nullptr);
     // 422 for a query that breaks the rules in `errors`.
     void invalid_query(const std::vector<FieldError>& errors);
     // What the service decided; `location` names a created resource.

@@ -47,8 +47,10 @@ std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options) {
                                               .max_open = options.max_open_connections,
                                               .wait = options.connection_wait});
     return std::make_unique<AdminService>(
-        std::move(repository),
-        AdminServiceOptions{.url_policy = options.url_policy, .clock = options.clock});
+        std::move(repository), AdminServiceOptions{.url_policy = options.url_policy,
+                                                   .clock = options.clock,
+                                                   .public_base_url = options.public_base_url,
+                                                   .default_locale = options.default_locale});
 }
 
 std::string create_token(const std::string& database_url, const std::string& name, Role role,

@@ -78,7 +78,9 @@ AdminApi make_admin_api(Shared& s) {
     std::unique_ptr<admin::AdminStore> store =
         admin::make_pg_admin_store({.database_url = s.config.database_url,
                                     .url_policy = s.url_policy,
-                                    .connection_wait = s.config.admin_db_wait});
+                                    .connection_wait = s.config.admin_db_wait,
+                                    .public_base_url = s.config.disclosure.public_base_url,
+                                    .default_locale = s.config.disclosure.default_locale});
     admin::AdminStore& tokens = *store;
     AdminApi api;
     api.handler = std::make_shared<admin::AdminHandler>(

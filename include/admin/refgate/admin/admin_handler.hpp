@@ -43,6 +43,15 @@ enum class Operation {
     stats_link,
     stats_partner,
     stats_top,
+    preview_link,
+    share_link,
+    qr_svg,
+    qr_png,
+    disclosure_versions,
+    preview_disclosure,
+    import_document,
+    export_document,
+    stats_overview,
 };
 
 struct Route {
