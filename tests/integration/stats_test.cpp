@@ -10,6 +10,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace stats_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
@@ -324,3 +327,5 @@ TEST_CASE("top partners rank partners by their links' human clicks",
     CHECK(csv.body == "partner,human,bot,prefetch\r\ntailscale,4,0,0\r\n");
     CHECK(f.get("/api/v1/stats/top?by=channel").status == 422);
 }
+
+}  // namespace stats_test
