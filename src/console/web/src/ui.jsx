@@ -52,7 +52,13 @@ export function Notice({ error, children, kind }) {
 
 // A table in a region that scrolls sideways on a phone and can be reached by keyboard.
 export function Table({ caption, head, rows, empty = 'Nothing yet.' }) {
-  if (!rows.length) return <p class="empty">{empty}</p>;
+  if (!rows.length) {
+    return (
+      <p class="empty">
+        <strong>{caption}:</strong> {empty}
+      </p>
+    );
+  }
   return (
     <div class="table-wrap" role="region" aria-label={caption} tabindex="0">
       <table>

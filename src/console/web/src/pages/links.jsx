@@ -171,7 +171,7 @@ function LinkForm({ partners, onDone }) {
 export function LinkPage({ id, can }) {
   const [link, error, reload] = useLoad(async () => {
     const r = await api('GET', `/links/${enc(id)}`);
-    const share = await api('GET', `/links/${enc(id)}/share`).then((s) => s.data, () => null);
+    const share = await api('GET', `/links/${enc(id)}/share`).then((s) => s.data, (e) => ({ error: e }));
     return { ...r.data, etag: r.etag, share };
   }, [id]);
   if (error) return (<><PageTitle>Link {id}</PageTitle><Notice error={error} /></>);
@@ -259,7 +259,8 @@ function CopyField({ id, label, value }) {
 
 function Share({ link }) {
   const base = `/api/v1/links/${enc(link.slug)}`;
-  if (!link.share || !link.share.public_url) {
+  if (link.share.error) return <Notice error={link.share.error} />;
+  if (!link.share.public_url) {
     return <p class="notice">Set REFGATE_PUBLIC_BASE_URL to share this link and get its QR code.</p>;
   }
   return (

@@ -4,6 +4,7 @@ import { api, query } from '../api.js';
 import { Field, Notice, PageTitle, Table, csv, downloadText, useLoad } from '../ui.jsx';
 
 const day = (d) => d.toISOString().slice(0, 10);
+const dayOf = (seconds) => day(new Date(seconds * 1000));
 const palette = ['#1f5fbf', '#b3261e', '#6b4c00', '#0b7a3e', '#7a1fa2', '#005f73', '#9c4221'];
 
 // A uPlot chart of one series per column over the days, with its table and CSV beside it.
@@ -14,10 +15,12 @@ function Chart({ id, title, days, series }) {
     const xs = days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
     const width = Math.max(280, Math.min(box.current.clientWidth || 600, 900));
     const plot = new uPlot({
-      width, height: 240, title,
-      scales: { x: { time: true } },
-      series: [{ label: 'Day' }, ...series.map((s, i) => ({ label: s.label, stroke: palette[i % palette.length], width: 2 }))],
-      axes: [{}, { label: 'clicks' }],
+      width, height: 240,
+      // UTC days as plain numbers, so ticks fall on UTC midnights whatever the browser's zone.
+      scales: { x: { time: false } },
+      series: [{ label: 'Day', value: (u, v) => (v == null ? '--' : dayOf(v)) },
+        ...series.map((s, i) => ({ label: s.label, stroke: palette[i % palette.length], width: 2 }))],
+      axes: [{ incrs: [86400, 7 * 86400, 28 * 86400], values: (u, vals) => vals.map(dayOf) }, { label: 'clicks' }],
     }, [xs, ...series.map((s) => days.map(s.value))], box.current);
     return () => plot.destroy();
   }, [days, series]);
