@@ -13,6 +13,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace admin_api_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
@@ -460,3 +463,5 @@ TEST_CASE("every route of the admin handler is described in api/openapi.json", "
         CHECK(spec["paths"][pattern].contains(method));
     }
 }
+
+}  // namespace admin_api_test

@@ -10,6 +10,9 @@
 #include "support/private_postgres.hpp"
 #include "support/service_process.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace admin_listener_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -109,3 +112,5 @@ TEST_CASE("the admin listener closes connections past admin_max_connections at a
     // The public listener has a cap of its own.
     CHECK(http_get(service.port(), "/healthz").status == 200);
 }
+
+}  // namespace admin_listener_test

@@ -9,6 +9,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace cli_audit_test {
+
 using refgate::test::run_refgate;
 using refgate::test::TestDatabase;
 using Json = nlohmann::json;
@@ -91,3 +94,5 @@ TEST_CASE("refgate token create and revoke are audited as the OS user", "[audit]
         db.scalar("SELECT actor FROM refgate_audit WHERE entity = 'token' AND action = 'revoke'") ==
         actor);
 }
+
+}  // namespace cli_audit_test

@@ -21,6 +21,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace clicks_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 
@@ -939,3 +942,5 @@ TEST_CASE(
         }
     }
 }
+
+}  // namespace clicks_test

@@ -13,6 +13,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace code_schedule_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
@@ -218,3 +221,5 @@ TEST_CASE("a scheduled code takes over on time while PostgreSQL is down, and is 
     }
     CHECK(code == "offline-1");
 }
+
+}  // namespace code_schedule_test

@@ -13,6 +13,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace disclosure_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
@@ -447,3 +450,5 @@ TEST_CASE("the demo data carries the general English disclosure", "[disclosure][
     INFO(r.err);
     CHECK(r.exit_code == 0);
 }
+
+}  // namespace disclosure_test

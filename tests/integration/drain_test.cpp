@@ -12,6 +12,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace drain_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 
@@ -103,3 +106,5 @@ TEST_CASE("a second stop signal ends the drain at once and the service still exi
     CHECK(exit_code_of(service, 15s) == 0);
     CHECK(service.log().find("drain_cut_short") != std::string::npos);
 }
+
+}  // namespace drain_test

@@ -7,6 +7,9 @@
 #include "refgate/http/server.hpp"
 #include "support/http_client.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace handler_error_test {
+
 using namespace refgate;
 
 namespace {
@@ -62,3 +65,5 @@ TEST_CASE("a handler that throws answers 500 and the connection and its thread g
     }
     server.shutdown(std::chrono::seconds{2});
 }
+
+}  // namespace handler_error_test

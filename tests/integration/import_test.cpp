@@ -6,6 +6,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace import_test {
+
 using refgate::test::import_json;
 using refgate::test::run_refgate;
 using refgate::test::TestDatabase;
@@ -138,3 +141,5 @@ TEST_CASE("export prints what import stored, and importing the export changes no
     auto reimport = import_json(db.url(), exported.out);
     CHECK(reimport.out.find("0 partner(s) and 0 link(s) changed") != std::string::npos);
 }
+
+}  // namespace import_test

@@ -19,6 +19,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace metrics_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 
@@ -264,3 +267,5 @@ TEST_CASE("every dashboard legend names only labels that its query keeps", "[met
     }
     CHECK(targets > 0);
 }
+
+}  // namespace metrics_test

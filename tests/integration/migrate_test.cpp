@@ -6,6 +6,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace migrate_test {
+
 using refgate::test::run_refgate;
 using refgate::test::TestDatabase;
 
@@ -59,3 +62,5 @@ TEST_CASE("a bad setting stops start-up with one line naming it", "[config]") {
     CHECK(good.exit_code == 0);
     CHECK(good.out.find("secret") == std::string::npos);
 }
+
+}  // namespace migrate_test

@@ -14,6 +14,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace ops_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 
@@ -255,3 +258,5 @@ TEST_CASE("refgate --version prints the version and commit", "[ops]") {
     CHECK(r.out.find(" (") != std::string::npos);
     CHECK(r.out.find(")\n") != std::string::npos);
 }
+
+}  // namespace ops_test

@@ -19,6 +19,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace prometheus_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 
@@ -165,3 +168,5 @@ TEST_CASE("a real Prometheus scraping refgate sees exactly the clicks that were 
     CHECK(prometheus.query(human) == kHuman);
     CHECK(prometheus.query("up%7Bjob%3D%22refgate%22%7D") == 1);
 }
+
+}  // namespace prometheus_test

@@ -12,6 +12,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace redirect_service_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 
@@ -213,3 +216,5 @@ TEST_CASE("readyz reports the snapshot version and the state of PostgreSQL and R
     CHECK(body["clicks"]["redis_config_risky"] == false);
     CHECK(http_get(service.admin_port(), "/healthz").status == 200);
 }
+
+}  // namespace redirect_service_test

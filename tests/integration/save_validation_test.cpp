@@ -8,6 +8,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace save_validation_test {
+
 using namespace refgate::test;
 using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -142,3 +145,5 @@ TEST_CASE("refgate import refuses empty destinations and invalid hosts and appli
     CHECK(result.err.find("partners[1] (dotty): allowed_domains") != std::string::npos);
     CHECK(db.scalar("SELECT count(*) FROM refgate_links") == "0");
 }
+
+}  // namespace save_validation_test

@@ -8,6 +8,9 @@
 #include "refgate/http/server.hpp"
 #include "support/http_client.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace server_blocking_test {
+
 using namespace refgate;
 using namespace std::chrono_literals;
 
@@ -159,3 +162,5 @@ TEST_CASE("a blocking call that waits too long for the pool is answered 503 with
     CHECK(test::http_get(server.port(0), "/api/z").status == 200);
     server.shutdown(2s);
 }
+
+}  // namespace server_blocking_test

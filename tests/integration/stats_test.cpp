@@ -10,6 +10,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace stats_test {
+
 using namespace refgate::test;
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
@@ -247,3 +250,5 @@ TEST_CASE(
     auto empty = f.get_json("/api/v1/stats/top");
     CHECK(empty["items"].empty());
 }
+
+}  // namespace stats_test

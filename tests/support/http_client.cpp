@@ -10,32 +10,21 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 
+#include "refgate/http/request.hpp"
+
 namespace refgate::test {
-namespace {
-
-bool iequal(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::tolower(static_cast<unsigned char>(a[i])) !=
-            std::tolower(static_cast<unsigned char>(b[i]))) {
-            return false;
-        }
-    }
-    return true;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string HttpResponse::header(std::string_view name) const {
     for (const auto& [k, v] : headers) {
-        if (iequal(k, name)) return v;
+        if (http::iequals(k, name)) return v;
     }
     return "";
 }
 
 bool HttpResponse::has_header(std::string_view name) const {
     for (const auto& [k, v] : headers) {
-        if (iequal(k, name)) return true;
+        if (http::iequals(k, name)) return true;
     }
     return false;
 }

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "refgate/http/request.hpp"
+
 namespace refgate::test {
 namespace {
 
@@ -40,20 +42,10 @@ struct Connection {
     Clock::time_point retry_at{};
 };
 
-char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-bool iequal(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (lower(a[i]) != lower(b[i])) return false;
-    }
-    return true;
-}
-
 bool icontains(std::string_view text, std::string_view word) {
     if (word.size() > text.size()) return false;
     for (std::size_t i = 0; i + word.size() <= text.size(); ++i) {
-        if (iequal(text.substr(i, word.size()), word)) return true;
+        if (http::iequals(text.substr(i, word.size()), word)) return true;
     }
     return false;
 }
@@ -101,13 +93,13 @@ Parse parse_response(std::string_view buffer, bool head, Parsed& out) {
         if (colon == std::string_view::npos) continue;
         std::string_view name = trim(line.substr(0, colon));
         std::string_view value = trim(line.substr(colon + 1));
-        if (iequal(name, "Content-Length")) {
+        if (http::iequals(name, "Content-Length")) {
             if (std::from_chars(value.data(), value.data() + value.size(), length).ec !=
                 std::errc{}) {
                 return Parse::bad;
             }
             has_length = true;
-        } else if (iequal(name, "Connection") && icontains(value, "close")) {
+        } else if (http::iequals(name, "Connection") && icontains(value, "close")) {
             close = true;
         }
     }

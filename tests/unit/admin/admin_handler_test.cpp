@@ -14,6 +14,9 @@
 
 #include "refgate/admin/tokens.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace admin_handler_test {
+
 namespace {
 
 namespace http = refgate::http;
@@ -500,3 +503,5 @@ TEST_CASE("admin: over the ceiling of failures per second a failure is 429, a go
     CHECK(over.header("Retry-After") == "1");
     CHECK(send(admin, 4).status == 200);
 }
+
+}  // namespace admin_handler_test

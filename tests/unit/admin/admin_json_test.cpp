@@ -7,6 +7,9 @@
 
 #include "refgate/codec/import_document.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace admin_json_test {
+
 namespace {
 
 using namespace refgate;
@@ -95,3 +98,5 @@ TEST_CASE("admin json: audit entries and tokens keep their documented shape", "[
           R"({"name":"ci-bot","role":"editor","created_at":"2027-01-15T08:00:00Z",)"
           R"("last_used_on":null,"revoked_at":null,"version":9})");
 }
+
+}  // namespace admin_json_test

@@ -9,6 +9,9 @@
 #include "fake_admin_rows.hpp"
 #include "refgate/domain/time.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace admin_service_test {
+
 namespace {
 
 using namespace refgate::admin;
@@ -223,3 +226,5 @@ TEST_CASE("admin service: a disclosure is replaced only with If-Match, and a new
     CHECK(second.body["updated_by"] == "eddie");
     CHECK(f.state().audit.back().before["version"] == 1);
 }
+
+}  // namespace admin_service_test

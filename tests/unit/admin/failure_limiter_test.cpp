@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace failure_limiter_test {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -107,3 +110,5 @@ TEST_CASE("over the ceiling of failures per second every failing address waits o
     clock.advance(1s);
     CHECK(limiter.record_failure(address(9)) == 0);
 }
+
+}  // namespace failure_limiter_test

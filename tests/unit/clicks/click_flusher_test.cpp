@@ -6,6 +6,9 @@
 #include "fakes.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace click_flusher_test {
+
 using namespace refgate;
 using namespace refgate::clicks;
 using namespace refgate::clicks::test;
@@ -179,3 +182,5 @@ TEST_CASE("growth since an early flush is what exceeds the recorded counts, per 
     std::sort(growth.begin(), growth.end());
     CHECK(growth == BucketCounts{{"a", 2}, {"c", 1}});
 }
+
+}  // namespace click_flusher_test

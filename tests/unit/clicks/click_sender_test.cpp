@@ -8,6 +8,9 @@
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/domain/click_classifier.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace click_sender_test {
+
 using namespace refgate;
 using namespace refgate::clicks;
 using namespace refgate::clicks::test;
@@ -135,3 +138,5 @@ TEST_CASE("a store that is down marks Redis down, counts the error, and keeps th
     CHECK(rig.health.redis.load() == DependencyState::up);
     CHECK(rig.in_store(key(1)) == 4);
 }
+
+}  // namespace click_sender_test

@@ -8,6 +8,9 @@
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/counter_key.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace clicks_test {
+
 using namespace refgate;
 
 TEST_CASE("the channel is the src parameter when it is a plain tag, else direct", "[clicks]") {
@@ -315,3 +318,5 @@ TEST_CASE("a salt reader sees new salts and forgets neither of the two days", "[
     CHECK_FALSE(reader.get(100, out));
     CHECK(reader.get(101, out));
 }
+
+}  // namespace clicks_test

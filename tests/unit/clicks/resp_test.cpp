@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace resp_test {
+
 using namespace refgate;
 
 TEST_CASE("commands are written in Redis' wire format, arguments counted up front", "[resp]") {
@@ -36,3 +39,5 @@ TEST_CASE("clearing the writer starts a new pipeline", "[resp]") {
     CHECK(out.data() == "*1\r\n$4\r\nPING\r\n");
     CHECK(out.commands() == 1);
 }
+
+}  // namespace resp_test

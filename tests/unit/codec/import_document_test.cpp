@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace import_document_test {
+
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -326,3 +329,5 @@ TEST_CASE("an exported document imports again unchanged", "[import]") {
     CHECK(again.issues.empty());
     CHECK(refgate::export_document(again.document.partners, again.document.links) == exported);
 }
+
+}  // namespace import_document_test

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace config_test {
+
 namespace {
 
 using refgate::Config;
@@ -428,3 +431,5 @@ TEST_CASE("the drain lasts five seconds by default, and drain_ms 0 turns it off"
     CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "soon"}})),
                     ConfigError);
 }
+
+}  // namespace config_test

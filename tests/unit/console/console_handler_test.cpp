@@ -6,6 +6,9 @@
 #include <utility>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_handler_test {
+
 namespace {
 
 namespace http = refgate::http;
@@ -107,3 +110,5 @@ TEST_CASE("unknown console paths are 404 and other methods 405, both with the CS
     CHECK(header(post, "Allow") == "GET, HEAD");
     check_security_headers(post);
 }
+
+}  // namespace console_handler_test

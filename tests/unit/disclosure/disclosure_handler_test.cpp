@@ -10,6 +10,9 @@
 #include "refgate/domain/html.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace disclosure_handler_test {
+
 namespace {
 
 using refgate::Disclosure;
@@ -218,3 +221,5 @@ TEST_CASE("only GET, HEAD and OPTIONS are allowed", "[disclosure][handler]") {
     CHECK(preflight.status() == 204);
     CHECK(header(preflight, "Access-Control-Allow-Origin") == "*");
 }
+
+}  // namespace disclosure_handler_test

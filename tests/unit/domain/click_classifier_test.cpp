@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace click_classifier_test {
+
 namespace {
 
 using refgate::AgentMatchCache;
@@ -473,3 +476,5 @@ TEST_CASE("the per-thread agent cache answers what the walk answers, however age
     CHECK(prefetching.classify(preview, prefetching_cache.match(preview.user_agent)) ==
           ClickClass::prefetch);
 }
+
+}  // namespace click_classifier_test

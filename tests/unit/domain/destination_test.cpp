@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace destination_test {
+
 namespace {
 
 using refgate::check_destination;
@@ -230,3 +233,5 @@ TEST_CASE("a host is within a domain when it is the domain or a subdomain", "[de
     CHECK_FALSE(refgate::host_within("com", kTailscale));
     CHECK_FALSE(refgate::host_within("tailscale.com", {}));
 }
+
+}  // namespace destination_test

@@ -11,6 +11,9 @@
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/snapshot.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace disclosure_test {
+
 using refgate::Disclosure;
 using refgate::DisclosureFormat;
 using refgate::DisclosureSet;
@@ -204,3 +207,5 @@ TEST_CASE("disclosures travel in the snapshot file", "[disclosure][snapshot]") {
     auto old_text = old.dump();
     CHECK(refgate::read_snapshot_json(std::string_view(old_text), {})->disclosures().empty());
 }
+
+}  // namespace disclosure_test

@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace html_test {
+
 using refgate::escape_html;
 using refgate::sanitize_html;
 using refgate::text_to_html;
@@ -159,3 +162,5 @@ TEST_CASE("escaping keeps ordinary runs whole around specials at either end", "[
     CHECK(escape_html("https://shop.example/p?ref=abc&utm_source=x&q=<1>") ==
           "https://shop.example/p?ref=abc&amp;utm_source=x&amp;q=&lt;1&gt;");
 }
+
+}  // namespace html_test

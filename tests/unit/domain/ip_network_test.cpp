@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace ip_network_test {
+
 using namespace refgate;
 
 namespace {
@@ -42,3 +45,5 @@ TEST_CASE("X-Forwarded-For is believed only from a trusted proxy", "[ip]") {
     CHECK(client_address(peer, "garbage", trusted) == peer);
     CHECK(client_address(peer, "198.51.100.23", {}) == peer);
 }
+
+}  // namespace ip_network_test

@@ -7,6 +7,9 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/snapshot.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace link_rules_test {
+
 namespace {
 
 using refgate::Link;
@@ -88,3 +91,5 @@ TEST_CASE("a link with a bad referral parameter on its partner is neither saved 
     auto snapshot = refgate::Snapshot::build(1, {partner}, {link}, {}, "test");
     CHECK(snapshot->find("tailscale") == nullptr);
 }
+
+}  // namespace link_rules_test

@@ -12,6 +12,9 @@
 
 #include "refgate/domain/html.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace location_test {
+
 namespace {
 
 using refgate::build_location;
@@ -281,3 +284,5 @@ TEST_CASE("a referral parameter spelled with percent-encoding is still replaced"
     CHECK(build_location("https://a.com/p?r%65f=old&x=1&ref=older", partner_with_ref()) ==
           "https://a.com/p?ref=picks42&x=1");
 }
+
+}  // namespace location_test

@@ -14,6 +14,9 @@
 #include "refgate/domain/location.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace snapshot_test {
+
 namespace {
 
 using namespace std::chrono;
@@ -617,3 +620,5 @@ TEST_CASE("a scheduled code rebuilds its partner's Locations and leaves the othe
     }
     CHECK(after->find("nope") == nullptr);
 }
+
+}  // namespace snapshot_test

@@ -4,6 +4,9 @@
 
 #include "refgate/domain/counter_key.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace stats_report_test {
+
 using namespace refgate;
 
 TEST_CASE("stats dates are exactly YYYY-MM-DD and real days", "[stats]") {
@@ -93,3 +96,5 @@ TEST_CASE("Accept: text/csv selects CSV", "[stats]") {
     CHECK_FALSE(wants_csv(""));
     CHECK_FALSE(wants_csv("*/*"));
 }
+
+}  // namespace stats_report_test

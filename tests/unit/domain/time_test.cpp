@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace time_test {
+
 namespace {
 
 using namespace std::chrono;
@@ -98,3 +101,5 @@ TEST_CASE("the http date is an IMF-fixdate in GMT", "[time]") {
     CHECK(http_date(1795968000) == "Sun, 29 Nov 2026 16:00:00 GMT");
     CHECK(http_date(951868799) == "Tue, 29 Feb 2000 23:59:59 GMT");
 }
+
+}  // namespace time_test

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace request_parser_test {
+
 namespace {
 
 using refgate::HttpLimits;
@@ -108,3 +111,5 @@ TEST_CASE("a body within the limit is read whole", "[http][parser]") {
     CHECK(parser.done());
     CHECK(p.storage.body == "hello");
 }
+
+}  // namespace request_parser_test

@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace request_test {
+
 TEST_CASE("request headers are found by case-insensitive name", "[request]") {
     std::vector<refgate::http::HeaderField> fields{
         {"Host", "picks.example.com"}, {"DNT", "1"}, {"dnt", "0"}};
@@ -41,3 +44,5 @@ TEST_CASE("an absolute-form target gives its path and query to handlers", "[requ
     CHECK_FALSE(absolute_form_path("picks.example.com:443"));
     CHECK_FALSE(absolute_form_path("*"));
 }
+
+}  // namespace request_test

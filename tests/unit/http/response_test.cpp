@@ -5,6 +5,9 @@
 
 #include "refgate/domain/http_status.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace response_test {
+
 namespace {
 
 using refgate::http::Response;
@@ -92,3 +95,5 @@ TEST_CASE("a status outside refgate's table gets Beast's phrase or none, never a
     CHECK(reason_phrase(42).empty());
     CHECK(reason_phrase(1200).empty());
 }
+
+}  // namespace response_test

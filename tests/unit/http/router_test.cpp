@@ -5,6 +5,9 @@
 #include <string>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace router_test {
+
 namespace {
 
 using refgate::http::Handler;
@@ -129,3 +132,5 @@ TEST_CASE("only the requests of a blocking route are answered off the I/O thread
     CHECK_FALSE(admin.blocking(request("/metrics")));
     CHECK_FALSE(admin.blocking(request("/nowhere")));
 }
+
+}  // namespace router_test

@@ -7,6 +7,9 @@
 #include "refgate/metrics/counting_handler.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace exporter_test {
+
 namespace {
 
 using namespace refgate;
@@ -249,3 +252,5 @@ TEST_CASE("admin calls answered 503 are counted by reason", "[metrics]") {
     CHECK(has_line(text, "refgate_admin_unavailable_total{reason=\"busy\"} 5"));
     CHECK(has_line(text, "refgate_admin_unavailable_total{reason=\"database\"} 3"));
 }
+
+}  // namespace exporter_test

@@ -8,6 +8,9 @@
 
 #include "refgate/runtime/snapshot_store.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace health_test {
+
 namespace {
 
 namespace http = refgate::http;
@@ -130,3 +133,5 @@ TEST_CASE("a snapshot never confirmed against PostgreSQL counts its age from its
     CHECK(refgate::snapshot_age_seconds(1'000, 990, 800) == 200);
     CHECK(refgate::snapshot_age_seconds(1'000, 1'005, 0) == 0);
 }
+
+}  // namespace health_test

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace click_recorder_test {
+
 using namespace refgate;
 
 namespace {
@@ -126,3 +129,5 @@ TEST_CASE("fields are found whatever their case, and the first of a repeated nam
     auto empty = f.click("/go/x", {{"User-Agent", ""}, {"User-Agent", kBrowser}});
     CHECK(empty.counts.at(0).first.click_class != static_cast<std::uint8_t>(ClickClass::human));
 }
+
+}  // namespace click_recorder_test

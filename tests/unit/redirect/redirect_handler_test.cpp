@@ -8,6 +8,9 @@
 
 #include "refgate/runtime/snapshot_store.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace redirect_handler_test {
+
 namespace {
 
 using namespace std::chrono;
@@ -353,3 +356,5 @@ TEST_CASE("the slug of a /go/ path is its exact lower-case name", "[redirect]") 
     CHECK(RedirectHandler::slug_of("/go/Tailscale").empty());
     CHECK(RedirectHandler::slug_of("/disclosure").empty());
 }
+
+}  // namespace redirect_handler_test

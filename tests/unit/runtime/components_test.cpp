@@ -4,6 +4,9 @@
 #include <string>
 #include <vector>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace components_test {
+
 namespace {
 
 using refgate::Components;
@@ -56,3 +59,5 @@ TEST_CASE("components still running when the list goes away are stopped", "[comp
     }
     CHECK(events == std::vector<std::string>{"start a", "start b", "stop b", "stop a"});
 }
+
+}  // namespace components_test

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace periodic_worker_test {
+
 using namespace refgate;
 using namespace std::chrono_literals;
 
@@ -96,3 +99,5 @@ TEST_CASE("while backing off the idle duty runs every tick, and not after a succ
     CHECK(idles == after_success);
     worker.stop();
 }
+
+}  // namespace periodic_worker_test
