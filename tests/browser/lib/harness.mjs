@@ -203,7 +203,11 @@ export async function screenshots(page, name) {
   return path.join(artifacts, `${name}-desktop.png`);
 }
 
+// The README's screenshot is refreshed on request only (REFGATE_UPDATE_README_SCREENSHOT=1), so
+// that a test run leaves the source tree as it found it.
 export function copyToDocs(file, name) {
+  if (process.env.REFGATE_UPDATE_README_SCREENSHOT !== '1') return;
+  mkdirSync(path.join(ROOT, 'docs/images'), { recursive: true });
   copyFileSync(file, path.join(ROOT, 'docs/images', name));
 }
 
