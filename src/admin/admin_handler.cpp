@@ -2,6 +2,7 @@
 
 #include "api.hpp"
 #include "cors.hpp"
+#include "refgate/admin/console_service.hpp"
 #include "refgate/runtime/log.hpp"
 #include "refgate/runtime/log_limiter.hpp"
 
@@ -43,6 +44,7 @@ bool matches(std::string_view pattern, std::string_view path, std::string& name,
 struct Shared {
     AdminOptions options;
     Chain chain;
+    Chain open_chain;  // for /api/v1/session: no authentication
     LogLimiter failure_log{std::chrono::seconds{10}};
 
     void unavailable(http::Response& response, std::string_view detail) {
@@ -64,7 +66,8 @@ struct Shared {
 // One resource on the router: preflights, then the chain, then the resource.
 class Endpoint final : public http::Handler {
   public:
-    Endpoint(Shared& shared, Resource* resource) : shared_(shared), resource_(resource) {}
+    Endpoint(Shared& shared, Resource* resource, const Chain& chain)
+        : shared_(shared), resource_(resource), chain_(chain) {}
 
     void handle(const http::Request& request, http::Response& response) override {
         std::string_view origin = allowed_origin(request, shared_.options.cors_origins);
@@ -109,7 +112,7 @@ class Endpoint final : public http::Handler {
         Answer answer{response};
         if (api.matches.empty()) return answer.problem(404, "not-found", "no such resource");
         try {
-            for (const auto& step : shared_.chain) {
+            for (const auto& step : chain_) {
                 if (!step->apply(api, answer)) return;
             }
             resource_->serve(api, answer);
@@ -125,6 +128,7 @@ class Endpoint final : public http::Handler {
 
     Shared& shared_;
     Resource* resource_;  // null: no resource lives here (404)
+    const Chain& chain_;
 };
 
 }  // namespace
@@ -136,6 +140,7 @@ struct AdminHandler::Parts {
     SystemClock system_clock;
     Shared shared;
     std::vector<std::unique_ptr<Resource>> resources;
+    std::unique_ptr<Resource> session;  // with the open chain; null without a console
 
     Parts(std::unique_ptr<AdminStore> s, AdminOptions options, std::unique_ptr<StatsStore> st)
         : store(std::move(s)),
@@ -147,6 +152,10 @@ struct AdminHandler::Parts {
         auto authenticators = shared.options.authenticators;
         if (authenticators.empty())
             authenticators.push_back(std::make_shared<BearerAuthenticator>(*store));
+        ConsoleService* console = shared.options.console.get();
+        if (console != nullptr)
+            authenticators.push_back(
+                std::make_shared<SessionAuthenticator>(*console, shared.options.console_web));
         shared.chain.push_back(authenticate(std::move(authenticators), limiter));
         shared.chain.push_back(authorize());
         shared.chain.push_back(check_names());
@@ -159,6 +168,11 @@ struct AdminHandler::Parts {
         resources.push_back(tokens_resource(*store));
         resources.push_back(disclosures_resource(*store));
         resources.push_back(stats_resource(stats.get(), clock));
+        if (console == nullptr) return;
+        resources.push_back(users_resource(*console));
+        session = session_resource(*console, shared.options);
+        shared.open_chain.push_back(authorize());
+        shared.open_chain.push_back(read_body());
     }
 };
 
@@ -166,11 +180,17 @@ AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions optio
                            std::unique_ptr<StatsStore> stats)
     : parts_(std::make_unique<Parts>(std::move(store), std::move(options), std::move(stats))) {
     // Each resource under its collection's path; anything else under /api/v1/ is 404.
+    const Chain& chain = parts_->shared.chain;
     for (const auto& resource : parts_->resources) {
         router_.prefix(std::string(resource->prefix()),
-                       std::make_shared<Endpoint>(parts_->shared, resource.get()));
+                       std::make_shared<Endpoint>(parts_->shared, resource.get(), chain));
     }
-    router_.prefix("/api/v1/", std::make_shared<Endpoint>(parts_->shared, nullptr));
+    if (Resource* session = parts_->session.get()) {
+        router_.prefix(
+            std::string(session->prefix()),
+            std::make_shared<Endpoint>(parts_->shared, session, parts_->shared.open_chain));
+    }
+    router_.prefix("/api/v1/", std::make_shared<Endpoint>(parts_->shared, nullptr, chain));
 }
 
 AdminHandler::~AdminHandler() = default;
@@ -191,7 +211,7 @@ std::span<const Route> routes() {
     static const std::vector<Route> all = [] {
         std::vector<Route> list;
         for (auto table : {partner_routes(), link_routes(), audit_routes(), token_routes(),
-                           disclosure_routes(), stats_routes()})
+                           disclosure_routes(), stats_routes(), user_routes(), session_routes()})
             list.insert(list.end(), table.begin(), table.end());
         return list;
     }();

@@ -72,6 +72,17 @@ Json token_object(const TokenRow& row) {
                 {"version", row.id}};
 }
 
+Json user_object(const UserRow& row) {
+    return Json{{"name", row.name},
+                {"role", row.role},
+                {"disabled", row.disabled},
+                {"created_at", format_micros(row.stamps.created_us)},
+                {"updated_at", format_micros(row.stamps.updated_us)},
+                {"last_sign_in_at",
+                 row.last_sign_in_us ? Json(format_micros(*row.last_sign_in_us)) : Json()},
+                {"version", row.stamps.version}};
+}
+
 Json audit_object(const AuditRow& row) {
     const AuditRecord& r = row.record;
     return Json{{"id", row.id},       {"at", format_micros(row.at_us)},

@@ -49,8 +49,18 @@ void Answer::json(int status, const Json& body, std::int64_t version) {
 
 void Answer::problem(int status, std::string_view type, std::string_view detail,
                      const std::vector<FieldError>& errors) {
+    write_problem(status, type, http::reason_phrase(status), detail, errors);
+}
+
+void Answer::titled_problem(int status, std::string_view type, std::string_view title,
+                            std::string_view detail) {
+    write_problem(status, type, title, detail, {});
+}
+
+void Answer::write_problem(int status, std::string_view type, std::string_view title,
+                           std::string_view detail, const std::vector<FieldError>& errors) {
     Json body{{"type", "urn:refgate:problem:" + std::string(type)},
-              {"title", std::string(http::reason_phrase(status))},
+              {"title", std::string(title)},
               {"status", status},
               {"detail", std::string(detail)}};
     if (status == 422) body["errors"] = error_list(errors);

@@ -22,6 +22,9 @@ class Answer {
     // A problem answer; at 422 with per-field `errors`.
     void problem(int status, std::string_view type, std::string_view detail,
                  const std::vector<FieldError>& errors = {});
+    // A problem answer whose title is not the status's reason phrase.
+    void titled_problem(int status, std::string_view type, std::string_view title,
+                        std::string_view detail);
     // 422 for a query that breaks the rules in `errors`.
     void invalid_query(const std::vector<FieldError>& errors);
     // What the service decided; `location` names a created resource.
@@ -31,6 +34,9 @@ class Answer {
     http::Response& response() { return response_; }
 
   private:
+    void write_problem(int status, std::string_view type, std::string_view title,
+                       std::string_view detail, const std::vector<FieldError>& errors);
+
     http::Response& response_;
 };
 

@@ -69,6 +69,8 @@ std::span<const Route> audit_routes();
 std::span<const Route> token_routes();
 std::span<const Route> disclosure_routes();
 std::span<const Route> stats_routes();
+std::span<const Route> user_routes();
+std::span<const Route> session_routes();
 
 std::unique_ptr<Resource> partners_resource(AdminStore& store);
 std::unique_ptr<Resource> links_resource(AdminStore& store);
@@ -77,6 +79,9 @@ std::unique_ptr<Resource> tokens_resource(AdminStore& store);
 std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
 // `stats` may be null (503); `clock` says which day is today.
 std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock);
+std::unique_ptr<Resource> users_resource(ConsoleService& console);
+// /api/v1/session: served without the authentication step (signing in needs no credentials).
+std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);
 
 // An integer query parameter from 1 to max; `fallback` when absent, nullopt when invalid.
 std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,

@@ -3,11 +3,11 @@
 namespace refgate::admin {
 namespace {
 
-constexpr std::chrono::minutes kWindow{1};
 constexpr std::chrono::seconds kSecond{1};
+constexpr std::size_t kMaxKeyBytes = 64;
 
-std::string peer_key(const http::PeerAddress& peer) {
-    return std::string(reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size());
+std::string_view peer_key(const http::PeerAddress& peer) {
+    return {reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size()};
 }
 
 const MonotonicClock& steady_clock_source() {
@@ -20,7 +20,9 @@ const MonotonicClock& steady_clock_source() {
 FailureLimiter::FailureLimiter(FailureLimits limits, const MonotonicClock* clock)
     : limits_(limits), clock_(clock != nullptr ? *clock : steady_clock_source()) {}
 
-bool FailureLimiter::over(const Window& w, TimePoint now) const { return now - w.start >= kWindow; }
+bool FailureLimiter::over(const Window& w, TimePoint now) const {
+    return now - w.start >= limits_.window;
+}
 
 void FailureLimiter::forget(Windows::iterator it) {
     (it->second.locked ? locked_ : unlocked_).erase(it->second.position);
@@ -37,9 +39,17 @@ void FailureLimiter::evict_one(TimePoint now) {
 }
 
 int FailureLimiter::retry_after(const http::PeerAddress& peer) {
+    return retry_after(peer_key(peer));
+}
+
+int FailureLimiter::record_failure(const http::PeerAddress& peer) {
+    return record_failure(peer_key(peer));
+}
+
+int FailureLimiter::retry_after(std::string_view key) {
     TimePoint now = clock_.now();
     std::lock_guard lock(mutex_);
-    auto it = windows_.find(peer_key(peer));
+    auto it = windows_.find(std::string(key.substr(0, kMaxKeyBytes)));
     if (it == windows_.end()) return 0;
     if (over(it->second, now)) {
         forget(it);
@@ -47,14 +57,14 @@ int FailureLimiter::retry_after(const http::PeerAddress& peer) {
     }
     if (!it->second.locked) return 0;
     auto left =
-        std::chrono::duration_cast<std::chrono::seconds>(kWindow - (now - it->second.start));
+        std::chrono::duration_cast<std::chrono::seconds>(limits_.window - (now - it->second.start));
     return static_cast<int>(left.count()) + 1;
 }
 
-int FailureLimiter::record_failure(const http::PeerAddress& peer) {
+int FailureLimiter::record_failure(std::string_view failed) {
     TimePoint now = clock_.now();
     std::lock_guard lock(mutex_);
-    std::string key = peer_key(peer);
+    std::string key(failed.substr(0, kMaxKeyBytes));
     auto it = windows_.find(key);
     if (it != windows_.end() && over(it->second, now)) {
         forget(it);

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "api.hpp"
+#include "refgate/admin/console_service.hpp"
 #include "refgate/admin/tokens.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
@@ -32,22 +33,29 @@ class Authenticate final : public Middleware {
             return false;
         }
         bool refused = false;
+        std::string detail = "the token is unknown or revoked";
         for (const auto& authenticator : authenticators_) {
             Authentication result = ask(*authenticator, request.http);
             if (result.kind == Authentication::Kind::accepted) {
                 request.actor = std::move(result.actor);
                 return true;
             }
-            refused = refused || result.kind == Authentication::Kind::refused;
+            if (result.kind == Authentication::Kind::forged) {
+                answer.titled_problem(403, "csrf", "CSRF check failed", result.detail);
+                return false;
+            }
+            if (result.kind == Authentication::Kind::refused && !refused) {
+                refused = true;
+                if (!result.detail.empty()) detail = std::move(result.detail);
+            }
         }
         // Over the ceiling of failures from all addresses, a failure is answered 429.
         if (int wait = limiter_.record_failure(peer); wait > 0) {
             too_many_failures(answer, wait, "from all addresses; try again shortly");
             return false;
         }
-        answer.problem(
-            401, "unauthorized",
-            refused ? "the token is unknown or revoked" : "send Authorization: Bearer <token>");
+        answer.problem(401, "unauthorized",
+                       refused ? detail : "send Authorization: Bearer <token>");
         answer.response().add_header("WWW-Authenticate",
                                      refused ? "Bearer realm=\"refgate\", error=\"invalid_token\""
                                              : "Bearer realm=\"refgate\"");
@@ -99,9 +107,13 @@ class Authorize final : public Middleware {
 class CheckNames final : public Middleware {
   public:
     bool apply(ApiRequest& request, Answer& answer) override {
-        bool names_token = request.route->operation == Operation::revoke_token;
+        Operation op = request.route->operation;
         const std::string& name = request.name;
-        if (!name.empty() && !(names_token ? valid_token_name(name) : valid_slug(name))) {
+        bool valid = op == Operation::revoke_token ? valid_token_name(name)
+                     : op == Operation::get_user || op == Operation::update_user
+                         ? valid_user_name(name)
+                         : valid_slug(name);
+        if (!name.empty() && !valid) {
             answer.problem(404, "not-found", "no such resource");
             return false;
         }

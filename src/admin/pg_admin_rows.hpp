@@ -2,6 +2,7 @@
 
 // The admin service's rows in PostgreSQL: one statement per method, no rules.
 
+#include <memory>
 #include <pqxx/pqxx>
 
 #include "refgate/admin/admin_rows.hpp"
@@ -60,13 +61,13 @@ class PgAdminRows final : public AdminRows {
 // Pooled connections; database failures and pool timeouts become StoreError (the API's 503).
 class PgAdminRepository final : public AdminRepository {
   public:
-    PgAdminRepository(std::string database_url, pg::PoolOptions options)
-        : pool_(std::move(database_url), options) {}
+    // The pool may be shared with the console's users and sessions.
+    explicit PgAdminRepository(std::shared_ptr<pg::ConnectionPool> pool) : pool_(std::move(pool)) {}
 
     void run(Access access, const std::function<void(AdminRows&)>& work) override;
 
   private:
-    pg::ConnectionPool pool_;
+    std::shared_ptr<pg::ConnectionPool> pool_;
 };
 
 }  // namespace refgate::admin

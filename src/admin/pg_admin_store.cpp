@@ -1,16 +1,21 @@
 #include "refgate/admin/pg_admin_store.hpp"
 
 #include "pg_admin_rows.hpp"
+#include "pg_console_rows.hpp"
+#include "pg_transaction.hpp"
 #include "refgate/admin/admin_service.hpp"
 
 namespace refgate::admin {
 namespace {
 
-// The CLI's repository: one connection at a time, failures named after the command.
-template <typename F>
-auto with_service(const std::string& database_url, const char* what, F&& f) {
-    AdminService service(std::make_unique<PgAdminRepository>(
-        database_url, pg::PoolOptions{.max_idle = 0, .max_open = 1}));
+// The CLI's services: one connection at a time, failures named after the command.
+std::shared_ptr<pg::ConnectionPool> cli_pool(const std::string& database_url) {
+    return std::make_shared<pg::ConnectionPool>(database_url,
+                                                pg::PoolOptions{.max_idle = 0, .max_open = 1});
+}
+
+template <typename Service, typename F>
+auto naming_failures(Service& service, const char* what, F&& f) {
     try {
         return f(service);
     } catch (const StoreError& e) {
@@ -18,37 +23,40 @@ auto with_service(const std::string& database_url, const char* what, F&& f) {
     }
 }
 
+template <typename F>
+auto with_service(const std::string& database_url, const char* what, F&& f) {
+    AdminService service(std::make_unique<PgAdminRepository>(cli_pool(database_url)));
+    return naming_failures(service, what, std::forward<F>(f));
+}
+
+template <typename F>
+auto with_console(const std::string& database_url, const char* what, F&& f) {
+    ConsoleService console(std::make_unique<PgConsoleRepository>(cli_pool(database_url)));
+    return naming_failures(console, what, std::forward<F>(f));
+}
+
 }  // namespace
 
 void PgAdminRepository::run(Access access, const std::function<void(AdminRows&)>& work) {
-    try {
-        pool_.run([&](pqxx::connection& c) {
-            if (access == Access::read) {
-                pqxx::read_transaction tx(c);
-                PgAdminRows rows(tx);
-                work(rows);
-            } else {
-                pqxx::work tx(c);
-                PgAdminRows rows(tx);
-                work(rows);
-            }
-            return true;
-        });
-    } catch (const pqxx::failure& e) {
-        throw StoreError(e.what());
-    } catch (const pg::PoolTimeout& e) {
-        throw StoreError(e.what());
-    }
+    run_transaction<PgAdminRows>(*pool_, access == Access::read, work);
 }
 
 std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options) {
-    auto repository = std::make_unique<PgAdminRepository>(
+    return make_pg_admin_stores(std::move(options)).store;
+}
+
+PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions console) {
+    auto pool = std::make_shared<pg::ConnectionPool>(
         options.database_url, pg::PoolOptions{.max_idle = options.max_idle_connections,
                                               .max_open = options.max_open_connections,
                                               .wait = options.connection_wait});
-    return std::make_unique<AdminService>(
-        std::move(repository),
+    PgAdminStores stores;
+    stores.store = std::make_unique<AdminService>(
+        std::make_unique<PgAdminRepository>(pool),
         AdminServiceOptions{.url_policy = options.url_policy, .clock = options.clock});
+    stores.console = std::make_shared<ConsoleService>(
+        std::make_unique<PgConsoleRepository>(std::move(pool)), console);
+    return stores;
 }
 
 std::string create_token(const std::string& database_url, const std::string& name, Role role,
@@ -67,6 +75,34 @@ bool revoke_token(const std::string& database_url, const std::string& name,
                   const std::string& actor) {
     return with_service(database_url, "token revoke", [&](AdminService& service) {
         return service.revoke_token_named(actor, name);
+    });
+}
+
+std::string create_user(const std::string& database_url, const std::string& name, Role role,
+                        const std::optional<std::string>& password, const std::string& actor) {
+    return with_console(database_url, "user create", [&](ConsoleService& console) {
+        return console.create_user_named(actor, name, role, password);
+    });
+}
+
+std::vector<UserRow> list_users(const std::string& database_url) {
+    return with_console(database_url, "user list",
+                        [](ConsoleService& console) { return console.user_list(); });
+}
+
+bool disable_user(const std::string& database_url, const std::string& name,
+                  const std::string& actor) {
+    return with_console(database_url, "user disable", [&](ConsoleService& console) {
+        return console.disable_user_named(actor, name);
+    });
+}
+
+std::optional<std::string> set_user_password(const std::string& database_url,
+                                             const std::string& name,
+                                             const std::optional<std::string>& password,
+                                             const std::string& actor) {
+    return with_console(database_url, "user set-password", [&](ConsoleService& console) {
+        return console.set_password_named(actor, name, password);
     });
 }
 

@@ -5,8 +5,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
+#include "refgate/admin/admin_json.hpp"
+#include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/app/app.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
@@ -40,7 +43,17 @@ commands:
   token revoke NAME
                  revoke the live token of that name
 
-  --actor NAME   import and token changes are audited as cli:NAME (default: cli:<OS user>)
+  user create --name NAME --role viewer|editor|admin [--password-stdin]
+                 create a console user; without --password-stdin a password is generated and
+                 printed once
+  user list      list console users (name, role, disabled, created, last sign-in)
+  user disable NAME
+                 disable a console user and end their sessions
+  user set-password NAME [--password-stdin]
+                 set a new password (generated and printed once without --password-stdin) and
+                 end the user's sessions
+
+  --actor NAME   import, token and user changes are audited as cli:NAME (default: cli:<OS user>)
 
 Settings come from the JSON file given with --config, overridden by REFGATE_* environment
 variables; see README.md.
@@ -185,6 +198,79 @@ int token_command(const Config& c, const std::vector<std::string>& args,
     return kExitUsage;
 }
 
+// The password given on standard input (one trailing newline dropped), or none when the option
+// is absent: the command generates one then.
+std::optional<std::string> stdin_password(const po::variables_map& vm) {
+    if (!vm.count("password-stdin")) return std::nullopt;
+    std::string password((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
+    if (password.ends_with('\n')) password.pop_back();
+    if (password.ends_with('\r')) password.pop_back();
+    return password;
+}
+
+void print_user_list(const Config& c) {
+    std::cout << "name\trole\tdisabled\tcreated_at\tlast_sign_in_at\n";
+    for (const auto& u : admin::list_users(c.database_url)) {
+        std::cout << u.name << "\t" << u.role << "\t" << (u.disabled ? "yes" : "no") << "\t"
+                  << admin::format_micros(u.stamps.created_us) << "\t"
+                  << (u.last_sign_in_us ? admin::format_micros(*u.last_sign_in_us) : "-") << "\n";
+    }
+}
+
+int user_command(const Config& c, const std::vector<std::string>& args,
+                 const po::variables_map& vm) {
+    auto actor = cli_actor(vm);
+    if (!actor) return kExitUsage;
+    try {
+        if (args.size() == 1 && args[0] == "create") {
+            auto role =
+                vm.count("role") ? admin::parse_role(vm["role"].as<std::string>()) : std::nullopt;
+            if (!vm.count("name") || !role) {
+                std::cerr << "refgate user create: --name and --role viewer|editor|admin are "
+                             "required\n";
+                return kExitUsage;
+            }
+            std::string name = vm["name"].as<std::string>();
+            std::string generated =
+                admin::create_user(c.database_url, name, *role, stdin_password(vm), *actor);
+            std::cout << "user '" << name << "' (" << admin::to_string(*role) << ") created\n";
+            if (!generated.empty()) std::cout << "password, shown only now:\n" << generated << "\n";
+            return kExitOk;
+        }
+        if (args.size() == 1 && args[0] == "list") {
+            print_user_list(c);
+            return kExitOk;
+        }
+        if (args.size() == 2 && args[0] == "disable") {
+            if (!admin::disable_user(c.database_url, args[1], *actor)) {
+                std::cerr << "refgate user disable: no user named '" << args[1] << "'\n";
+                return kExitFailure;
+            }
+            std::cout << "disabled: " << args[1] << "; their sessions have ended\n";
+            return kExitOk;
+        }
+        if (args.size() == 2 && args[0] == "set-password") {
+            auto generated =
+                admin::set_user_password(c.database_url, args[1], stdin_password(vm), *actor);
+            if (!generated) {
+                std::cerr << "refgate user set-password: no user named '" << args[1] << "'\n";
+                return kExitFailure;
+            }
+            std::cout << "password of '" << args[1] << "' set; their sessions have ended\n";
+            if (!generated->empty())
+                std::cout << "password, shown only now:\n" << *generated << "\n";
+            return kExitOk;
+        }
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "refgate user: " << e.what() << "\n";
+        return kExitFailure;
+    }
+    std::cerr << "refgate user: expected create, list, disable NAME or set-password NAME\n"
+              << kUsage;
+    return kExitUsage;
+}
+
 // Loads the settings and applies the log level; false (after logging why) when they are invalid.
 bool load_cli_config(const po::variables_map& vm, const std::string& command, Config& config) {
     try {
@@ -215,9 +301,10 @@ int run_cli(int argc, char** argv) {
         "config,c", po::value<std::string>(), "JSON config file")(
         "command", po::value<std::string>(), "command")(
         "args", po::value<std::vector<std::string>>(), "arguments")(
-        "name", po::value<std::string>(), "token name (token create)")(
-        "role", po::value<std::string>(), "token role (token create)")(
-        "actor", po::value<std::string>(), "who the audit trail names (import, token)");
+        "name", po::value<std::string>(), "name (token create, user create)")(
+        "role", po::value<std::string>(), "role (token create, user create)")(
+        "actor", po::value<std::string>(), "who the audit trail names (import, token, user)")(
+        "password-stdin", "read the password from standard input (user)");
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -245,6 +332,7 @@ int run_cli(int argc, char** argv) {
     if (!load_cli_config(vm, command, config)) return kExitUsage;
 
     try {
+        admin::init_console_crypto();
         if (command == "serve" && args.empty()) return App(config).serve();
         if (command == "check-config" && args.empty()) return check_config(config);
         if (command == "migrate" && args.empty()) {
@@ -255,6 +343,7 @@ int run_cli(int argc, char** argv) {
         if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
         if (command == "flush" && args.empty()) return flush(config);
         if (command == "token") return token_command(config, args, vm);
+        if (command == "user") return user_command(config, args, vm);
         if (command == "export" && args.empty()) {
             std::cout << pg::export_document(config.database_url).dump(2) << "\n";
             return kExitOk;

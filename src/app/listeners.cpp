@@ -88,17 +88,23 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
 }  // namespace
 
 AdminApi make_admin_api(Shared& s) {
-    // One pool of connections for the API and for /metrics' token checks.
-    std::unique_ptr<admin::AdminStore> store =
-        admin::make_pg_admin_store({.database_url = s.config.database_url,
-                                    .url_policy = s.url_policy,
-                                    .connection_wait = s.config.admin_db_wait});
-    admin::AdminStore& tokens = *store;
+    // One pool of connections for the API, the console's sessions and /metrics' token checks.
+    const Config& c = s.config;
+    auto stores = admin::make_pg_admin_stores(
+        {.database_url = c.database_url,
+         .url_policy = s.url_policy,
+         .connection_wait = c.admin_db_wait},
+        {.idle = c.console_session_idle, .max = c.console_session_max, .clock = &s.clock});
+    admin::AdminStore& tokens = *stores.store;
     AdminApi api;
     api.handler = std::make_shared<admin::AdminHandler>(
-        std::move(store),
-        admin::AdminOptions{.cors_origins = s.config.admin_cors_origins,
-                            .unavailable = &s.admin_unavailable},
+        std::move(stores.store),
+        admin::AdminOptions{.cors_origins = c.admin_cors_origins,
+                            .unavailable = &s.admin_unavailable,
+                            .console = std::move(stores.console),
+                            .console_web = {.admin_origin = c.admin_public_url},
+                            .public_base_url = c.disclosure.public_base_url,
+                            .sign_ins = &s.console_sign_ins},
         admin::make_pg_stats_store({.database_url = s.config.database_url,
                                     .redis = s.redis,
                                     .connection_wait = s.config.admin_db_wait}));
@@ -123,6 +129,7 @@ HttpService::HttpService(Shared& shared, Counting& counting)
                  .health = &shared.health,
                  .snapshots = &shared.snapshots,
                  .admin_unavailable = &shared.admin_unavailable,
+                 .console_sign_ins = &shared.console_sign_ins,
                  .version = REFGATE_VERSION,
                  .commit = REFGATE_GIT_COMMIT,
                  .clock = &shared.clock}),

@@ -3,6 +3,7 @@
 // What App::serve builds, for app.cpp and listeners.cpp. Each component is built by one small
 // function, so that a change to its constructor touches one place.
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,8 @@ struct Shared {
     RequestMetrics request_metrics;
     // Admin API calls answered 503 because the database was unreachable or busy.
     std::atomic<std::uint64_t> admin_unavailable{0};
+    // Console sign-ins: ok, refused, limited.
+    std::array<std::atomic<std::uint64_t>, 3> console_sign_ins{};
 };
 
 // Counting: a shard and a recorder per I/O thread, handed out as the threads build their

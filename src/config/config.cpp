@@ -48,6 +48,14 @@ bool parse_millis(const std::string& text, std::chrono::milliseconds& out) {
     return true;
 }
 
+// Whole seconds up to 30 days.
+bool parse_seconds(const std::string& text, std::chrono::seconds& out) {
+    std::int64_t value = 0;
+    if (!parse_uint<std::int64_t>(text, value, 1, 2'592'000)) return false;
+    out = std::chrono::seconds{value};
+    return true;
+}
+
 // Like parse_millis, but 0 is allowed (it turns the feature off).
 bool parse_millis_or_off(const std::string& text, std::chrono::milliseconds& out) {
     std::int64_t value = 0;
@@ -324,6 +332,23 @@ const std::vector<Setting>& settings() {
          [](Config& c, const std::string& v) { return parse_millis(v, c.admin_db_wait); },
          "milliseconds, 1 to 86400000",
          [](const Config& c) { return millis_text(c.admin_db_wait); }},
+        {"admin_public_url", "REFGATE_ADMIN_PUBLIC_URL",
+         [](Config& c, const std::string& v) {
+             auto origins = parse_origins(v);
+             if (!origins || origins->size() > 1) return false;
+             c.admin_public_url = origins->empty() ? std::string() : origins->front();
+             return true;
+         },
+         "an origin such as https://admin.example.com",
+         [](const Config& c) { return c.admin_public_url; }},
+        {"console_session_idle", "REFGATE_CONSOLE_SESSION_IDLE",
+         [](Config& c, const std::string& v) { return parse_seconds(v, c.console_session_idle); },
+         "seconds, 1 to 2592000",
+         [](const Config& c) { return std::to_string(c.console_session_idle.count()); }},
+        {"console_session_max", "REFGATE_CONSOLE_SESSION_MAX",
+         [](Config& c, const std::string& v) { return parse_seconds(v, c.console_session_max); },
+         "seconds, 1 to 2592000",
+         [](const Config& c) { return std::to_string(c.console_session_max.count()); }},
     };
     return table;
 }

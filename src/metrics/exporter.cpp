@@ -161,6 +161,17 @@ void Exporter::collect_unavailable(std::vector<MetricFamily>& out) const {
                         : 0;
     add_value(f, static_cast<double>(database), {{"reason", "database"}});
     out.push_back(std::move(f));
+    if (sources_.console_sign_ins == nullptr) return;
+    auto sign_ins = family("refgate_console_sign_ins_total",
+                           "Console sign-ins: ok, refused (name or password wrong, or the user "
+                           "disabled) and limited (too many failures: 429).",
+                           MetricType::Counter);
+    const char* results[] = {"ok", "refused", "limited"};
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto n = (*sources_.console_sign_ins)[i].load(std::memory_order_relaxed);
+        add_value(sign_ins, static_cast<double>(n), {{"result", results[i]}});
+    }
+    out.push_back(std::move(sign_ins));
 }
 
 namespace {

@@ -296,11 +296,14 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "reuse_port",
                             "state_dir",
                             "admin_cors_origins",
-                            "admin_db_wait_ms"}) {
+                            "admin_db_wait_ms",
+                            "admin_public_url",
+                            "console_session_idle",
+                            "console_session_max"}) {
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 32);
+    CHECK(rows.size() == 35);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 
@@ -430,6 +433,31 @@ TEST_CASE("the drain lasts five seconds by default, and drain_ms 0 turns it off"
                     ConfigError);
     CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "soon"}})),
                     ConfigError);
+}
+
+TEST_CASE("console sessions last 30 minutes idle and 12 hours at most unless configured",
+          "[config]") {
+    Config defaults = refgate::load_config(std::nullopt, fake_env({}));
+    CHECK(defaults.console_session_idle == std::chrono::minutes{30});
+    CHECK(defaults.console_session_max == std::chrono::hours{12});
+    CHECK(defaults.admin_public_url.empty());
+    Config c = refgate::load_config(
+        std::nullopt, fake_env({{"REFGATE_CONSOLE_SESSION_IDLE", "600"},
+                                {"REFGATE_CONSOLE_SESSION_MAX", "3600"},
+                                {"REFGATE_ADMIN_PUBLIC_URL", "https://admin.example.com"}}));
+    CHECK(c.console_session_idle == std::chrono::minutes{10});
+    CHECK(c.console_session_max == std::chrono::hours{1});
+    CHECK(c.admin_public_url == "https://admin.example.com");
+    for (const auto& [env, value] : std::vector<std::pair<std::string, std::string>>{
+             {"REFGATE_CONSOLE_SESSION_IDLE", "0"},
+             {"REFGATE_CONSOLE_SESSION_MAX", "30m"},
+             {"REFGATE_ADMIN_PUBLIC_URL", "https://admin.example.com/console"},
+             {"REFGATE_ADMIN_PUBLIC_URL", "https://a.example, https://b.example"},
+             {"REFGATE_ADMIN_PUBLIC_URL", "ftp://admin.example.com"}}) {
+        INFO(env << "=" << value);
+        CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{env, value}})),
+                        refgate::ConfigError);
+    }
 }
 
 }  // namespace config_test

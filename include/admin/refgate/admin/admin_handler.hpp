@@ -5,6 +5,7 @@
 // body and preconditions) that hands it a typed request. RFC 9457 problem answers, ETag and
 // If-Match. One instance serves every thread.
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <span>
@@ -14,6 +15,7 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/admin/authenticator.hpp"
+#include "refgate/admin/console_service.hpp"
 #include "refgate/admin/stats_store.hpp"
 #include "refgate/domain/clock.hpp"
 #include "refgate/http/router.hpp"
@@ -43,6 +45,13 @@ enum class Operation {
     stats_link,
     stats_partner,
     stats_top,
+    list_users,
+    create_user,
+    get_user,
+    update_user,
+    sign_in,
+    read_session,
+    sign_out,
 };
 
 struct Route {
@@ -68,6 +77,13 @@ struct AdminOptions {
     // Tried in order, the first that accepts wins; none: bearer tokens looked up in the store.
     std::vector<std::shared_ptr<Authenticator>> authenticators;
     const Clock* wall_clock = nullptr;  // "today" for the stats' default range; none: system
+    // The console's users and sessions: /api/v1/session, /api/v1/users and the session cookie
+    // as one more authenticator (after the bearer token). None: those routes are 404.
+    std::shared_ptr<ConsoleService> console;
+    ConsoleWeb console_web;
+    std::string public_base_url;  // shown to the console in the session; empty: null
+    // Sign-in results: ok, refused (name or password wrong), limited (429); may be null.
+    std::array<std::atomic<std::uint64_t>, 3>* sign_ins = nullptr;
 };
 
 class AdminHandler final : public http::Handler {

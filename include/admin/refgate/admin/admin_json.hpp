@@ -9,6 +9,7 @@
 #include <string>
 
 #include "refgate/admin/admin_rows.hpp"
+#include "refgate/admin/console_rows.hpp"
 
 namespace refgate::admin {
 
@@ -25,6 +26,8 @@ nlohmann::ordered_json link_object(const LinkRow& row);
 nlohmann::ordered_json disclosure_object(const DisclosureRow& row);
 // {name, role, created_at, last_used_on, revoked_at, version}
 nlohmann::ordered_json token_object(const TokenRow& row);
+// {name, role, disabled, created_at, updated_at, last_sign_in_at, version}; never the hash
+nlohmann::ordered_json user_object(const UserRow& row);
 // {id, at, actor, entity, slug, action, before, after}
 nlohmann::ordered_json audit_object(const AuditRow& row);
 

@@ -18,10 +18,11 @@ enum class Role { viewer = 0, editor = 1, admin = 2 };
 std::string_view to_string(Role role);
 std::optional<Role> parse_role(std::string_view text);
 
-// Who is asking: the token's name and role.
+// Who is asking: the token's name (or "user:<name>" for a console session) and role.
 struct Actor {
     std::string name;
     Role role = Role::viewer;
+    std::string session;  // a console session's id hash (hex); empty for a token
 };
 
 // A live token found by its hash; the handler compares the hash again in constant time.

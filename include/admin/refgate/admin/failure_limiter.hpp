@@ -1,7 +1,8 @@
 #pragma once
 
 // Failed authentications on the admin API, counted in memory only (never stored or logged):
-// per source address, with a bounded table, and in total per second.
+// per source address (or another key, such as a user name), with a bounded table, and in total
+// per second.
 
 #include <chrono>
 #include <cstddef>
@@ -9,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "refgate/domain/time.hpp"
@@ -17,9 +19,10 @@
 namespace refgate::admin {
 
 struct FailureLimits {
-    std::size_t max_per_minute = 20;        // per source address, then 429 until its minute ends
+    std::size_t max_per_minute = 20;        // per key (address) and window, then 429 till it ends
     std::size_t max_addresses = 10000;      // addresses tracked at most
     std::size_t max_total_per_second = 50;  // all addresses together, then 429 for that second
+    std::chrono::seconds window{60};        // how long failures of one key are remembered
 };
 
 class FailureLimiter {
@@ -32,6 +35,9 @@ class FailureLimiter {
     // Counts a failure. Returns the seconds to wait when failures from all addresses together
     // are over their ceiling this second (the failure is then answered 429); else 0.
     int record_failure(const http::PeerAddress& peer);
+    // The same for any key (a user name); at most 64 bytes of it count.
+    int retry_after(std::string_view key);
+    int record_failure(std::string_view key);
 
     std::size_t tracked() const;
 

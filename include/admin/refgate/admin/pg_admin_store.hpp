@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/console_service.hpp"
 #include "refgate/admin/tokens.hpp"
 #include "refgate/domain/clock.hpp"
 #include "refgate/domain/destination.hpp"
@@ -28,6 +29,13 @@ struct PgAdminStoreOptions {
 // The store over PostgreSQL, with a small mutex-protected pool of connections.
 std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options);
 
+// The store and the console's users and sessions, over one pool of connections.
+struct PgAdminStores {
+    std::unique_ptr<AdminStore> store;
+    std::shared_ptr<ConsoleService> console;
+};
+PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions console = {});
+
 // For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
 // role, or a name that already names a live token. Changes are audited under `actor`
 // (e.g. "cli:alice").
@@ -37,5 +45,16 @@ std::vector<TokenInfo> list_tokens(const std::string& database_url);
 // False when no live token has that name.
 bool revoke_token(const std::string& database_url, const std::string& name,
                   const std::string& actor);
+
+// The CLI's user commands; see ConsoleService for what each returns and throws.
+std::string create_user(const std::string& database_url, const std::string& name, Role role,
+                        const std::optional<std::string>& password, const std::string& actor);
+std::vector<UserRow> list_users(const std::string& database_url);
+bool disable_user(const std::string& database_url, const std::string& name,
+                  const std::string& actor);
+std::optional<std::string> set_user_password(const std::string& database_url,
+                                             const std::string& name,
+                                             const std::optional<std::string>& password,
+                                             const std::string& actor);
 
 }  // namespace refgate::admin

@@ -79,6 +79,13 @@ struct Config {
     std::vector<std::string> admin_cors_origins;
     // How long an admin API call waits for a database connection before answering 503.
     std::chrono::milliseconds admin_db_wait{2'000};
+    // The admin listener's origin as browsers reach it (https://admin.example.com): the console's
+    // requests must come from it, and when it is https the session cookie is Secure and
+    // __Host- prefixed. Empty: requests are compared with their own Host.
+    std::string admin_public_url;
+    std::chrono::seconds console_session_idle{30 * 60};  // unused this long, a session ends
+    std::chrono::seconds console_session_max{12 * 60 *
+                                             60};  // and in any case this long after sign-in
 };
 
 // A bad setting at start-up. what() is one line that names the setting.

@@ -43,6 +43,8 @@ struct Sources {
     const SnapshotStore* snapshots = nullptr;
     // Admin API calls answered 503 because the database was unreachable or busy past its bound.
     const std::atomic<std::uint64_t>* admin_unavailable = nullptr;
+    // Console sign-ins answered ok, refused (401) and limited (429).
+    const std::array<std::atomic<std::uint64_t>, 3>* console_sign_ins = nullptr;
     std::vector<ListenerFigures> listeners;
     std::string version;
     std::string commit;
