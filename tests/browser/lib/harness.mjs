@@ -179,6 +179,7 @@ export async function launchBrowser() {
 // A fresh context per person, signed in through the form as a person would.
 export async function signIn(browser, stack, user, options = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
+  context.setDefaultTimeout(10000);
   const page = await context.newPage();
   await page.goto(`${stack.adminUrl}/console/`);
   await page.getByLabel('Name', { exact: true }).fill(user.name);

@@ -28,16 +28,16 @@ export function LinkList({ can }) {
       )}
       {creating && <LinkForm partners={partners || []} onDone={() => setCreating(false)} />}
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
-        <Field id="links-partner" as="select" label="Partner" value={filters.partner} onChange={set('partner')}>
+        <Field id="links-partner" as="select" label="Filter by partner" value={filters.partner} onChange={set('partner')}>
           <option value="">All partners</option>
           {(partners || []).map((p) => <option value={p.slug}>{p.name}</option>)}
         </Field>
-        <Field id="links-status" as="select" label="Status" value={filters.status} onChange={set('status')}>
+        <Field id="links-status" as="select" label="Filter by status" value={filters.status} onChange={set('status')}>
           <option value="">Any status</option>
           <option value="active">Active</option>
           <option value="disabled">Disabled</option>
         </Field>
-        <Field id="links-q" type="search" label="Search (slug or destination)" value={filters.q} onInput={set('q')} />
+        <Field id="links-q" type="search" label="Search links (slug or destination)" value={filters.q} onInput={set('q')} />
         <Check id="links-expiring" label="Expiring within 14 days" checked={filters.expiring} onChange={set('expiring')} />
       </form>
       <Notice error={error} />
