@@ -16,14 +16,15 @@ REFGATE_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev libsodium-dev
+  libqrencode-dev zlib1g-dev
   postgresql redis-server redis-tools clang-format-14
 )
 # Only the test suite needs these (promtool and a real Prometheus; the container image's build
-# and run; the TLS proxies in front of refgate and the manifests' parser). On a systemd machine
-# the prometheus, nginx, haproxy and caddy packages also start their services (on :9090, :80), so
-# run.sh does not install them.
+# and run; the TLS proxies in front of refgate and the manifests' parser; zbarimg, which reads the
+# QR codes back). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start
+# their services (on :9090, :80), so run.sh does not install them.
 REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
-  podman runc debootstrap nginx haproxy caddy openssl python3-yaml chromium)
+  podman runc debootstrap nginx haproxy caddy openssl python3-yaml zbar-tools chromium)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()

@@ -63,6 +63,15 @@ Json disclosure_object(const DisclosureRow& row) {
                 {"updated_by", row.created_by}};
 }
 
+Json disclosure_version_object(const DisclosureRow& row) {
+    const Disclosure& d = row.disclosure;
+    return Json{{"version", d.version},
+                {"text", d.text},
+                {"html", d.html},
+                {"created_at", format_micros(row.created_us)},
+                {"created_by", row.created_by}};
+}
+
 Json token_object(const TokenRow& row) {
     return Json{{"name", row.name},
                 {"role", row.role},

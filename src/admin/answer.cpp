@@ -48,22 +48,24 @@ void Answer::json(int status, const Json& body, std::int64_t version) {
 }
 
 void Answer::problem(int status, std::string_view type, std::string_view detail,
-                     const std::vector<FieldError>& errors) {
-    write_problem(status, type, http::reason_phrase(status), detail, errors);
+                     const std::vector<FieldError>& errors, const Json& extra) {
+    write_problem(status, type, http::reason_phrase(status), detail, errors, extra);
 }
 
 void Answer::titled_problem(int status, std::string_view type, std::string_view title,
                             std::string_view detail) {
-    write_problem(status, type, title, detail, {});
+    write_problem(status, type, title, detail, {}, nullptr);
 }
 
 void Answer::write_problem(int status, std::string_view type, std::string_view title,
-                           std::string_view detail, const std::vector<FieldError>& errors) {
+                           std::string_view detail, const std::vector<FieldError>& errors,
+                           const Json& extra) {
     Json body{{"type", "urn:refgate:problem:" + std::string(type)},
               {"title", std::string(title)},
               {"status", status},
               {"detail", std::string(detail)}};
     if (status == 422) body["errors"] = error_list(errors);
+    if (extra.is_object()) body.update(extra);
     response_.set_status(status);
     response_.add_header("Content-Type", "application/problem+json");
     response_.add_header("Cache-Control", "no-store");
@@ -95,7 +97,9 @@ void Answer::outcome(const Outcome& o, std::string_view location) {
             return problem(412, "stale", o.detail + " (If-Match does not match the ETag)");
         case OutcomeKind::invalid:
             return problem(422, "validation", "the request body breaks the rules in 'errors'",
-                           o.errors);
+                           o.errors, o.body);
+        case OutcomeKind::bad_request:
+            return problem(400, "bad-json", o.detail);
         case OutcomeKind::precondition_required:
             return problem(428, "precondition-required", o.detail);
     }

@@ -20,8 +20,10 @@ class Answer {
     // 200 or 201 with the object; its ETag is "version" when given, else a hash of the body.
     void json(int status, const nlohmann::ordered_json& body, std::int64_t version = 0);
     // A problem answer; at 422 with per-field `errors`.
+    // `extra` (an object) adds members, such as an import's report.
     void problem(int status, std::string_view type, std::string_view detail,
-                 const std::vector<FieldError>& errors = {});
+                 const std::vector<FieldError>& errors = {},
+                 const nlohmann::ordered_json& extra = nullptr);
     // A problem answer whose title is not the status's reason phrase.
     void titled_problem(int status, std::string_view type, std::string_view title,
                         std::string_view detail);
@@ -35,7 +37,8 @@ class Answer {
 
   private:
     void write_problem(int status, std::string_view type, std::string_view title,
-                       std::string_view detail, const std::vector<FieldError>& errors);
+                       std::string_view detail, const std::vector<FieldError>& errors,
+                       const nlohmann::ordered_json& extra);
 
     http::Response& response_;
 };

@@ -71,17 +71,26 @@ std::span<const Route> disclosure_routes();
 std::span<const Route> stats_routes();
 std::span<const Route> user_routes();
 std::span<const Route> session_routes();
+std::span<const Route> import_routes();
+std::span<const Route> export_routes();
 
 std::unique_ptr<Resource> partners_resource(AdminStore& store);
 std::unique_ptr<Resource> links_resource(AdminStore& store);
 std::unique_ptr<Resource> audit_resource(AdminStore& store);
 std::unique_ptr<Resource> tokens_resource(AdminStore& store);
 std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
+std::unique_ptr<Resource> import_resource(AdminStore& store);
+std::unique_ptr<Resource> export_resource(AdminStore& store);
+// GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
+void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 // `stats` may be null (503); `clock` says which day is today.
 std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock);
 std::unique_ptr<Resource> users_resource(ConsoleService& console);
 // /api/v1/session: served without the authentication step (signing in needs no credentials).
 std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);
+
+// "application/json; charset=utf-8" -> "application/json".
+std::string_view media_type(std::string_view content_type);
 
 // An integer query parameter from 1 to max; `fallback` when absent, nullopt when invalid.
 std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,

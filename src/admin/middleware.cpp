@@ -130,17 +130,13 @@ class CheckNames final : public Middleware {
     }
 };
 
-std::string_view media_type(std::string_view content_type) {
-    auto type = content_type.substr(0, content_type.find(';'));
-    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
-    return type;
-}
-
 class ReadBody final : public Middleware {
   public:
     bool apply(ApiRequest& request, Answer& answer) override {
         Method method = request.http.method;
         if (method != Method::post && method != Method::patch && method != Method::put) return true;
+        // The import takes CSV as well as JSON, and reads it itself.
+        if (request.route->operation == Operation::import_document) return true;
         auto type = media_type(request.http.header("Content-Type"));
         bool json =
             http::iequals(type, "application/json") ||
@@ -223,6 +219,12 @@ std::unique_ptr<Middleware> authorize() { return std::make_unique<Authorize>(); 
 std::unique_ptr<Middleware> check_names() { return std::make_unique<CheckNames>(); }
 std::unique_ptr<Middleware> read_body() { return std::make_unique<ReadBody>(); }
 std::unique_ptr<Middleware> read_preconditions() { return std::make_unique<ReadPreconditions>(); }
+
+std::string_view media_type(std::string_view content_type) {
+    auto type = content_type.substr(0, content_type.find(';'));
+    while (!type.empty() && type.back() == ' ') type.remove_suffix(1);
+    return type;
+}
 
 std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,
                                            std::size_t max) {

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "refgate/pg/array_text.hpp"
+#include "refgate/pg/importer.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -12,6 +13,12 @@ using Json = nlohmann::ordered_json;
 // Microseconds since the epoch: the API shows times to the microsecond.
 std::string micros(std::string_view column) {
     return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
+}
+
+// A timestamptz from microseconds since the epoch, exactly.
+std::string from_micros(std::string_view parameter) {
+    return "('epoch'::timestamptz + " + std::string(parameter) +
+           "::bigint * interval '1 microsecond')";
 }
 
 const std::string kPartnerColumns =
@@ -37,7 +44,10 @@ const std::string kCodeHistory = "SELECT ref_param, ref_code, " + micros("live_f
 const std::string kAudit = "SELECT id, " + micros("at") +
                            ", actor, entity, slug, action, before::text, after::text "
                            "FROM refgate_audit WHERE ($1 = '' OR entity = $1) "
-                           "AND ($2 = '' OR slug = $2) ORDER BY id DESC LIMIT $3";
+                           "AND ($2 = '' OR slug = $2) AND ($4 = '' OR actor = $4) "
+                           "AND ($5::bigint < 0 OR at >= " +
+                           from_micros("$5") + ") AND ($6::bigint < 0 OR at < " +
+                           from_micros("$6") + ") ORDER BY id DESC LIMIT $3";
 
 std::string lock_clause(RowLock lock, std::string_view table) {
     switch (lock) {
@@ -165,9 +175,12 @@ std::optional<PartnerRow> PgAdminRows::partner(const std::string& slug, RowLock 
     return std::move(rows.front());
 }
 
-std::vector<PartnerRow> PgAdminRows::partners() {
+std::vector<PartnerRow> PgAdminRows::partners(const std::string& query) {
     std::vector<PartnerRow> rows;
-    for (const auto& row : tx_.exec(kPartnerColumns + "ORDER BY p.slug"))
+    for (const auto& row : tx_.exec_params(
+             kPartnerColumns + "WHERE strpos(lower(p.slug), lower($1)) > 0 "
+                               "OR strpos(lower(p.name), lower($1)) > 0 ORDER BY p.slug",
+             query))
         rows.push_back(partner_row(row));
     add_scheduled(tx_, rows);
     return rows;
@@ -250,9 +263,14 @@ std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) 
 std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) {
     std::vector<LinkRow> rows;
     for (const auto& row : tx_.exec_params(
-             kLinkColumns + "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
-                            "AND l.slug > $3 ORDER BY l.slug LIMIT $4",
-             f.partner, f.status, f.cursor, static_cast<std::int64_t>(limit)))
+             kLinkColumns +
+                 "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
+                 "AND l.slug > $3 AND (strpos(l.slug, lower($5)) > 0 "
+                 "OR strpos(lower(l.destination), lower($5)) > 0) AND ($6 < 0 OR "
+                 "(l.expires_at >= now() AND l.expires_at <= now() + make_interval(days => $6))) "
+                 "ORDER BY l.slug LIMIT $4",
+             f.partner, f.status, f.cursor, static_cast<std::int64_t>(limit), f.query,
+             f.expiring_within_days.value_or(-1)))
         rows.push_back(link_row(row));
     return rows;
 }
@@ -305,7 +323,8 @@ void PgAdminRows::insert_audit(const AuditRecord& r) {
 
 std::vector<AuditRow> PgAdminRows::audit(const AuditFilter& f) {
     std::vector<AuditRow> entries;
-    auto rows = tx_.exec_params(kAudit, f.entity, f.slug, static_cast<std::int64_t>(f.limit));
+    auto rows = tx_.exec_params(kAudit, f.entity, f.slug, static_cast<std::int64_t>(f.limit),
+                                f.actor, f.since_us.value_or(-1), f.until_us.value_or(-1));
     auto json = [](const pqxx::field& field) {
         return field.is_null() ? Json() : Json::parse(field.c_str());
     };
@@ -415,5 +434,24 @@ bool PgAdminRows::insert_disclosure(const Disclosure& d, const std::string& acto
 }
 
 void PgAdminRows::commit() { tx_.commit(); }
+
+std::vector<DisclosureRow> PgAdminRows::disclosure_versions(const std::string& key,
+                                                            const std::string& locale) {
+    std::vector<DisclosureRow> rows;
+    for (const auto& row :
+         tx_.exec_params("SELECT " + kDisclosureFields +
+                             "WHERE d.key = $1 AND d.locale = $2 ORDER BY d.version DESC",
+                         key, locale))
+        rows.push_back(disclosure_row(row));
+    return rows;
+}
+
+ImportResult PgAdminRows::import_document(const Json& doc, const UrlPolicy& policy,
+                                          const std::string& actor) {
+    auto report = pg::import_in(tx_, doc, policy, actor);
+    return {std::move(report.issues), std::move(report.diff)};
+}
+
+Json PgAdminRows::export_document() { return pg::export_in(tx_); }
 
 }  // namespace refgate::admin

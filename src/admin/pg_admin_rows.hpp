@@ -15,7 +15,7 @@ class PgAdminRows final : public AdminRows {
     explicit PgAdminRows(pqxx::dbtransaction& tx) : tx_(tx) {}
 
     std::optional<PartnerRow> partner(const std::string& slug, RowLock lock) override;
-    std::vector<PartnerRow> partners() override;
+    std::vector<PartnerRow> partners(const std::string& query) override;
     bool insert_partner(const Partner& partner) override;
     void update_partner(std::int64_t id, const Partner& partner) override;
     void touch_partner(std::int64_t id) override;
@@ -51,6 +51,12 @@ class PgAdminRows final : public AdminRows {
                                             const std::string& locale) override;
     std::vector<DisclosureRow> disclosures() override;
     bool insert_disclosure(const Disclosure& disclosure, const std::string& actor) override;
+    std::vector<DisclosureRow> disclosure_versions(const std::string& key,
+                                                   const std::string& locale) override;
+
+    ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,
+                                 const std::string& actor) override;
+    nlohmann::ordered_json export_document() override;
 
     void commit() override;
 

@@ -53,7 +53,10 @@ PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions c
     PgAdminStores stores;
     stores.store = std::make_unique<AdminService>(
         std::make_unique<PgAdminRepository>(pool),
-        AdminServiceOptions{.url_policy = options.url_policy, .clock = options.clock});
+        AdminServiceOptions{.url_policy = options.url_policy,
+                            .clock = options.clock,
+                            .public_base_url = options.public_base_url,
+                            .default_locale = options.default_locale});
     stores.console = std::make_shared<ConsoleService>(
         std::make_unique<PgConsoleRepository>(std::move(pool)), console);
     return stores;

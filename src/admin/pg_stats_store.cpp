@@ -198,7 +198,113 @@ class PgStatsStore final : public StatsStore {
         return out;
     }
 
+    LinkStats overview(const DayRange& range) override {
+        auto buckets = open_buckets();
+        auto unflushed = read_unflushed(*buckets, range);
+        LinkStats stats;
+        stats.range = range;
+        for (std::int32_t d = range.from; d <= range.to; ++d) stats.days.push_back({d, {}, 0, {}});
+        auto add = [&](std::int32_t day, std::string_view channel, std::uint8_t cls,
+                       std::uint64_t n) {
+            if (day < range.from || day > range.to) return;
+            LinkDay& d = stats.days[static_cast<std::size_t>(day - range.from)];
+            d.clicks.add(cls, n);
+            if (cls == 0) d.human_by_channel[std::string(channel)] += n;
+        };
+        RecentUniques recent{
+            std::max(range.from, utc_today(clock()) - clicks::kUniqueRetentionDays), range.to, {}};
+        with_transaction([&](ReadTx& tx) {
+            for (const auto& row : tx.exec_params(
+                     "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, sum(clicks)::bigint "
+                     "FROM refgate_clicks_daily WHERE day BETWEEN $1::date AND $2::date "
+                     "GROUP BY 1, 2, 3",
+                     format_day(range.from), format_day(range.to))) {
+                add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
+                    row[3].as<std::uint64_t>());
+            }
+            auto flushed = flushed_among(tx, unflushed);
+            std::set<std::int64_t> ids;
+            for (const auto& u : unflushed) {
+                if (flushed.count(u.bucket) == 0) ids.insert(u.key.link_id);
+            }
+            auto live = live_links(tx, ids);
+            for (const auto& u : unflushed) {
+                if (live.count(u.key.link_id) == 0 || flushed.count(u.bucket) != 0) continue;
+                add(u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
+            }
+            for (const auto& row : tx.exec_params(
+                     "SELECT to_char(day, 'YYYY-MM-DD'), sum(unique_estimate)::bigint FROM "
+                     "refgate_uniques_daily WHERE day BETWEEN $1::date AND $2::date GROUP BY 1",
+                     format_day(range.from), format_day(range.to))) {
+                std::int32_t day = day_of(row[0]);
+                if (day >= range.from && day <= range.to)
+                    stats.days[static_cast<std::size_t>(day - range.from)].unique_estimate =
+                        row[1].as<std::uint64_t>();
+            }
+            read_recent_uniques(tx, live, recent);
+        });
+        add_recent_uniques(*buckets, recent, stats);
+        return stats;
+    }
+
   private:
+    // The days whose unique estimates Redis may hold, and what PostgreSQL stores for them per
+    // link (0: nothing), for each link that may have one.
+    struct RecentUniques {
+        std::int32_t from = 0;
+        std::int32_t to = 0;
+        std::map<std::int64_t, std::map<std::int32_t, std::uint64_t>> stored;
+    };
+
+    // Of `ids`, the links that exist.
+    static std::set<std::int64_t> live_links(ReadTx& tx, const std::set<std::int64_t>& ids) {
+        std::set<std::int64_t> live;
+        if (ids.empty()) return live;
+        for (const auto& row :
+             tx.exec_params("SELECT id FROM refgate_links WHERE id = ANY($1::bigint[])",
+                            pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end()))))
+            live.insert(row[0].as<std::int64_t>());
+        return live;
+    }
+
+    // The links with clicks in the recent days (flushed, or `unflushed`), with their stored
+    // estimates of those days.
+    static void read_recent_uniques(ReadTx& tx, const std::set<std::int64_t>& unflushed,
+                                    RecentUniques& recent) {
+        if (recent.from > recent.to) return;
+        for (std::int64_t id : unflushed) recent.stored[id];
+        for (const auto& row :
+             tx.exec_params("SELECT DISTINCT c.link_id FROM refgate_clicks c JOIN refgate_links l "
+                            "ON l.id = c.link_id WHERE c.day BETWEEN $1::date AND $2::date",
+                            format_day(recent.from), format_day(recent.to)))
+            recent.stored[row[0].as<std::int64_t>()];
+        for (const auto& row :
+             tx.exec_params("SELECT link_id, to_char(day, 'YYYY-MM-DD'), unique_estimate FROM "
+                            "refgate_uniques WHERE day BETWEEN $1::date AND $2::date",
+                            format_day(recent.from), format_day(recent.to))) {
+            auto it = recent.stored.find(row[0].as<std::int64_t>());
+            if (it != recent.stored.end()) it->second[day_of(row[1])] = row[2].as<std::uint64_t>();
+        }
+    }
+
+    // As link() does per link: a recent day's estimate in Redis replaces the stored one.
+    static void add_recent_uniques(clicks::BucketStore& buckets, const RecentUniques& recent,
+                                   LinkStats& stats) {
+        std::vector<std::int32_t> days;
+        for (std::int32_t d = recent.from; d <= recent.to; ++d) days.push_back(d);
+        if (days.empty()) return;
+        for (const auto& [link_id, stored] : recent.stored) {
+            auto estimates = redis_value(buckets.unique_estimates(link_id, days));
+            for (std::size_t i = 0; i < days.size(); ++i) {
+                if (estimates[i] == 0) continue;
+                auto it = stored.find(days[i]);
+                auto& total = stats.days[static_cast<std::size_t>(days[i] - stats.range.from)]
+                                  .unique_estimate;
+                total = total - (it == stored.end() ? 0 : it->second) + estimates[i];
+            }
+        }
+    }
+
     std::unique_ptr<clicks::BucketStore> open_buckets() {
         return clicks::make_redis_bucket_store({options_.redis, kRedisTimeout});
     }

@@ -2,10 +2,13 @@
 // service's decision into an answer.
 
 #include <array>
+#include <charconv>
+#include <utility>
 
 #include "api.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/domain/time.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -17,6 +20,8 @@ constexpr std::size_t kMaxPageSize = 200;
 constexpr std::size_t kDefaultPageSize = 50;
 constexpr std::size_t kDefaultAuditPage = 100;
 constexpr std::size_t kMaxAuditPage = 500;
+constexpr std::size_t kMaxSearchText = 200;
+constexpr int kMaxExpiringDays = 3650;
 
 // The URL of the resource a 201 created (RFC 9110 section 15.3.2), from a member of its object.
 // Slugs and token names are checked before they are stored, so they need no percent-encoding.
@@ -25,6 +30,27 @@ std::string created_at(std::string_view collection, const Outcome& o, const char
     auto it = o.body.find(member);
     if (it == o.body.end() || !it->is_string()) return {};
     return std::string(collection) + it->get<std::string>();
+}
+
+// A whole number from min to max, or nullopt.
+std::optional<int> whole_number(std::string_view text, int min, int max) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || n < min || n > max)
+        return std::nullopt;
+    return n;
+}
+
+// An RFC 3339 query parameter as microseconds since the epoch, when given.
+void read_time(std::string_view query, const char* name, std::optional<std::int64_t>& out,
+               std::vector<FieldError>& errors) {
+    auto text = query_value(query, name);
+    if (!text) return;
+    if (auto at = parse_rfc3339(*text)) {
+        out = std::int64_t{at->time_since_epoch().count()} * 1'000'000;
+    } else {
+        errors.push_back({name, "must be an RFC 3339 time such as 2026-12-01T00:00:00Z"});
+    }
 }
 
 constexpr std::array kPartnerRoutes{
@@ -47,8 +73,12 @@ class Partners final : public Resource {
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
-            case Operation::list_partners:
-                return answer.outcome(store_.list_partners());
+            case Operation::list_partners: {
+                auto q = query_value(r.http.query(), "q").value_or("");
+                if (q.size() > kMaxSearchText)
+                    return answer.invalid_query({{"q", "must be at most 200 bytes"}});
+                return answer.outcome(store_.list_partners(q));
+            }
             case Operation::create_partner: {
                 auto o = store_.create_partner(r.actor, r.body);
                 return answer.outcome(o, created_at("/api/v1/partners/", o, "slug"));
@@ -74,6 +104,10 @@ constexpr std::array kLinkRoutes{
     Route{Method::get, "GET", "/api/v1/links/{slug}", Role::viewer, Operation::get_link},
     Route{Method::patch, "PATCH", "/api/v1/links/{slug}", Role::editor, Operation::update_link},
     Route{Method::del, "DELETE", "/api/v1/links/{slug}", Role::editor, Operation::delete_link},
+    Route{Method::get, "GET", "/api/v1/links/{slug}/share", Role::viewer, Operation::share_link},
+    Route{Method::get, "GET", "/api/v1/links/{slug}/qr.svg", Role::viewer, Operation::qr_svg},
+    Route{Method::get, "GET", "/api/v1/links/{slug}/qr.png", Role::viewer, Operation::qr_png},
+    Route{Method::post, "POST", "/api/v1/links/preview", Role::viewer, Operation::preview_link},
 };
 
 class Links final : public Resource {
@@ -94,6 +128,13 @@ class Links final : public Resource {
                 return answer.outcome(store_.get_link(r.name));
             case Operation::update_link:
                 return answer.outcome(store_.update_link(r.actor, r.name, r.if_match, r.body));
+            case Operation::preview_link:
+                return answer.outcome(store_.preview_link(r.body));
+            case Operation::share_link:
+                return answer.outcome(store_.share_link(r.name));
+            case Operation::qr_svg:
+            case Operation::qr_png:
+                return serve_qr(store_, r, answer);
             default:
                 return answer.outcome(store_.delete_link(r.actor, r.name, r.if_match));
         }
@@ -106,7 +147,15 @@ class Links final : public Resource {
         filter.partner = query_value(query, "partner").value_or("");
         filter.status = query_value(query, "status").value_or("");
         filter.cursor = query_value(query, "cursor").value_or("");
+        filter.query = query_value(query, "q").value_or("");
         std::vector<FieldError> errors;
+        if (filter.query.size() > kMaxSearchText)
+            errors.push_back({"q", "must be at most 200 bytes"});
+        if (auto days = query_value(query, "expiring_within_days")) {
+            filter.expiring_within_days = whole_number(*days, 0, kMaxExpiringDays);
+            if (!filter.expiring_within_days)
+                errors.push_back({"expiring_within_days", "must be an integer from 0 to 3650"});
+        }
         if (!filter.status.empty() && !parse_link_status(filter.status))
             errors.push_back({"status", "must be active or disabled"});
         if (!filter.partner.empty() && !valid_slug(filter.partner))
@@ -138,8 +187,13 @@ class Audit final : public Resource {
         AuditFilter filter;
         filter.entity = query_value(query, "entity").value_or("");
         filter.slug = query_value(query, "slug").value_or("");
+        filter.actor = query_value(query, "actor").value_or("");
+        std::vector<FieldError> errors;
+        read_time(query, "since", filter.since_us, errors);
+        read_time(query, "until", filter.until_us, errors);
         auto n = limit_parameter(query, kDefaultAuditPage, kMaxAuditPage);
-        if (!n) return answer.invalid_query({{"limit", "must be an integer from 1 to 500"}});
+        if (!n) errors.push_back({"limit", "must be an integer from 1 to 500"});
+        if (!errors.empty()) return answer.invalid_query(errors);
         filter.limit = *n;
         answer.outcome(store_.audit(filter));
     }
@@ -183,6 +237,10 @@ constexpr std::array kDisclosureRoutes{
           Operation::get_disclosure},
     Route{Method::put, "PUT", "/api/v1/disclosures/{key}/{locale}", Role::editor,
           Operation::put_disclosure},
+    Route{Method::get, "GET", "/api/v1/disclosures/{key}/{locale}/versions", Role::viewer,
+          Operation::disclosure_versions},
+    Route{Method::post, "POST", "/api/v1/disclosures/preview", Role::viewer,
+          Operation::preview_disclosure},
 };
 
 class Disclosures final : public Resource {
@@ -197,6 +255,10 @@ class Disclosures final : public Resource {
                 return answer.outcome(store_.list_disclosures());
             case Operation::get_disclosure:
                 return answer.outcome(store_.get_disclosure(r.name, r.locale));
+            case Operation::disclosure_versions:
+                return answer.outcome(store_.disclosure_versions(r.name, r.locale));
+            case Operation::preview_disclosure:
+                return answer.outcome(store_.preview_disclosure(r.body));
             default: {
                 // The key and the normalised locale were checked: no percent-encoding needed.
                 auto o = store_.put_disclosure(r.actor, r.name, r.locale, r.put, r.body);

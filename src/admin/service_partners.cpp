@@ -46,10 +46,10 @@ Json code_items(const PartnerRow& partner, const std::vector<CodeHistoryRow>& hi
 
 }  // namespace
 
-Outcome AdminService::list_partners() {
-    return read([](AdminRows& rows) {
+Outcome AdminService::list_partners(const std::string& query) {
+    return read([&](AdminRows& rows) {
         Json items = Json::array();
-        for (const auto& row : rows.partners()) items.push_back(partner_object(row));
+        for (const auto& row : rows.partners(query)) items.push_back(partner_object(row));
         return object(OutcomeKind::ok, collection(std::move(items)));
     });
 }

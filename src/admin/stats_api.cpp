@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstdint>
 
 #include "api.hpp"
 #include "refgate/domain/query.hpp"
@@ -42,6 +43,9 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
                 {"limit", "must be an integer from 1 to " + std::to_string(kMaxTopLimit)});
         }
     }
+    bool by_partner = query.by == "partner";
+    if (operation == Operation::stats_top && query.by && !by_partner && *query.by != "link")
+        answer.errors.push_back({"by", "must be link or partner"});
     if (!answer.errors.empty() || !range) {
         answer.status = 422;
         return answer;
@@ -52,7 +56,25 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
             return answer_found(std::move(answer), store.link(slug, *range), "link", slug);
         case Operation::stats_partner:
             return answer_found(std::move(answer), store.partner(slug, *range), "partner", slug);
+        case Operation::stats_overview: {
+            auto overview = store.overview(*range);
+            if (query.csv) {
+                answer.csv = to_csv(overview);
+            } else {
+                answer.json = overview_to_json(overview);
+            }
+            return answer;
+        }
         default: {
+            if (by_partner) {
+                auto partners = top_partners(store.top(*range, SIZE_MAX), limit);
+                if (query.csv) {
+                    answer.csv = top_partners_to_csv(partners);
+                } else {
+                    answer.json = top_partners_to_json(*range, partners);
+                }
+                return answer;
+            }
             auto entries = store.top(*range, limit);
             if (query.csv) {
                 answer.csv = top_to_csv(entries);
@@ -72,6 +94,8 @@ constexpr std::array kStatsRoutes{
     Route{http::Method::get, "GET", "/api/v1/stats/partners/{slug}", Role::viewer,
           Operation::stats_partner},
     Route{http::Method::get, "GET", "/api/v1/stats/top", Role::viewer, Operation::stats_top},
+    Route{http::Method::get, "GET", "/api/v1/stats/overview", Role::viewer,
+          Operation::stats_overview},
 };
 
 class Stats final : public Resource {
@@ -84,7 +108,8 @@ class Stats final : public Resource {
         if (stats_ == nullptr) throw StoreError("no stats store");
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
-                     query_value(query, "limit"), wants_csv(r.http.header("Accept"))};
+                     query_value(query, "limit"), wants_csv(r.http.header("Accept")),
+                     query_value(query, "by")};
         auto stats = answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_));
         if (stats.status == 422) return answer.invalid_query(stats.errors);
         if (stats.status == 404) return answer.problem(404, "not-found", stats.detail);

@@ -16,6 +16,7 @@ struct StatsQuery {
     std::optional<std::string> to;
     std::optional<std::string> limit;
     bool csv = false;
+    std::optional<std::string> by;  // top: "link" (default) or "partner"
 };
 
 struct StatsAnswer {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 #include "refgate/admin/admin_json.hpp"
@@ -15,6 +16,7 @@
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
+#include "refgate/codec/import_diff.hpp"
 #include "refgate/pg/database.hpp"
 #include "refgate/runtime/log.hpp"
 
@@ -34,7 +36,10 @@ commands:
   serve          answer redirects on REFGATE_LISTEN and serve /healthz, /readyz on both listeners
   migrate        apply the SQL migrations that are not applied yet (safe to run twice, or at once)
   check-config   validate the configuration and print it
-  import FILE    upsert partners and links from a JSON file ('-' reads standard input); all or nothing
+  import FILE    upsert partners and links from a JSON file ('-' reads standard input), or links
+                 from a CSV file (FILE ending in .csv); all or nothing
+  import --dry-run FILE
+                 print what the import would create, change and refuse; apply nothing
   export         print every partner and link in the import format
   flush          move every count waiting in Redis into PostgreSQL now, and print what moved
   token create --name NAME --role viewer|editor|admin
@@ -90,31 +95,50 @@ std::optional<std::string> cli_actor(const po::variables_map& vm) {
     return "cli:" + name;
 }
 
+// The file's text ('-': standard input); nullopt when it cannot be read.
+std::optional<std::string> read_text(const std::string& path) {
+    std::stringstream text;
+    if (path == "-") {
+        text << std::cin.rdbuf();
+        return text.str();
+    }
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A JSON import document, or links as CSV when the name ends in ".csv"; --dry-run prints what
+// the import would do and rolls it back.
 int import_file(const Config& c, const std::string& path, const po::variables_map& vm) {
     auto actor = cli_actor(vm);
     if (!actor) return kExitUsage;
-    nlohmann::ordered_json doc;
-    try {
-        if (path == "-") {
-            doc = nlohmann::ordered_json::parse(std::cin);
-        } else {
-            std::ifstream in(path);
-            if (!in) {
-                std::cerr << "refgate import: cannot read " << path << "\n";
-                return kExitFailure;
-            }
-            doc = nlohmann::ordered_json::parse(in);
-        }
-    } catch (const nlohmann::json::parse_error& e) {
-        std::cerr << "refgate import: " << path << " is not valid JSON: " << e.what() << "\n";
+    auto text = read_text(path);
+    if (!text) {
+        std::cerr << "refgate import: cannot read " << path << "\n";
         return kExitFailure;
     }
-    auto report = pg::import_document(c.database_url, doc,
-                                      UrlPolicy{.allow_http = c.allow_http_destinations}, *actor);
-    if (!report.issues.empty()) {
+    ImportInput input = read_import_text(*text, path.ends_with(".csv"));
+    if (!input.document) {
+        std::cerr << "refgate import: " << path << " is not valid JSON: " << input.json_error
+                  << "\n";
+        return kExitFailure;
+    }
+    bool dry_run = vm.count("dry-run") != 0;
+    auto report = pg::import_document(c.database_url, *input.document,
+                                      UrlPolicy{.allow_http = c.allow_http_destinations}, *actor,
+                                      dry_run || !input.refused.empty());
+    auto refused = import_refusals(input, report.issues);
+    if (dry_run) {
+        std::cout << import_result_text(report.diff, refused) << "dry run: nothing applied\n";
+        return refused.empty() ? kExitOk : kExitFailure;
+    }
+    if (!refused.empty()) {
+        for (const auto& r : input.refused)
+            std::cerr << "invalid: line " << r.line.value_or(0) << ": " << r.message << "\n";
         for (const auto& issue : report.issues)
             std::cerr << "invalid: " << issue.to_string() << "\n";
-        std::cerr << "refgate import: nothing applied, " << report.issues.size() << " problem(s)\n";
+        std::cerr << "refgate import: nothing applied, " << refused.size() << " problem(s)\n";
         return kExitFailure;
     }
     std::cout << "imported: " << report.partners_changed << " partner(s) and "
@@ -304,7 +328,8 @@ int run_cli(int argc, char** argv) {
         "name", po::value<std::string>(), "name (token create, user create)")(
         "role", po::value<std::string>(), "role (token create, user create)")(
         "actor", po::value<std::string>(), "who the audit trail names (import, token, user)")(
-        "password-stdin", "read the password from standard input (user)");
+        "password-stdin", "read the password from standard input (user)")(
+        "dry-run", "import: show the changes, apply nothing");
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;

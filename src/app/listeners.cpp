@@ -93,7 +93,9 @@ AdminApi make_admin_api(Shared& s) {
     auto stores = admin::make_pg_admin_stores(
         {.database_url = c.database_url,
          .url_policy = s.url_policy,
-         .connection_wait = c.admin_db_wait},
+         .connection_wait = c.admin_db_wait,
+         .public_base_url = c.disclosure.public_base_url,
+         .default_locale = c.disclosure.default_locale},
         {.idle = c.console_session_idle, .max = c.console_session_max, .clock = &s.clock});
     admin::AdminStore& tokens = *stores.store;
     AdminApi api;

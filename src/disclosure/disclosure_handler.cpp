@@ -195,16 +195,8 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
 
     std::string href = options_.public_base_url;
     href.append("/go/").append(link->slug);
-    std::string html = "<a href=\"";
-    append_escaped_html(html, href);
-    html.append("\" rel=\"").append(kSponsoredRel).append("\">");
-    append_escaped_html(html, partner.name);
-    html.append("</a>");
-    if (entry != nullptr) {
-        html.append(" <small class=\"refgate-disclosure\">");
-        append_escaped_html(html, entry->current->text);
-        html.append("</small>");
-    }
+    std::string html =
+        link_snippet(href, partner.name, entry != nullptr ? &entry->current->text : nullptr);
     std::int64_t version = entry != nullptr ? entry->current->version : 0;
     std::string language = entry != nullptr ? entry->current->locale : std::string();
     if (format == "json") {

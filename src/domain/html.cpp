@@ -434,4 +434,19 @@ std::string text_to_html(std::string_view text) {
 
 std::string sanitize_html(std::string_view html) { return Sanitizer(html).run(); }
 
+std::string link_snippet(std::string_view href, std::string_view label,
+                         const std::string* disclosure_text) {
+    std::string html = "<a href=\"";
+    append_escaped_html(html, href);
+    html.append("\" rel=\"").append(kSponsoredRel).append("\">");
+    append_escaped_html(html, label);
+    html.append("</a>");
+    if (disclosure_text != nullptr) {
+        html.append(" <small class=\"refgate-disclosure\">");
+        append_escaped_html(html, *disclosure_text);
+        html.append("</small>");
+    }
+    return html;
+}
+
 }  // namespace refgate

@@ -9,6 +9,7 @@
 #include "refgate/domain/link_rules.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/reader_location.hpp"
 
 namespace refgate {
 
@@ -61,16 +62,8 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
 void Snapshot::apply_schedule(SysSeconds now) {
     // Scheduled codes whose moment has come replace the current code; the rest wait.
     for (Partner& partner : partners_) {
-        auto& schedule = partner.scheduled_codes;
-        std::sort(schedule.begin(), schedule.end(),
-                  [](const auto& a, const auto& b) { return a.valid_from < b.valid_from; });
-        auto first_future = std::find_if(schedule.begin(), schedule.end(),
-                                         [now](const auto& s) { return s.valid_from > now; });
-        if (first_future != schedule.begin()) {
-            partner.ref_code = std::prev(first_future)->ref_code;
-            schedule.erase(schedule.begin(), first_future);
-            schedule_due_ = true;
-        }
+        if (apply_due_codes(partner, now)) schedule_due_ = true;
+        const auto& schedule = partner.scheduled_codes;
         if (!schedule.empty() && (!next_change_ || schedule.front().valid_from < *next_change_)) {
             next_change_ = schedule.front().valid_from;
         }

@@ -160,6 +160,45 @@ Json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries) {
     return {{"from", range_from(range)}, {"to", range_to(range)}, {"items", std::move(items)}};
 }
 
+Json overview_to_json(const LinkStats& overview) {
+    Json j = to_json(overview);
+    j.erase("link");
+    j.erase("partner");
+    return j;
+}
+
+std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size_t limit) {
+    std::map<std::string, ClassCounts> sums;
+    for (const auto& e : links) sums[e.partner].add(e.clicks);
+    std::vector<TopEntry> partners;
+    for (const auto& [partner, clicks] : sums) partners.push_back({partner, partner, clicks});
+    rank_top(partners, limit);  // `link` holds the partner's slug: the tie-break
+    return partners;
+}
+
+Json top_partners_to_json(const DayRange& range, const std::vector<TopEntry>& partners) {
+    Json items = Json::array();
+    for (const auto& e : partners) {
+        Json item = {{"partner", e.partner}};
+        item.update(counts_json(e.clicks));
+        items.push_back(std::move(item));
+    }
+    return {{"from", range_from(range)},
+            {"to", range_to(range)},
+            {"by", "partner"},
+            {"items", std::move(items)}};
+}
+
+std::string top_partners_to_csv(const std::vector<TopEntry>& partners) {
+    std::string out;
+    append_row(out, {"partner", "human", "bot", "prefetch"});
+    for (const auto& e : partners) {
+        append_row(out, {e.partner, std::to_string(e.clicks.human), std::to_string(e.clicks.bot),
+                         std::to_string(e.clicks.prefetch)});
+    }
+    return out;
+}
+
 std::string csv_field(std::string_view text) {
     if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
     std::string out = "\"";

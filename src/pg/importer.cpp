@@ -1,6 +1,9 @@
+#include "refgate/pg/importer.hpp"
+
 #include <map>
 #include <set>
 
+#include "refgate/codec/import_diff.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
@@ -117,9 +120,9 @@ std::string id_array(const pqxx::result& rows) {
 }
 
 // Upserts `rows` with `upsert` and audits each row it changed; returns how many it changed.
-std::size_t upsert_audited(pqxx::work& tx, const std::string& actor, const std::string& rows,
-                           const char* upsert, const std::string& before_sql,
-                           const std::string& audit_sql) {
+std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor,
+                           const std::string& rows, const char* upsert,
+                           const std::string& before_sql, const std::string& audit_sql) {
     std::string before = tx.exec_params(before_sql, rows)[0][0].c_str();
     auto changed = tx.exec_params(upsert, rows);
     if (!changed.empty()) tx.exec_params(audit_sql, actor, before, id_array(changed));
@@ -175,79 +178,97 @@ std::vector<Disclosure> current_disclosures(const std::vector<Disclosure>& versi
     return current;
 }
 
+// The links of the document against the partners they will have, and the stored links of each
+// changed partner against its (possibly narrowed) domains. Canonicalises the document's links.
+std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocument& incoming,
+                                          const UrlPolicy& policy) {
+    std::map<std::string, Partner> partners;
+    for (const auto& p : stored.partners) partners[p.slug] = p;
+    std::set<std::string> changed_partners;
+    for (const auto& p : incoming.partners) {
+        partners[p.slug] = p;
+        changed_partners.insert(p.slug);
+    }
+    auto lookup = [&partners](const std::string& slug) -> const Partner* {
+        auto it = partners.find(slug);
+        return it == partners.end() ? nullptr : &it->second;
+    };
+    auto issues = validate_links(incoming.links, lookup, policy);
+    std::set<std::string> incoming_links;
+    for (const auto& l : incoming.links) incoming_links.insert(l.slug);
+    std::vector<Link> affected;
+    for (const auto& l : stored.links) {
+        if (changed_partners.count(l.partner) != 0 && incoming_links.count(l.slug) == 0)
+            affected.push_back(l);
+    }
+    auto more = validate_links(affected, lookup, policy, "stored links");
+    issues.insert(issues.end(), more.begin(), more.end());
+    return issues;
+}
+
 }  // namespace
 
-ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
-                             const UrlPolicy& policy, const std::string& actor) {
+ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json& doc,
+                       const UrlPolicy& policy, const std::string& actor) {
     ImportReport report;
     // Structural problems and link problems are reported together, so that an editor sees every
     // bad entry of a file at once.
     ParsedImport parsed = parse_import(doc);
     report.issues = std::move(parsed.issues);
     auto& incoming = parsed.document;
+    // Editors' other writes wait until this import has been validated and applied whole.
+    tx.exec(
+        "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures IN SHARE ROW "
+        "EXCLUSIVE MODE");
+    StoredData stored = read_all(tx);
+    auto more = validate_against(stored, incoming, policy);
+    report.issues.insert(report.issues.end(), more.begin(), more.end());
+    auto disclosures = current_disclosures(stored.disclosures);
+    report.diff = diff_import(incoming, {stored.partners, stored.links, disclosures});
+    if (!report.issues.empty()) return report;  // the caller rolls back
+
+    if (!incoming.partners.empty()) {
+        report.partners_changed = upsert_audited(tx, actor, partner_rows(incoming.partners),
+                                                 kUpsertPartner, kPartnersBefore, kAuditPartners);
+    }
+    if (!incoming.links.empty()) {
+        report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
+                                              kLinksBefore, kAuditLinks);
+    }
+    if (!incoming.disclosures.empty()) {
+        report.disclosures_changed =
+            tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures), actor).size();
+    }
+    return report;
+}
+
+ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
+                             const UrlPolicy& policy, const std::string& actor, bool dry_run) {
     try {
         auto conn = connect(database_url);
         pqxx::work tx(*conn);
-        // Editors' other writes wait until this import has been validated and applied whole.
-        tx.exec(
-            "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures IN SHARE ROW "
-            "EXCLUSIVE MODE");
-        StoredData stored = read_all(tx);
-
-        std::map<std::string, Partner> partners;
-        for (auto& p : stored.partners) partners[p.slug] = p;
-        std::set<std::string> changed_partners;
-        for (const auto& p : incoming.partners) {
-            partners[p.slug] = p;
-            changed_partners.insert(p.slug);
+        ImportReport report = import_in(tx, doc, policy, actor);
+        if (!dry_run && report.issues.empty()) {
+            tx.commit();
+            report.applied = true;
         }
-        auto lookup = [&partners](const std::string& slug) -> const Partner* {
-            auto it = partners.find(slug);
-            return it == partners.end() ? nullptr : &it->second;
-        };
-        auto link_issues = validate_links(incoming.links, lookup, policy);
-        report.issues.insert(report.issues.end(), link_issues.begin(), link_issues.end());
-
-        // Stored links of a changed partner must still fit its (possibly narrowed) domains.
-        std::set<std::string> incoming_links;
-        for (const auto& l : incoming.links) incoming_links.insert(l.slug);
-        std::vector<Link> affected;
-        for (const auto& l : stored.links) {
-            if (changed_partners.count(l.partner) != 0 && incoming_links.count(l.slug) == 0)
-                affected.push_back(l);
-        }
-        auto more = validate_links(affected, lookup, policy, "stored links");
-        report.issues.insert(report.issues.end(), more.begin(), more.end());
-        if (!report.issues.empty()) return report;  // the transaction rolls back
-
-        if (!incoming.partners.empty()) {
-            report.partners_changed =
-                upsert_audited(tx, actor, partner_rows(incoming.partners), kUpsertPartner,
-                               kPartnersBefore, kAuditPartners);
-        }
-        if (!incoming.links.empty()) {
-            report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
-                                                  kLinksBefore, kAuditLinks);
-        }
-        if (!incoming.disclosures.empty()) {
-            report.disclosures_changed =
-                tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures), actor)
-                    .size();
-        }
-        tx.commit();
+        return report;  // a dry run or a refused import rolls back
     } catch (const pqxx::failure& e) {
         throw DatabaseError(std::string("import: ") + e.what());
     }
-    return report;
+}
+
+nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
+    StoredData stored = read_all(tx);
+    return refgate::export_document(stored.partners, stored.links,
+                                    current_disclosures(stored.disclosures));
 }
 
 nlohmann::ordered_json export_document(const std::string& database_url) {
     try {
         auto conn = connect(database_url);
         pqxx::read_transaction tx(*conn);
-        StoredData stored = read_all(tx);
-        return refgate::export_document(stored.partners, stored.links,
-                                        current_disclosures(stored.disclosures));
+        return export_in(tx);
     } catch (const pqxx::failure& e) {
         throw DatabaseError(std::string("export: ") + e.what());
     }

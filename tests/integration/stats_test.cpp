@@ -251,4 +251,81 @@ TEST_CASE(
     CHECK(empty["items"].empty());
 }
 
+namespace {
+
+std::string range(const Fixture& f) { return "from=" + f.today + "&to=" + f.today; }
+
+// Polls the overview of today until its human clicks reach `human`.
+Json wait_for_overview(Fixture& f, std::uint64_t human) {
+    std::string target = "/api/v1/stats/overview?" + range(f);
+    Json body = f.get_json(target);
+    for (auto deadline = std::chrono::steady_clock::now() + 15s;
+         body["totals"]["human"] != human && std::chrono::steady_clock::now() < deadline;
+         body = f.get_json(target))
+        std::this_thread::sleep_for(100ms);
+    REQUIRE(body["totals"]["human"] == human);
+    return body;
+}
+
+}  // namespace
+
+TEST_CASE("the stats overview sums every link's figures per day, flushed and unflushed",
+          "[console][stats][pg][redis]") {
+    Fixture f;
+    f.wait_for_salt();
+    for (int i = 0; i < 3; ++i) f.click("/go/alpha", {{"User-Agent", browser(i)}});
+    f.click("/go/alpha?src=news", {{"User-Agent", browser(3)}});
+    f.click("/go/alpha", {{"User-Agent", "Slackbot-LinkExpanding 1.0"}});
+    wait_for_overview(f, 4);
+    f.flush();
+    for (int i = 0; i < 2; ++i) f.click("/go/beta", {{"User-Agent", browser(i)}});
+    f.click("/go/search?src=news", {{"User-Agent", browser(7)}});
+    Json overview = wait_for_overview(f, 7);
+
+    REQUIRE(overview["days"].size() == 1);
+    Json sum = {{"human", 0}, {"bot", 0}, {"prefetch", 0}, {"unique_estimate", 0}};
+    Json channels = Json::object();
+    for (const char* link : {"alpha", "beta", "search"}) {
+        Json day =
+            f.get_json(std::string("/api/v1/stats/links/") + link + "?" + range(f))["days"][0];
+        for (const char* k : {"human", "bot", "prefetch", "unique_estimate"})
+            sum[k] = sum[k].get<int>() + day[k].get<int>();
+        for (auto& [channel, n] : day["human_by_channel"].items())
+            channels[channel] = channels.value(channel, 0) + n.get<int>();
+    }
+    const Json& day = overview["days"][0];
+    CHECK(day["day"] == f.today);
+    CHECK(day["human"] == sum["human"]);
+    CHECK(day["bot"] == sum["bot"]);
+    CHECK(day["prefetch"] == sum["prefetch"]);
+    CHECK(day["unique_estimate"] == sum["unique_estimate"]);
+    CHECK(day["unique_estimate"] == 7);  // readers 0-3 on alpha, 0-1 on beta, 7 on search
+    CHECK(day["human_by_channel"] == channels);
+    CHECK(day["human_by_channel"] == Json{{"direct", 5}, {"news", 2}});
+    CHECK(day["bot"] == 1);
+    CHECK_FALSE(overview.contains("link"));
+
+    auto csv = f.get("/api/v1/stats/overview?" + range(f), {{"Accept", "text/csv"}});
+    CHECK(csv.header("Content-Type").starts_with("text/csv"));
+    CHECK(csv.body == "day,human,bot,prefetch,unique_estimate,human:direct,human:news\r\n" +
+                          f.today + ",7,1,0,7,5,2\r\n");
+}
+
+TEST_CASE("top partners rank partners by their links' human clicks",
+          "[console][stats][pg][redis]") {
+    Fixture f;
+    for (int i = 0; i < 3; ++i) f.click("/go/alpha", {{"User-Agent", browser(i)}});
+    f.click("/go/beta", {{"User-Agent", browser(1)}});
+    f.click("/go/search", {{"User-Agent", browser(2)}});
+    wait_for_overview(f, 5);
+    auto top = f.get_json("/api/v1/stats/top?by=partner&" + range(f));
+    CHECK(top["by"] == "partner");
+    CHECK(top["items"] ==
+          Json::array({{{"partner", "tailscale"}, {"human", 4}, {"bot", 0}, {"prefetch", 0}},
+                       {{"partner", "kagi"}, {"human", 1}, {"bot", 0}, {"prefetch", 0}}}));
+    auto csv = f.get("/api/v1/stats/top?by=partner&limit=1&" + range(f), {{"Accept", "text/csv"}});
+    CHECK(csv.body == "partner,human,bot,prefetch\r\ntailscale,4,0,0\r\n");
+    CHECK(f.get("/api/v1/stats/top?by=channel").status == 422);
+}
+
 }  // namespace stats_test

@@ -36,13 +36,16 @@ class FakeStore final : public AdminStore {
     Precondition last_precondition;
     LinkFilter last_filter;
     AuditFilter last_audit;
+    ImportRequest last_import;
 
     std::optional<StoredToken> find_token(const std::string& hash) override {
         auto it = tokens.find(hash);
         if (it == tokens.end()) return std::nullopt;
         return StoredToken{it->second, hash};
     }
-    Outcome list_partners() override { return answer("list_partners"); }
+    Outcome list_partners(const std::string& query) override {
+        return answer("list_partners", query);
+    }
     Outcome get_partner(const std::string& slug) override { return answer("get_partner", slug); }
     Outcome create_partner(const Actor& a, const Json& body) override {
         return answer("create_partner", "", &a, &body);
@@ -77,6 +80,10 @@ class FakeStore final : public AdminStore {
         last_precondition = p;
         return answer("delete_link", slug, &a);
     }
+    Outcome preview_link(const Json& body) override {
+        return answer("preview_link", "", nullptr, &body);
+    }
+    Outcome share_link(const std::string& slug) override { return answer("share_link", slug); }
     Outcome audit(const AuditFilter& f) override {
         last_audit = f;
         return answer("audit");
@@ -97,6 +104,19 @@ class FakeStore final : public AdminStore {
     Outcome put_disclosure(const Actor& a, const std::string& key, const std::string& locale,
                            const PutPrecondition&, const Json& body) override {
         return answer("put_disclosure", key + "/" + locale, &a, &body);
+    }
+    Outcome disclosure_versions(const std::string& key, const std::string& locale) override {
+        return answer("disclosure_versions", key + "/" + locale);
+    }
+    Outcome preview_disclosure(const Json& body) override {
+        return answer("preview_disclosure", "", nullptr, &body);
+    }
+    Outcome import_document(const Actor& a, const ImportRequest& request) override {
+        last_import = request;
+        return answer("import_document", "", &a);
+    }
+    Outcome export_document(bool csv) override {
+        return answer("export_document", csv ? "csv" : "");
     }
 
   private:

@@ -4,6 +4,7 @@
 // that replaces the stored state only on commit().
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "refgate/admin/admin_rows.hpp"
@@ -30,9 +31,17 @@ class FakeRows final : public AdminRows {
         if (it == s_.partners.end()) return std::nullopt;
         return it->second;
     }
-    std::vector<PartnerRow> partners() override {
+    std::vector<PartnerRow> partners(const std::string& query) override {
+        auto lower = [](std::string text) {
+            for (auto& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            return text;
+        };
         std::vector<PartnerRow> rows;
-        for (const auto& [slug, row] : s_.partners) rows.push_back(row);
+        for (const auto& [slug, row] : s_.partners) {
+            if (lower(slug).find(lower(query)) != std::string::npos ||
+                lower(row.partner.name).find(lower(query)) != std::string::npos)
+                rows.push_back(row);
+        }
         return rows;
     }
     bool insert_partner(const Partner& p) override {
@@ -162,6 +171,28 @@ class FakeRows final : public AdminRows {
     bool insert_disclosure(const Disclosure& d, const std::string& actor) override {
         s_.disclosures.push_back({d, ++s_.now_us, actor});
         return true;
+    }
+
+    std::vector<DisclosureRow> disclosure_versions(const std::string& key,
+                                                   const std::string& locale) override {
+        std::vector<DisclosureRow> rows;
+        for (const auto& d : s_.disclosures) {
+            if (d.disclosure.key == key && d.disclosure.locale == locale)
+                rows.insert(rows.begin(), d);
+        }
+        return rows;
+    }
+    // The import itself is PostgreSQL's (tested end to end); the fake applies nothing.
+    ImportResult import_document(const nlohmann::ordered_json&, const UrlPolicy&,
+                                 const std::string&) override {
+        return {};
+    }
+    nlohmann::ordered_json export_document() override {
+        std::vector<Partner> partners;
+        for (const auto& [slug, row] : s_.partners) partners.push_back(row.partner);
+        std::vector<Link> links;
+        for (const auto& [slug, row] : s_.links) links.push_back(row.link);
+        return refgate::export_document(partners, links);
     }
 
     void commit() override {

@@ -52,6 +52,15 @@ enum class Operation {
     sign_in,
     read_session,
     sign_out,
+    preview_link,
+    share_link,
+    qr_svg,
+    qr_png,
+    disclosure_versions,
+    preview_disclosure,
+    import_document,
+    export_document,
+    stats_overview,
 };
 
 struct Route {

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/codec/import_diff.hpp"
+#include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
 
@@ -85,7 +87,8 @@ class AdminRows {
     virtual ~AdminRows() = default;
 
     virtual std::optional<PartnerRow> partner(const std::string& slug, RowLock lock) = 0;
-    virtual std::vector<PartnerRow> partners() = 0;
+    // Partners whose slug or name contains `query` (any case; empty: all), by slug.
+    virtual std::vector<PartnerRow> partners(const std::string& query) = 0;
     // False when the slug is taken.
     virtual bool insert_partner(const Partner& partner) = 0;
     // Writes the editable fields; a new version.
@@ -138,6 +141,16 @@ class AdminRows {
     virtual std::vector<DisclosureRow> disclosures() = 0;
     // False when that version exists already.
     virtual bool insert_disclosure(const Disclosure& disclosure, const std::string& actor) = 0;
+    // Every version of a (key, locale), newest first.
+    virtual std::vector<DisclosureRow> disclosure_versions(const std::string& key,
+                                                           const std::string& locale) = 0;
+
+    // The import of `doc` in this transaction (refgate/pg/importer.hpp: validated whole,
+    // changes audited as `actor`); commit() applies it.
+    virtual ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,
+                                         const std::string& actor) = 0;
+    // Every partner and link and the current disclosures, in the import format.
+    virtual nlohmann::ordered_json export_document() = 0;
 
     virtual void commit() = 0;
 };

@@ -17,7 +17,9 @@ namespace refgate::admin {
 
 struct AdminServiceOptions {
     UrlPolicy url_policy;
-    const Clock* clock = nullptr;  // decides which schedules lie in the future; none: system
+    const Clock* clock = nullptr;       // decides which schedules lie in the future; none: system
+    std::string public_base_url;        // of /go/ links; empty: links have no public URL
+    std::string default_locale = "en";  // the snippet's disclosure, as /snippet/ picks it
 };
 
 class AdminService final : public AdminStore {
@@ -27,7 +29,7 @@ class AdminService final : public AdminStore {
 
     std::optional<StoredToken> find_token(const std::string& hash_hex) override;
 
-    Outcome list_partners() override;
+    Outcome list_partners(const std::string& query) override;
     Outcome get_partner(const std::string& slug) override;
     Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) override;
     Outcome update_partner(const Actor& actor, const std::string& slug,
@@ -44,6 +46,8 @@ class AdminService final : public AdminStore {
                         const nlohmann::ordered_json& patch) override;
     Outcome delete_link(const Actor& actor, const std::string& slug,
                         const Precondition& if_match) override;
+    Outcome preview_link(const nlohmann::ordered_json& body) override;
+    Outcome share_link(const std::string& slug) override;
 
     Outcome audit(const AuditFilter& filter) override;
 
@@ -61,6 +65,11 @@ class AdminService final : public AdminStore {
     Outcome get_disclosure(const std::string& key, const std::string& locale) override;
     Outcome put_disclosure(const Actor& actor, const std::string& key, const std::string& locale,
                            const PutPrecondition& pre, const nlohmann::ordered_json& body) override;
+    Outcome disclosure_versions(const std::string& key, const std::string& locale) override;
+    Outcome preview_disclosure(const nlohmann::ordered_json& body) override;
+
+    Outcome import_document(const Actor& actor, const ImportRequest& request) override;
+    Outcome export_document(bool csv) override;
 
   private:
     // Runs `work` in a transaction and returns what it decided.
@@ -71,6 +80,9 @@ class AdminService final : public AdminStore {
     std::optional<Outcome> update_partner_row(AdminRows& rows, const PartnerRow& row,
                                               const nlohmann::ordered_json& patch);
     std::vector<FieldError> validate(AdminRows& rows, Link& link);
+    const Clock& clock() const;
+    // "<public_base_url>/go/<slug>", or null without a public base URL.
+    nlohmann::ordered_json public_url(const std::string& slug) const;
 
     std::unique_ptr<AdminRepository> repository_;
     AdminServiceOptions options_;

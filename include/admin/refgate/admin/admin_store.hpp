@@ -44,7 +44,8 @@ enum class OutcomeKind {
     conflict,
     stale,
     invalid,
-    precondition_required
+    precondition_required,
+    bad_request  // a body that is not what its media type says (400)
 };
 
 struct Outcome {
@@ -71,13 +72,25 @@ struct PutPrecondition {
 struct LinkFilter {
     std::string partner;  // empty: any
     std::string status;   // empty: any
-    std::string cursor;   // the last slug of the previous page; empty: from the start
+    std::string query;    // a substring of the slug or the destination, any case; empty: any
+    std::optional<int> expiring_within_days;  // expires_at between now and now + N days
+    std::string cursor;  // the last slug of the previous page; empty: from the start
     std::size_t limit = 50;
 };
 
+// An import file as the API received it.
+struct ImportRequest {
+    std::string text;
+    bool csv = false;      // text/csv: links; else the JSON import document
+    bool dry_run = false;  // report what would change, apply nothing
+};
+
 struct AuditFilter {
-    std::string entity;  // empty: any
-    std::string slug;    // empty: any
+    std::string entity;                    // empty: any
+    std::string slug;                      // empty: any
+    std::string actor;                     // exact; empty: any
+    std::optional<std::int64_t> since_us;  // at or after, microseconds since the epoch
+    std::optional<std::int64_t> until_us;  // before
     std::size_t limit = 100;
 };
 
@@ -95,7 +108,8 @@ class AdminStore {
 
     virtual std::optional<StoredToken> find_token(const std::string& hash_hex) = 0;
 
-    virtual Outcome list_partners() = 0;
+    // Partners whose slug or name contains `query` (any case); empty: all.
+    virtual Outcome list_partners(const std::string& query) = 0;
     virtual Outcome get_partner(const std::string& slug) = 0;
     virtual Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) = 0;
     virtual Outcome update_partner(const Actor& actor, const std::string& slug,
@@ -113,6 +127,12 @@ class AdminStore {
                                 const nlohmann::ordered_json& patch) = 0;
     virtual Outcome delete_link(const Actor& actor, const std::string& slug,
                                 const Precondition& if_match) = 0;
+    // What a reader would get from a link as create would store it, with nothing stored:
+    // {location, public_url}; invalid: the errors create would give. `body.slug` is optional.
+    virtual Outcome preview_link(const nlohmann::ordered_json& body) = 0;
+    // {public_url, html_snippet}: the link's public URL and the snippet GET /snippet/{slug}
+    // serves (both null without a public base URL); not_found for an unknown slug.
+    virtual Outcome share_link(const std::string& slug) = 0;
 
     virtual Outcome audit(const AuditFilter& filter) = 0;
 
@@ -123,6 +143,12 @@ class AdminStore {
     virtual Outcome revoke_token(const Actor& actor, const std::string& name,
                                  const Precondition& if_match) = 0;
 
+    // An import, all or nothing: {dry_run, applied, created, changed, unchanged, refused}; with
+    // a refusal and no dry run, invalid with that body (nothing applied).
+    virtual Outcome import_document(const Actor& actor, const ImportRequest& request) = 0;
+    // The import document of everything; with `csv`, the links as CSV text (a JSON string).
+    virtual Outcome export_document(bool csv) = 0;
+
     // Disclosure texts by (key, locale); every change stores a new version.
     virtual Outcome list_disclosures() = 0;
     virtual Outcome get_disclosure(const std::string& key, const std::string& locale) = 0;
@@ -130,6 +156,10 @@ class AdminStore {
     virtual Outcome put_disclosure(const Actor& actor, const std::string& key,
                                    const std::string& locale, const PutPrecondition& pre,
                                    const nlohmann::ordered_json& body) = 0;
+    // Every version, newest first: {version, text, html, created_at, created_by}.
+    virtual Outcome disclosure_versions(const std::string& key, const std::string& locale) = 0;
+    // {html}: `body.text` (and optional `body.html`) as pages would show it, nothing stored.
+    virtual Outcome preview_disclosure(const nlohmann::ordered_json& body) = 0;
 };
 
 }  // namespace refgate::admin

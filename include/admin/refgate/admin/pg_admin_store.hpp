@@ -24,6 +24,8 @@ struct PgAdminStoreOptions {
     // it fails with StoreError (503).
     std::chrono::milliseconds connection_wait{2'000};
     const Clock* clock = nullptr;  // decides which schedules lie in the future; none: system
+    std::string public_base_url;   // of /go/ links; empty: none (no public URL, no QR code)
+    std::string default_locale = "en";
 };
 
 // The store over PostgreSQL, with a small mutex-protected pool of connections.

@@ -31,6 +31,9 @@ class StatsStore {
     virtual std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range) = 0;
     // Links ranked by human clicks in the range (links without clicks are left out).
     virtual std::vector<TopEntry> top(const DayRange& range, std::size_t limit) = 0;
+    // Every link together, per day: the sums of what link() answers for each (`link` and
+    // `partner` empty).
+    virtual LinkStats overview(const DayRange& range) = 0;
 };
 
 }  // namespace refgate::admin

@@ -18,6 +18,11 @@ std::string text_to_html(std::string_view text);
 // The rel every link in a disclosure or snippet carries.
 inline constexpr std::string_view kSponsoredRel = "sponsored nofollow noopener";
 
+// The snippet a publisher pastes beside a paid pick (GET /snippet/{slug}, the admin API's share):
+// a sponsored link to `href` labelled `label`, then the disclosure text, if any, in a <small>.
+std::string link_snippet(std::string_view href, std::string_view label,
+                         const std::string* disclosure_text);
+
 // Keeps only p, br, strong, em, b, i, small, span and a; the attributes title and lang, and href
 // on a (http, https and mailto only, after entity decoding and whitespace removal). Every a gets
 // rel="sponsored nofollow noopener". script, style and similar elements are removed with their

@@ -81,6 +81,17 @@ nlohmann::ordered_json to_json(const LinkStats& stats);
 nlohmann::ordered_json to_json(const PartnerStats& stats);
 nlohmann::ordered_json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries);
 
+// Every link together: {from, to, days: [{day, human, bot, prefetch, unique_estimate,
+// human_by_channel}], totals}; as CSV like a link's.
+nlohmann::ordered_json overview_to_json(const LinkStats& overview);
+
+// Partners ranked by human clicks (most first, then by slug), from the links' figures; `limit`
+// kept. JSON: {from, to, by: "partner", items: [{partner, human, bot, prefetch}]}.
+std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size_t limit);
+nlohmann::ordered_json top_partners_to_json(const DayRange& range,
+                                            const std::vector<TopEntry>& partners);
+std::string top_partners_to_csv(const std::vector<TopEntry>& partners);
+
 // CSV (RFC 4180: CRLF line ends, a header row, fields quoted when they need it).
 std::string to_csv(const LinkStats& stats);
 std::string to_csv(const PartnerStats& stats);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/destination.hpp"
 
@@ -24,6 +25,8 @@ std::vector<std::string> migrate(const std::string& database_url);
 
 struct ImportReport {
     std::vector<ImportIssue> issues;  // nothing was applied when not empty
+    ImportDiff diff;                  // what the document changes, entity by entity
+    bool applied = false;             // committed: no issue, and not a dry run
     std::size_t partners_changed = 0;
     std::size_t links_changed = 0;
     std::size_t disclosures_changed = 0;  // new versions stored
@@ -31,9 +34,11 @@ struct ImportReport {
 
 // Validates the whole document against what is stored and applies it in one transaction, or
 // applies nothing. Each partner, link and disclosure it changes gets an audit entry naming
-// `actor` (e.g. "cli:alice"), with the object before and after; unchanged ones get none.
+// `actor` (e.g. "cli:alice"), with the object before and after; unchanged ones get none. A dry
+// run does all of it and rolls the transaction back.
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
-                             const UrlPolicy& policy, const std::string& actor = "cli");
+                             const UrlPolicy& policy, const std::string& actor = "cli",
+                             bool dry_run = false);
 
 // Every partner and link, and the current version of every disclosure, in the import format.
 nlohmann::ordered_json export_document(const std::string& database_url);

@@ -1,0 +1,92 @@
+#include "refgate/codec/links_csv.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "refgate/codec/import_document.hpp"
+
+using namespace refgate;
+
+namespace {
+
+const std::string kHeader = std::string(kLinksCsvHeader) + "\r\n";
+
+}  // namespace
+
+TEST_CASE("a links CSV row becomes a link of the import document, empty cells left out",
+          "[codec][csv]") {
+    auto csv = parse_links_csv(kHeader +
+                               "ts,tailscale,https://tailscale.com/pricing,,,,\r\n"
+                               "kg,kagi,https://kagi.com/,disabled,2026-12-31T23:59:59Z,"
+                               "https://kagi.com/,true\r\n");
+    CHECK(csv.problems.empty());
+    REQUIRE(csv.document["links"].size() == 2);
+    CHECK(csv.document["links"][0] ==
+          nlohmann::ordered_json{{"slug", "ts"},
+                                 {"partner", "tailscale"},
+                                 {"destination", "https://tailscale.com/pricing"}});
+    CHECK(csv.document["links"][1]["status"] == "disabled");
+    CHECK(csv.document["links"][1]["utm_passthrough"] == true);
+    CHECK(csv.lines == std::vector<std::size_t>{2, 3});
+}
+
+TEST_CASE("quoted CSV fields keep commas, doubled quotes and line breaks, and count their lines",
+          "[codec][csv]") {
+    auto csv = parse_links_csv(kHeader +
+                               "\"a,b\",p,\"https://x.example/?q=\"\"1\"\"\",,,,\n"
+                               "\"multi\nline\",p,https://x.example/,,,,false\n"
+                               "last,p,https://x.example/,,,,\n");
+    CHECK(csv.problems.empty());
+    REQUIRE(csv.document["links"].size() == 3);
+    CHECK(csv.document["links"][0]["slug"] == "a,b");
+    CHECK(csv.document["links"][0]["destination"] == "https://x.example/?q=\"1\"");
+    CHECK(csv.document["links"][1]["slug"] == "multi\nline");
+    CHECK(csv.lines == std::vector<std::size_t>{2, 3, 5});
+}
+
+TEST_CASE("a wrong CSV header refuses the file at line 1", "[codec][csv]") {
+    auto csv = parse_links_csv("slug,destination\r\nts,https://tailscale.com/\r\n");
+    REQUIRE(csv.problems.size() == 1);
+    CHECK(csv.problems[0].line == 1);
+    CHECK(csv.problems[0].message.find(std::string(kLinksCsvHeader)) != std::string::npos);
+    CHECK(csv.document["links"].empty());
+}
+
+TEST_CASE("a broken CSV row is a problem at its line and the other rows are still read",
+          "[codec][csv]") {
+    auto csv = parse_links_csv(kHeader +
+                               "ok,p,https://x.example/,,,,\r\n"
+                               "short,p\r\n"
+                               "\r\n"
+                               "also-ok,p,https://x.example/,,,,\r\n"
+                               "\"open,p,https://x.example/,,,,\r\n");
+    REQUIRE(csv.problems.size() == 2);
+    CHECK(csv.problems[0].line == 3);
+    CHECK(csv.problems[0].message == "has 2 fields; the header has 7");
+    CHECK(csv.problems[1].line == 6);
+    CHECK(csv.problems[1].message == "a quoted field is not closed");
+    CHECK(csv.lines == std::vector<std::size_t>{2, 5});
+}
+
+TEST_CASE("links written as CSV read back as the same links", "[codec][csv]") {
+    Link a;
+    a.slug = "ts";
+    a.partner = "tailscale";
+    a.destination = "https://tailscale.com/pricing?a=1,2&b=\"x\"";
+    a.expires_at = parse_rfc3339("2026-12-31T23:59:59Z");
+    a.fallback = "https://tailscale.com/";
+    a.utm_passthrough = true;
+    Link b;
+    b.slug = "kg";
+    b.partner = "kagi";
+    b.destination = "https://kagi.com/";
+    b.status = LinkStatus::disabled;
+    std::string text = links_to_csv({a, b});
+    CHECK(text.starts_with(kHeader));
+    auto csv = parse_links_csv(text);
+    CHECK(csv.problems.empty());
+    auto parsed = parse_import(csv.document);
+    CHECK(parsed.issues.empty());
+    REQUIRE(parsed.document.links.size() == 2);
+    CHECK(link_to_json(parsed.document.links[0]) == link_to_json(a));
+    CHECK(link_to_json(parsed.document.links[1]) == link_to_json(b));
+}
