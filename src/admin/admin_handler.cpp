@@ -212,9 +212,9 @@ void AdminHandler::unavailable(const http::Request& request, http::Response& res
 std::span<const Route> routes() {
     static const std::vector<Route> all = [] {
         std::vector<Route> list;
-        for (auto table : {partner_routes(), link_routes(), audit_routes(), token_routes(),
-                           disclosure_routes(), stats_routes(), import_routes(), export_routes(),
-                           user_routes(), session_routes()})
+        for (auto table :
+             {partner_routes(), link_routes(), audit_routes(), token_routes(), disclosure_routes(),
+              stats_routes(), import_routes(), export_routes(), user_routes(), session_routes()})
             list.insert(list.end(), table.begin(), table.end());
         return list;
     }();
