@@ -9,6 +9,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_auth_test {
+
 using namespace refgate::test;
 using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -295,3 +298,5 @@ TEST_CASE("the absolute session limit comes from REFGATE_CONSOLE_SESSION_MAX", "
     std::this_thread::sleep_for(std::chrono::milliseconds{1100});
     CHECK(c.call("GET", "/api/v1/session", {{"Cookie", b.cookie}}).status == 401);
 }
+
+}  // namespace console_auth_test

@@ -6,6 +6,9 @@
 
 #include "console_fixture.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_bulk_test {
+
 using namespace refgate::test;
 using namespace refgate::test::console;
 
@@ -180,3 +183,5 @@ TEST_CASE("refgate import --dry-run prints the diff and applies nothing", "[cons
     CHECK(r.out.find("dry run: nothing applied") != std::string::npos);
     CHECK(database_state(f) == before);
 }
+
+}  // namespace console_bulk_test

@@ -5,6 +5,9 @@
 
 #include "console_fixture.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_disclosure_audit_test {
+
 using namespace refgate::test;
 using namespace refgate::test::console;
 
@@ -91,3 +94,5 @@ TEST_CASE("the audit trail is filtered by actor and time", "[console][audit][pg]
     CHECK(bad.status == 422);
     CHECK(error_fields(bad) == std::vector<std::string>{"since"});
 }
+
+}  // namespace console_disclosure_audit_test

@@ -7,6 +7,9 @@
 #include "console_fixture.hpp"
 #include "refgate/domain/time.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_links_test {
+
 using namespace refgate::test;
 using namespace refgate::test::console;
 
@@ -166,3 +169,5 @@ TEST_CASE("a QR code needs a public base URL", "[console][qr][pg]") {
     REQUIRE(f.create_link(link_json("ts-qr")).status == 201);
     CHECK(f.get("/api/v1/links/ts-qr/qr.svg", f.viewer).status == 409);
 }
+
+}  // namespace console_links_test

@@ -9,6 +9,9 @@
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace console_users_test {
+
 using namespace refgate::test;
 using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
@@ -217,3 +220,5 @@ TEST_CASE("the service log never holds a password, a session id or a CSRF token"
         CHECK(log.find(secret) == std::string::npos);
     }
 }
+
+}  // namespace console_users_test

@@ -4,6 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace qr_code_test {
+
 using namespace refgate::admin;
 
 namespace {
@@ -103,3 +106,5 @@ TEST_CASE("a QR SVG is one crisp-edged path in a viewBox with a four-module quie
 TEST_CASE("text too long for any QR version is refused", "[admin][qr]") {
     CHECK_FALSE(encode_qr(std::string(8000, 'a')));
 }
+
+}  // namespace qr_code_test

@@ -4,6 +4,9 @@
 
 #include "refgate/codec/import_document.hpp"
 
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace links_csv_test {
+
 using namespace refgate;
 
 namespace {
@@ -90,3 +93,5 @@ TEST_CASE("links written as CSV read back as the same links", "[codec][csv]") {
     CHECK(link_to_json(parsed.document.links[0]) == link_to_json(a));
     CHECK(link_to_json(parsed.document.links[1]) == link_to_json(b));
 }
+
+}  // namespace links_csv_test
