@@ -2,7 +2,7 @@
 # Shared helpers for deploy/local/run.sh and deploy/local/test.sh.
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
-# Provides: ROOT, log/die, ensure_packages, build, lock_state, check_format, free_port,
+# Provides: ROOT, log/die, ensure_packages, ensure_node, npm_ci_if_stale, build, lock_state, check_format, free_port,
 # start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock, write_env_file.
 
 # Repo root from this file's location, so the scripts work from any cwd.
@@ -24,7 +24,7 @@ REFGATE_APT_PACKAGES=(
 # QR codes back). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start
 # their services (on :9090, :80), so run.sh does not install them.
 REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
-  podman runc debootstrap nginx haproxy caddy openssl python3-yaml zbar-tools)
+  podman runc debootstrap nginx haproxy caddy openssl python3-yaml zbar-tools chromium)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
@@ -82,6 +82,30 @@ ensure_packages() {
   "${sudo[@]}" apt-get update
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# -------------------------------------------------------------------- node
+
+# The console (src/console/web) is built with Node and npm; Debian's packages do, unless a Node
+# is already on PATH (any npm that reads package-lock.json v3).
+ensure_node() {
+  command -v npm >/dev/null && command -v node >/dev/null && return 0
+  local sudo=()
+  ((EUID == 0)) || sudo=(sudo)
+  log "installing Node.js and npm (the console's build)"
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm
+}
+
+# npm_ci_if_stale DIR: `npm ci` in DIR when its node_modules is missing or older than its
+# package-lock.json (npm ci writes node_modules/.package-lock.json last).
+npm_ci_if_stale() {
+  local dir=$1 stamp=$1/node_modules/.package-lock.json
+  if [[ -e $stamp && ! $dir/package-lock.json -nt $stamp ]]; then
+    return 0
+  fi
+  log "npm ci in ${dir#"$ROOT"/}"
+  (cd "$dir" && nolock npm ci --no-audit --no-fund)
 }
 
 # ------------------------------------------------------------------- build

@@ -1,6 +1,7 @@
 #include "refgate/admin/bearer.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/admin/pg_stats_store.hpp"
+#include "refgate/console/console_handler.hpp"
 #include "refgate/disclosure/disclosure_handler.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/metrics/counting_handler.hpp"
@@ -49,6 +50,18 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
     };
 }
 
+// The editors' console, when this build embeds it (-DREFGATE_CONSOLE=ON); /console/ is 404
+// otherwise. Its requests are labelled `other` in the metrics, as the route classes are fixed.
+void add_console_routes(http::Router& router) {
+    auto assets = console::embedded_assets();
+    if (assets.empty()) return;
+    auto handler = std::make_shared<console::ConsoleHandler>(assets);
+    router.exact(std::string(console::ConsoleHandler::kRoot), handler,
+                 route_tag(RouteClass::other));
+    router.prefix(std::string(console::ConsoleHandler::kPrefix), handler,
+                  route_tag(RouteClass::other));
+}
+
 http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
                                      std::shared_ptr<metrics::MetricsHandler> metrics) {
     return {
@@ -62,6 +75,7 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
                 router->prefix("/api/v1/", api, route_tag(RouteClass::admin_api));
                 add_health_routes(*router, s, ReadinessDetail::full);
                 router->exact("/metrics", metrics, route_tag(RouteClass::metrics));
+                add_console_routes(*router);
                 return std::make_unique<http::CountingHandler>(std::move(router),
                                                                s.request_metrics.add_slot("admin"));
             },

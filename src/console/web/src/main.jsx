@@ -1,0 +1,129 @@
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, onAuthLost, setCsrfToken } from './api.js';
+import { SignIn } from './pages/signin.jsx';
+import { PartnerList, PartnerPage } from './pages/partners.jsx';
+import { LinkList, LinkPage } from './pages/links.jsx';
+import { Bulk } from './pages/bulk.jsx';
+import { Disclosures } from './pages/disclosures.jsx';
+import { Stats } from './pages/stats.jsx';
+import { Audit } from './pages/audit.jsx';
+import { Users } from './pages/users.jsx';
+
+const pages = [
+  { path: 'partners', label: 'Partners' },
+  { path: 'links', label: 'Links' },
+  { path: 'bulk', label: 'Bulk' },
+  { path: 'disclosures', label: 'Disclosures' },
+  { path: 'stats', label: 'Stats' },
+  { path: 'audit', label: 'Audit', admin: true },
+  { path: 'users', label: 'Users and tokens', admin: true },
+];
+
+function currentRoute() {
+  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  return { page: parts[0] || 'partners', id: parts[1] || null };
+}
+
+function Page({ route, session }) {
+  const can = { edit: session.user.role !== 'viewer', admin: session.user.role === 'admin' };
+  const props = { session, can, id: route.id };
+  switch (route.page) {
+    case 'partners':
+      return route.id ? <PartnerPage {...props} /> : <PartnerList {...props} />;
+    case 'links':
+      return route.id ? <LinkPage {...props} /> : <LinkList {...props} />;
+    case 'bulk':
+      return <Bulk {...props} />;
+    case 'disclosures':
+      return <Disclosures {...props} />;
+    case 'stats':
+      return <Stats {...props} />;
+    case 'audit':
+      return <Audit {...props} />;
+    case 'users':
+      return <Users {...props} />;
+    default:
+      return <p>No such page. Choose one from the menu.</p>;
+  }
+}
+
+function App() {
+  const [session, setSession] = useState(undefined);
+  const [notice, setNotice] = useState('');
+  const [route, setRoute] = useState(currentRoute());
+
+  useEffect(() => {
+    const onHash = () => setRoute(currentRoute());
+    addEventListener('hashchange', onHash);
+    onAuthLost(() => {
+      setCsrfToken(null);
+      setSession((s) => {
+        if (s) setNotice('Your session has ended. Sign in again.');
+        return null;
+      });
+    });
+    api('GET', '/session', { noAuthRedirect: true }).then(
+      ({ data }) => signedIn(data),
+      () => setSession(null),
+    );
+    return () => removeEventListener('hashchange', onHash);
+  }, []);
+
+  function signedIn(data) {
+    setCsrfToken(data.csrf_token);
+    setNotice('');
+    setSession(data);
+  }
+
+  async function signOut() {
+    try {
+      await api('DELETE', '/session', { noAuthRedirect: true });
+    } catch {
+      // Signed out either way: the cookie is gone or the session already ended.
+    }
+    setCsrfToken(null);
+    setNotice('You have signed out.');
+    setSession(null);
+  }
+
+  if (session === undefined) return <p class="loading">Loading…</p>;
+  if (session === null) return <SignIn notice={notice} onSignedIn={signedIn} />;
+  const admin = session.user.role === 'admin';
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main').focus())}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">refgate</span>
+        <nav aria-label="Main">
+          <ul>
+            {pages
+              .filter((p) => admin || !p.admin)
+              .map((p) => (
+                <li>
+                  <a href={`#/${p.path}`} aria-current={route.page === p.path ? 'page' : undefined}>
+                    {p.label}
+                  </a>
+                </li>
+              ))}
+          </ul>
+        </nav>
+        <span class="who">
+          {session.user.name} ({session.user.role})
+        </span>
+        <button type="button" class="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabindex="-1">
+        <Page route={route} session={session} />
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app'));

@@ -1,0 +1,278 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, enc, query } from '../api.js';
+import {
+  Check, Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, useLoad, utcToLocalInput,
+} from '../ui.jsx';
+
+const usePartners = () => useLoad(async () => (await api('GET', '/partners?limit=200')).data.items, []);
+
+export function LinkList({ can }) {
+  const [filters, setFilters] = useState({ partner: '', status: '', expiring: false, q: '' });
+  const [cursors, setCursors] = useState([null]);
+  const [creating, setCreating] = useState(false);
+  const [partners] = usePartners();
+  const cursor = cursors[cursors.length - 1];
+  const [page, error] = useLoad(async () => (await api('GET', `/links${query({
+    partner: filters.partner, status: filters.status, q: filters.q, limit: 25, cursor,
+    expiring_within_days: filters.expiring ? 14 : '',
+  })}`)).data, [filters, cursor]);
+  const set = (k) => (e) => {
+    setCursors([null]);
+    setFilters({ ...filters, [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value });
+  };
+  return (
+    <>
+      <PageTitle>Links</PageTitle>
+      {can.edit && !creating && (
+        <button type="button" onClick={() => setCreating(true)}>New link</button>
+      )}
+      {creating && <LinkForm partners={partners || []} onDone={() => setCreating(false)} />}
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <Field id="links-partner" as="select" label="Filter by partner" value={filters.partner} onChange={set('partner')}>
+          <option value="">All partners</option>
+          {(partners || []).map((p) => <option value={p.slug}>{p.name}</option>)}
+        </Field>
+        <Field id="links-status" as="select" label="Filter by status" value={filters.status} onChange={set('status')}>
+          <option value="">Any status</option>
+          <option value="active">Active</option>
+          <option value="disabled">Disabled</option>
+        </Field>
+        <Field id="links-q" type="search" label="Search links (slug or destination)" value={filters.q} onInput={set('q')} />
+        <Check id="links-expiring" label="Expiring within 14 days" checked={filters.expiring} onChange={set('expiring')} />
+      </form>
+      <Notice error={error} />
+      {page && (
+        <>
+          <Table caption="Links" head={['Link', 'Partner', 'Destination', 'Status', 'Expires']}
+            empty="No link matches these filters."
+            rows={page.items.map((l) => [
+              <a href={`#/links/${enc(l.slug)}`}>{l.slug}</a>, l.partner, l.destination, l.status, showTime(l.expires_at),
+            ])} />
+          <div class="actions">
+            <button type="button" class="secondary" disabled={cursors.length < 2}
+              onClick={() => setCursors(cursors.slice(0, -1))}>Previous page</button>
+            <button type="button" class="secondary" disabled={!page.next_cursor}
+              onClick={() => setCursors([...cursors, page.next_cursor])}>Next page</button>
+          </div>
+        </>
+      )}
+    </>
+  );
+}
+
+// The link as the API takes it, from the form's values.
+function linkBody(v) {
+  return {
+    ...(v.slug ? { slug: v.slug } : {}),
+    partner: v.partner,
+    destination: v.destination,
+    status: v.status,
+    expires_at: v.expires_at ? localToUtc(v.expires_at) : null,
+    fallback: v.fallback || null,
+    utm_passthrough: v.utm_passthrough,
+  };
+}
+
+// The Location a reader would get, built by the server as the values change.
+function usePreview(values) {
+  const [preview, setPreview] = useState({ location: null, errors: {} });
+  useEffect(() => {
+    if (!values.partner || !values.destination) return setPreview({ location: null, errors: {} });
+    const timer = setTimeout(() => {
+      api('POST', '/links/preview', { body: linkBody(values) }).then(
+        ({ data }) => setPreview({ location: data.location, publicUrl: data.public_url, errors: {} }),
+        (err) => setPreview({ location: null, errors: err instanceof ApiError ? err.fieldErrors() : {} }),
+      );
+    }, 250);
+    return () => clearTimeout(timer);
+  }, [JSON.stringify(values)]);
+  return preview;
+}
+
+function LinkFields({ values, set, errors, partners, isNew }) {
+  return (
+    <>
+      {isNew && (
+        <Field id="link-slug" label="Slug" value={values.slug} required error={errors.slug}
+          hint="Letters, digits and dashes: the public link is /go/<slug>." onInput={set('slug')} />
+      )}
+      {isNew && (
+        <Field id="link-partner" as="select" label="Partner" value={values.partner} required
+          error={errors.partner} onChange={set('partner')}>
+          <option value="">Choose a partner</option>
+          {partners.map((p) => <option value={p.slug}>{p.name} ({p.slug})</option>)}
+        </Field>
+      )}
+      <Field id="link-destination" label="Destination" type="url" value={values.destination} required
+        error={errors.destination} onInput={set('destination')} />
+      <Field id="link-status" as="select" label="Status" value={values.status} error={errors.status} onChange={set('status')}>
+        <option value="active">Active</option>
+        <option value="disabled">Disabled</option>
+      </Field>
+      <Field id="link-expires" type="datetime-local" label="Expires at (your time zone; empty: never)"
+        value={values.expires_at} error={errors.expires_at} onInput={set('expires_at')} />
+      <Field id="link-fallback" type="url" label="Fallback after expiry or when disabled (optional)"
+        value={values.fallback} error={errors.fallback} onInput={set('fallback')} />
+      <Check id="link-utm" label="Pass the reader's utm_ parameters through" checked={values.utm_passthrough}
+        onChange={set('utm_passthrough')} />
+    </>
+  );
+}
+
+function PreviewBox({ preview }) {
+  return (
+    <div class="preview" aria-live="polite">
+      <strong>A reader is sent to: </strong>
+      {preview.location ? <code class="break">{preview.location}</code> : <span>(fill in a partner and a valid destination)</span>}
+    </div>
+  );
+}
+
+function useValues(initial) {
+  const [values, setValues] = useState(initial);
+  const set = (k) => (e) => setValues({
+    ...values, [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value,
+  });
+  return [values, set, setValues];
+}
+
+function LinkForm({ partners, onDone }) {
+  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false });
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(null);
+  const preview = usePreview(values);
+  async function submit(e) {
+    e.preventDefault();
+    setErrors({});
+    setError(null);
+    try {
+      await api('POST', '/links', { body: linkBody(values) });
+      onDone();
+      location.hash = `#/links/${enc(values.slug)}`;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+      else setError(err);
+    }
+  }
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="new-link-title">
+      <h2 id="new-link-title">New link</h2>
+      <LinkFields values={values} set={set} errors={errors} partners={partners} isNew />
+      <PreviewBox preview={preview} />
+      <Notice error={error} />
+      <div class="actions">
+        <button type="submit">Create</button>
+        <button type="button" class="secondary" onClick={onDone}>Cancel</button>
+      </div>
+    </form>
+  );
+}
+
+export function LinkPage({ id, can }) {
+  const [link, error, reload] = useLoad(async () => {
+    const r = await api('GET', `/links/${enc(id)}`);
+    const share = await api('GET', `/links/${enc(id)}/share`).then((s) => s.data, (e) => ({ error: e }));
+    return { ...r.data, etag: r.etag, share };
+  }, [id]);
+  if (error) return (<><PageTitle>Link {id}</PageTitle><Notice error={error} /></>);
+  if (!link) return <p class="loading">Loading…</p>;
+  return (
+    <>
+      <PageTitle>Link {link.slug}</PageTitle>
+      <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}.</p>
+      {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
+      <Share link={link} />
+    </>
+  );
+}
+
+function LinkEditor({ link, reload }) {
+  const initial = {
+    partner: link.partner, destination: link.destination, status: link.status,
+    expires_at: utcToLocalInput(link.expires_at), fallback: link.fallback || '', utm_passthrough: !!link.utm_passthrough,
+  };
+  const [values, set] = useValues(initial);
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(null);
+  const [message, setMessage] = useState(null);
+  const [conflict, setConflict] = useState(null);
+  const preview = usePreview(values);
+  async function save(patch, etag) {
+    setErrors({});
+    setError(null);
+    setMessage(null);
+    try {
+      await api('PATCH', `/links/${enc(link.slug)}`, { body: patch, ifMatch: etag });
+      setConflict(null);
+      setMessage('Saved.');
+      reload();
+    } catch (err) {
+      if (err.status === 412) {
+        const fresh = await api('GET', `/links/${enc(link.slug)}`);
+        setConflict({ patch, theirs: fresh.data, etag: fresh.etag });
+      } else if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+      else setError(err);
+    }
+  }
+  const { partner, ...patch } = linkBody(values);
+  return (
+    <>
+      {conflict && <Conflict yours={conflict.patch} theirs={conflict.theirs}
+        onReload={() => (setConflict(null), reload())} onOverwrite={() => save(conflict.patch, conflict.etag)} />}
+      <form class="card" onSubmit={(e) => (e.preventDefault(), save(patch, link.etag))} aria-labelledby="edit-link-title">
+        <h2 id="edit-link-title">Edit</h2>
+        <LinkFields values={values} set={set} errors={errors} partners={[]} />
+        <PreviewBox preview={preview} />
+        <Notice error={error} />
+        {message && <Notice>{message}</Notice>}
+        <div class="actions">
+          <button type="submit">Save link</button>
+          <button type="button" class="secondary"
+            onClick={() => save({ status: link.status === 'active' ? 'disabled' : 'active' }, link.etag)}>
+            {link.status === 'active' ? 'Disable link' : 'Enable link'}
+          </button>
+        </div>
+      </form>
+    </>
+  );
+}
+
+function CopyField({ id, label, value }) {
+  const [copied, setCopied] = useState('');
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied('Copied.');
+    } catch {
+      document.getElementById(id).select();
+      setCopied('Selected: press Ctrl+C (or ⌘C) to copy.');
+    }
+  }
+  return (
+    <div class="copy">
+      <Field id={id} label={label} as="textarea" rows="2" readOnly value={value} />
+      <button type="button" class="secondary" onClick={copy}>Copy {label.toLowerCase()}</button>
+      <span role="status">{copied}</span>
+    </div>
+  );
+}
+
+function Share({ link }) {
+  const base = `/api/v1/links/${enc(link.slug)}`;
+  if (link.share.error) return <Notice error={link.share.error} />;
+  if (!link.share.public_url) {
+    return <p class="notice">Set REFGATE_PUBLIC_BASE_URL to share this link and get its QR code.</p>;
+  }
+  return (
+    <section class="card" aria-labelledby="share-title">
+      <h2 id="share-title">Share</h2>
+      <CopyField id="share-url" label="Public link" value={link.share.public_url} />
+      <CopyField id="share-snippet" label="HTML snippet" value={link.share.html_snippet} />
+      <img class="qr" src={`${base}/qr.svg?size=192`} width="192" height="192" alt={`QR code for ${link.share.public_url}`} />
+      <ul class="inline">
+        <li><a href={`${base}/qr.svg?size=512&download=1`} download>Download QR code (SVG)</a></li>
+        <li><a href={`${base}/qr.png?size=512&download=1`} download>Download QR code (PNG)</a></li>
+      </ul>
+    </section>
+  );
+}

@@ -1,0 +1,221 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, enc, query } from '../api.js';
+import {
+  Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, timeZone, useLoad,
+} from '../ui.jsx';
+
+export function PartnerList() {
+  const [q, setQ] = useState('');
+  const [items, error] = useLoad(async () => (await api('GET', `/partners${query({ q, limit: 200 })}`)).data.items, [q]);
+  return (
+    <>
+      <PageTitle>Partners</PageTitle>
+      <form role="search" onSubmit={(e) => e.preventDefault()}>
+        <Field id="partner-search" label="Search partners (slug or name)" type="search" value={q}
+          onInput={(e) => setQ(e.currentTarget.value)} />
+      </form>
+      <Notice error={error} />
+      {items && (
+        <Table caption="Partners" head={['Partner', 'Name', 'Current code', 'Scheduled switches']}
+          empty="No partner matches." rows={items.map((p) => [
+            <a href={`#/partners/${enc(p.slug)}`}>{p.slug}</a>, p.name, <code>{p.ref_code}</code>,
+            p.scheduled_codes.length || 'none',
+          ])} />
+      )}
+    </>
+  );
+}
+
+const lines = (text) => text.split('\n').map((s) => s.trim()).filter(Boolean);
+function paramsFromText(text) {
+  const out = {};
+  for (const line of lines(text)) {
+    const eq = line.indexOf('=');
+    out[eq < 0 ? line : line.slice(0, eq).trim()] = eq < 0 ? '' : line.slice(eq + 1).trim();
+  }
+  return out;
+}
+const paramsToText = (params) => Object.entries(params || {}).map(([k, v]) => `${k}=${v}`).join('\n');
+
+// Saves a merge patch with the partner's ETag; a 412 becomes a conflict to resolve.
+function usePatch(slug, partner, reload) {
+  const [conflict, setConflict] = useState(null);
+  async function save(patch) {
+    try {
+      await api('PATCH', `/partners/${enc(slug)}`, { body: patch, ifMatch: partner.etag });
+      setConflict(null);
+      reload();
+    } catch (err) {
+      if (err.status !== 412) throw err;
+      const fresh = await api('GET', `/partners/${enc(slug)}`);
+      setConflict({ patch, theirs: fresh.data, etag: fresh.etag });
+      return 'conflict';
+    }
+    return 'saved';
+  }
+  async function overwrite() {
+    const { patch, etag } = conflict;
+    await api('PATCH', `/partners/${enc(slug)}`, { body: patch, ifMatch: etag });
+    setConflict(null);
+    reload();
+  }
+  return { conflict, save, overwrite, dismiss: () => (setConflict(null), reload()) };
+}
+
+export function PartnerPage({ id, can }) {
+  const [partner, error, reload] = useLoad(async () => {
+    const [p, codes, links] = await Promise.all([
+      api('GET', `/partners/${enc(id)}`),
+      api('GET', `/partners/${enc(id)}/codes`),
+      api('GET', `/links${query({ partner: id, limit: 200 })}`),
+    ]);
+    return { ...p.data, etag: p.etag, codes: codes.data.items, links: links.data.items };
+  }, [id]);
+  const patcher = usePatch(id, partner, reload);
+  if (error) return (<><PageTitle>Partner {id}</PageTitle><Notice error={error} /></>);
+  if (!partner) return <p class="loading">Loading…</p>;
+  return (
+    <>
+      <PageTitle>Partner {partner.name}</PageTitle>
+      <p>
+        Slug <code>{partner.slug}</code>; current code <strong><code>{partner.ref_code}</code></strong>{' '}
+        as <code>{partner.ref_param}</code>.
+      </p>
+      {patcher.conflict && (
+        <Conflict yours={patcher.conflict.patch} theirs={patcher.conflict.theirs}
+          onReload={patcher.dismiss} onOverwrite={() => patcher.overwrite().catch((e) => alert(e.message))} />
+      )}
+      {can.edit ? <CodeForm partner={partner} patcher={patcher} />
+        : <p class="notice">You have the viewer role: you can read this partner but not change it.</p>}
+      <Scheduled partner={partner} patcher={patcher} can={can} />
+      <Table caption="Code history" head={['Code', 'Live from', 'Live until', 'Kind']}
+        rows={[...partner.codes].reverse().map((c) => [
+          <code>{c.ref_code}</code>, showTime(c.live_from), showTime(c.live_until), c.scheduled ? 'scheduled' : 'was live',
+        ])} />
+      {can.edit && <RulesForm partner={partner} patcher={patcher} />}
+      <h2>Links of this partner</h2>
+      <Table caption="Links" head={['Link', 'Destination', 'Status']} empty="This partner has no links."
+        rows={partner.links.map((l) => [<a href={`#/links/${enc(l.slug)}`}>{l.slug}</a>, l.destination, l.status])} />
+    </>
+  );
+}
+
+function CodeForm({ partner, patcher }) {
+  const [code, setCode] = useState('');
+  const [when, setWhen] = useState('now');
+  const [at, setAt] = useState('');
+  const [errors, setErrors] = useState({});
+  const [message, setMessage] = useState(null);
+  const [error, setError] = useState(null);
+
+  async function submit(e) {
+    e.preventDefault();
+    setErrors({});
+    setError(null);
+    setMessage(null);
+    const patch = { ref_code: code };
+    if (when === 'later') {
+      const utc = localToUtc(at);
+      if (!utc) return setErrors({ valid_from: 'Choose a date and time for the switch.' });
+      patch.valid_from = utc;
+    }
+    try {
+      const result = await patcher.save(patch);
+      if (result === 'saved') {
+        setMessage(when === 'later' ? `Switch to ${code} scheduled for ${showTime(patch.valid_from)}.` : `The code is now ${code}.`);
+        setCode('');
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+      else setError(err);
+    }
+  }
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="code-form-title">
+      <h2 id="code-form-title">Change the referral code</h2>
+      <Field id="partner-ref-code" label="Referral code" value={code} required error={errors.ref_code}
+        onInput={(e) => setCode(e.currentTarget.value)} />
+      <fieldset>
+        <legend>When</legend>
+        <div class="field check">
+          <input type="radio" id="when-now" name="when" checked={when === 'now'} onChange={() => setWhen('now')} />
+          <label for="when-now">Now</label>
+        </div>
+        <div class="field check">
+          <input type="radio" id="when-later" name="when" checked={when === 'later'} onChange={() => setWhen('later')} />
+          <label for="when-later">At a date and time</label>
+        </div>
+      </fieldset>
+      {when === 'later' && (
+        <Field id="partner-valid-from" label={`Switch at (your time zone, ${timeZone()})`} type="datetime-local"
+          value={at} error={errors.valid_from} hint="Stored in UTC; every instance switches on its own clock."
+          onInput={(e) => setAt(e.currentTarget.value)} />
+      )}
+      <Notice error={error} />
+      {message && <Notice>{message}</Notice>}
+      <button type="submit">Save</button>
+    </form>
+  );
+}
+
+function Scheduled({ partner, patcher, can }) {
+  const [error, setError] = useState(null);
+  async function cancel(s) {
+    try {
+      await patcher.save({ ref_code: null, valid_from: s.valid_from });
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return (
+    <section aria-labelledby="scheduled-title">
+      <h2 id="scheduled-title">Scheduled switches</h2>
+      <Notice error={error} />
+      <Table caption="Scheduled switches" head={['Code', `At (${timeZone()})`, 'At (UTC)', '']}
+        empty="No switch is scheduled."
+        rows={partner.scheduled_codes.map((s) => [
+          <code>{s.ref_code}</code>, showTime(s.valid_from), <time datetime={s.valid_from}>{s.valid_from}</time>,
+          can.edit ? (
+            <button type="button" class="secondary" onClick={() => cancel(s)}>
+              Cancel switch to {s.ref_code}
+            </button>
+          ) : '',
+        ])} />
+    </section>
+  );
+}
+
+function RulesForm({ partner, patcher }) {
+  const [domains, setDomains] = useState((partner.allowed_domains || []).join('\n'));
+  const [params, setParams] = useState(paramsToText(partner.extra_params));
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(null);
+  const [message, setMessage] = useState(null);
+
+  async function submit(e) {
+    e.preventDefault();
+    setErrors({});
+    setError(null);
+    setMessage(null);
+    try {
+      const result = await patcher.save({ allowed_domains: lines(domains), extra_params: paramsFromText(params) });
+      if (result === 'saved') setMessage('Domains and parameters saved.');
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+      else setError(err);
+    }
+  }
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="rules-title">
+      <h2 id="rules-title">Allowed domains and fixed parameters</h2>
+      <Field id="partner-domains" as="textarea" rows="3" label="Allowed domains (one per line)" value={domains}
+        error={errors.allowed_domains} onInput={(e) => setDomains(e.currentTarget.value)} />
+      <Field id="partner-params" as="textarea" rows="3" label="Fixed parameters (name=value, one per line)"
+        value={params} error={errors.extra_params} onInput={(e) => setParams(e.currentTarget.value)} />
+      <Notice error={error} />
+      {message && <Notice>{message}</Notice>}
+      <button type="submit">Update domains and parameters</button>
+    </form>
+  );
+}

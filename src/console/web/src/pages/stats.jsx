@@ -1,0 +1,85 @@
+import uPlot from 'uplot';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, query } from '../api.js';
+import { Field, Notice, PageTitle, Table, csv, downloadText, useLoad } from '../ui.jsx';
+
+const day = (d) => d.toISOString().slice(0, 10);
+const dayOf = (seconds) => day(new Date(seconds * 1000));
+const palette = ['#1f5fbf', '#b3261e', '#6b4c00', '#0b7a3e', '#7a1fa2', '#005f73', '#9c4221'];
+
+// A uPlot chart of one series per column over the days, with its table and CSV beside it.
+function Chart({ id, title, days, series }) {
+  const box = useRef(null);
+  useEffect(() => {
+    if (!box.current) return undefined;
+    const xs = days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
+    const width = Math.max(280, Math.min(box.current.clientWidth || 600, 900));
+    const plot = new uPlot({
+      width, height: 240,
+      // UTC days as plain numbers, so ticks fall on UTC midnights whatever the browser's zone.
+      scales: { x: { time: false } },
+      series: [{ label: 'Day', value: (u, v) => (v == null ? '--' : dayOf(v)) },
+        ...series.map((s, i) => ({ label: s.label, stroke: palette[i % palette.length], width: 2 }))],
+      axes: [{ incrs: [86400, 7 * 86400, 28 * 86400], values: (u, vals) => vals.map(dayOf) }, { label: 'clicks' }],
+    }, [xs, ...series.map((s) => days.map(s.value))], box.current);
+    return () => plot.destroy();
+  }, [days, series]);
+  const head = ['Day', ...series.map((s) => s.label)];
+  const rows = days.map((d) => [d.day, ...series.map((s) => s.value(d))]);
+  return (
+    <figure class="chart" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <div ref={box} class="plot" role="img" aria-label={`${title}: chart; the table below has the same figures`} />
+      <details>
+        <summary>Table view: {title}</summary>
+        <Table caption={title} head={head} rows={rows} />
+      </details>
+      <button type="button" class="secondary" onClick={() => downloadText(`${id}.csv`, csv([head, ...rows]))}>
+        Download CSV: {title}
+      </button>
+    </figure>
+  );
+}
+
+export function Stats() {
+  const today = new Date();
+  const [range, setRange] = useState({ from: day(new Date(today.getTime() - 29 * 86400e3)), to: day(today) });
+  const [data, error] = useLoad(async () => {
+    const q = query(range);
+    const [overview, links, partners] = await Promise.all([
+      api('GET', `/stats/overview${q}`), api('GET', `/stats/top${query({ ...range, limit: 10 })}`),
+      api('GET', `/stats/top${query({ ...range, by: 'partner' })}`),
+    ]);
+    return { overview: overview.data, links: links.data.items, partners: partners.data.items };
+  }, [range.from, range.to]);
+  const set = (k) => (e) => e.currentTarget.value && setRange({ ...range, [k]: e.currentTarget.value });
+  const channels = data ? [...new Set(data.overview.days.flatMap((d) => Object.keys(d.human_by_channel || {})))].sort() : [];
+  return (
+    <>
+      <PageTitle>Stats</PageTitle>
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <Field id="stats-from" type="date" label="From (UTC day)" value={range.from} onChange={set('from')} />
+        <Field id="stats-to" type="date" label="To (UTC day)" value={range.to} onChange={set('to')} />
+      </form>
+      <Notice error={error} />
+      {data && (
+        <>
+          <p role="status">
+            Totals: {data.overview.totals.human} human, {data.overview.totals.bot} bot, {data.overview.totals.prefetch} prefetch clicks.
+          </p>
+          <Chart id="by-class" title="Clicks per day by class" days={data.overview.days} series={[
+            { label: 'human', value: (d) => d.human }, { label: 'bot', value: (d) => d.bot },
+            { label: 'prefetch', value: (d) => d.prefetch }]} />
+          <Chart id="by-channel" title="Human clicks per day by channel" days={data.overview.days}
+            series={(channels.length ? channels : ['direct']).map((c) => ({ label: c, value: (d) => (d.human_by_channel || {})[c] || 0 }))} />
+          <Chart id="uniques" title="Unique readers per day (estimate)" days={data.overview.days}
+            series={[{ label: 'unique estimate', value: (d) => d.unique_estimate }]} />
+          <Table caption="Top links" head={['Link', 'Partner', 'Human', 'Bot', 'Prefetch']} empty="No clicks in this range."
+            rows={data.links.map((l) => [l.link, l.partner, l.human, l.bot, l.prefetch])} />
+          <Table caption="Top partners" head={['Partner', 'Human', 'Bot', 'Prefetch']} empty="No clicks in this range."
+            rows={data.partners.map((p) => [p.partner, p.human, p.bot, p.prefetch])} />
+        </>
+      )}
+    </>
+  );
+}

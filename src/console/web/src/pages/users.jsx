@@ -1,0 +1,131 @@
+import { useState } from 'preact/hooks';
+import { api, ApiError, enc } from '../api.js';
+import { Field, Notice, PageTitle, Table, showTime, useLoad } from '../ui.jsx';
+
+const roles = ['viewer', 'editor', 'admin'];
+
+export function Users({ can }) {
+  const [users, error, reload] = useLoad(async () => (can.admin ? (await api('GET', '/users')).data.items : []), []);
+  const [tokens, tokenError, reloadTokens] = useLoad(async () => (can.admin ? (await api('GET', '/tokens')).data.items : []), []);
+  const [message, setMessage] = useState(null);
+  const [actionError, setActionError] = useState(null);
+  if (!can.admin) return (<><PageTitle>Users and tokens</PageTitle><p>Only admins manage users and tokens.</p></>);
+
+  async function act(fn, done) {
+    setActionError(null);
+    setMessage(null);
+    try {
+      setMessage(await fn());
+    } catch (err) {
+      setActionError(err);
+    }
+    done();
+  }
+  const patchUser = (u, patch, text) => act(async () => {
+    await api('PATCH', `/users/${enc(u.name)}`, { body: patch, ifMatch: `"${u.version}"` });
+    return text;
+  }, reload);
+  const setPassword = (u) => {
+    const password = prompt(`New password for ${u.name} (10 characters or more)`);
+    if (password) patchUser(u, { password }, `Password of ${u.name} changed; their other sessions ended.`);
+  };
+  return (
+    <>
+      <PageTitle>Users and tokens</PageTitle>
+      <Notice error={error || tokenError || actionError} />
+      {message && <Notice>{message}</Notice>}
+      {users && (
+        <Table caption="Users" head={['Name', 'Role', 'State', 'Last sign-in', 'Actions']}
+          rows={users.map((u) => [u.name, u.role, u.disabled ? 'disabled' : 'active', showTime(u.last_sign_in_at),
+            <div class="actions">
+              <label class="sr-only" for={`role-${u.name}`}>Role of {u.name}</label>
+              <select id={`role-${u.name}`} value={u.role}
+                onChange={(e) => patchUser(u, { role: e.currentTarget.value }, `${u.name} is now ${e.currentTarget.value}.`)}>
+                {roles.map((r) => <option value={r}>{r}</option>)}
+              </select>
+              <button type="button" class="secondary" onClick={() => patchUser(u, { disabled: !u.disabled },
+                u.disabled ? `${u.name} enabled.` : `${u.name} disabled; their sessions ended.`)}>
+                {u.disabled ? 'Enable' : 'Disable'} {u.name}
+              </button>
+              <button type="button" class="secondary" onClick={() => setPassword(u)}>Set password of {u.name}</button>
+            </div>])} />
+      )}
+      <NewUser onCreated={(text) => (setMessage(text), reload())} />
+      {tokens && (
+        <Table caption="API tokens" head={['Name', 'Role', 'Created', 'Last used', 'State', '']}
+          rows={tokens.map((t) => [t.name, t.role, showTime(t.created_at), t.last_used_on || '—',
+            t.revoked_at ? `revoked ${showTime(t.revoked_at)}` : 'active',
+            t.revoked_at ? '' : <button type="button" class="secondary" onClick={() => act(async () => {
+              await api('DELETE', `/tokens/${enc(t.name)}`, { ifMatch: '*' });
+              return `Token ${t.name} revoked.`;
+            }, reloadTokens)}>Revoke token {t.name}</button>])} />
+      )}
+      <NewToken onCreated={(text) => (setMessage(text), reloadTokens())} />
+    </>
+  );
+}
+
+function NewUser({ onCreated }) {
+  const [v, setV] = useState({ name: '', role: 'editor', password: '' });
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(null);
+  async function submit(e) {
+    e.preventDefault();
+    setErrors({});
+    setError(null);
+    try {
+      const body = { name: v.name, role: v.role, ...(v.password ? { password: v.password } : {}) };
+      const { data } = await api('POST', '/users', { body });
+      onCreated(data.password ? `User ${v.name} created. Their password (shown once): ${data.password}` : `User ${v.name} created.`);
+      setV({ name: '', role: 'editor', password: '' });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+      else setError(err);
+    }
+  }
+  const set = (k) => (e) => setV({ ...v, [k]: e.currentTarget.value });
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="new-user-title">
+      <h2 id="new-user-title">Add a user</h2>
+      <Field id="user-name" label="User name" value={v.name} error={errors.name} onInput={set('name')} />
+      <Field id="user-role" as="select" label="User role" value={v.role} error={errors.role} onChange={set('role')}>
+        {roles.map((r) => <option value={r}>{r}</option>)}
+      </Field>
+      <Field id="user-password" type="password" label="Initial password (empty: generate one)" autocomplete="new-password"
+        value={v.password} error={errors.password} onInput={set('password')} />
+      <Notice error={error} />
+      <button type="submit">Add user</button>
+    </form>
+  );
+}
+
+function NewToken({ onCreated }) {
+  const [v, setV] = useState({ name: '', role: 'viewer' });
+  const [errors, setErrors] = useState({});
+  const [error, setError] = useState(null);
+  async function submit(e) {
+    e.preventDefault();
+    setErrors({});
+    setError(null);
+    try {
+      const { data } = await api('POST', '/tokens', { body: v });
+      onCreated(`Token ${v.name} created. Copy it now, it is shown once: ${data.token}`);
+      setV({ name: '', role: 'viewer' });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+      else setError(err);
+    }
+  }
+  const set = (k) => (e) => setV({ ...v, [k]: e.currentTarget.value });
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="new-token-title">
+      <h2 id="new-token-title">Add an API token</h2>
+      <Field id="token-name" label="Token name" value={v.name} error={errors.name} onInput={set('name')} />
+      <Field id="token-role" as="select" label="Token role" value={v.role} error={errors.role} onChange={set('role')}>
+        {roles.map((r) => <option value={r}>{r}</option>)}
+      </Field>
+      <Notice error={error} />
+      <button type="submit">Add token</button>
+    </form>
+  );
+}

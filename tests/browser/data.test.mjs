@@ -1,0 +1,121 @@
+// Bulk import, disclosures, stats and the admin pages in real Chromium (issue 15).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { click, launchBrowser, screenshots, seriousViolations, signIn, sleep, Stack, USERS } from './lib/harness.mjs';
+
+let stack;
+let browser;
+before(async () => {
+  stack = await new Stack().start();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+const header = 'slug,partner,destination,status,expires_at,fallback,utm_passthrough\n';
+const csvFile = (name, rows) => ({ name, mimeType: 'text/csv', buffer: Buffer.from(header + rows.join('\n') + '\n') });
+
+test('a bulk file is checked in a dry run, refusals are explained, and applied all at once', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('link', { name: 'Bulk' }).click();
+  const file = page.getByLabel(/^Import file/);
+
+  await file.setInputFiles(csvFile('bad.csv', [
+    'bulk-one,backblaze,https://www.backblaze.com/b2,active,,,false',
+    'bulk-bad,backblaze,https://evil.example.net/,active,,,false',
+  ]));
+  await page.getByRole('button', { name: 'Check (dry run)' }).click();
+  const refused = page.getByRole('table', { name: 'Refused' });
+  await refused.getByRole('cell', { name: 'bulk-bad', exact: true }).waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Apply' }).count(), 0);
+  await page.getByText('nothing is applied while any is refused').waitFor();
+
+  await file.setInputFiles(csvFile('good.csv', [
+    'bulk-one,backblaze,https://www.backblaze.com/b2,active,,,false',
+    'backup,backblaze,https://www.backblaze.com/cloud-backup/business,active,2099-12-31T23:59:59Z,,false',
+  ]));
+  await page.getByRole('button', { name: 'Check (dry run)' }).click();
+  await page.getByRole('table', { name: 'Would be created' }).getByRole('cell', { name: 'bulk-one', exact: true }).waitFor();
+  await page.getByRole('table', { name: 'Would be changed' }).getByRole('cell', { name: 'backup', exact: true }).waitFor();
+  assert.equal(stack.psql("SELECT count(*) FROM refgate_links WHERE slug = 'bulk-one'"), '0');
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'bulk-dry-run');
+
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByText(/^Applied: 1 created, 1 changed/).waitFor();
+  assert.equal(stack.psql("SELECT count(*) FROM refgate_links WHERE slug = 'bulk-one'"), '1');
+  assert.equal((await click(stack, 'bulk-one')).status, 302);
+  await context.close();
+});
+
+test('a disclosure edit shows the server\'s sanitised preview and becomes a new version', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('link', { name: 'Disclosures' }).click();
+  await page.getByRole('button', { name: 'Edit general (en)' }).click();
+  await page.getByLabel('Text', { exact: true }).fill('Paid picks: links carry our referral code.');
+  await page.getByLabel(/^HTML/).fill(
+    '<strong>Paid picks</strong> <script>alert(1)</script><a href="javascript:alert(1)" onclick="x()">code</a>');
+  const preview = page.locator('.disclosure-preview');
+  await preview.locator('strong').waitFor();
+  const html = await preview.innerHTML();
+  assert.doesNotMatch(html, /<script|javascript:|onclick/i);
+  await page.getByRole('button', { name: 'Save text' }).click();
+  await page.getByText('Saved as a new version.').waitFor();
+  const history = page.getByRole('table', { name: 'Version history' });
+  await history.getByText('Paid picks: links carry our referral code.').waitFor();
+  assert.equal(await history.locator('tbody tr').count(), 2);
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'disclosures');
+  await context.close();
+});
+
+test('stats draw a chart of the clicks the test made, with a table view', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.viewer);
+  const humanClicks = () => page.evaluate(async () => (await (await fetch('/api/v1/stats/overview')).json()).totals.human);
+  const before = await humanClicks();
+  for (let i = 0; i < 3; i++) assert.equal((await click(stack, 'tailscale-blog', '?src=news')).status, 302);
+  const expected = before + 3;
+  // Counts reach the stats API within the aggregation window (100 ms here) plus a send.
+  await page.waitForFunction(async (n) => {
+    const r = await fetch('/api/v1/stats/overview');
+    return r.ok && (await r.json()).totals.human === n;
+  }, expected, { polling: 200, timeout: 10000 });
+  await page.getByRole('link', { name: 'Stats' }).click();
+  await page.getByText(`Totals: ${expected} human`).waitFor();
+  const drawn = await page.evaluate(() => {
+    const canvas = document.querySelector('.chart canvas');
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    let painted = 0;
+    for (let i = 3; i < pixels.length; i += 4) if (pixels[i]) painted++;
+    return painted;
+  });
+  assert.ok(drawn > 100, `the chart canvas is blank (${drawn} pixels painted)`);
+  await page.getByText('Table view: Clicks per day by class').click();
+  const today = new Date().toISOString().slice(0, 10);
+  const row = page.getByRole('table', { name: 'Clicks per day by class' }).getByRole('row').filter({ hasText: today });
+  assert.equal(await row.getByRole('cell').nth(1).innerText(), String(expected));
+  await page.getByText('Table view: Human clicks per day by channel').click();
+  await page.getByRole('table', { name: 'Human clicks per day by channel' }).getByRole('columnheader', { name: 'news' }).waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'stats');
+  await context.close();
+});
+
+test('admins see the audit trail of console changes and the users and tokens', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.admin);
+  await page.getByRole('link', { name: 'Audit' }).click();
+  await page.getByRole('table', { name: 'Audit trail (newest first)' }).waitFor();
+  await page.getByLabel('Actor (exact, e.g. user:alice)').fill(`user:${USERS.editor.name}`);
+  await page.getByLabel('Actor (exact, e.g. user:alice)').press('Tab');
+  await page.getByRole('cell', { name: `user:${USERS.editor.name}` }).first().waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'audit');
+
+  await page.getByRole('link', { name: 'Users and tokens' }).click();
+  await page.getByRole('table', { name: 'Users' }).getByRole('cell', { name: USERS.viewer.name, exact: true }).waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'users');
+  await context.close();
+});

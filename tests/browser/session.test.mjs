@@ -1,0 +1,102 @@
+// Signing in and out, sessions, a viewer's rights and CSRF, in real Chromium (issue 15).
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { after, before, test } from 'node:test';
+import { launchBrowser, screenshots, seriousViolations, signIn, Stack, USERS } from './lib/harness.mjs';
+
+let stack;
+let browser;
+before(async () => {
+  stack = await new Stack().start();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+const signInPage = (page) => page.getByRole('button', { name: 'Sign in' });
+
+test('an editor signs in with name and password; a wrong password is refused in words', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  await page.goto(`${stack.adminUrl}/console/`);
+  await signInPage(page).waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'sign-in');
+
+  await page.getByLabel('Name', { exact: true }).fill(USERS.editor.name);
+  await page.getByLabel('Password', { exact: true }).fill('not-the-password');
+  await signInPage(page).click();
+  await page.getByRole('alert').getByText('name or password is wrong').waitFor();
+
+  await page.getByLabel('Password', { exact: true }).fill(USERS.editor.password);
+  await signInPage(page).click();
+  await page.getByRole('heading', { name: 'Partners', level: 1 }).waitFor();
+  const [cookie] = await context.cookies();
+  assert.equal(cookie.httpOnly, true);
+  assert.equal(cookie.sameSite, 'Strict');
+  await context.close();
+});
+
+test('signing out leads back to the sign-in page, also after a reload', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await signInPage(page).waitFor();
+  await page.getByText('You have signed out.').waitFor();
+  await page.reload();
+  await signInPage(page).waitFor();
+  await context.close();
+});
+
+test('an expired session leads back to the sign-in page', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  stack.psql(`UPDATE refgate_console_sessions SET expires_at = now() - interval '1 second'
+              WHERE user_name = '${USERS.editor.name}'`);
+  await page.getByRole('link', { name: 'Links' }).click();
+  await signInPage(page).waitFor();
+  await page.getByText('Your session has ended. Sign in again.').waitFor();
+  await context.close();
+});
+
+test('a viewer gets no Save on a partner page and the API refuses a viewer\'s save', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.viewer);
+  await page.goto(`${stack.adminUrl}/console/#/partners/tailscale`);
+  await page.getByRole('heading', { name: 'Partner Tailscale' }).waitFor();
+  await page.getByText('You have the viewer role').first().waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Save', exact: true }).count(), 0);
+  // Even a hand-made request with the session's CSRF token is refused.
+  const status = await page.evaluate(async () => {
+    const session = await (await fetch('/api/v1/session')).json();
+    const r = await fetch('/api/v1/partners/tailscale', {
+      method: 'PATCH',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': session.csrf_token, 'If-Match': '*' },
+      body: JSON.stringify({ ref_code: 'viewer-was-here' }),
+    });
+    return r.status;
+  });
+  assert.equal(status, 403);
+  await context.close();
+});
+
+test('a form auto-posted from another origin does not create a link (CSRF)', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  const evil = createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    res.end(`<!doctype html><title>prize</title>
+      <form id="f" method="POST" action="${stack.adminUrl}/api/v1/links" enctype="text/plain">
+      <input name='{"slug":"csrf-probe","partner":"tailscale","destination":"https://tailscale.com/","x":"' value='"}'>
+      </form><script>document.getElementById('f').submit()</script>`);
+  });
+  await new Promise((r) => evil.listen(0, '127.0.0.1', r));
+  try {
+    const answer = page.waitForResponse((r) => r.url().endsWith('/api/v1/links') && r.request().method() === 'POST');
+    await page.goto(`http://127.0.0.1:${evil.address().port}/`);
+    const response = await answer;
+    assert.ok([401, 403].includes(response.status()), `the cross-site post got ${response.status()}`);
+    assert.equal(stack.psql("SELECT count(*) FROM refgate_links WHERE slug = 'csrf-probe'"), '0');
+  } finally {
+    evil.close();
+    await context.close();
+  }
+});
