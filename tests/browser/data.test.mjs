@@ -65,6 +65,8 @@ test('a disclosure edit shows the server\'s sanitised preview and becomes a new 
   await page.getByText('Saved as a new version.').waitFor();
   const history = page.getByRole('table', { name: 'Version history' });
   await history.getByText('Paid picks: links carry our referral code.').waitFor();
+  // Locators re-resolve, so this waits out the history's reload after the save.
+  await history.locator('tbody tr').nth(1).waitFor();
   assert.equal(await history.locator('tbody tr').count(), 2);
   assert.deepEqual(await seriousViolations(page), []);
   await screenshots(page, 'disclosures');

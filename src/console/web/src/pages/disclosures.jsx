@@ -18,7 +18,8 @@ export function Disclosures({ can }) {
               {can.edit ? 'Edit' : 'Show'} {d.key} ({d.locale})
             </button>])} />
       )}
-      {current && <Editor key={`${current.key}/${current.locale}/${current.version}`} d={current} can={can} onSaved={reload} />}
+      {/* Keyed by text, not version: a save keeps the editor, its message and its history. */}
+      {current && <Editor key={`${current.key}/${current.locale}`} d={current} can={can} onSaved={reload} />}
       {can.edit && <NewText onSaved={(d) => (setChosen(d), reload())} />}
     </>
   );
