@@ -56,12 +56,16 @@ export REFGATE_PUBLIC_BASE_URL="${REFGATE_PUBLIC_BASE_URL:-https://picks.example
 
 "$BIN" migrate
 "$BIN" import "$ROOT/deploy/local/demo.json"
+# A console user for the demo: created once, with a new password at every start (in the banner).
+CONSOLE_PASSWORD=$("$BIN" user create --name demo --role admin 2>/dev/null | tail -n 1) ||
+  CONSOLE_PASSWORD=$("$BIN" user set-password demo | tail -n 1)
 
 cat >&2 <<BANNER
 
   refgate is starting
     redirects  http://$REFGATE_LISTEN
     admin      http://$REFGATE_ADMIN_LISTEN
+    console    http://$REFGATE_ADMIN_LISTEN/console/  (name: demo, password: $CONSOLE_PASSWORD)
     database   $REFGATE_DATABASE_URL
     redis      $REFGATE_REDIS_URL
   try: curl -i http://$REFGATE_LISTEN/go/demo

@@ -69,9 +69,16 @@ std::string qr_svg(const QrMatrix& m, int pixels) {
             }
             int start = x;
             while (x < m.size && m.at(x, y)) ++x;
-            svg += "M" + std::to_string(start + kQrQuietZone) + " " +
-                   std::to_string(y + kQrQuietZone) + "h" + std::to_string(x - start) + "v1h-" +
-                   std::to_string(x - start) + "z";
+            // Appended piece by piece: `"M" + std::string&&` trips GCC 12's -Wrestrict at -O3.
+            svg += 'M';
+            svg += std::to_string(start + kQrQuietZone);
+            svg += ' ';
+            svg += std::to_string(y + kQrQuietZone);
+            svg += 'h';
+            svg += std::to_string(x - start);
+            svg += "v1h-";
+            svg += std::to_string(x - start);
+            svg += 'z';
         }
     }
     svg += "\"/></svg>\n";

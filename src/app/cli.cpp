@@ -256,9 +256,11 @@ int user_command(const Config& c, const std::vector<std::string>& args,
                 return kExitUsage;
             }
             std::string name = vm["name"].as<std::string>();
+            // value_or, not *: GCC 12 at -O3 cannot see the check above (-Wmaybe-uninitialized).
+            const admin::Role chosen = role.value_or(admin::Role::viewer);
             std::string generated =
-                admin::create_user(c.database_url, name, *role, stdin_password(vm), *actor);
-            std::cout << "user '" << name << "' (" << admin::to_string(*role) << ") created\n";
+                admin::create_user(c.database_url, name, chosen, stdin_password(vm), *actor);
+            std::cout << "user '" << name << "' (" << admin::to_string(chosen) << ") created\n";
             if (!generated.empty()) std::cout << "password, shown only now:\n" << generated << "\n";
             return kExitOk;
         }
