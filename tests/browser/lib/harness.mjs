@@ -240,4 +240,16 @@ export async function click(stack, slug, query = '') {
   return { status: r.status, location: r.headers.get('location') };
 }
 
+// Clicks /go/<slug> until `accept(answer)` holds or `ms` pass (a write reaches every instance's
+// redirects within a second, by LISTEN/NOTIFY); returns the last answer.
+export async function clickUntil(stack, slug, accept, ms = 1000) {
+  const start = Date.now();
+  let answer = await click(stack, slug);
+  while (!accept(answer) && Date.now() - start < ms) {
+    await sleep(50);
+    answer = await click(stack, slug);
+  }
+  return answer;
+}
+
 export { sleep };
