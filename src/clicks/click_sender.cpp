@@ -205,8 +205,10 @@ void ClickSender::index_in_flight_keys() {
 Status ClickSender::send_all() {
     Status status = check_durability();
     if (status) status = refresh_salts();
-    if (status) status = send_batches();
+    // Samples before counts: once a click's count is in Redis its unique sample is too, so the
+    // stats API's estimate never lags the counts it sits beside.
     if (status) status = send_samples();
+    if (status) status = send_batches();
     if (!status) return status;
     stats_.pending_keys.store(pending_new_keys_, std::memory_order_relaxed);
     return done();
