@@ -137,8 +137,9 @@ std::optional<std::vector<std::string>> parse_origins(const std::string& list) {
     return origins;
 }
 
-const std::vector<Setting>& settings() {
-    static const std::vector<Setting> table = {
+// Where refgate listens and which servers it uses.
+std::vector<Setting> connection_settings() {
+    return {
         {"listen", "REFGATE_LISTEN",
          [](Config& c, const std::string& v) {
              auto e = parse_endpoint(v);
@@ -170,6 +171,12 @@ const std::vector<Setting>& settings() {
         {"threads", "REFGATE_THREADS",
          [](Config& c, const std::string& v) { return parse_uint<unsigned>(v, c.threads, 1, 256); },
          "an integer from 1 to 256", [](const Config& c) { return std::to_string(c.threads); }},
+    };
+}
+
+// Serving: the snapshot, redirects and the HTTP limits.
+std::vector<Setting> serving_settings() {
+    return {
         {"snapshot_file", "REFGATE_SNAPSHOT_FILE",
          [](Config& c, const std::string& v) {
              c.snapshot_file = v;
@@ -225,6 +232,12 @@ const std::vector<Setting>& settings() {
          [](Config& c, const std::string& v) { return parse_millis_or_off(v, c.drain); },
          "milliseconds, 0 (no drain) to 86400000",
          [](const Config& c) { return millis_text(c.drain); }},
+    };
+}
+
+// Counting clicks.
+std::vector<Setting> counting_settings() {
+    return {
         {"aggregation_window_ms", "REFGATE_AGGREGATION_WINDOW_MS",
          [](Config& c, const std::string& v) {
              return parse_millis(v, c.clicks.aggregation_window);
@@ -264,6 +277,12 @@ const std::vector<Setting>& settings() {
          },
          "a comma-separated list of addresses or CIDR ranges",
          [](const Config& c) { return c.clicks.trusted_proxies; }},
+    };
+}
+
+// Disclosures, logs, metrics and files.
+std::vector<Setting> publishing_settings() {
+    return {
         {"disclosure_default_locale", "REFGATE_DISCLOSURE_DEFAULT_LOCALE",
          [](Config& c, const std::string& v) {
              auto locale = normalize_locale(v);
@@ -320,6 +339,12 @@ const std::vector<Setting>& settings() {
              return true;
          },
          "a directory path", [](const Config& c) { return c.state_dir; }},
+    };
+}
+
+// The admin listener and the console.
+std::vector<Setting> admin_settings() {
+    return {
         {"admin_cors_origins", "REFGATE_ADMIN_CORS_ORIGINS",
          [](Config& c, const std::string& v) {
              auto origins = parse_origins(v);
@@ -350,6 +375,19 @@ const std::vector<Setting>& settings() {
          "seconds, 1 to 2592000",
          [](const Config& c) { return std::to_string(c.console_session_max.count()); }},
     };
+}
+
+// Every setting, in the order check-config prints them.
+const std::vector<Setting>& settings() {
+    static const std::vector<Setting> table = [] {
+        std::vector<Setting> all;
+        for (auto group : {connection_settings, serving_settings, counting_settings,
+                           publishing_settings, admin_settings}) {
+            auto part = group();
+            all.insert(all.end(), part.begin(), part.end());
+        }
+        return all;
+    }();
     return table;
 }
 
