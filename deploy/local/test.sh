@@ -48,15 +48,30 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+# The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
+# REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite. They are
+# built at the lowest priority while ctest runs (its tests spend much of their time waiting on
+# servers), and run two at a time after it.
+fuzz=${REFGATE_TEST_FUZZ:-$(($# == 0))}
+if [[ $fuzz == 1 ]]; then
+  nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --build-only >"$ROOT/build/fuzz-build.log" 2>&1 &
+  fuzz_build=$!
+  trap 'kill "$fuzz_build" 2>/dev/null; stop_all; log "elapsed: $SECONDS s"' EXIT
+fi
+
 # --no-tests=error: a build that registers no tests must not pass.
 rc=0
 nolock ctest --test-dir "$ROOT/build/test" --output-on-failure -j2 --timeout 300 \
   --no-tests=error "$@" || rc=$?
 
-# The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
-# REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite.
-if [[ ${REFGATE_TEST_FUZZ:-$(($# == 0))} == 1 ]]; then
-  log "fuzzing (tests/fuzz/run.sh, ${REFGATE_TEST_FUZZ_SECONDS:-5} s per target)"
-  nolock "$ROOT/tests/fuzz/run.sh" --seconds-per-target "${REFGATE_TEST_FUZZ_SECONDS:-5}" || rc=1
+if [[ $fuzz == 1 ]]; then
+  seconds=${REFGATE_TEST_FUZZ_SECONDS:-5}
+  if ! wait "$fuzz_build"; then
+    tail -n 40 "$ROOT/build/fuzz-build.log" >&2
+    log "the fuzz targets did not build (build/fuzz-build.log)"
+    exit 1
+  fi
+  log "fuzzing (tests/fuzz/run.sh, $seconds s per target, two at a time)"
+  nolock "$ROOT/tests/fuzz/run.sh" --seconds-per-target "$seconds" --jobs 2 || rc=1
 fi
 exit "$rc"

@@ -5,10 +5,12 @@
 # sanitizer report, broken invariant, timeout, out of memory) fails the run and is kept under
 # build/fuzz/findings/<target>/ to be fixed and added to the corpus as a regression input.
 #
-#   tests/fuzz/run.sh                          # 8 s per target (what deploy/local/test.sh runs)
+#   tests/fuzz/run.sh                          # 8 s per target, one after the other
 #   tests/fuzz/run.sh --seconds-per-target 60
 #   tests/fuzz/run.sh --minutes 240            # a night: the minutes shared by the targets
 #   tests/fuzz/run.sh --only location          # one target (any option above still applies)
+#   tests/fuzz/run.sh --build-only             # build the targets, run none
+#   tests/fuzz/run.sh --jobs 2                 # run two targets at a time (default 1)
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -17,12 +19,16 @@ BUILD="$ROOT/build/fuzz"
 
 seconds=8
 only=""
+build_only=0
+jobs=1
 while (($#)); do
   case $1 in
     --seconds-per-target) seconds=$2; shift 2 ;;
     --minutes) minutes=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--seconds-per-target N | --minutes N] [--only TARGET]" >&2; exit 2 ;;
+    --build-only) build_only=1; shift ;;
+    --jobs) jobs=$2; shift 2 ;;
+    *) echo "usage: $0 [--seconds-per-target N | --minutes N] [--only TARGET] [--build-only] [--jobs N]" >&2; exit 2 ;;
   esac
 done
 
@@ -33,33 +39,56 @@ for dir in "$HERE"/corpus/*/; do
 done
 ((${#targets[@]})) || { echo "fuzz: no target named '$only'" >&2; exit 2; }
 if [[ -n ${minutes:-} ]]; then
-  seconds=$((minutes * 60 / ${#targets[@]}))
+  seconds=$((minutes * 60 * jobs / ${#targets[@]}))
 fi
 
 cmake -S "$HERE" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
 cmake --build "$BUILD"
+((build_only == 0)) || exit 0
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-failed=()
-for name in "${targets[@]}"; do
-  exe="$BUILD/fuzz_$name"
-  [[ -x $exe ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; exit 2; }
-  findings="$BUILD/findings/$name"
+# fuzz_one NAME: runs one target; its verdict goes to $scratch/NAME.verdict, its log beside it.
+fuzz_one() {
+  local name=$1 exe="$BUILD/fuzz_$1" findings="$BUILD/findings/$1"
   mkdir -p "$scratch/$name" "$findings"
   # -rss_limit_mb and -timeout turn unbounded memory or time into findings; -max_len bounds
   # inputs (the snapshot and import targets need room for a few links).
   if "$exe" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=8192 \
       -print_final_stats=0 -artifact_prefix="$findings/" "$scratch/$name" "$HERE/corpus/$name" \
       >"$scratch/$name.log" 2>&1; then
-    echo "fuzz: $name: $(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$scratch/$name.log" | head -1)s, no finding"
+    echo "fuzz: $name: $(grep -Eo 'Done [0-9]+ runs in [0-9]+ second' "$scratch/$name.log" | head -1)s, no finding" \
+      >"$scratch/$name.verdict"
   else
+    echo "fuzz: $name: FINDING (input kept in $findings)" >"$scratch/$name.verdict"
+  fi
+}
+
+for name in "${targets[@]}"; do
+  [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; exit 2; }
+done
+running=0
+for name in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n
+    running=$((running - 1))
+  fi
+  fuzz_one "$name" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+for name in "${targets[@]}"; do
+  if [[ ! -s $scratch/$name.verdict ]] || grep -q FINDING "$scratch/$name.verdict"; then
     failed+=("$name")
     tail -n 60 "$scratch/$name.log" >&2
-    echo "fuzz: $name: FINDING (input kept in $findings)" >&2
+    cat "$scratch/$name.verdict" >&2 2>/dev/null || echo "fuzz: $name: no verdict" >&2
+  else
+    cat "$scratch/$name.verdict"
   fi
 done
 
