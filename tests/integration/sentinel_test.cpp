@@ -288,6 +288,39 @@ TEST_CASE("a bad sentinel URL stops refgate at start with the reason", "[redis][
     CHECK(result.err.find("pw@") == std::string::npos);
 }
 
+TEST_CASE(
+    "refgate requiring a replica keeps its batches while the replica is away, then counts "
+    "them once",
+    "[redis][wait][clicks]") {
+    TestDatabase db;
+    REQUIRE(import_json(db.url(), kDocument).exit_code == 0);
+    PrivateRedis master;
+    PrivateRedis replica;
+    replica.replicate(master);
+    TempDir dir;
+    EnvPairs wait = {{"REFGATE_REDIS_MIN_REPLICAS_ACKED", "1"},
+                     {"REFGATE_REDIS_WAIT_TIMEOUT_MS", "300"}};
+    EnvPairs env = wait;
+    env.insert(env.end(), {{"REFGATE_SPILL_FILE", dir.file("spill.json")},
+                           {"REFGATE_FLUSH_INTERVAL_MS", "3600000"}});
+    ServiceProcess service({.database_url = db.url(), .redis_url = master.url(), .env = env});
+    replica.kill();
+    clicks_ok(service.port(), 100);
+    REQUIRE(service.wait_for_log("redis_unreplicated"));
+    auto metrics = http_get(service.admin_port(), "/metrics").body;
+    CHECK(metrics.find("refgate_redis_unreplicated_rounds_total 0\n") == std::string::npos);
+
+    replica.start();
+    replica.replicate(master);
+    REQUIRE(service.wait_for_log("redis_replicated"));
+    wait.insert(wait.end(),
+                {{"REFGATE_DATABASE_URL", db.url()}, {"REFGATE_REDIS_URL", master.url()}});
+    auto flushed = run_refgate({"flush"}, wait);
+    INFO(flushed.out << flushed.err);
+    REQUIRE(flushed.exit_code == 0);
+    CHECK(db.scalar("SELECT coalesce(sum(clicks), 0) FROM refgate_clicks") == "100");
+}
+
 // Run by hand (hidden): refgate_integration_tests "[wait-latency]". Prints the send round's p50
 // and p99 with WAIT off and with one replica on loopback, for the README's trade-off line.
 TEST_CASE("measure: the latency WAIT 1 adds to a send round", "[.][wait-latency]") {
