@@ -15,6 +15,9 @@ namespace {
 
 // How often a waiting watcher looks at stop().
 constexpr int kPollMillis = 100;
+// A subscription is renewed this often (connect, ask for the master, subscribe): a sentinel that
+// went silent without closing the connection cannot hide a switch for longer.
+constexpr std::chrono::seconds kRenewInterval{10};
 
 // "+switch-master" payload: "<name> <old ip> <old port> <new ip> <new port>".
 bool parse_switch(std::string_view payload, std::string& name, std::string& to) {
@@ -63,8 +66,10 @@ void SentinelWatcher::stop() {
 void SentinelWatcher::run() {
     become_background_thread("rg-sentinel", BackgroundPriority::low);
     const auto& sentinels = options_.address.sentinels;
-    for (std::size_t i = preferred_sentinel(); !stopping_; ++i) {
-        follow(sentinels[i % sentinels.size()]);
+    std::size_t i = preferred_sentinel();
+    while (!stopping_) {
+        if (follow(sentinels[i % sentinels.size()])) continue;  // renewed on the same sentinel
+        ++i;
         if (!wait_retry()) break;
     }
 }
@@ -87,20 +92,21 @@ void SentinelWatcher::switched(const std::string& to) {
     master_ = to;
 }
 
-void SentinelWatcher::follow(const SentinelHost& sentinel) {
+bool SentinelWatcher::follow(const SentinelHost& sentinel) {
     const RedisAddress& a = options_.address;
     std::string error;
     auto c = connect_sentinel(sentinel, a.sentinel_password, kSentinelTimeout, error);
-    if (!c) return;
+    if (!c) return false;
     // A switch missed while no sentinel was followed shows as another master now.
     auto answer = ask_master(c.get(), a.master_name);
     if (auto* master = std::get_if<MasterAddress>(&answer)) switched(master->text());
     ReplyPtr subscribed(
         static_cast<redisReply*>(redisCommand(c.get(), "SUBSCRIBE %s", "+switch-master")));
-    if (!subscribed || subscribed->type == REDIS_REPLY_ERROR) return;
-    while (!stopping_) {
+    if (!subscribed || subscribed->type == REDIS_REPLY_ERROR) return false;
+    auto renew_at = std::chrono::steady_clock::now() + kRenewInterval;
+    while (!stopping_ && std::chrono::steady_clock::now() < renew_at) {
         void* raw = nullptr;
-        if (redisReaderGetReply(c->reader, &raw) != REDIS_OK) return;
+        if (redisReaderGetReply(c->reader, &raw) != REDIS_OK) return false;
         if (raw != nullptr) {
             ReplyPtr message(static_cast<redisReply*>(raw));
             std::string name, to;
@@ -109,9 +115,10 @@ void SentinelWatcher::follow(const SentinelHost& sentinel) {
         }
         pollfd p{c->fd, POLLIN, 0};
         int ready = ::poll(&p, 1, kPollMillis);
-        if (ready < 0 && errno != EINTR) return;
-        if (ready > 0 && redisBufferRead(c.get()) != REDIS_OK) return;
+        if (ready < 0 && errno != EINTR) return false;
+        if (ready > 0 && redisBufferRead(c.get()) != REDIS_OK) return false;
     }
+    return true;
 }
 
 }  // namespace refgate::redis

@@ -17,10 +17,10 @@ struct SentinelWatcherOptions {
 };
 
 // Follows the sentinels' +switch-master for the address's master name (SUBSCRIBEd on one
-// sentinel, the next one when it fails) and bumps master_generation() at each switch, so every
-// connection made before the switch reconnects before its next command. A switch missed while no
-// sentinel was reachable is found on resubscribing (the master named then differs). Logs
-// redis_master_switched {master, from, to}.
+// sentinel, the next one when it fails; renewed every few seconds) and bumps master_generation() at
+// each switch, so every connection made before the switch reconnects before its next command. A
+// switch missed while no sentinel was reachable is found on resubscribing (the master named then
+// differs). Logs redis_master_switched {master, from, to}.
 class SentinelWatcher {
   public:
     explicit SentinelWatcher(SentinelWatcherOptions options);
@@ -33,8 +33,9 @@ class SentinelWatcher {
 
   private:
     void run();
-    // One subscription on one sentinel, until it fails or stop() is called.
-    void follow(const SentinelHost& sentinel);
+    // One subscription on one sentinel, until it fails (false), is due for renewal or stop()
+    // is called (true).
+    bool follow(const SentinelHost& sentinel);
     void switched(const std::string& to);
     bool wait_retry();
 
