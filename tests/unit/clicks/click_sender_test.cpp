@@ -66,6 +66,23 @@ TEST_CASE("a batch whose reply was lost is sent again under its id and counted o
     CHECK(rig.in_store(key(1)) == 8);
 }
 
+TEST_CASE("batches too few replicas acknowledged are resent under their ids and counted once",
+          "[clicks][sender]") {
+    Rig rig;
+    rig.click(key(1), 4);
+    rig.store.unreplicated = 2;
+    CHECK_FALSE(rig.sender.send_round());
+    CHECK_FALSE(rig.sender.send_round());
+    CHECK(rig.stats.redis_unreplicated_rounds.load() == 2);
+    CHECK(rig.stats.redis_errors.load() == 0);  // Redis is up: it only lacks replicas
+    CHECK(rig.stats.pending_keys.load() > 0);   // the batch is kept
+
+    rig.click(key(1), 1);
+    CHECK(rig.sender.send_round());
+    CHECK(rig.in_store(key(1)) == 5);
+    CHECK(rig.stats.pending_keys.load() == 0);
+}
+
 TEST_CASE(
     "counts wait while the store is down for many windows, up to the bound, and then are "
     "dropped and counted",

@@ -31,6 +31,7 @@ class FakeBucketStore final : public BucketStore {
     // Knobs.
     bool down = false;             // every call fails, nothing changes
     int lost_replies = 0;          // add_batches applies, then fails (the reply was lost)
+    int unreplicated = 0;          // add_batches applies, then WAIT finds too few replicas
     int failed_deletes = 0;        // delete_bucket fails, the bucket stays
     std::int64_t now = 1'000'000;  // the store's clock (unix s)
 
@@ -65,6 +66,10 @@ class FakeBucketStore final : public BucketStore {
         if (lost_replies > 0) {
             --lost_replies;
             return fault("reply lost");
+        }
+        if (unreplicated > 0) {
+            --unreplicated;
+            return Fault{Dependency::redis, "WAIT: 0 of 1 replicas", true};
         }
         return done();
     }

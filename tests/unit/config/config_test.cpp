@@ -270,6 +270,9 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "database_url",
                             "stats_database_url",
                             "redis_url",
+                            "redis_sentinel_password",
+                            "redis_min_replicas_acked",
+                            "redis_wait_timeout_ms",
                             "threads",
                             "snapshot_file",
                             "referrer_policy",
@@ -304,7 +307,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 36);
+    CHECK(rows.size() == 39);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 
@@ -374,6 +377,31 @@ TEST_CASE("Redis URLs with a password or an ACL user are accepted, rediss:// is 
     CHECK(message.find("no TLS") != std::string::npos);
     CHECK(message.find("stunnel") != std::string::npos);
     CHECK(message.find("secret") == std::string::npos);
+}
+
+TEST_CASE("a sentinel URL and the replica settings are read, and a bad sentinel URL says why",
+          "[config][sentinel]") {
+    auto c = refgate::load_config(
+        std::nullopt, fake_env({{"REFGATE_REDIS_URL", "redis+sentinel://:pw@s1:26379,s2/main/2"},
+                                {"REFGATE_REDIS_SENTINEL_PASSWORD", "sentinel-secret"},
+                                {"REFGATE_REDIS_MIN_REPLICAS_ACKED", "1"},
+                                {"REFGATE_REDIS_WAIT_TIMEOUT_MS", "250"}}));
+    CHECK(c.redis_ha.sentinel_password == "sentinel-secret");
+    CHECK(c.redis_ha.min_replicas_acked == 1);
+    CHECK(c.redis_ha.wait_timeout == std::chrono::milliseconds{250});
+    for (const auto& [key, value] : refgate::describe_config(c)) {
+        CHECK(value.find("sentinel-secret") == std::string::npos);
+        CHECK(value.find(":pw@") == std::string::npos);
+    }
+    auto message = config_error(
+        std::nullopt, fake_env({{"REFGATE_REDIS_URL", "redis+sentinel://:hunter6@s1:26379"}}));
+    CHECK(message.find("REFGATE_REDIS_URL") != std::string::npos);
+    CHECK(message.find("master name") != std::string::npos);
+    CHECK(message.find("hunter6") == std::string::npos);
+    CHECK(config_error(std::nullopt, fake_env({{"REFGATE_REDIS_MIN_REPLICAS_ACKED", "-1"}}))
+              .find("REFGATE_REDIS_MIN_REPLICAS_ACKED") != std::string::npos);
+    CHECK(config_error(std::nullopt, fake_env({{"REFGATE_REDIS_WAIT_TIMEOUT_MS", "0"}}))
+              .find("REFGATE_REDIS_WAIT_TIMEOUT_MS") != std::string::npos);
 }
 
 TEST_CASE("listeners that would share an address are a config error naming both settings",
