@@ -157,12 +157,13 @@ void RedisConnection::open_via_sentinels(const RedisAddress& address,
                     prefer_sentinel(index);
                     return;
                 }
-                if (auth_failed_) break;
             } else {
                 problem = std::get<std::string>(answer);
             }
         }
         said += (said.empty() ? "" : "; ") + s.host + ":" + std::to_string(s.port) + ": " + problem;
+        // Wrong data-node credentials are the same on every master: a setting to fix.
+        if (auth_failed_) break;
     }
     error_ = "no sentinel gave a master for '" + address.master_name + "' (" + said + ")";
 }
