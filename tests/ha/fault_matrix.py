@@ -28,6 +28,8 @@ import tempfile
 import threading
 import time
 
+# The suite runs this from the source tree: leave no __pycache__ there.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from faults import FAULTS, ROTATE_SLUG, Outcome, run_phase  # noqa: E402
