@@ -54,6 +54,7 @@ class Context:
         self.topo, self.profile = topo, profile
         self.window_s = WINDOW_MS / 1000
         self.started = time.monotonic()
+        self.pids_at_fault = set()
 
     def clock(self):
         return time.monotonic() - self.started

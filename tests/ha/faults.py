@@ -49,11 +49,10 @@ class Watcher(threading.Thread):
     zero). PostgreSQL: the phase's human count is above the 302s its clients had seen at the
     fault, so a click answered after the fault is counted there."""
 
-    def __init__(self, ctx, links, sent_at_fault, t_fault):
+    def __init__(self, ctx, links, sent_at_fault, t_fault, base):
         super().__init__(daemon=True)
         self.ctx, self.links, self.threshold, self.t_fault = ctx, links, sent_at_fault, t_fault
-        self.base = {r.name: (r.proc.pid, r.metric("refgate_click_batches_sent_total") or 0)
-                     for r in ctx.topo.refgates}
+        self.base = base
         self.resume_redis = self.resume_pg = None
         self.stopping = threading.Event()
 
@@ -75,6 +74,8 @@ class Watcher(threading.Thread):
                 return False
             pid, value = self.base[r.name]
             now = r.metric("refgate_click_batches_sent_total")
+            if pid is None and r.proc.pid in self.ctx.pids_at_fault:
+                return False  # an instance the fault restarts, not restarted yet
             if now is None or now <= (value if r.proc.pid == pid else 0):
                 return False
         return True
@@ -94,10 +95,21 @@ def run_phase(ctx, number, title, inject):
     try:
         time.sleep(p["before"])
         t_fault = ctx.clock()
-        watcher = Watcher(ctx, links, load.total_sent(), t_fault)
+        sent_at_fault = load.total_sent()
+        refgates = ctx.topo.refgates
+        ctx.pids_at_fault = {r.proc.pid for r in refgates}
+        watchers = []
+
+        def struck(restarting=()):
+            """Called by the fault right after its instant part (a kill, a stop)."""
+            base = {r.name: (None if r.name in restarting else r.proc.pid,
+                             r.metric("refgate_click_batches_sent_total") or 0) for r in refgates}
+            watchers.append(Watcher(ctx, links, sent_at_fault, t_fault, base))
+            watchers[0].start()
+
         ctx.log(f"fault {number}: {title}")
-        inject(ctx, out)
-        watcher.start()
+        inject(ctx, out, struck)
+        watcher = watchers[0]
         deadline = time.monotonic() + p["max_fault"]
         while not watcher.done() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -116,7 +128,7 @@ def settle(ctx, out, links, sent):
     """`refgate flush` until PostgreSQL has every click the clients saw, or the time is up."""
     time.sleep(2 * ctx.window_s + 0.3)  # the senders' last rounds
     deadline = time.monotonic() + ctx.profile["settle"]
-    counted = {}
+    counted, previous = {}, None
     while True:
         try:
             ctx.topo.run_refgate("flush", timeout=30)
@@ -125,6 +137,12 @@ def settle(ctx, out, links, sent):
             out.notes.append(f"flush/count failed: {e}")
         if sum(counted.values()) >= sum(sent.values()) or time.monotonic() > deadline:
             break
+        # Short of what was sent: done once nothing is left to move (no instance holds
+        # counts for Redis, and a flush moved nothing more).
+        if counted == previous and not any(r.metric("refgate_clicks_pending_keys")
+                                           for r in ctx.topo.refgates if r.alive()):
+            break
+        previous = dict(counted)
         time.sleep(0.5)
     for link in links:
         s, c = sent.get(link, 0), counted.get(link, 0)
@@ -146,11 +164,12 @@ def instance_window(ctx):
 # ------------------------------------------------------------------------------------ faults
 
 
-def redis_primary_kill(ctx, out):
+def redis_primary_kill(ctx, out, struck):
     topo = ctx.topo
     old = topo.redis_master()
     node = next(n for n in topo.redis if f"{n.address}:{n.port}" == old)
     node.kill9()
+    struck()
     t0 = ctx.clock()
     wait_until("the sentinels to promote the replica",
                lambda: topo.redis_master() not in (None, old), 20, 0.1)
@@ -172,12 +191,13 @@ def redis_primary_kill(ctx, out):
         out.window = "unreplicated writes: one send round of every instance"
 
 
-def pg_promote(ctx, out):
+def pg_promote(ctx, out, struck):
     topo = ctx.topo
     old = topo.pg_primary()
     new = next(pg for pg in topo.postgres if pg is not old and pg.running)
     t0 = ctx.clock()
     old.stop("fast")
+    struck()
     new.promote()
     # What an HA manager does next: the new primary has no standby to wait for.
     new.sql("ALTER SYSTEM SET synchronous_standby_names = ''")
@@ -187,9 +207,10 @@ def pg_promote(ctx, out):
     out.window = "none (synchronous standby; DEL after commit)"
 
 
-def instance_kill(ctx, out):
+def instance_kill(ctx, out, struck):
     victim = ctx.topo.refgates[1]
     victim.kill9()
+    struck(restarting=[victim.name])
     time.sleep(ctx.profile["down"])
     t0 = ctx.clock()
     victim.start()
@@ -198,7 +219,8 @@ def instance_kill(ctx, out):
     out.window = "the killed instance's last aggregation window"
 
 
-def rolling_restart(ctx, out):
+def rolling_restart(ctx, out, struck):
+    struck(restarting=[r.name for r in ctx.topo.refgates])
     for r in ctx.topo.refgates:
         t0 = ctx.clock()
         rc = r.terminate()
@@ -235,7 +257,8 @@ def _served_code(instance):
         return ""
 
 
-def code_change(ctx, out):
+def code_change(ctx, out, struck):
+    struck()
     etag, _ = _admin(ctx, "GET", f"/api/v1/partners/{ROTATE_SLUG}")
     code = f"rotated{int(time.time() * 1000) % 10**9}"
     seen = {}
