@@ -42,7 +42,7 @@ PROFILES = {
     # links per fault, clicks/s in total, client threads; seconds of load before the fault,
     # at most during it, after it resumed; seconds an instance stays down (fault 3); at most
     # for the final flushes; the whole run's hard limit.
-    "short": dict(links=4, rate=200, threads=4, before=1.5, max_fault=15, after=1.0,
+    "short": dict(links=4, rate=200, threads=4, before=1.0, max_fault=15, after=0.5,
                   down=1.0, settle=10, limit=170),
     "long": dict(links=8, rate=400, threads=8, before=10, max_fault=40, after=20,
                  down=5.0, settle=30, limit=900),
@@ -95,13 +95,13 @@ def configure(topo, ctx):
         "REFGATE_TRUSTED_PROXIES": "127.0.0.1/32",
     }
     sentinel = {"REFGATE_REDIS_URL": topo.sentinel_url()}
-    topo.sentinel = topo.accepts(sentinel)
-    if topo.sentinel:
+    wait = {"REFGATE_REDIS_MIN_REPLICAS_ACKED": "1", "REFGATE_REDIS_WAIT_TIMEOUT_MS": "500"}
+    if topo.accepts({**sentinel, **wait}):
+        topo.refgate_env.update({**sentinel, **wait})
+        topo.sentinel, topo.redis_wait_acks = True, 1
+    elif topo.accepts(sentinel):
         topo.refgate_env.update(sentinel)
-        wait = {"REFGATE_REDIS_MIN_REPLICAS_ACKED": "1", "REFGATE_REDIS_WAIT_TIMEOUT_MS": "500"}
-        if topo.accepts(wait):
-            topo.refgate_env.update(wait)
-            topo.redis_wait_acks = 1
+        topo.sentinel = True
     ctx.log(f"Redis: {topo.refgate_env['REFGATE_REDIS_URL']} "
             f"(WAIT for {topo.redis_wait_acks} replica); PostgreSQL: {topo.database_url()}")
 

@@ -128,22 +128,26 @@ def settle(ctx, out, links, sent):
     """`refgate flush` until PostgreSQL has every click the clients saw, or the time is up."""
     time.sleep(2 * ctx.window_s + 0.3)  # the senders' last rounds
     deadline = time.monotonic() + ctx.profile["settle"]
-    counted, previous = {}, None
+    counted, previous, flushes = {}, None, 0
     while True:
+        # `refgate flush` first and whenever the count stalls short of what was sent; the
+        # instances' own flushers (every second) move the rest meanwhile.
+        stalled = counted == previous
         try:
-            ctx.topo.run_refgate("flush", timeout=30)
-            counted = ctx.counted(links)
+            if flushes == 0 or stalled:
+                ctx.topo.run_refgate("flush", timeout=30)
+                flushes += 1
+            previous, counted = counted, ctx.counted(links)
         except SetupError as e:
             out.notes.append(f"flush/count failed: {e}")
         if sum(counted.values()) >= sum(sent.values()) or time.monotonic() > deadline:
             break
         # Short of what was sent: done once nothing is left to move (no instance holds
         # counts for Redis, and a flush moved nothing more).
-        if counted == previous and not any(r.metric("refgate_clicks_pending_keys")
-                                           for r in ctx.topo.refgates if r.alive()):
+        if stalled and counted == previous and flushes >= 2 and not any(
+                r.metric("refgate_clicks_pending_keys") for r in ctx.topo.refgates if r.alive()):
             break
-        previous = dict(counted)
-        time.sleep(0.5)
+        time.sleep(0.3)
     for link in links:
         s, c = sent.get(link, 0), counted.get(link, 0)
         out.per_link.append((link, s, c))
@@ -175,9 +179,10 @@ def redis_primary_kill(ctx, out, struck):
                lambda: topo.redis_master() not in (None, old), 20, 0.1)
     out.notes.append(f"Sentinel switched the master {old} -> {topo.redis_master()} "
                      f"{ctx.clock() - t0:.1f} s after the kill")
-    # Back as a replica of the new master (the sentinels reconfigure it), so the next faults
-    # run with a replica again and WAIT can be satisfied.
-    node.start()
+    # Back as a replica of the new master, as an operator or HA manager restarts it (the
+    # sentinels would convert it too, but only after their 10 s INFO period), so the next
+    # faults run with a replica again and WAIT can be satisfied.
+    node.start("--replicaof", *topo.redis_master().split(":"))
     try:
         wait_until("the old primary to resync as a replica",
                    lambda: "master_link_status:up" in node.cli("info", "replication"), 20, 0.2)
@@ -196,8 +201,8 @@ def pg_promote(ctx, out, struck):
     old = topo.pg_primary()
     new = next(pg for pg in topo.postgres if pg is not old and pg.running)
     t0 = ctx.clock()
-    old.stop("fast")
     struck()
+    old.stop("fast")
     new.promote()
     # What an HA manager does next: the new primary has no standby to wait for.
     new.sql("ALTER SYSTEM SET synchronous_standby_names = ''")

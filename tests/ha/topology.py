@@ -88,8 +88,8 @@ class Redis:
         with open(self.conf, "w") as f:
             f.write("\n".join(base + lines) + "\n")
 
-    def start(self):
-        args = ["redis-server", self.conf] + (["--sentinel"] if self.sentinel else [])
+    def start(self, *extra):
+        args = ["redis-server", self.conf] + (["--sentinel"] if self.sentinel else []) + list(extra)
         self.proc = self.topo.spawn(args, self.dir)
         wait_until(f"{self.name} on {self.address}:{self.port}",
                    lambda: listening(self.address, self.port), 10)
