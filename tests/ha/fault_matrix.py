@@ -182,6 +182,7 @@ def main():
     watchdog = threading.Timer(limit, lambda: os.kill(os.getpid(), signal.SIGTERM))
     watchdog.daemon = True
     watchdog.start()
+    began = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="refgate-ha-")
     topo = None
     try:
@@ -206,6 +207,7 @@ def main():
         watchdog.cancel()
         if topo is not None:
             topo.close()
+        print(f"[ha] stopped everything; {time.monotonic() - began:.0f} s in all", file=sys.stderr)
         if args.keep:
             print(f"kept {workdir}", file=sys.stderr)
         else:
