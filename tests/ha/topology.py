@@ -6,7 +6,6 @@ sentinels 127.0.0.31-33, PostgreSQL primary 127.0.0.41 and standby 127.0.0.42. E
 Topology starts, it stops in close(), which runs on exit, on failure and on Ctrl-C.
 """
 
-import ctypes
 import json
 import os
 import pwd
@@ -20,11 +19,6 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MASTER_NAME = "refgate"
-
-
-def _die_with_parent():
-    """A child dies with the matrix even when ctest SIGKILLs it (PR_SET_PDEATHSIG)."""
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
 class SetupError(Exception):
@@ -267,9 +261,12 @@ class Topology:
         out = open(log or os.path.join(cwd, "stdout.log"), "ab")
         full_env = dict(os.environ)
         full_env.update(env or {})
+        # A child dies with the matrix even when ctest SIGKILLs it (setpriv sets
+        # PR_SET_PDEATHSIG before it execs; a preexec_fn is unsafe beside the load's threads).
+        if shutil.which("setpriv"):
+            args = ["setpriv", "--pdeathsig", "KILL", "--"] + args
         proc = subprocess.Popen(args, cwd=cwd, env=full_env, stdout=out, stderr=out,
-                                stdin=subprocess.DEVNULL, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+                                stdin=subprocess.DEVNULL, start_new_session=True)
         out.close()
         self.procs.append(proc)
         return proc
