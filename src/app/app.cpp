@@ -8,6 +8,7 @@
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
+#include "refgate/redis/sentinel_watcher.hpp"
 #include "refgate/runtime/components.hpp"
 #include "refgate/runtime/log.hpp"
 #include "services.hpp"
@@ -70,7 +71,10 @@ struct Owned {
 Owned<clicks::ClickSender> make_sender(Shared& s, Counting& counting) {
     const ClickConfig& c = s.config.clicks;
     Owned<clicks::ClickSender> sender;
-    sender.store = clicks::make_redis_bucket_store({.address = s.redis});
+    sender.store =
+        clicks::make_redis_bucket_store({.address = s.redis,
+                                         .min_replicas_acked = s.config.redis_ha.min_replicas_acked,
+                                         .wait_timeout = s.config.redis_ha.wait_timeout});
     sender.worker = std::make_unique<clicks::ClickSender>(
         clicks::ClickSenderOptions{.window = c.aggregation_window,
                                    .bucket = c.bucket,
@@ -83,8 +87,11 @@ Owned<clicks::ClickSender> make_sender(Shared& s, Counting& counting) {
 Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
     const Config& c = s.config;
     Owned<clicks::ClickFlusher> flusher;
-    flusher.store = clicks::make_redis_bucket_store(
-        {.address = s.redis, .timeout = clicks::kFlushRedisTimeout});
+    flusher.store =
+        clicks::make_redis_bucket_store({.address = s.redis,
+                                         .timeout = clicks::kFlushRedisTimeout,
+                                         .min_replicas_acked = c.redis_ha.min_replicas_acked,
+                                         .wait_timeout = c.redis_ha.wait_timeout});
     flusher.sink = clicks::make_pg_count_sink({.database_url = c.database_url});
     flusher.worker = std::make_unique<clicks::ClickFlusher>(
         *flusher.store, *flusher.sink,
@@ -94,12 +101,24 @@ Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
     return flusher;
 }
 
+// Follows the sentinels' master switches (redis+sentinel:// only).
+redis::SentinelWatcher make_sentinel_watcher(Shared& s) {
+    return redis::SentinelWatcher({.address = s.redis, .on_switch = [&stats = s.click_stats] {
+                                       stats.redis_master_switches.fetch_add(
+                                           1, std::memory_order_relaxed);
+                                   }});
+}
+
 }  // namespace
 
+redis::RedisAddress redis_address(const Config& config) {
+    redis::RedisAddress address = *redis::parse_redis_url(config.redis_url);
+    address.sentinel_password = config.redis_ha.sentinel_password;
+    return address;
+}
+
 Shared::Shared(const Config& c)
-    : config(c),
-      redis(*redis::parse_redis_url(c.redis_url)),
-      url_policy{.allow_http = c.allow_http_destinations} {}
+    : config(c), redis(redis_address(c)), url_policy{.allow_http = c.allow_http_destinations} {}
 
 Counting::Counting(const Shared& s)
     : trusted_proxies(
@@ -129,6 +148,7 @@ int App::serve() {
         return 1;
     }
     auto follower = make_follower(shared);
+    auto sentinel_watcher = make_sentinel_watcher(shared);
     Counting counting(shared);
     auto flusher = make_flusher(shared);
     auto sender = make_sender(shared, counting);
@@ -137,6 +157,7 @@ int App::serve() {
     // Started in this order, stopped in reverse: the listeners first, so that every request is
     // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
     Components components;
+    if (shared.redis.via_sentinel()) components.add_worker("sentinel_watcher", sentinel_watcher);
     components.add(
         "snapshot_follower", [&] { return start_follower(*follower); }, [&] { follower->stop(); });
     components.add_worker("click_flusher", *flusher.worker);

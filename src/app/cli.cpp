@@ -19,6 +19,7 @@
 #include "refgate/codec/import_diff.hpp"
 #include "refgate/pg/database.hpp"
 #include "refgate/runtime/log.hpp"
+#include "services.hpp"
 
 namespace refgate {
 namespace {
@@ -148,8 +149,11 @@ int import_file(const Config& c, const std::string& path, const po::variables_ma
 }
 
 int flush(const Config& c) {
-    auto store = clicks::make_redis_bucket_store(
-        {.address = *redis::parse_redis_url(c.redis_url), .timeout = clicks::kFlushRedisTimeout});
+    auto store =
+        clicks::make_redis_bucket_store({.address = redis_address(c),
+                                         .timeout = clicks::kFlushRedisTimeout,
+                                         .min_replicas_acked = c.redis_ha.min_replicas_acked,
+                                         .wait_timeout = c.redis_ha.wait_timeout});
     auto sink = clicks::make_pg_count_sink({.database_url = c.database_url});
     clicks::Flusher flusher(*store, *sink, {.bucket = c.clicks.bucket});
     // Another instance may be flushing right now; it releases the lock within seconds.

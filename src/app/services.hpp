@@ -25,6 +25,9 @@
 
 namespace refgate {
 
+// The Redis address of the settings (URL, and the sentinels' password).
+redis::RedisAddress redis_address(const Config& config);
+
 // What several components read or write. It outlives them all.
 struct Shared {
     explicit Shared(const Config& config);

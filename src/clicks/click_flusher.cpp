@@ -163,7 +163,10 @@ RoundOutcome ClickFlusher::flush_round() {
     Result<FlushResult> r = flusher_.flush(false);
     if (!r) {
         const Fault& fault = r.fault();
-        if (options_.stats != nullptr) {
+        if (options_.stats != nullptr && fault.unreplicated) {
+            // The round is skipped: the replicas lag behind the "closed" fence.
+            options_.stats->redis_unreplicated_rounds.fetch_add(1, std::memory_order_relaxed);
+        } else if (options_.stats != nullptr) {
             options_.stats->flush_failures.fetch_add(1, std::memory_order_relaxed);
             if (fault.dependency == Dependency::redis)
                 options_.stats->redis_errors.fetch_add(1, std::memory_order_relaxed);

@@ -65,6 +65,8 @@ bool ClickSender::send_round() {
         return false;
     }
     health_.redis = DependencyState::up;
+    if (unreplicated_) log::info("redis_replicated");
+    unreplicated_ = false;
     if (spill_on_disk_ && in_flight_.empty()) {
         std::remove(options_.spill_file.c_str());
         spill_on_disk_ = false;
@@ -74,6 +76,13 @@ bool ClickSender::send_round() {
 }
 
 void ClickSender::report_failure(const Fault& fault) {
+    if (fault.unreplicated) {
+        // Redis is up and has the batches; they are resent (same ids) until replicas have them.
+        stats_.redis_unreplicated_rounds.fetch_add(1, std::memory_order_relaxed);
+        if (!unreplicated_) log::warn("redis_unreplicated", {{"error", fault.message}});
+        unreplicated_ = true;
+        return;
+    }
     stats_.redis_errors.fetch_add(1, std::memory_order_relaxed);
     if (health_.redis.exchange(DependencyState::down) != DependencyState::down)
         log::warn("redis_unavailable", {{"error", fault.message}});

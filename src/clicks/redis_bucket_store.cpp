@@ -38,6 +38,12 @@ constexpr std::int64_t kSaltGraceSeconds = 3'600;
 // hundred KiB; buckets in the older form have many small fields).
 constexpr std::size_t kBucketReplyBytes = 256 * 1024;
 
+// Fewer replicas acknowledged the writes than asked for.
+class Unreplicated : public redis::RedisError {
+  public:
+    using redis::RedisError::RedisError;
+};
+
 std::string bucket_key(std::int64_t id) { return "refgate:bucket:" + std::to_string(id); }
 
 bool parse_salt(const std::string& hex, SaltKey& out) {
@@ -72,7 +78,13 @@ class RedisBucketStore final : public BucketStore {
             writer_.clear();
             for (const auto& batch : batches)
                 write_add_batch(writer_, scratch_, bucket.count(), batch.id, batch.counts, slicer_);
+            // In the same round trip: the batches are confirmed only once on enough replicas.
+            if (options_.min_replicas_acked > 0) {
+                writer_.command(3).arg("WAIT").arg(std::uint64_t{options_.min_replicas_acked});
+                writer_.arg(static_cast<std::uint64_t>(options_.wait_timeout.count()));
+            }
             pipeline(writer_, "adding a batch");
+            if (options_.min_replicas_acked > 0) check_replicated(replies_.back(), "batches");
             return Done{};
         });
     }
@@ -133,6 +145,14 @@ class RedisBucketStore final : public BucketStore {
             for (std::size_t i = 1; i < reply.elements.size(); ++i)
                 closed.ids.push_back(std::stoll(reply.elements[i].str));
             std::sort(closed.ids.begin(), closed.ids.end());
+            // The "closed" fence and every batch before it are on the replicas before a flush
+            // relies on them: a promoted replica cannot add to a bucket that is flushed.
+            if (options_.min_replicas_acked > 0) {
+                check_replicated(
+                    connection().command({"WAIT", std::to_string(options_.min_replicas_acked),
+                                          std::to_string(options_.wait_timeout.count())}),
+                    "closed buckets");
+            }
             return closed;
         });
     }
@@ -223,6 +243,8 @@ class RedisBucketStore final : public BucketStore {
     auto guard(F&& body) -> Result<decltype(body())> {
         try {
             return body();
+        } catch (const Unreplicated& e) {
+            return Fault{Dependency::redis, e.what(), true};
         } catch (const redis::RedisError& e) {
             return Fault{Dependency::redis, e.what()};
         } catch (const std::invalid_argument& e) {  // std::stoll on a reply that is no number
@@ -235,10 +257,22 @@ class RedisBucketStore final : public BucketStore {
     redis::RedisConnection& connection() {
         if (!redis_ || !redis_->ok()) {
             durability_.reset();
-            redis_ = std::make_unique<redis::RedisConnection>(options_.address, options_.timeout);
+            // A WAIT holds the reply back up to its timeout.
+            auto timeout =
+                options_.timeout + (options_.min_replicas_acked > 0 ? options_.wait_timeout
+                                                                    : std::chrono::milliseconds{0});
+            redis_ = std::make_unique<redis::RedisConnection>(options_.address, timeout);
             if (!redis_->ok()) throw redis::RedisError(redis_->error());
         }
         return *redis_;
+    }
+
+    void check_replicated(const redis::Reply& wait, const char* what) const {
+        checked(wait, "WAIT");
+        if (wait.integer >= static_cast<long long>(options_.min_replicas_acked)) return;
+        throw Unreplicated(std::string("WAIT: ") + std::to_string(wait.integer) + " of " +
+                           std::to_string(options_.min_replicas_acked) +
+                           " replicas acknowledged the " + what);
     }
 
     static const redis::Reply& checked(const redis::Reply& reply, const char* what) {

@@ -13,33 +13,13 @@
 
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/runtime/log.hpp"
+#include "setting.hpp"
 
 namespace refgate {
 namespace {
 
-// One row per setting: its JSON key, its environment variable and how to apply a text value.
-struct Setting {
-    const char* key;
-    const char* env;
-    std::function<bool(Config&, const std::string&)> apply;  // false: bad value
-    const char* expected;
-    // The current value, in the form `apply` accepts (so a printed configuration reads back).
-    std::function<std::string(const Config&)> show;
-};
-
 std::string millis_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()); }
 std::string bool_text(bool b) { return b ? "true" : "false"; }
-
-template <typename T>
-bool parse_uint(const std::string& text, T& out, T min, T max) {
-    T value{};
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max) {
-        return false;
-    }
-    out = value;
-    return true;
-}
 
 bool parse_millis(const std::string& text, std::chrono::milliseconds& out) {
     std::int64_t value = 0;
@@ -89,25 +69,6 @@ bool valid_referrer_policy(const std::string& value) {
         if (value == p) return true;
     }
     return false;
-}
-
-bool valid_redis_url(const std::string& value) {
-    // redis://[[user]:password@]host:port[/db]; the adapter parses it again, this only rejects
-    // nonsense early.
-    if (value.rfind("rediss://", 0) == 0) {
-        throw ConfigError(
-            "REFGATE_REDIS_URL (redis_url): rediss:// is not supported: hiredis 0.14 has no TLS. "
-            "Run a local TLS proxy (stunnel or HAProxy) and give its redis:// address");
-    }
-    auto parsed = boost::urls::parse_uri(value);
-    if (!parsed || parsed->scheme() != "redis" || parsed->host().empty() || parsed->has_query() ||
-        parsed->has_fragment())
-        return false;
-    if (parsed->has_port() && parsed->port_number() == 0) return false;
-    std::string path = parsed->path();
-    if (path.empty() || path == "/") return true;
-    unsigned db = 0;
-    return parse_uint<unsigned>(path.substr(1), db, 0, 1024);
 }
 
 std::string join_list(const std::vector<std::string>& items) {
@@ -165,8 +126,8 @@ std::vector<Setting> connection_settings() {
              c.redis_url = v;
              return valid_redis_url(v);
          },
-         "redis://host:port[/db], with :password@ or user:password@ before the host when Redis "
-         "asks for one",
+         "redis://host:port[/db] or redis+sentinel://host1:port,host2:port/<master-name>[/db], "
+         "with :password@ or user:password@ before the host(s) when Redis asks for one",
          [](const Config& c) { return redact_secrets(c.redis_url); }},
         {"threads", "REFGATE_THREADS",
          [](Config& c, const std::string& v) { return parse_uint<unsigned>(v, c.threads, 1, 256); },
@@ -381,7 +342,7 @@ std::vector<Setting> admin_settings() {
 const std::vector<Setting>& settings() {
     static const std::vector<Setting> table = [] {
         std::vector<Setting> all;
-        for (auto group : {connection_settings, serving_settings, counting_settings,
+        for (auto group : {connection_settings, redis_settings, serving_settings, counting_settings,
                            publishing_settings, admin_settings}) {
             auto part = group();
             all.insert(all.end(), part.begin(), part.end());

@@ -270,6 +270,13 @@ void collect_pipeline(const ClickStats& c, std::int64_t now, std::vector<MetricF
     out.push_back(single("refgate_redis_errors_total",
                          "Failed Redis round trips (sender and flusher).", MetricType::Counter,
                          static_cast<double>(c.redis_errors.load())));
+    out.push_back(single("refgate_redis_master_switches_total",
+                         "Switches of the Redis master announced by the sentinels.",
+                         MetricType::Counter, static_cast<double>(c.redis_master_switches.load())));
+    out.push_back(single("refgate_redis_unreplicated_rounds_total",
+                         "Send or flush rounds retried because too few replicas acknowledged them.",
+                         MetricType::Counter,
+                         static_cast<double>(c.redis_unreplicated_rounds.load())));
     out.push_back(single("refgate_redis_config_risky",
                          "1 when Redis runs without appendonly or with an evicting policy.",
                          MetricType::Gauge, c.redis_config_risky.load() ? 1 : 0));

@@ -7,22 +7,15 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <charconv>
+#include <variant>
 
+#include "hiredis_handles.hpp"
 #include "refgate/runtime/log.hpp"
 
 namespace refgate::redis {
 namespace {
 
 constexpr std::chrono::seconds kAuthLogInterval{10};
-
-struct ContextDeleter {
-    void operator()(redisContext* c) const { redisFree(c); }
-};
-struct ReplyDeleter {
-    void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
 
 bool parse_int(std::string_view text, int& out, int min, int max) {
     int value = 0;
@@ -33,9 +26,27 @@ bool parse_int(std::string_view text, int& out, int min, int max) {
     return true;
 }
 
-timeval to_timeval(std::chrono::milliseconds ms) {
-    return timeval{static_cast<time_t>(ms.count() / 1000),
-                   static_cast<suseconds_t>((ms.count() % 1000) * 1000)};
+// Errors that say the server is no master (now): a replica (READONLY, also inside a script's
+// error), a replica cut off from its master (MASTERDOWN), or a server loading its data (LOADING).
+bool role_error(const Reply& r) {
+    if (!r.is_error()) return false;
+    for (std::string_view code : {"READONLY", "MASTERDOWN", "LOADING"}) {
+        if (r.str.starts_with(code)) return true;
+    }
+    return r.str.find("READONLY You can't write") != std::string::npos;
+}
+
+std::optional<RedisAddress> parse_sentinel_address(const std::string& url) {
+    auto parsed = parse_sentinel_url(url);
+    auto* sentinel = std::get_if<SentinelUrl>(&parsed);
+    if (sentinel == nullptr) return std::nullopt;
+    RedisAddress address;
+    address.sentinels = sentinel->sentinels;
+    address.master_name = sentinel->master_name;
+    address.db = sentinel->db;
+    address.user = sentinel->user;
+    address.password = sentinel->password;
+    return address;
 }
 
 Reply copy_reply(const redisReply* r) {
@@ -71,6 +82,7 @@ Reply copy_reply(const redisReply* r) {
 }  // namespace
 
 std::optional<RedisAddress> parse_redis_url(const std::string& url) {
+    if (url.starts_with(kSentinelScheme)) return parse_sentinel_address(url);
     auto parsed = boost::urls::parse_uri(url);
     if (!parsed || parsed->scheme() != "redis" || parsed->has_query() || parsed->has_fragment())
         return std::nullopt;
@@ -95,28 +107,82 @@ struct RedisConnection::Impl {
 
 RedisConnection::RedisConnection(const RedisAddress& address, std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
-    timeval tv = to_timeval(timeout);
-    impl_->context.reset(redisConnectWithTimeout(address.host.c_str(), address.port, tv));
-    if (!impl_->context) {
-        error_ = "cannot allocate a Redis context";
-        return;
+    if (address.via_sentinel()) {
+        open_via_sentinels(address, timeout);
+    } else {
+        open_node(address, address.host, address.port, timeout);
     }
-    if (impl_->context->err) {
-        error_ = impl_->context->errstr;
-        impl_->context.reset();
-        return;
-    }
-    redisSetTimeout(impl_->context.get(), tv);
-    if (!address.password.empty() && !authenticate(address)) return;
-    if (address.db != 0) {
-        ReplyPtr reply(
-            static_cast<redisReply*>(redisCommand(impl_->context.get(), "SELECT %d", address.db)));
-        if (!reply || reply->type == REDIS_REPLY_ERROR) {
-            error_ = reply ? reply->str : impl_->context->errstr;
-            // Without AUTH a server that wants a password answers NOAUTH.
-            if (reply && error_.rfind("NOAUTH", 0) == 0) report_auth_failure(address);
-            impl_->context.reset();
+}
+
+bool RedisConnection::open_node(const RedisAddress& address, const std::string& host, int port,
+                                std::chrono::milliseconds timeout) {
+    impl_->context = connect_to(host, port, timeout, error_);
+    if (!impl_->context) return false;
+    if (!address.password.empty() && !authenticate(address)) return false;
+    if (address.db == 0) return true;
+    ReplyPtr reply(
+        static_cast<redisReply*>(redisCommand(impl_->context.get(), "SELECT %d", address.db)));
+    if (reply && reply->type != REDIS_REPLY_ERROR) return true;
+    error_ = reply ? reply->str : impl_->context->errstr;
+    // Without AUTH a server that wants a password answers NOAUTH.
+    if (reply && error_.rfind("NOAUTH", 0) == 0) report_auth_failure(address);
+    impl_->context.reset();
+    return false;
+}
+
+// Each sentinel in turn, the one that answered last time first, until one names a server that
+// says it is the master.
+void RedisConnection::open_via_sentinels(const RedisAddress& address,
+                                         std::chrono::milliseconds timeout) {
+    via_sentinel_ = true;
+    // Taken before asking: a switch announced meanwhile makes this connection stale at once.
+    generation_ = master_generation();
+    std::string said;
+    std::size_t count = address.sentinels.size(), first = preferred_sentinel() % count;
+    for (std::size_t i = 0; i < count; ++i) {
+        std::size_t index = (first + i) % count;
+        const SentinelHost& s = address.sentinels[index];
+        std::string problem;
+        auto sentinel = connect_sentinel(s, address.sentinel_password,
+                                         std::min(timeout, kSentinelTimeout), problem);
+        if (sentinel) {
+            auto answer = ask_master(sentinel.get(), address.master_name);
+            if (auto* master = std::get_if<MasterAddress>(&answer)) {
+                if (!open_node(address, master->host, master->port, timeout)) {
+                    problem = "master " + master->text() + ": " + error_;
+                } else if (problem = role_problem(); !problem.empty()) {
+                    problem = master->text() + " " + problem;
+                    impl_->context.reset();
+                } else {
+                    prefer_sentinel(index);
+                    return;
+                }
+                if (auth_failed_) break;
+            } else {
+                problem = std::get<std::string>(answer);
+            }
         }
+        said += (said.empty() ? "" : "; ") + s.host + ":" + std::to_string(s.port) + ": " + problem;
+    }
+    error_ = "no sentinel gave a master for '" + address.master_name + "' (" + said + ")";
+}
+
+std::string RedisConnection::role_problem() {
+    ReplyPtr reply(static_cast<redisReply*>(redisCommand(impl_->context.get(), "ROLE")));
+    if (!reply) return std::string("did not answer ROLE: ") + impl_->context->errstr;
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 ||
+        reply->element[0]->type != REDIS_REPLY_STRING)
+        return "gave no role";
+    std::string role(reply->element[0]->str, reply->element[0]->len);
+    return role == "master" ? std::string() : "says it is a " + role;
+}
+
+void RedisConnection::check_role_errors(const std::vector<Reply>& replies) {
+    for (const auto& reply : replies) {
+        if (!role_error(reply)) continue;
+        error_ = reply.str;
+        impl_->context.reset();
+        throw RedisError("Redis is no master now (" + error_ + "): reconnecting");
     }
 }
 
@@ -167,7 +233,9 @@ void RedisConnection::fail() {
     throw RedisError("Redis: " + error_);
 }
 
-bool RedisConnection::ok() const { return impl_->context != nullptr; }
+bool RedisConnection::ok() const {
+    return impl_->context != nullptr && (!via_sentinel_ || generation_ == master_generation());
+}
 
 bool RedisConnection::ping() {
     if (!ok()) return false;
@@ -209,6 +277,7 @@ std::vector<Reply> RedisConnection::pipeline(const std::vector<Command>& command
         ReplyPtr reply(static_cast<redisReply*>(raw));
         replies.push_back(copy_reply(reply.get()));
     }
+    check_role_errors(replies);
     return replies;
 }
 
@@ -231,6 +300,7 @@ void RedisConnection::pipeline_raw(std::string_view commands, std::size_t count,
         ReplyPtr reply(static_cast<redisReply*>(raw));
         replies.push_back(copy_reply(reply.get()));
     }
+    check_role_errors(replies);
 }
 
 void RedisConnection::hscan(std::string_view key, std::size_t reply_bytes,
@@ -247,8 +317,10 @@ void RedisConnection::hscan(std::string_view key, std::size_t reply_bytes,
         if (!reply) {
             fail();
         }
-        if (reply->type == REDIS_REPLY_ERROR)
+        if (reply->type == REDIS_REPLY_ERROR) {
+            check_role_errors({copy_reply(reply.get())});
             throw RedisError("HSCAN: " + std::string(reply->str, reply->len));
+        }
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
             reply->element[0]->type != REDIS_REPLY_STRING ||
             reply->element[1]->type != REDIS_REPLY_ARRAY)

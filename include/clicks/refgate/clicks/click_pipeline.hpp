@@ -94,6 +94,7 @@ class ClickSender {
     SentSamples sent_samples_;
     std::optional<bool> durability_risky_;  // as last reported
     bool spill_on_disk_ = false;
+    bool unreplicated_ = false;  // the last round's batches lacked replica acknowledgements
     bool started_ = false;
     std::chrono::steady_clock::time_point next_salt_check_{};
     std::chrono::steady_clock::time_point next_drop_log_{};

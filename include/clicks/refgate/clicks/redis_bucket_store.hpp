@@ -11,6 +11,10 @@ namespace refgate::clicks {
 struct RedisBucketStoreOptions {
     redis::RedisAddress address;
     std::chrono::milliseconds timeout{1'000};  // the sender's: a round trip per window
+    // > 0: add_batches ends its pipeline with WAIT, and close_buckets WAITs after closing; fewer
+    // acknowledgements than this fail the call with an unreplicated Fault.
+    unsigned min_replicas_acked = 0;
+    std::chrono::milliseconds wait_timeout{500};
 };
 
 // The flusher's timeout: it reads whole buckets, and nothing waits on it.

@@ -15,6 +15,9 @@ enum class Dependency { redis, postgres };
 struct Fault {
     Dependency dependency = Dependency::redis;
     std::string message;
+    // The store took the writes, but fewer replicas acknowledged them than asked for (WAIT): the
+    // round is retried, nothing is down.
+    bool unreplicated = false;
 };
 
 // A value, or the fault that prevented it.

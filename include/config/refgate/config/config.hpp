@@ -41,6 +41,15 @@ struct ClickConfig {
     std::string trusted_proxies;                    // comma-separated addresses or CIDRs
 };
 
+// Redis beyond its URL: the sentinels' password and replica acknowledgement.
+struct RedisHaConfig {
+    std::string sentinel_password;  // AUTH to the sentinels of a redis+sentinel:// URL
+    // > 0: a send round (and a flush, after closing buckets) succeeds only once this many replicas
+    // acknowledged it (WAIT); else its batches are resent under the same ids.
+    unsigned min_replicas_acked = 0;
+    std::chrono::milliseconds wait_timeout{500};  // of each WAIT
+};
+
 // The public disclosure and snippet endpoints.
 struct DisclosureConfig {
     std::string default_locale = "en";  // normalised; the last fallback of every lookup
@@ -53,6 +62,7 @@ struct Config {
     Endpoint admin_listen{"127.0.0.1", 9090};
     std::string database_url = "postgresql://127.0.0.1:5432/refgate";
     std::string redis_url = "redis://127.0.0.1:6379/0";
+    RedisHaConfig redis_ha{};
     unsigned threads = 2;
     std::string snapshot_file = "refgate-snapshot.json";
     std::string referrer_policy = "strict-origin-when-cross-origin";

@@ -45,6 +45,9 @@ struct ClickStats {
     std::atomic<std::uint64_t> dropped_samples{0};  // unique samples not fed to Redis
     std::atomic<std::uint64_t> batches_sent{0};
     std::atomic<std::uint64_t> redis_errors{0};
+    std::atomic<std::uint64_t> redis_master_switches{0};  // +switch-master seen by the watcher
+    // Send or flush rounds that fewer replicas acknowledged than REFGATE_REDIS_MIN_REPLICAS_ACKED
+    std::atomic<std::uint64_t> redis_unreplicated_rounds{0};
     std::atomic<bool> redis_config_risky{false};
     // For /metrics.
     LatencyHistogram redis_latency;                         // the sender's pipelined round trips

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -8,6 +9,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "refgate/domain/sentinel_url.hpp"
 
 namespace refgate::redis {
 
@@ -17,10 +20,24 @@ struct RedisAddress {
     int db = 0;
     std::string user;      // an ACL user; empty: AUTH with the password alone (or no AUTH)
     std::string password;  // empty: no AUTH
+    // Not empty: host and port are not used; the master of master_name is asked of these
+    // sentinels (in turn) at every connect.
+    std::vector<SentinelHost> sentinels;
+    std::string master_name;
+    std::string sentinel_password;  // AUTH to the sentinels; empty: none
+
+    bool via_sentinel() const { return !sentinels.empty(); }
 };
 
-// redis://[[user]:password@]host[:port][/db], user and password percent-decoded.
+// redis://[[user]:password@]host[:port][/db], user and password percent-decoded; or
+// redis+sentinel://[user:password@]host1[:port],host2[:port]/<master-name>[/<db>].
 std::optional<RedisAddress> parse_redis_url(const std::string& url);
+
+// The generation of the master behind the sentinels: bumped by the SentinelWatcher when the
+// sentinels switch the master. A connection made through sentinels at an older generation reports
+// !ok(), so its owner reconnects (and re-resolves) before its next command.
+std::uint64_t master_generation();
+void note_master_switch();
 
 // A reply, copied out of hiredis.
 struct Reply {
@@ -49,6 +66,7 @@ class RedisConnection {
     RedisConnection(const RedisConnection&) = delete;
     RedisConnection& operator=(const RedisConnection&) = delete;
 
+    // False also once the master it was resolved to is no longer the master (sentinels).
     bool ok() const;
     // Why the connection failed or broke; never holds the password.
     const std::string& error() const { return error_; }
@@ -72,6 +90,14 @@ class RedisConnection {
                const std::function<void(std::string_view, std::string_view)>& visit);
 
   private:
+    bool open_node(const RedisAddress& address, const std::string& host, int port,
+                   std::chrono::milliseconds timeout);
+    void open_via_sentinels(const RedisAddress& address, std::chrono::milliseconds timeout);
+    // Empty when the server at the other end is a master; else what it says it is.
+    std::string role_problem();
+    // A reply that says the server is no master now (READONLY, MASTERDOWN, LOADING): the
+    // connection is closed and a RedisError thrown, so the next command reconnects.
+    void check_role_errors(const std::vector<Reply>& replies);
     bool authenticate(const RedisAddress& address);
     void report_auth_failure(const RedisAddress& address);
     // The one place a RedisError is built for a connection: not open, or broken now (its error
@@ -83,6 +109,8 @@ class RedisConnection {
     std::unique_ptr<Impl> impl_;
     std::string error_;
     bool auth_failed_ = false;
+    bool via_sentinel_ = false;
+    std::uint64_t generation_ = 0;  // master_generation() when resolved (sentinels)
 };
 
 }  // namespace refgate::redis

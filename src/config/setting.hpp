@@ -1,0 +1,43 @@
+#pragma once
+
+// The settings table's row type and the parsers that more than one group of settings uses
+// (private to the config module).
+
+#include <charconv>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "refgate/config/config.hpp"
+
+namespace refgate {
+
+// One row per setting: its JSON key, its environment variable and how to apply a text value.
+struct Setting {
+    const char* key;
+    const char* env;
+    std::function<bool(Config&, const std::string&)> apply;  // false: bad value
+    const char* expected;
+    // The current value, in the form `apply` accepts (so a printed configuration reads back).
+    std::function<std::string(const Config&)> show;
+};
+
+template <typename T>
+bool parse_uint(const std::string& text, T& out, T min, T max) {
+    T value{};
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max) {
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+// Throws ConfigError for a URL whose problem deserves its own message (rediss://, a bad
+// redis+sentinel:// URL); false for other nonsense.
+bool valid_redis_url(const std::string& value);
+
+// Redis beyond its URL: sentinels and replica acknowledgement.
+std::vector<Setting> redis_settings();
+
+}  // namespace refgate
