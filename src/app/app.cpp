@@ -92,7 +92,8 @@ Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
                                          .timeout = clicks::kFlushRedisTimeout,
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
-    flusher.sink = clicks::make_pg_count_sink({.database_url = c.database_url});
+    flusher.sink =
+        clicks::make_pg_count_sink({.database_url = c.database_url, .health = &s.health});
     flusher.worker = std::make_unique<clicks::ClickFlusher>(
         *flusher.store, *flusher.sink,
         clicks::FlusherOptions{
