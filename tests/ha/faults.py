@@ -186,6 +186,8 @@ def redis_primary_kill(ctx, out, struck):
     try:
         wait_until("the old primary to resync as a replica",
                    lambda: "master_link_status:up" in node.cli("info", "replication"), 20, 0.2)
+        out.notes.append(f"the old primary restarted and in sync as a replica "
+                         f"{ctx.clock() - t0:.1f} s after the kill")
     except SetupError as e:
         out.notes.append(str(e))
     if topo.redis_wait_acks > 0:
