@@ -74,7 +74,7 @@ def render(outcomes, meta):
     return "\n".join(lines)
 
 
-def write_long_results(text, meta, passed):
+def write_long_results(text, meta, outcomes):
     """Replaces the latest table in the results file and appends a line to its history."""
     history = []
     if os.path.exists(RESULTS):
@@ -83,8 +83,12 @@ def write_long_results(text, meta, passed):
         if HISTORY in content:
             history = [line for line in content.split(HISTORY, 1)[1].splitlines()
                        if line.startswith("- ")]
-    history.append(f"- {meta['date']}, commit {meta['commit']}, {meta['machine']}: "
-                   f"{'all faults passed' if passed else 'FAILED'} "
+    failed = [str(o.number) for o in outcomes if not o.passed()]
+    skipped = [str(o.number) for o in outcomes if o.skipped]
+    verdict = f"FAILED faults {', '.join(failed)}" if failed else "every fault passed"
+    if skipped:
+        verdict += f", faults {', '.join(skipped)} skipped"
+    history.append(f"- {meta['date']}, commit {meta['commit']}, {meta['machine']}: {verdict} "
                    f"({meta['seconds']:.0f} s, {meta['profile']['rate']} clicks/s)")
     head = ("# HA fault matrix: latest long run\n\n"
             "Written by `tests/ha/fault_matrix.py --long` (docs/high-availability.md); "
