@@ -145,7 +145,15 @@ def run(args, workdir):
                 outcome = Outcome(number, title)
                 outcome.skipped = "this refgate does not accept redis+sentinel:// URLs"
             else:
-                outcome = run_phase(ctx, number, title, inject)
+                try:
+                    outcome = run_phase(ctx, number, title, inject)
+                except SetupError as e:
+                    # The topology is in an unknown state: report, and run no further fault.
+                    outcome = Outcome(number, title)
+                    outcome.errors.append(f"the fault could not complete: {e}")
+                    outcomes.append(outcome)
+                    ctx.log(f"fault {number}: FAIL ({e}); no further faults run")
+                    break
             outcomes.append(outcome)
             ctx.log(f"fault {number}: {'PASS' if outcome.passed() else 'FAIL'}")
         return topo, ctx, outcomes

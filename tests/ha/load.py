@@ -36,7 +36,8 @@ class Load:
         self.max_seconds = max_seconds
         self.max_clicks = int(rate * max_seconds * 1.1) + 100
         self.clock = clock  # seconds since the matrix started, for failure times
-        self.sent = {link: 0 for link in self.links}
+        # 302s per client connection and link; `sent` sums them per link.
+        self.sent_by_client = [{link: 0 for link in self.links} for _ in range(threads)]
         self.failures = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()
@@ -53,9 +54,13 @@ class Load:
         for t in self.workers:
             t.join(15)
 
-    def total_sent(self):
+    @property
+    def sent(self):
         with self.lock:
-            return sum(self.sent.values())
+            return {link: sum(c[link] for c in self.sent_by_client) for link in self.links}
+
+    def total_sent(self):
+        return sum(self.sent.values())
 
     def _connect(self):
         return http.client.HTTPConnection(self.host, self.port, timeout=10)
@@ -75,10 +80,10 @@ class Load:
                 time.sleep(due - now)
             link = self.links[(n * self.threads + worker) % len(self.links)]
             n += 1
-            conn = self._click(conn, link)
+            conn = self._click(conn, link, self.sent_by_client[worker])
         conn.close()
 
-    def _click(self, conn, link):
+    def _click(self, conn, link, sent):
         try:
             conn.request("GET", f"/go/{link}", headers=BROWSER_HEADERS)
             response = conn.getresponse()
@@ -91,7 +96,7 @@ class Load:
             return self._connect()
         if status == 302:
             with self.lock:
-                self.sent[link] += 1
+                sent[link] += 1
         else:
             self._fail(link, f"HTTP {status}")
         if not reusable:
