@@ -36,7 +36,8 @@ class Outcome:
     def passed(self):
         if self.skipped:
             return True
-        ok = not self.failures and not self.errors and self.over == 0 and self.lost <= self.allowed_loss
+        ok = not self.failures and not self.errors and self.over == 0
+        ok = ok and self.lost <= self.allowed_loss
         ok = ok and self.resume_redis is not None and self.resume_pg is not None
         return ok and all(v is not None and v <= 1.0 for v in self.propagation.values())
 

@@ -63,6 +63,19 @@ def http_status(url, timeout=1.0, method="GET"):
         return None
 
 
+def psql(pg_bindir, url, statement, timeout=10.0):
+    """One statement through psql; its rows as lists of text, or raises SetupError."""
+    try:
+        out = subprocess.run([os.path.join(pg_bindir, "psql"), "-X", "-qtA", "-F", "\t",
+                              "-v", "ON_ERROR_STOP=1", "-c", statement, url],
+                             capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SetupError(f"psql {url.split('@')[-1]}: no answer within {timeout} s") from None
+    if out.returncode != 0:
+        raise SetupError(f"psql {url.split('@')[-1]}: {out.stderr.strip()}")
+    return [line.split("\t") for line in out.stdout.splitlines() if line]
+
+
 class Redis:
     """A redis-server or a sentinel, in the foreground, with its own config file."""
 
@@ -156,15 +169,8 @@ class Postgres:
     def url(self, db="refgate"):
         return f"postgresql://refgate@{self.address}:{self.port}/{db}"
 
-    def sql(self, statement, db="refgate", timeout=5.0):
-        """One statement through psql; its rows as lists of text, or raises."""
-        out = subprocess.run(
-            [os.path.join(self.topo.pg_bindir, "psql"), "-X", "-qtA", "-F", "\t",
-             "-v", "ON_ERROR_STOP=1", "-c", statement, self.url(db)],
-            capture_output=True, text=True, timeout=timeout)
-        if out.returncode != 0:
-            raise SetupError(f"psql on {self.name}: {out.stderr.strip()}")
-        return [line.split("\t") for line in out.stdout.splitlines() if line]
+    def sql(self, statement, db="refgate"):
+        return psql(self.topo.pg_bindir, self.url(db), statement)
 
 
 class Refgate:
@@ -356,13 +362,7 @@ class Topology:
 
     def query(self, statement):
         """Rows of one statement on the current primary (libpq picks it from the host list)."""
-        out = subprocess.run(
-            [os.path.join(self.pg_bindir, "psql"), "-X", "-qtA", "-F", "\t", "-v", "ON_ERROR_STOP=1",
-             "-c", statement, self.database_url() + "&connect_timeout=2"],
-            capture_output=True, text=True, timeout=10)
-        if out.returncode != 0:
-            raise SetupError(f"psql: {out.stderr.strip()}")
-        return [line.split("\t") for line in out.stdout.splitlines() if line]
+        return psql(self.pg_bindir, self.database_url() + "&connect_timeout=2", statement)
 
     def pg_primary(self):
         for pg in self.postgres:
