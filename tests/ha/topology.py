@@ -106,8 +106,12 @@ class Redis:
         self.proc.wait(10)
 
     def cli(self, *args, timeout=2.0):
-        out = subprocess.run(["redis-cli", "-h", self.address, "-p", str(self.port)] + list(args),
-                             capture_output=True, text=True, timeout=timeout)
+        """redis-cli's answer, empty when the server does not answer in time."""
+        try:
+            out = subprocess.run(["redis-cli", "-h", self.address, "-p", str(self.port)]
+                                 + list(args), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return ""
         return out.stdout.strip()
 
 
@@ -330,10 +334,7 @@ class Topology:
         """The master address the sentinels agree on, as 'host:port' (None when they do not)."""
         answers = set()
         for s in self.sentinels:
-            try:
-                lines = s.cli("sentinel", "get-master-addr-by-name", MASTER_NAME).split("\n")
-            except subprocess.TimeoutExpired:
-                return None
+            lines = s.cli("sentinel", "get-master-addr-by-name", MASTER_NAME).split("\n")
             answers.add(":".join(lines))
         return answers.pop() if len(answers) == 1 else None
 
