@@ -172,7 +172,9 @@ def instance_window(ctx):
 def redis_primary_kill(ctx, out, struck):
     topo = ctx.topo
     old = topo.redis_master()
-    node = next(n for n in topo.redis if f"{n.address}:{n.port}" == old)
+    node = next((n for n in topo.redis if f"{n.address}:{n.port}" == old), None)
+    if node is None:
+        raise SetupError(f"the sentinels do not agree on a master ({old})")
     node.kill9()
     struck()
     t0 = ctx.clock()
