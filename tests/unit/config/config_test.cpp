@@ -304,7 +304,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 36);
+    CHECK(rows.size() == 39);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 
