@@ -56,7 +56,8 @@ fuzz=${REFGATE_TEST_FUZZ:-$(($# == 0))}
 if [[ $fuzz == 1 ]]; then
   nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --build-only >"$ROOT/build/fuzz-build.log" 2>&1 &
   fuzz_build=$!
-  trap 'kill "$fuzz_build" 2>/dev/null; stop_all; log "elapsed: $SECONDS s"' EXIT
+  # `|| true`: the build has usually ended, and a failing command would end the trap (set -e).
+  trap 'kill "$fuzz_build" 2>/dev/null || true; stop_all; log "elapsed: $SECONDS s"' EXIT
 fi
 
 # --no-tests=error: a build that registers no tests must not pass.
