@@ -84,7 +84,8 @@ class ClickClassifier {
 
   private:
     void build_delta(const std::vector<std::uint32_t>& next,
-                     const std::vector<std::uint32_t>& match, std::size_t states);
+                     const std::vector<std::uint32_t>& match,
+                     const std::vector<std::uint32_t>& depth, std::size_t states);
 
     // Byte -> input symbol. Upper-case ASCII letters share the symbol of their lower-case
     // letter, so the walk lower-cases as it reads; bytes in no pattern share symbol 0. Symbols 1
