@@ -146,9 +146,12 @@ bool has_email_address(std::string_view user_agent) noexcept {
 
 bool lacks_platform_comment(std::string_view user_agent) noexcept {
     const std::size_t open = user_agent.find('(');
-    if (open == std::string_view::npos) return true;
+    const bool mozilla = starts_with_lower(user_agent, "mozilla/");
+    // `Mozilla/5.0 name` without a comment is left to the other rules: refgate's own tests (and
+    // tools) use such agents for readers.
+    if (open == std::string_view::npos) return !mozilla;
     // `Mozilla/5.0 (Hydra Proxy)`: one comment that names no platform (no `;`) and nothing after.
-    if (!starts_with_lower(user_agent, "mozilla/")) return false;
+    if (!mozilla) return false;
     const std::size_t close = user_agent.find(')', open);
     if (close == std::string_view::npos ||
         user_agent.find('(', open + 1) != std::string_view::npos) {

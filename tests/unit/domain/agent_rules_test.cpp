@@ -78,8 +78,11 @@ TEST_CASE("an e-mail address inside the User-Agent marks a bot", "[agent_rules]"
 TEST_CASE("a lone product/version without a platform comment marks a bot", "[agent_rules]") {
     check_rule(rules::lacks_platform_comment,
                {"Zorblax/1.0", "SomeTool/2.3.4 OtherLib/1.1", "WhatsApp/2.23.20.0 A",
-                "Mozilla/5.0 Jorgee", "default_user_agent"});
+                "default_user_agent", "Mozilla/4.0 (Hydra)", "Mozilla/5.0 (Hydra Proxy)  "});
     CHECK_FALSE(rules::lacks_platform_comment("Zorblax/1.0 (Linux)"));
+    CHECK_FALSE(rules::lacks_platform_comment("Mozilla/5.0 refgate-privacy-probe"));
+    CHECK_FALSE(rules::lacks_platform_comment("Mozilla/5.0 (X11; Linux)"));
+    CHECK_FALSE(rules::lacks_platform_comment("Mozilla/5.0 (Hydra) Gecko/20100101"));
 }
 
 TEST_CASE("a compatible; form without a browser engine marks a bot", "[agent_rules]") {

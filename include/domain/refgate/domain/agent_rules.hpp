@@ -41,8 +41,10 @@ const std::array<TokenRule, 7>& token_rules() noexcept;
 // An e-mail address inside the agent (a bot's contact): `name@domain.tld`.
 bool has_email_address(std::string_view user_agent) noexcept;
 // A lone `product/version` (or several) with no `(platform comment)`: every browser and in-app
-// browser says its platform in parentheses; `curl/8.5.0` and `Twitterbot/1.0` do not. Also a bare
-// `Mozilla/x.y (Name)`: one comment without a `;` (so no platform) and nothing after it.
+// browser says its platform in parentheses; `curl/8.5.0` and `Twitterbot/1.0` do not. An agent
+// that starts with `Mozilla/` needs a comment only if it has any: a bare `Mozilla/x.y (Name)`
+// (one comment without a `;`, so no platform, and nothing after it) matches, while
+// `Mozilla/5.0 name` is left to the other rules.
 bool lacks_platform_comment(std::string_view user_agent) noexcept;
 // The `compatible;` form of old Internet Explorer without any browser engine token (Gecko/,
 // AppleWebKit/, Trident/, Presto/): `Mozilla/5.0 (compatible; SomeBot/1.0; +url)`.
