@@ -18,7 +18,6 @@ constexpr std::uint32_t kBotMatch = 1;
 constexpr std::uint32_t kPrefetchMatch = 2;
 constexpr std::uint32_t kCompatibleMatch = 4;  // the `compatible;` token of a generic rule
 constexpr std::uint32_t kExcept = 8;           // an `except` substring: no match inside it
-constexpr std::uint32_t kMatchBits = kBotMatch | kPrefetchMatch | kCompatibleMatch;
 
 // The symbols read before the first and after the last byte of a User-Agent.
 constexpr std::uint8_t kStartSymbol = 1;
