@@ -376,7 +376,8 @@ class PgStatsStore final : public StatsStore {
     pg::ConnectionPool pool_{options_.database_url,
                              {.max_idle = options_.max_idle_connections,
                               .max_open = options_.max_open_connections,
-                              .wait = options_.connection_wait}};
+                              .wait = options_.connection_wait,
+                              .server = pg::Server::any}};
 };
 
 }  // namespace

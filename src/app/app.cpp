@@ -85,7 +85,8 @@ Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
     Owned<clicks::ClickFlusher> flusher;
     flusher.store = clicks::make_redis_bucket_store(
         {.address = s.redis, .timeout = clicks::kFlushRedisTimeout});
-    flusher.sink = clicks::make_pg_count_sink({.database_url = c.database_url});
+    flusher.sink =
+        clicks::make_pg_count_sink({.database_url = c.database_url, .health = &s.health});
     flusher.worker = std::make_unique<clicks::ClickFlusher>(
         *flusher.store, *flusher.sink,
         clicks::FlusherOptions{

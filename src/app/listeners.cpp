@@ -107,9 +107,11 @@ AdminApi make_admin_api(Shared& s) {
                             .console_web = {.admin_origin = c.admin_public_url},
                             .public_base_url = c.disclosure.public_base_url,
                             .sign_ins = &s.console_sign_ins},
-        admin::make_pg_stats_store({.database_url = s.config.database_url,
-                                    .redis = s.redis,
-                                    .connection_wait = s.config.admin_db_wait}));
+        // Dashboards read a lot: from a replica when one is configured (reads only, any host).
+        admin::make_pg_stats_store(
+            {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,
+             .redis = s.redis,
+             .connection_wait = c.admin_db_wait}));
     if (!s.config.metrics_token_required) return api;
     // The handler owns the store: the check keeps the handler alive.
     api.metrics_auth = [&tokens, owner = api.handler](std::string_view authorization) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "refgate/config/postgres_url.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
@@ -45,6 +46,15 @@ constexpr const char* kRecordEarlyFields = R"sql(
 INSERT INTO refgate_early_bucket_fields AS t (bucket, field, clicks)
 SELECT $1, r.f, r.n FROM unnest($2::text[], $3::bigint[]) AS r(f, n)
 ON CONFLICT (bucket, field) DO UPDATE SET clicks = GREATEST(t.clicks, EXCLUDED.clicks)
+)sql";
+
+// A flush's COMMIT returns only once it is as durable as the server's synchronous replication
+// makes it: a role or database default of off, local or remote_write cannot weaken it (the
+// bucket's DEL in Redis follows the COMMIT, see docs/architecture.md "PostgreSQL failover"); a
+// stronger remote_apply is kept.
+constexpr const char* kDurableCommit = R"sql(
+SELECT set_config('synchronous_commit', 'on', true)
+WHERE current_setting('synchronous_commit') NOT IN ('on', 'remote_apply')
 )sql";
 
 using pg::ArrayText;
@@ -138,7 +148,9 @@ auto pg_guard(bool& broken, F&& body) -> Result<decltype(body())> {
 
 class PgCountTransaction final : public CountTransaction {
   public:
-    PgCountTransaction(pqxx::connection& conn, bool& broken) : tx_(conn), broken_(broken) {}
+    PgCountTransaction(pqxx::connection& conn, bool& broken) : tx_(conn), broken_(broken) {
+        tx_.exec(kDurableCommit);
+    }
 
     Result<bool> record_bucket(std::int64_t bucket, std::size_t counters,
                                std::uint64_t clicks) override {
@@ -252,17 +264,31 @@ class PgCountSink final : public CountSink {
             conn_.reset();
             broken_ = false;
         }
-        if (conn_ && conn_->is_open()) {
-            // A server that closed the connection while it was idle is noticed here, by reading
-            // what it sent, rather than by a failed query (libpqxx 6.4 leaks that one's result).
-            try {
-                conn_->get_notifs();
-            } catch (const pqxx::broken_connection&) {
-                conn_.reset();
-            }
+        // A server that closed the connection while it was idle is noticed here.
+        if (conn_ && !pg::still_open(*conn_)) conn_.reset();
+        if (!conn_) {
+            conn_ = pg::connect(options_.database_url);
+            check_replication(*conn_);
         }
-        if (!conn_ || !conn_->is_open()) conn_ = pg::connect(options_.database_url);
         return *conn_;
+    }
+
+    // A flushed bucket survives a failover only if a standby had the COMMIT: without synchronous
+    // standbys, say so (once per connection) where the URI names standbys to fail over to.
+    void check_replication(pqxx::connection& conn) {
+        pqxx::nontransaction tx(conn);
+        bool replicated =
+            !tx.exec("SHOW synchronous_standby_names")[0][0].as<std::string>().empty();
+        if (options_.health != nullptr)
+            options_.health->postgres_sync_replication.store(replicated ? 1 : 0);
+        auto hosts = postgres_url_hosts(options_.database_url);
+        if (!replicated && hosts && hosts->size() > 1) {
+            log::warn("postgres_commit_not_replicated",
+                      {{"hosts", hosts->size()},
+                       {"detail",
+                        "synchronous_standby_names is empty: counts flushed just before a "
+                        "failover can be lost"}});
+        }
     }
 
     PgCountSinkOptions options_;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "refgate/config/postgres_url.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/runtime/log.hpp"
 
@@ -157,9 +158,17 @@ std::vector<Setting> connection_settings() {
         {"database_url", "REFGATE_DATABASE_URL",
          [](Config& c, const std::string& v) {
              c.database_url = v;
-             return v.rfind("postgresql://", 0) == 0 || v.rfind("postgres://", 0) == 0;
+             return postgres_url_hosts(v).has_value();
          },
-         "a postgresql:// URI", [](const Config& c) { return redact_secrets(c.database_url); }},
+         "a postgresql:// URI, with host:port,host:port for a primary and its standbys",
+         [](const Config& c) { return redact_secrets(c.database_url); }},
+        {"stats_database_url", "REFGATE_STATS_DATABASE_URL",
+         [](Config& c, const std::string& v) {
+             c.stats_database_url = v;
+             return v.empty() || postgres_url_hosts(v).has_value();
+         },
+         "a postgresql:// URI of a replica for the stats API (empty: REFGATE_DATABASE_URL)",
+         [](const Config& c) { return redact_secrets(c.stats_database_url); }},
         {"redis_url", "REFGATE_REDIS_URL",
          [](Config& c, const std::string& v) {
              c.redis_url = v;

@@ -307,6 +307,12 @@ void collect_health(const HealthState& h, std::vector<MetricFamily>& out) {
     out.push_back(single("refgate_postgres_errors_total",
                          "Failed PostgreSQL connections or statements of the workers.",
                          MetricType::Counter, static_cast<double>(h.postgres_errors.load())));
+    if (int sync = h.postgres_sync_replication.load(); sync >= 0) {
+        out.push_back(single("refgate_postgres_sync_replication",
+                             "1 when the flusher's PostgreSQL commits to a synchronous standby "
+                             "(synchronous_standby_names set), as seen at its last connect.",
+                             MetricType::Gauge, sync));
+    }
     out.push_back(histogram("refgate_postgres_query_duration_seconds",
                             "Snapshot version checks and flush transactions.", h.postgres_latency));
     out.push_back(single("refgate_snapshot_reload_failures_total",

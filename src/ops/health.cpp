@@ -40,6 +40,11 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
     }
     body["postgres"] = to_string(health_.postgres.load());
     body["redis"] = to_string(health_.redis.load());
+    // Known once the flusher has connected: whether a flushed count survives a failover.
+    if (int sync = health_.postgres_sync_replication.load(); sync >= 0)
+        body["postgres_sync_replication"] = sync == 1;
+    else
+        body["postgres_sync_replication"] = nullptr;
     if (clicks_ != nullptr) {
         body["clicks"] = {{"pending_keys", clicks_->pending_keys.load()},
                           {"dropped_clicks", clicks_->dropped_clicks.load()},

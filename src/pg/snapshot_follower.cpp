@@ -20,7 +20,10 @@ namespace {
 constexpr const char* kChannel = "refgate_snapshot";
 constexpr std::chrono::milliseconds kNotificationPoll{100};
 constexpr std::chrono::milliseconds kMinBackoff{100};
-constexpr std::chrono::milliseconds kMaxBackoff{5'000};
+// A database that comes back, or a standby promoted in a failover, is found within a second, so
+// that changes made there reach redirects as promptly as before (a connection attempt a second
+// costs a server nothing).
+constexpr std::chrono::milliseconds kMaxBackoff{1'000};
 
 class ChangeReceiver final : public pqxx::notification_receiver {
   public:

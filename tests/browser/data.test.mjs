@@ -1,17 +1,13 @@
 // Bulk import, disclosures, stats and the admin pages in real Chromium (issue 15).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { click, launchBrowser, screenshots, seriousViolations, signIn, sleep, Stack, USERS } from './lib/harness.mjs';
+import { test } from 'node:test';
+import { click, screenshots, seriousViolations, signIn, sleep, useStack, USERS } from './lib/harness.mjs';
 
 let stack;
 let browser;
-before(async () => {
-  stack = await new Stack().start();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await stack?.stop();
+useStack((s, b) => {
+  stack = s;
+  browser = b;
 });
 
 const header = 'slug,partner,destination,status,expires_at,fallback,utm_passthrough\n';

@@ -1,19 +1,15 @@
 // Partners, codes and links edited in real Chromium, checked where readers see them (issue 15).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import {
-  clickUntil, copyToDocs, launchBrowser, screenshots, seriousViolations, signIn, Stack, USERS,
+  clickUntil, copyToDocs, screenshots, seriousViolations, signIn, useStack, USERS,
 } from './lib/harness.mjs';
 
 let stack;
 let browser;
-before(async () => {
-  stack = await new Stack().start();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await stack?.stop();
+useStack((s, b) => {
+  stack = s;
+  browser = b;
 });
 
 async function openPartner(page, slug, name) {

@@ -1,18 +1,14 @@
 // Signing in and out, sessions, a viewer's rights and CSRF, in real Chromium (issue 15).
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { after, before, test } from 'node:test';
-import { launchBrowser, screenshots, seriousViolations, signIn, Stack, USERS } from './lib/harness.mjs';
+import { test } from 'node:test';
+import { screenshots, seriousViolations, signIn, useStack, USERS } from './lib/harness.mjs';
 
 let stack;
 let browser;
-before(async () => {
-  stack = await new Stack().start();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await stack?.stop();
+useStack((s, b) => {
+  stack = s;
+  browser = b;
 });
 
 const signInPage = (page) => page.getByRole('button', { name: 'Sign in' });

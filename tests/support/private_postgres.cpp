@@ -17,7 +17,13 @@
 
 namespace refgate::test {
 
-PrivatePostgres::PrivatePostgres()
+PrivatePostgres::PrivatePostgres() : PrivatePostgres(nullptr) {}
+
+std::unique_ptr<PrivatePostgres> PrivatePostgres::standby_of(const PrivatePostgres& primary) {
+    return std::unique_ptr<PrivatePostgres>(new PrivatePostgres(&primary));
+}
+
+PrivatePostgres::PrivatePostgres(const PrivatePostgres* primary)
     : bindir_(require_env("REFGATE_TEST_PG_BINDIR")), user_(require_env("REFGATE_TEST_PG_USER")) {
     std::string pattern = "/tmp/refgate-pg-XXXXXX";
     REQUIRE(::mkdtemp(pattern.data()) != nullptr);
@@ -28,8 +34,14 @@ PrivatePostgres::PrivatePostgres()
         REQUIRE(::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) == 0);
     }
     port_ = unused_port();
-    run(bindir_ + "/initdb -D " + dir_ +
-        "/data -U refgate --auth=trust -E UTF8 --locale=C.UTF-8 -N");
+    if (primary != nullptr) {
+        // -R: standby.signal and primary_conninfo; -c fast: a checkpoint at once; -N: no fsync.
+        run(bindir_ + "/pg_basebackup -h 127.0.0.1 -p " + std::to_string(primary->port_) +
+            " -U refgate -D " + dir_ + "/data -R -X stream -c fast -N");
+    } else {
+        run(bindir_ + "/initdb -D " + dir_ +
+            "/data -U refgate --auth=trust -E UTF8 --locale=C.UTF-8 -N");
+    }
     start();
 }
 
@@ -106,16 +118,37 @@ void PrivatePostgres::stop() {
     running_ = false;
 }
 
+void PrivatePostgres::crash() {
+    if (!running_) return;
+    resume();
+    run(bindir_ + "/pg_ctl -D " + dir_ + "/data -w -t 30 -m immediate stop");
+    running_ = false;
+}
+
+std::string PrivatePostgres::url(const std::string& name) const {
+    return "postgresql://refgate@127.0.0.1:" + std::to_string(port_) + "/" + name;
+}
+
 std::string PrivatePostgres::create_database(const std::string& name) {
-    std::string base = "postgresql://refgate@127.0.0.1:" + std::to_string(port_);
     {
-        pqxx::connection conn(base + "/postgres");
+        pqxx::connection conn(url("postgres"));
         pqxx::nontransaction tx(conn);
         tx.exec("CREATE DATABASE " + name);
     }
-    std::string url = base + "/" + name;
-    pg::migrate(url);
-    return url;
+    pg::migrate(url(name));
+    return url(name);
+}
+
+void PrivatePostgres::promote() {
+    REQUIRE(running_);
+    run(bindir_ + "/pg_ctl -D " + dir_ + "/data -w -t 30 promote");
+}
+
+void PrivatePostgres::set_synchronous_standby_names(const std::string& names) {
+    pqxx::connection conn(url("postgres"));
+    pqxx::nontransaction tx(conn);
+    tx.exec("ALTER SYSTEM SET synchronous_standby_names = " + tx.quote(names));
+    tx.exec("SELECT pg_reload_conf()");
 }
 
 }  // namespace refgate::test

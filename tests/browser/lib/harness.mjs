@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -166,6 +167,22 @@ export class Stack {
     }
     rmSync(this.work, { recursive: true, force: true });
   }
+}
+
+// One stack and one browser for a test file: started before its first test, stopped after its
+// last; `use(stack, browser)` hands them to the file once they run.
+export function useStack(use) {
+  let stack;
+  let browser;
+  before(async () => {
+    stack = await new Stack().start();
+    browser = await launchBrowser();
+    use(stack, browser);
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
 }
 
 export async function launchBrowser() {

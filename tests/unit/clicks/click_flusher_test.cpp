@@ -127,6 +127,27 @@ TEST_CASE("a flush that dies before its commit applies nothing, and the next app
     CHECK(rig.sink.total() == 7);
 }
 
+TEST_CASE(
+    "a commit whose outcome is unknown is never followed by the bucket's delete, and the next "
+    "flush settles it once",
+    "[clicks][flusher]") {
+    Rig rig;
+    rig.fill(999'900, kFirst);
+    rig.sink.state.lost_commit_replies = 1;
+    auto failed = rig.flush();
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.fault().dependency == Dependency::postgres);
+    CHECK(rig.sink.total() == 7);          // it did commit
+    CHECK(rig.store.buckets.size() == 1);  // but the bucket stays
+
+    auto again = rig.flush();
+    REQUIRE(again.ok());
+    CHECK(again->buckets == 0);
+    CHECK(again->skipped_buckets == 1);
+    CHECK(rig.sink.total() == 7);
+    CHECK(rig.store.buckets.empty());
+}
+
 TEST_CASE("while another instance holds the flush lock nothing moves", "[clicks][flusher]") {
     Rig rig;
     rig.fill(999'900, kFirst);

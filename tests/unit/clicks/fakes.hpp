@@ -164,6 +164,9 @@ struct SinkState {
     bool lock_held = false;
     bool lock_held_elsewhere = false;
     int failed_commits = 0;  // commit fails (the process died before it), nothing applied
+    // The commit is applied but its reply is lost (the connection broke during COMMIT): the
+    // flusher sees a failure whose outcome it cannot know.
+    int lost_commit_replies = 0;
     bool down = false;
 };
 
@@ -201,7 +204,10 @@ class FakeCountTransaction final : public CountTransaction {
             return Fault{Dependency::postgres, "connection lost before COMMIT"};
         }
         staged_.lock_held = state_.lock_held;
+        int lost = state_.lost_commit_replies;
+        staged_.lost_commit_replies = lost > 0 ? lost - 1 : 0;
         state_ = staged_;
+        if (lost > 0) return Fault{Dependency::postgres, "connection lost during COMMIT"};
         return done();
     }
 

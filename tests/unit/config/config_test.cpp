@@ -268,6 +268,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
     for (const char* key : {"listen",
                             "admin_listen",
                             "database_url",
+                            "stats_database_url",
                             "redis_url",
                             "threads",
                             "snapshot_file",
@@ -303,7 +304,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 35);
+    CHECK(rows.size() == 36);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 

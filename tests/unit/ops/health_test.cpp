@@ -62,6 +62,26 @@ TEST_CASE("readyz answers 503 until a snapshot is loaded, then 200 with its vers
     CHECK(body["redis"] == "up");
 }
 
+TEST_CASE(
+    "readyz says whether flushed counts are replicated synchronously once the flusher has "
+    "connected, and stays ready either way",
+    "[health]") {
+    refgate::SnapshotStore store;
+    refgate::HealthState health;
+    refgate::HealthHandler handler(store, health);
+    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
+    auto field = [&] {
+        auto response = ask(handler, "/readyz");
+        CHECK(response.status() == 200);
+        return nlohmann::json::parse(response.body())["postgres_sync_replication"];
+    };
+    CHECK(field().is_null());
+    health.postgres_sync_replication = 0;
+    CHECK(field() == false);
+    health.postgres_sync_replication = 1;
+    CHECK(field() == true);
+}
+
 TEST_CASE("readyz answers 503 on both listeners once the instance drains, healthz still 200",
           "[health]") {
     refgate::SnapshotStore store;

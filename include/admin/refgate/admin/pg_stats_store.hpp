@@ -10,6 +10,7 @@
 namespace refgate::admin {
 
 struct PgStatsStoreOptions {
+    // Any host of it will do (every statement is read-only): a hot standby may serve the reads.
     std::string database_url;
     redis::RedisAddress redis;
     std::size_t max_idle_connections = 2;

@@ -4,11 +4,15 @@
 #include <string>
 
 #include "refgate/clicks/count_sink.hpp"
+#include "refgate/metrics/health.hpp"
 
 namespace refgate::clicks {
 
 struct PgCountSinkOptions {
     std::string database_url;
+    // Where a new connection reports whether the server replicates commits synchronously
+    // (postgres_sync_replication); null: nowhere.
+    HealthState* health = nullptr;
 };
 
 // The CountSink over one PostgreSQL connection (libpqxx), opened when first needed and again after

@@ -52,6 +52,8 @@ struct Config {
     Endpoint listen{"127.0.0.1", 8080};
     Endpoint admin_listen{"127.0.0.1", 9090};
     std::string database_url = "postgresql://127.0.0.1:5432/refgate";
+    // Where the stats API reads counts (a read-only replica); empty: database_url.
+    std::string stats_database_url;
     std::string redis_url = "redis://127.0.0.1:6379/0";
     unsigned threads = 2;
     std::string snapshot_file = "refgate-snapshot.json";

@@ -33,6 +33,9 @@ struct HealthState {
     LatencyHistogram postgres_latency;                       // snapshot checks and flush commits
     std::atomic<std::uint64_t> snapshot_reload_failures{0};  // reloads that kept the old snapshot
     std::atomic<std::int64_t> snapshot_checked_at{0};  // unix s the snapshot was last confirmed
+    // Whether the flusher's PostgreSQL has synchronous standbys (synchronous_standby_names set),
+    // as seen at its last connect: 1 yes, 0 no, -1 not known yet.
+    std::atomic<int> postgres_sync_replication{-1};
 };
 
 // Seconds since the snapshot was last confirmed current against PostgreSQL (loaded from it, or

@@ -22,6 +22,7 @@ struct PoolOptions {
     std::size_t max_idle = 4;               // kept open for reuse
     std::size_t max_open = 4;               // in use at once
     std::chrono::milliseconds wait{2'000};  // for a free slot, and to connect
+    Server server = Server::primary;        // of a multi-host URI
 };
 
 // No connection could be had within the pool's wait.
@@ -36,13 +37,14 @@ class ConnectionPool {
         : database_url_(std::move(database_url)), options_(options) {}
 
     // Runs f on a pooled (or new) connection and returns what it returns. A connection is given
-    // back only when f returned normally, so a broken one is dropped; exceptions pass through.
+    // back only when f returned normally, so a broken one is dropped; exceptions pass through. An
+    // idle one the server closed meanwhile (a restart, a failover) is replaced before f runs.
     // Throws PoolTimeout when every slot stays busy for the whole wait.
     template <typename F>
     auto run(F&& f) -> decltype(f(std::declval<pqxx::connection&>())) {
         Lease lease(*this);
-        if (!lease.conn || !lease.conn->is_open())
-            lease.conn = connect(database_url_, connect_timeout_seconds());
+        if (!lease.conn || !still_open(*lease.conn))
+            lease.conn = connect(database_url_, connect_timeout_seconds(), options_.server);
         auto result = f(*lease.conn);
         lease.keep = true;
         return result;

@@ -29,6 +29,13 @@ export class ApiError extends Error {
   }
 }
 
+// A failed save shown where the editor looks: a 422's messages beside their fields, anything
+// else in the form's notice.
+export function showFailure(err, setErrors, setError) {
+  if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
+  else setError(err);
+}
+
 const unsafe = (method) => !['GET', 'HEAD'].includes(method);
 
 export async function api(method, path, options = {}) {

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, enc } from '../api.js';
+import { api, ApiError, enc, showFailure } from '../api.js';
 import { Field, Notice, PageTitle, Table, showTime, useLoad } from '../ui.jsx';
 
 export function Disclosures({ can }) {
@@ -60,9 +60,8 @@ function Editor({ d, can, onSaved }) {
       reloadVersions();
       onSaved();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else if (err.status === 412) setError(new Error('Someone saved a newer version meanwhile: reload the page to see it before saving yours.'));
-      else setError(err);
+      if (err.status === 412) setError(new Error('Someone saved a newer version meanwhile: reload the page to see it before saving yours.'));
+      else showFailure(err, setErrors, setError);
     }
   }
   return (
@@ -101,9 +100,8 @@ function NewText({ onSaved }) {
       await api('PUT', `/disclosures/${enc(key)}/${enc(locale)}`, { body: { text }, ifNoneMatch: '*' });
       onSaved({ key, locale });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else if (err.status === 412) setError(new Error('That key and locale exist already: edit it above.'));
-      else setError(err);
+      if (err.status === 412) setError(new Error('That key and locale exist already: edit it above.'));
+      else showFailure(err, setErrors, setError);
     }
   }
   return (

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, enc, query } from '../api.js';
+import { api, ApiError, enc, query, showFailure } from '../api.js';
 import {
   Check, Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, useLoad, utcToLocalInput,
 } from '../ui.jsx';
@@ -150,8 +150,7 @@ function LinkForm({ partners, onDone }) {
       onDone();
       location.hash = `#/links/${enc(values.slug)}`;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else setError(err);
+      showFailure(err, setErrors, setError);
     }
   }
   return (
@@ -210,8 +209,7 @@ function LinkEditor({ link, reload }) {
       if (err.status === 412) {
         const fresh = await api('GET', `/links/${enc(link.slug)}`);
         setConflict({ patch, theirs: fresh.data, etag: fresh.etag });
-      } else if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else setError(err);
+      } else showFailure(err, setErrors, setError);
     }
   }
   const { partner, ...patch } = linkBody(values);

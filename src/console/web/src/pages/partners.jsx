@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError, enc, query } from '../api.js';
+import { api, enc, query, showFailure } from '../api.js';
 import {
   Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, timeZone, useLoad,
 } from '../ui.jsx';
@@ -126,8 +126,7 @@ function CodeForm({ partner, patcher }) {
         setCode('');
       }
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else setError(err);
+      showFailure(err, setErrors, setError);
     }
   }
 
@@ -202,8 +201,7 @@ function RulesForm({ partner, patcher }) {
       const result = await patcher.save({ allowed_domains: lines(domains), extra_params: paramsFromText(params) });
       if (result === 'saved') setMessage('Domains and parameters saved.');
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else setError(err);
+      showFailure(err, setErrors, setError);
     }
   }
   return (

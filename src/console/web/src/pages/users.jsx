@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, ApiError, enc } from '../api.js';
+import { api, enc, showFailure } from '../api.js';
 import { Field, Notice, PageTitle, Table, showTime, useLoad } from '../ui.jsx';
 
 const roles = ['viewer', 'editor', 'admin'];
@@ -79,8 +79,7 @@ function NewUser({ onCreated }) {
       onCreated(data.password ? `User ${v.name} created. Their password (shown once): ${data.password}` : `User ${v.name} created.`);
       setV({ name: '', role: 'editor', password: '' });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else setError(err);
+      showFailure(err, setErrors, setError);
     }
   }
   const set = (k) => (e) => setV({ ...v, [k]: e.currentTarget.value });
@@ -112,8 +111,7 @@ function NewToken({ onCreated }) {
       onCreated(`Token ${v.name} created. Copy it now, it is shown once: ${data.token}`);
       setV({ name: '', role: 'viewer' });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 422) setErrors(err.fieldErrors());
-      else setError(err);
+      showFailure(err, setErrors, setError);
     }
   }
   const set = (k) => (e) => setV({ ...v, [k]: e.currentTarget.value });
