@@ -2,8 +2,9 @@
 # Shared helpers for deploy/local/run.sh and deploy/local/test.sh.
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
-# Provides: ROOT, log/die, ensure_packages, ensure_node, npm_ci_if_stale, build, lock_state, check_format, free_port,
-# start_postgres, ensure_database, start_redis, wipe_state, stop_all, nolock, write_env_file.
+# Provides: ROOT, log/die, ensure_packages, ensure_node, npm_ci_if_stale, npm_ci_build_inputs,
+# build, lock_state, check_format, free_port, start_postgres, ensure_database, start_redis,
+# wipe_state, stop_all, nolock, write_env_file.
 
 # Repo root from this file's location, so the scripts work from any cwd.
 ROOT="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -106,6 +107,14 @@ npm_ci_if_stale() {
   fi
   log "npm ci in ${dir#"$ROOT"/}"
   (cd "$dir" && nolock npm ci --no-audit --no-fund)
+}
+
+# npm_ci_build_inputs: the npm packages every build of refgate reads: the console's toolchain
+# (src/console/web) and the crawler patterns the click classifier embeds (src/domain/agents).
+npm_ci_build_inputs() {
+  ensure_node
+  npm_ci_if_stale "$ROOT/src/console/web"
+  npm_ci_if_stale "$ROOT/src/domain/agents"
 }
 
 # ------------------------------------------------------------------- build

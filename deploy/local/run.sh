@@ -25,8 +25,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 ensure_packages
-ensure_node
-npm_ci_if_stale "$ROOT/src/console/web"
+npm_ci_build_inputs
 # The service only: the test suite is built (with sanitizers) by test.sh.
 build release Release -DREFGATE_BUILD_TESTS=OFF
 

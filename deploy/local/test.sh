@@ -24,8 +24,7 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 ensure_packages "${REFGATE_TEST_APT_PACKAGES[@]}"
-ensure_node
-npm_ci_if_stale "$ROOT/src/console/web"
+npm_ci_build_inputs
 npm_ci_if_stale "$ROOT/tests/browser"
 log "checking formatting (clang-format-14)"
 check_format

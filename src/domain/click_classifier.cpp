@@ -6,16 +6,26 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+
+#include "refgate/domain/agent_regex.hpp"
+#include "refgate/domain/agent_rules.hpp"
 
 namespace refgate {
 namespace {
 
 constexpr std::uint32_t kBotMatch = 1;
 constexpr std::uint32_t kPrefetchMatch = 2;
-constexpr std::uint32_t kMatchBits = kBotMatch | kPrefetchMatch;
+constexpr std::uint32_t kCompatibleMatch = 4;  // the `compatible;` token of a generic rule
+constexpr std::uint32_t kExcept = 8;           // an `except` substring: no match inside it
+
+// The symbols read before the first and after the last byte of a User-Agent.
+constexpr std::uint8_t kStartSymbol = 1;
+constexpr std::uint8_t kEndSymbol = 2;
+constexpr std::size_t kFirstByteSymbol = 3;
 
 // Bounds what a runaway pattern file can make the constructor allocate (entries of 4 bytes);
-// the built-in file needs about 21 thousand (636 states of 33 symbols).
+// the built-in patterns need about 1.2 million (about 20 thousand states of 60 symbols).
 constexpr std::size_t kMaxAutomatonEntries = std::size_t{1} << 24;
 
 constexpr char ascii_lower(char c) noexcept {
@@ -59,8 +69,10 @@ bool says_prefetch(std::string_view header) noexcept {
 }
 
 struct Pattern {
-    std::uint32_t kind;  // kBotMatch or kPrefetchMatch
+    std::uint32_t kind;  // kBotMatch, kPrefetchMatch, kCompatibleMatch or kExcept
     std::string lower;
+    bool at_start = false;
+    bool at_end = false;
 };
 
 [[noreturn]] void bad_line(std::size_t number, std::string_view line, const std::string& why) {
@@ -71,6 +83,27 @@ struct Pattern {
     }
     throw std::invalid_argument("click patterns line " + std::to_string(number) + ": " + why +
                                 ", got '" + text + "'");
+}
+
+void add_regex(std::vector<Pattern>& patterns, std::size_t number, std::string_view raw,
+               std::string_view regex) {
+    std::vector<AgentLiteral> literals;
+    try {
+        literals = agent_regex_literals(regex);
+    } catch (const std::invalid_argument& e) {
+        bad_line(number, raw, e.what());
+    }
+    for (AgentLiteral& literal : literals) {
+        patterns.push_back({kBotMatch, std::move(literal.lower), literal.at_start, literal.at_end});
+    }
+}
+
+std::uint32_t kind_of(std::string_view kind) {
+    if (kind == "except") return kExcept;
+    auto click_class = parse_click_class(kind);
+    if (click_class == ClickClass::bot) return kBotMatch;
+    if (click_class == ClickClass::prefetch) return kPrefetchMatch;
+    return 0;
 }
 
 std::vector<Pattern> parse_patterns(std::string_view text) {
@@ -88,24 +121,42 @@ std::vector<Pattern> parse_patterns(std::string_view text) {
         std::string_view kind = line.substr(0, space);
         std::string_view substring =
             space == std::string_view::npos ? std::string_view{} : trim(line.substr(space));
-        Pattern pattern;
-        auto click_class = parse_click_class(kind);
-        if (click_class == ClickClass::bot) {
-            pattern.kind = kBotMatch;
-        } else if (click_class == ClickClass::prefetch) {
-            pattern.kind = kPrefetchMatch;
-        } else {
-            bad_line(number, raw, "expected 'bot <substring>' or 'prefetch <substring>'");
+        const std::uint32_t pattern_kind = kind_of(kind);
+        if (pattern_kind == 0 && kind != "bot-regex") {
+            bad_line(number, raw,
+                     "expected 'bot <substring>', 'prefetch <substring>', 'except <substring>' "
+                     "or 'bot-regex <regex>'");
         }
         if (substring.empty()) bad_line(number, raw, "the substring is missing");
         if (substring.size() > kMaxScannedUserAgentBytes) {
             bad_line(number, raw, "the substring is longer than the scanned part of a User-Agent");
         }
+        if (kind == "bot-regex") {
+            add_regex(patterns, number, raw, substring);
+            continue;
+        }
+        Pattern pattern{pattern_kind, {}};
         pattern.lower.reserve(substring.size());
         for (char c : substring) pattern.lower.push_back(ascii_lower(c));
         patterns.push_back(std::move(pattern));
     }
     return patterns;
+}
+
+void add_generic_rule_tokens(std::vector<Pattern>& patterns) {
+    for (const agent_rules::TokenRule& rule : agent_rules::token_rules()) {
+        for (std::string_view token : rule.tokens) {
+            patterns.push_back({kBotMatch, std::string(token)});
+        }
+    }
+    patterns.push_back({kCompatibleMatch, std::string(agent_rules::kCompatibleToken)});
+}
+
+// The generic rules that are not substrings, for an agent that matched no pattern.
+bool generic_rule_matches(std::string_view scanned, bool compatible) noexcept {
+    return agent_rules::lacks_platform_comment(scanned) ||
+           agent_rules::has_email_address(scanned) ||
+           (compatible && !agent_rules::names_browser_engine(scanned));
 }
 
 }  // namespace
@@ -144,26 +195,46 @@ void add_failure_edges(std::vector<std::uint32_t>& next, std::vector<std::uint32
                 edge = via_fail;
             } else {
                 fail[edge] = via_fail;
-                match[edge] |= match[via_fail];
+                // Whatever ends inside an `except` substring does not count.
+                if ((match[edge] & kExcept) == 0) match[edge] |= match[via_fail] & ~kExcept;
                 queue.push_back(edge);
             }
         }
     }
 }
 
+// The symbols a pattern walks through: its bytes' symbols, between the anchors it has.
+std::vector<std::uint8_t> pattern_symbols(const Pattern& p,
+                                          const std::array<std::uint8_t, 256>& symbol_of) {
+    std::vector<std::uint8_t> symbols;
+    if (p.at_start) symbols.push_back(kStartSymbol);
+    for (char c : p.lower) symbols.push_back(symbol_of[static_cast<unsigned char>(c)]);
+    if (p.at_end) symbols.push_back(kEndSymbol);
+    return symbols;
+}
+
+// The rank that orders states for renumbering: no match, `compatible;`, bot, prefetch.
+std::uint32_t rank_of(std::uint32_t match) {
+    if (match & kPrefetchMatch) return 3;
+    if (match & kBotMatch) return 2;
+    return (match & kCompatibleMatch) ? 1 : 0;
+}
+
 }  // namespace
 
 // Aho–Corasick over the lower-cased patterns, compiled to a complete DFA: every state has an
 // entry for every input symbol, so the walk is one table load per byte and never backtracks.
-ClickClassifier::ClickClassifier(std::string_view pattern_text) {
-    const std::vector<Pattern> patterns = parse_patterns(pattern_text);
+ClickClassifier::ClickClassifier(std::string_view pattern_text, GenericRules rules)
+    : generic_rules_(rules == GenericRules::on) {
+    std::vector<Pattern> patterns = parse_patterns(pattern_text);
+    if (generic_rules_) add_generic_rule_tokens(patterns);
     pattern_count_ = patterns.size();
 
     // Input symbols: one per distinct pattern byte, 0 for every other byte.
-    std::size_t total_bytes = 0;
-    std::size_t used_symbols = 1;
+    std::size_t total_symbols = 0;
+    std::size_t used_symbols = kFirstByteSymbol;
     for (const Pattern& p : patterns) {
-        total_bytes += p.lower.size();
+        total_symbols += p.lower.size() + 2;
         has_prefetch_patterns_ = has_prefetch_patterns_ || p.kind == kPrefetchMatch;
         for (char c : p.lower) {
             auto& symbol = symbol_of_[static_cast<unsigned char>(c)];
@@ -175,7 +246,7 @@ ClickClassifier::ClickClassifier(std::string_view pattern_text) {
             symbol_of_[static_cast<unsigned char>(ascii_lower(c))];
     }
     row_size_ = used_symbols;
-    const std::size_t max_states = total_bytes + 1;
+    const std::size_t max_states = total_symbols + 1;
     if (max_states * row_size_ > kMaxAutomatonEntries) {
         throw std::invalid_argument("click patterns: too many patterns (" +
                                     std::to_string(patterns.size()) + ")");
@@ -184,37 +255,48 @@ ClickClassifier::ClickClassifier(std::string_view pattern_text) {
     // The trie; child 0 means "no child", as no edge leads back to the root.
     std::vector<std::uint32_t> next(max_states * row_size_, 0);
     std::vector<std::uint32_t> match(max_states, 0);
+    std::vector<std::uint32_t> depth(max_states, 0);
     std::size_t states = 1;
     for (const Pattern& p : patterns) {
         std::uint32_t s = 0;
-        for (char c : p.lower) {
-            std::uint32_t& child = next[s * row_size_ + symbol_of_[static_cast<unsigned char>(c)]];
-            if (child == 0) child = static_cast<std::uint32_t>(states++);
+        for (std::uint8_t symbol : pattern_symbols(p, symbol_of_)) {
+            std::uint32_t& child = next[s * row_size_ + symbol];
+            if (child == 0) {
+                child = static_cast<std::uint32_t>(states++);
+                depth[child] = depth[s] + 1;
+            }
             s = child;
         }
         match[s] |= p.kind;
     }
 
     add_failure_edges(next, match, states, row_size_);
+    build_delta(next, match, depth, states);
+}
 
-    // Renumber the states so that those with matches come last, prefetch ones at the very end:
-    // then one comparison per byte tells whether the walk has found anything, and entries can
-    // hold plain row offsets (state * row_size_), which saves a multiplication per byte.
+// Renumbers the states so that those with matches come last, in rank order: then one comparison
+// per byte tells whether the walk has found anything, and entries can hold plain row offsets
+// (state * row_size_), which saves a multiplication per byte. Within a rank, shallow states come
+// first: the walk over a browser's agent stays in a few shallow states, whose rows then share
+// the cache instead of being scattered over the whole table.
+void ClickClassifier::build_delta(const std::vector<std::uint32_t>& next,
+                                  const std::vector<std::uint32_t>& match,
+                                  const std::vector<std::uint32_t>& depth, std::size_t states) {
     std::vector<std::uint32_t> order(states);
     for (std::uint32_t i = 0; i < states; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        auto rank = [&](std::uint32_t s) { return (match[s] & kPrefetchMatch) ? 2 : match[s]; };
-        return rank(a) < rank(b);
+        return std::pair(rank_of(match[a]), depth[a]) < std::pair(rank_of(match[b]), depth[b]);
     });
     std::vector<std::uint32_t> renumbered(states);
     for (std::uint32_t i = 0; i < states; ++i) renumbered[order[i]] = i;
-    const auto first_with = [&](std::uint32_t kinds) {
+    const auto first_with_rank = [&](std::uint32_t rank) {
         auto it = std::find_if(order.begin(), order.end(),
-                               [&](std::uint32_t s) { return (match[s] & kinds) != 0; });
-        return static_cast<std::uint32_t>(it - order.begin()) * row_size_;
+                               [&](std::uint32_t s) { return rank_of(match[s]) >= rank; });
+        return static_cast<std::uint32_t>((it - order.begin()) * row_size_);
     };
-    first_match_offset_ = first_with(kMatchBits);
-    first_prefetch_offset_ = first_with(kPrefetchMatch);
+    first_match_offset_ = first_with_rank(1);
+    first_bot_offset_ = first_with_rank(2);
+    first_prefetch_offset_ = first_with_rank(3);
 
     delta_.resize(states * row_size_);
     for (std::uint32_t s = 0; s < states; ++s) {
@@ -223,29 +305,51 @@ ClickClassifier::ClickClassifier(std::string_view pattern_text) {
                 static_cast<std::uint32_t>(renumbered[next[s * row_size_ + c]] * row_size_);
         }
     }
+    // The root keeps offset 0 (it matches nothing, so it sorts first).
+    start_offset_ = delta_[kStartSymbol];
 }
 
 const ClickClassifier& ClickClassifier::builtin() {
-    static const ClickClassifier classifier{embedded_bot_patterns()};
+    static const ClickClassifier classifier{
+        std::string(embedded_bot_patterns()) + "\n" + std::string(embedded_crawler_patterns()),
+        GenericRules::on};
     return classifier;
 }
 
 ClickClassifier::AgentMatch ClickClassifier::match_agent(
     std::string_view user_agent) const noexcept {
     // The walk stops at the first match that settles the answer: any prefetch match, or a bot
-    // match when no prefetch pattern could still overrule it. The root keeps offset 0, as no
-    // state matches before the walk has read a byte.
+    // match when no prefetch pattern could still overrule it.
+    const std::string_view scanned = capped(user_agent);
     AgentMatch found = AgentMatch::none;
-    std::uint32_t offset = 0;
-    for (const char c : capped(user_agent)) {
-        offset = delta_[offset + symbol_of_[static_cast<unsigned char>(c)]];
-        if (offset >= first_match_offset_) [[unlikely]] {
-            if (offset >= first_prefetch_offset_) return AgentMatch::prefetch;
-            found = AgentMatch::bot;
-            if (!has_prefetch_patterns_) break;
+    bool compatible = false;
+    std::uint32_t offset = start_offset_;
+    const auto settles = [&](std::uint32_t next) noexcept {
+        offset = next;
+        if (offset < first_match_offset_) [[likely]]
+            return false;
+        if (offset >= first_prefetch_offset_) {
+            found = AgentMatch::prefetch;
+            return true;
+        }
+        if (offset < first_bot_offset_) {
+            compatible = true;
+            return false;
+        }
+        found = AgentMatch::bot;
+        return !has_prefetch_patterns_;
+    };
+    bool settled = false;
+    for (const char c : scanned) {
+        if (settles(delta_[offset + symbol_of_[static_cast<unsigned char>(c)]])) {
+            settled = true;
+            break;
         }
     }
-    return found;
+    // `$` only where the whole agent was read.
+    if (!settled && scanned.size() == user_agent.size()) settles(delta_[offset + kEndSymbol]);
+    if (found != AgentMatch::none || !generic_rules_) return found;
+    return generic_rule_matches(scanned, compatible) ? AgentMatch::bot : AgentMatch::none;
 }
 
 ClickClass ClickClassifier::classify(const ClickSignals& signals, AgentMatch agent) const noexcept {

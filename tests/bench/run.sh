@@ -260,6 +260,7 @@ WATCHDOG_PID=$!
 
 REFGATE_APT_PACKAGES+=(wrk nginx python3 curl)
 ensure_packages
+npm_ci_build_inputs
 
 mkdir -p "$STATE" "$RESULTS"
 rm -f "$RAW" "$STATE"/*.xml "$STATE"/alloc.json "$STATE"/oneshot.json "$STATE"/micro.json

@@ -35,8 +35,7 @@ OUT="$ROOT/tests/bench/results/scale-out.json"
 lock_state scale
 trap 'stop_all' EXIT
 ensure_packages jq
-ensure_node
-npm_ci_if_stale "$ROOT/src/console/web"
+npm_ci_build_inputs
 log "building Release in build/bench (refgate, refgate_scale_bench)"
 cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF \
   -DREFGATE_BUILD_BENCH=ON >/dev/null

@@ -43,23 +43,32 @@ struct ClickSignals {
 // whatever a client sends.
 inline constexpr std::size_t kMaxScannedUserAgentBytes = 512;
 
-// The pattern text compiled into the binary from src/core/bot_patterns.txt.
+// The pattern texts compiled into the binary: refgate's own list (src/domain/bot_patterns.txt)
+// and the crawler patterns converted at build time from the pinned npm package in
+// src/domain/agents (`bot-regex` lines; see docs/click-classes.md).
 std::string_view embedded_bot_patterns();
+std::string_view embedded_crawler_patterns();
+
+// Whether a classifier also applies refgate's generic rules (refgate/domain/agent_rules.hpp).
+enum class GenericRules : bool { off, on };
 
 class ClickClassifier {
   public:
-    // Pattern text: one pattern a line, `bot <substring>` or `prefetch <substring>`; the
-    // substring (which may hold spaces) is matched case-insensitively (ASCII) anywhere in the
+    // Pattern text: one pattern a line, `bot <substring>`, `prefetch <substring>`,
+    // `bot-regex <regex>` (the subset of refgate/domain/agent_regex.hpp) or `except <substring>`
+    // (bot patterns that end inside this substring do not count: `Cubot` is a phone, not a bot).
+    // A substring (which may hold spaces) is matched case-insensitively (ASCII) anywhere in the
     // User-Agent. Lines starting with `#` and blank lines are ignored. Throws
-    // std::invalid_argument naming the line number and text of the first bad line.
-    explicit ClickClassifier(std::string_view patterns);
+    // std::invalid_argument naming the line number and text of the first bad line. With
+    // GenericRules::on, the generic rules count as bot patterns too.
+    explicit ClickClassifier(std::string_view patterns, GenericRules rules = GenericRules::off);
 
-    // The classifier of the embedded patterns, built on first use.
+    // The classifier of the embedded patterns and the generic rules, built on first use.
     static const ClickClassifier& builtin();
 
     // In order: a purpose header saying prefetch or preview -> prefetch; a `prefetch` pattern in
     // the User-Agent -> prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot`
-    // pattern -> bot; anything else -> human.
+    // pattern or a generic rule -> bot; anything else -> human.
     ClickClass classify(const ClickSignals& signals) const noexcept {
         return classify(signals, match_agent(signals.user_agent));
     }
@@ -70,19 +79,29 @@ class ClickClassifier {
     AgentMatch match_agent(std::string_view user_agent) const noexcept;
     ClickClass classify(const ClickSignals& signals, AgentMatch agent) const noexcept;
 
+    // The number of literals in the automaton (a `bot-regex` line may expand into several).
     std::size_t pattern_count() const noexcept { return pattern_count_; }
 
   private:
+    void build_delta(const std::vector<std::uint32_t>& next,
+                     const std::vector<std::uint32_t>& match,
+                     const std::vector<std::uint32_t>& depth, std::size_t states);
+
     // Byte -> input symbol. Upper-case ASCII letters share the symbol of their lower-case
-    // letter, so the walk lower-cases as it reads; bytes in no pattern share symbol 0.
+    // letter, so the walk lower-cases as it reads; bytes in no pattern share symbol 0. Symbols 1
+    // and 2 are read before the first and after the last byte (the anchors `^` and `$`).
     std::array<std::uint8_t, 256> symbol_of_{};
     std::size_t row_size_ = 1;  // the number of symbols
     // The complete automaton, failure links folded in: entry [offset + symbol] is the offset
     // (state * row_size_) of the next state. The root is at offset 0; states where a pattern
-    // ends are numbered last, those where a prefetch pattern ends after all others.
+    // ends are numbered last: first those of the `compatible;` token, then bot patterns, then
+    // prefetch patterns.
     std::vector<std::uint32_t> delta_;
+    std::uint32_t start_offset_ = 0;  // after the start symbol
     std::uint32_t first_match_offset_ = 0;
+    std::uint32_t first_bot_offset_ = 0;
     std::uint32_t first_prefetch_offset_ = 0;
+    bool generic_rules_ = false;
     bool has_prefetch_patterns_ = false;
     std::size_t pattern_count_ = 0;
 };
