@@ -62,18 +62,35 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
   public:
     Impl(RequestStorage& storage, const HttpLimits& limits) : storage_(storage), limits_(limits) {
         storage_.reset();
-        header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
+        // One byte over ours: Beast refuses a header that is still incomplete at that size, and
+        // step() measures a complete one itself (Beast's own count depends on how the bytes
+        // arrived).
+        header_limit(static_cast<std::uint32_t>(limits.max_header_bytes + 1));
         body_limit(boost::none);  // enforced in on_body_init_impl, per method
     }
 
     Step step(std::string_view input) {
         error_code ec;
         Step step;
+        const bool header_was_done = is_header_done();
         step.used = basic_parser::put(boost::asio::const_buffer(input.data(), input.size()), ec);
+        if (!header_was_done) header_used_ += step.used;
         if (ec == bhttp::error::need_more) {
             step.need_more = true;
+            // Beast counts a header's bytes differently depending on how they arrived (from the
+            // request line or from the fields); this counts every byte of it the same way.
+            if (!is_header_done() &&
+                header_used_ + input.size() - step.used > limits_.max_header_bytes) {
+                step.need_more = false;
+                step.refusal = refusal(bhttp::error::header_limit, input.substr(step.used));
+            }
         } else if (ec) {
-            step.refusal = refusal(ec);
+            step.refusal = refusal(ec, input);
+        } else if (!header_was_done && is_header_done() &&
+                   header_used_ > limits_.max_header_bytes) {
+            // Parsing stops after the header, so this is the whole header: request line,
+            // fields and the empty line.
+            step.refusal = Refusal{431, "Request Header Fields Too Large"};
         }
         return step;
     }
@@ -82,7 +99,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     const HttpLimits& limits() const { return limits_; }
 
   private:
-    Refusal refusal(error_code ec) const {
+    Refusal refusal(error_code ec, std::string_view input) const {
         switch (error_) {
             case RequestError::target_too_long:
                 return {414, "URI Too Long"};
@@ -94,11 +111,25 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
                 break;
         }
         if (ec == bhttp::error::header_limit) {
-            // Hit before the request line was parsed: the target is what is long.
-            if (storage_.method_name.empty()) return {414, "URI Too Long"};
+            if (storage_.method_name.empty() && target_too_long(input))
+                return {414, "URI Too Long"};
             return {431, "Request Header Fields Too Large"};
         }
         return {};
+    }
+
+    // Beast parses the request line only once the whole header is in: when the header is too
+    // long before that, the line is read here to tell a long target from long fields.
+    bool target_too_long(std::string_view input) const {
+        // Only what Beast looked at: the bytes up to the limit.
+        input = input.substr(0, limits_.max_header_bytes + 1);
+        const std::size_t line_end = input.find('\n');
+        if (line_end == std::string_view::npos) return true;  // the line alone is over the limit
+        std::string_view line = input.substr(0, line_end);
+        const std::size_t first = line.find(' ');
+        const std::size_t last = line.rfind(' ');
+        if (first == std::string_view::npos || last <= first) return false;
+        return last - first - 1 > limits_.max_target_bytes;
     }
 
     void on_request_impl(bhttp::verb method, beast::string_view method_str,
@@ -180,6 +211,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     RequestStorage& storage_;
     const HttpLimits& limits_;
     RequestError error_ = RequestError::none;
+    std::size_t header_used_ = 0;  // bytes of the header taken so far
 };
 
 RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits) {
