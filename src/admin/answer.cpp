@@ -37,13 +37,19 @@ Json error_list(const std::vector<FieldError>& errors) {
     return list;
 }
 
+// Text echoed from a request (a slug in a path, a search) may not be UTF-8: it is written with
+// U+FFFD in place of a bad byte, never thrown over.
+std::string to_text(const Json& body) {
+    return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace
 
 void Answer::json(int status, const Json& body, std::int64_t version) {
     response_.set_status(status);
     response_.add_header("Content-Type", "application/json");
     response_.add_header("Cache-Control", "no-store");
-    response_.body() = body.dump();
+    response_.body() = to_text(body);
     response_.add_header("ETag", version > 0 ? version_etag(version) : body_etag(response_.body()));
 }
 
@@ -69,7 +75,7 @@ void Answer::write_problem(int status, std::string_view type, std::string_view t
     response_.set_status(status);
     response_.add_header("Content-Type", "application/problem+json");
     response_.add_header("Cache-Control", "no-store");
-    response_.body() = body.dump();
+    response_.body() = to_text(body);
     response_.add_header("ETag", body_etag(response_.body()));
 }
 

@@ -1,10 +1,12 @@
 #include "refgate/codec/links_csv.hpp"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
 #include "refgate/domain/stats_report.hpp"
 #include "refgate/domain/time.hpp"
+#include "refgate/domain/utf8.hpp"
 
 namespace refgate {
 namespace {
@@ -96,6 +98,12 @@ LinksCsv parse_links_csv(std::string_view text) {
         if (fields->size() != kColumns.size()) {
             csv.problems.push_back(
                 {line, "has " + std::to_string(fields->size()) + " fields; the header has 7"});
+            continue;
+        }
+        // A spreadsheet may save in its own code page (Windows-1252 and the like).
+        if (!std::all_of(fields->begin(), fields->end(),
+                         [](const auto& f) { return valid_utf8(f); })) {
+            csv.problems.push_back({line, "is not UTF-8 text: save the file as \"CSV UTF-8\""});
             continue;
         }
         csv.document["links"].push_back(link_of(*fields));

@@ -36,7 +36,8 @@ void problem(http::Response& response, int status, std::string_view type, std::s
     response.add_header("Content-Type", "application/problem+json");
     response.add_header("Cache-Control", "no-store");
     common_headers(response);
-    response.body() = body.dump();
+    // The detail may quote a query value that is not UTF-8: U+FFFD in its place, not a throw.
+    response.body() = body.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 std::optional<DisclosureFormat> format_of_path(std::string_view path) {

@@ -167,6 +167,26 @@ TEST_CASE("a CSV import with a wrong header or a broken row is refused with its 
     CHECK(f.db.scalar("SELECT count(*) FROM refgate_links") == "0");
 }
 
+TEST_CASE(
+    "a CSV saved in a spreadsheet's code page is refused at its line, and a slug that is not "
+    "UTF-8 in a path is a 404, not a 500",
+    "[console][import][pg]") {
+    Fixture f;
+    std::string csv =
+        "slug,partner,destination,status,expires_at,fallback,utm_passthrough\r\n"
+        "caf\xE9,tailscale,https://tailscale.com/caf\xE9,,,,\r\n";
+    auto r = post_import(f, csv, "text/csv", false);
+    CHECK(r.status == 422);
+    auto body = Json::parse(r.body);
+    REQUIRE(body["refused"].size() == 1);
+    CHECK(body["refused"][0]["line"] == 2);
+    CHECK(body["refused"][0]["message"] == "is not UTF-8 text: save the file as \"CSV UTF-8\"");
+
+    auto link = f.get("/api/v1/links/caf%E9", f.viewer);
+    CHECK(link.status == 404);
+    CHECK_NOTHROW(Json::parse(link.body));
+}
+
 TEST_CASE("refgate import --dry-run prints the diff and applies nothing", "[console][import][pg]") {
     Fixture f;
     TempDir dir;

@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/domain/utf8.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace links_csv_test {
@@ -68,6 +70,34 @@ TEST_CASE("a broken CSV row is a problem at its line and the other rows are stil
     CHECK(csv.problems[1].line == 6);
     CHECK(csv.problems[1].message == "a quoted field is not closed");
     CHECK(csv.lines == std::vector<std::size_t>{2, 5});
+}
+
+TEST_CASE("a CSV row saved in a spreadsheet's code page is refused at its line, not thrown over",
+          "[codec][csv]") {
+    // "café" in Windows-1252, as a spreadsheet saves "CSV" by default on Windows.
+    const std::string text = kHeader +
+                             "ok,p,https://x.example/,,,,\r\n"
+                             "caf\xE9,p,https://x.example/caf\xE9,,,,\r\n"
+                             "caf\xC3\xA9,p,https://x.example/,,,,\r\n";
+    auto csv = parse_links_csv(text);
+    REQUIRE(csv.problems.size() == 1);
+    CHECK(csv.problems[0].line == 3);
+    CHECK(csv.problems[0].message == "is not UTF-8 text: save the file as \"CSV UTF-8\"");
+    CHECK(csv.lines == std::vector<std::size_t>{2, 4});
+    // The import's answer is written out (it was a JSON type_error, a 500 in the API).
+    auto input = read_import_text(text, true);
+    auto refused = import_refusals(input, parse_import(*input.document).issues);
+    CHECK_NOTHROW(import_result_json(ImportDiff{}, refused, true, false).dump());
+}
+
+TEST_CASE("UTF-8 is checked as RFC 3629 has it", "[codec][csv]") {
+    CHECK(valid_utf8(""));
+    CHECK(valid_utf8("plain, caf\xC3\xA9, \xE2\x82\xAC, \xF0\x9F\x98\x80"));
+    CHECK_FALSE(valid_utf8("caf\xE9"));           // Windows-1252
+    CHECK_FALSE(valid_utf8("\xC0\xAF"));          // overlong '/'
+    CHECK_FALSE(valid_utf8("\xED\xA0\x80"));      // a surrogate
+    CHECK_FALSE(valid_utf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+    CHECK_FALSE(valid_utf8("\xE2\x82"));          // cut short
 }
 
 TEST_CASE("links written as CSV read back as the same links", "[codec][csv]") {
