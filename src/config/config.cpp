@@ -14,33 +14,13 @@
 #include "refgate/config/postgres_url.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/runtime/log.hpp"
+#include "setting.hpp"
 
 namespace refgate {
 namespace {
 
-// One row per setting: its JSON key, its environment variable and how to apply a text value.
-struct Setting {
-    const char* key;
-    const char* env;
-    std::function<bool(Config&, const std::string&)> apply;  // false: bad value
-    const char* expected;
-    // The current value, in the form `apply` accepts (so a printed configuration reads back).
-    std::function<std::string(const Config&)> show;
-};
-
 std::string millis_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()); }
 std::string bool_text(bool b) { return b ? "true" : "false"; }
-
-template <typename T>
-bool parse_uint(const std::string& text, T& out, T min, T max) {
-    T value{};
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max) {
-        return false;
-    }
-    out = value;
-    return true;
-}
 
 bool parse_millis(const std::string& text, std::chrono::milliseconds& out) {
     std::int64_t value = 0;
@@ -186,13 +166,10 @@ std::vector<Setting> connection_settings() {
 // Serving: the snapshot, redirects and the HTTP limits.
 std::vector<Setting> serving_settings() {
     return {
-        {"snapshot_file", "REFGATE_SNAPSHOT_FILE",
-         [](Config& c, const std::string& v) {
-             c.snapshot_file = v;
-             return true;
-         },
-         "a file path (empty disables the snapshot file)",
-         [](const Config& c) { return c.snapshot_file; }},
+        text_setting(
+            "snapshot_file", "REFGATE_SNAPSHOT_FILE",
+            [](Config& c) -> std::string& { return c.snapshot_file; },
+            "a file path (empty disables the snapshot file)"),
         {"referrer_policy", "REFGATE_REFERRER_POLICY",
          [](Config& c, const std::string& v) {
              c.referrer_policy = v;
@@ -272,13 +249,10 @@ std::vector<Setting> counting_settings() {
          },
          "an integer from 1 to 100000000",
          [](const Config& c) { return std::to_string(c.clicks.max_pending_keys); }},
-        {"spill_file", "REFGATE_SPILL_FILE",
-         [](Config& c, const std::string& v) {
-             c.clicks.spill_file = v;
-             return true;
-         },
-         "a file path (empty disables spilling)",
-         [](const Config& c) { return c.clicks.spill_file; }},
+        text_setting(
+            "spill_file", "REFGATE_SPILL_FILE",
+            [](Config& c) -> std::string& { return c.clicks.spill_file; },
+            "a file path (empty disables spilling)"),
         {"trusted_proxies", "REFGATE_TRUSTED_PROXIES",
          [](Config& c, const std::string& v) {
              c.clicks.trusted_proxies = v;
@@ -391,7 +365,7 @@ const std::vector<Setting>& settings() {
     static const std::vector<Setting> table = [] {
         std::vector<Setting> all;
         for (auto group : {connection_settings, serving_settings, counting_settings,
-                           publishing_settings, admin_settings}) {
+                           scanner_settings, publishing_settings, admin_settings}) {
             auto part = group();
             all.insert(all.end(), part.begin(), part.end());
         }

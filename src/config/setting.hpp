@@ -1,0 +1,49 @@
+#pragma once
+
+// The settings table's row type and helpers, shared by the files that define its groups.
+
+#include <charconv>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "refgate/config/config.hpp"
+
+namespace refgate {
+
+// One row per setting: its JSON key, its environment variable and how to apply a text value.
+struct Setting {
+    const char* key;
+    const char* env;
+    std::function<bool(Config&, const std::string&)> apply;  // false: bad value
+    const char* expected;
+    // The current value, in the form `apply` accepts (so a printed configuration reads back).
+    std::function<std::string(const Config&)> show;
+};
+
+template <typename T>
+bool parse_uint(const std::string& text, T& out, T min, T max) {
+    T value{};
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || value < min || value > max) {
+        return false;
+    }
+    out = value;
+    return true;
+}
+
+// A setting that takes any text (a path, mostly); `field` gives the string it sets.
+template <typename Field>
+Setting text_setting(const char* key, const char* env, Field field, const char* expected) {
+    return {key, env,
+            [field](Config& c, const std::string& v) {
+                field(c) = v;
+                return true;
+            },
+            expected, [field](const Config& c) { return field(const_cast<Config&>(c)); }};
+}
+
+// The groups of the table (config.cpp joins them in settings()).
+std::vector<Setting> scanner_settings();
+
+}  // namespace refgate
