@@ -17,7 +17,7 @@ REFGATE_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev libsodium-dev
-  libqrencode-dev zlib1g-dev
+  libqrencode-dev zlib1g-dev libmaxminddb-dev
   postgresql redis-server redis-tools clang-format-14
 )
 # Only the test suite needs these (promtool and a real Prometheus; the container image's build
@@ -110,11 +110,13 @@ npm_ci_if_stale() {
 }
 
 # npm_ci_build_inputs: the npm packages every build of refgate reads: the console's toolchain
-# (src/console/web) and the crawler patterns the click classifier embeds (src/domain/agents).
+# (src/console/web), the crawler patterns the click classifier embeds (src/domain/agents) and the
+# address ranges the ASN database is built from (src/redirect/asn).
 npm_ci_build_inputs() {
   ensure_node
   npm_ci_if_stale "$ROOT/src/console/web"
   npm_ci_if_stale "$ROOT/src/domain/agents"
+  npm_ci_if_stale "$ROOT/src/redirect/asn"
 }
 
 # ------------------------------------------------------------------- build

@@ -191,8 +191,7 @@ class PgStatsStore final : public StatsStore {
         });
         std::vector<TopEntry> out;
         for (auto& [link, entry] : entries) {
-            if (entry.clicks.human + entry.clicks.bot + entry.clicks.prefetch > 0)
-                out.push_back(std::move(entry));
+            if (entry.clicks.total() > 0) out.push_back(std::move(entry));
         }
         rank_top(out, limit);
         return out;

@@ -124,10 +124,11 @@ Shared::Shared(const Config& c)
 Counting::Counting(const Shared& s)
     : trusted_proxies(
           parse_networks(s.config.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{})) {
+    load_scanner(s.config.clicks, scanner);
     for (unsigned i = 0; i < s.config.threads; ++i) {
         shards.push_back(std::make_unique<ClickShard>());
         recorders.push_back(std::make_unique<ClickRecorder>(
-            *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies));
+            *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies, &scanner.sources));
     }
 }
 
@@ -167,7 +168,10 @@ int App::serve() {
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;
 
-    auto reload = [&] { follower->request_reload(); };
+    auto reload = [&] {
+        follower->request_reload();
+        reload_scanner_networks(counting.scanner);
+    };
     log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
     drain(signals, shared.health, reload, config_.drain);
     components.stop();

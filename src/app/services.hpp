@@ -22,6 +22,7 @@
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redis/redis_client.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
+#include "scanner.hpp"
 
 namespace refgate {
 
@@ -47,13 +48,15 @@ struct Shared {
 };
 
 // Counting: a shard and a recorder per I/O thread, handed out as the threads build their
-// handlers; the sender drains the shards.
+// handlers; the sender drains the shards. Throws std::runtime_error when the scanner class's
+// files cannot be loaded.
 struct Counting {
     explicit Counting(const Shared& shared);
     ClickRecorder& next_recorder() { return *recorders.at(next++); }
     std::vector<ClickShard*> shard_pointers() const;
 
     std::vector<IpNetwork> trusted_proxies;
+    ScannerData scanner;
     SaltBox salts;
     std::vector<std::unique_ptr<ClickShard>> shards;
     std::vector<std::unique_ptr<ClickRecorder>> recorders;

@@ -29,11 +29,12 @@ RETURNING bucket
 // Rows travel as arrays, one per column: PostgreSQL parses an array of 100,000 elements much
 // faster than the same rows as JSON objects, and nothing builds a document per row.
 constexpr const char* kAddCounts = R"sql(
-INSERT INTO refgate_click_counts AS t (link_id, day, channel, human, bot, prefetch)
-SELECT * FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[])
+INSERT INTO refgate_click_counts AS t (link_id, day, channel, human, bot, prefetch, scanner)
+SELECT * FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
+                     $7::bigint[])
 ON CONFLICT (link_id, day, channel) DO UPDATE
 SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
-    prefetch = t.prefetch + EXCLUDED.prefetch
+    prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 )sql";
 
 constexpr const char* kSetUniques = R"sql(
@@ -59,11 +60,11 @@ WHERE current_setting('synchronous_commit') NOT IN ('on', 'remote_apply')
 
 using pg::ArrayText;
 
-// The counts as the six columns of kAddCounts, a row per (link, day, channel) with a count per
+// The counts as the seven columns of kAddCounts, a row per (link, day, channel) with a count per
 // class; fields that do not parse are logged and left out.
 struct CounterRows {
     ArrayText links, days, channels;
-    std::array<ArrayText, 3> classes;  // human, bot, prefetch
+    std::array<ArrayText, kClickClassCount> classes;  // human, bot, prefetch, scanner
     std::size_t rows = 0;
     std::size_t counters = 0;  // the counts that parsed
     std::uint64_t total = 0;
@@ -71,7 +72,7 @@ struct CounterRows {
         : links(n * 8),
           days(n * 11),
           channels(n * 12),
-          classes{ArrayText(n * 3), ArrayText(n * 3), ArrayText(n * 3)} {}
+          classes{ArrayText(n * 3), ArrayText(n * 3), ArrayText(n * 3), ArrayText(n * 3)} {}
 };
 
 std::size_t class_column(std::uint8_t click_class) {
@@ -82,6 +83,8 @@ std::size_t class_column(std::uint8_t click_class) {
             return 1;
         case ClickClass::prefetch:
             return 2;
+        case ClickClass::scanner:
+            return 3;
     }
     return 0;
 }
@@ -118,7 +121,7 @@ CounterRows counter_rows(std::int64_t bucket, const BucketCounts& counts) {
     char day[kDayLength];
     for (std::size_t i = 0; i < parsed.size();) {
         const CounterKey& key = parsed[i].first;
-        std::array<std::uint64_t, 3> by_class{};
+        std::array<std::uint64_t, kClickClassCount> by_class{};
         for (; i < parsed.size() && row_key(parsed[i].first) == row_key(key); ++i) {
             by_class[class_column(parsed[i].first.click_class)] += parsed[i].second;
             rows.total += parsed[i].second;
@@ -190,7 +193,8 @@ class PgCountTransaction final : public CountTransaction {
             if (rows.rows > 0) {
                 tx_.exec_params(kAddCounts, rows.links.finish(), rows.days.finish(),
                                 rows.channels.finish(), rows.classes[0].finish(),
-                                rows.classes[1].finish(), rows.classes[2].finish());
+                                rows.classes[1].finish(), rows.classes[2].finish(),
+                                rows.classes[3].finish());
             }
             return AddedCounts{rows.counters, rows.total};
         });

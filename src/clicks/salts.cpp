@@ -100,6 +100,17 @@ std::uint64_t unique_hash(const SaltKey& salt, const std::array<std::uint8_t, 16
     return h.finish();
 }
 
+std::uint64_t burst_hash(const SaltKey& salt, const std::array<std::uint8_t, 16>& address,
+                         std::string_view channel) {
+    SipHash h(salt);
+    // A leading tag keeps these hashes apart from unique_hash's, whatever the channel.
+    const std::uint8_t tag[2] = {'b', static_cast<std::uint8_t>(channel.size())};
+    h.update(tag, sizeof tag);
+    h.update(address.data(), address.size());
+    h.update(reinterpret_cast<const std::uint8_t*>(channel.data()), channel.size());
+    return h.finish();
+}
+
 void SaltBox::set(std::int32_t day, const SaltKey& key) {
     std::lock_guard lock(mutex_);
     for (auto& slot : salts_.slots) {

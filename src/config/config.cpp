@@ -147,13 +147,10 @@ std::vector<Setting> connection_settings() {
 // Serving: the snapshot, redirects and the HTTP limits.
 std::vector<Setting> serving_settings() {
     return {
-        {"snapshot_file", "REFGATE_SNAPSHOT_FILE",
-         [](Config& c, const std::string& v) {
-             c.snapshot_file = v;
-             return true;
-         },
-         "a file path (empty disables the snapshot file)",
-         [](const Config& c) { return c.snapshot_file; }},
+        text_setting(
+            "snapshot_file", "REFGATE_SNAPSHOT_FILE",
+            [](Config& c) -> std::string& { return c.snapshot_file; },
+            "a file path (empty disables the snapshot file)"),
         {"referrer_policy", "REFGATE_REFERRER_POLICY",
          [](Config& c, const std::string& v) {
              c.referrer_policy = v;
@@ -233,13 +230,10 @@ std::vector<Setting> counting_settings() {
          },
          "an integer from 1 to 100000000",
          [](const Config& c) { return std::to_string(c.clicks.max_pending_keys); }},
-        {"spill_file", "REFGATE_SPILL_FILE",
-         [](Config& c, const std::string& v) {
-             c.clicks.spill_file = v;
-             return true;
-         },
-         "a file path (empty disables spilling)",
-         [](const Config& c) { return c.clicks.spill_file; }},
+        text_setting(
+            "spill_file", "REFGATE_SPILL_FILE",
+            [](Config& c) -> std::string& { return c.clicks.spill_file; },
+            "a file path (empty disables spilling)"),
         {"trusted_proxies", "REFGATE_TRUSTED_PROXIES",
          [](Config& c, const std::string& v) {
              c.clicks.trusted_proxies = v;
@@ -352,7 +346,7 @@ const std::vector<Setting>& settings() {
     static const std::vector<Setting> table = [] {
         std::vector<Setting> all;
         for (auto group : {connection_settings, redis_settings, serving_settings, counting_settings,
-                           publishing_settings, admin_settings}) {
+                           scanner_settings, publishing_settings, admin_settings}) {
             auto part = group();
             all.insert(all.end(), part.begin(), part.end());
         }

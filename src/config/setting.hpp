@@ -37,7 +37,21 @@ bool parse_uint(const std::string& text, T& out, T min, T max) {
 // redis+sentinel:// URL); false for other nonsense.
 bool valid_redis_url(const std::string& value);
 
+// A setting that takes any text (a path, mostly); `field` gives the string it sets.
+template <typename Field>
+Setting text_setting(const char* key, const char* env, Field field, const char* expected) {
+    return {key, env,
+            [field](Config& c, const std::string& v) {
+                field(c) = v;
+                return true;
+            },
+            expected, [field](const Config& c) { return field(const_cast<Config&>(c)); }};
+}
+
+// Groups of the table in files of their own (config.cpp joins them in settings()).
 // Redis beyond its URL: sentinels and replica acknowledgement.
 std::vector<Setting> redis_settings();
+// The scanner class: ASN database, networks file, burst rule.
+std::vector<Setting> scanner_settings();
 
 }  // namespace refgate

@@ -12,8 +12,29 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json counts_json(const ClassCounts& c) {
-    return {{"human", c.human}, {"bot", c.bot}, {"prefetch", c.prefetch}};
+Json counts_json(const ClassCounts& c, bool scanner) {
+    Json j = {{"human", c.human}, {"bot", c.bot}, {"prefetch", c.prefetch}};
+    if (scanner) j["scanner"] = c.scanner;
+    return j;
+}
+
+// Whether any of the counts has scanner clicks; `counts` maps an element to its ClassCounts.
+template <typename Range, typename Counts>
+bool any_scanner(const Range& range, Counts&& counts) {
+    return std::any_of(range.begin(), range.end(),
+                       [&](const auto& e) { return counts(e).scanner > 0; });
+}
+
+// The class columns of a CSV row: human, bot, prefetch (and scanner).
+void append_counts(std::vector<std::string>& row, const ClassCounts& c, bool scanner) {
+    for (auto n : {c.human, c.bot, c.prefetch}) row.push_back(std::to_string(n));
+    if (scanner) row.push_back(std::to_string(c.scanner));
+}
+
+std::vector<std::string> counts_header(std::vector<std::string> leading, bool scanner) {
+    for (const char* name : {"human", "bot", "prefetch"}) leading.emplace_back(name);
+    if (scanner) leading.emplace_back("scanner");
+    return leading;
 }
 
 std::string range_from(const DayRange& r) { return format_day(r.from); }
@@ -92,6 +113,9 @@ void ClassCounts::add(std::uint8_t click_class, std::uint64_t n) {
         case 2:
             prefetch += n;
             break;
+        case 3:
+            scanner += n;
+            break;
         default:
             break;
     }
@@ -101,6 +125,7 @@ void ClassCounts::add(const ClassCounts& other) {
     human += other.human;
     bot += other.bot;
     prefetch += other.prefetch;
+    scanner += other.scanner;
 }
 
 void rank_top(std::vector<TopEntry>& entries, std::size_t limit) {
@@ -115,16 +140,17 @@ Json to_json(const LinkStats& s) {
     Json days = Json::array();
     ClassCounts total;
     std::map<std::string, std::uint64_t> channels;
+    bool scanner = any_scanner(s.days, [](const LinkDay& d) { return d.clicks; });
     for (const auto& d : s.days) {
         Json day = {{"day", format_day(d.day)}};
-        day.update(counts_json(d.clicks));
+        day.update(counts_json(d.clicks, scanner));
         day["unique_estimate"] = d.unique_estimate;
         day["human_by_channel"] = d.human_by_channel;
         days.push_back(std::move(day));
         total.add(d.clicks);
         for (const auto& [channel, n] : d.human_by_channel) channels[channel] += n;
     }
-    Json totals = counts_json(total);
+    Json totals = counts_json(total, scanner);
     totals["human_by_channel"] = channels;
     return {{"link", s.link},          {"partner", s.partner},    {"from", range_from(s.range)},
             {"to", range_to(s.range)}, {"days", std::move(days)}, {"totals", std::move(totals)}};
@@ -133,28 +159,31 @@ Json to_json(const LinkStats& s) {
 Json to_json(const PartnerStats& s) {
     Json days = Json::array();
     ClassCounts total;
+    auto second = [](const auto& e) { return e.second; };
+    bool scanner = any_scanner(s.days, second) || any_scanner(s.links, second);
     for (const auto& [day, counts] : s.days) {
         Json item = {{"day", format_day(day)}};
-        item.update(counts_json(counts));
+        item.update(counts_json(counts, scanner));
         days.push_back(std::move(item));
         total.add(counts);
     }
     Json links = Json::array();
     for (const auto& [link, counts] : s.links) {
         Json item = {{"link", link}};
-        item.update(counts_json(counts));
+        item.update(counts_json(counts, scanner));
         links.push_back(std::move(item));
     }
     return {{"partner", s.partner},      {"from", range_from(s.range)},
             {"to", range_to(s.range)},   {"days", std::move(days)},
-            {"links", std::move(links)}, {"totals", counts_json(total)}};
+            {"links", std::move(links)}, {"totals", counts_json(total, scanner)}};
 }
 
 Json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries) {
     Json items = Json::array();
+    bool scanner = any_scanner(entries, [](const TopEntry& e) { return e.clicks; });
     for (const auto& e : entries) {
         Json item = {{"link", e.link}, {"partner", e.partner}};
-        item.update(counts_json(e.clicks));
+        item.update(counts_json(e.clicks, scanner));
         items.push_back(std::move(item));
     }
     return {{"from", range_from(range)}, {"to", range_to(range)}, {"items", std::move(items)}};
@@ -178,9 +207,10 @@ std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size
 
 Json top_partners_to_json(const DayRange& range, const std::vector<TopEntry>& partners) {
     Json items = Json::array();
+    bool scanner = any_scanner(partners, [](const TopEntry& e) { return e.clicks; });
     for (const auto& e : partners) {
         Json item = {{"partner", e.partner}};
-        item.update(counts_json(e.clicks));
+        item.update(counts_json(e.clicks, scanner));
         items.push_back(std::move(item));
     }
     return {{"from", range_from(range)},
@@ -191,10 +221,12 @@ Json top_partners_to_json(const DayRange& range, const std::vector<TopEntry>& pa
 
 std::string top_partners_to_csv(const std::vector<TopEntry>& partners) {
     std::string out;
-    append_row(out, {"partner", "human", "bot", "prefetch"});
+    bool scanner = any_scanner(partners, [](const TopEntry& e) { return e.clicks; });
+    append_row(out, counts_header({"partner"}, scanner));
     for (const auto& e : partners) {
-        append_row(out, {e.partner, std::to_string(e.clicks.human), std::to_string(e.clicks.bot),
-                         std::to_string(e.clicks.prefetch)});
+        std::vector<std::string> row = {e.partner};
+        append_counts(row, e.clicks, scanner);
+        append_row(out, row);
     }
     return out;
 }
@@ -215,14 +247,16 @@ std::string to_csv(const LinkStats& s) {
     for (const auto& d : s.days) {
         for (const auto& [channel, n] : d.human_by_channel) channels.insert(channel);
     }
-    std::vector<std::string> header = {"day", "human", "bot", "prefetch", "unique_estimate"};
+    bool scanner = any_scanner(s.days, [](const LinkDay& d) { return d.clicks; });
+    std::vector<std::string> header = counts_header({"day"}, scanner);
+    header.emplace_back("unique_estimate");
     for (const auto& c : channels) header.push_back("human:" + c);
     std::string out;
     append_row(out, header);
     for (const auto& d : s.days) {
-        std::vector<std::string> row = {
-            format_day(d.day), std::to_string(d.clicks.human), std::to_string(d.clicks.bot),
-            std::to_string(d.clicks.prefetch), std::to_string(d.unique_estimate)};
+        std::vector<std::string> row = {format_day(d.day)};
+        append_counts(row, d.clicks, scanner);
+        row.push_back(std::to_string(d.unique_estimate));
         for (const auto& c : channels) {
             auto it = d.human_by_channel.find(c);
             row.push_back(std::to_string(it == d.human_by_channel.end() ? 0 : it->second));
@@ -234,21 +268,25 @@ std::string to_csv(const LinkStats& s) {
 
 std::string to_csv(const PartnerStats& s) {
     std::string out;
-    append_row(out, {"day", "human", "bot", "prefetch"});
+    bool scanner = any_scanner(s.days, [](const auto& e) { return e.second; });
+    append_row(out, counts_header({"day"}, scanner));
     for (const auto& [day, c] : s.days) {
-        append_row(out, {format_day(day), std::to_string(c.human), std::to_string(c.bot),
-                         std::to_string(c.prefetch)});
+        std::vector<std::string> row = {format_day(day)};
+        append_counts(row, c, scanner);
+        append_row(out, row);
     }
     return out;
 }
 
 std::string top_to_csv(const std::vector<TopEntry>& entries) {
     std::string out;
-    append_row(out, {"rank", "link", "partner", "human", "bot", "prefetch"});
+    bool scanner = any_scanner(entries, [](const TopEntry& e) { return e.clicks; });
+    append_row(out, counts_header({"rank", "link", "partner"}, scanner));
     std::size_t rank = 0;
     for (const auto& e : entries) {
-        append_row(out, {std::to_string(++rank), e.link, e.partner, std::to_string(e.clicks.human),
-                         std::to_string(e.clicks.bot), std::to_string(e.clicks.prefetch)});
+        std::vector<std::string> row = {std::to_string(++rank), e.link, e.partner};
+        append_counts(row, e.clicks, scanner);
+        append_row(out, row);
     }
     return out;
 }

@@ -65,14 +65,25 @@ void ClickRecorder::record(const http::Request& request, std::int64_t link_id,
     signals.x_moz = fields.x_moz;
     ClickClass cls = classifier_.classify(signals, agents_.match(signals.user_agent));
     std::int32_t day = utc_day(unix_seconds);
-    shard_.count(CounterKey(link_id, day, cls, channel_of(request.query())));
-
-    if (cls != ClickClass::human) return;
-    // Readers who ask not to be tracked are counted but left out of the unique estimate.
-    if (fields.dnt == "1" || fields.sec_gpc == "1") return;
-    SaltKey salt;
-    if (!salts_.get(day, salt)) return;
+    std::string_view channel = channel_of(request.query());
+    if (cls != ClickClass::human) {
+        shard_.count(CounterKey(link_id, day, cls, channel));
+        return;
+    }
     IpBytes address = client_address(request.peer.bytes, fields.forwarded_for, trusted_proxies_);
+    SaltKey salt;
+    bool salted = salts_.get(day, salt);
+    if (scanner_ &&
+        (scanner_->from_listed_network(address) ||
+         (salted && scanner_->burst_applies(address) &&
+          scanner_->in_burst(burst_hash(salt, address, channel), link_id, unix_seconds)))) {
+        cls = ClickClass::scanner;
+    }
+    shard_.count(CounterKey(link_id, day, cls, channel));
+
+    // Only human clicks feed the unique estimate; readers who ask not to be tracked are counted
+    // but left out of it.
+    if (cls != ClickClass::human || fields.dnt == "1" || fields.sec_gpc == "1" || !salted) return;
     shard_.sample({link_id, day, unique_hash(salt, address, signals.user_agent, link_id)});
 }
 

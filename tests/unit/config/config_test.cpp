@@ -291,6 +291,10 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "max_pending_keys",
                             "spill_file",
                             "trusted_proxies",
+                            "asn_db",
+                            "scanner_networks",
+                            "scanner_burst_links",
+                            "scanner_burst_seconds",
                             "disclosure_default_locale",
                             "disclosure_max_age",
                             "public_base_url",
@@ -307,7 +311,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 39);
+    CHECK(rows.size() == 43);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 
@@ -317,6 +321,33 @@ TEST_CASE("every setting is described, and the description reads back as the sam
     TempConfigFile config_file(file.dump());
     auto again = refgate::describe_config(refgate::load_config(config_file.path(), fake_env({})));
     CHECK(again == rows);
+}
+
+TEST_CASE("the scanner settings default to the built files and a burst of 4 links in 10 s",
+          "[config][scanner]") {
+    Config c = refgate::load_config(std::nullopt, fake_env({}));
+    CHECK(c.clicks.asn_db == "default");
+    CHECK(c.clicks.scanner_networks == "default");
+    CHECK(c.clicks.scanner_burst_links == 4);
+    CHECK(c.clicks.scanner_burst_seconds == 10);
+    c = refgate::load_config(std::nullopt, fake_env({{"REFGATE_ASN_DB", ""},
+                                                     {"REFGATE_SCANNER_NETWORKS", "/etc/n.txt"},
+                                                     {"REFGATE_SCANNER_BURST_LINKS", "0"},
+                                                     {"REFGATE_SCANNER_BURST_SECONDS", "30"}}));
+    CHECK(c.clicks.asn_db.empty());
+    CHECK(c.clicks.scanner_networks == "/etc/n.txt");
+    CHECK(c.clicks.scanner_burst_links == 0);
+    CHECK(c.clicks.scanner_burst_seconds == 30);
+    for (const char* links : {"1", "9", "-1", "four"}) {
+        INFO(links);
+        CHECK_THROWS_WITH(
+            refgate::load_config(std::nullopt, fake_env({{"REFGATE_SCANNER_BURST_LINKS", links}})),
+            Catch::Contains("REFGATE_SCANNER_BURST_LINKS") &&
+                Catch::Contains("0 (off) or an integer from 2 to 8"));
+    }
+    CHECK_THROWS_AS(
+        refgate::load_config(std::nullopt, fake_env({{"REFGATE_SCANNER_BURST_SECONDS", "0"}})),
+        ConfigError);
 }
 
 TEST_CASE("no password appears in the description or in a config error", "[config]") {

@@ -18,6 +18,9 @@ using SaltKey = std::array<std::uint8_t, 16>;
 std::uint64_t siphash24(const SaltKey& key, std::string_view message);
 std::uint64_t unique_hash(const SaltKey& salt, const std::array<std::uint8_t, 16>& address,
                           std::string_view user_agent, std::int64_t link_id);
+// A client of one channel in the scanner class's burst window, under the same daily salt.
+std::uint64_t burst_hash(const SaltKey& salt, const std::array<std::uint8_t, 16>& address,
+                         std::string_view channel);
 
 struct Salts {
     std::array<std::pair<std::int32_t, SaltKey>, 2> slots{};  // day 0: empty

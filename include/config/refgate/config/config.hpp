@@ -39,6 +39,13 @@ struct ClickConfig {
     std::size_t max_pending_keys = 1'000'000;  // while Redis is down; past it clicks are dropped
     std::string spill_file = "refgate-spill.json";  // counts left at stop while Redis is down
     std::string trusted_proxies;                    // comma-separated addresses or CIDRs
+    // The click class `scanner`: the ASN database and the scanner networks file ("default": the
+    // files built and installed with refgate, found beside its binary; empty: none), and the
+    // burst rule (this many distinct links of one channel within the seconds; 0 links: off).
+    std::string asn_db = "default";
+    std::string scanner_networks = "default";
+    unsigned scanner_burst_links = 4;
+    std::int64_t scanner_burst_seconds = 10;
 };
 
 // Redis beyond its URL: the sentinels' password and replica acknowledgement.

@@ -1,8 +1,10 @@
 #pragma once
 
-// Sorts a redirect into human, bot or prefetch so that each class is counted apart. It runs on
-// the hot path of every redirect: nothing is stored, nothing is allocated, and the User-Agent is
-// read once, byte by byte, through a multi-pattern automaton built when the classifier is made.
+// Sorts a redirect into human, bot or prefetch so that each class is counted apart (the fourth
+// class, scanner, is decided by the click recorder from the client's network and behaviour). It
+// runs on the hot path of every redirect: nothing is stored, nothing is allocated, and the
+// User-Agent is read once, byte by byte, through a multi-pattern automaton built when the
+// classifier is made.
 
 #include <array>
 #include <cstddef>
@@ -13,16 +15,22 @@
 
 namespace refgate {
 
-enum class ClickClass : std::uint8_t { human = 0, bot = 1, prefetch = 2 };
+// scanner: an e-mail security or cloud network, or a client fetching many links of one channel
+// within seconds (docs/click-classes.md).
+enum class ClickClass : std::uint8_t { human = 0, bot = 1, prefetch = 2, scanner = 3 };
+inline constexpr std::size_t kClickClassCount = 4;
 
-// Every class with its name ("human", "bot", "prefetch": the label value of the click counters
-// and the class field of a counter key), in enum order. The one place names meet the enum.
+// Every class with its name ("human", "bot", "prefetch", "scanner": the label value of the click
+// counters and the class field of a counter key), in enum order. The one place names meet the enum.
 struct ClickClassName {
     ClickClass click_class;
     std::string_view name;
 };
-inline constexpr std::array<ClickClassName, 3> kClickClasses = {
-    {{ClickClass::human, "human"}, {ClickClass::bot, "bot"}, {ClickClass::prefetch, "prefetch"}}};
+inline constexpr std::array<ClickClassName, kClickClassCount> kClickClasses = {
+    {{ClickClass::human, "human"},
+     {ClickClass::bot, "bot"},
+     {ClickClass::prefetch, "prefetch"},
+     {ClickClass::scanner, "scanner"}}};
 
 std::string_view to_string(ClickClass click_class);
 // The class of that name; nullopt for any other text.

@@ -42,9 +42,11 @@ struct ClassCounts {
     std::uint64_t human = 0;
     std::uint64_t bot = 0;
     std::uint64_t prefetch = 0;
-    // class: 0 human, 1 bot, 2 prefetch (ClickClass order)
+    std::uint64_t scanner = 0;
+    // class: 0 human, 1 bot, 2 prefetch, 3 scanner (ClickClass order)
     void add(std::uint8_t click_class, std::uint64_t n);
     void add(const ClassCounts& other);
+    std::uint64_t total() const { return human + bot + prefetch + scanner; }
 };
 
 struct LinkDay {
@@ -77,6 +79,8 @@ struct TopEntry {
 // Orders by human clicks (most first), then by slug, and keeps `limit`.
 void rank_top(std::vector<TopEntry>& entries, std::size_t limit);
 
+// Reports list `scanner` (a field after `prefetch`, a CSV column after it) only when some count
+// of the report has scanner clicks, so that a report without any reads as it did before the class.
 nlohmann::ordered_json to_json(const LinkStats& stats);
 nlohmann::ordered_json to_json(const PartnerStats& stats);
 nlohmann::ordered_json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries);

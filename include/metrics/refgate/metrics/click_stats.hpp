@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/metrics/metrics.hpp"
 
@@ -17,12 +18,12 @@ namespace refgate {
 // once per window, so the I/O threads never touch it.
 class LinkClickTotals {
   public:
-    using Classes = std::array<std::uint64_t, 3>;  // human, bot, prefetch (ClickClass order)
+    using Classes = std::array<std::uint64_t, kClickClassCount>;  // in ClickClass order
     void add(std::span<const std::pair<CounterKey, std::uint64_t>> counts) {
         if (counts.empty()) return;
         std::lock_guard lock(mutex_);
         for (const auto& [key, n] : counts) {
-            if (key.click_class < 3) totals_[key.link_id][key.click_class] += n;
+            if (key.click_class < kClickClassCount) totals_[key.link_id][key.click_class] += n;
         }
     }
     // Hands over what was added since the last take.

@@ -83,7 +83,7 @@ class Exporter final : public prometheus::Collectable {
     // Clicks by partner: link deltas taken from the sender are resolved to partners with the
     // snapshot of the moment and added here, so the totals only ever grow.
     mutable std::mutex clicks_mutex_;
-    mutable std::map<std::string, std::array<std::uint64_t, 3>> partner_clicks_;
+    mutable std::map<std::string, std::array<std::uint64_t, kClickClassCount>> partner_clicks_;
     mutable std::uint64_t partner_map_generation_ = 0;
     mutable std::unordered_map<std::int64_t, std::string> link_partner_;
 };

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "refgate/clicks/click_shard.hpp"
@@ -7,21 +8,26 @@
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/http/request.hpp"
+#include "refgate/redirect/scanner_check.hpp"
 
 namespace refgate {
 
 // Turns a redirected request into an in-memory count (and, for human clicks without DNT or GPC, a
 // unique sample). One per I/O thread. Reads the request's headers and address during the call and
-// keeps none of them.
+// keeps none of them. With scanner sources, a click the classifier calls human is counted as
+// scanner when it comes from a listed network or is part of a burst (ScannerCheck).
 class ClickRecorder {
   public:
     ClickRecorder(ClickShard& shard, const SaltBox& salts, const ClickClassifier& classifier,
-                  const std::vector<IpNetwork>& trusted_proxies)
+                  const std::vector<IpNetwork>& trusted_proxies,
+                  const ScannerSources* scanner = nullptr)
         : shard_(shard),
           salts_(salts),
           classifier_(classifier),
           agents_(classifier),
-          trusted_proxies_(trusted_proxies) {}
+          trusted_proxies_(trusted_proxies) {
+        if (scanner != nullptr) scanner_.emplace(*scanner);
+    }
 
     void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds);
 
@@ -31,6 +37,7 @@ class ClickRecorder {
     const ClickClassifier& classifier_;
     AgentMatchCache agents_;  // one recorder per I/O thread: no locking
     const std::vector<IpNetwork>& trusted_proxies_;
+    std::optional<ScannerCheck> scanner_;
 };
 
 }  // namespace refgate

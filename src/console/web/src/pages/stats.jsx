@@ -65,19 +65,19 @@ export function Stats() {
       {data && (
         <>
           <p role="status">
-            Totals: {data.overview.totals.human} human, {data.overview.totals.bot} bot, {data.overview.totals.prefetch} prefetch clicks.
+            Totals: {data.overview.totals.human} human, {data.overview.totals.bot} bot, {data.overview.totals.prefetch} prefetch, {data.overview.totals.scanner || 0} scanner clicks.
           </p>
           <Chart id="by-class" title="Clicks per day by class" days={data.overview.days} series={[
             { label: 'human', value: (d) => d.human }, { label: 'bot', value: (d) => d.bot },
-            { label: 'prefetch', value: (d) => d.prefetch }]} />
+            { label: 'prefetch', value: (d) => d.prefetch }, { label: 'scanner', value: (d) => d.scanner || 0 }]} />
           <Chart id="by-channel" title="Human clicks per day by channel" days={data.overview.days}
             series={(channels.length ? channels : ['direct']).map((c) => ({ label: c, value: (d) => (d.human_by_channel || {})[c] || 0 }))} />
           <Chart id="uniques" title="Unique readers per day (estimate)" days={data.overview.days}
             series={[{ label: 'unique estimate', value: (d) => d.unique_estimate }]} />
-          <Table caption="Top links" head={['Link', 'Partner', 'Human', 'Bot', 'Prefetch']} empty="No clicks in this range."
-            rows={data.links.map((l) => [l.link, l.partner, l.human, l.bot, l.prefetch])} />
-          <Table caption="Top partners" head={['Partner', 'Human', 'Bot', 'Prefetch']} empty="No clicks in this range."
-            rows={data.partners.map((p) => [p.partner, p.human, p.bot, p.prefetch])} />
+          <Table caption="Top links" head={['Link', 'Partner', 'Human', 'Bot', 'Prefetch', 'Scanner']} empty="No clicks in this range."
+            rows={data.links.map((l) => [l.link, l.partner, l.human, l.bot, l.prefetch, l.scanner || 0])} />
+          <Table caption="Top partners" head={['Partner', 'Human', 'Bot', 'Prefetch', 'Scanner']} empty="No clicks in this range."
+            rows={data.partners.map((p) => [p.partner, p.human, p.bot, p.prefetch, p.scanner || 0])} />
         </>
       )}
     </>

@@ -1,0 +1,77 @@
+#pragma once
+
+// The click class `scanner`: a human-looking click from a listed network (its autonomous system
+// looked up in an ASN database in MaxMind's format, or a listed address range), or from a client
+// that fetches many distinct links of one channel within seconds. The address is looked up and
+// forgotten; the burst window knows a client only by a keyed hash.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "refgate/domain/burst_window.hpp"
+#include "refgate/domain/ip_network.hpp"
+#include "refgate/domain/scanner_networks.hpp"
+#include "refgate/runtime/published.hpp"
+
+struct MMDB_s;
+
+namespace refgate {
+
+// An ASN database, memory-mapped by libmaxminddb; lookups are thread-safe, allocate nothing and
+// read only memory.
+class AsnDatabase {
+  public:
+    // Throws std::runtime_error naming the path and libmaxminddb's reason.
+    explicit AsnDatabase(const std::string& path);
+    ~AsnDatabase();
+    AsnDatabase(const AsnDatabase&) = delete;
+    AsnDatabase& operator=(const AsnDatabase&) = delete;
+
+    // The autonomous system of an address; nullopt when the database has none for it.
+    std::optional<std::uint32_t> asn_of(const IpBytes& address) const noexcept;
+    // The database's type and description, for the start log.
+    std::string describe() const;
+
+  private:
+    std::unique_ptr<MMDB_s> db_;
+};
+
+// The scanner networks of the running process, replaced as a whole (SIGHUP).
+class ScannerNetworksBox : public Published<ScannerNetworks> {
+  public:
+    explicit ScannerNetworksBox(ScannerNetworks networks = {}) { set(std::move(networks)); }
+    void set(ScannerNetworks networks) {
+        publish(std::make_shared<const ScannerNetworks>(std::move(networks)));
+    }
+};
+
+// What every recorder's check reads. burst_links 0 turns the burst rule off.
+struct ScannerSources {
+    const AsnDatabase* asn = nullptr;  // null: no ASN lookups
+    const ScannerNetworksBox* networks = nullptr;
+    unsigned burst_links = 4;
+    std::int64_t burst_seconds = 10;
+};
+
+// One per I/O thread (not thread-safe): the networks are re-read only when they changed.
+class ScannerCheck {
+  public:
+    explicit ScannerCheck(const ScannerSources& sources);
+
+    // Whether the address is in a listed range or its autonomous system is listed.
+    bool from_listed_network(const IpBytes& address) noexcept;
+    // Whether the burst rule judges clicks from this address: it is on, and the address is not
+    // loopback, private, carrier NAT or link-local (a proxy's or a NAT's, shared by readers).
+    bool burst_applies(const IpBytes& address) const noexcept;
+    // BurstWindow::fetch (false when the rule is off).
+    bool in_burst(std::uint64_t client, std::int64_t link_id, std::int64_t now) noexcept;
+
+  private:
+    ScannerSources sources_;
+    std::optional<PublishedReader<ScannerNetworks>> networks_;
+    std::optional<BurstWindow> window_;
+};
+
+}  // namespace refgate

@@ -1,0 +1,98 @@
+#include "refgate/redirect/scanner_check.hpp"
+
+#include <maxminddb.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace refgate {
+namespace {
+
+// Loopback, private, shared (carrier NAT), link-local and unspecified addresses: what a client
+// address is when refgate runs behind a proxy it was not told to trust, or readers share a NAT.
+// Many readers then have one address, so the burst rule must not judge it.
+bool shared_address(const IpBytes& a) noexcept {
+    static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(a.data(), kMapped, sizeof kMapped) == 0) {
+        std::uint8_t b0 = a[12], b1 = a[13];
+        return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 100 && (b1 & 0xc0) == 64) ||
+               (b0 == 169 && b1 == 254) || (b0 == 172 && (b1 & 0xf0) == 16) ||
+               (b0 == 192 && b1 == 168);
+    }
+    bool zero_to_14 = std::all_of(a.begin(), a.begin() + 15, [](std::uint8_t b) { return b == 0; });
+    if (zero_to_14 && a[15] <= 1) return true;  // :: and ::1
+    return (a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+}
+
+}  // namespace
+
+AsnDatabase::AsnDatabase(const std::string& path) : db_(std::make_unique<MMDB_s>()) {
+    int status = MMDB_open(path.c_str(), MMDB_MODE_MMAP, db_.get());
+    if (status != MMDB_SUCCESS) {
+        throw std::runtime_error("the ASN database " + path +
+                                 " cannot be opened: " + MMDB_strerror(status));
+    }
+}
+
+AsnDatabase::~AsnDatabase() { MMDB_close(db_.get()); }
+
+std::optional<std::uint32_t> AsnDatabase::asn_of(const IpBytes& address) const noexcept {
+    // An IPv4-mapped address is asked as IPv4: libmaxminddb then starts at the IPv4 subtree.
+    sockaddr_in v4{};
+    sockaddr_in6 v6{};
+    const sockaddr* socket_address = nullptr;
+    static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(address.data(), kMapped, sizeof kMapped) == 0) {
+        v4.sin_family = AF_INET;
+        std::memcpy(&v4.sin_addr, address.data() + 12, 4);
+        socket_address = reinterpret_cast<const sockaddr*>(&v4);
+    } else {
+        v6.sin6_family = AF_INET6;
+        std::memcpy(&v6.sin6_addr, address.data(), 16);
+        socket_address = reinterpret_cast<const sockaddr*>(&v6);
+    }
+    int error = MMDB_SUCCESS;
+    MMDB_lookup_result_s result = MMDB_lookup_sockaddr(db_.get(), socket_address, &error);
+    if (error != MMDB_SUCCESS || !result.found_entry) return std::nullopt;
+    MMDB_entry_data_s data{};
+    if (MMDB_get_value(&result.entry, &data, "autonomous_system_number", nullptr) != MMDB_SUCCESS ||
+        !data.has_data || data.type != MMDB_DATA_TYPE_UINT32)
+        return std::nullopt;
+    return data.uint32;
+}
+
+std::string AsnDatabase::describe() const {
+    std::string out = db_->metadata.database_type != nullptr ? db_->metadata.database_type : "";
+    for (std::size_t i = 0; i < db_->metadata.description.count; ++i) {
+        const auto* d = db_->metadata.description.descriptions[i];
+        if (d != nullptr && d->description != nullptr) out += std::string(": ") + d->description;
+    }
+    return out;
+}
+
+ScannerCheck::ScannerCheck(const ScannerSources& sources) : sources_(sources) {
+    if (sources.networks != nullptr) networks_.emplace(*sources.networks);
+    if (sources.burst_links > 0) window_.emplace(sources.burst_links, sources.burst_seconds);
+}
+
+bool ScannerCheck::from_listed_network(const IpBytes& address) noexcept {
+    // A new list (SIGHUP) is taken once per thread, under the box's lock held for a copy.
+    const ScannerNetworks* networks = networks_ ? networks_->get() : nullptr;
+    if (networks == nullptr || networks->empty()) return false;
+    if (networks->listed_address(address)) return true;
+    if (sources_.asn == nullptr || networks->asns.empty()) return false;
+    auto asn = sources_.asn->asn_of(address);
+    return asn && networks->listed_asn(*asn);
+}
+
+bool ScannerCheck::burst_applies(const IpBytes& address) const noexcept {
+    return window_.has_value() && !shared_address(address);
+}
+
+bool ScannerCheck::in_burst(std::uint64_t client, std::int64_t link_id, std::int64_t now) noexcept {
+    return window_ && window_->fetch(client, link_id, now);
+}
+
+}  // namespace refgate

@@ -1,0 +1,213 @@
+#include "refgate/redirect/scanner_check.hpp"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/redirect/click_recorder.hpp"
+
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace scanner_check_test {
+
+using namespace refgate;
+
+namespace {
+
+IpBytes ip(const char* text) { return *parse_ip(text); }
+
+// A database written by MmdbAsnWriter into a temporary file, removed at the end.
+struct TestDatabase {
+    std::string path;
+    explicit TestDatabase(const MmdbAsnWriter& writer) {
+        char name[] = "/tmp/refgate-asn-test.XXXXXX";
+        int fd = ::mkstemp(name);
+        REQUIRE(fd >= 0);
+        ::close(fd);
+        path = name;
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        auto bytes = writer.finish(1'795'953'600, "refgate test ASN database");
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    ~TestDatabase() { std::filesystem::remove(path); }
+};
+
+MmdbAsnWriter small_writer() {
+    MmdbAsnWriter writer;
+    writer.add(ip("198.51.100.0"), ip("198.51.100.255"), 64500, "Example Mail Security, Inc.");
+    writer.add(ip("203.0.113.0"), ip("203.0.113.127"), 64501, "Example Cloud");
+    writer.add(ip("203.0.113.130"), ip("203.0.113.140"), 64502, "Odd \"Range\" Networks");
+    writer.add(ip("2001:db8::"), ip("2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"), 64500,
+               "Example Mail Security, Inc.");
+    writer.add(ip("0.0.0.0"), ip("0.0.0.255"), 64503, "The very first block");
+    return writer;
+}
+
+}  // namespace
+
+TEST_CASE("a database written by MmdbAsnWriter reads back through libmaxminddb", "[scanner]") {
+    TestDatabase db(small_writer());
+    AsnDatabase asn(db.path);
+    CHECK(asn.describe() == "refgate-ASN: refgate test ASN database");
+    CHECK(asn.asn_of(ip("198.51.100.0")) == 64500u);
+    CHECK(asn.asn_of(ip("198.51.100.255")) == 64500u);
+    CHECK(asn.asn_of(ip("203.0.113.0")) == 64501u);
+    CHECK(asn.asn_of(ip("203.0.113.127")) == 64501u);
+    CHECK(asn.asn_of(ip("203.0.113.128")) == std::nullopt);
+    CHECK(asn.asn_of(ip("203.0.113.130")) == 64502u);  // a range that is no CIDR block
+    CHECK(asn.asn_of(ip("203.0.113.135")) == 64502u);
+    CHECK(asn.asn_of(ip("203.0.113.140")) == 64502u);
+    CHECK(asn.asn_of(ip("203.0.113.141")) == std::nullopt);
+    CHECK(asn.asn_of(ip("0.0.0.9")) == 64503u);
+    CHECK(asn.asn_of(ip("2001:db8:1234::5")) == 64500u);
+    CHECK(asn.asn_of(ip("2001:db9::1")) == std::nullopt);
+    CHECK(asn.asn_of(ip("127.0.0.1")) == std::nullopt);
+}
+
+TEST_CASE("an ASN database that is not one is refused at open, naming the file", "[scanner]") {
+    MmdbAsnWriter empty;
+    TestDatabase db(empty);
+    { std::ofstream(db.path, std::ios::trunc) << "not a database"; }
+    try {
+        AsnDatabase asn(db.path);
+        FAIL("opened");
+    } catch (const std::runtime_error& e) {
+        CHECK(std::string(e.what()).find(db.path) != std::string::npos);
+    }
+    CHECK_THROWS_AS(AsnDatabase("/nonexistent/asn.mmdb"), std::runtime_error);
+}
+
+TEST_CASE("an address range that ends before it starts or mixes families is refused", "[scanner]") {
+    MmdbAsnWriter writer;
+    CHECK_THROWS_AS(writer.add(ip("192.0.2.9"), ip("192.0.2.1"), 1, ""), std::invalid_argument);
+    CHECK_THROWS_AS(writer.add(ip("192.0.2.9"), ip("2001:db8::"), 1, ""), std::invalid_argument);
+}
+
+TEST_CASE("a listed ASN or range makes the scanner check say so; other addresses pass",
+          "[scanner]") {
+    TestDatabase db(small_writer());
+    AsnDatabase asn(db.path);
+    ScannerNetworksBox box(ScannerNetworks::parse("AS64500\n192.0.2.0/28\n"));
+    ScannerCheck check({.asn = &asn, .networks = &box});
+    CHECK(check.from_listed_network(ip("198.51.100.7")));
+    CHECK(check.from_listed_network(ip("2001:db8::1")));
+    CHECK(check.from_listed_network(ip("192.0.2.3")));
+    CHECK_FALSE(check.from_listed_network(ip("203.0.113.5")));  // AS64501, not listed
+    CHECK_FALSE(check.from_listed_network(ip("127.0.0.1")));
+    // A new list (SIGHUP) reaches the check at its next click.
+    box.set(ScannerNetworks::parse("AS64501\n"));
+    CHECK(check.from_listed_network(ip("203.0.113.5")));
+    CHECK_FALSE(check.from_listed_network(ip("198.51.100.7")));
+}
+
+TEST_CASE("without an ASN database only listed ranges count", "[scanner]") {
+    ScannerNetworksBox box(ScannerNetworks::parse("AS64500\n192.0.2.0/28\n"));
+    ScannerCheck check({.networks = &box});
+    CHECK(check.from_listed_network(ip("192.0.2.3")));
+    CHECK_FALSE(check.from_listed_network(ip("198.51.100.7")));
+}
+
+namespace {
+
+// A newsletter issue's send: 12 links in channel issue-48, recorded through a trusted proxy.
+struct NewsletterSend {
+    static constexpr std::int64_t kDelivery = 1'795'953'600;  // 2026-11-29T12:00:00Z
+    static constexpr std::int64_t kLinks = 12;
+    TestDatabase db{[] {
+        MmdbAsnWriter writer;
+        writer.add(ip("198.51.100.0"), ip("198.51.100.255"), 64500, "Example Mail Security");
+        writer.add(ip("2001:db8:aaaa::"), ip("2001:db8:aaaa:ffff:ffff:ffff:ffff:ffff"), 64500,
+                   "Example Mail Security");
+        writer.add(ip("203.0.113.0"), ip("203.0.113.255"), 64501, "Example Broadband");
+        writer.add(ip("2001:db8:1::"), ip("2001:db8:1:ffff:ffff:ffff:ffff:ffff"), 64502,
+                   "Example Mobile");
+        return writer;
+    }()};
+    AsnDatabase asn{db.path};
+    ScannerNetworksBox networks{ScannerNetworks::parse("AS64500  # Example Mail Security\n")};
+    ScannerSources sources{.asn = &asn, .networks = &networks};
+    ClickShard shard;
+    SaltBox salts;
+    std::vector<IpNetwork> trusted{*IpNetwork::parse("127.0.0.1")};
+    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted, &sources};
+    std::vector<http::HeaderField> fields;
+
+    NewsletterSend() { salts.set(utc_day(kDelivery), SaltKey{1, 2, 3}); }
+
+    void click(const std::string& client, std::int64_t link, std::int64_t at) {
+        fields = {{"User-Agent",
+                   "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, "
+                   "like Gecko) Version/18.1 Safari/605.1.15"},
+                  {"X-Forwarded-For", client}};
+        http::Request request;
+        request.method = http::Method::get;
+        request.target = "/go/x?src=issue-48";
+        request.fields = &fields;
+        request.peer.bytes = ip("127.0.0.1");
+        recorder.record(request, link, at);
+    }
+
+    std::array<std::uint64_t, kClickClassCount> by_class() {
+        DrainedClicks drained;
+        shard.drain(drained);
+        std::array<std::uint64_t, kClickClassCount> out{};
+        for (const auto& [key, n] : drained.counts) out[key.click_class] += n;
+        return out;
+    }
+};
+
+}  // namespace
+
+TEST_CASE(
+    "a newsletter send: the scanners' burst from a provider network is scanner and the human "
+    "count equals the readers' clicks",
+    "[scanner][recorder]") {
+    NewsletterSend send;
+    // Within 3 s of delivery, 6 scanner machines (IPv4 and IPv6) fetch every link.
+    std::uint64_t scanner_clicks = 0;
+    for (int machine = 0; machine < 6; ++machine) {
+        std::string address = machine % 2 == 0 ? "198.51.100." + std::to_string(10 + machine)
+                                               : "2001:db8:aaaa::" + std::to_string(machine);
+        for (std::int64_t link = 1; link <= NewsletterSend::kLinks; ++link) {
+            send.click(address, link, NewsletterSend::kDelivery + link / 4);
+            ++scanner_clicks;
+        }
+    }
+    // Over the next six hours, 400 readers open one to three links each, minutes apart (and
+    // some open the same link twice).
+    std::uint64_t reader_clicks = 0;
+    for (int reader = 0; reader < 400; ++reader) {
+        std::string address = reader < 250 ? "203.0.113." + std::to_string(reader)
+                                           : "2001:db8:1::" + std::to_string(reader);
+        std::int64_t at = NewsletterSend::kDelivery + 60 + reader * 54;
+        for (int k = 0; k <= reader % 3; ++k) {
+            send.click(address, 1 + (reader + k * 5) % NewsletterSend::kLinks, at + k * 90);
+            ++reader_clicks;
+        }
+        if (reader % 7 == 0) {
+            send.click(address, 1 + reader % NewsletterSend::kLinks, at + 400);
+            ++reader_clicks;
+        }
+    }
+    auto counts = send.by_class();
+    CHECK(counts[static_cast<std::size_t>(ClickClass::human)] == reader_clicks);
+    CHECK(counts[static_cast<std::size_t>(ClickClass::scanner)] == scanner_clicks);
+    CHECK(counts[static_cast<std::size_t>(ClickClass::bot)] == 0);
+}
+
+TEST_CASE(
+    "a burst from an unlisted network is scanner from its fourth link; its first three count as "
+    "human",
+    "[scanner][recorder]") {
+    NewsletterSend send;
+    for (std::int64_t link = 1; link <= NewsletterSend::kLinks; ++link)
+        send.click("203.0.113.99", link, NewsletterSend::kDelivery + link / 6);
+    auto counts = send.by_class();
+    CHECK(counts[static_cast<std::size_t>(ClickClass::human)] == 3);
+    CHECK(counts[static_cast<std::size_t>(ClickClass::scanner)] == NewsletterSend::kLinks - 3);
+}
+
+}  // namespace scanner_check_test
