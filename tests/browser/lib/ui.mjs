@@ -18,6 +18,7 @@ export function playwrightUi(page) {
     waitText: (text) => page.getByText(text).first().waitFor(),
     attribute: (name, attr) => field(name).getAttribute(attr),
     textOf: (selector) => page.locator(selector).innerText(),
+    evaluate: (fn, arg) => page.evaluate(fn, arg),
     setViewport: (width, height) => page.setViewportSize({ width, height }),
     screenshot: (file) => page.screenshot({ path: file, fullPage: true }),
   };
@@ -76,6 +77,7 @@ export function webdriverUi(session) {
       const el = await poll(selector, () => session.script((s) => document.querySelector(s), selector));
       return session.cmd('GET', `/element/${el[ELEMENT]}/text`);
     },
+    evaluate: (fn, arg) => session.script(fn, arg),
     setViewport: (width, height) => session.setViewport(width, height),
     screenshot: (file) => session.screenshot(file),
   };
