@@ -24,7 +24,7 @@ function startXvfb() {
   });
 }
 
-// An element handle: its WebDriver id and the accessible name it was looked up by.
+// One WebDriver session: commands as HTTP requests, errors as exceptions with the driver's words.
 class WebKitSession {
   constructor(base, id) {
     this.url = `${base}/session/${id}`;
@@ -49,15 +49,31 @@ class WebKitSession {
     return this.cmd('POST', '/url', { url });
   }
 
-  // The outer window sized so that the page's viewport is width x height.
+  // The outer window sized so that the page's viewport is width x height (the window's own
+  // parts, MiniBrowser's shrunken toolbar, are measured on the way).
   async setViewport(width, height) {
-    let rect = { width, height };
-    for (let i = 0; i < 3; i++) {
-      await this.cmd('POST', '/window/rect', rect);
-      const [w, h] = await this.script(() => [innerWidth, innerHeight]);
+    let want = { width, height };
+    for (let i = 0; i < 5; i++) {
+      const got = await this.cmd('POST', '/window/rect', want);
+      const [w, h] = await this.settledViewport(got);
       if (w === width && h === height) return;
-      rect = { width: rect.width + width - w, height: rect.height + height - h };
+      want = { width: got.width + width - w, height: got.height + height - h };
     }
+    throw new Error(`WebKit: the viewport did not become ${width}x${height}`);
+  }
+
+  // The page sees a resize a little after the window has it (X without a window manager): the
+  // viewport once it fits the window's new size and holds still.
+  async settledViewport(win) {
+    let last = [];
+    for (let i = 0; i < 60; i++) {
+      const [w, h] = await this.script(() => [innerWidth, innerHeight]);
+      const fits = w <= win.width && h <= win.height && win.width - w < 100 && win.height - h < 100;
+      if (fits && w === last[0] && h === last[1]) return last;
+      last = [w, h];
+      await sleep(50);
+    }
+    return last;
   }
 
   async screenshot(file) {
