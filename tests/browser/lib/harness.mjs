@@ -202,7 +202,7 @@ export async function launchBrowser() {
 export async function launchFirefox() {
   return firefox.launch({
     channel: 'moz-firefox',
-    executablePath: process.env.REFGATE_FIREFOX || '/usr/bin/firefox-esr',
+    executablePath: '/usr/bin/firefox-esr',
     headless: true,
   });
 }
