@@ -66,7 +66,11 @@ export function webdriverUi(session) {
       await session.cmd('POST', `/element/${option[ELEMENT]}/click`, {});
     },
     async click(role, name) {
-      await session.cmd('POST', `/element/${await find(role, name)}/click`, {});
+      const id = await find(role, name);
+      // Centred first: WebKit's own scrolling put a button at the phone screen's bottom edge,
+      // where its click did not reach it.
+      await session.script((el) => el.scrollIntoView({ block: 'center' }), { [ELEMENT]: id });
+      await session.cmd('POST', `/element/${id}/click`, {});
     },
     waitFor: (role, name) => find(role, name),
     waitText: (text) => poll(`text "${text}"`, () => session.script((t) => document.body.innerText.includes(t), text)),
