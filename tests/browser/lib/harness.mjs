@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before } from 'node:test';
-import { chromium } from 'playwright-core';
+import { chromium, firefox } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(here, '../../..');
@@ -30,7 +30,7 @@ export const USERS = {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.listen(0, '127.0.0.1', () => {
@@ -170,13 +170,17 @@ export class Stack {
 }
 
 // One stack and one browser for a test file: started before its first test, stopped after its
-// last; `use(stack, browser)` hands them to the file once they run.
-export function useStack(use) {
+// last; `use(stack, browser)` hands them to the file once they run. `launch` picks the browser
+// (Chromium by default; null for none, when the file starts its own).
+export function useStack(use, { launch = launchBrowser } = {}) {
   let stack;
   let browser;
   before(async () => {
-    stack = await new Stack().start();
-    browser = await launchBrowser();
+    // The browser starts while refgate does: both take seconds.
+    stack = new Stack();
+    const [started, launched] = await Promise.allSettled([stack.start(), (async () => launch?.())()]);
+    browser = launched.value;
+    for (const r of [started, launched]) if (r.status === 'rejected') throw r.reason;
     use(stack, browser);
   });
   after(async () => {
@@ -190,6 +194,16 @@ export async function launchBrowser() {
     executablePath: process.env.REFGATE_CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync'],
+  });
+}
+
+// Debian's Firefox ESR, driven by playwright-core over WebDriver BiDi (the `moz-firefox` channel
+// speaks BiDi to a stock Firefox instead of Playwright's own patched build), headless.
+export async function launchFirefox() {
+  return firefox.launch({
+    channel: 'moz-firefox',
+    executablePath: '/usr/bin/firefox-esr',
+    headless: true,
   });
 }
 
@@ -207,6 +221,12 @@ export async function signIn(browser, stack, user, options = {}) {
 }
 
 const artifacts = path.resolve(ROOT, process.env.REFGATE_TEST_ARTIFACTS || 'build/test/artifacts', 'console');
+
+// Where a screenshot named `name` goes (the folder is made on the way).
+export function artifactPath(name) {
+  mkdirSync(artifacts, { recursive: true });
+  return path.join(artifacts, `${name}.png`);
+}
 
 // The page at desktop and at phone width, into the test artifacts.
 export async function screenshots(page, name) {

@@ -1,3 +1,5 @@
+// First: every module after it may read navigator.language.
+import './locale.js';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { render } from 'preact';

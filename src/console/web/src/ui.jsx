@@ -102,10 +102,13 @@ export function useLoad(load, deps) {
 }
 
 // The page's heading takes focus when the page changes, so keyboard and screen reader users
-// start at the top of the new page.
+// start at the top of the new page; but not from someone already in the new page's content (the
+// effect runs after a paint, and taking focus then cut off typing into the sign-in form's Name).
 export function PageTitle({ children }) {
   const ref = useRef(null);
   useEffect(() => {
+    const active = document.activeElement;
+    if (active && active !== document.body && ref.current?.closest('main')?.contains(active)) return;
     ref.current?.focus();
   }, [children]);
   return (

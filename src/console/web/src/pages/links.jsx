@@ -74,17 +74,23 @@ function linkBody(v) {
 }
 
 // The Location a reader would get, built by the server as the values change.
+// Only the answer for the values now in the form is shown: an answer for earlier values that
+// arrives late (typing paused past the 250 ms, then went on) is dropped, not shown over it.
 function usePreview(values) {
   const [preview, setPreview] = useState({ location: null, errors: {} });
   useEffect(() => {
     if (!values.partner || !values.destination) return setPreview({ location: null, errors: {} });
+    let current = true;
     const timer = setTimeout(() => {
       api('POST', '/links/preview', { body: linkBody(values) }).then(
-        ({ data }) => setPreview({ location: data.location, publicUrl: data.public_url, errors: {} }),
-        (err) => setPreview({ location: null, errors: err instanceof ApiError ? err.fieldErrors() : {} }),
+        ({ data }) => current && setPreview({ location: data.location, publicUrl: data.public_url, errors: {} }),
+        (err) => current && setPreview({ location: null, errors: err instanceof ApiError ? err.fieldErrors() : {} }),
       );
     }, 250);
-    return () => clearTimeout(timer);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
   }, [JSON.stringify(values)]);
   return preview;
 }
