@@ -18,7 +18,12 @@ PG_PORT=${REFGATE_TEST_PG_PORT:-54339}
 REDIS_PORT=${REFGATE_TEST_REDIS_PORT:-63809}
 
 lock_state test
-trap 'stop_all; log "elapsed: $SECONDS s"' EXIT
+# The tests' private PostgreSQL servers copy one cluster that the first of them initdb's here
+# (tests/support/private_postgres.hpp): initdb takes seconds each on a busy machine.
+pg_template=$(mktemp -d /tmp/refgate-pg-template.XXXXXX)
+chmod 755 "$pg_template"
+export REFGATE_TEST_PG_TEMPLATE=$pg_template
+trap 'stop_all; rm -rf "$pg_template"; log "elapsed: $SECONDS s"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -57,7 +62,7 @@ if [[ $fuzz == 1 ]]; then
   nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --build-only >"$ROOT/build/fuzz-build.log" 2>&1 &
   fuzz_build=$!
   # `|| true`: the build has usually ended, and a failing command would end the trap (set -e).
-  trap 'kill "$fuzz_build" 2>/dev/null || true; stop_all; log "elapsed: $SECONDS s"' EXIT
+  trap 'kill "$fuzz_build" 2>/dev/null || true; stop_all; rm -rf "$pg_template"; log "elapsed: $SECONDS s"' EXIT
 fi
 
 # --no-tests=error: a build that registers no tests must not pass.
