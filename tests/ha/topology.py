@@ -334,8 +334,10 @@ class Topology:
     def start_redis(self):
         self.redis = [Redis(self, "redis-a", "127.0.0.21"), Redis(self, "redis-b", "127.0.0.22")]
         primary, replica = self.redis
+        # repl-diskless-sync-delay 0: a replica's full sync (at the start, and the old primary's
+        # after fault 1) begins at once, not after Redis' default 5 s wait for more replicas.
         common = ["appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction",
-                  'save ""']
+                  'save ""', "repl-diskless-sync-delay 0"]
         primary.write_conf(common + [f"replica-announce-ip {primary.address}"])
         replica.write_conf(common + [f"replica-announce-ip {replica.address}",
                                      f"replicaof {primary.address} {primary.port}"])
