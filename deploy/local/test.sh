@@ -18,7 +18,24 @@ PG_PORT=${REFGATE_TEST_PG_PORT:-54339}
 REDIS_PORT=${REFGATE_TEST_REDIS_PORT:-63809}
 
 lock_state test
-trap 'stop_all; log "elapsed: $SECONDS s"' EXIT
+# The tests' private PostgreSQL servers copy one initdb'd cluster in here instead of running
+# initdb each (seconds each on a busy machine; tests/support/private_postgres.hpp); it is made
+# while the build runs.
+pg_template=$(mktemp -d /tmp/refgate-pg-template.XXXXXX)
+chmod 755 "$pg_template"
+export REFGATE_TEST_PG_TEMPLATE=$pg_template
+pg_template_job=
+fuzz_build=
+# shellcheck disable=SC2317 # run by the EXIT trap
+on_exit() {
+  # `|| true`: the jobs have usually ended, and a failing command would end the trap (set -e).
+  [[ -z $fuzz_build ]] || kill "$fuzz_build" 2>/dev/null || true
+  [[ -z $pg_template_job ]] || wait "$pg_template_job" 2>/dev/null || true
+  stop_all
+  rm -rf "$pg_template"
+  log "elapsed: $SECONDS s"
+}
+trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -26,6 +43,16 @@ trap 'exit 129' HUP
 ensure_packages "${REFGATE_TEST_APT_PACKAGES[@]}"
 npm_ci_build_inputs
 npm_ci_if_stale "$ROOT/tests/browser"
+# Made aside and renamed into place: a test copies a whole cluster or makes its own.
+(
+  aside=$pg_template/new-test-sh
+  mkdir "$aside"
+  if ((EUID == 0)); then chown "$(_pg_user):" "$aside"; fi
+  _pg_run "$PG_BINDIR/initdb" -D "$aside/data" -U refgate --auth=trust -E UTF8 \
+    --locale=C.UTF-8 -N >"$pg_template/initdb.log" 2>&1 && mv "$aside/data" "$pg_template/data"
+  rm -rf "$aside"
+) &
+pg_template_job=$!
 log "checking formatting (clang-format-14)"
 check_format
 build test Debug -DREFGATE_SANITIZE=ON -DREFGATE_FAULT_POINTS=ON
@@ -55,9 +82,9 @@ fuzz=${REFGATE_TEST_FUZZ:-$(($# == 0))}
 if [[ $fuzz == 1 ]]; then
   nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --build-only >"$ROOT/build/fuzz-build.log" 2>&1 &
   fuzz_build=$!
-  # `|| true`: the build has usually ended, and a failing command would end the trap (set -e).
-  trap 'kill "$fuzz_build" 2>/dev/null || true; stop_all; log "elapsed: $SECONDS s"' EXIT
 fi
+wait "$pg_template_job" || log "no template cluster (see $pg_template/initdb.log): each test runs initdb"
+pg_template_job=
 
 # --no-tests=error: a build that registers no tests must not pass.
 rc=0

@@ -42,8 +42,10 @@ PROFILES = {
     # links per fault, clicks/s in total, client threads; seconds of load before the fault,
     # at most during it, after it resumed; seconds an instance stays down (fault 3); at most
     # for the final flushes; the whole run's hard limit.
-    "short": dict(links=4, rate=200, threads=4, before=1.0, max_fault=15, after=0.5,
-                  down=1.0, settle=10, limit=230),
+    # short: 0.5 s before a fault is 100 clicks, 25 per link; 0.5 s after it resumed and 0.5 s
+    # down are two aggregation windows and several HAProxy health checks (200 ms).
+    "short": dict(links=4, rate=200, threads=4, before=0.5, max_fault=15, after=0.5,
+                  down=0.5, settle=10, limit=230),
     "long": dict(links=8, rate=400, threads=8, before=10, max_fault=40, after=20,
                  down=5.0, settle=30, limit=900),
 }

@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -128,17 +129,46 @@ class Postgres:
         self.running = False
 
     def run(self, *args, timeout=60):
-        cmd = [os.path.join(self.topo.pg_bindir, args[0])] + list(args[1:])
+        self.run_as_pg_user([os.path.join(self.topo.pg_bindir, args[0])] + list(args[1:]),
+                            " ".join(args[:2]), timeout)
+
+    def run_as_pg_user(self, cmd, what, timeout=60):
         if self.topo.pg_user != pwd.getpwuid(os.geteuid()).pw_name:
             cmd = ["runuser", "-u", self.topo.pg_user, "--"] + cmd
         with open(os.path.join(self.dir, "cmd.log"), "a") as log:
             rc = subprocess.run(cmd, cwd="/", stdout=log, stderr=log, timeout=timeout).returncode
         if rc != 0:
-            raise SetupError(f"{self.name}: {' '.join(args[:2])} failed (see {self.dir}/cmd.log)")
+            raise SetupError(f"{self.name}: {what} failed (see {self.dir}/cmd.log)")
+
+    def initdb(self, data):
+        self.run("initdb", "-D", data, "-U", "refgate", "--auth=trust", "-E", "UTF8",
+                 "--locale=C.UTF-8", "-N")
+
+    def template(self):
+        """The suite's initdb'd cluster in REFGATE_TEST_PG_TEMPLATE (deploy/local/test.sh), made
+        here when no test has made it yet, as tests/support/private_postgres.cpp does; None
+        when unset."""
+        root = os.environ.get("REFGATE_TEST_PG_TEMPLATE")
+        if not root:
+            return None
+        cluster = os.path.join(root, "data")
+        if not os.path.exists(os.path.join(cluster, "PG_VERSION")):
+            aside = tempfile.mkdtemp(prefix="new-", dir=root)
+            self.topo.give_to_pg_user(aside)
+            self.initdb(os.path.join(aside, "data"))
+            try:
+                os.rename(os.path.join(aside, "data"), cluster)
+            except OSError:
+                pass  # another test made it first
+            shutil.rmtree(aside, ignore_errors=True)
+        return cluster
 
     def init_primary(self):
-        self.run("initdb", "-D", self.data, "-U", "refgate", "--auth=trust", "-E", "UTF8",
-                 "--locale=C.UTF-8", "-N")
+        cluster = self.template()
+        if cluster is None:
+            self.initdb(self.data)
+        else:
+            self.run_as_pg_user(["cp", "-a", cluster, self.data], "copying the template cluster")
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             # Throwaway data: fsync off. Synchronous replication is switched on once the
             # standby streams (a commit before that would wait for it forever).
@@ -304,8 +334,10 @@ class Topology:
     def start_redis(self):
         self.redis = [Redis(self, "redis-a", "127.0.0.21"), Redis(self, "redis-b", "127.0.0.22")]
         primary, replica = self.redis
+        # repl-diskless-sync-delay 0: a replica's full sync (at the start, and the old primary's
+        # after fault 1) begins at once, not after Redis' default 5 s wait for more replicas.
         common = ["appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction",
-                  'save ""']
+                  'save ""', "repl-diskless-sync-delay 0"]
         primary.write_conf(common + [f"replica-announce-ip {primary.address}"])
         replica.write_conf(common + [f"replica-announce-ip {replica.address}",
                                      f"replicaof {primary.address} {primary.port}"])

@@ -29,18 +29,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [
-    {"slug": "alpha", "partner": "tailscale", "destination": "https://tailscale.com/alpha"},
-    {"slug": "beta", "partner": "tailscale", "destination": "https://tailscale.com/beta"},
-    {"slug": "gamma", "partner": "tailscale", "destination": "https://tailscale.com/gamma"}
-  ]
-})json";
-
 const std::vector<std::string> kLinks = {"alpha", "beta", "gamma"};
 // The default aggregation window: counts reach Redis this often.
 constexpr auto kWindow = 250ms;
@@ -52,10 +40,9 @@ const std::string kNever = "3600000";
 using Headers = std::vector<std::pair<std::string, std::string>>;
 using Key = std::tuple<std::string, std::string, std::string>;  // link, channel, class
 
+// The demo partner with the three links.
 void load_links(const std::string& url) {
-    auto result = import_json(url, kDocument);
-    INFO(result.err);
-    REQUIRE(result.exit_code == 0);
+    import_demo_links(url, {{"alpha"}, {"beta"}, {"gamma"}});
 }
 
 // What one test counts into: a Redis of its own and a directory for the spill file.

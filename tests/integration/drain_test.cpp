@@ -20,16 +20,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [
-    {"slug": "demo", "partner": "tailscale", "destination": "https://tailscale.com/demo"}
-  ]
-})json";
-
 // Waits for a service that should stop by itself; its exit code (SIGKILLed and failed if not).
 int exit_code_of(ServiceProcess& service, std::chrono::milliseconds timeout) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -43,8 +33,7 @@ int exit_code_of(ServiceProcess& service, std::chrono::milliseconds timeout) {
 TEST_CASE("during the drain readyz answers 503 and every redirect on a new connection is served",
           "[ops][signals][drain]") {
     TestDatabase db;
-    auto imported = import_json(db.url(), kDocument);
-    REQUIRE(imported.exit_code == 0);
+    import_demo_links(db.url(), {{"demo"}});
     PrivateRedis redis;
     constexpr auto kDrain = 2'000ms;
     ServiceProcess service({.database_url = db.url(),

@@ -22,22 +22,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [
-    {"slug": "alpha", "partner": "tailscale", "destination": "https://tailscale.com/alpha"}
-  ]
-})json";
-
-void load_links(const std::string& url) {
-    auto result = import_json(url, kDocument);
-    INFO(result.err);
-    REQUIRE(result.exit_code == 0);
-}
-
 // Human clicks on /go/alpha, each answered 302.
 void click(int port, int count) {
     for (int i = 0; i < count; ++i) {
@@ -122,7 +106,7 @@ TEST_CASE("a second refgate on a port that another refgate holds stops with one 
 TEST_CASE("SIGHUP reloads the snapshot and the service keeps serving and counting",
           "[ops][signals]") {
     TestDatabase db;
-    load_links(db.url());
+    import_demo_links(db.url());
     PrivateRedis redis;
     ServiceProcess service({.database_url = db.url(), .redis_url = redis.url()});
     click(service.port(), 3);
@@ -148,7 +132,7 @@ TEST_CASE("SIGHUP reloads the snapshot and the service keeps serving and countin
 TEST_CASE("SIGQUIT stops gracefully like SIGTERM: exit 0 and every click reaches PostgreSQL",
           "[ops][signals]") {
     TestDatabase db;
-    load_links(db.url());
+    import_demo_links(db.url());
     PrivateRedis redis;
     ServiceProcess service({.database_url = db.url(), .redis_url = redis.url()});
     click(service.port(), 4);
@@ -191,7 +175,7 @@ TEST_CASE(
     "Redis with a password or an ACL user counts every click, and a wrong password stops start-up",
     "[ops][redis]") {
     TestDatabase db;
-    load_links(db.url());
+    import_demo_links(db.url());
     PrivateRedis redis;
     redis.cli("ACL SETUSER counter on '>p@ss:w/rd' '~*' '&*' +@all");
     redis.cli("CONFIG SET requirepass s3cret");
@@ -217,7 +201,7 @@ TEST_CASE(
 
 TEST_CASE("the spill file is readable by its owner only", "[ops][clicks]") {
     TestDatabase db;
-    load_links(db.url());
+    import_demo_links(db.url());
     TempDir dir;
     std::string spill = dir.file("spill.json");
     ServiceProcess service(

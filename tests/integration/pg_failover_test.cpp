@@ -25,28 +25,11 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [
-    {"slug": "alpha", "partner": "tailscale", "destination": "https://tailscale.com/alpha"}
-  ]
-})json";
-
-bool import_links(const std::string& url) {
-    auto result = import_json(url, kDocument);
-    INFO(result.err);
-    REQUIRE(result.exit_code == 0);
-    return true;
-}
-
 // A primary with the database `refgate` (migrated, one link) and a standby streaming from it.
 struct Pair {
     PrivatePostgres primary;
     std::string primary_url = primary.create_database("refgate");
-    bool imported = import_links(primary_url);
+    bool imported = import_demo_links(primary_url);
     std::unique_ptr<PrivatePostgres> standby = PrivatePostgres::standby_of(primary);
     std::string standby_url = standby->url("refgate");
 

@@ -27,17 +27,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [
-    {"slug": "alpha", "partner": "tailscale", "destination": "https://tailscale.com/alpha"},
-    {"slug": "beta", "partner": "tailscale", "destination": "https://tailscale.com/beta"}
-  ]
-})json";
-
 // True when something accepts connections on 127.0.0.1:port (the HTTP helpers REQUIRE that).
 bool accepts(int port) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -131,9 +120,7 @@ class PrivatePrometheus {
 TEST_CASE("a real Prometheus scraping refgate sees exactly the clicks that were sent",
           "[metrics][prometheus][pg][redis]") {
     TestDatabase db;
-    auto imported = import_json(db.url(), kDocument);
-    INFO(imported.err);
-    REQUIRE(imported.exit_code == 0);
+    import_demo_links(db.url(), {{"alpha"}, {"beta"}});
     PrivateRedis redis;
     ServiceProcess service({.database_url = db.url(), .redis_url = redis.url()});
     PrivatePrometheus prometheus(service.admin_port());

@@ -17,15 +17,7 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [
-    {"slug": "tailscale", "partner": "tailscale", "destination": "https://tailscale.com/pricing"}
-  ]
-})json";
+const DemoLink kLink{"tailscale", "https://tailscale.com/pricing"};
 
 Headers json_write(const std::string& token, const std::string& etag = "") {
     Headers h{{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}};
@@ -52,7 +44,7 @@ bool names_rule(const HttpResponse& r, const std::string& field, const std::stri
 struct Fixture {
     TestDatabase db;
     std::string editor = create_api_token(db.url(), "eddie", "editor");
-    int imported = import_json(db.url(), kDocument).exit_code;
+    bool imported = import_demo_links(db.url(), {kLink});
     ServiceProcess service{{.database_url = db.url()}};
 
     HttpResponse call(const std::string& method, const std::string& target, const std::string& body,
@@ -66,7 +58,7 @@ struct Fixture {
 TEST_CASE("an empty destination or fallback is refused with 422 and the link keeps redirecting",
           "[validation][admin][pg]") {
     Fixture f;
-    REQUIRE(f.imported == 0);
+    REQUIRE(f.imported);
     for (const char* patch :
          {R"({"destination": ""})", R"({"destination": "   "})", R"({"fallback": ""})"}) {
         INFO(patch);
@@ -92,7 +84,7 @@ TEST_CASE("an empty destination or fallback is refused with 422 and the link kee
 TEST_CASE("a destination host no browser can follow is refused with 422 invalid_host",
           "[validation][admin][pg]") {
     Fixture f;
-    REQUIRE(f.imported == 0);
+    REQUIRE(f.imported);
     for (const char* url :
          {"https://evil.com%2f.tailscale.com/", "https://evil.com%23.tailscale.com/",
           "https://evil.com%00.tailscale.com/", "https://evil.com%5c.tailscale.com/",
@@ -119,7 +111,7 @@ TEST_CASE("a destination host no browser can follow is refused with 422 invalid_
 TEST_CASE("refgate import refuses empty destinations and invalid hosts and applies nothing",
           "[validation][import][pg]") {
     TestDatabase db;
-    auto doc = Json::parse(kDocument);
+    auto doc = Json::parse(demo_document({kLink}));
     doc["links"].push_back({{"slug", "empty"}, {"partner", "tailscale"}, {"destination", ""}});
     doc["links"].push_back({{"slug", "escaped"},
                             {"partner", "tailscale"},

@@ -92,14 +92,6 @@ void wait_subscribed(const PrivateSentinels& sentinels, std::size_t count) {
     FAIL("nothing subscribed to the sentinels");
 }
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["tailscale.com"]}
-  ],
-  "links": [{"slug": "alpha", "partner": "tailscale", "destination": "https://tailscale.com/a"}]
-})json";
-
 void clicks_ok(int port, std::size_t total) {
     auto result = run_load(port, {raw_request("GET", "/go/alpha", {{"User-Agent", kBrowser}})},
                            LoadOptions{.total = total, .connections = 4, .max_time = 30s});
@@ -235,7 +227,7 @@ TEST_CASE("with a replica required, batches are kept while it is away and counte
 TEST_CASE("refgate on a redis+sentinel URL counts every click once across SENTINEL FAILOVER",
           "[redis][sentinel][clicks]") {
     TestDatabase db;
-    REQUIRE(import_json(db.url(), kDocument).exit_code == 0);
+    import_demo_links(db.url());
     Replicated r;
     TempDir dir;
     ServiceProcess service({.database_url = db.url(),
@@ -265,7 +257,7 @@ TEST_CASE(
     "refgate with an unknown master name logs why, shows Redis down in /readyz, and redirects",
     "[redis][sentinel]") {
     TestDatabase db;
-    REQUIRE(import_json(db.url(), kDocument).exit_code == 0);
+    import_demo_links(db.url());
     Replicated r(1);
     TempDir dir;
     std::string url = r.sentinels->url();
@@ -293,7 +285,7 @@ TEST_CASE(
     "them once",
     "[redis][wait][clicks]") {
     TestDatabase db;
-    REQUIRE(import_json(db.url(), kDocument).exit_code == 0);
+    import_demo_links(db.url());
     PrivateRedis master;
     PrivateRedis replica;
     replica.replicate(master);

@@ -45,18 +45,11 @@ std::string trimmed(std::string s) {
     return s;
 }
 
-bool load_document(const std::string& url) {
-    auto r = import_json(url, kDocument);
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    return true;
-}
-
 struct Fixture {
     TestDatabase db;
     PrivateRedis redis;
     std::string viewer = create_api_token(db.url(), "dashboards", "viewer");
-    bool imported = load_document(db.url());
+    bool imported = import_document(db.url(), kDocument);
     // The service never flushes by itself here: the test flushes with `refgate flush`.
     ServiceProcess service{{.database_url = db.url(),
                             .redis_url = redis.url(),

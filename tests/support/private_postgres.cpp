@@ -28,21 +28,51 @@ PrivatePostgres::PrivatePostgres(const PrivatePostgres* primary)
     std::string pattern = "/tmp/refgate-pg-XXXXXX";
     REQUIRE(::mkdtemp(pattern.data()) != nullptr);
     dir_ = pattern;
-    if (::geteuid() == 0) {
-        passwd* pw = ::getpwnam(user_.c_str());
-        REQUIRE(pw != nullptr);
-        REQUIRE(::chown(dir_.c_str(), pw->pw_uid, pw->pw_gid) == 0);
-    }
+    give_to_user(dir_);
     port_ = unused_port();
     if (primary != nullptr) {
         // -R: standby.signal and primary_conninfo; -c fast: a checkpoint at once; -N: no fsync.
         run(bindir_ + "/pg_basebackup -h 127.0.0.1 -p " + std::to_string(primary->port_) +
             " -U refgate -D " + dir_ + "/data -R -X stream -c fast -N");
     } else {
-        run(bindir_ + "/initdb -D " + dir_ +
-            "/data -U refgate --auth=trust -E UTF8 --locale=C.UTF-8 -N");
+        std::string cluster = template_cluster();
+        if (cluster.empty()) {
+            initdb(dir_ + "/data");
+        } else {
+            run("cp -a " + cluster + " " + dir_ + "/data");
+        }
     }
     start();
+}
+
+void PrivatePostgres::initdb(const std::string& data_dir) const {
+    run(bindir_ + "/initdb -D " + data_dir +
+        " -U refgate --auth=trust -E UTF8 --locale=C.UTF-8 -N");
+}
+
+std::string PrivatePostgres::template_cluster() const {
+    const char* root = std::getenv("REFGATE_TEST_PG_TEMPLATE");
+    if (root == nullptr || *root == '\0') return "";
+    std::string cluster = std::string(root) + "/data";
+    if (std::filesystem::exists(cluster + "/PG_VERSION")) return cluster;
+    // Made aside and renamed into place, so that a test copies a whole cluster or none; of two
+    // tests that make one at once, the second rename fails and its cluster is dropped.
+    std::string pattern = std::string(root) + "/new-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    give_to_user(pattern);
+    initdb(pattern + "/data");
+    std::error_code ec;
+    std::filesystem::rename(pattern + "/data", cluster, ec);
+    std::filesystem::remove_all(pattern, ec);
+    REQUIRE(std::filesystem::exists(cluster + "/PG_VERSION"));
+    return cluster;
+}
+
+void PrivatePostgres::give_to_user(const std::string& dir) const {
+    if (::geteuid() != 0) return;
+    passwd* pw = ::getpwnam(user_.c_str());
+    REQUIRE(pw != nullptr);
+    REQUIRE(::chown(dir.c_str(), pw->pw_uid, pw->pw_gid) == 0);
 }
 
 PrivatePostgres::~PrivatePostgres() {

@@ -12,6 +12,10 @@ namespace refgate::test {
 // Replication: initdb's defaults already make every server a primary that can stream
 // (wal_level=replica, max_wal_senders=10, trust for replication from 127.0.0.1 in pg_hba.conf);
 // standby_of() makes a streaming standby of one with pg_basebackup -R.
+//
+// initdb takes seconds (ten on a busy machine): where REFGATE_TEST_PG_TEMPLATE names a directory
+// (deploy/local/test.sh makes one per run), the first server initdb's a cluster there and every
+// server copies it.
 class PrivatePostgres {
   public:
     PrivatePostgres();
@@ -43,6 +47,11 @@ class PrivatePostgres {
   private:
     explicit PrivatePostgres(const PrivatePostgres* primary);
     void run(const std::string& command) const;
+    void initdb(const std::string& data_dir) const;
+    // The initdb'd cluster in REFGATE_TEST_PG_TEMPLATE, made on first use; "" when unset.
+    std::string template_cluster() const;
+    // chown to the cluster's OS user (when running as root).
+    void give_to_user(const std::string& dir) const;
 
     std::string bindir_;
     std::string user_;

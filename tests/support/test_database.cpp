@@ -1,8 +1,10 @@
 #include "support/test_database.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "refgate/pg/database.hpp"
+#include "support/service_process.hpp"
 #include "support/test_env.hpp"
 
 namespace refgate::test {
@@ -49,6 +51,34 @@ std::string TestDatabase::scalar(const std::string& sql) {
     auto result = exec(sql);
     if (result.empty() || result[0][0].is_null()) return "";
     return result[0][0].c_str();
+}
+
+std::string demo_document(const std::vector<DemoLink>& links) {
+    using Json = nlohmann::json;
+    Json partner = {{"slug", "tailscale"},
+                    {"name", "Tailscale"},
+                    {"ref_param", "ref"},
+                    {"ref_code", "picks42"},
+                    {"allowed_domains", Json::array({"tailscale.com"})}};
+    Json doc = {{"partners", Json::array({partner})}, {"links", Json::array()}};
+    for (const auto& link : links) {
+        std::string destination =
+            link.destination.empty() ? "https://tailscale.com/" + link.slug : link.destination;
+        doc["links"].push_back(
+            {{"slug", link.slug}, {"partner", "tailscale"}, {"destination", destination}});
+    }
+    return doc.dump();
+}
+
+bool import_document(const std::string& database_url, const std::string& json_text) {
+    auto result = import_json(database_url, json_text);
+    INFO("refgate import: " << result.err);
+    REQUIRE(result.exit_code == 0);
+    return true;
+}
+
+bool import_demo_links(const std::string& database_url, const std::vector<DemoLink>& links) {
+    return import_document(database_url, demo_document(links));
 }
 
 }  // namespace refgate::test

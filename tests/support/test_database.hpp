@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 #include <string>
+#include <vector>
 
 namespace refgate::test {
 
@@ -27,6 +28,24 @@ class TestDatabase {
     std::string name_;
     std::string url_;
 };
+
+// One link of the demo partner (Tailscale, `ref=picks42`, on tailscale.com); its destination is
+// https://tailscale.com/<slug> unless given.
+struct DemoLink {
+    std::string slug = "alpha";
+    std::string destination;
+};
+
+// The import document of the demo partner with these links (JSON text).
+std::string demo_document(const std::vector<DemoLink>& links = {DemoLink{}});
+
+// `refgate import` of a document into a database; fails the test with refgate's message unless
+// it succeeds. Returns true, so that a fixture can import in a member initializer.
+bool import_document(const std::string& database_url, const std::string& json_text);
+
+// import_document(demo_document(links)): the demo partner and its links, `alpha` by default.
+bool import_demo_links(const std::string& database_url,
+                       const std::vector<DemoLink>& links = {DemoLink{}});
 
 // Replaces the database name (the path) of a libpq URI.
 std::string with_database(const std::string& url, const std::string& database);
