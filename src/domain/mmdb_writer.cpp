@@ -244,8 +244,9 @@ std::string MmdbAsnWriter::finish(std::uint64_t build_epoch, std::string_view de
             put_string(data, range.organization);
         }
         any_v4 = any_v4 || range.last <= 0xffff'ffff;
+        const std::uint32_t datum = it->second;  // (clang 14 cannot capture a structured binding)
         for_each_block(range.first, range.last,
-                       [&](U128 base, int prefix) { tree.insert(base, prefix, it->second); });
+                       [&](U128 base, int prefix) { tree.insert(base, prefix, datum); });
     }
     if (any_v4) {  // ::ffff:a.b.c.d finds the IPv4 subtree too
         std::uint32_t v4 = tree.walk(0, 96);
