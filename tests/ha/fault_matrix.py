@@ -50,6 +50,8 @@ PROFILES = {
 
 
 class Context:
+    link_prefix = "ha"
+
     def __init__(self, topo, profile):
         self.topo, self.profile = topo, profile
         self.window_s = WINDOW_MS / 1000
@@ -58,6 +60,10 @@ class Context:
 
     def clock(self):
         return time.monotonic() - self.started
+
+    def entry(self):
+        """Where the clients send their clicks: HAProxy."""
+        return "127.0.0.1", self.topo.haproxy_port
 
     def log(self, text):
         print(f"[ha {self.clock():6.1f}s] {text}", file=sys.stderr, flush=True)
