@@ -131,7 +131,11 @@ def start(topo, ctx):
     pg.start()
     pg.sql("CREATE DATABASE refgate", db="postgres")
     redis = Redis(topo, "redis", "127.0.0.21")
-    redis.write_conf(["appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction",
+    # appendfsync always: Redis writes and fsyncs what it acknowledged before it replies, so a
+    # click lost to its kill -9 is refgate's doing. (Under everysec Redis postpones the write
+    # while a slow background fsync runs, up to 2 s, and replies meanwhile: a kill then loses
+    # what it acknowledged in those seconds, Redis' own window.)
+    redis.write_conf(["appendonly yes", "appendfsync always", "maxmemory-policy noeviction",
                       'save ""'])
     redis.start()
     topo.redis = [redis]
@@ -212,7 +216,7 @@ def report(args, ctx, outcomes):
             "machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.machine()}",
             "setup": (f"One refgate (1 thread, {os.path.basename(args.refgate)} "
                       f"{'ASan ' if 'test' in args.refgate else ''}build), one PostgreSQL, one "
-                      f"Redis (appendonly, everysec); kill -9 rounds: "
+                      f"Redis (appendonly, appendfsync always); kill -9 rounds: "
                       f"{PROFILES[args.form]['kill_rounds']}; a dependency down or frozen "
                       f"{PROFILES[args.form]['down']} s."),
             "definitions": DEFINITIONS, "seconds": ctx.clock()}

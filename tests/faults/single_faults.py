@@ -87,8 +87,8 @@ def redis_kill(ctx, out, struck):
     time.sleep(ctx.profile["down"])
     node.start()
     out.allowed_loss = 0
-    out.window = (REDIS_WINDOW + "; what Redis acknowledged is in its AOF, which a process kill "
-                  "keeps")
+    out.window = (REDIS_WINDOW + "; Redis wrote what it acknowledged to its AOF (appendfsync "
+                  "always), which a process kill keeps")
 
 
 def redis_freeze(ctx, out, struck):
