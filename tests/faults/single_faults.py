@@ -87,8 +87,8 @@ def redis_kill(ctx, out, struck):
     time.sleep(ctx.profile["down"])
     node.start()
     out.allowed_loss = 0
-    out.window = (REDIS_WINDOW + "; Redis wrote what it acknowledged to its AOF (appendfsync "
-                  "always), which a process kill keeps")
+    out.window = (REDIS_WINDOW + "; \"A Redis process killed loses what it acknowledged but had "
+                  "not written to its AOF: nothing with `appendfsync always`\")")
 
 
 def redis_freeze(ctx, out, struck):
@@ -203,8 +203,8 @@ def disk_full(ctx, out, struck):
     r.start()
     out.excused.append((down_at, ctx.clock() + 0.5))
     out.allowed_loss = held + _window(ctx)
-    out.window = ("the clicks held in memory while Redis was down, when SIGTERM cannot spill "
-                  "them (logged clicks_lost_at_stop)")
+    out.window = ("the clicks held in memory while Redis was down (\"A spill file that cannot be "
+                  "written (the disk full) loses those counts, logged as `clicks_lost_at_stop`\")")
 
 
 def _offset_to(target_unix):
@@ -231,7 +231,8 @@ def clock_steps(ctx, out, struck):
     out.notes.append(f"fake midnight {time.strftime('%Y-%m-%d %H:%M', time.gmtime(midnight))} "
                      f"UTC: a step to 23:59:57, then to 00:00:05, back to 23:59:58, on to 00:00:10")
     out.allowed_loss = 0
-    out.window = "none (a clock step only moves clicks between days)"
+    out.window = ("none (\"a clock step across midnight moves clicks between two days and never "
+                  "loses or doubles one\")")
 
 
 FAULTS = [
