@@ -48,7 +48,7 @@ PROFILES = {
     # until counting resumed, after it; seconds a dependency stays down, stopped or frozen;
     # kill -9 rounds; seconds per clock step; at most for the final flushes; the run's limit.
     "short": dict(links=2, rate=150, threads=3, before=0.2, max_fault=8, after=0.1, down=0.6,
-                  kill_rounds=2, clock_hold=1.2, settle=8, limit=110),
+                  kill_rounds=2, clock_hold=1.2, settle=8, limit=200),
     "long": dict(links=6, rate=400, threads=6, before=5, max_fault=40, after=5, down=5.0,
                  kill_rounds=20, clock_hold=4, settle=30, limit=1200),
 }
