@@ -46,11 +46,12 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 PROFILES = {
     # links per fault, clicks/s, client connections; seconds of load before a fault, at most
     # until counting resumed, after it; seconds a dependency stays down, stopped or frozen;
-    # kill -9 rounds; seconds per clock step; at most for the final flushes; the run's limit.
+    # kill -9 rounds; seconds per clock step; at most for the final flushes; the run's limit;
+    # at most for a fault's injection (the kill rounds), which the load must outlast.
     "short": dict(links=2, rate=150, threads=3, before=0.2, max_fault=8, after=0.1, down=0.6,
-                  kill_rounds=2, clock_hold=1.2, settle=8, limit=200),
+                  kill_rounds=2, clock_hold=1.2, settle=8, limit=200, max_inject=60),
     "long": dict(links=6, rate=400, threads=6, before=5, max_fault=40, after=5, down=5.0,
-                 kill_rounds=20, clock_hold=4, settle=30, limit=1200),
+                 kill_rounds=20, clock_hold=4, settle=30, limit=1200, max_inject=240),
 }
 DEFINITIONS = """\
 - *failed redirects*: requests that got no 302, as the clients saw them; "while down" are

@@ -41,11 +41,12 @@ WINDOW_MS = 250
 PROFILES = {
     # links per fault, clicks/s in total, client threads; seconds of load before the fault,
     # at most during it, after it resumed; seconds an instance stays down (fault 3); at most
-    # for the final flushes; the whole run's hard limit.
+    # for the final flushes; the whole run's hard limit; at most for a fault's injection (the
+    # rolling restart), which the load must outlast.
     "short": dict(links=4, rate=200, threads=4, before=1.0, max_fault=15, after=0.5,
-                  down=1.0, settle=10, limit=230),
+                  down=1.0, settle=10, limit=230, max_inject=60),
     "long": dict(links=8, rate=400, threads=8, before=10, max_fault=40, after=20,
-                 down=5.0, settle=30, limit=900),
+                 down=5.0, settle=30, limit=900, max_inject=120),
 }
 
 

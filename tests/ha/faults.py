@@ -100,8 +100,10 @@ def run_phase(ctx, number, title, inject):
     p = ctx.profile
     links = [f"{ctx.link_prefix}-f{number}-{k}" for k in range(p["links"])]
     host, port = ctx.entry()
+    # The load outlasts the fault's own injection (restarts take seconds each under ASan on a
+    # loaded machine); stop() ends it as soon as the phase is done.
     load = Load(host, port, links, p["rate"], p["threads"],
-                p["before"] + p["max_fault"] + p["after"] + 5, ctx.clock)
+                p["before"] + p["max_inject"] + p["max_fault"] + p["after"] + 5, ctx.clock)
     load.start()
     ctx.load = load
     try:
