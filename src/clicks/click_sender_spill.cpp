@@ -40,6 +40,7 @@ void ClickSender::spill() {
         doc.push_back({{"id", next_batch_id()}, {"counts", counts}});
     }
     std::string tmp = options_.spill_file + ".tmp";
+    bool written = false;
     {
         // Counts are the business's own figures: owner-only, like the snapshot file.
         ::close(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
@@ -47,13 +48,16 @@ void ClickSender::spill() {
         std::ofstream out(tmp, std::ios::trunc);
         out << doc.dump();
         out.flush();
-        if (!out) {
-            log::error("clicks_lost_at_stop",
-                       {{"keys", keys}, {"detail", "cannot write the spill file"}});
-            return;
-        }
+        out.close();
+        written = !out.fail();
     }
-    std::rename(tmp.c_str(), options_.spill_file.c_str());
+    // A partial file (the disk full) is removed: it would hold the space and never be read.
+    if (!written || std::rename(tmp.c_str(), options_.spill_file.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        log::error("clicks_lost_at_stop",
+                   {{"keys", keys}, {"detail", "cannot write the spill file"}});
+        return;
+    }
     log::warn("clicks_spilled", {{"keys", keys}, {"path", options_.spill_file}});
 }
 

@@ -41,17 +41,20 @@ WINDOW_MS = 250
 PROFILES = {
     # links per fault, clicks/s in total, client threads; seconds of load before the fault,
     # at most during it, after it resumed; seconds an instance stays down (fault 3); at most
-    # for the final flushes; the whole run's hard limit.
+    # for the final flushes; the whole run's hard limit; at most for a fault's injection (the
+    # rolling restart), which the load must outlast.
     # short: 0.5 s before a fault is 100 clicks, 25 per link; 0.5 s after it resumed and 0.5 s
     # down are two aggregation windows and several HAProxy health checks (200 ms).
     "short": dict(links=4, rate=200, threads=4, before=0.5, max_fault=15, after=0.5,
-                  down=0.5, settle=10, limit=230),
+                  down=0.5, settle=10, limit=230, max_inject=60),
     "long": dict(links=8, rate=400, threads=8, before=10, max_fault=40, after=20,
-                 down=5.0, settle=30, limit=900),
+                 down=5.0, settle=30, limit=900, max_inject=120),
 }
 
 
 class Context:
+    link_prefix = "ha"
+
     def __init__(self, topo, profile):
         self.topo, self.profile = topo, profile
         self.window_s = WINDOW_MS / 1000
@@ -60,6 +63,10 @@ class Context:
 
     def clock(self):
         return time.monotonic() - self.started
+
+    def entry(self):
+        """Where the clients send their clicks: HAProxy."""
+        return "127.0.0.1", self.topo.haproxy_port
 
     def log(self, text):
         print(f"[ha {self.clock():6.1f}s] {text}", file=sys.stderr, flush=True)

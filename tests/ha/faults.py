@@ -1,7 +1,8 @@
 """The five faults and the phase that runs each one under load, then checks the counts.
 
-A phase has links of its own (ha-f<N>-<k>), so the clicks its clients saw and the clicks
-PostgreSQL counted for it are compared link by link, whatever the other phases did.
+A phase has links of its own (<prefix>-f<N>-<k>: ha-f<N>-<k> here, sf-f<N>-<k> in tests/faults), so
+the clicks its clients saw and the clicks PostgreSQL counted for it are compared link by link,
+whatever the other phases did.
 """
 
 import json
@@ -32,11 +33,19 @@ class Outcome:
         self.notes = []
         self.errors = []  # anything else that fails the fault
         self.per_link = []  # (link, sent, counted)
+        # (from, to) in matrix seconds: the only instance was down, so clients could not connect
+        # (single-instance faults); a connection error within one is expected, nothing else is.
+        self.excused = []
+
+    def unexcused_failures(self):
+        def excused(f):
+            return not f.what.startswith("HTTP ") and any(a <= f.at <= b for a, b in self.excused)
+        return [f for f in self.failures if not excused(f)]
 
     def passed(self):
         if self.skipped:
             return True
-        ok = not self.failures and not self.errors and self.over == 0
+        ok = not self.unexcused_failures() and not self.errors and self.over == 0
         ok = ok and self.lost <= self.allowed_loss
         ok = ok and self.resume_redis is not None and self.resume_pg is not None
         return ok and all(v is not None and v <= 1.0 for v in self.propagation.values())
@@ -89,10 +98,14 @@ def run_phase(ctx, number, title, inject):
     """Load before, during and after the fault; then the final flush and the comparison."""
     out = Outcome(number, title)
     p = ctx.profile
-    links = [f"ha-f{number}-{k}" for k in range(p["links"])]
-    load = Load("127.0.0.1", ctx.topo.haproxy_port, links, p["rate"], p["threads"],
-                p["before"] + p["max_fault"] + p["after"] + 5, ctx.clock)
+    links = [f"{ctx.link_prefix}-f{number}-{k}" for k in range(p["links"])]
+    host, port = ctx.entry()
+    # The load outlasts the fault's own injection (restarts take seconds each under ASan on a
+    # loaded machine); stop() ends it as soon as the phase is done.
+    load = Load(host, port, links, p["rate"], p["threads"],
+                p["before"] + p["max_inject"] + p["max_fault"] + p["after"] + 5, ctx.clock)
     load.start()
+    ctx.load = load
     try:
         time.sleep(p["before"])
         t_fault = ctx.clock()

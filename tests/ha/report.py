@@ -24,6 +24,17 @@ DEFINITIONS = """\
 """
 
 
+_HA_SETUP = ("3 refgate instances (1 thread each) behind HAProxy; Redis `{scheme}://` "
+             "(WAIT for {wait} replica); PostgreSQL primary + synchronous standby.")
+
+
+def _failed(o):
+    """The failed redirects; those while the only instance was down are said apart."""
+    if not o.excused:
+        return str(len(o.failures))
+    return f"{len(o.failures)} ({len(o.failures) - len(o.unexcused_failures())} while down)"
+
+
 def _seconds(value):
     return "never" if value is None else f"{value:.2f} s"
 
@@ -33,9 +44,9 @@ def render(outcomes, meta):
     lines = [
         f"### Fault matrix, {meta['form']} form: {meta['date']}, commit {meta['commit']}",
         "",
-        f"Machine: {meta['machine']}. 3 refgate instances (1 thread each) behind HAProxy; "
-        f"Redis `{meta['redis_url'].split('://')[0]}://` (WAIT for {meta['wait']} replica); "
-        f"PostgreSQL primary + synchronous standby. Load: {p['rate']} clicks/s over "
+        f"Machine: {meta['machine']}. " + (meta.get("setup") or _HA_SETUP.format(
+            scheme=meta["redis_url"].split("://")[0], wait=meta["wait"])) +
+        f" Load: {p['rate']} clicks/s over "
         f"{p['threads']} keep-alive connections, {p['links']} links per fault; "
         f"{p['before']} s before each fault. Whole run: {meta['seconds']:.0f} s.",
         "",
@@ -48,7 +59,7 @@ def render(outcomes, meta):
             lines.append(f"| {o.number} | {o.title} | | | | | | | | | SKIPPED: {o.skipped} |")
             continue
         lines.append(
-            f"| {o.number} | {o.title} | {len(o.failures)} | {o.sent} | {o.counted} | {o.lost} "
+            f"| {o.number} | {o.title} | {_failed(o)} | {o.sent} | {o.counted} | {o.lost} "
             f"| {o.allowed_loss} ({o.window}) | {o.over} | {_seconds(o.resume_redis)} "
             f"| {_seconds(o.resume_pg)} | {'PASS' if o.passed() else '**FAIL**'} |")
     for o in outcomes:
@@ -60,25 +71,31 @@ def render(outcomes, meta):
     for o in outcomes:
         for note in o.notes + o.errors:
             details.append(f"- fault {o.number}: {note}")
-        for f in o.failures[:10]:
+        for f in o.unexcused_failures()[:10]:
             details.append(f"- fault {o.number}: failed redirect at {f.at:.2f} s: "
                            f"/go/{f.link}: {f.what}")
-        if len(o.failures) > 10:
-            details.append(f"- fault {o.number}: ... {len(o.failures) - 10} more failures")
+        if len(o.unexcused_failures()) > 10:
+            details.append(f"- fault {o.number}: ... "
+                           f"{len(o.unexcused_failures()) - 10} more failures")
         for link, s, c in o.per_link:
             if s != c:
                 details.append(f"- fault {o.number}: {link}: sent {s}, counted {c}")
     if details:
         lines += ["", "Notes:", ""] + details
-    lines += ["", "Definitions:", "", DEFINITIONS]
+    lines += ["", "Definitions:", "", meta.get("definitions", DEFINITIONS)]
     return "\n".join(lines)
 
 
-def write_long_results(text, meta, outcomes):
+HA_HEAD = ("# HA fault matrix: latest long run\n\n"
+           "Written by `tests/ha/fault_matrix.py --long` (docs/high-availability.md); "
+           "the table below is the latest run, the history keeps one line per run.\n\n")
+
+
+def write_long_results(text, meta, outcomes, path=RESULTS, head=HA_HEAD):
     """Replaces the latest table in the results file and appends a line to its history."""
     history = []
-    if os.path.exists(RESULTS):
-        with open(RESULTS) as f:
+    if os.path.exists(path):
+        with open(path) as f:
             content = f.read()
         if HISTORY in content:
             history = [line for line in content.split(HISTORY, 1)[1].splitlines()
@@ -90,9 +107,6 @@ def write_long_results(text, meta, outcomes):
         verdict += f", faults {', '.join(skipped)} skipped"
     history.append(f"- {meta['date']}, commit {meta['commit']}, {meta['machine']}: {verdict} "
                    f"({meta['seconds']:.0f} s, {meta['profile']['rate']} clicks/s)")
-    head = ("# HA fault matrix: latest long run\n\n"
-            "Written by `tests/ha/fault_matrix.py --long` (docs/high-availability.md); "
-            "the table below is the latest run, the history keeps one line per run.\n\n")
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    with open(RESULTS, "w") as f:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
         f.write(head + text.rstrip() + "\n\n" + HISTORY + "\n\n" + "\n".join(history) + "\n")

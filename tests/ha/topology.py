@@ -220,6 +220,7 @@ class Refgate:
         os.makedirs(self.dir)
         self.proc = None
         self.starts = 0
+        self.extra_env = {}  # settings of this instance alone (a fault's LD_PRELOAD)
 
     def env(self):
         env = dict(self.topo.refgate_env)
@@ -230,6 +231,7 @@ class Refgate:
             "REFGATE_SNAPSHOT_FILE": os.path.join(self.dir, "snapshot.json"),
             "REFGATE_SPILL_FILE": os.path.join(self.dir, "spill.json"),
         })
+        env.update(self.extra_env)
         return env
 
     def start(self, wait=True):
