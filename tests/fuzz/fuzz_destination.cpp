@@ -1,10 +1,14 @@
 // The destination validator. Input: a flags byte (bit 0: http allowed), then a line of allowed
 // domains separated by ',', then the URL. Invariant: an accepted destination is a URL that
 // Boost.URL parses, with the allowed scheme, no userinfo, a host that is a valid DNS name within
-// the allowed domains, no control or non-ASCII bytes, and it is accepted again as itself.
+// the allowed domains, no control or non-ASCII bytes, and it is accepted again as itself; and a
+// second parser, libcurl's URL API, reads the same scheme, host and port, and no user or password.
+
+#include <curl/curl.h>
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
+#include <string>
 
 #include "fuzz_check.hpp"
 #include "refgate/domain/destination.hpp"
@@ -12,6 +16,28 @@
 namespace {
 
 using refgate::fuzz::as_text;
+
+// A part of the URL as libcurl reads it; empty when it has none.
+std::string curl_part(CURLU* url, CURLUPart part) {
+    char* text = nullptr;
+    if (curl_url_get(url, part, &text, 0) != CURLUE_OK) return {};
+    std::string out(text);
+    curl_free(text);
+    return out;
+}
+
+void check_with_curl(const std::string& url, const boost::urls::url_view& view) {
+    CURLU* parsed = curl_url();
+    FUZZ_CHECK(curl_url_set(parsed, CURLUPART_URL, url.c_str(), 0) == CURLUE_OK);
+    FUZZ_CHECK(curl_part(parsed, CURLUPART_SCHEME) == view.scheme());
+    FUZZ_CHECK(curl_part(parsed, CURLUPART_HOST) == view.host());
+    // The same port number ("0880" and "880" are one port).
+    const std::string port = curl_part(parsed, CURLUPART_PORT);
+    FUZZ_CHECK((port.empty() ? 0 : std::stoi(port)) == view.port_number());
+    FUZZ_CHECK(curl_part(parsed, CURLUPART_USER).empty());
+    FUZZ_CHECK(curl_part(parsed, CURLUPART_PASSWORD).empty());
+    curl_url_cleanup(parsed);
+}
 
 void check_accepted(const refgate::UrlCheck& check, const std::vector<std::string>& domains,
                     const refgate::UrlPolicy& policy) {
@@ -32,6 +58,7 @@ void check_accepted(const refgate::UrlCheck& check, const std::vector<std::strin
     auto start = url.find("://") + 3;
     auto authority = std::string_view(url).substr(start, url.find_first_of("/?#\\", start) - start);
     FUZZ_CHECK(authority == view.encoded_host_and_port());
+    check_with_curl(url, view);
 
     auto again = refgate::check_destination(url, domains, policy);
     FUZZ_CHECK(again.ok());
