@@ -28,8 +28,10 @@ ClickSender::ClickSender(ClickSenderOptions options, BucketStore& store,
       health_(health),
       stats_(stats),
       instance_id_(random_hex(8)),
+      // Low, not idle: a kill -9 loses at most one window only while the sender keeps up, and
+      // SCHED_IDLE gets no CPU at all beside any busy process (even at nice 19).
       worker_({.name = "rg-click-sender",
-               .priority = BackgroundPriority::idle,
+               .priority = BackgroundPriority::low,
                .interval = options_.window,
                .min_backoff = options_.window,
                .max_backoff = options_.window},
