@@ -15,6 +15,8 @@
 namespace refgate::http {
 namespace {
 
+// Up to this many connections on a thread, each keeps its buffers while it waits (lean()).
+constexpr std::size_t kKeepBuffersUpTo = 256;
 // Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
 constexpr std::size_t kReadSlack = 8 * 1024;
 // Responses to pipelined requests are gathered up to this size before they are written.
@@ -99,8 +101,17 @@ Session::~Session() {
 void Session::start() {
     arm(limits_.read_timeout);
     wait_timer();
-    receive();
+    if (lean()) {
+        receive();
+    } else {
+        read_more();
+    }
 }
+
+// With few connections on the thread, a waiting one keeps its buffers and waits in a read, as
+// it always did (the cheapest path per request). With many, it waits without them: then most
+// are idle, and their buffers are what the memory would go to.
+bool Session::lean() const { return context_.sessions.size() > kKeepBuffersUpTo; }
 
 void Session::stop() {
     stopping_ = true;
@@ -142,10 +153,11 @@ void Session::read_more() {
     bool waiting = !holds_request() && empty_line_bytes_ == 0;
     if (waiting || rearm_read_) arm(limits_.read_timeout);
     rearm_read_ = false;
-    if (waiting) {
+    if (waiting && lean()) {
         wait_readable();
         return;
     }
+    if (!buffers_) buffers_ = pool_.take();
     std::size_t space = input().max_size() - input().size();
     socket_.async_read_some(input().prepare(space),
                             [self = shared_from_this()](error_code ec, std::size_t n) {
@@ -160,11 +172,11 @@ void Session::read_more() {
                             });
 }
 
-// A connection between requests holds no buffers: they go back to the thread's pool while it
-// waits for the socket to become readable, and come back from it (the most recently used, still
-// in cache) when it does. So an idle keep-alive connection costs its Session and socket only,
-// and busy connections share a few warm buffers. The wait costs what a read attempt that finds
-// nothing did before: one system call (the reactor re-arms the socket) besides epoll's.
+// A lean connection between requests holds no buffers: they go back to the thread's pool while
+// it waits for the socket to become readable, and come back from it (the most recently used,
+// still in cache) when it does. So an idle keep-alive connection costs its Session and socket
+// only. The wait costs a system call like the read attempt that finds nothing (the reactor
+// re-arms the socket), but the way back takes the pool's buffers and resets them.
 void Session::wait_readable() {
     parser_.reset();
     pool_.give_back(std::move(buffers_));

@@ -110,6 +110,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     void wait_readable();
     void receive();
     bool holds_request() const;
+    bool lean() const;
     boost::beast::flat_buffer& input() const { return buffers_->input; }
     std::string& output() const { return buffers_->output; }
     RequestStorage& storage() const { return buffers_->storage; }

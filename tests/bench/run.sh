@@ -290,6 +290,15 @@ if [[ -n $BASELINE_REV ]]; then
   rm -rf "$STATE/baseline-src"
   mkdir -p "$STATE/baseline-src"
   git -C "$ROOT" archive "$BASELINE_COMMIT" | tar -x -C "$STATE/baseline-src"
+  # The npm packages its build reads: this tree's (hard links) when the lockfile is the same.
+  for dir in src/console/web src/domain/agents src/redirect/asn; do
+    [[ -f $STATE/baseline-src/$dir/package-lock.json ]] || continue
+    if cmp -s "$ROOT/$dir/package-lock.json" "$STATE/baseline-src/$dir/package-lock.json"; then
+      cp -al "$ROOT/$dir/node_modules" "$STATE/baseline-src/$dir/"
+    else
+      npm_ci_if_stale "$STATE/baseline-src/$dir"
+    fi
+  done
   bounded "$(remaining)" cmake -S "$STATE/baseline-src" -B "$ROOT/build/$BUILD_NAME-baseline" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF >"$STATE/cmake-baseline.log" ||
     die "baseline cmake configure failed; see $STATE/cmake-baseline.log"
