@@ -29,9 +29,14 @@ ReplyProblem unexpected(std::string_view expected, const Reply& reply) {
     return {"expected " + std::string(expected) + ", got " + describe(reply)};
 }
 
-// The whole text is one decimal number (an optional '-', digits; no blank, '+' or tail).
+// The whole text is one decimal number as Redis and our scripts write it: an optional '-', then
+// digits without a leading zero; no blank, '+' or tail. "0897" would name another key than 897
+// (a bucket id is part of its key), so it is refused rather than read as 897.
 bool whole_int64(std::string_view text, std::int64_t& out) {
-    if (text.empty() || text.front() == '+') return false;
+    std::string_view digits = text.starts_with('-') ? text.substr(1) : text;
+    if (digits.empty() || digits.front() < '0' || digits.front() > '9' ||
+        (digits.front() == '0' && (digits.size() > 1 || digits.size() != text.size())))
+        return false;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
     return ec == std::errc{} && ptr == text.data() + text.size();
 }

@@ -49,6 +49,7 @@ TEST_CASE("closed buckets are read as whole numbers, and a reply of any other sh
           std::vector<std::int64_t>{1'795'975'140, 1'795'975'200});
     for (const char* bad :
          {"*0\r\n", "$-1\r\n", ":5\r\n", "-ERR no script\r\n", "*2\r\n$2\r\n12\r\n$5\r\n12abc\r\n",
+          "*2\r\n$2\r\n12\r\n$3\r\n012\r\n", "*2\r\n$2\r\n-0\r\n$1\r\n1\r\n",
           "*2\r\n$2\r\n12\r\n$3\r\n+12\r\n", "*2\r\n$2\r\n12\r\n$0\r\n\r\n",
           "*2\r\n$2\r\n12\r\n$-1\r\n", "*2\r\n$2\r\n12\r\n:-3\r\n",
           "*2\r\n$2\r\n12\r\n*1\r\n:1\r\n", "*2\r\n$2\r\n12\r\n$20\r\n99999999999999999999\r\n"}) {
