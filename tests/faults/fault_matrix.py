@@ -131,8 +131,10 @@ def mount_small(ctx):
     ctx.small_dir = path
 
 
-def in_parallel(*steps):
-    """Runs the steps at once (each starts or asks a separate process); the first error raised."""
+def in_parallel(*steps, here=None):
+    """Runs the steps at once, `here` in this thread; the first error raised. A server that
+    outlives its step must be started `here`: topology.spawn's children die with the thread that
+    started them (PR_SET_PDEATHSIG is per thread)."""
     errors = []
 
     def run(step):
@@ -143,6 +145,8 @@ def in_parallel(*steps):
     threads = [threading.Thread(target=run, args=(step,)) for step in steps]
     for t in threads:
         t.start()
+    if here:
+        run(here)
     for t in threads:
         t.join()
     if errors:
@@ -165,7 +169,7 @@ def start(topo, ctx):
         pg.init_primary()
         pg.start()
         pg.sql("CREATE DATABASE refgate", db="postgres")
-    in_parallel(start_postgres, redis.start, lambda: mount_small(ctx))
+    in_parallel(start_postgres, lambda: mount_small(ctx), here=redis.start)
     ctx.log("PostgreSQL and Redis started")
     topo.refgate_env = {
         "REFGATE_DATABASE_URL": pg.url(), "REFGATE_REDIS_URL": f"redis://{redis.address}:"
