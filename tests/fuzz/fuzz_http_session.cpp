@@ -161,9 +161,10 @@ const Answer* refusal(const std::vector<Answer>& list) {
 // Beast 1.81 reads a request line and fields as they come only in the first read of a header;
 // once it had to wait for more, it reads them at the header's end. So a malformed line or field
 // is refused 400 at once when its bytes came in the first read, and otherwise at the header's end
-// or limit (431, 414) or, when the client stops inside the header, never. The answers before a
-// refusal agree; the refusals agree unless one of them is that early 400 (the TLS ClientHello
-// that gets 400 at once is the case worth keeping).
+// or limit (431, 414) or, when the client stops inside the header, never. The same holds for a
+// request line over the target limit: 414 at once when the whole line came in the first read.
+// The answers before a refusal agree; the refusals agree unless one of them is such an early 400
+// or 414 (the TLS ClientHello that gets 400 at once is the case worth keeping).
 void check_same(const Exchange& whole, const std::vector<Answer>& a, const Exchange& split,
                 const std::vector<Answer>& b) {
     const Answer *ra = refusal(a), *rb = refusal(b);
@@ -171,7 +172,8 @@ void check_same(const Exchange& whole, const std::vector<Answer>& a, const Excha
     if (!whole.reset && !split.reset) FUZZ_CHECK(oka == okb);
     for (std::size_t i = 0; i < std::min(oka, okb); ++i) FUZZ_CHECK(same(a[i], b[i]));
     if (whole.reset || split.reset || oka != okb) return;
-    bool early = (ra && ra->status == 400) || (rb && rb->status == 400);
+    auto early_status = [](const Answer* r) { return r && (r->status == 400 || r->status == 414); };
+    bool early = early_status(ra) || early_status(rb);
     if (!early) {
         FUZZ_CHECK((ra == nullptr) == (rb == nullptr));
         if (ra) FUZZ_CHECK(same(*ra, *rb));
