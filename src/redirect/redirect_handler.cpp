@@ -16,8 +16,13 @@ void not_found(http::Response& response) {
 }  // namespace
 
 RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
-                                 RedirectOptions options, ClickRecorder* recorder)
-    : reader_(store), clock_(clock), options_(std::move(options)), recorder_(recorder) {}
+                                 RedirectOptions options, ClickRecorder* recorder,
+                                 const TargetingSources& targeting)
+    : reader_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      recorder_(recorder),
+      targeting_(targeting) {}
 
 std::string_view RedirectHandler::slug_of(std::string_view path) {
     if (!path.starts_with(kGoPrefix)) return {};
@@ -60,7 +65,18 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         }
         return;
     }
-    if (recorder_ != nullptr) recorder_->record(request, link->id, now);
+    if (link->rule_count != 0) {
+        // A rule's branch: its Location was precomputed with its partner's code. utm_*
+        // passthrough applies to the link's own destination only.
+        Target target = targeting_.choose(*snapshot, *link, request, now);
+        if (recorder_ != nullptr) recorder_->record(request, link->id, now);
+        if (target.rule != 0) {
+            redirect(response, *target.location, "Continue to ", snapshot->partner(target).name);
+            return;
+        }
+    } else if (recorder_ != nullptr) {
+        recorder_->record(request, link->id, now);
+    }
     if (link->utm_passthrough && query_has_utm(request.query())) {
         dynamic_location_ =
             build_location(link->destination, snapshot->partner(*link), true, request.query());
