@@ -46,9 +46,12 @@ Target ReaderTargeting::choose(const Snapshot& snapshot, const LinkEntry& entry,
     ReaderTraits reader{0, platform_of(fields.user_agent),
                         preferred_language(fields.accept_language)};
     last_country_ = 0;
+    looked_up_ = false;
     if (entry.country_rules && countries_) {
-        if (const CountryLookup* countries = countries_->get())
+        if (const CountryLookup* countries = countries_->get()) {
             reader.country = last_country_ = countries->country_of(address);
+            looked_up_ = true;
+        }
     }
     auto reader_key = [&] {
         std::int32_t day = utc_day(unix_seconds);
@@ -60,6 +63,15 @@ Target ReaderTargeting::choose(const Snapshot& snapshot, const LinkEntry& entry,
         return unique_hash(key, address, fields.user_agent, entry.id);
     };
     return snapshot.target(entry, reader, reader_key);
+}
+
+CountryCode ReaderTargeting::country_of(const http::Request& request) {
+    const CountryLookup* countries = countries_ ? countries_->get() : nullptr;
+    if (countries == nullptr) return 0;
+    TargetingFields fields = targeting_fields(request);
+    static const std::vector<IpNetwork> kNoProxies;
+    const auto& proxies = sources_.trusted_proxies ? *sources_.trusted_proxies : kNoProxies;
+    return countries->country_of(client_address(request.peer.bytes, fields.forwarded_for, proxies));
 }
 
 }  // namespace refgate

@@ -65,17 +65,14 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         }
         return;
     }
-    if (link->rule_count != 0) {
+    Target target;
+    if (link->rule_count != 0) target = targeting_.choose(*snapshot, *link, request, now);
+    if (recorder_ != nullptr) record(request, *snapshot, *link, target, now);
+    if (target.rule != 0) {
         // A rule's branch: its Location was precomputed with its partner's code. utm_*
         // passthrough applies to the link's own destination only.
-        Target target = targeting_.choose(*snapshot, *link, request, now);
-        if (recorder_ != nullptr) recorder_->record(request, link->id, now);
-        if (target.rule != 0) {
-            redirect(response, *target.location, "Continue to ", snapshot->partner(target).name);
-            return;
-        }
-    } else if (recorder_ != nullptr) {
-        recorder_->record(request, link->id, now);
+        redirect(response, *target.location, "Continue to ", snapshot->partner(target).name);
+        return;
     }
     if (link->utm_passthrough && query_has_utm(request.query())) {
         dynamic_location_ =
@@ -84,6 +81,22 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         return;
     }
     redirect(response, link->location, "Continue to ", snapshot->partner(*link).name);
+}
+
+void RedirectHandler::record(const http::Request& request, const Snapshot& snapshot,
+                             const LinkEntry& link, const Target& target, std::int64_t now) {
+    // Counted per country and rule only where a country database is configured.
+    if (!targeting_.has_countries()) {
+        recorder_->record(request, link.id, now);
+        return;
+    }
+    ClickTarget click;
+    click.country = link.rule_count != 0 && targeting_.looked_up() ? targeting_.last_country()
+                                                                   : targeting_.country_of(request);
+    click.rule = target.rule;
+    if (target.rule != 0 && snapshot.rules()[link.first_rule + target.rule - 1].split)
+        click.branch = target.branch + 1u;
+    recorder_->record(request, link.id, now, &click);
 }
 
 void RedirectHandler::redirect(http::Response& response, std::string_view location,

@@ -5,10 +5,13 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
 #include <set>
+#include <thread>
 
 #include "refgate/domain/mmdb_writer.hpp"
 #include "support/http_client.hpp"
+#include "support/private_redis.hpp"
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 
@@ -17,6 +20,7 @@ namespace targeting_test {
 
 using namespace refgate::test;
 using Json = nlohmann::json;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -34,7 +38,7 @@ std::string document() {
         {"country": ["AU"], "partner": "amazon-au", "destination": "https://www.amazon.com.au/dp/B0X"},
         {"platform": ["ios"], "destination": "https://www.amazon.com/dp/B0X?app=1"},
         {"language": ["fr"], "partner": "amazon-fr", "destination": "https://www.amazon.fr/dp/B0X"},
-        {"split": [{"weight": 70, "destination": "https://www.amazon.com/dp/B0X"},
+        {"language": ["en"], "split": [{"weight": 70, "destination": "https://www.amazon.com/dp/B0X"},
                    {"weight": 30, "destination": "https://www.amazon.com/dp/B0Y"}]}])");
     Json links = Json::array({{{"slug", "kindle"},
                                {"partner", "amazon-us"},
@@ -64,6 +68,7 @@ void write_country_database(const std::string& path) {
 struct Fixture {
     TempDir dir;
     TestDatabase db;
+    PrivateRedis redis;
     std::unique_ptr<ServiceProcess> service;
 
     explicit Fixture(bool with_database) {
@@ -73,7 +78,10 @@ struct Fixture {
         write_country_database(dir.file("country.mmdb"));
         service = std::make_unique<ServiceProcess>(ServiceOptions{
             .database_url = db.url(),
-            .env = {{"REFGATE_TRUSTED_PROXIES", "127.0.0.1"},
+            .redis_url = redis.url(),
+            .env = {{"REFGATE_FLUSH_INTERVAL_MS", "300"},
+                    {"REFGATE_BUCKET_SECONDS", "1"},
+                    {"REFGATE_TRUSTED_PROXIES", "127.0.0.1"},
                     {"REFGATE_GEOIP_DB", with_database ? dir.file("country.mmdb") : ""}}});
     }
 
@@ -84,6 +92,23 @@ struct Fixture {
             {{"User-Agent", agent}, {"X-Forwarded-For", client}, {"Accept-Language", language}});
         REQUIRE(r.status == 302);
         return r.header("Location");
+    }
+
+    // Clicks in refgate_clicks_by_country_daily for `where`, once it has `expected` (15 s at most).
+    std::int64_t by_country(const std::string& where, std::int64_t expected) {
+        std::int64_t n = -1;
+        auto deadline = std::chrono::steady_clock::now() + 15s;
+        do {
+            if (n >= 0) std::this_thread::sleep_for(100ms);
+            pqxx::connection c(db.url());
+            pqxx::work tx(c);
+            n = tx.exec1(
+                      "SELECT coalesce(sum(clicks), 0) FROM refgate_clicks_by_country_daily "
+                      "WHERE link = 'kindle' AND " +
+                      where)[0]
+                    .as<std::int64_t>();
+        } while (n < expected && std::chrono::steady_clock::now() < deadline);
+        return n;
     }
 };
 
@@ -97,8 +122,11 @@ TEST_CASE("readers are sent to their country's store through a trusted X-Forward
     Fixture f(true);
     CHECK(f.location("198.51.100.7") == "https://www.amazon.de/dp/B0X?tag=picks-21");
     CHECK(f.location("2001:db8:de::5") == "https://www.amazon.de/dp/B0X?tag=picks-21");
-    // New Zealand has no store: the amazon family's group falls back to Australia.
-    CHECK(f.location("203.0.113.9") == "https://www.amazon.com.au/dp/B0X?tag=picks-au");
+    // New Zealand has no store: a reader no rule matches (the split is for English readers) is
+    // tried again as a reader from Australia, by the amazon family's country group.
+    CHECK(f.location("203.0.113.9", kBrowser, "mi") ==
+          "https://www.amazon.com.au/dp/B0X?tag=picks-au");
+    CHECK(f.location("203.0.113.9").starts_with("https://www.amazon.com/dp/B0"));
     // A German reader on an iPhone still gets the German store (the first rule wins); an
     // American one gets the app.
     CHECK(f.location("198.51.100.7", kIphone) == "https://www.amazon.de/dp/B0X?tag=picks-21");
@@ -114,6 +142,13 @@ TEST_CASE("readers are sent to their country's store through a trusted X-Forward
                                         "https://www.amazon.com/dp/B0Y?tag=picks-20"});
     auto ready = http_get(f.service->admin_port(), "/readyz");
     CHECK(Json::parse(ready.body)["country_db"] == "loaded");
+    // Counted per country and per rule that answered: the German clicks by the first rule, the
+    // New Zealand one by the second (through the fallback), the French reader's by the fourth.
+    CHECK(f.by_country("country = 'DE' AND rule = '1' AND class = 'human'", 3) == 3);
+    CHECK(f.by_country("country = 'NZ' AND rule = '2'", 1) == 1);
+    CHECK(f.by_country("country = 'NZ' AND rule LIKE '5.%'", 1) == 1);
+    CHECK(f.by_country("country = 'US' AND rule = '4'", 1) == 1);
+    CHECK(f.by_country("country = 'US' AND rule LIKE '5.%'", 42) == 42);
 }
 
 TEST_CASE("without a country database country rules are skipped and /readyz says so",
@@ -127,6 +162,9 @@ TEST_CASE("without a country database country rules are skipped and /readyz says
     auto ready = http_get(f.service->admin_port(), "/readyz");
     CHECK(Json::parse(ready.body)["country_db"] == "none: country rules skipped");
     CHECK(f.service->log().find("country_rules_skipped") != std::string::npos);
+    // Without a database nothing is counted per country.
+    std::this_thread::sleep_for(1500ms);
+    CHECK(f.by_country("true", 0) == 0);
 }
 
 }  // namespace targeting_test

@@ -9,6 +9,8 @@
 #include "refgate/clicks/salts.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/snapshot_file.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/snapshot.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
@@ -320,6 +322,28 @@ TEST_CASE("a bad rule in an import names the rule and field", "[targeting]") {
     CHECK_THAT(fields, Catch::Matchers::VectorContains(std::string("rules[0].country")));
     CHECK_THAT(fields, Catch::Matchers::VectorContains(std::string("rules[1].split[0].weight")));
     CHECK_THAT(fields, Catch::Matchers::VectorContains(std::string("rules[1].colour")));
+}
+
+}  // namespace targeting_test
+
+namespace targeting_test {
+
+TEST_CASE("a click is counted per country and rule under a key no channel can collide with",
+          "[targeting]") {
+    using namespace refgate;
+    auto key = CounterKey::targeting(42, utc_day(1'795'968'000), ClickClass::human, "DE", 4, 2);
+    CHECK(key.field() == "42|2026-11-29|@DE:4.2|human");
+    CHECK(key.is_targeting());
+    CHECK(key.target_country() == "DE");
+    CHECK(key.target_rule() == "4.2");
+    CounterKey parsed;
+    REQUIRE(CounterKey::parse_field(key.field(), parsed));
+    CHECK(parsed == key);
+    CHECK(CounterKey::targeting(7, 1, ClickClass::bot, "", 0, 0).field() ==
+          "7|1970-01-02|@XX:0|bot");
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|@de:4|human", parsed));
+    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|@DE:4.0|human", parsed));
+    CHECK_FALSE(CounterKey(42, 1, ClickClass::human, "newsletter").is_targeting());
 }
 
 }  // namespace targeting_test

@@ -34,8 +34,13 @@ class ReaderTargeting {
     // Where a reader of `entry` (an active link) goes.
     Target choose(const Snapshot& snapshot, const LinkEntry& entry, const http::Request& request,
                   std::int64_t unix_seconds);
-    // The country of the last choose() that needed one (0: unknown or not looked up).
+    // Whether the last choose() looked the reader's country up, and what it found (0: none).
+    bool looked_up() const noexcept { return looked_up_; }
     CountryCode last_country() const noexcept { return last_country_; }
+    // Whether a country database is loaded: clicks are then counted per country.
+    bool has_countries() noexcept { return countries_ && countries_->get() != nullptr; }
+    // The reader's country (0: unknown or no database).
+    CountryCode country_of(const http::Request& request);
 
   private:
     TargetingSources sources_;
@@ -43,6 +48,7 @@ class ReaderTargeting {
     std::optional<PublishedReader<CountryLookup>> countries_;
     SaltKey own_key_{};
     CountryCode last_country_ = 0;
+    bool looked_up_ = false;
 };
 
 }  // namespace refgate
