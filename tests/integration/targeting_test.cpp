@@ -167,4 +167,45 @@ TEST_CASE("without a country database country rules are skipped and /readyz says
     CHECK(f.by_country("true", 0) == 0);
 }
 
+TEST_CASE(
+    "the admin API previews a reader's Location and refuses a rule outside its partner's domains",
+    "[targeting][pg]") {
+    Fixture f(true);
+    std::string editor = create_api_token(f.db.url(), "eddie", "editor");
+    std::vector<std::pair<std::string, std::string>> headers = {
+        {"Authorization", "Bearer " + editor}, {"Content-Type", "application/json"}};
+    Json link = Json::parse(document())["links"][0];
+    link["slug"] = "kindle-preview";
+    link["reader"] = {{"country", "AT"}, {"platform", "android"}};
+    auto preview = http_request(f.service->admin_port(), "POST", "/api/v1/links/preview", headers,
+                                link.dump());
+    REQUIRE(preview.status == 200);
+    auto body = Json::parse(preview.body);
+    CHECK(body["location"] == "https://www.amazon.de/dp/B0X?tag=picks-21");
+    CHECK(body["rule"] == 1);
+    link["reader"] = {{"language", "en-GB"}};
+    body = Json::parse(
+        http_request(f.service->admin_port(), "POST", "/api/v1/links/preview", headers, link.dump())
+            .body);
+    CHECK(body["rule"] == 5);
+    CHECK(body["split_locations"].size() == 2);
+
+    link.erase("reader");
+    link["rules"][0]["destination"] = "https://www.amazon.com/dp/B0X";  // amazon-de: amazon.de
+    auto refused =
+        http_request(f.service->admin_port(), "POST", "/api/v1/links", headers, link.dump());
+    CHECK(refused.status == 422);
+    auto errors = Json::parse(refused.body)["errors"];
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0]["field"] == "rules[0].destination");
+    CHECK(errors[0]["rule"] == "host_not_allowed");
+    // Saved through the API with good rules, the link's rules come back as given.
+    link["rules"][0]["destination"] = "https://www.amazon.de/dp/B0X";
+    REQUIRE(http_request(f.service->admin_port(), "POST", "/api/v1/links", headers, link.dump())
+                .status == 201);
+    auto stored = http_get(f.service->admin_port(), "/api/v1/links/kindle-preview",
+                           {{"Authorization", "Bearer " + editor}});
+    CHECK(Json::parse(stored.body)["rules"] == link["rules"]);
+}
+
 }  // namespace targeting_test
