@@ -85,14 +85,15 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
 
 void RedirectHandler::record(const http::Request& request, const Snapshot& snapshot,
                              const LinkEntry& link, const Target& target, std::int64_t now) {
-    // Counted per country and rule only where a country database is configured.
-    if (!targeting_.has_countries()) {
+    // Counted per country and rule for links with rules, where a country database is configured
+    // (a targeting counter is a counter key more, within REFGATE_MAX_PENDING_KEYS' bound).
+    if (link.rule_count == 0 || !targeting_.has_countries()) {
         recorder_->record(request, link.id, now);
         return;
     }
     ClickTarget click;
-    click.country = link.rule_count != 0 && targeting_.looked_up() ? targeting_.last_country()
-                                                                   : targeting_.country_of(request);
+    click.country =
+        targeting_.looked_up() ? targeting_.last_country() : targeting_.country_of(request);
     click.rule = target.rule;
     if (target.rule != 0 && snapshot.rules()[link.first_rule + target.rule - 1].split)
         click.branch = target.branch + 1u;
