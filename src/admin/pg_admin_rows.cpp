@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "refgate/codec/import_document.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/importer.hpp"
 
@@ -30,7 +31,8 @@ const std::string kLinkColumns =
     "SELECT l.id, l.slug, p.slug, l.destination, l.status, "
     "floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough, " +
     micros("l.created_at") + ", " + micros("l.updated_at") +
-    ", l.version FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id ";
+    ", l.version, l.rules::text FROM refgate_links l JOIN refgate_partners p ON p.id = "
+    "l.partner_id ";
 
 const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
                                       micros("d.created_at") +
@@ -106,6 +108,7 @@ LinkRow link_row(const pqxx::row& row) {
     if (!row[6].is_null()) l.fallback = row[6].c_str();
     l.utm_passthrough = row[7].as<bool>();
     r.stamps = stamps_of(row, 8);
+    l.rules = rules_from_json(nlohmann::ordered_json::parse(row[11].c_str()));
     return r;
 }
 
@@ -137,6 +140,12 @@ std::string extras_json(const Partner& p) {
     Json pairs = Json::array();
     for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
     return pairs.dump();
+}
+
+std::string rules_text(const Link& l) {
+    auto rules = nlohmann::ordered_json::array();
+    for (const auto& rule : l.rules) rules.push_back(rule_to_json(rule));
+    return rules.dump();
 }
 
 std::string expires_text(const Link& l) {
@@ -288,10 +297,10 @@ bool PgAdminRows::insert_link(const Link& l) {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(
             "INSERT INTO refgate_links (slug, partner_id, destination, status, expires_at, "
-            "fallback, utm_passthrough) VALUES ($1, (SELECT id FROM refgate_partners WHERE slug "
-            "= $2), $3, $4, NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7)",
+            "fallback, utm_passthrough, rules) VALUES ($1, (SELECT id FROM refgate_partners WHERE "
+            "slug = $2), $3, $4, NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7, $8::jsonb)",
             l.slug, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-            l.fallback.value_or(""), l.utm_passthrough);
+            l.fallback.value_or(""), l.utm_passthrough, rules_text(l));
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -303,10 +312,10 @@ void PgAdminRows::update_link(std::int64_t id, const Link& l) {
     tx_.exec_params(
         "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE slug = $2), "
         "destination = $3, status = $4, expires_at = NULLIF($5, '')::timestamptz, "
-        "fallback = NULLIF($6, ''), utm_passthrough = $7, updated_at = now(), "
+        "fallback = NULLIF($6, ''), utm_passthrough = $7, rules = $8::jsonb, updated_at = now(), "
         "version = version + 1 WHERE id = $1",
         id, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-        l.fallback.value_or(""), l.utm_passthrough);
+        l.fallback.value_or(""), l.utm_passthrough, rules_text(l));
 }
 
 void PgAdminRows::delete_link(std::int64_t id) {

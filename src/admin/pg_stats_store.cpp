@@ -328,7 +328,7 @@ class PgStatsStore final : public StatsStore {
                 Unflushed u;
                 u.bucket = id;
                 u.clicks = clicks;
-                if (!CounterKey::parse_field(field, u.key)) continue;
+                if (!CounterKey::parse_field(field, u.key) || u.key.is_targeting()) continue;
                 if (u.key.day < range.from || u.key.day > range.to) continue;
                 out.push_back(u);
             }

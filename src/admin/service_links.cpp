@@ -1,6 +1,8 @@
 // The admin service's link rules: a link's partner must exist and its destination and fallback
 // must be within the partner's allowed domains; both are stored in canonical form.
 
+#include <map>
+
 #include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
@@ -91,12 +93,16 @@ Outcome AdminService::delete_link(const Actor& actor, const std::string& slug,
     });
 }
 
-// The link's partner must exist (locked against a concurrent narrowing of its domains) and its
-// destination and fallback must be within the partner's domains; both become canonical.
+// The link's partner and its rules' partners must exist (locked against a concurrent narrowing
+// of their domains) and every destination and the fallback must be within its partner's domains;
+// all become canonical.
 std::vector<FieldError> AdminService::validate(AdminRows& rows, Link& link) {
-    auto row = rows.partner(link.partner, RowLock::share);
-    auto lookup = [&row](const std::string&) -> const Partner* {
-        return row ? &row->partner : nullptr;
+    std::map<std::string, std::optional<PartnerRow>> partners;
+    auto lookup = [&](const std::string& slug) -> const Partner* {
+        auto it = partners.find(slug);
+        if (it == partners.end())
+            it = partners.emplace(slug, rows.partner(slug, RowLock::share)).first;
+        return it->second ? &it->second->partner : nullptr;
     };
     std::vector<Link> links{link};
     auto issues = validate_links(links, lookup, options_.url_policy);

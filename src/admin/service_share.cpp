@@ -8,6 +8,8 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/reader_location.hpp"
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/domain/targeting.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -16,6 +18,66 @@ using Json = nlohmann::ordered_json;
 
 // A slug for a preview whose body names none; it is never shown.
 constexpr const char* kPreviewSlug = "preview";
+
+// A preview's "reader": {"country", "platform", "language"}, each optional.
+std::optional<ReaderTraits> read_reader(const Json& reader, std::vector<FieldError>& errors) {
+    ReaderTraits traits;
+    if (!reader.is_object()) {
+        errors.push_back({"reader", "must be an object with country, platform and language"});
+        return std::nullopt;
+    }
+    for (const auto& [key, value] : reader.items()) {
+        std::string text = value.is_string() ? value.get<std::string>() : std::string();
+        if (key == "country" && country_code(text) != 0) {
+            traits.country = country_code(text);
+        } else if (key == "platform" && parse_platform(text)) {
+            traits.platform = *parse_platform(text);
+        } else if (key == "language" && valid_language_tag(text)) {
+            continue;  // a view into `reader`, taken below
+        } else {
+            errors.push_back({"reader." + key, "is not a country code, platform or language tag"});
+        }
+    }
+    if (auto it = reader.find("language"); it != reader.end() && it->is_string())
+        traits.language = it->get_ref<const std::string&>();
+    if (!errors.empty()) return std::nullopt;
+    return traits;
+}
+
+// What the targeting rules give `reader`: the snapshot's own evaluation over a one-link snapshot
+// of the partners the link names (country groups are not applied in a preview).
+void preview_rules(AdminRows& rows, const Link& link, const ReaderTraits& reader,
+                   const UrlPolicy& policy, SysSeconds now, Json& answer) {
+    std::vector<Partner> partners;
+    auto add = [&](const std::string& slug) {
+        if (slug.empty()) return;
+        for (const auto& p : partners)
+            if (p.slug == slug) return;
+        if (auto row = rows.partner(slug, RowLock::none)) partners.push_back(row->partner);
+    };
+    add(link.partner);
+    for (const auto& rule : link.rules) {
+        add(rule.partner);
+        for (const auto& b : rule.split) add(b.partner);
+    }
+    Snapshot::Builder builder(0, std::move(partners), policy, "preview", now, 1);
+    builder.add(Link(link));
+    auto snapshot = builder.finish({});
+    const LinkEntry* entry = snapshot->find(link.slug);
+    if (entry == nullptr || answer["location"].is_null() ||
+        answer["location"] != Json(entry->location))
+        return;  // a disabled or expired link: its fallback, whatever the rules say
+    Target target = snapshot->target(*entry, reader, [] { return std::uint64_t{0}; });
+    answer["location"] = *target.location;
+    answer["rule"] = target.rule;
+    if (target.rule == 0) return;
+    const TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];
+    if (!rule.split) return;
+    Json locations = Json::array();
+    for (std::uint16_t b = 0; b < rule.branch_count; ++b)
+        locations.push_back(snapshot->branches()[rule.first_branch + b].location);
+    answer["split_locations"] = std::move(locations);
+}
 
 }  // namespace
 
@@ -32,6 +94,15 @@ Outcome AdminService::preview_link(const Json& body) {
     bool named = body.contains("slug");
     Json input = body;
     if (!named) input["slug"] = kPreviewSlug;
+    Json reader_json;
+    if (auto it = input.find("reader"); it != input.end()) {
+        reader_json = *it;
+        input.erase(it);
+    }
+    std::vector<FieldError> reader_errors;
+    std::optional<ReaderTraits> reader;
+    if (!reader_json.is_null()) reader = read_reader(reader_json, reader_errors);
+    if (!reader_errors.empty()) return invalid(reader_errors);
     auto parsed = parse_import(Json{{"links", Json::array({input})}});
     if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
     Link link = parsed.document.links.front();
@@ -43,6 +114,7 @@ Outcome AdminService::preview_link(const Json& body) {
         auto location = reader_location(link, partner->partner, now);
         Json answer{{"location", location ? Json(*location) : Json()},
                     {"public_url", named ? public_url(link.slug) : Json()}};
+        if (reader) preview_rules(rows, link, *reader, options_.url_policy, now, answer);
         return object(OutcomeKind::ok, std::move(answer));
     });
 }

@@ -121,10 +121,11 @@ redis::RedisAddress redis_address(const Config& config) {
 Shared::Shared(const Config& c)
     : config(c), redis(redis_address(c)), url_policy{.allow_http = c.allow_http_destinations} {}
 
-Counting::Counting(const Shared& s)
+Counting::Counting(Shared& s)
     : trusted_proxies(
           parse_networks(s.config.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{})) {
     load_scanner(s.config.clicks, scanner);
+    load_country_database(s.config.clicks, countries, s.health);
     for (unsigned i = 0; i < s.config.threads; ++i) {
         shards.push_back(std::make_unique<ClickShard>());
         recorders.push_back(std::make_unique<ClickRecorder>(
@@ -171,6 +172,7 @@ int App::serve() {
     auto reload = [&] {
         follower->request_reload();
         reload_scanner_networks(counting.scanner);
+        reload_country_database(counting.countries);
     };
     log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
     drain(signals, shared.health, reload, config_.drain);

@@ -34,7 +34,10 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                 router->prefix("/go/",
                                std::make_shared<RedirectHandler>(
                                    s.snapshots, s.clock, RedirectOptions{s.config.referrer_policy},
-                                   &counting.next_recorder()),
+                                   &counting.next_recorder(),
+                                   TargetingSources{.trusted_proxies = &counting.trusted_proxies,
+                                                    .salts = &counting.salts,
+                                                    .countries = &counting.countries.box}),
                                route_tag(RouteClass::redirect));
                 add_health_routes(*router, s, ReadinessDetail::verdict);
                 const auto& d = s.config.disclosure;

@@ -130,4 +130,35 @@ void reload_scanner_networks(ScannerData& data) {
     }
 }
 
+void load_country_database(const ClickConfig& config, CountryData& out, HealthState& health) {
+    out.path = config.geoip_db == kDefault ? beside_binary("country.mmdb") : config.geoip_db;
+    if (out.path.empty()) {
+        health.country_db.store(0);
+        log::warn("country_rules_skipped",
+                  {{"detail",
+                    "no country database (REFGATE_GEOIP_DB): rules naming countries "
+                    "match no reader"}});
+        return;
+    }
+    try {
+        auto db = std::make_shared<const CountryDatabase>(out.path);
+        log::info("country_database", {{"path", out.path}, {"database", db->describe()}});
+        out.box.publish(std::move(db));
+        health.country_db.store(1);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string("REFGATE_GEOIP_DB (geoip_db): ") + e.what());
+    }
+}
+
+void reload_country_database(CountryData& data) {
+    if (data.path.empty()) return;
+    try {
+        data.box.publish(std::make_shared<const CountryDatabase>(data.path));
+        log::info("country_database_reloaded", {{"path", data.path}});
+    } catch (const std::runtime_error& e) {
+        log::error("country_database_rejected",
+                   {{"error", e.what()}, {"detail", "kept the previous database"}});
+    }
+}
+
 }  // namespace refgate

@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "refgate/config/config.hpp"
+#include "refgate/metrics/health.hpp"
+#include "refgate/redirect/country_database.hpp"
 #include "refgate/redirect/scanner_check.hpp"
 
 namespace refgate {
@@ -29,5 +31,19 @@ void load_scanner(const ClickConfig& config, ScannerData& out);
 // Reads the networks file again (SIGHUP); a file that cannot be read or has a bad line is logged
 // and the previous list kept.
 void reload_scanner_networks(ScannerData& data);
+
+// The targeting rules' country database (REFGATE_GEOIP_DB), loaded at start and on SIGHUP.
+struct CountryData {
+    CountryLookupBox box;
+    std::string path;  // empty: none
+};
+
+// Opens the database the setting names (or finds beside the binary); throws std::runtime_error
+// naming the setting when a named file cannot be opened. Without one, country rules are skipped:
+// logged once here and shown in /readyz (`health.country_db`).
+void load_country_database(const ClickConfig& config, CountryData& out, HealthState& health);
+
+// Opens the file again (SIGHUP); a file that cannot be opened is logged and the previous kept.
+void reload_country_database(CountryData& data);
 
 }  // namespace refgate

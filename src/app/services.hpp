@@ -51,12 +51,13 @@ struct Shared {
 // handlers; the sender drains the shards. Throws std::runtime_error when the scanner class's
 // files cannot be loaded.
 struct Counting {
-    explicit Counting(const Shared& shared);
+    explicit Counting(Shared& shared);
     ClickRecorder& next_recorder() { return *recorders.at(next++); }
     std::vector<ClickShard*> shard_pointers() const;
 
     std::vector<IpNetwork> trusted_proxies;
     ScannerData scanner;
+    CountryData countries;
     SaltBox salts;
     std::vector<std::unique_ptr<ClickShard>> shards;
     std::vector<std::unique_ptr<ClickRecorder>> recorders;

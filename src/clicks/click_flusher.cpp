@@ -16,7 +16,9 @@ constexpr std::size_t kEstimatesPerFlush = 10'000;
 
 std::uint64_t total_clicks(const BucketCounts& counts) {
     std::uint64_t total = 0;
-    for (const auto& [field, n] : counts) total += n;
+    // A targeting counter ("42|day|@DE:3|human") counts a click its channel counter counted.
+    for (const auto& [field, n] : counts)
+        if (field.find("|@") == std::string::npos) total += n;
     return total;
 }
 

@@ -4,6 +4,8 @@
 
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/link_rules.hpp"
+#include "refgate/domain/targeting.hpp"
+#include "targeting_json.hpp"
 
 namespace refgate {
 namespace {
@@ -140,8 +142,8 @@ Partner read_partner(Reader& r) {
 
 Link read_link(Reader& r) {
     Link l;
-    r.reject_unknown(
-        {"slug", "partner", "destination", "status", "expires_at", "fallback", "utm_passthrough"});
+    r.reject_unknown({"slug", "partner", "destination", "status", "expires_at", "fallback",
+                      "utm_passthrough", "rules"});
     if (r.string("slug", l.slug) && !valid_slug(l.slug))
         r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
     if (r.string("partner", l.partner) && !valid_slug(l.partner))
@@ -163,6 +165,9 @@ Link read_link(Reader& r) {
     std::string fallback;
     if (r.string("fallback", fallback, false)) l.fallback = fallback;
     r.boolean("utm_passthrough", l.utm_passthrough);
+    if (const auto* rules = r.find("rules"); rules != nullptr && !rules->is_null())
+        read_rules(*rules, l.rules,
+                   [&](const std::string& f, const std::string& m) { r.add(f, m); });
     return l;
 }
 
@@ -207,7 +212,7 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
         return result;
     }
     for (const auto& [key, value] : doc.items()) {
-        if (key != "partners" && key != "links" && key != "disclosures")
+        if (key != "partners" && key != "links" && key != "disclosures" && key != "country_groups")
             issues.push_back({"document", key, "is not a known field"});
     }
     std::set<std::string> seen;
@@ -274,6 +279,8 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
             }
         }
     }
+    if (auto it = doc.find("country_groups"); it != doc.end())
+        read_country_groups(*it, result.document.country_groups, result.issues);
     return result;
 }
 
@@ -296,13 +303,16 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
             issues.push_back({entry, issue.field, issue.message + " [" + issue.rule + "]"});
         if (checked.destination) link.destination = std::move(*checked.destination);
         if (checked.fallback) link.fallback = std::move(*checked.fallback);
+        for (auto& issue : validate_rules(link.rules, *partner, partners, policy))
+            issues.push_back({entry, issue.field, issue.message + " [" + issue.rule + "]"});
     }
     return issues;
 }
 
 nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
                                        const std::vector<Link>& links,
-                                       const std::vector<Disclosure>& disclosures) {
+                                       const std::vector<Disclosure>& disclosures,
+                                       const std::vector<CountryGroup>& country_groups) {
     nlohmann::ordered_json doc;
     doc["partners"] = nlohmann::ordered_json::array();
     for (const auto& p : partners) doc["partners"].push_back(partner_to_json(p));
@@ -311,6 +321,11 @@ nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
     if (!disclosures.empty()) {
         doc["disclosures"] = nlohmann::ordered_json::array();
         for (const auto& d : disclosures) doc["disclosures"].push_back(disclosure_to_json(d));
+    }
+    if (!country_groups.empty()) {
+        doc["country_groups"] = nlohmann::ordered_json::array();
+        for (const auto& g : country_groups)
+            doc["country_groups"].push_back(country_group_to_json(g));
     }
     return doc;
 }
@@ -337,6 +352,10 @@ nlohmann::ordered_json link_to_json(const Link& link) {
                              {"utm_passthrough", link.utm_passthrough}};
     if (link.expires_at) j["expires_at"] = format_rfc3339(*link.expires_at);
     if (link.fallback) j["fallback"] = *link.fallback;
+    if (!link.rules.empty()) {
+        j["rules"] = nlohmann::ordered_json::array();
+        for (const auto& rule : link.rules) j["rules"].push_back(rule_to_json(rule));
+    }
     return j;
 }
 

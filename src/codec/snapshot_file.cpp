@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "refgate/codec/import_document.hpp"
 #include "refgate/domain/utf8.hpp"
 
 namespace refgate {
@@ -280,6 +281,16 @@ class Cursor {
     std::size_t pos_ = 0;
 };
 
+// A link's targeting rules: rare, so parsed as JSON by the import format's reader.
+void read_file_rules(Cursor& in, Link& link) {
+    std::string_view text = in.skip_value(1);
+    try {
+        link.rules = rules_from_json(nlohmann::ordered_json::parse(text));
+    } catch (const std::exception& e) {
+        in.fail("link " + link.slug + ": " + e.what());
+    }
+}
+
 // Reads the links array at the cursor into the builder, one link at a time.
 void read_links(Cursor& in, Snapshot::Builder& builder) {
     enum Seen : unsigned { kSlug = 1, kPartner = 2, kDestination = 4, kStatus = 8 };
@@ -329,6 +340,8 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                     }
                 } else if (key == "utm_passthrough") {
                     link.utm_passthrough = in.boolean();
+                } else if (key == "rules") {
+                    read_file_rules(in, link);
                 } else {
                     in.skip_value();  // not ours: a later version's, or an editor's note
                 }
@@ -356,6 +369,7 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
     std::size_t link_count = 0;
     std::string_view partners_text;
     std::string_view disclosures_text;
+    std::string_view groups_text;
     std::string key;
     if (!in.consume('}')) {
         do {
@@ -387,6 +401,8 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
                 partners_text = in.skip_value();
             } else if (key == "disclosures") {
                 disclosures_text = in.skip_value();
+            } else if (key == "country_groups") {
+                groups_text = in.skip_value();
             } else {
                 in.skip_value();
             }
@@ -408,6 +424,14 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
         *version, std::move(partners), policy, "file",
         std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
         link_count);
+    if (!groups_text.empty()) {
+        try {
+            builder.country_groups(
+                country_groups_from_json(nlohmann::ordered_json::parse(groups_text)));
+        } catch (const std::exception& e) {
+            throw std::runtime_error(std::string("snapshot file: ") + e.what());
+        }
+    }
     in.seek(*links_at);
     read_links(in, builder);
     return builder.finish(std::move(disclosures));

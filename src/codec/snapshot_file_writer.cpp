@@ -53,6 +53,13 @@ void write_snapshot_json(const Snapshot& snapshot,
     // The disclosures too: a file without them served no disclosure after a restart from it.
     out.append("],\"disclosures\":");
     out.append(disclosures_to_json(snapshot.disclosures().versions()).dump());
+    // Rules (in links) and country groups are members an older reader skips: the format stays 1.
+    if (!snapshot.country_groups().empty()) {
+        out.append(",\"country_groups\":");
+        auto groups = nlohmann::ordered_json::array();
+        for (const auto& g : snapshot.country_groups()) groups.push_back(country_group_to_json(g));
+        out.append(groups.dump());
+    }
     out.push_back('}');
     sink(out);
 }

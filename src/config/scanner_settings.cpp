@@ -2,7 +2,8 @@
 
 namespace refgate {
 
-// The click class `scanner`: the ASN database, the scanner networks and the burst rule.
+// The click class `scanner`: the ASN database, the scanner networks and the burst rule; the
+// targeting rules' country database.
 std::vector<Setting> scanner_settings() {
     return {
         text_setting(
@@ -27,6 +28,11 @@ std::vector<Setting> scanner_settings() {
          },
          "an integer from 1 to 3600",
          [](const Config& c) { return std::to_string(c.clicks.scanner_burst_seconds); }},
+        text_setting(
+            "geoip_db", "REFGATE_GEOIP_DB",
+            [](Config& c) -> std::string& { return c.clicks.geoip_db; },
+            "default, a path to a country database in MaxMind's format, or empty (no country "
+            "rules)"),
     };
 }
 

@@ -80,6 +80,32 @@ CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::s
     std::memcpy(channel.data(), ch.data(), ch.size());
 }
 
+CounterKey CounterKey::targeting(std::int64_t link, std::int32_t d, ClickClass cls,
+                                 std::string_view country, unsigned rule, unsigned branch) {
+    char text[24] = {'@', 'X', 'X', ':'};
+    if (country.size() == 2) std::memcpy(text + 1, country.data(), 2);
+    char* p = std::to_chars(text + 4, text + sizeof text, rule).ptr;
+    if (branch != 0) {
+        *p++ = '.';
+        p = std::to_chars(p, text + sizeof text, branch).ptr;
+    }
+    return CounterKey(link, d, cls, std::string_view(text, static_cast<std::size_t>(p - text)));
+}
+
+// "@DE:0", "@XX:3", "@FR:4.2": what CounterKey::targeting() writes.
+bool valid_target_tag(std::string_view tag) {
+    if (tag.size() < 5 || tag.size() > 12 || tag[0] != '@' || tag[3] != ':') return false;
+    if (tag[1] < 'A' || tag[1] > 'Z' || tag[2] < 'A' || tag[2] > 'Z') return false;
+    auto rest = tag.substr(4);
+    auto dot = rest.find('.');
+    auto number = [](std::string_view n) {
+        if (n.empty() || n.size() > 3 || (n.size() > 1 && n[0] == '0')) return false;
+        return std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (dot == std::string_view::npos) return number(rest);
+    return number(rest.substr(0, dot)) && number(rest.substr(dot + 1)) && rest[dot + 1] != '0';
+}
+
 std::string CounterKey::field() const {
     char buf[kMaxFieldLength];
     return std::string(buf, write_field(buf));
@@ -135,7 +161,7 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     auto channel = field.substr(b + 1, c - b - 1);
     auto cls = field.substr(c + 1);
     auto parsed = parse_click_class(cls);
-    if (!parsed || !valid_channel(channel)) return false;
+    if (!parsed || !(valid_channel(channel) || valid_target_tag(channel))) return false;
     out = CounterKey(link, static_cast<std::int32_t>(sys_days{ymd}.time_since_epoch().count()),
                      *parsed, channel);
     return true;

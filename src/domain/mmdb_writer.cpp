@@ -180,7 +180,7 @@ void put_tree(std::string& out, const Tree& tree, std::uint32_t node_count,
 }
 
 void put_metadata(std::string& out, std::uint32_t node_count, int record_size,
-                  std::uint64_t build_epoch, std::string_view description) {
+                  std::uint64_t build_epoch, std::string_view type, std::string_view description) {
     out += kMetadataMarker;
     put_control(out, kMap, 9);
     put_string(out, "binary_format_major_version");
@@ -190,7 +190,7 @@ void put_metadata(std::string& out, std::uint32_t node_count, int record_size,
     put_string(out, "build_epoch");
     put_uint(out, kUint64, build_epoch);
     put_string(out, "database_type");
-    put_string(out, "refgate-ASN");
+    put_string(out, type);
     put_string(out, "description");
     put_control(out, kMap, 1);
     put_string(out, "en");
@@ -206,45 +206,21 @@ void put_metadata(std::string& out, std::uint32_t node_count, int record_size,
     put_uint(out, kUint16, static_cast<std::uint64_t>(record_size));
 }
 
-}  // namespace
+struct TreeRange {
+    U128 first;
+    U128 last;
+    std::uint32_t datum;
+};
 
-void MmdbAsnWriter::add(const IpBytes& first, const IpBytes& last, std::uint32_t asn,
-                        std::string_view organization) {
-    bool v4 = is_mapped_v4(first);
-    if (v4 != is_mapped_v4(last))
-        throw std::invalid_argument("an address range mixes IPv4 and IPv6");
-    U128 a = to_u128(first), b = to_u128(last);
-    if (a > b) throw std::invalid_argument("an address range ends before it starts");
-    if (v4) {  // MaxMind's IPv4 subtree is ::/96; ::ffff:0:0/96 is aliased to it in finish()
-        a &= 0xffff'ffff;
-        b &= 0xffff'ffff;
-    }
-    ranges_.push_back({a, b, asn, std::string(organization)});
-}
-
-std::string MmdbAsnWriter::finish(std::uint64_t build_epoch, std::string_view description) const {
-    // The data section: the two keys once, then one map per (ASN, organisation).
-    std::string data;
-    put_string(data, kAsnKey);
-    auto organization_key = static_cast<std::uint32_t>(data.size());
-    put_string(data, kOrganizationKey);
-    std::map<std::pair<std::uint32_t, std::string_view>, std::uint32_t> datum_of;
-    std::vector<std::uint32_t> datum_offsets;
+// The tree over `ranges`, the data section and the metadata: the database's bytes.
+std::string assemble(const std::vector<TreeRange>& ranges, const std::string& data,
+                     const std::vector<std::uint32_t>& datum_offsets, std::uint64_t build_epoch,
+                     std::string_view type, std::string_view description) {
     Tree tree;
     bool any_v4 = false;
-    for (const auto& range : ranges_) {
-        auto [it, added] = datum_of.try_emplace({range.asn, range.organization},
-                                                static_cast<std::uint32_t>(datum_offsets.size()));
-        if (added) {
-            datum_offsets.push_back(static_cast<std::uint32_t>(data.size()));
-            put_control(data, kMap, 2);
-            put_pointer(data, 0);
-            put_uint(data, kUint32, range.asn);
-            put_pointer(data, organization_key);
-            put_string(data, range.organization);
-        }
+    for (const auto& range : ranges) {
         any_v4 = any_v4 || range.last <= 0xffff'ffff;
-        const std::uint32_t datum = it->second;  // (clang 14 cannot capture a structured binding)
+        const std::uint32_t datum = range.datum;
         for_each_block(range.first, range.last,
                        [&](U128 base, int prefix) { tree.insert(base, prefix, datum); });
     }
@@ -262,8 +238,86 @@ std::string MmdbAsnWriter::finish(std::uint64_t build_epoch, std::string_view de
     put_tree(out, tree, node_count, datum_offsets, record_size);
     out.append(kDataSeparator, '\0');
     out += data;
-    put_metadata(out, node_count, record_size, build_epoch, description);
+    put_metadata(out, node_count, record_size, build_epoch, type, description);
     return out;
+}
+
+}  // namespace
+
+std::pair<unsigned __int128, unsigned __int128> range_bounds(const IpBytes& first,
+                                                             const IpBytes& last) {
+    bool v4 = is_mapped_v4(first);
+    if (v4 != is_mapped_v4(last))
+        throw std::invalid_argument("an address range mixes IPv4 and IPv6");
+    U128 a = to_u128(first), b = to_u128(last);
+    if (a > b) throw std::invalid_argument("an address range ends before it starts");
+    if (v4) {  // MaxMind's IPv4 subtree is ::/96; ::ffff:0:0/96 is aliased to it in assemble()
+        a &= 0xffff'ffff;
+        b &= 0xffff'ffff;
+    }
+    return {a, b};
+}
+
+void MmdbAsnWriter::add(const IpBytes& first, const IpBytes& last, std::uint32_t asn,
+                        std::string_view organization) {
+    auto [a, b] = range_bounds(first, last);
+    ranges_.push_back({a, b, asn, std::string(organization)});
+}
+
+std::string MmdbAsnWriter::finish(std::uint64_t build_epoch, std::string_view description) const {
+    // The data section: the two keys once, then one map per (ASN, organisation).
+    std::string data;
+    put_string(data, kAsnKey);
+    auto organization_key = static_cast<std::uint32_t>(data.size());
+    put_string(data, kOrganizationKey);
+    std::map<std::pair<std::uint32_t, std::string_view>, std::uint32_t> datum_of;
+    std::vector<std::uint32_t> datum_offsets;
+    std::vector<TreeRange> tree_ranges;
+    for (const auto& range : ranges_) {
+        auto [it, added] = datum_of.try_emplace({range.asn, range.organization},
+                                                static_cast<std::uint32_t>(datum_offsets.size()));
+        if (added) {
+            datum_offsets.push_back(static_cast<std::uint32_t>(data.size()));
+            put_control(data, kMap, 2);
+            put_pointer(data, 0);
+            put_uint(data, kUint32, range.asn);
+            put_pointer(data, organization_key);
+            put_string(data, range.organization);
+        }
+        tree_ranges.push_back({range.first, range.last, it->second});
+    }
+    return assemble(tree_ranges, data, datum_offsets, build_epoch, "refgate-ASN", description);
+}
+
+void MmdbCountryWriter::add(const IpBytes& first, const IpBytes& last, std::string_view country) {
+    if (country.size() != 2) throw std::invalid_argument("a country code has two letters");
+    ranges_.push_back({range_bounds(first, last), std::string(country)});
+}
+
+std::string MmdbCountryWriter::finish(std::uint64_t build_epoch,
+                                      std::string_view description) const {
+    // GeoLite2-Country's shape, {"country": {"iso_code": "DE"}}: either database serves.
+    std::string data;
+    put_string(data, "country");
+    auto iso_key = static_cast<std::uint32_t>(data.size());
+    put_string(data, "iso_code");
+    std::map<std::string_view, std::uint32_t> datum_of;
+    std::vector<std::uint32_t> datum_offsets;
+    std::vector<TreeRange> tree_ranges;
+    for (const auto& range : ranges_) {
+        auto [it, added] =
+            datum_of.try_emplace(range.country, static_cast<std::uint32_t>(datum_offsets.size()));
+        if (added) {
+            datum_offsets.push_back(static_cast<std::uint32_t>(data.size()));
+            put_control(data, kMap, 1);
+            put_pointer(data, 0);
+            put_control(data, kMap, 1);
+            put_pointer(data, iso_key);
+            put_string(data, range.country);
+        }
+        tree_ranges.push_back({range.bounds.first, range.bounds.second, it->second});
+    }
+    return assemble(tree_ranges, data, datum_offsets, build_epoch, "refgate-Country", description);
 }
 
 }  // namespace refgate

@@ -56,6 +56,12 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     }
     snapshot->slots_ = slots_;
     snapshot->disclosures_ = DisclosureSet(disclosures_.versions());
+    snapshot->rules_ = rules_;
+    snapshot->branches_ = branches_;
+    snapshot->branch_ends_ = branch_ends_;
+    snapshot->country_groups_ = country_groups_;
+    snapshot->partner_fallbacks_ = partner_fallbacks_;
+    snapshot->rebuild_branches(changed);
     return snapshot;
 }
 
@@ -101,6 +107,8 @@ Link Snapshot::link(const LinkEntry& entry) const {
     if (entry.expires_at != 0) l.expires_at = SysSeconds{std::chrono::seconds{entry.expires_at}};
     if (!entry.fallback.empty()) l.fallback = entry.fallback;
     l.utm_passthrough = entry.utm_passthrough;
+    for (std::uint32_t i = 0; i < entry.rule_count; ++i)
+        l.rules.push_back(rules_[entry.first_rule + i].source);
     return l;
 }
 
@@ -178,6 +186,7 @@ void Snapshot::Builder::add(Link&& link) {
         }
     }
     entry.destination = std::move(link.destination);
+    if (!link.rules.empty()) add_rules(entry, link.rules);
 }
 
 std::shared_ptr<const Snapshot> Snapshot::Builder::finish(std::vector<Disclosure> disclosures) {

@@ -45,6 +45,8 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
         body["postgres_sync_replication"] = sync == 1;
     else
         body["postgres_sync_replication"] = nullptr;
+    if (int country = health_.country_db.load(); country >= 0)
+        body["country_db"] = country == 1 ? "loaded" : "none: country rules skipped";
     if (clicks_ != nullptr) {
         body["clicks"] = {{"pending_keys", clicks_->pending_keys.load()},
                           {"dropped_clicks", clicks_->dropped_clicks.load()},

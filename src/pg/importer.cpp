@@ -31,6 +31,12 @@ std::string partner_rows(const std::vector<Partner>& partners) {
     return rows.dump();
 }
 
+nlohmann::json rules_json(const std::vector<LinkRule>& rules) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& rule : rules) out.push_back(nlohmann::json::parse(rule_to_json(rule).dump()));
+    return out;
+}
+
 std::string link_rows(const std::vector<Link>& links) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& l : links) {
@@ -41,7 +47,8 @@ std::string link_rows(const std::vector<Link>& links) {
              {"status", std::string(to_string(l.status))},
              {"expires_at", l.expires_at ? format_rfc3339(*l.expires_at) : std::string()},
              {"fallback", l.fallback.value_or("")},
-             {"utm_passthrough", l.utm_passthrough}});
+             {"utm_passthrough", l.utm_passthrough},
+             {"rules", rules_json(l.rules)}});
     }
     return rows.dump();
 }
@@ -66,20 +73,22 @@ RETURNING id
 )sql";
 
 constexpr const char* kUpsertLink = R"sql(
-INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough)
+INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules)
 SELECT r.slug, p.id, r.destination, r.status, NULLIF(r.expires_at, '')::timestamptz,
-       NULLIF(r.fallback, ''), r.utm_passthrough
+       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules
 FROM jsonb_to_recordset($1::jsonb) AS r(slug text, partner text, destination text, status text,
-                                        expires_at text, fallback text, utm_passthrough boolean)
+                                        expires_at text, fallback text, utm_passthrough boolean,
+                                        rules jsonb)
 JOIN refgate_partners p ON p.slug = r.partner
 ON CONFLICT (slug) DO UPDATE SET
     partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
     expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
-    utm_passthrough = EXCLUDED.utm_passthrough, updated_at = now(), version = t.version + 1
-WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough)
+    utm_passthrough = EXCLUDED.utm_passthrough, rules = EXCLUDED.rules, updated_at = now(),
+    version = t.version + 1
+WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough, t.rules)
       IS DISTINCT FROM
       (EXCLUDED.partner_id, EXCLUDED.destination, EXCLUDED.status, EXCLUDED.expires_at,
-       EXCLUDED.fallback, EXCLUDED.utm_passthrough)
+       EXCLUDED.fallback, EXCLUDED.utm_passthrough, EXCLUDED.rules)
 RETURNING id
 )sql";
 
@@ -178,6 +187,17 @@ std::vector<Disclosure> current_disclosures(const std::vector<Disclosure>& versi
     return current;
 }
 
+// A group in the document replaces the stored one of its family; other families stay.
+void upsert_country_groups(pqxx::transaction_base& tx, const std::vector<CountryGroup>& groups) {
+    for (const auto& g : groups) {
+        tx.exec_params(
+            "INSERT INTO refgate_country_groups (family, fallbacks) VALUES ($1, $2::jsonb) "
+            "ON CONFLICT (family) DO UPDATE SET fallbacks = EXCLUDED.fallbacks, updated_at = now() "
+            "WHERE refgate_country_groups.fallbacks IS DISTINCT FROM EXCLUDED.fallbacks",
+            g.family, country_group_to_json(g)["fallbacks"].dump());
+    }
+}
+
 // The links of the document against the partners they will have, and the stored links of each
 // changed partner against its (possibly narrowed) domains. Canonicalises the document's links.
 std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocument& incoming,
@@ -198,8 +218,14 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
     for (const auto& l : incoming.links) incoming_links.insert(l.slug);
     std::vector<Link> affected;
     for (const auto& l : stored.links) {
-        if (changed_partners.count(l.partner) != 0 && incoming_links.count(l.slug) == 0)
-            affected.push_back(l);
+        if (incoming_links.count(l.slug) != 0) continue;
+        bool uses_changed = changed_partners.count(l.partner) != 0;
+        for (const auto& rule : l.rules) {
+            uses_changed = uses_changed || changed_partners.count(rule.partner) != 0;
+            for (const auto& b : rule.split)
+                uses_changed = uses_changed || changed_partners.count(b.partner) != 0;
+        }
+        if (uses_changed) affected.push_back(l);
     }
     auto more = validate_links(affected, lookup, policy, "stored links");
     issues.insert(issues.end(), more.begin(), more.end());
@@ -218,8 +244,8 @@ ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json&
     auto& incoming = parsed.document;
     // Editors' other writes wait until this import has been validated and applied whole.
     tx.exec(
-        "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures IN SHARE ROW "
-        "EXCLUSIVE MODE");
+        "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures, refgate_country_groups "
+        "IN SHARE ROW EXCLUSIVE MODE");
     StoredData stored = read_all(tx);
     auto more = validate_against(stored, incoming, policy);
     report.issues.insert(report.issues.end(), more.begin(), more.end());
@@ -235,6 +261,7 @@ ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json&
         report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
                                               kLinksBefore, kAuditLinks);
     }
+    if (!incoming.country_groups.empty()) upsert_country_groups(tx, incoming.country_groups);
     if (!incoming.disclosures.empty()) {
         report.disclosures_changed =
             tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures), actor).size();
@@ -261,7 +288,7 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
 nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
     StoredData stored = read_all(tx);
     return refgate::export_document(stored.partners, stored.links,
-                                    current_disclosures(stored.disclosures));
+                                    current_disclosures(stored.disclosures), stored.country_groups);
 }
 
 nlohmann::ordered_json export_document(const std::string& database_url) {

@@ -192,8 +192,7 @@ bool SnapshotFollower::reload_from_database(bool force) {
     auto started = std::chrono::steady_clock::now();
     StoredData data = read_all(tx);
     tx.commit();
-    auto snapshot = Snapshot::build(data.version, std::move(data.partners), std::move(data.links),
-                                    options_.url_policy, "postgres", std::move(data.disclosures));
+    auto snapshot = build_snapshot(std::move(data), options_.url_policy, "postgres");
     for (const auto& reason : snapshot->rejected())
         log::warn("link_rejected", {{"reason", reason}});
     store_.publish(snapshot);

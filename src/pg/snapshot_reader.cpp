@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "refgate/codec/import_document.hpp"
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/pg/partner_sql.hpp"
@@ -18,7 +19,8 @@ const std::string kSelectPartners =
 // time and memory to parse (about 20 MiB of text, then a DOM three times that).
 constexpr const char* kSelectLinks = R"sql(
 SELECT l.id, l.slug, p.slug, l.destination, l.status,
-       floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough
+       floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough,
+       CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END
 FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
 ORDER BY l.id
 )sql";
@@ -30,6 +32,12 @@ SELECT coalesce(json_agg(json_build_object(
     'updated_at', to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
     ORDER BY d.key, d.locale, d.version), '[]'::json)::text
 FROM refgate_disclosures d
+)sql";
+
+constexpr const char* kSelectCountryGroups = R"sql(
+SELECT coalesce(json_agg(json_build_object('family', family, 'fallbacks', fallbacks)
+                         ORDER BY family), '[]')::text
+FROM refgate_country_groups
 )sql";
 
 std::vector<Link> read_links(pqxx::transaction_base& tx) {
@@ -49,6 +57,8 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
             l.expires_at = SysSeconds{std::chrono::seconds{row[5].as<long long>()}};
         if (!row[6].is_null()) l.fallback = row[6].c_str();
         l.utm_passthrough = row[7].as<bool>();
+        if (!row[8].is_null())
+            l.rules = rules_from_json(nlohmann::ordered_json::parse(row[8].c_str()));
         links.push_back(std::move(l));
     }
     return links;
@@ -68,7 +78,23 @@ StoredData read_all(pqxx::transaction_base& tx) {
     data.links = read_links(tx);
     data.disclosures = disclosures_from_json(
         nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0][0].c_str()));
+    data.country_groups = country_groups_from_json(
+        nlohmann::ordered_json::parse(tx.exec(kSelectCountryGroups)[0][0].c_str()));
     return data;
+}
+
+std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolicy& policy,
+                                               std::string source) {
+    Snapshot::Builder builder(
+        data.version, std::move(data.partners), policy, std::move(source),
+        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
+        data.links.size());
+    builder.country_groups(std::move(data.country_groups));
+    for (Link& link : data.links) {
+        builder.add(std::move(link));
+        link = Link();  // freed as we go
+    }
+    return builder.finish(std::move(data.disclosures));
 }
 
 }  // namespace refgate::pg

@@ -1,11 +1,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <pqxx/pqxx>
+#include <string>
 #include <vector>
 
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/snapshot.hpp"
 
 namespace refgate::pg {
 
@@ -14,11 +17,15 @@ struct StoredData {
     std::vector<Partner> partners;
     std::vector<Link> links;
     std::vector<Disclosure> disclosures;  // every version
+    std::vector<CountryGroup> country_groups;
 };
 
 std::uint64_t read_version(pqxx::transaction_base& tx);
-// One consistent read of every partner, link and disclosure version (call inside a REPEATABLE
-// READ transaction).
+// One consistent read of every partner, link, disclosure version and country group (call inside a
+// REPEATABLE READ transaction).
 StoredData read_all(pqxx::transaction_base& tx);
+// The snapshot of what was read, at the system clock's time.
+std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolicy& policy,
+                                               std::string source);
 
 }  // namespace refgate::pg

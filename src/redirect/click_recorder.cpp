@@ -54,7 +54,7 @@ ClickFields click_fields(const http::Request& request) {
 }  // namespace
 
 void ClickRecorder::record(const http::Request& request, std::int64_t link_id,
-                           std::int64_t unix_seconds) {
+                           std::int64_t unix_seconds, const ClickTarget* target) {
     ClickFields fields = click_fields(request);
     ClickSignals signals;
     signals.head = request.method == http::Method::head;
@@ -66,8 +66,19 @@ void ClickRecorder::record(const http::Request& request, std::int64_t link_id,
     ClickClass cls = classifier_.classify(signals, agents_.match(signals.user_agent));
     std::int32_t day = utc_day(unix_seconds);
     std::string_view channel = channel_of(request.query());
-    if (cls != ClickClass::human) {
+    auto count = [&] {
         shard_.count(CounterKey(link_id, day, cls, channel));
+        if (target == nullptr) return;
+        char country[2] = {'X', 'X'};
+        if (target->country != 0) {
+            country[0] = static_cast<char>(target->country >> 8);
+            country[1] = static_cast<char>(target->country & 0xff);
+        }
+        shard_.count(CounterKey::targeting(link_id, day, cls, std::string_view(country, 2),
+                                           target->rule, target->branch));
+    };
+    if (cls != ClickClass::human) {
+        count();
         return;
     }
     IpBytes address = client_address(request.peer.bytes, fields.forwarded_for, trusted_proxies_);
@@ -79,7 +90,7 @@ void ClickRecorder::record(const http::Request& request, std::int64_t link_id,
           scanner_->in_burst(burst_hash(salt, address, channel), link_id, unix_seconds)))) {
         cls = ClickClass::scanner;
     }
-    shard_.count(CounterKey(link_id, day, cls, channel));
+    count();
 
     // Only human clicks feed the unique estimate; readers who ask not to be tracked are counted
     // but left out of it.

@@ -16,8 +16,13 @@ void not_found(http::Response& response) {
 }  // namespace
 
 RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
-                                 RedirectOptions options, ClickRecorder* recorder)
-    : reader_(store), clock_(clock), options_(std::move(options)), recorder_(recorder) {}
+                                 RedirectOptions options, ClickRecorder* recorder,
+                                 const TargetingSources& targeting)
+    : reader_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      recorder_(recorder),
+      targeting_(targeting) {}
 
 std::string_view RedirectHandler::slug_of(std::string_view path) {
     if (!path.starts_with(kGoPrefix)) return {};
@@ -60,7 +65,15 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         }
         return;
     }
-    if (recorder_ != nullptr) recorder_->record(request, link->id, now);
+    Target target;
+    if (link->rule_count != 0) target = targeting_.choose(*snapshot, *link, request, now);
+    if (recorder_ != nullptr) record(request, *snapshot, *link, target, now);
+    if (target.rule != 0) {
+        // A rule's branch: its Location was precomputed with its partner's code. utm_*
+        // passthrough applies to the link's own destination only.
+        redirect(response, *target.location, "Continue to ", snapshot->partner(target).name);
+        return;
+    }
     if (link->utm_passthrough && query_has_utm(request.query())) {
         dynamic_location_ =
             build_location(link->destination, snapshot->partner(*link), true, request.query());
@@ -68,6 +81,23 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         return;
     }
     redirect(response, link->location, "Continue to ", snapshot->partner(*link).name);
+}
+
+void RedirectHandler::record(const http::Request& request, const Snapshot& snapshot,
+                             const LinkEntry& link, const Target& target, std::int64_t now) {
+    // Counted per country and rule for links with rules, where a country database is configured
+    // (a targeting counter is a counter key more, within REFGATE_MAX_PENDING_KEYS' bound).
+    if (link.rule_count == 0 || !targeting_.has_countries()) {
+        recorder_->record(request, link.id, now);
+        return;
+    }
+    ClickTarget click;
+    click.country =
+        targeting_.looked_up() ? targeting_.last_country() : targeting_.country_of(request);
+    click.rule = target.rule;
+    if (target.rule != 0 && snapshot.rules()[link.first_rule + target.rule - 1].split)
+        click.branch = target.branch + 1u;
+    recorder_->record(request, link.id, now, &click);
 }
 
 void RedirectHandler::redirect(http::Response& response, std::string_view location,

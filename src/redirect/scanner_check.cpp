@@ -1,12 +1,13 @@
 #include "refgate/redirect/scanner_check.hpp"
 
 #include <maxminddb.h>
-#include <netinet/in.h>
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "mmdb_lookup.hpp"
 
 namespace refgate {
 namespace {
@@ -30,33 +31,14 @@ bool shared_address(const IpBytes& a) noexcept {
 }  // namespace
 
 AsnDatabase::AsnDatabase(const std::string& path) : db_(std::make_unique<MMDB_s>()) {
-    int status = MMDB_open(path.c_str(), MMDB_MODE_MMAP, db_.get());
-    if (status != MMDB_SUCCESS) {
-        throw std::runtime_error("the ASN database " + path +
-                                 " cannot be opened: " + MMDB_strerror(status));
-    }
+    mmdb_open(path, "ASN database", *db_);
 }
 
 AsnDatabase::~AsnDatabase() { MMDB_close(db_.get()); }
 
 std::optional<std::uint32_t> AsnDatabase::asn_of(const IpBytes& address) const noexcept {
-    // An IPv4-mapped address is asked as IPv4: libmaxminddb then starts at the IPv4 subtree.
-    sockaddr_in v4{};
-    sockaddr_in6 v6{};
-    const sockaddr* socket_address = nullptr;
-    static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::memcmp(address.data(), kMapped, sizeof kMapped) == 0) {
-        v4.sin_family = AF_INET;
-        std::memcpy(&v4.sin_addr, address.data() + 12, 4);
-        socket_address = reinterpret_cast<const sockaddr*>(&v4);
-    } else {
-        v6.sin6_family = AF_INET6;
-        std::memcpy(&v6.sin6_addr, address.data(), 16);
-        socket_address = reinterpret_cast<const sockaddr*>(&v6);
-    }
-    int error = MMDB_SUCCESS;
-    MMDB_lookup_result_s result = MMDB_lookup_sockaddr(db_.get(), socket_address, &error);
-    if (error != MMDB_SUCCESS || !result.found_entry) return std::nullopt;
+    MMDB_lookup_result_s result = mmdb_lookup(*db_, address);
+    if (!result.found_entry) return std::nullopt;
     MMDB_entry_data_s data{};
     if (MMDB_get_value(&result.entry, &data, "autonomous_system_number", nullptr) != MMDB_SUCCESS ||
         !data.has_data || data.type != MMDB_DATA_TYPE_UINT32)
@@ -152,14 +134,7 @@ std::optional<AddressRanges> AsnDatabase::ranges_of(const std::vector<std::uint3
     return out;
 }
 
-std::string AsnDatabase::describe() const {
-    std::string out = db_->metadata.database_type != nullptr ? db_->metadata.database_type : "";
-    for (std::size_t i = 0; i < db_->metadata.description.count; ++i) {
-        const auto* d = db_->metadata.description.descriptions[i];
-        if (d != nullptr && d->description != nullptr) out += std::string(": ") + d->description;
-    }
-    return out;
-}
+std::string AsnDatabase::describe() const { return mmdb_describe(*db_); }
 
 ScannerCheck::ScannerCheck(const ScannerSources& sources) : sources_(sources) {
     if (sources.networks != nullptr) networks_.emplace(*sources.networks);

@@ -1,6 +1,8 @@
 // asn_mmdb OUT DESCRIPTION CSV...: converts CSV files of "first,last,asn,organisation" address
 // ranges (the form of the npm package @ip-location-db/asn; the organisation may be quoted, with
-// "" for a quote) into an MMDB ASN database. Run at build time (src/redirect/CMakeLists.txt).
+// "" for a quote) into an MMDB ASN database. Run at build time (src/tools/CMakeLists.txt).
+// asn_mmdb --country OUT DESCRIPTION CSV...: the same for "first,last,country" ranges (the form of
+// @ip-location-db/geo-whois-asn-country) into an MMDB country database.
 // build_epoch is SOURCE_DATE_EPOCH when set, else the newest modification time of the inputs (npm
 // gives a package's files a fixed one), so the same input gives the same bytes.
 
@@ -13,6 +15,7 @@
 #include <iostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "refgate/domain/mmdb_writer.hpp"
@@ -43,6 +46,23 @@ bool split_csv(const std::string& line, std::vector<std::string>& fields) {
         }
     }
     return !quoted;
+}
+
+void add_country_file(refgate::MmdbCountryWriter& writer, const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot be read");
+    std::string line;
+    std::vector<std::string> fields;
+    for (std::size_t number = 1; std::getline(in, line); ++number) {
+        if (line.empty()) continue;
+        bool ok = split_csv(line, fields) && fields.size() == 3 && fields[2].size() == 2;
+        auto first = ok ? refgate::parse_ip(fields[0]) : std::nullopt;
+        auto last = ok ? refgate::parse_ip(fields[1]) : std::nullopt;
+        if (!ok || !first || !last)
+            throw std::runtime_error(path + ":" + std::to_string(number) +
+                                     ": not first,last,country");
+        writer.add(*first, *last, fields[2]);
+    }
 }
 
 void add_file(refgate::MmdbAsnWriter& writer, const std::string& path) {
@@ -78,26 +98,39 @@ std::uint64_t modified_at(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    bool country = argc > 1 && std::string_view(argv[1]) == "--country";
+    if (country) {
+        --argc;
+        ++argv;
+    }
     if (argc < 4) {
-        std::cerr << "usage: asn_mmdb OUT DESCRIPTION CSV...\n";
+        std::cerr << "usage: asn_mmdb [--country] OUT DESCRIPTION CSV...\n";
         return 2;
     }
     try {
         refgate::MmdbAsnWriter writer;
-        for (int i = 3; i < argc; ++i) add_file(writer, argv[i]);
+        refgate::MmdbCountryWriter countries;
+        for (int i = 3; i < argc; ++i) {
+            if (country) {
+                add_country_file(countries, argv[i]);
+            } else {
+                add_file(writer, argv[i]);
+            }
+        }
         std::uint64_t epoch = 1;  // libmaxminddb refuses a database built at 0
         for (int i = 3; i < argc; ++i) epoch = std::max(epoch, modified_at(argv[i]));
         if (const char* source_date = std::getenv("SOURCE_DATE_EPOCH"))
             epoch = std::max<std::uint64_t>(1, std::strtoull(source_date, nullptr, 10));
-        std::string bytes = writer.finish(epoch, argv[2]);
+        std::string bytes =
+            country ? countries.finish(epoch, argv[2]) : writer.finish(epoch, argv[2]);
         std::string temp = std::string(argv[1]) + ".tmp";
         std::ofstream out(temp, std::ios::binary | std::ios::trunc);
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         out.close();
         if (!out || std::rename(temp.c_str(), argv[1]) != 0)
             throw std::runtime_error(std::string(argv[1]) + ": cannot be written");
-        std::cout << "asn_mmdb: " << writer.range_count() << " ranges, " << bytes.size()
-                  << " bytes -> " << argv[1] << "\n";
+        std::cout << "asn_mmdb: " << (country ? countries.range_count() : writer.range_count())
+                  << " ranges, " << bytes.size() << " bytes -> " << argv[1] << "\n";
     } catch (const std::exception& e) {
         std::cerr << "asn_mmdb: " << e.what() << "\n";
         return 1;

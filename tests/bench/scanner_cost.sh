@@ -59,7 +59,8 @@ cmake -DIN="$WORK/crawler_patterns.txt" -DOUT="$WORK/crawler_patterns_data.cpp" 
 g++ "${FLAGS[@]}" "$HERE/scanner_cost.cpp" "$WORK/bot_patterns_data.cpp" \
   "$WORK/crawler_patterns_data.cpp" "$ROOT"/src/domain/{click_classifier,agent_regex,agent_rules}.cpp \
   "$ROOT"/src/domain/{address_ranges,ip_network,scanner_networks,burst_window}.cpp \
-  "$ROOT/src/redirect/scanner_check.cpp" "$ROOT/src/clicks/salts.cpp" \
+  "$ROOT/src/redirect/scanner_check.cpp" "$ROOT/src/redirect/mmdb_lookup.cpp" \
+  "$ROOT/src/clicks/salts.cpp" \
   -lmaxminddb -o "$WORK/scanner_cost"
 
 python3 - "$ROOT/tests/data/agents" "$CLICKS" >"$WORK/agents.txt" <<'PY'

@@ -27,6 +27,8 @@ struct ImportDocument {
     std::vector<Link> links;
     // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
     std::vector<Disclosure> disclosures;
+    // Optional "country_groups": [{"family", "fallbacks": {"AT": "DE", ...}}].
+    std::vector<CountryGroup> country_groups;
 };
 
 struct ParsedImport {
@@ -41,6 +43,12 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc);
 // The import format's objects, with keys in the documented order.
 nlohmann::ordered_json partner_to_json(const Partner& partner);
 nlohmann::ordered_json link_to_json(const Link& link);
+nlohmann::ordered_json rule_to_json(const LinkRule& rule);
+// A link's "rules" and the document's "country_groups" as stored (PostgreSQL, the snapshot file):
+// the import format's shape; throw std::runtime_error naming the first problem.
+std::vector<LinkRule> rules_from_json(const nlohmann::ordered_json& rules);
+std::vector<CountryGroup> country_groups_from_json(const nlohmann::ordered_json& groups);
+nlohmann::ordered_json country_group_to_json(const CountryGroup& group);
 
 // Finds the partner a link refers to: from the document or already stored.
 using PartnerLookup = std::function<const Partner*(const std::string& slug)>;
@@ -52,6 +60,7 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
 
 nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
                                        const std::vector<Link>& links,
-                                       const std::vector<Disclosure>& disclosures = {});
+                                       const std::vector<Disclosure>& disclosures = {},
+                                       const std::vector<CountryGroup>& country_groups = {});
 
 }  // namespace refgate

@@ -46,6 +46,9 @@ struct ClickConfig {
     std::string scanner_networks = "default";
     unsigned scanner_burst_links = 4;
     std::int64_t scanner_burst_seconds = 10;
+    // Targeting rules' country: a country database in MaxMind's format ("default": the one built
+    // with refgate, beside the binary; empty: none, country rules are skipped).
+    std::string geoip_db = "default";
 };
 
 // Redis beyond its URL: the sentinels' password and replica acknowledgement.

@@ -35,6 +35,16 @@ struct CounterKey {
     CounterKey() = default;
     CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::string_view ch);
     std::string_view channel_view() const { return {channel.data(), channel_length}; }
+    // A targeting counter: the click by country and by the rule that answered, e.g. "@DE:4.2"
+    // (country DE, rule 4, its split's branch 2; "@XX:0": country unknown, the link's own
+    // destination). It lives in the channel's place with a mark no channel can start with, so it
+    // travels through the shards, Redis buckets and spill files like any counter.
+    static CounterKey targeting(std::int64_t link, std::int32_t d, ClickClass cls,
+                                std::string_view country, unsigned rule, unsigned branch);
+    bool is_targeting() const { return channel_length > 0 && channel[0] == '@'; }
+    // Of a targeting counter: the country ("DE", "XX") and the rule ("0", "3", "4.2").
+    std::string_view target_country() const { return {channel.data() + 1, 2}; }
+    std::string_view target_rule() const { return channel_view().substr(4); }
     bool operator==(const CounterKey& other) const {
         return link_id == other.link_id && day == other.day && click_class == other.click_class &&
                channel_view() == other.channel_view();

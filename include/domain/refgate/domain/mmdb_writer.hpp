@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "refgate/domain/ip_network.hpp"
@@ -36,5 +37,27 @@ class MmdbAsnWriter {
     };
     std::vector<Range> ranges_;
 };
+
+// The same format for countries, with GeoLite2-Country's fields ({"country": {"iso_code"}}):
+// refgate's country database (src/tools/country_mmdb.cpp) and the tests' small ones.
+class MmdbCountryWriter {
+  public:
+    // The addresses from `first` to `last` are in `country` (two letters). Throws
+    // std::invalid_argument as MmdbAsnWriter::add does, or for a code that is not two bytes.
+    void add(const IpBytes& first, const IpBytes& last, std::string_view country);
+    std::string finish(std::uint64_t build_epoch, std::string_view description) const;
+    std::size_t range_count() const noexcept { return ranges_.size(); }
+
+  private:
+    struct Range {
+        std::pair<unsigned __int128, unsigned __int128> bounds;
+        std::string country;
+    };
+    std::vector<Range> ranges_;
+};
+
+// A range as the writers keep it: IPv4 as its 32-bit value; throws as MmdbAsnWriter::add.
+std::pair<unsigned __int128, unsigned __int128> range_bounds(const IpBytes& first,
+                                                             const IpBytes& last);
 
 }  // namespace refgate

@@ -36,6 +36,43 @@ struct Partner {
 
 enum class LinkStatus { active, disabled };
 
+// One destination of a weighted split (A/B): chosen for a reader and day in proportion to
+// `weight` among the split's branches.
+struct SplitBranch {
+    std::uint32_t weight = 0;
+    std::string destination;
+    std::string partner;  // empty: the rule's partner
+    bool operator==(const SplitBranch&) const = default;
+};
+
+// A targeting rule of a link: when every condition given holds (countries, platforms, languages;
+// none given: always), the reader is sent to `destination`, or to one branch of `split`, with
+// `partner`'s referral code (empty: the link's partner). Rules are tried in order; the first
+// that matches wins; none: the link's destination.
+struct LinkRule {
+    std::vector<std::string> country;   // ISO 3166-1 alpha-2, upper case
+    std::vector<std::string> platform;  // "ios", "android", "desktop"
+    std::vector<std::string> language;  // language tags, lower case ("fr", "pt-br")
+    std::string partner;
+    std::string destination;  // empty when the rule splits
+    std::vector<SplitBranch> split;
+    bool operator==(const LinkRule&) const = default;
+};
+
+// Country fallbacks of a partner family (a partner whose slug is `family` or starts with
+// `family` + "-"): a reader from `country` whom no rule of the link matches is tried again as a
+// reader from `fallback` (AT -> DE, NZ -> AU), like a store's closest match.
+struct CountryFallback {
+    std::string country;
+    std::string fallback;
+    bool operator==(const CountryFallback&) const = default;
+};
+struct CountryGroup {
+    std::string family;
+    std::vector<CountryFallback> fallbacks;
+    bool operator==(const CountryGroup&) const = default;
+};
+
 struct Link {
     std::int64_t id = 0;
     std::string slug;
@@ -45,6 +82,7 @@ struct Link {
     std::optional<SysSeconds> expires_at;
     std::optional<std::string> fallback;
     bool utm_passthrough = false;
+    std::vector<LinkRule> rules;  // targeting, in order
 };
 
 constexpr std::size_t kMaxSlugLength = 64;

@@ -17,6 +17,7 @@
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/string_hash.hpp"
+#include "refgate/domain/targeting.hpp"
 
 namespace refgate {
 
@@ -32,9 +33,25 @@ struct LinkEntry {
     std::string destination;
     std::string location;  // destination + referral code + extra parameters
     std::string fallback;  // empty: none
+    // Targeting rules: rule_count rules from first_rule in the snapshot's rule table.
+    std::uint32_t first_rule = 0;
+    std::uint16_t rule_count = 0;
+    bool country_rules = false;  // some rule names countries: the reader's country is needed
     // The small page sent with a 302 is written per request (append_redirect_page) into the
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
 };
+
+// Where a reader of a link goes: the link's own Location (rule 0) or the branch of the rule that
+// matched (rule = its index + 1, branch = the split's branch or 0).
+struct Target {
+    const std::string* location = nullptr;
+    std::uint32_t partner_index = 0;
+    std::uint16_t rule = 0;
+    std::uint16_t branch = 0;
+};
+
+// Country fallbacks are followed at most this many steps (NZ -> AU -> US).
+constexpr int kMaxFallbackSteps = 4;
 
 class Snapshot {
   public:
@@ -91,6 +108,38 @@ class Snapshot {
         }
     }
     const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
+    const Partner& partner(const Target& target) const { return partners_[target.partner_index]; }
+
+    // The target of a reader of an active link: its rules in order, the first that matches wins;
+    // when none does, again as a reader from the country's fallback in the link's partner family
+    // (AT -> DE); then the link's own Location. `reader_key()` is called only for a split: the
+    // reader's keyed hash for this link and day. Allocates nothing.
+    template <typename ReaderKey>
+    Target target(const LinkEntry& entry, ReaderTraits reader, ReaderKey&& reader_key) const {
+        for (int step = 0; entry.rule_count != 0 && step <= kMaxFallbackSteps; ++step) {
+            for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
+                const TargetRule& rule = rules_[entry.first_rule + i];
+                if (!rule_matches(rule, reader)) continue;
+                std::size_t branch = 0;
+                if (rule.split) {
+                    branch = split_branch(rule_key(reader_key(), i),
+                                          &branch_ends_[rule.first_branch], rule.branch_count);
+                }
+                const TargetBranch& b = branches_[rule.first_branch + branch];
+                return {&b.location, b.partner_index, static_cast<std::uint16_t>(i + 1),
+                        static_cast<std::uint16_t>(branch)};
+            }
+            if (!entry.country_rules || reader.country == 0) break;
+            reader.country = fallback_country(entry.partner_index, reader.country);
+        }
+        return {&entry.location, static_cast<std::uint32_t>(entry.partner_index), 0, 0};
+    }
+    // The country a reader from `country` is tried as when no rule matched, in the family of
+    // partner `partner_index`; 0 when none.
+    CountryCode fallback_country(std::size_t partner_index, CountryCode country) const noexcept;
+    const std::vector<CountryGroup>& country_groups() const { return country_groups_; }
+    const std::vector<TargetRule>& rules() const { return rules_; }
+    const std::vector<TargetBranch>& branches() const { return branches_; }
 
     // Every version of every disclosure text, with the current ones' answers precomputed.
     const DisclosureSet& disclosures() const { return disclosures_; }
@@ -104,17 +153,24 @@ class Snapshot {
         Builder(std::uint64_t version, std::vector<Partner> partners, const UrlPolicy& policy,
                 std::string source, SysSeconds now, std::size_t max_links);
         void add(Link&& link);
+        // The partner families' country fallbacks (before the links are added).
+        void country_groups(std::vector<CountryGroup> groups);
         std::shared_ptr<const Snapshot> finish(std::vector<Disclosure> disclosures);
 
       private:
         std::shared_ptr<Snapshot> snapshot_;
         std::unordered_map<std::string_view, std::size_t> partner_index_;
         std::vector<LocationSuffix> suffixes_;  // per partner: what a plain Location appends
+        // Compiles a link's rules into the rule and branch tables; a link whose rules no longer
+        // validate keeps only its own destination (reported in rejected).
+        void add_rules(LinkEntry& entry, std::vector<LinkRule>& rules);
     };
 
   private:
     // Moves the scheduled codes whose moment has come into the partners' ref_code.
     void apply_schedule(SysSeconds now);
+    // Builds again the Locations of the rules' branches whose partner's code changed.
+    void rebuild_branches(const std::vector<bool>& changed);
     // Sizes the slug index for up to `links` entries; then index() adds entries_[position],
     // false (and nothing added) when its slug is already there.
     void reserve_index(std::size_t links);
@@ -139,6 +195,12 @@ class Snapshot {
     static constexpr std::uint32_t kNoEntry = 0xffffffffu;
     std::vector<Slot> slots_;
     DisclosureSet disclosures_;
+    std::vector<TargetRule> rules_;
+    std::vector<TargetBranch> branches_;
+    std::vector<std::uint32_t> branch_ends_;  // per branch: running weight sum within its rule
+    std::vector<CountryGroup> country_groups_;
+    // Per partner: its family's fallbacks as sorted (country, fallback) pairs; empty: none.
+    std::vector<std::vector<std::pair<CountryCode, CountryCode>>> partner_fallbacks_;
 };
 
 }  // namespace refgate

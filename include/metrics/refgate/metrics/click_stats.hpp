@@ -23,7 +23,9 @@ class LinkClickTotals {
         if (counts.empty()) return;
         std::lock_guard lock(mutex_);
         for (const auto& [key, n] : counts) {
-            if (key.click_class < kClickClassCount) totals_[key.link_id][key.click_class] += n;
+            // A targeting counter (by country and rule) counts a click its channel counter did.
+            if (key.click_class < kClickClassCount && !key.is_targeting())
+                totals_[key.link_id][key.click_class] += n;
         }
     }
     // Hands over what was added since the last take.

@@ -36,6 +36,9 @@ struct HealthState {
     // Whether the flusher's PostgreSQL has synchronous standbys (synchronous_standby_names set),
     // as seen at its last connect: 1 yes, 0 no, -1 not known yet.
     std::atomic<int> postgres_sync_replication{-1};
+    // The targeting rules' country database: 1 loaded, 0 none (country rules skipped), -1 not
+    // loaded yet.
+    std::atomic<int> country_db{-1};
 };
 
 // Seconds since the snapshot was last confirmed current against PostgreSQL (loaded from it, or

@@ -31,7 +31,7 @@ inline const std::string kPartnerObjectJson =
 inline constexpr const char* kLinkObjectJson = R"sql(json_build_object(
     'slug', l.slug, 'partner', p.slug, 'destination', l.destination, 'status', l.status,
     'expires_at', to_char(l.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
-    'fallback', l.fallback, 'utm_passthrough', l.utm_passthrough,
+    'fallback', l.fallback, 'utm_passthrough', l.utm_passthrough, 'rules', l.rules,
     'created_at', to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'updated_at', to_char(l.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
     'version', l.version))sql";

@@ -16,6 +16,13 @@ namespace refgate {
 // unique sample). One per I/O thread. Reads the request's headers and address during the call and
 // keeps none of them. With scanner sources, a click the classifier calls human is counted as
 // scanner when it comes from a listed network or is part of a burst (ScannerCheck).
+// Where a click went, counted per (link, day, country, rule) besides its channel counter.
+struct ClickTarget {
+    std::uint16_t country = 0;  // CountryCode; 0: unknown
+    unsigned rule = 0;          // the rule's index + 1; 0: the link's own destination
+    unsigned branch = 0;        // the split's branch + 1; 0: not a split
+};
+
 class ClickRecorder {
   public:
     ClickRecorder(ClickShard& shard, const SaltBox& salts, const ClickClassifier& classifier,
@@ -29,7 +36,9 @@ class ClickRecorder {
         if (scanner != nullptr) scanner_.emplace(*scanner);
     }
 
-    void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds);
+    // With `target`, the click is also counted as a targeting counter (CounterKey::targeting).
+    void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds,
+                const ClickTarget* target = nullptr);
 
   private:
     ClickShard& shard_;

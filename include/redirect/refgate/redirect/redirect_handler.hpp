@@ -6,6 +6,7 @@
 #include "refgate/domain/time.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/redirect/click_recorder.hpp"
+#include "refgate/redirect/reader_targeting.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
@@ -17,9 +18,10 @@ struct RedirectOptions {
 // GET/HEAD /go/{slug}: answered from the in-memory snapshot only. Never waits on the network.
 class RedirectHandler final : public http::Handler {
   public:
-    // `recorder` counts every redirect; null: nothing is counted.
+    // `recorder` counts every redirect; null: nothing is counted. `targeting` says where a
+    // link's rules find the reader's country and split key (none: no country, a local key).
     RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options,
-                    ClickRecorder* recorder = nullptr);
+                    ClickRecorder* recorder = nullptr, const TargetingSources& targeting = {});
     void handle(const http::Request& request, http::Response& response) override;
 
     // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
@@ -27,6 +29,9 @@ class RedirectHandler final : public http::Handler {
     static std::string_view slug_of(std::string_view path);
 
   private:
+    // Counts the click (recorder_ set), per country and rule too when a country database is.
+    void record(const http::Request& request, const Snapshot& snapshot, const LinkEntry& link,
+                const Target& target, std::int64_t now);
     // A 302 to `location` with the small page that links to it, labelled `label` + `label_name`.
     void redirect(http::Response& response, std::string_view location, std::string_view label,
                   std::string_view label_name = {}) const;
@@ -36,6 +41,7 @@ class RedirectHandler final : public http::Handler {
     RedirectOptions options_;
     ClickRecorder* recorder_;
     std::string dynamic_location_;  // reused for links that pass utm_* through
+    ReaderTargeting targeting_;
 };
 
 }  // namespace refgate

@@ -60,6 +60,25 @@ export function LinkList({ can }) {
   );
 }
 
+// The rules textarea as the API takes it: JSON when it parses, else the text itself, so that the
+// server's answer names the problem.
+function rulesBody(v) {
+  const text = (v.rules || '').trim();
+  if (!text && !v.had_rules) return {};
+  if (!text) return { rules: [] };
+  try {
+    return { rules: JSON.parse(text) };
+  } catch {
+    return { rules: text };
+  }
+}
+
+// The server's refusals of rules ("rules[2].split[1].destination": "..."), as one message.
+function rulesError(errors) {
+  const found = Object.entries(errors).filter(([k]) => k.startsWith('rules'));
+  return found.length ? found.map(([k, m]) => `${k}: ${m}`).join('; ') : null;
+}
+
 // The link as the API takes it, from the form's values.
 function linkBody(v) {
   return {
@@ -70,7 +89,17 @@ function linkBody(v) {
     expires_at: v.expires_at ? localToUtc(v.expires_at) : null,
     fallback: v.fallback || null,
     utm_passthrough: v.utm_passthrough,
+    ...rulesBody(v),
   };
+}
+
+// The preview's reader: the country, platform and language chosen beside the preview.
+function readerBody(v) {
+  const reader = {};
+  if (v.reader_country) reader.country = v.reader_country.toUpperCase();
+  if (v.reader_platform) reader.platform = v.reader_platform;
+  if (v.reader_language) reader.language = v.reader_language;
+  return Object.keys(reader).length ? { reader } : {};
 }
 
 // The Location a reader would get, built by the server as the values change.
@@ -82,8 +111,8 @@ function usePreview(values) {
     if (!values.partner || !values.destination) return setPreview({ location: null, errors: {} });
     let current = true;
     const timer = setTimeout(() => {
-      api('POST', '/links/preview', { body: linkBody(values) }).then(
-        ({ data }) => current && setPreview({ location: data.location, publicUrl: data.public_url, errors: {} }),
+      api('POST', '/links/preview', { body: { ...linkBody(values), ...readerBody(values) } }).then(
+        ({ data }) => current && setPreview({ location: data.location, publicUrl: data.public_url, rule: data.rule, errors: {} }),
         (err) => current && setPreview({ location: null, errors: err instanceof ApiError ? err.fieldErrors() : {} }),
       );
     }, 250);
@@ -121,16 +150,35 @@ function LinkFields({ values, set, errors, partners, isNew }) {
         value={values.fallback} error={errors.fallback} onInput={set('fallback')} />
       <Check id="link-utm" label="Pass the reader's utm_ parameters through" checked={values.utm_passthrough}
         onChange={set('utm_passthrough')} />
+      <Field id="link-rules" as="textarea" rows="6" label="Targeting rules (optional, JSON)" value={values.rules}
+        error={rulesError(errors)} onInput={set('rules')}
+        hint='A list, tried in order: [{"country": ["DE", "AT"], "partner": "amazon-de", "destination": "https://…"}, {"platform": ["ios"], "destination": "…"}, {"language": ["fr"], "destination": "…"}, {"split": [{"weight": 70, "destination": "…"}, {"weight": 30, "destination": "…"}]}]' />
     </>
   );
 }
 
-function PreviewBox({ preview }) {
+function PreviewBox({ preview, values, set }) {
   return (
-    <div class="preview" aria-live="polite">
-      <strong>A reader is sent to: </strong>
-      {preview.location ? <code class="break">{preview.location}</code> : <span>(fill in a partner and a valid destination)</span>}
-    </div>
+    <>
+      {values && values.rules && values.rules.trim() && (
+        <fieldset class="reader">
+          <legend>Preview as a reader from</legend>
+          <Field id="reader-country" label="Country (e.g. DE)" value={values.reader_country} onInput={set('reader_country')} />
+          <Field id="reader-platform" as="select" label="Platform" value={values.reader_platform} onChange={set('reader_platform')}>
+            <option value="">any</option>
+            <option value="ios">iOS</option>
+            <option value="android">Android</option>
+            <option value="desktop">Desktop</option>
+          </Field>
+          <Field id="reader-language" label="Language (e.g. fr-CH)" value={values.reader_language} onInput={set('reader_language')} />
+        </fieldset>
+      )}
+      <div class="preview" aria-live="polite">
+        <strong>A reader is sent to: </strong>
+        {preview.location ? <code class="break">{preview.location}</code> : <span>(fill in a partner and a valid destination)</span>}
+        {preview.rule ? <span> (rule {preview.rule})</span> : null}
+      </div>
+    </>
   );
 }
 
@@ -143,7 +191,7 @@ function useValues(initial) {
 }
 
 function LinkForm({ partners, onDone }) {
-  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false });
+  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false, rules: '' });
   const [errors, setErrors] = useState({});
   const [error, setError] = useState(null);
   const preview = usePreview(values);
@@ -163,7 +211,7 @@ function LinkForm({ partners, onDone }) {
     <form class="card" onSubmit={submit} aria-labelledby="new-link-title">
       <h2 id="new-link-title">New link</h2>
       <LinkFields values={values} set={set} errors={errors} partners={partners} isNew />
-      <PreviewBox preview={preview} />
+      <PreviewBox preview={preview} values={values} set={set} />
       <Notice error={error} />
       <div class="actions">
         <button type="submit">Create</button>
@@ -195,6 +243,7 @@ function LinkEditor({ link, reload }) {
   const initial = {
     partner: link.partner, destination: link.destination, status: link.status,
     expires_at: utcToLocalInput(link.expires_at), fallback: link.fallback || '', utm_passthrough: !!link.utm_passthrough,
+    rules: link.rules && link.rules.length ? JSON.stringify(link.rules, null, 2) : '', had_rules: !!(link.rules && link.rules.length),
   };
   const [values, set] = useValues(initial);
   const [errors, setErrors] = useState({});
@@ -226,7 +275,7 @@ function LinkEditor({ link, reload }) {
       <form class="card" onSubmit={(e) => (e.preventDefault(), save(patch, link.etag))} aria-labelledby="edit-link-title">
         <h2 id="edit-link-title">Edit</h2>
         <LinkFields values={values} set={set} errors={errors} partners={[]} />
-        <PreviewBox preview={preview} />
+        <PreviewBox preview={preview} values={values} set={set} />
         <Notice error={error} />
         {message && <Notice>{message}</Notice>}
         <div class="actions">

@@ -1,0 +1,54 @@
+#pragma once
+
+// What a redirect needs to evaluate a link's targeting rules for a request: the reader's
+// platform (User-Agent), preferred language (Accept-Language), country (the client address,
+// through the trusted X-Forwarded-For hop, looked up and forgotten) and, for a split, a keyed
+// hash of the reader, link and day. Nothing is kept past the call.
+
+#include <optional>
+#include <vector>
+
+#include "refgate/clicks/salts.hpp"
+#include "refgate/domain/ip_network.hpp"
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/http/request.hpp"
+#include "refgate/redirect/country_database.hpp"
+
+namespace refgate {
+
+// Shared by every thread's targeting; each may be null.
+struct TargetingSources {
+    const std::vector<IpNetwork>* trusted_proxies = nullptr;
+    // The daily salts of the unique estimate: a split's draw is the same hash, so a reader keeps
+    // their branch all day on every instance. Until a salt is known (Redis away), a key of this
+    // process's own, also changing daily.
+    const SaltBox* salts = nullptr;
+    const CountryLookupBox* countries = nullptr;
+};
+
+// One per I/O thread (not thread-safe). Allocates nothing per call.
+class ReaderTargeting {
+  public:
+    explicit ReaderTargeting(const TargetingSources& sources);
+
+    // Where a reader of `entry` (an active link) goes.
+    Target choose(const Snapshot& snapshot, const LinkEntry& entry, const http::Request& request,
+                  std::int64_t unix_seconds);
+    // Whether the last choose() looked the reader's country up, and what it found (0: none).
+    bool looked_up() const noexcept { return looked_up_; }
+    CountryCode last_country() const noexcept { return last_country_; }
+    // Whether a country database is loaded: clicks are then counted per country.
+    bool has_countries() noexcept { return countries_ && countries_->get() != nullptr; }
+    // The reader's country (0: unknown or no database).
+    CountryCode country_of(const http::Request& request);
+
+  private:
+    TargetingSources sources_;
+    std::optional<SaltReader> salts_;
+    std::optional<PublishedReader<CountryLookup>> countries_;
+    SaltKey own_key_{};
+    CountryCode last_country_ = 0;
+    bool looked_up_ = false;
+};
+
+}  // namespace refgate

@@ -1,0 +1,198 @@
+// The targeting rules on the redirect path: allocations per redirect (none), and the CPU a
+// redirect costs with rules (country lookup, platform, language, split) against one without.
+//
+//   refgate_micro_bench "[rules-alloc]"   the allocation count (a check)
+//   refgate_micro_bench "[rules-cost]"    CPU ns per redirect with and without rules, and the ratio
+//   REFGATE_BENCH_COUNTRY_DB=FILE         the rules' country lookups in this .mmdb (default: a
+//                                         fake lookup); tests/bench/rules_cost.sh passes the
+//                                         database built from the pinned package
+#include <time.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "counting_new.hpp"
+#include "refgate/clicks/click_shard.hpp"
+#include "refgate/clicks/salts.hpp"
+#include "refgate/domain/click_classifier.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/http/request.hpp"
+#include "refgate/http/response.hpp"
+#include "refgate/redirect/click_recorder.hpp"
+#include "refgate/redirect/country_database.hpp"
+#include "refgate/redirect/redirect_handler.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace rules_bench {
+
+using namespace refgate;
+namespace http = refgate::http;
+
+constexpr std::int64_t kNow = 1'795'968'000;  // 2026-11-29T16:00:00Z
+constexpr int kLinks = 10'000;
+
+class FixedClock final : public Clock {
+  public:
+    std::chrono::system_clock::time_point now() const override {
+        return std::chrono::system_clock::time_point(std::chrono::seconds(kNow));
+    }
+};
+
+// Germany for addresses whose last byte is even, the United States otherwise.
+class FakeCountries final : public CountryLookup {
+  public:
+    CountryCode country_of(const IpBytes& a) const noexcept override {
+        return (a[15] & 1) == 0 ? country_code("DE") : country_code("US");
+    }
+};
+
+Partner store(std::string slug, std::string domain, std::string code) {
+    Partner p;
+    p.slug = std::move(slug);
+    p.name = p.slug;
+    p.ref_param = "tag";
+    p.ref_code = std::move(code);
+    p.allowed_domains = {std::move(domain)};
+    return p;
+}
+
+// Links 1..n to amazon.com; with `rules`, each has the four rules (DE/AT store, iOS app,
+// French store, a 70/30 split), so a US desktop reader in English walks all four.
+std::shared_ptr<const Snapshot> snapshot(bool rules) {
+    std::vector<Partner> partners = {store("amazon-us", "amazon.com", "picks-20"),
+                                     store("amazon-de", "amazon.de", "picks-21"),
+                                     store("amazon-fr", "amazon.fr", "picks-fr")};
+    std::vector<Link> links;
+    for (int i = 1; i <= kLinks; ++i) {
+        Link l;
+        l.id = i;
+        l.slug = "rules-" + std::to_string(i);
+        l.partner = "amazon-us";
+        std::string dp = "/dp/B" + std::to_string(i);
+        l.destination = "https://www.amazon.com" + dp;
+        if (rules) {
+            LinkRule de{{"DE", "AT"}, {}, {}, "amazon-de", "https://www.amazon.de" + dp, {}};
+            LinkRule ios{{}, {"ios"}, {}, {}, "https://www.amazon.com" + dp + "?app=1", {}};
+            LinkRule fr{{}, {}, {"fr"}, "amazon-fr", "https://www.amazon.fr" + dp, {}};
+            LinkRule split;
+            split.split = {{70, "https://www.amazon.com" + dp, ""},
+                           {30, "https://www.amazon.com" + dp + "?b=1", ""}};
+            l.rules = {de, ios, fr, split};
+        }
+        links.push_back(std::move(l));
+    }
+    Snapshot::Builder builder(1, std::move(partners), UrlPolicy{}, "bench",
+                              SysSeconds{std::chrono::seconds{kNow}}, links.size());
+    for (auto& l : links) builder.add(std::move(l));
+    auto s = builder.finish({});
+    REQUIRE(s->rejected().empty());
+    return s;
+}
+
+struct World {
+    SnapshotStore store;
+    FixedClock clock;
+    ClickShard shard;
+    SaltBox salts;
+    std::vector<IpNetwork> trusted;
+    CountryLookupBox countries;
+    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted};
+    std::unique_ptr<RedirectHandler> handler;
+    std::vector<std::string> targets;
+    std::vector<http::HeaderField> fields = {
+        {"Host", "picks.example.com"},
+        {"User-Agent",
+         "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+         "Chrome/131.0.0.0 Safari/537.36"},
+        {"Accept-Language", "en-GB,en;q=0.9"},
+        {"Accept-Encoding", "gzip, deflate, br"}};
+    http::Response response;
+    std::uint8_t last_byte = 0;
+
+    explicit World(bool rules) {
+        store.publish(snapshot(rules));
+        SaltKey salt{};
+        salt[0] = 7;
+        salts.set(utc_day(kNow), salt);
+        if (const char* db = std::getenv("REFGATE_BENCH_COUNTRY_DB"); db != nullptr && *db) {
+            countries.publish(std::make_shared<const CountryDatabase>(db));
+        } else {
+            countries.publish(std::make_shared<const FakeCountries>());
+        }
+        handler = std::make_unique<RedirectHandler>(
+            store, clock, RedirectOptions{}, &recorder,
+            TargetingSources{
+                .trusted_proxies = &trusted, .salts = &salts, .countries = &countries});
+        for (int i = 1; i <= kLinks; ++i) targets.push_back("/go/rules-" + std::to_string(i));
+    }
+
+    // Readers from many addresses (public IPv4: 100.64 + i), so lookups and split draws vary.
+    int send(std::string_view target) {
+        http::Request r;
+        r.method = http::Method::get;
+        r.method_name = "GET";
+        r.target = target;
+        r.fields = &fields;
+        r.peer.bytes[10] = 0xff;
+        r.peer.bytes[11] = 0xff;
+        r.peer.bytes[12] = 81;
+        r.peer.bytes[13] = 2;
+        r.peer.bytes[14] = 69;
+        r.peer.bytes[15] = ++last_byte;
+        response.reset();
+        handler->handle(r, response);
+        return response.status();
+    }
+};
+
+double cpu_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
+
+// CPU ns per redirect over `calls`, best of `rounds`, after a warm-up pass over every target.
+double ns_per_redirect(World& w, std::uint64_t calls, int rounds) {
+    for (const auto& t : w.targets) REQUIRE(w.send(t) == 302);
+    double best = 1e18;
+    for (int r = 0; r < rounds; ++r) {
+        double start = cpu_ns();
+        for (std::uint64_t n = 0; n < calls; ++n) w.send(w.targets[n % w.targets.size()]);
+        best = std::min(best, (cpu_ns() - start) / double(calls));
+    }
+    return best;
+}
+
+TEST_CASE("a redirect through targeting rules allocates nothing", "[rules-alloc]") {
+    World w(true);
+    for (int pass = 0; pass < 2; ++pass)
+        for (const auto& t : w.targets) REQUIRE(w.send(t) == 302);
+    constexpr std::uint64_t kCalls = 100'000;
+    std::uint64_t before = bench::allocation_count();
+    for (std::uint64_t n = 0; n < kCalls; ++n) w.send(w.targets[n % w.targets.size()]);
+    std::uint64_t allocations = bench::allocation_count() - before;
+    std::printf("allocations per call: %8.3f  (%llu in %llu calls)  302 through 4 rules\n",
+                double(allocations) / double(kCalls), static_cast<unsigned long long>(allocations),
+                static_cast<unsigned long long>(kCalls));
+    CHECK(allocations == 0);
+}
+
+TEST_CASE("the CPU a redirect costs with rules against without", "[rules-cost]") {
+    constexpr std::uint64_t kCalls = 200'000;
+    const char* rounds_text = std::getenv("REFGATE_BENCH_ROUNDS");
+    int rounds = rounds_text != nullptr ? std::max(1, std::atoi(rounds_text)) : 10;
+    World plain(false);
+    World rules(true);
+    double without = ns_per_redirect(plain, kCalls, rounds);
+    double with = ns_per_redirect(rules, kCalls, rounds);
+    std::printf("%-44s %10.1f\n", "CPU ns per redirect, no rules", without);
+    std::printf("%-44s %10.1f\n", "CPU ns per redirect, 4 rules (country first)", with);
+    std::printf("%-44s %10.3f\n", "ratio with / without", with / without);
+}
+
+}  // namespace rules_bench
