@@ -111,7 +111,6 @@ void HealthWorker::refresh_counts() {
         auto it = counts.find(f);
         stats_.links[static_cast<std::size_t>(f)].store(it == counts.end() ? 0 : it->second);
     }
-    stats_.states_known.store(true);
 }
 
 RoundOutcome HealthWorker::round() {

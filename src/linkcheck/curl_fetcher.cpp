@@ -174,6 +174,8 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
     CURL* c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_RESOLVE, resolve.get());
+    // No proxy from the environment (http_proxy, ...): the connection goes to the pinned address.
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);

@@ -19,7 +19,6 @@ inline constexpr HistogramBounds kLinkCheckDurationBounds = {
 
 struct LinkHealthStats {
     static constexpr std::size_t kFindings = std::size(kAllFindings);
-    std::atomic<bool> states_known{false};  // set once the counts were read from PostgreSQL
     std::array<std::atomic<std::int64_t>, kFindings> links{};    // by confirmed state
     std::array<std::atomic<std::uint64_t>, kFindings> checks{};  // by the finding seen
     LatencyHistogram duration{kLinkCheckDurationBounds};
