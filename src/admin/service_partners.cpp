@@ -157,7 +157,9 @@ std::optional<Outcome> AdminService::schedule_code(AdminRows& rows, const Actor&
                           "no code is scheduled at " + format_rfc3339(*valid_from));
     } else {
         const Clock& clock = options_.clock != nullptr ? *options_.clock : system_clock_;
-        if (!(*valid_from > clock.now()))
+        // Compared in seconds: a valid_from centuries away does not fit the clock's nanoseconds
+        // (the year 1013 overflowed the conversion, found by tests/fuzz/fuzz_admin_bodies.cpp).
+        if (!(*valid_from > std::chrono::floor<std::chrono::seconds>(clock.now())))
             return invalid(
                 {{"valid_from", "must be in the future; PATCH ref_code alone to change it now"}});
         rows.schedule_code(row.id, {*valid_from, code->get<std::string>()}, actor.name);

@@ -157,7 +157,9 @@ int flush(const Config& c) {
                                          .timeout = clicks::kFlushRedisTimeout,
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
-    auto sink = clicks::make_pg_count_sink({.database_url = c.database_url});
+    // One attempt, so it may wait for a busy server longer than the service's flusher does.
+    auto sink =
+        clicks::make_pg_count_sink({.database_url = c.database_url, .connect_timeout_seconds = 15});
     clicks::Flusher flusher(*store, *sink, {.bucket = c.clicks.bucket});
     // Another instance may be flushing right now; it releases the lock within seconds.
     for (int attempt = 0; attempt < 100; ++attempt) {

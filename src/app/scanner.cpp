@@ -1,10 +1,14 @@
 #include "scanner.hpp"
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
+#include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/log.hpp"
 
 namespace refgate {
@@ -35,6 +39,41 @@ ScannerNetworks read_networks(const std::string& path) {
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
+}
+
+// Until the walk publishes the ranges, each human click from an unlisted range asks the database
+// (~1 us); after it, a search in a small sorted array (~0.3 us). The walk (0.3-0.6 s of CPU for
+// the built database) starts a while after start, so that short-lived processes (tests, a
+// restart that is stopped again) never pay for it, and at once after a SIGHUP. The previous walk
+// is stopped and joined first, so a walk never publishes over a newer list.
+constexpr std::chrono::seconds kWalkDelayAtStart{20};
+
+void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
+    data.ranges_walk = {};
+    auto networks = data.networks.current();
+    if (!data.asn || networks->asns.empty()) return;
+    data.ranges_walk = std::jthread([&data, networks, delay](std::stop_token stop) {
+        become_background_thread("asn_ranges", BackgroundPriority::low);
+        std::mutex mutex;
+        std::unique_lock lock(mutex);
+        std::condition_variable_any().wait_for(lock, stop, delay, [] { return false; });
+        if (stop.stop_requested()) return;
+        auto start = std::chrono::steady_clock::now();
+        auto ranges = data.asn->ranges_of(networks->asns, stop);
+        if (stop.stop_requested()) return;
+        if (!ranges) {
+            log::error("scanner_asn_ranges_failed",
+                       {{"detail", "the ASN database's tree is malformed; each click asks it"}});
+            return;
+        }
+        auto with_ranges = *networks;
+        with_ranges.asn_ranges = std::make_shared<const AddressRanges>(std::move(*ranges));
+        auto size = with_ranges.asn_ranges->size();
+        data.networks.set(std::move(with_ranges));
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+        log::info("scanner_asn_ranges", {{"ranges", size}, {"ms", ms.count()}});
+    });
 }
 
 }  // namespace
@@ -71,12 +110,16 @@ void load_scanner(const ClickConfig& config, ScannerData& out) {
                {"ranges", networks->ranges.size()},
                {"burst_links", config.scanner_burst_links},
                {"burst_seconds", config.scanner_burst_seconds}});
+    start_ranges_walk(out, kWalkDelayAtStart);
 }
 
 void reload_scanner_networks(ScannerData& data) {
     if (data.networks_path.empty()) return;
     try {
-        data.networks.set(read_networks(data.networks_path));
+        auto networks_read = read_networks(data.networks_path);
+        data.ranges_walk = {};
+        data.networks.set(std::move(networks_read));
+        start_ranges_walk(data, std::chrono::seconds{0});
         auto networks = data.networks.current();
         log::info("scanner_networks_reloaded", {{"path", data.networks_path},
                                                 {"asns", networks->asns.size()},

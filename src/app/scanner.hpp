@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "refgate/config/config.hpp"
 #include "refgate/redirect/scanner_check.hpp"
@@ -16,6 +17,9 @@ struct ScannerData {
     ScannerNetworksBox networks;
     std::string networks_path;  // empty: none
     ScannerSources sources;
+    // Flattens the listed autonomous systems' ranges out of the database after each load (last:
+    // stopped and joined before the rest goes).
+    std::jthread ranges_walk;
 };
 
 // Opens the database and reads the networks file; throws std::runtime_error naming the setting,

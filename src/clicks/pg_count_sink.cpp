@@ -271,7 +271,7 @@ class PgCountSink final : public CountSink {
         // A server that closed the connection while it was idle is noticed here.
         if (conn_ && !pg::still_open(*conn_)) conn_.reset();
         if (!conn_) {
-            conn_ = pg::connect(options_.database_url);
+            conn_ = pg::connect(options_.database_url, options_.connect_timeout_seconds);
             check_replication(*conn_);
         }
         return *conn_;

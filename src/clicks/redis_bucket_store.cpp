@@ -12,8 +12,6 @@
 #include "refgate/clicks/redis_bucket_store.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdio>
 #include <iterator>
 #include <optional>
 #include <unordered_map>
@@ -22,6 +20,7 @@
 #include "random_hex.hpp"
 #include "redis_scripts.hpp"
 #include "refgate/clicks/bucket_format.hpp"
+#include "refgate/clicks/reply_readers.hpp"
 #include "refgate/clicks/resp.hpp"
 #include "refgate/domain/stats_report.hpp"
 #include "refgate/domain/string_hash.hpp"
@@ -46,27 +45,12 @@ class Unreplicated : public redis::RedisError {
 
 std::string bucket_key(std::int64_t id) { return "refgate:bucket:" + std::to_string(id); }
 
-bool parse_salt(const std::string& hex, SaltKey& out) {
-    if (hex.size() != 32) return false;
-    for (std::size_t i = 0; i < 16; ++i) {
-        unsigned value = 0;
-        if (std::sscanf(hex.c_str() + 2 * i, "%2x", &value) != 1) return false;
-        out[i] = static_cast<std::uint8_t>(value);
-    }
-    return true;
-}
-
-// "2026-11-29:42" back to its day and link.
-bool parse_hll_member(std::string_view member, UniqueEstimate& out) {
-    auto colon = member.find(':');
-    if (colon == std::string_view::npos) return false;
-    auto day = parse_day(member.substr(0, colon));
-    auto link = member.substr(colon + 1);
-    if (!day ||
-        std::from_chars(link.data(), link.data() + link.size(), out.link_id).ec != std::errc{})
-        return false;
-    out.day = *day;
-    return true;
+// The value a reader found in a reply, or a RedisError saying what was wrong with it.
+template <typename T>
+T take(ReplyRead<T> read, const char* what) {
+    if (auto* problem = std::get_if<ReplyProblem>(&read))
+        throw redis::RedisError(std::string(what) + ": " + problem->what);
+    return std::move(std::get<T>(read));
 }
 
 class RedisBucketStore final : public BucketStore {
@@ -105,10 +89,7 @@ class RedisBucketStore final : public BucketStore {
                 (static_cast<std::int64_t>(day) + 1) * kDaySeconds + kSaltGraceSeconds);
             auto replies = connection().pipeline(
                 {{"SET", key, random_hex(16), "NX", "EXAT", expires_at}, {"GET", key}});
-            SaltKey salt;
-            if (replies[1].type != redis::Reply::Type::string || !parse_salt(replies[1].str, salt))
-                throw redis::RedisError("reading the daily salt failed");
-            return salt;
+            return take(read_salt(replies[1]), "reading the daily salt");
         });
     }
 
@@ -118,14 +99,14 @@ class RedisBucketStore final : public BucketStore {
             if (durability_) return *durability_;
             auto replies = redis.pipeline(
                 {{"CONFIG", "GET", "appendonly"}, {"CONFIG", "GET", "maxmemory-policy"}});
-            auto value = [](const redis::Reply& r) {
-                return r.elements.size() == 2 ? r.elements[1].str : std::string();
-            };
+            // A server that will not say (CONFIG renamed away) is "not known", not a fault.
+            auto appendonly = read_config_value(replies[0], "appendonly");
+            auto policy = read_config_value(replies[1], "maxmemory-policy");
             Durability d;
-            d.known = !replies[0].is_error() && !replies[1].is_error();
+            d.known = appendonly.index() == 0 && policy.index() == 0;
             if (d.known) {
-                d.appendonly = value(replies[0]);
-                d.eviction_policy = value(replies[1]);
+                d.appendonly = std::get<std::string>(appendonly);
+                d.eviction_policy = std::get<std::string>(policy);
             }
             durability_ = d;
             return d;
@@ -139,12 +120,7 @@ class RedisBucketStore final : public BucketStore {
                 connection().command({"EVAL", kCloseScript, "0", std::to_string(bucket.count()),
                                       include_current ? "1" : "0"}),
                 "closing buckets");
-            if (reply.elements.empty()) throw redis::RedisError("closing buckets: empty reply");
-            ClosedBuckets closed;
-            closed.store_now = std::stoll(reply.elements[0].str);
-            for (std::size_t i = 1; i < reply.elements.size(); ++i)
-                closed.ids.push_back(std::stoll(reply.elements[i].str));
-            std::sort(closed.ids.begin(), closed.ids.end());
+            auto closed = take(read_closed_buckets(reply), "closing buckets");
             // The "closed" fence and every batch before it are on the replicas before a flush
             // relies on them: a promoted replica cannot add to a bucket that is flushed.
             if (options_.min_replicas_acked > 0) {
@@ -174,9 +150,7 @@ class RedisBucketStore final : public BucketStore {
         return guard([&] {
             auto members =
                 checked(connection().command({"SMEMBERS", "refgate:buckets"}), "listing buckets");
-            std::vector<std::int64_t> ids;
-            for (const auto& m : members.elements) ids.push_back(std::stoll(m.str));
-            return ids;
+            return take(read_bucket_ids(members), "listing buckets");
         });
     }
 
@@ -185,20 +159,20 @@ class RedisBucketStore final : public BucketStore {
             auto& redis = connection();
             auto popped =
                 checked(redis.command({"SPOP", "refgate:hll:dirty", std::to_string(max)}), "SPOP");
-            std::vector<UniqueEstimate> out;
+            auto out = take(read_changed_members(popped), "SPOP");
             std::vector<redis::Command> counts;
-            for (const auto& member : popped.elements) {
-                UniqueEstimate e;
-                if (!parse_hll_member(member.str, e)) continue;
-                out.push_back(e);
-                counts.push_back({"PFCOUNT", "refgate:hll:" + member.str});
-            }
+            char member[kMaxHllMember];
+            for (const auto& e : out)
+                counts.push_back({"PFCOUNT", "refgate:hll:" + std::string(hll_member(
+                                                                  e.day, e.link_id, member))});
             if (counts.empty()) return out;
             auto replies = redis.pipeline(counts);
             std::size_t kept = 0;
+            // An estimate Redis would not count (the key gone meanwhile) is left out.
             for (std::size_t i = 0; i < out.size(); ++i) {
-                if (replies[i].type != redis::Reply::Type::integer) continue;
-                out[i].estimate = static_cast<std::uint64_t>(replies[i].integer);
+                auto count = read_count(replies[i]);
+                if (count.index() != 0) continue;
+                out[i].estimate = std::get<std::uint64_t>(count);
                 out[kept++] = out[i];
             }
             out.resize(kept);
@@ -230,8 +204,8 @@ class RedisBucketStore final : public BucketStore {
             }
             auto replies = connection().pipeline(counts);
             for (std::size_t i = 0; i < replies.size(); ++i) {
-                if (replies[i].type == redis::Reply::Type::integer && replies[i].integer > 0)
-                    out[i] = static_cast<std::uint64_t>(replies[i].integer);
+                auto count = read_count(replies[i]);
+                if (count.index() == 0) out[i] = std::get<std::uint64_t>(count);
             }
             return out;
         });
@@ -247,10 +221,6 @@ class RedisBucketStore final : public BucketStore {
             return Fault{Dependency::redis, e.what(), true};
         } catch (const redis::RedisError& e) {
             return Fault{Dependency::redis, e.what()};
-        } catch (const std::invalid_argument& e) {  // std::stoll on a reply that is no number
-            return Fault{Dependency::redis, std::string("unexpected reply: ") + e.what()};
-        } catch (const std::out_of_range& e) {
-            return Fault{Dependency::redis, std::string("unexpected reply: ") + e.what()};
         }
     }
 
@@ -268,9 +238,9 @@ class RedisBucketStore final : public BucketStore {
     }
 
     void check_replicated(const redis::Reply& wait, const char* what) const {
-        checked(wait, "WAIT");
-        if (wait.integer >= static_cast<long long>(options_.min_replicas_acked)) return;
-        throw Unreplicated(std::string("WAIT: ") + std::to_string(wait.integer) + " of " +
+        auto acked = take(read_count(checked(wait, "WAIT")), "WAIT");
+        if (acked >= options_.min_replicas_acked) return;
+        throw Unreplicated(std::string("WAIT: ") + std::to_string(acked) + " of " +
                            std::to_string(options_.min_replicas_acked) +
                            " replicas acknowledged the " + what);
     }

@@ -1,9 +1,11 @@
 #include "session.hpp"
 
+#include <sys/socket.h>
 #include <time.h>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <exception>
 
 #include "refgate/domain/time.hpp"
@@ -13,6 +15,8 @@
 namespace refgate::http {
 namespace {
 
+// Up to this many connections on a thread, each keeps its buffers while it waits (lean()).
+constexpr std::size_t kKeepBuffersUpTo = 256;
 // Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
 constexpr std::size_t kReadSlack = 8 * 1024;
 // Responses to pipelined requests are gathered up to this size before they are written.
@@ -79,12 +83,7 @@ Session::Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext&
       listener_(listener),
       limits_(listener.options.limits),
       handler_(handler),
-      pool_(pool),
-      buffers_(pool.take()),
-      input_(buffers_->input),
-      output_(buffers_->output),
-      storage_(buffers_->storage),
-      response_(buffers_->response) {
+      pool_(pool) {
     context_.sessions.insert(this);
     auto address = remote.address();
     peer_.bytes = address.is_v6()
@@ -93,8 +92,8 @@ Session::Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext&
 }
 
 Session::~Session() {
-    parser_.reset();  // it refers to storage_
-    pool_.give_back(std::move(buffers_));
+    parser_.reset();  // it refers to the storage
+    if (buffers_) pool_.give_back(std::move(buffers_));
     context_.sessions.erase(this);
     listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -102,13 +101,26 @@ Session::~Session() {
 void Session::start() {
     arm(limits_.read_timeout);
     wait_timer();
-    read_more();
+    if (lean()) {
+        receive();
+    } else {
+        read_more();
+    }
 }
+
+// With few connections on the thread, a waiting one keeps its buffers and waits in a read, as
+// it always did (the cheapest path per request). With many, it waits without them: then most
+// are idle, and their buffers are what the memory would go to.
+bool Session::lean() const { return context_.sessions.size() > kKeepBuffersUpTo; }
 
 void Session::stop() {
     stopping_ = true;
-    bool idle = !writing_ && !busy_ && input_.size() == 0 && !(parser_ && parser_->got_some());
-    if (idle) close_now();
+    if (!writing_ && !busy_ && !holds_request()) close_now();
+}
+
+// Bytes of a request (or of empty lines before one) are in hand.
+bool Session::holds_request() const {
+    return buffers_ && (input().size() > 0 || (parser_ && parser_->got_some()));
 }
 
 // Moving the deadline later is a store; moving it earlier re-arms the timer.
@@ -132,20 +144,24 @@ void Session::wait_timer() {
 
 void Session::read_more() {
     if (closed_) return;
-    if (stopping_ && input_.size() == 0 && !(parser_ && parser_->got_some())) {
+    if (stopping_ && !holds_request()) {
         close_now();
         return;
     }
     // The read timeout covers the wait for a request and its whole header: a client that
     // trickles bytes does not push the deadline back.
-    bool waiting =
-        input_.size() == 0 && empty_line_bytes_ == 0 && !(parser_ && parser_->got_some());
+    bool waiting = !holds_request() && empty_line_bytes_ == 0;
     if (waiting || rearm_read_) arm(limits_.read_timeout);
     rearm_read_ = false;
-    std::size_t space = input_.max_size() - input_.size();
-    socket_.async_read_some(input_.prepare(space),
+    if (waiting && lean()) {
+        wait_readable();
+        return;
+    }
+    if (!buffers_) buffers_ = pool_.take();
+    std::size_t space = input().max_size() - input().size();
+    socket_.async_read_some(input().prepare(space),
                             [self = shared_from_this()](error_code ec, std::size_t n) {
-                                self->input_.commit(n);
+                                self->input().commit(n);
                                 // A read may complete after stop() closed the connection:
                                 // answering (and counting) it then would reach nobody.
                                 if (ec || self->closed_) {
@@ -156,23 +172,57 @@ void Session::read_more() {
                             });
 }
 
+// A lean connection between requests holds no buffers: they go back to the thread's pool while
+// it waits for the socket to become readable, and come back from it (the most recently used,
+// still in cache) when it does. So an idle keep-alive connection costs its Session and socket
+// only. The wait costs a system call like the read attempt that finds nothing (the reactor
+// re-arms the socket), but the way back takes the pool's buffers and resets them.
+void Session::wait_readable() {
+    parser_.reset();
+    pool_.give_back(std::move(buffers_));
+    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
+        if (ec || self->closed_) {
+            self->close_now();
+            return;
+        }
+        self->buffers_ = self->pool_.take();
+        self->receive();
+    });
+}
+
+// Reads what the socket holds now, without waiting: a new connection's request has usually
+// arrived with it, and a woken one's has. Nothing there: wait again without buffers.
+void Session::receive() {
+    if (!buffers_) buffers_ = pool_.take();
+    auto space = input().prepare(input().max_size() - input().size());
+    ssize_t n = ::recv(socket_.native_handle(), space.data(), space.size(), MSG_DONTWAIT);
+    if (n > 0) {
+        input().commit(static_cast<std::size_t>(n));
+        process();
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        wait_readable();
+    } else {
+        close_now();  // the client closed, or the connection failed
+    }
+}
+
 // Parses every complete request already buffered, answers each into the output buffer, then
 // writes (or reads more when nothing is ready).
 void Session::process() {
     while (!closing_) {
         if (!parser_) {
-            parser_.emplace(storage_, limits_);
+            parser_.emplace(storage(), limits_);
             header_checked_ = false;
             empty_line_bytes_ = 0;
         }
-        if (input_.size() == 0) break;
+        if (input().size() == 0) break;
         if (starts_with_line_break() && !parser_->got_some()) {
             if (!skip_empty_lines()) break;
-            if (input_.size() == 0) break;
+            if (input().size() == 0) break;
         }
         auto step =
-            parser_->put({static_cast<const char*>(input_.data().data()), input_.data().size()});
-        input_.consume(step.used);
+            parser_->put({static_cast<const char*>(input().data().data()), input().data().size()});
+        input().consume(step.used);
         if (step.need_more) break;
         if (step.refusal) {
             answer_error(step.refusal->status, step.refusal->title);
@@ -189,12 +239,12 @@ void Session::process() {
                 answer();
             }
             parser_.reset();
-            if (output_.size() >= kMaxPendingOutput) break;
+            if (output().size() >= kMaxPendingOutput) break;
             continue;
         }
         if (step.used == 0) break;
     }
-    if (!output_.empty()) {
+    if (!output().empty()) {
         write_output();
     } else if (closing_) {
         linger_close();
@@ -204,7 +254,7 @@ void Session::process() {
 }
 
 bool Session::starts_with_line_break() const {
-    char first = *static_cast<const char*>(input_.data().data());
+    char first = *static_cast<const char*>(input().data().data());
     return first == '\r' || first == '\n';
 }
 
@@ -212,10 +262,10 @@ bool Session::starts_with_line_break() const {
 // header limit, and do not move the read deadline, so a stream of them cannot hold the
 // connection. False when the connection is refused.
 bool Session::skip_empty_lines() {
-    const char* bytes = static_cast<const char*>(input_.data().data());
+    const char* bytes = static_cast<const char*>(input().data().data());
     std::size_t n = 0;
-    while (n < input_.size() && (bytes[n] == '\r' || bytes[n] == '\n')) ++n;
-    input_.consume(n);
+    while (n < input().size() && (bytes[n] == '\r' || bytes[n] == '\n')) ++n;
+    input().consume(n);
     empty_line_bytes_ += n;
     if (empty_line_bytes_ <= limits_.max_header_bytes) return true;
     answer_error(400, "Bad Request");
@@ -230,9 +280,9 @@ bool Session::check_header() {
     }
     // A client that waits for "100 Continue" before sending its body gets it now (RFC 9110
     // 10.1.1); a refusal above was its final answer instead.
-    if (parser_->content_length() > input_.size() && storage_.version >= 11 &&
-        storage_.expects_continue()) {
-        output_.append("HTTP/1.1 100 Continue\r\n\r\n");
+    if (parser_->content_length() > input().size() && storage().version >= 11 &&
+        storage().expects_continue()) {
+        output().append("HTTP/1.1 100 Continue\r\n\r\n");
         rearm_read_ = true;  // the body's wait starts now
     }
     return true;
@@ -240,9 +290,9 @@ bool Session::check_header() {
 
 void Session::answer_error(int status, std::string_view title) {
     listener_.stats.rejected_requests.fetch_add(1, std::memory_order_relaxed);
-    response_.reset();
-    response_.simple_page(status, title);
-    response_.set_close();
+    response().reset();
+    response().simple_page(status, title);
+    response().set_close();
     serialize(false, false);
     closing_ = true;
     linger_ = true;  // the client may still be sending what was refused
@@ -250,18 +300,18 @@ void Session::answer_error(int status, std::string_view title) {
 
 Request Session::make_request() const {
     Request request;
-    request.method = storage_.method;
-    request.method_name = storage_.method_name;
-    request.target = storage_.target;
-    request.version = storage_.version;
-    request.fields = &storage_.fields;
-    request.body = storage_.body;
+    request.method = storage().method;
+    request.method_name = storage().method_name;
+    request.target = storage().target;
+    request.version = storage().version;
+    request.fields = &storage().fields;
+    request.body = storage().body;
     request.peer = peer_;
     return request;
 }
 
 void Session::answer() {
-    response_.reset();
+    response().reset();
     call_handler();
     finish_answer();
 }
@@ -270,7 +320,7 @@ void Session::answer() {
 // and its thread go on (Beast's examples would lose the thread, and every connection on it).
 void Session::call_handler() {
     try {
-        handler_.handle(make_request(), response_);
+        handler_.handle(make_request(), response());
     } catch (const std::exception& e) {
         handler_failed(e.what());
     } catch (...) {
@@ -285,14 +335,14 @@ void Session::handler_failed(const char* error) {
                                       {"error", error},
                                       {"handler_errors_total", count + 1}});
     }
-    response_.reset();
-    response_.simple_page(500, "Internal Server Error");
+    response().reset();
+    response().simple_page(500, "Internal Server Error");
 }
 
 void Session::finish_answer() {
     bool client_keeps = parser_->keep_alive();
-    bool keep_alive = client_keeps && !response_.close() && !stopping_;
-    serialize(storage_.method == Method::head, keep_alive);
+    bool keep_alive = client_keeps && !response().close() && !stopping_;
+    serialize(storage().method == Method::head, keep_alive);
     if (!keep_alive) closing_ = true;
     // A client that meant to keep the connection may already be sending its next request.
     if (!keep_alive && client_keeps) linger_ = true;
@@ -311,7 +361,7 @@ bool Session::answer_on_pool() {
         answer_unavailable("queue_full");
         return false;
     }
-    response_.reset();
+    response().reset();
     busy_ = true;
     ticket_ = std::make_shared<std::atomic<bool>>(false);
     arm(listener_.options.blocking_wait);
@@ -362,16 +412,16 @@ void Session::answer_unavailable(std::string_view reason) {
                                          {"reason", reason},
                                          {"unavailable_total", count + 1}});
     }
-    response_.reset();
-    handler_.unavailable(make_request(), response_);
+    response().reset();
+    handler_.unavailable(make_request(), response());
     finish_answer();
 }
 
 void Session::serialize(bool head, bool keep_alive) {
-    append_response(output_, response_,
+    append_response(output(), response(),
                     {.head = head,
                      .keep_alive = keep_alive,
-                     .request_version = storage_.version,
+                     .request_version = storage().version,
                      .date = context_.http_date()});
 }
 
@@ -386,10 +436,10 @@ void Session::write_output() {
     }
     writing_ = true;
     arm(limits_.write_timeout);
-    asio::async_write(socket_, asio::buffer(output_),
+    asio::async_write(socket_, asio::buffer(output()),
                       [self = shared_from_this()](error_code ec, std::size_t) {
                           self->writing_ = false;
-                          self->output_.clear();
+                          self->output().clear();
                           if (ec) {
                               self->close_now();
                               return;
@@ -410,7 +460,7 @@ void Session::write_output() {
 // at once, as nginx does: the client gets the response, then FIN.
 void Session::linger_close() {
     if (closed_) return;
-    if (!linger_ && input_.size() == 0) {
+    if (!linger_ && input().size() == 0) {
         close_now();
         return;
     }
@@ -425,8 +475,8 @@ void Session::linger_close() {
 }
 
 void Session::drain() {
-    input_.clear();
-    socket_.async_read_some(input_.prepare(input_.max_size()),
+    input().clear();
+    socket_.async_read_some(input().prepare(input().max_size()),
                             [self = shared_from_this()](error_code ec, std::size_t) {
                                 if (ec) {
                                     self->close_now();

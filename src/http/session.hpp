@@ -107,6 +107,14 @@ class Session final : public std::enable_shared_from_this<Session> {
     void arm(std::chrono::milliseconds timeout);
     void wait_timer();
     void read_more();
+    void wait_readable();
+    void receive();
+    bool holds_request() const;
+    bool lean() const;
+    boost::beast::flat_buffer& input() const { return buffers_->input; }
+    std::string& output() const { return buffers_->output; }
+    RequestStorage& storage() const { return buffers_->storage; }
+    Response& response() const { return buffers_->response; }
     void process();
     bool starts_with_line_break() const;
     bool skip_empty_lines();
@@ -134,11 +142,9 @@ class Session final : public std::enable_shared_from_this<Session> {
     const HttpLimits& limits_;
     Handler& handler_;
     BufferPool& pool_;
+    // Held while the connection has a request or a response in hand; an idle keep-alive
+    // connection gives them back to the thread's pool (wait_readable).
     std::unique_ptr<SessionBuffers> buffers_;
-    boost::beast::flat_buffer& input_;
-    std::string& output_;
-    RequestStorage& storage_;
-    Response& response_;
     std::optional<RequestParser> parser_;
     PeerAddress peer_;
     bool header_checked_ = false;

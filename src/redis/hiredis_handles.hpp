@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "refgate/domain/sentinel_url.hpp"
+#include "refgate/redis/reply_readers.hpp"
 
 namespace refgate::redis {
 
@@ -32,12 +33,6 @@ ContextPtr connect_to(const std::string& host, int port, std::chrono::millisecon
 // A connection to a sentinel, authenticated with `password` when there is one.
 ContextPtr connect_sentinel(const SentinelHost& sentinel, const std::string& password,
                             std::chrono::milliseconds timeout, std::string& error);
-
-struct MasterAddress {
-    std::string host;
-    int port = 0;
-    std::string text() const { return host + ":" + std::to_string(port); }
-};
 
 // SENTINEL get-master-addr-by-name on one sentinel: the master, or what went wrong.
 std::variant<MasterAddress, std::string> ask_master(redisContext* sentinel,

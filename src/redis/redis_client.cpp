@@ -49,36 +49,6 @@ std::optional<RedisAddress> parse_sentinel_address(const std::string& url) {
     return address;
 }
 
-Reply copy_reply(const redisReply* r) {
-    Reply out;
-    switch (r->type) {
-        case REDIS_REPLY_STATUS:
-            out.type = Reply::Type::status;
-            out.str.assign(r->str, r->len);
-            break;
-        case REDIS_REPLY_ERROR:
-            out.type = Reply::Type::error;
-            out.str.assign(r->str, r->len);
-            break;
-        case REDIS_REPLY_INTEGER:
-            out.type = Reply::Type::integer;
-            out.integer = r->integer;
-            break;
-        case REDIS_REPLY_STRING:
-            out.type = Reply::Type::string;
-            out.str.assign(r->str, r->len);
-            break;
-        case REDIS_REPLY_ARRAY:
-            out.type = Reply::Type::array;
-            for (std::size_t i = 0; i < r->elements; ++i)
-                out.elements.push_back(copy_reply(r->element[i]));
-            break;
-        default:
-            out.type = Reply::Type::nil;
-    }
-    return out;
-}
-
 }  // namespace
 
 std::optional<RedisAddress> parse_redis_url(const std::string& url) {
@@ -171,11 +141,9 @@ void RedisConnection::open_via_sentinels(const RedisAddress& address,
 std::string RedisConnection::role_problem() {
     ReplyPtr reply(static_cast<redisReply*>(redisCommand(impl_->context.get(), "ROLE")));
     if (!reply) return std::string("did not answer ROLE: ") + impl_->context->errstr;
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements == 0 ||
-        reply->element[0]->type != REDIS_REPLY_STRING)
-        return "gave no role";
-    std::string role(reply->element[0]->str, reply->element[0]->len);
-    return role == "master" ? std::string() : "says it is a " + role;
+    auto role = read_role(reply.get());
+    if (!role) return "gave no role";
+    return *role == "master" ? std::string() : "says it is a " + *role;
 }
 
 void RedisConnection::check_role_errors(const std::vector<Reply>& replies) {
@@ -318,22 +286,15 @@ void RedisConnection::hscan(std::string_view key, std::size_t reply_bytes,
         if (!reply) {
             fail();
         }
-        if (reply->type == REDIS_REPLY_ERROR) {
-            check_role_errors({copy_reply(reply.get())});
-            throw RedisError("HSCAN: " + std::string(reply->str, reply->len));
-        }
-        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-            reply->element[0]->type != REDIS_REPLY_STRING ||
-            reply->element[1]->type != REDIS_REPLY_ARRAY)
-            throw RedisError("HSCAN: unexpected reply");
-        cursor.assign(reply->element[0]->str, reply->element[0]->len);
-        const redisReply* entries = reply->element[1];
-        for (std::size_t i = 0; i + 1 < entries->elements; i += 2) {
-            const redisReply* field = entries->element[i];
-            const redisReply* value = entries->element[i + 1];
-            visit({field->str, field->len}, {value->str, value->len});
+        if (reply->type == REDIS_REPLY_ERROR) check_role_errors({copy_reply(reply.get())});
+        auto read = read_hscan_page(reply.get());
+        auto* page = std::get_if<HscanPage>(&read);
+        if (page == nullptr) throw RedisError("HSCAN: " + std::get<std::string>(read));
+        cursor = std::move(page->cursor);
+        for (const auto& [field, value] : page->entries) {
+            visit(field, value);
             ++entries_seen;
-            bytes_seen += field->len + value->len;
+            bytes_seen += field.size() + value.size();
         }
         if (entries_seen > 0) {
             std::size_t per_entry = std::max<std::size_t>(1, bytes_seen / entries_seen);

@@ -1,7 +1,6 @@
 // Asking sentinels for the master; the process-wide master generation.
 
 #include <atomic>
-#include <charconv>
 
 #include "hiredis_handles.hpp"
 #include "refgate/redis/redis_client.hpp"
@@ -12,15 +11,6 @@ namespace {
 // One process follows one master name: a single generation and a single preferred sentinel.
 std::atomic<std::uint64_t> g_master_generation{0};
 std::atomic<std::size_t> g_preferred_sentinel{0};
-
-std::string reply_text(const redisReply* r) {
-    if (r == nullptr) return "no reply";
-    if (r->type == REDIS_REPLY_ERROR || r->type == REDIS_REPLY_STATUS ||
-        r->type == REDIS_REPLY_STRING)
-        return std::string(r->str, r->len);
-    if (r->type == REDIS_REPLY_NIL) return "nil";
-    return "an unexpected reply";
-}
 
 }  // namespace
 
@@ -74,18 +64,7 @@ std::variant<MasterAddress, std::string> ask_master(redisContext* sentinel,
     std::size_t lengths[] = {8, 23, master_name.size()};
     ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(sentinel, 3, argv, lengths)));
     if (!reply) return std::string(sentinel->errstr);
-    if (reply->type == REDIS_REPLY_NIL) return "no master named '" + master_name + "'";
-    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
-        reply->element[0]->type != REDIS_REPLY_STRING ||
-        reply->element[1]->type != REDIS_REPLY_STRING)
-        return reply_text(reply.get());
-    MasterAddress out;
-    out.host.assign(reply->element[0]->str, reply->element[0]->len);
-    std::string_view port(reply->element[1]->str, reply->element[1]->len);
-    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
-    if (ec != std::errc{} || ptr != port.data() + port.size() || out.port <= 0)
-        return "a bad port '" + std::string(port) + "'";
-    return out;
+    return read_master_address(reply.get(), master_name);
 }
 
 }  // namespace refgate::redis

@@ -19,32 +19,6 @@ constexpr int kPollMillis = 100;
 // went silent without closing the connection cannot hide a switch for longer.
 constexpr std::chrono::seconds kRenewInterval{10};
 
-// "+switch-master" payload: "<name> <old ip> <old port> <new ip> <new port>".
-bool parse_switch(std::string_view payload, std::string& name, std::string& to) {
-    std::string parts[5];
-    std::size_t n = 0, pos = 0;
-    while (n < 5 && pos <= payload.size()) {
-        auto space = payload.find(' ', pos);
-        parts[n++] = std::string(payload.substr(pos, space - pos));
-        if (space == std::string_view::npos) break;
-        pos = space + 1;
-    }
-    if (n != 5) return false;
-    name = parts[0];
-    to = parts[3] + ":" + parts[4];
-    return true;
-}
-
-// The switch a subscription message announces, if it is one.
-bool switch_message(const redisReply* r, std::string& name, std::string& to) {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) return false;
-    for (std::size_t i = 0; i < 3; ++i) {
-        if (r->element[i]->type != REDIS_REPLY_STRING) return false;
-    }
-    if (std::string_view(r->element[0]->str, r->element[0]->len) != "message") return false;
-    return parse_switch({r->element[2]->str, r->element[2]->len}, name, to);
-}
-
 }  // namespace
 
 SentinelWatcher::SentinelWatcher(SentinelWatcherOptions options) : options_(std::move(options)) {}
@@ -110,7 +84,7 @@ bool SentinelWatcher::follow(const SentinelHost& sentinel) {
         if (raw != nullptr) {
             ReplyPtr message(static_cast<redisReply*>(raw));
             std::string name, to;
-            if (switch_message(message.get(), name, to) && name == a.master_name) switched(to);
+            if (read_switch_message(message.get(), name, to) && name == a.master_name) switched(to);
             continue;
         }
         pollfd p{c->fd, POLLIN, 0};

@@ -21,6 +21,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -197,6 +198,34 @@ def read_status(pid):
 
 def cmd_rss(args):
     print(json.dumps(read_status(args.pid)))
+
+
+def cmd_idle(args):
+    """Opens N keep-alive connections, one request each (its answer read), and holds them idle:
+    the server's RSS before and after, per 1,000 connections."""
+    request = ("GET %s HTTP/1.1\r\nHost: bench\r\nUser-Agent: %s\r\n\r\n"
+               % (args.path, args.agent)).encode()
+    before = read_status(args.pid)["rss_kib"]
+    socks = []
+    try:
+        for _ in range(args.n):
+            s = socket.create_connection(("127.0.0.1", args.port), timeout=5)
+            socks.append(s)
+            s.sendall(request)
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                chunk = s.recv(4096)
+                if not chunk:
+                    raise OSError("the server closed connection %d" % len(socks))
+                answer += chunk
+        time.sleep(args.settle)
+        after = read_status(args.pid)["rss_kib"]
+        print(json.dumps({"part": "idle", "server": args.server, "connections": args.n,
+                          "rss_before_kib": before, "rss_after_kib": after,
+                          "kib_per_1000": (after - before) * 1000.0 / args.n}))
+    finally:
+        for s in socks:
+            s.close()
 
 
 def ready(host, port):
@@ -486,6 +515,29 @@ def cmd_report(args):
             lines.append("  " + x)
         results["startup_extra"] = meta.get("startup_extra", [])
 
+    # ---- idle connections
+    idle = [r for r in raw if r.get("part") == "idle"]
+    if idle:
+        lines.append("")
+        lines.append("idle keep-alive connections: RSS growth of a freshly started server (one "
+                     "process, one thread/worker) holding N connections, one request answered on each")
+        hdr = "%-10s %12s %14s %14s %16s" % ("server", "connections", "RSS before", "RSS after",
+                                             "KiB per 1,000")
+        lines.append(hdr)
+        lines.append("-" * len(hdr))
+        for r in idle:
+            lines.append("%-10s %12s %14s %14s %16.0f" % (
+                r["server"], fmt(r["connections"]), fmt(r["rss_before_kib"] / 1024, " MiB"),
+                fmt(r["rss_after_kib"] / 1024, " MiB"), r["kib_per_1000"]))
+        results["idle"] = idle
+        biggest = max(r["connections"] for r in idle)
+        per = {r["server"]: r["kib_per_1000"] for r in idle if r["connections"] == biggest}
+        if "refgate" in per and per.get("nginx"):
+            ratio = per["refgate"] / per["nginx"]
+            lines.append("  refgate / nginx memory per idle connection at %s: %.2f" % (
+                fmt(biggest), ratio))
+            budget.append(("memory per idle connection <= nginx's", ratio, ratio <= 1.0))
+
     # ---- micro
     if args.micro and os.path.exists(args.micro):
         micro = json.load(open(args.micro))
@@ -586,6 +638,11 @@ def main():
     a.add_argument("--out", required=True); a.add_argument("--log", required=True)
     a.add_argument("--timeout", type=float, default=30); a.add_argument("--settle", type=float, default=1)
     a.add_argument("--taskset", default="")
+    a = sub.add_parser("idle")
+    a.add_argument("--server", required=True); a.add_argument("--port", type=int, required=True)
+    a.add_argument("--pid", type=int, required=True); a.add_argument("--n", type=int, required=True)
+    a.add_argument("--path", required=True); a.add_argument("--agent", required=True)
+    a.add_argument("--settle", type=float, default=1)
     a = sub.add_parser("micro-xml"); a.add_argument("xml"); a.add_argument("out")
     a = sub.add_parser("report")
     a.add_argument("--raw", required=True); a.add_argument("--meta", required=True)
@@ -596,7 +653,7 @@ def main():
         print(location(args.i))
         return 0
     return {"links": cmd_links, "nginx-map": cmd_nginx_map, "wrk-lua": cmd_wrk_lua,
-            "redis-fill": cmd_redis_fill, "rss": cmd_rss, "startup": cmd_startup,
+            "redis-fill": cmd_redis_fill, "rss": cmd_rss, "startup": cmd_startup, "idle": cmd_idle,
             "micro-xml": cmd_micro_xml, "report": cmd_report}[args.cmd](args) or 0
 
 

@@ -4,8 +4,11 @@
 time: kill -9 of refgate at random points (rounds), Redis stopped, killed and frozen, PostgreSQL
 stopped and frozen, the disk full for the snapshot and spill files (a small tmpfs), and the clock
 stepping across midnight UTC (libfaketime); then compares, per fault, the 302s the clients saw
-with the human clicks PostgreSQL counted after a final `refgate flush`. The phases and the
-comparison are tests/ha's (faults.run_phase); the faults are in single_faults.py.
+with the human clicks PostgreSQL counted after a final `refgate flush`. Each fault has links of
+its own, so one settle at the end (a flush until PostgreSQL has every click, or nothing more
+moves) compares them all: a phase ends once the instance has handed its counts to Redis, and its
+counts must then also outlast the faults after it. The phases and the comparison are tests/ha's
+(faults.run_phase, settle_phases); the faults are in single_faults.py.
 
   tests/faults/fault_matrix.py [--short | --long] [--keep] [--faults 1,2,...] [REFGATE_BIN]
 
@@ -34,11 +37,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.join(os.path.dirname(HERE), "ha"))
 
-from faults import Outcome, run_phase  # noqa: E402
+from faults import Outcome, run_phase, settle_phases  # noqa: E402
 from report import render, write_long_results  # noqa: E402
-from single_faults import FAULTS, ROTATE_LINK, ROTATE_PARTNER  # noqa: E402
+from single_faults import FAULTS, ROTATE_LINK, ROTATE_PARTNER, served_location  # noqa: E402
 from topology import (ROOT, Postgres, Redis, Refgate, SetupError, Topology,  # noqa: E402
-                      pg_user_default)  # noqa: E402
+                      pg_user_default, wait_until)  # noqa: E402
 
 WINDOW_MS = 250
 RESULTS = os.path.join(ROOT, "tests", "bench", "results", "fault-matrix.md")
@@ -47,11 +50,14 @@ PROFILES = {
     # links per fault, clicks/s, client connections; seconds of load before a fault, at most
     # until counting resumed, after it; seconds a dependency stays down, stopped or frozen;
     # kill -9 rounds; seconds per clock step; at most for the final flushes; the run's limit;
-    # at most for a fault's injection (the kill rounds), which the load must outlast.
+    # at most for a fault's injection (the kill rounds), which the load must outlast; the
+    # seconds over which a kill's moment is spread (the send rounds are 0.25 s, the flushes 0.5 s).
     "short": dict(links=2, rate=150, threads=3, before=0.2, max_fault=8, after=0.1, down=0.6,
-                  kill_rounds=2, clock_hold=1.2, settle=8, limit=200, max_inject=60),
+                  kill_rounds=2, clock_hold=1.2, settle=8, limit=200, max_inject=60,
+                  kill_spread=0.5),
     "long": dict(links=6, rate=400, threads=6, before=5, max_fault=40, after=5, down=5.0,
-                 kill_rounds=20, clock_hold=4, settle=30, limit=1200, max_inject=240),
+                 kill_rounds=20, clock_hold=4, settle=30, limit=1200, max_inject=240,
+                 kill_spread=1.0),
 }
 DEFINITIONS = """\
 - *failed redirects*: requests that got no 302, as the clients saw them; "while down" are
@@ -125,12 +131,31 @@ def mount_small(ctx):
     ctx.small_dir = path
 
 
+def in_parallel(*steps, here=None):
+    """Runs the steps at once, `here` in this thread; the first error raised. A server that
+    outlives its step must be started `here`: topology.spawn's children die with the thread that
+    started them (PR_SET_PDEATHSIG is per thread)."""
+    errors = []
+
+    def run(step):
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - handed to the caller below
+            errors.append(e)
+    threads = [threading.Thread(target=run, args=(step,)) for step in steps]
+    for t in threads:
+        t.start()
+    if here:
+        run(here)
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
 def start(topo, ctx):
     pg = Postgres(topo, "pg", "127.0.0.41")
     topo.postgres = [pg]
-    pg.init_primary()
-    pg.start()
-    pg.sql("CREATE DATABASE refgate", db="postgres")
     redis = Redis(topo, "redis", "127.0.0.21")
     # appendfsync always: Redis writes and fsyncs what it acknowledged before it replies, so a
     # click lost to its kill -9 is refgate's doing. (Under everysec Redis postpones the write
@@ -138,19 +163,22 @@ def start(topo, ctx):
     # what it acknowledged in those seconds, Redis' own window.)
     redis.write_conf(["appendonly yes", "appendfsync always", "maxmemory-policy noeviction",
                       'save ""'])
-    redis.start()
     topo.redis = [redis]
+
+    def start_postgres():
+        pg.init_primary()
+        pg.start()
+        pg.sql("CREATE DATABASE refgate", db="postgres")
+    in_parallel(start_postgres, lambda: mount_small(ctx), here=redis.start)
+    ctx.log("PostgreSQL and Redis started")
     topo.refgate_env = {
         "REFGATE_DATABASE_URL": pg.url(), "REFGATE_REDIS_URL": f"redis://{redis.address}:"
         f"{redis.port}/0", "REFGATE_DRAIN_MS": "500", "REFGATE_FLUSH_INTERVAL_MS": "500",
         "REFGATE_BUCKET_SECONDS": "1", "REFGATE_AGGREGATION_WINDOW_MS": str(WINDOW_MS),
         "REFGATE_THREADS": "1", "REFGATE_LOG_LEVEL": "warn",
     }
-    mount_small(ctx)
     topo.run_refgate("migrate")
-    topo.run_refgate("import", "-", stdin=json.dumps(documents(ctx.profile)))
-    topo.token = topo.run_refgate("token", "create", "--name", "fault-matrix", "--role",
-                                  "admin").strip().splitlines()[-1]
+    ctx.log("migrated")
     r = Refgate(topo, 1)
     topo.refgates = [r]
     if ctx.small_dir:
@@ -162,7 +190,17 @@ def start(topo, ctx):
         with open(ctx.faketime_spec, "w") as f:
             f.write("+0s\n")
         r.extra_env.update(ctx.faketime_env())
+
+    def make_token():
+        topo.token = topo.run_refgate("token", "create", "--name", "fault-matrix", "--role",
+                                      "admin").strip().splitlines()[-1]
+    in_parallel(lambda: topo.run_refgate("import", "-", stdin=json.dumps(documents(ctx.profile))),
+                make_token)
+    ctx.log("imported, token made")
     r.start()
+    first = f"{Context.link_prefix}-f{min(n for n, _, _ in FAULTS)}-0"
+    wait_until(f"{r.name} serving the imported links", lambda: served_location(r, first), 10,
+               0.05)
 
 
 def skip_reason(ctx, number):
@@ -188,24 +226,30 @@ def run(args, topo, ctx):
             outcome.skipped = reason
         else:
             try:
-                outcome = run_phase(ctx, number, title, inject)
+                # Compared at the end, in one settle for every fault (settle_phases).
+                outcome = run_phase(ctx, number, title, inject, settle_now=False)
             except SetupError as e:
                 outcome = Outcome(number, title)
                 outcome.errors.append(f"the fault could not complete: {e}")
                 outcomes.append(outcome)
                 ctx.log(f"fault {number}: FAIL ({e}); no further faults run")
                 break
-        if number == 8 and not outcome.skipped:
+        outcomes.append(outcome)
+        ctx.log(f"fault {number}: done: {len(outcome.unexcused_failures())} failures, resumed "
+                f"{outcome.resume_redis}/{outcome.resume_pg}; {outcome.errors[:2]}")
+    ctx.log("flushing and counting every fault's clicks")
+    settle_phases(ctx, outcomes)
+    for outcome in outcomes:
+        if outcome.number == 8 and not outcome.skipped:
             days = topo.postgres[0].sql("SELECT DISTINCT day FROM refgate_clicks_daily "
                                         "WHERE link LIKE 'sf-f8-%' ORDER BY day")
             outcome.notes.append(f"days counted: {', '.join(d[0] for d in days)}")
             if len(days) < 2:
                 outcome.errors.append("the clicks did not land on both sides of midnight")
-        outcomes.append(outcome)
         verdict = "SKIPPED" if outcome.skipped else "PASS" if outcome.passed() else "FAIL"
-        ctx.log(f"fault {number}: {verdict}: sent {outcome.sent}, counted {outcome.counted}, "
-                f"{len(outcome.unexcused_failures())} failures, resumed "
-                f"{outcome.resume_redis}/{outcome.resume_pg}; {outcome.errors[:2]}")
+        ctx.log(f"fault {outcome.number}: {verdict}: sent {outcome.sent}, counted "
+                f"{outcome.counted}, lost {outcome.lost} (allowed {outcome.allowed_loss}), "
+                f"over {outcome.over}; {outcome.errors[:2]}")
     return outcomes
 
 

@@ -52,7 +52,8 @@ def refgate_kill(ctx, out, struck):
     r = _instance(ctx)
     rounds = ctx.profile["kill_rounds"]
     for n in range(rounds):
-        time.sleep(random.uniform(0.0, 1.0))  # a random point of the send and flush cycles
+        # A random point of the send and flush cycles.
+        time.sleep(random.uniform(0.0, ctx.profile["kill_spread"]))
         if n == 0:
             down_at = ctx.clock() - 0.05
             r.kill9()

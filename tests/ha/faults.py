@@ -94,8 +94,11 @@ class Watcher(threading.Thread):
         return self.resume_redis is not None and self.resume_pg is not None
 
 
-def run_phase(ctx, number, title, inject):
-    """Load before, during and after the fault; then the final flush and the comparison."""
+def run_phase(ctx, number, title, inject, settle_now=True):
+    """Load before, during and after the fault; then the final flush and the comparison. With
+    settle_now=False the phase ends once every instance has handed its counts to Redis, and the
+    caller compares later (settle_phases), after the faults that follow: the phase's counts then
+    also have to outlast those faults."""
     out = Outcome(number, title)
     p = ctx.profile
     links = [f"{ctx.link_prefix}-f{number}-{k}" for k in range(p["links"])]
@@ -134,13 +137,44 @@ def run_phase(ctx, number, title, inject):
     finally:
         load.stop()
     out.failures = load.failures
-    settle(ctx, out, links, dict(load.sent))
+    if settle_now:
+        settle(ctx, out, links, dict(load.sent))
+    else:
+        out.sent_per_link = dict(load.sent)
+        handed_to_redis(ctx)
     return out
+
+
+def handed_to_redis(ctx, timeout=5):
+    """Waits (at most `timeout`) until no running instance holds counts for Redis: the senders'
+    last rounds after the load stopped."""
+    def nothing_pending():
+        return not any(r.metric("refgate_clicks_pending_keys") for r in ctx.topo.refgates
+                       if r.alive())
+    time.sleep(2 * ctx.window_s)  # the aggregators' last windows reach the senders
+    deadline = time.monotonic() + timeout
+    while not nothing_pending() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def settle_phases(ctx, outcomes):
+    """The comparison of every phase run with settle_now=False, from one settle at the end."""
+    phases = [o for o in outcomes if getattr(o, "sent_per_link", None) is not None]
+    sent = {link: n for o in phases for link, n in o.sent_per_link.items()}
+    counted = _settled_counts(ctx, phases[0] if phases else Outcome(0, ""), list(sent), sent)
+    for o in phases:
+        _record(o, list(o.sent_per_link), o.sent_per_link, counted)
 
 
 def settle(ctx, out, links, sent):
     """`refgate flush` until PostgreSQL has every click the clients saw, or the time is up."""
     time.sleep(2 * ctx.window_s + 0.3)  # the senders' last rounds
+    _record(out, links, sent, _settled_counts(ctx, out, links, sent))
+
+
+def _settled_counts(ctx, out, links, sent):
+    """PostgreSQL's counts of `links` once it has every click in `sent`, or nothing more moves,
+    or the time is up; a flush or count that failed is noted on `out`."""
     deadline = time.monotonic() + ctx.profile["settle"]
     counted, previous, flushes = {}, None, 0
     while True:
@@ -162,6 +196,10 @@ def settle(ctx, out, links, sent):
                 r.metric("refgate_clicks_pending_keys") for r in ctx.topo.refgates if r.alive()):
             break
         time.sleep(0.3)
+    return counted
+
+
+def _record(out, links, sent, counted):
     for link in links:
         s, c = sent.get(link, 0), counted.get(link, 0)
         out.per_link.append((link, s, c))

@@ -848,4 +848,48 @@ TEST_CASE(
     CHECK(refused.header("Access-Control-Expose-Headers") == "ETag, Location");
 }
 
+TEST_CASE(
+    "http protocol: with hundreds of connections on a thread, idle ones still answer their next "
+    "request, one sent in pieces and two pipelined, and still close at the read timeout",
+    "[http]") {
+    // Past 256 connections on a thread a waiting connection gives its buffers back to the pool.
+    DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"}, {"REFGATE_READ_TIMEOUT_MS", "4000"}});
+    constexpr int kConnections = 300;
+    const std::string text = request("GET", "/go/demo");
+    std::vector<std::unique_ptr<RawConnection>> conns;
+    for (int i = 0; i < kConnections; ++i) {
+        conns.push_back(std::make_unique<RawConnection>(demo.port()));
+        REQUIRE(conns.back()->send(text));
+        auto response = conns.back()->read_response(5s);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 302);
+    }
+    auto start = SteadyClock::now();
+    for (int i = 0; i < kConnections; ++i) {
+        if (i == kConnections - 2) {  // in two pieces, apart
+            REQUIRE(conns[i]->send(text.substr(0, 9)));
+            std::this_thread::sleep_for(100ms);
+            REQUIRE(conns[i]->send(text.substr(9)));
+        } else if (i == kConnections - 1) {  // two at once
+            REQUIRE(conns[i]->send(text + text));
+        } else if (i > 0) {  // the first stays idle
+            REQUIRE(conns[i]->send(text));
+        }
+    }
+    for (int i = 1; i < kConnections; ++i) {
+        for (int n = 0; n < (i == kConnections - 1 ? 2 : 1); ++n) {
+            auto response = conns[i]->read_response(5s);
+            INFO("connection " << i << ", answer " << n);
+            REQUIRE(response.has_value());
+            CHECK(response->status == 302);
+            CHECK(response->header("Location") == kLocation);
+        }
+    }
+    // The idle one is closed at its read timeout, counted from its first answer.
+    std::string extra;
+    CHECK(conns[0]->wait_closed(6s, &extra));
+    CHECK(extra.empty());
+    CHECK(since(start) < 6s);
+}
+
 }  // namespace refgate::test

@@ -228,3 +228,22 @@ TEST_CASE("admin service: a disclosure is replaced only with If-Match, and a new
 }
 
 }  // namespace admin_service_test
+
+namespace admin_service_test {
+
+TEST_CASE("admin service: a code scheduled centuries away is judged past or future correctly",
+          "[admin][service]") {
+    // Centuries away does not fit the clock's nanoseconds: compared in seconds.
+    Fixture f;
+    auto past = f.service.update_partner(
+        kEddie, "tailscale", {.any = true},
+        {{"ref_code", "winter27"}, {"valid_from", "1013-02-01T00:00:00Z"}});
+    CHECK(past.kind == OutcomeKind::invalid);
+    REQUIRE(fields(past) == std::vector<std::string>{"valid_from"});
+    auto far = f.service.update_partner(
+        kEddie, "tailscale", {.any = true},
+        {{"ref_code", "winter27"}, {"valid_from", "2500-01-01T00:00:00Z"}});
+    CHECK(far.kind == OutcomeKind::ok);
+}
+
+}  // namespace admin_service_test

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "refgate/domain/mmdb_writer.hpp"
 #include "refgate/redirect/click_recorder.hpp"
@@ -108,6 +109,95 @@ TEST_CASE("without an ASN database only listed ranges count", "[scanner]") {
     ScannerCheck check({.networks = &box});
     CHECK(check.from_listed_network(ip("192.0.2.3")));
     CHECK_FALSE(check.from_listed_network(ip("198.51.100.7")));
+}
+
+namespace {
+
+IpBytes v4(std::uint32_t n) {
+    IpBytes a{};
+    a[10] = a[11] = 0xff;
+    for (int i = 0; i < 4; ++i) a[12 + i] = static_cast<std::uint8_t>(n >> (24 - 8 * i));
+    return a;
+}
+
+IpBytes random_address(std::mt19937_64& rng, int kind) {
+    IpBytes a{};
+    switch (kind % 4) {
+        case 0:  // IPv6 in 2000::/4
+            for (auto& b : a) b = static_cast<std::uint8_t>(rng());
+            a[0] = static_cast<std::uint8_t>(0x20 | (a[0] & 0x0f));
+            return a;
+        case 1:  // IPv6 in and beside 2001:db8::/32
+            a = *parse_ip(rng() % 2 ? "2001:db8::" : "2001:db9::");
+            a[15] = static_cast<std::uint8_t>(rng());
+            return a;
+        case 2:  // any IPv4
+            return v4(static_cast<std::uint32_t>(rng()));
+        default:  // IPv4 where the ranges are
+            return v4(0x01000000 + static_cast<std::uint32_t>(rng() % 0x0c000000));
+    }
+}
+
+}  // namespace
+
+TEST_CASE("the listed ASNs' ranges walked out of the database answer every address as it does",
+          "[scanner]") {
+    // 3000 ascending ranges over six ASNs from 1.0.0.0: some one address, some adjacent to the
+    // next (another ASN), plus IPv6 ones.
+    std::mt19937_64 rng(7);
+    MmdbAsnWriter writer;
+    std::uint32_t first = 0x01000000;
+    for (int i = 0; i < 3000; ++i) {
+        auto width = rng() % 5 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 70000);
+        writer.add(v4(first), v4(first + width), 64500 + static_cast<std::uint32_t>(rng() % 6),
+                   "AS");
+        first += width + 1 + (rng() % 3 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 65536));
+    }
+    writer.add(ip("2001:db8::"), ip("2001:db8::7f"), 64500, "AS");
+    writer.add(ip("2001:db8::80"), ip("2001:db8::ff"), 64501, "AS");
+    writer.add(ip("2001:db9::"), ip("2001:db9::ffff"), 64505, "AS");
+    TestDatabase db(writer);
+    AsnDatabase asn(db.path);
+    const std::vector<std::uint32_t> listed{64500, 64502, 64505};
+    auto listed_by_database = [&](const IpBytes& a) {
+        auto n = asn.asn_of(a);
+        return n && std::binary_search(listed.begin(), listed.end(), *n);
+    };
+    auto ranges = asn.ranges_of(listed, {});
+    REQUIRE(ranges);
+    CHECK(ranges->size() > 500);
+    int mismatches = 0, inside = 0;
+    for (int i = 0; i < 80'000; ++i) {
+        IpBytes a = random_address(rng, i);
+        bool expected = listed_by_database(a);
+        inside += expected;
+        mismatches += ranges->contains(a) != expected;
+    }
+    CHECK(mismatches == 0);
+    CHECK(inside > 5'000);  // the sample does reach the listed ranges
+
+    // The check answers from the ranges once they are published with the list.
+    ScannerNetworks networks = ScannerNetworks::parse("AS64500\nAS64502\nAS64505\n");
+    networks.asn_ranges = std::make_shared<const AddressRanges>(*ranges);
+    ScannerNetworksBox box(std::move(networks));
+    ScannerCheck check({.asn = &asn, .networks = &box});
+    for (int i = 0; i < 4'000; ++i) {
+        IpBytes a = random_address(rng, i);
+        CHECK(check.from_listed_network(a) == listed_by_database(a));
+    }
+}
+
+TEST_CASE("a stopped walk of the ASN database gives no ranges", "[scanner]") {
+    TestDatabase db(small_writer());
+    AsnDatabase asn(db.path);
+    std::stop_source stop;
+    stop.request_stop();
+    CHECK_FALSE(asn.ranges_of({64500}, stop.get_token()));
+    auto ranges = asn.ranges_of({64500}, {});
+    REQUIRE(ranges);
+    CHECK(ranges->contains(ip("198.51.100.9")));
+    CHECK(ranges->contains(ip("2001:db8:77::1")));
+    CHECK_FALSE(ranges->contains(ip("203.0.113.5")));
 }
 
 namespace {

@@ -13,6 +13,9 @@ struct PgCountSinkOptions {
     // Where a new connection reports whether the server replicates commits synchronously
     // (postgres_sync_replication); null: nowhere.
     HealthState* health = nullptr;
+    // libpq's connect_timeout: short for the service's flusher, which tries again next round;
+    // longer for a one-shot command on a loaded machine.
+    int connect_timeout_seconds = 3;
 };
 
 // The CountSink over one PostgreSQL connection (libpqxx), opened when first needed and again after

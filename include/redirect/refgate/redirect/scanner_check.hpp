@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
+#include <vector>
 
+#include "refgate/domain/address_ranges.hpp"
 #include "refgate/domain/burst_window.hpp"
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/domain/scanner_networks.hpp"
@@ -31,6 +34,11 @@ class AsnDatabase {
 
     // The autonomous system of an address; nullopt when the database has none for it.
     std::optional<std::uint32_t> asn_of(const IpBytes& address) const noexcept;
+    // The address ranges of the listed autonomous systems (sorted), found by walking the whole
+    // search tree: ~0.1 s for a full database, for a background thread. nullopt when stopped or
+    // when the tree is malformed (a node reached more often than a tree allows).
+    std::optional<AddressRanges> ranges_of(const std::vector<std::uint32_t>& asns,
+                                           std::stop_token stop) const;
     // The database's type and description, for the start log.
     std::string describe() const;
 

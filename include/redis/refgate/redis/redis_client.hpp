@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "refgate/domain/sentinel_url.hpp"
+#include "refgate/redis/reply.hpp"
 
 namespace refgate::redis {
 
@@ -38,17 +39,6 @@ std::optional<RedisAddress> parse_redis_url(const std::string& url);
 // !ok(), so its owner reconnects (and re-resolves) before its next command.
 std::uint64_t master_generation();
 void note_master_switch();
-
-// A reply, copied out of hiredis.
-struct Reply {
-    enum class Type { nil, status, error, integer, string, array };
-    Type type = Type::nil;
-    std::string str;
-    long long integer = 0;
-    std::vector<Reply> elements;
-
-    bool is_error() const { return type == Type::error; }
-};
 
 // Redis could not be reached, or the connection broke: whether a command took effect is unknown.
 class RedisError : public std::runtime_error {
