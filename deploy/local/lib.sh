@@ -17,18 +17,17 @@ REFGATE_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev libsodium-dev
-  libqrencode-dev zlib1g-dev libmaxminddb-dev
+  libqrencode-dev zlib1g-dev libmaxminddb-dev libcurl4-openssl-dev
   postgresql redis-server redis-tools clang-format-14
 )
-# Only the test suite needs these (promtool and a real Prometheus; the fuzz targets, one of which
-# compares with libcurl's URL parser; the container image's build and run; the TLS proxies in
-# front of refgate and the manifests' parser; zbarimg, which reads the QR codes back; the browsers
+# Only the test suite needs these (promtool and a real Prometheus; the fuzz targets; the container image's build and run; the TLS proxies in
+# front of refgate and the manifests' parser; the link checker's test HTTPS server and its CA; zbarimg, which reads the QR codes back; the browsers
 # of tests/browser: Chromium, Firefox ESR, and WebKitGTK's WebDriver with the Xvfb display its
 # MiniBrowser draws on; libfaketime, for the fault matrix's clock steps; html5lib, the HTML5 parser
 # that reads the disclosure sanitiser's output as a browser would). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
 # :9090, :80), so run.sh does not install them.
-REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev libcurl4-openssl-dev
-  podman runc debootstrap nginx haproxy caddy openssl python3-yaml zbar-tools chromium
+REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
+  podman runc debootstrap nginx haproxy caddy openssl python3-yaml python3-cryptography zbar-tools chromium
   firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib)
 
 # What we started in this shell; stop_all walks these.

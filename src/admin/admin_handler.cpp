@@ -163,7 +163,7 @@ struct AdminHandler::Parts {
         shared.chain.push_back(read_preconditions());
         const Clock& clock = shared.options.wall_clock ? *shared.options.wall_clock : system_clock;
         resources.push_back(partners_resource(*store));
-        resources.push_back(links_resource(*store));
+        resources.push_back(links_resource(*store, shared.options.link_health.get()));
         resources.push_back(audit_resource(*store));
         resources.push_back(tokens_resource(*store));
         resources.push_back(disclosures_resource(*store));

@@ -75,7 +75,7 @@ std::span<const Route> import_routes();
 std::span<const Route> export_routes();
 
 std::unique_ptr<Resource> partners_resource(AdminStore& store);
-std::unique_ptr<Resource> links_resource(AdminStore& store);
+std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health);
 std::unique_ptr<Resource> audit_resource(AdminStore& store);
 std::unique_ptr<Resource> tokens_resource(AdminStore& store);
 std::unique_ptr<Resource> disclosures_resource(AdminStore& store);

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "api.hpp"
+#include "refgate/admin/link_health_service.hpp"
+#include "refgate/domain/link_health.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/time.hpp"
@@ -108,11 +110,14 @@ constexpr std::array kLinkRoutes{
     Route{Method::get, "GET", "/api/v1/links/{slug}/qr.svg", Role::viewer, Operation::qr_svg},
     Route{Method::get, "GET", "/api/v1/links/{slug}/qr.png", Role::viewer, Operation::qr_png},
     Route{Method::post, "POST", "/api/v1/links/preview", Role::viewer, Operation::preview_link},
+    Route{Method::get, "GET", "/api/v1/links/{slug}/health", Role::viewer, Operation::link_health},
+    Route{Method::post, "POST", "/api/v1/links/{slug}/health/check", Role::editor,
+          Operation::check_link_health},
 };
 
 class Links final : public Resource {
   public:
-    explicit Links(AdminStore& store) : store_(store) {}
+    Links(AdminStore& store, LinkHealthService* health) : store_(store), health_(health) {}
     std::string_view prefix() const override { return "/api/v1/links"; }
     std::span<const Route> routes() const override { return kLinkRoutes; }
 
@@ -135,12 +140,23 @@ class Links final : public Resource {
             case Operation::qr_svg:
             case Operation::qr_png:
                 return serve_qr(store_, r, answer);
+            case Operation::link_health:
+            case Operation::check_link_health:
+                return serve_health(r, answer);
             default:
                 return answer.outcome(store_.delete_link(r.actor, r.name, r.if_match));
         }
     }
 
   private:
+    void serve_health(const ApiRequest& r, Answer& answer) {
+        if (health_ == nullptr) return answer.problem(404, "not-found", "link health is off");
+        auto found = r.route->operation == Operation::link_health ? health_->health(r.name)
+                                                                  : health_->check(r.name);
+        if (!found) return answer.problem(404, "not-found", "no active link named " + r.name);
+        answer.json(200, nlohmann::ordered_json(*found));
+    }
+
     void list(const ApiRequest& r, Answer& answer) {
         auto query = r.http.query();
         LinkFilter filter;
@@ -148,7 +164,10 @@ class Links final : public Resource {
         filter.status = query_value(query, "status").value_or("");
         filter.cursor = query_value(query, "cursor").value_or("");
         filter.query = query_value(query, "q").value_or("");
+        filter.health = query_value(query, "health").value_or("");
         std::vector<FieldError> errors;
+        if (!filter.health.empty() && !parse_finding(filter.health))
+            errors.push_back({"health", "must be a link health state such as code_dropped"});
         if (filter.query.size() > kMaxSearchText)
             errors.push_back({"q", "must be at most 200 bytes"});
         if (auto days = query_value(query, "expiring_within_days")) {
@@ -170,6 +189,7 @@ class Links final : public Resource {
     }
 
     AdminStore& store_;
+    LinkHealthService* health_;
 };
 
 constexpr std::array kAuditRoutes{
@@ -284,8 +304,8 @@ std::span<const Route> disclosure_routes() { return kDisclosureRoutes; }
 std::unique_ptr<Resource> partners_resource(AdminStore& store) {
     return std::make_unique<Partners>(store);
 }
-std::unique_ptr<Resource> links_resource(AdminStore& store) {
-    return std::make_unique<Links>(store);
+std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health) {
+    return std::make_unique<Links>(store, health);
 }
 std::unique_ptr<Resource> audit_resource(AdminStore& store) {
     return std::make_unique<Audit>(store);

@@ -7,6 +7,7 @@
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
+#include "refgate/linkcheck/checker.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redis/sentinel_watcher.hpp"
 #include "refgate/runtime/components.hpp"
@@ -156,6 +157,11 @@ int App::serve() {
     auto flusher = make_flusher(shared);
     auto sender = make_sender(shared, counting);
     HttpService http(shared, counting);
+    // The scheduled link-health checks (REFGATE_LINKCHECK_INTERVAL=0: on demand only).
+    std::unique_ptr<linkcheck::HealthWorker> link_checker;
+    if (config_.linkcheck.interval.count() > 0)
+        link_checker = std::make_unique<linkcheck::HealthWorker>(
+            config_, shared.snapshots, shared.link_health, REFGATE_VERSION);
 
     // Started in this order, stopped in reverse: the listeners first, so that every request is
     // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
@@ -165,6 +171,7 @@ int App::serve() {
         "snapshot_follower", [&] { return start_follower(*follower); }, [&] { follower->stop(); });
     components.add_worker("click_flusher", *flusher.worker);
     components.add_worker("click_sender", *sender.worker);
+    if (link_checker) components.add_worker("link_checker", *link_checker);
     components.add(
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;

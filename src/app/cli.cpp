@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "check_links.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
@@ -43,6 +44,8 @@ commands:
                  print what the import would create, change and refuse; apply nothing
   export         print every partner and link in the import format
   flush          move every count waiting in Redis into PostgreSQL now, and print what moved
+  check-links [--slug S] [--partner P]
+                 check the active links' redirect chains now (referral code, availability)
   token create --name NAME --role viewer|editor|admin
                  create an admin API token; it is printed once, alone on the last line
   token list     list tokens (name, role, created, last used, revoked); never their text
@@ -337,7 +340,9 @@ int run_cli(int argc, char** argv) {
         "role", po::value<std::string>(), "role (token create, user create)")(
         "actor", po::value<std::string>(), "who the audit trail names (import, token, user)")(
         "password-stdin", "read the password from standard input (user)")(
-        "dry-run", "import: show the changes, apply nothing");
+        "dry-run", "import: show the changes, apply nothing")("slug", po::value<std::string>(),
+                                                              "check-links: only this link")(
+        "partner", po::value<std::string>(), "check-links: only this partner's links");
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -375,6 +380,12 @@ int run_cli(int argc, char** argv) {
         }
         if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
         if (command == "flush" && args.empty()) return flush(config);
+        if (command == "check-links" && args.empty()) {
+            auto option = [&](const char* name) {
+                return vm.count(name) ? vm[name].as<std::string>() : std::string();
+            };
+            return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
+        }
         if (command == "token") return token_command(config, args, vm);
         if (command == "user") return user_command(config, args, vm);
         if (command == "export" && args.empty()) {

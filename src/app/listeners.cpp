@@ -109,7 +109,8 @@ AdminApi make_admin_api(Shared& s) {
                             .console = std::move(stores.console),
                             .console_web = {.admin_origin = c.admin_public_url},
                             .public_base_url = c.disclosure.public_base_url,
-                            .sign_ins = &s.console_sign_ins},
+                            .sign_ins = &s.console_sign_ins,
+                            .link_health = make_link_health_api(s)},
         // Dashboards read a lot: from a replica when one is configured (reads only, any host).
         admin::make_pg_stats_store(
             {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,
@@ -139,7 +140,8 @@ HttpService::HttpService(Shared& shared, Counting& counting)
                  .console_sign_ins = &shared.console_sign_ins,
                  .version = REFGATE_VERSION,
                  .commit = REFGATE_GIT_COMMIT,
-                 .clock = &shared.clock}),
+                 .clock = &shared.clock,
+                 .link_health = &shared.link_health}),
       admin_(make_admin_api(shared)),
       metrics_(std::make_shared<metrics::MetricsHandler>(exporter_, admin_.metrics_auth)),
       server_(shared.config.threads,

@@ -18,6 +18,7 @@
 #include "refgate/metrics/click_stats.hpp"
 #include "refgate/metrics/exporter.hpp"
 #include "refgate/metrics/health.hpp"
+#include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redis/redis_client.hpp"
@@ -45,7 +46,11 @@ struct Shared {
     std::atomic<std::uint64_t> admin_unavailable{0};
     // Console sign-ins: ok, refused, limited.
     std::array<std::atomic<std::uint64_t>, 3> console_sign_ins{};
+    LinkHealthStats link_health;
 };
+
+// The admin API's link-health routes over the checker (src/app/link_health_api.cpp).
+std::shared_ptr<admin::LinkHealthService> make_link_health_api(Shared& shared);
 
 // Counting: a shard and a recorder per I/O thread, handed out as the threads build their
 // handlers; the sender drains the shards. Throws std::runtime_error when the scanner class's

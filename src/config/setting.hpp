@@ -53,5 +53,7 @@ Setting text_setting(const char* key, const char* env, Field field, const char* 
 std::vector<Setting> redis_settings();
 // The scanner class: ASN database, networks file, burst rule.
 std::vector<Setting> scanner_settings();
+// The link-health checker: schedule, pace, timeout, trust store, test resolve list, contact.
+std::vector<Setting> linkcheck_settings();
 
 }  // namespace refgate

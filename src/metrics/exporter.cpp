@@ -369,6 +369,28 @@ void collect_process(std::vector<MetricFamily>& out) {
 
 }  // namespace
 
+// Links per confirmed health state (0 until this instance first read them from PostgreSQL), checks
+// by what they saw, and the checks' durations; the state gauge is what the "links losing the
+// referral code" alert reads.
+void collect_link_health(const LinkHealthStats& stats, std::vector<MetricFamily>& out) {
+    auto states =
+        family("refgate_links_health",
+               "Links checked, by confirmed health state (as of this instance's last read).",
+               MetricType::Gauge);
+    auto checks = family("refgate_link_checks_total",
+                         "Link health checks by what they saw (outcome).", MetricType::Counter);
+    for (Finding f : kAllFindings) {
+        auto i = static_cast<std::size_t>(f);
+        std::string name(to_string(f));
+        add_value(states, static_cast<double>(stats.links[i].load()), {{"state", name}});
+        add_value(checks, static_cast<double>(stats.checks[i].load()), {{"outcome", name}});
+    }
+    out.push_back(std::move(states));
+    out.push_back(std::move(checks));
+    out.push_back(histogram("refgate_link_check_duration_seconds",
+                            "Duration of a link health check, all its hops.", stats.duration));
+}
+
 std::vector<MetricFamily> Exporter::Collect() const {
     std::vector<MetricFamily> out;
     static const SystemClock system_clock;
@@ -384,6 +406,7 @@ std::vector<MetricFamily> Exporter::Collect() const {
     if (sources_.health != nullptr) collect_health(*sources_.health, out);
     if (sources_.snapshots != nullptr)
         collect_snapshot(*sources_.snapshots, sources_.health, now, out);
+    if (sources_.link_health != nullptr) collect_link_health(*sources_.link_health, out);
     collect_process(out);
     return out;
 }

@@ -6,6 +6,8 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/snapshot.hpp"
+#include "refgate/pg/connection.hpp"
+#include "refgate/pg/database.hpp"
 #include "refgate/pg/partner_sql.hpp"
 
 namespace refgate::pg {
@@ -95,6 +97,24 @@ std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolic
         link = Link();  // freed as we go
     }
     return builder.finish(std::move(data.disclosures));
+}
+
+}  // namespace refgate::pg
+
+namespace refgate::pg {
+
+std::shared_ptr<const Snapshot> load_snapshot(const std::string& database_url,
+                                              const UrlPolicy& policy) {
+    try {
+        auto conn = connect(database_url);
+        pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn);
+        StoredData data = read_all(tx);
+        tx.commit();
+        return Snapshot::build(data.version, std::move(data.partners), std::move(data.links),
+                               policy, "postgres", std::move(data.disclosures));
+    } catch (const pqxx::failure& e) {
+        throw DatabaseError(e.what());
+    }
 }
 
 }  // namespace refgate::pg

@@ -307,11 +307,13 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "admin_db_wait_ms",
                             "admin_public_url",
                             "console_session_idle",
-                            "console_session_max"}) {
+                            "console_session_max",
+                            "linkcheck_interval",
+                            "linkcheck_resolve"}) {
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 44);
+    CHECK(rows.size() == 51);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
 

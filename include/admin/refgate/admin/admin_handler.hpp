@@ -16,6 +16,7 @@
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/console_service.hpp"
+#include "refgate/admin/link_health_service.hpp"
 #include "refgate/admin/stats_store.hpp"
 #include "refgate/domain/clock.hpp"
 #include "refgate/http/router.hpp"
@@ -61,6 +62,8 @@ enum class Operation {
     import_document,
     export_document,
     stats_overview,
+    link_health,
+    check_link_health,
 };
 
 struct Route {
@@ -93,6 +96,8 @@ struct AdminOptions {
     std::string public_base_url;  // shown to the console in the session; empty: null
     // Sign-in results: ok, refused (name or password wrong), limited (429); may be null.
     std::array<std::atomic<std::uint64_t>, 3>* sign_ins = nullptr;
+    // The link-health routes; none: they answer 404.
+    std::shared_ptr<LinkHealthService> link_health;
 };
 
 class AdminHandler final : public http::Handler {

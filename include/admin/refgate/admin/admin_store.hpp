@@ -74,6 +74,7 @@ struct LinkFilter {
     std::string status;   // empty: any
     std::string query;    // a substring of the slug or the destination, any case; empty: any
     std::optional<int> expiring_within_days;  // expires_at between now and now + N days
+    std::string health;  // a confirmed link-health state (code_dropped, ...); empty: any
     std::string cursor;  // the last slug of the previous page; empty: from the start
     std::size_t limit = 50;
 };

@@ -67,6 +67,25 @@ struct DisclosureConfig {
     std::string public_base_url;        // https origin (and path) of /go/ links; empty: no snippets
 };
 
+// A name the link checker looks up as a fixed address (like curl's --resolve), for tests only:
+// the address is also let past the checker's refusal of private and loopback addresses.
+struct ResolveEntry {
+    std::string host;
+    std::uint16_t port = 0;
+    std::string address;
+};
+
+// The link-health checker: schedule, pace, limits and its identity.
+struct LinkCheckConfig {
+    std::chrono::seconds interval{24 * 3600};   // every active link once per interval; 0: off
+    std::chrono::milliseconds host_gap{1'000};  // at most one request per host per gap
+    std::chrono::seconds confirm_after{3600};   // a finding is confirmed by a check this later
+    std::chrono::milliseconds timeout{10'000};  // per hop (connect: at most 5 s of it)
+    std::string ca_file;                        // PEM trust store; empty: the system's
+    std::vector<ResolveEntry> resolve;          // test-only fixed addresses
+    std::string contact_url;                    // named in the User-Agent
+};
+
 struct Config {
     Endpoint listen{"127.0.0.1", 8080};
     Endpoint admin_listen{"127.0.0.1", 9090};
@@ -108,6 +127,7 @@ struct Config {
     std::chrono::seconds console_session_idle{30 * 60};  // unused this long, a session ends
     std::chrono::seconds console_session_max{12 * 60 *
                                              60};  // and in any case this long after sign-in
+    LinkCheckConfig linkcheck{};
 };
 
 // A bad setting at start-up. what() is one line that names the setting.
@@ -153,6 +173,14 @@ std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list);
 // "https://picks.example.com" or with a path prefix; no userinfo, query or fragment. Returns it
 // without a trailing slash; nullopt when it is not such a URL.
 std::optional<std::string> parse_public_base_url(const std::string& text);
+
+// "shop.test:443:127.0.0.2, [v6 name]:..."; nullopt when an entry is not host:port:address.
+std::optional<std::vector<ResolveEntry>> parse_resolve_list(const std::string& list);
+std::string resolve_list_text(const std::vector<ResolveEntry>& entries);
+
+// "24h", "90m", "30s", "2d" or bare seconds; nullopt when not such a duration.
+std::optional<std::chrono::seconds> parse_duration_text(const std::string& text);
+std::string duration_text(std::chrono::seconds duration);
 
 // Parses "host:port" or "[v6]:port".
 std::optional<Endpoint> parse_endpoint(const std::string& text);

@@ -26,6 +26,7 @@
 #include "refgate/http/server.hpp"
 #include "refgate/metrics/click_stats.hpp"
 #include "refgate/metrics/health.hpp"
+#include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
@@ -48,7 +49,8 @@ struct Sources {
     std::vector<ListenerFigures> listeners;
     std::string version;
     std::string commit;
-    const Clock* clock = nullptr;  // for ages and lags; none: the system clock
+    const Clock* clock = nullptr;                  // for ages and lags; none: the system clock
+    const LinkHealthStats* link_health = nullptr;  // none: no link-health families
 };
 
 // Figures of the process itself, from /proc/self and getrlimit.

@@ -2,6 +2,7 @@
 
 // What the rest of the program may ask of PostgreSQL, without seeing libpqxx.
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,7 @@
 #include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/destination.hpp"
+#include "refgate/domain/snapshot.hpp"
 
 namespace refgate::pg {
 
@@ -39,6 +41,11 @@ struct ImportReport {
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
                              const UrlPolicy& policy, const std::string& actor = "cli",
                              bool dry_run = false);
+
+// One consistent read of every partner and link, built into a snapshot (the links a redirect
+// would serve right now). Throws DatabaseError.
+std::shared_ptr<const Snapshot> load_snapshot(const std::string& database_url,
+                                              const UrlPolicy& policy);
 
 // Every partner and link, and the current version of every disclosure, in the import format.
 nlohmann::ordered_json export_document(const std::string& database_url);

@@ -3,6 +3,7 @@ import { api, ApiError, enc, query, showFailure } from '../api.js';
 import {
   Check, Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, useLoad, utcToLocalInput,
 } from '../ui.jsx';
+import { LinkHealth } from './link_health.jsx';
 
 const usePartners = () => useLoad(async () => (await api('GET', '/partners?limit=200')).data.items, []);
 
@@ -234,6 +235,7 @@ export function LinkPage({ id, can }) {
       <PageTitle>Link {link.slug}</PageTitle>
       <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}.</p>
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
+      <LinkHealth slug={link.slug} can={can} />
       <Share link={link} />
     </>
   );

@@ -1,0 +1,94 @@
+#pragma once
+
+// The link-health checker: what to check (every active link's Location, exactly what a reader
+// gets), one check (the chain, its finding, the confirmation rule, the store) and the schedule
+// (a background worker, one per fleet by an advisory lock, spread over the interval).
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "refgate/config/config.hpp"
+#include "refgate/domain/clock.hpp"
+#include "refgate/domain/snapshot.hpp"
+#include "refgate/linkcheck/fetcher.hpp"
+#include "refgate/linkcheck/health_store.hpp"
+#include "refgate/metrics/link_health_stats.hpp"
+#include "refgate/runtime/periodic_worker.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace refgate::linkcheck {
+
+struct CheckTarget {
+    std::int64_t link_id = 0;
+    std::string slug;
+    std::string location;     // the redirect's Location, referral code included
+    std::string destination;  // as the editor saved it
+    Partner partner;          // with the code in effect
+};
+
+// The links a reader can follow now (active, partner active, not expired), optionally only one
+// slug or one partner's.
+std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
+                                       const std::string& slug = "",
+                                       const std::string& partner = "");
+
+class LinkChecker {
+  public:
+    LinkChecker(HopFetcher& fetcher, HealthStore& store, const Clock& clock,
+                std::chrono::seconds confirm_after, Pace pace = {},
+                LinkHealthStats* stats = nullptr)
+        : fetcher_(fetcher),
+          store_(store),
+          clock_(clock),
+          confirm_after_(confirm_after),
+          pace_(std::move(pace)),
+          stats_(stats) {}
+
+    // Follows the target's chain, judges it and stores the outcome.
+    CheckReport check(const CheckTarget& target);
+
+  private:
+    HopFetcher& fetcher_;
+    HealthStore& store_;
+    const Clock& clock_;
+    std::chrono::seconds confirm_after_;
+    Pace pace_;
+    LinkHealthStats* stats_;
+};
+
+// Fetcher options from the settings; `version` goes into the User-Agent.
+FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version);
+
+// The scheduled checks: a background thread that, every tick, takes the fleet's lock (or, when
+// another instance holds it, only refreshes the state figures), plans and checks the due links
+// at the per-host pace.
+class HealthWorker {
+  public:
+    HealthWorker(const Config& config, const SnapshotStore& snapshots, LinkHealthStats& stats,
+                 const std::string& version);
+    ~HealthWorker();
+    void start() { worker_.start(); }
+    void stop();
+
+  private:
+    RoundOutcome round();
+    void refresh_counts();
+    void pace(const std::string& host);
+
+    const LinkCheckConfig& config_;
+    const SnapshotStore& snapshots_;
+    LinkHealthStats& stats_;
+    SystemClock clock_;
+    SteadyClock steady_;
+    HostRateLimiter limiter_;
+    std::unique_ptr<HopFetcher> fetcher_;
+    std::unique_ptr<HealthStore> store_;
+    std::atomic<bool> stopping_{false};
+    bool leading_ = false;
+    PeriodicWorker worker_;
+};
+
+}  // namespace refgate::linkcheck

@@ -1,0 +1,149 @@
+#include "refgate/linkcheck/checker.hpp"
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "refgate/runtime/log.hpp"
+
+namespace refgate::linkcheck {
+namespace {
+
+SysSeconds whole_seconds(std::chrono::system_clock::time_point t) {
+    return std::chrono::floor<std::chrono::seconds>(t);
+}
+
+}  // namespace
+
+std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
+                                       const std::string& slug, const std::string& partner) {
+    std::vector<CheckTarget> out;
+    const std::int64_t t = now.time_since_epoch().count();
+    for (const auto& entry : snapshot.entries()) {
+        if (entry.status != LinkStatus::active || !entry.partner_active) continue;
+        if (entry.expires_at != 0 && entry.expires_at <= t) continue;
+        if (!slug.empty() && entry.slug != slug) continue;
+        const Partner& p = snapshot.partner(entry);
+        if (!partner.empty() && p.slug != partner) continue;
+        out.push_back({.link_id = entry.id,
+                       .slug = entry.slug,
+                       .location = entry.location,
+                       .destination = entry.destination,
+                       .partner = p});
+    }
+    return out;
+}
+
+CheckReport LinkChecker::check(const CheckTarget& target) {
+    auto started = std::chrono::steady_clock::now();
+    CheckReport report{.link_id = target.link_id, .slug = target.slug};
+    report.chain = follow_chain(fetcher_, target.location, pace_);
+    report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    report.seen = judge_chain(report.chain, target.destination, target.partner);
+    report.at = whole_seconds(clock_.now());
+    report.record =
+        next_record(store_.record(target.link_id), report.seen, report.at, confirm_after_);
+    store_.save(report);
+    if (stats_ != nullptr) {
+        stats_->checks[static_cast<std::size_t>(report.seen.finding)].fetch_add(
+            1, std::memory_order_relaxed);
+        stats_->duration.observe(report.duration);
+    }
+    log::info("link_checked", {{"slug", target.slug},
+                               {"finding", to_string(report.seen.finding)},
+                               {"detail", report.seen.detail},
+                               {"state", to_string(report.record.state.finding)},
+                               {"hops", report.chain.hops.size()},
+                               {"duration_ms", report.duration.count()}});
+    return report;
+}
+
+FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version) {
+    return {.ca_file = config.ca_file,
+            .resolve = config.resolve,
+            .user_agent = user_agent(version, config.contact_url),
+            .connect_timeout = std::min(config.timeout, std::chrono::milliseconds{5'000}),
+            .timeout = config.timeout};
+}
+
+namespace {
+
+PeriodicWorkerOptions worker_options(const LinkCheckConfig& config) {
+    // Plan often enough that a link's moment is met within a twentieth of the interval.
+    auto tick = std::clamp<std::chrono::milliseconds>(config.interval / 20, std::chrono::seconds{1},
+                                                      std::chrono::seconds{60});
+    return {.name = "rg-linkcheck",
+            .priority = BackgroundPriority::idle,
+            .interval = tick,
+            .min_backoff = std::chrono::seconds{5},
+            .max_backoff = std::chrono::seconds{60}};
+}
+
+}  // namespace
+
+HealthWorker::HealthWorker(const Config& config, const SnapshotStore& snapshots,
+                           LinkHealthStats& stats, const std::string& version)
+    : config_(config.linkcheck),
+      snapshots_(snapshots),
+      stats_(stats),
+      limiter_(steady_, config.linkcheck.host_gap),
+      fetcher_(make_curl_fetcher(fetcher_options(config.linkcheck, version))),
+      store_(make_pg_health_store(config.database_url)),
+      worker_(worker_options(config.linkcheck), [this] { return round(); }) {}
+
+HealthWorker::~HealthWorker() { stop(); }
+
+void HealthWorker::stop() {
+    stopping_.store(true);
+    worker_.stop();
+}
+
+void HealthWorker::pace(const std::string& host) {
+    auto until = std::chrono::steady_clock::now() + limiter_.reserve(host);
+    while (!stopping_.load() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+}
+
+void HealthWorker::refresh_counts() {
+    auto counts = store_->state_counts();
+    for (Finding f : kAllFindings) {
+        auto it = counts.find(f);
+        stats_.links[static_cast<std::size_t>(f)].store(it == counts.end() ? 0 : it->second);
+    }
+}
+
+RoundOutcome HealthWorker::round() {
+    try {
+        if (!store_->try_lock()) {
+            if (leading_) log::info("linkcheck_standby", {});
+            leading_ = false;
+            refresh_counts();
+            return RoundOutcome::done;
+        }
+        if (!leading_) log::info("linkcheck_leader", {});
+        leading_ = true;
+        auto snapshot = snapshots_.current();
+        if (!snapshot) return RoundOutcome::done;
+        auto now = whole_seconds(clock_.now());
+        auto targets = check_targets(*snapshot, now);
+        std::vector<std::int64_t> ids;
+        for (const auto& t : targets) ids.push_back(t.link_id);
+        auto due = due_links(store_->plan(ids), now, config_.interval);
+        std::set<std::int64_t> due_set(due.begin(), due.end());
+        LinkChecker checker(
+            *fetcher_, *store_, clock_, config_.confirm_after,
+            [this](const std::string& host) { pace(host); }, &stats_);
+        for (const auto& t : targets) {
+            if (stopping_.load()) break;
+            if (due_set.count(t.link_id) != 0) checker.check(t);
+        }
+        refresh_counts();
+        return RoundOutcome::done;
+    } catch (const std::exception& e) {
+        log::warn("linkcheck_failed", {{"error", e.what()}});
+        return RoundOutcome::failed;
+    }
+}
+
+}  // namespace refgate::linkcheck

@@ -1,0 +1,225 @@
+// One hop over libcurl. The host is resolved here, once, and checked; curl is then told to use
+// exactly that address (CURLOPT_RESOLVE) and every socket it opens is checked against it, so a
+// second DNS answer can never take the request somewhere else.
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+#include <cstring>
+#include <mutex>
+
+#include "refgate/domain/link_check_plan.hpp"
+#include "refgate/linkcheck/fetcher.hpp"
+
+namespace refgate::linkcheck {
+namespace {
+
+struct CurlDeleter {
+    void operator()(CURL* c) const { curl_easy_cleanup(c); }
+};
+struct SlistDeleter {
+    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+struct Transfer {
+    std::string body;
+    std::size_t max_body = 0;
+    bool capped = false;
+    IpBytes pinned{};
+    bool socket_refused = false;
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* t = static_cast<Transfer*>(user);
+    std::size_t n = size * count;
+    std::size_t room = t->max_body - t->body.size();
+    if (n > room) {
+        t->body.append(data, room);
+        t->capped = true;
+        return 0;  // stops the transfer: the rest of a large page is never read
+    }
+    t->body.append(data, n);
+    return n;
+}
+
+std::optional<IpBytes> sockaddr_ip(const sockaddr* sa) {
+    IpBytes out{};
+    if (sa->sa_family == AF_INET) {
+        out[10] = 0xff;
+        out[11] = 0xff;
+        std::memcpy(out.data() + 12, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
+        return out;
+    }
+    if (sa->sa_family == AF_INET6) {
+        std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
+        return out;
+    }
+    return std::nullopt;
+}
+
+curl_socket_t open_socket(void* user, curlsocktype, curl_sockaddr* address) {
+    auto* t = static_cast<Transfer*>(user);
+    auto ip = sockaddr_ip(&address->addr);
+    if (!ip || *ip != t->pinned) {
+        t->socket_refused = true;
+        return CURL_SOCKET_BAD;
+    }
+    return ::socket(address->family, address->socktype, address->protocol);
+}
+
+std::string ip_text(const IpBytes& ip) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    bool v4 = std::all_of(ip.begin(), ip.begin() + 10, [](auto b) { return b == 0; }) &&
+              ip[10] == 0xff && ip[11] == 0xff;
+    if (v4) return inet_ntop(AF_INET, ip.data() + 12, buf, sizeof buf);
+    return inet_ntop(AF_INET6, ip.data(), buf, sizeof buf);
+}
+
+HopFailure failure_of(CURLcode code) {
+    switch (code) {
+        case CURLE_COULDNT_RESOLVE_HOST:
+            return HopFailure::dns;
+        case CURLE_OPERATION_TIMEDOUT:
+            return HopFailure::timeout;
+        case CURLE_COULDNT_CONNECT:
+            return HopFailure::connect;
+        case CURLE_SSL_CONNECT_ERROR:
+        case CURLE_PEER_FAILED_VERIFICATION:
+        case CURLE_SSL_CERTPROBLEM:
+        case CURLE_SSL_CIPHER:
+        case CURLE_SSL_CACERT_BADFILE:
+        case CURLE_SSL_ISSUER_ERROR:
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+        case CURLE_SSL_INVALIDCERTSTATUS:
+            return HopFailure::tls;
+        default:
+            return HopFailure::other;
+    }
+}
+
+class CurlFetcher final : public HopFetcher {
+  public:
+    explicit CurlFetcher(FetcherOptions options) : options_(std::move(options)) {
+        static std::once_flag once;
+        std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    }
+
+    HopResult fetch(const std::string& url) override {
+        HopResult result{.hop = {.url = url}};
+        auto parsed = boost::urls::parse_uri(url);
+        if (!parsed || parsed->encoded_host().empty()) {
+            result.hop.failure = HopFailure::other;
+            return result;
+        }
+        std::string host(parsed->encoded_host());
+        bool https = parsed->scheme_id() == boost::urls::scheme::https;
+        std::uint16_t port = parsed->has_port() ? parsed->port_number() : (https ? 443 : 80);
+        bool allowed = false;
+        auto address = resolve(host, port, allowed);
+        if (!address) {
+            result.hop.failure = HopFailure::dns;
+            return result;
+        }
+        result.hop.address = ip_text(*address);
+        if (!allowed && !public_address(*address)) {
+            result.hop.failure = HopFailure::ssrf;
+            return result;
+        }
+        transfer(url, host, port, *address, result);
+        return result;
+    }
+
+  private:
+    // The address the host is pinned to; `allowed` when it is a test entry of the resolve list.
+    std::optional<IpBytes> resolve(const std::string& host, std::uint16_t port, bool& allowed) {
+        std::string bare = host;
+        if (bare.size() > 2 && bare.front() == '[') bare = bare.substr(1, bare.size() - 2);
+        if (auto literal = parse_ip(bare)) return literal;
+        for (const auto& e : options_.resolve) {
+            if (e.host == host && e.port == port) {
+                allowed = true;
+                return parse_ip(e.address);
+            }
+        }
+        addrinfo hints{};
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        addrinfo* found = nullptr;
+        if (::getaddrinfo(bare.c_str(), nullptr, &hints, &found) != 0 || found == nullptr)
+            return std::nullopt;
+        auto ip = sockaddr_ip(found->ai_addr);
+        ::freeaddrinfo(found);
+        return ip;
+    }
+
+    void transfer(const std::string& url, const std::string& host, std::uint16_t port,
+                  const IpBytes& address, HopResult& result);
+
+    FetcherOptions options_;
+};
+
+void CurlFetcher::transfer(const std::string& url, const std::string& host, std::uint16_t port,
+                           const IpBytes& address, HopResult& result) {
+    std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
+    std::string ip = ip_text(address);
+    std::string bare = host.front() == '[' ? host.substr(1, host.size() - 2) : host;
+    std::string pin = bare + ":" + std::to_string(port) + ":" +
+                      (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip);
+    std::unique_ptr<curl_slist, SlistDeleter> resolve(curl_slist_append(nullptr, pin.c_str()));
+    Transfer t{.max_body = options_.max_body, .pinned = address};
+    CURL* c = curl.get();
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_RESOLVE, resolve.get());
+    // No proxy from the environment (http_proxy, ...): the connection goes to the pinned address.
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
+    curl_easy_setopt(
+        c, CURLOPT_CONNECTTIMEOUT_MS,
+        static_cast<long>(std::min(options_.connect_timeout, options_.timeout).count()));
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+    if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &t);
+    CURLcode code = curl_easy_perform(c);
+    if (t.socket_refused) {
+        result.hop.failure = HopFailure::ssrf;
+        return;
+    }
+    if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && t.capped)) {
+        result.hop.failure = failure_of(code);
+        return;
+    }
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    result.hop.status = static_cast<int>(status);
+    char* primary = nullptr;
+    if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &primary) == CURLE_OK && primary != nullptr &&
+        parse_ip(primary) != address) {
+        result.hop = Hop{.url = url, .failure = HopFailure::ssrf, .address = primary};
+        return;
+    }
+    char* location = nullptr;
+    if (status >= 300 && status < 400 &&
+        curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location) == CURLE_OK && location != nullptr)
+        result.hop.location = location;
+    result.body = std::move(t.body);
+    result.body_capped = t.capped;
+}
+
+}  // namespace
+
+std::unique_ptr<HopFetcher> make_curl_fetcher(FetcherOptions options) {
+    return std::make_unique<CurlFetcher>(std::move(options));
+}
+
+}  // namespace refgate::linkcheck

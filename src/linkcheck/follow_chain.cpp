@@ -1,0 +1,61 @@
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+
+#include "refgate/linkcheck/fetcher.hpp"
+
+namespace refgate::linkcheck {
+namespace {
+
+// The host of an http or https URL; empty for anything else.
+std::string web_host(const std::string& url) {
+    auto parsed = boost::urls::parse_uri(url);
+    if (!parsed || (parsed->scheme_id() != boost::urls::scheme::https &&
+                    parsed->scheme_id() != boost::urls::scheme::http))
+        return "";
+    return std::string(parsed->encoded_host());
+}
+
+bool points_back(const Chain& chain, const std::string& location) {
+    for (const auto& hop : chain.hops) {
+        if (hop.url == location) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::string user_agent(const std::string& version, const std::string& contact_url) {
+    std::string ua = "refgate-linkcheck/" + version;
+    if (!contact_url.empty()) ua += " (+" + contact_url + ")";
+    return ua;
+}
+
+Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace) {
+    Chain chain;
+    std::string next = url;
+    while (true) {
+        std::string host = web_host(next);
+        if (host.empty()) {
+            chain.hops.push_back(Hop{.url = next, .failure = HopFailure::scheme});
+            return chain;
+        }
+        if (pace) pace(host);
+        HopResult r = fetcher.fetch(next);
+        chain.hops.push_back(r.hop);
+        const Hop& hop = chain.hops.back();
+        bool redirect = hop.failure == HopFailure::none && hop.status >= 300 && hop.status < 400 &&
+                        !hop.location.empty();
+        if (!redirect) {
+            if (hop.failure == HopFailure::none) {
+                chain.body_bytes = r.body.size();
+                chain.body_capped = r.body_capped;
+                chain.body = std::move(r.body);
+            }
+            return chain;
+        }
+        if (chain.hops.size() >= kMaxHops || points_back(chain, hop.location)) return chain;
+        next = hop.location;
+    }
+}
+
+}  // namespace refgate::linkcheck

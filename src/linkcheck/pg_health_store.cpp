@@ -1,0 +1,150 @@
+#include <pqxx/pqxx>
+
+#include "refgate/linkcheck/health_store.hpp"
+#include "refgate/pg/connection.hpp"
+
+namespace refgate::linkcheck {
+namespace {
+
+// The advisory lock of the checker (the flusher's lock uses another key).
+constexpr std::int64_t kCheckerLock = 0x7265666c6e6b6368;  // "reflnkch"
+
+std::optional<SysSeconds> time_of(const pqxx::field& f) {
+    if (f.is_null()) return std::nullopt;
+    return SysSeconds{std::chrono::seconds{f.as<std::int64_t>()}};
+}
+
+std::int64_t unix_of(SysSeconds t) { return t.time_since_epoch().count(); }
+
+class PgHealthStore final : public HealthStore {
+  public:
+    explicit PgHealthStore(std::string url) : url_(std::move(url)) {}
+
+    std::optional<HealthRecord> record(std::int64_t link_id) override {
+        pqxx::work tx(connection());
+        auto rows = tx.exec_params(
+            "SELECT state, detail, extract(epoch FROM since)::bigint, pending_state, "
+            "pending_detail, extract(epoch FROM confirm_at)::bigint "
+            "FROM refgate_link_health WHERE link_id = $1",
+            link_id);
+        tx.commit();
+        if (rows.empty()) return std::nullopt;
+        const auto& row = rows[0];
+        HealthRecord r;
+        r.state = {parse_finding(row[0].c_str()).value_or(Finding::ok), row[1].c_str()};
+        r.since = *time_of(row[2]);
+        if (!row[3].is_null()) {
+            r.pending = Verdict{parse_finding(row[3].c_str()).value_or(Finding::ok),
+                                row[4].is_null() ? "" : row[4].c_str()};
+            r.confirm_at = time_of(row[5]);
+        }
+        return r;
+    }
+
+    void save(const CheckReport& c) override {
+        pqxx::work tx(connection());
+        const auto& r = c.record;
+        std::string chain = chain_json(c.chain).dump();
+        std::string pending_state, pending_detail;
+        std::int64_t confirm_at = -1;  // none
+        if (r.pending) {
+            pending_state = std::string(to_string(r.pending->finding));
+            pending_detail = r.pending->detail;
+            if (r.confirm_at) confirm_at = unix_of(*r.confirm_at);
+        }
+        tx.exec_params(
+            "INSERT INTO refgate_link_health (link_id, state, detail, since, pending_state, "
+            "pending_detail, confirm_at, checked_at, last_finding, last_detail, chain) "
+            "VALUES ($1, $2, $3, to_timestamp($4), NULLIF($5, ''), CASE WHEN $5 = '' THEN NULL "
+            "ELSE $6 END, CASE WHEN $7 < 0 THEN NULL ELSE to_timestamp($7) END, to_timestamp($8), "
+            "$9, $10, $11::jsonb) ON CONFLICT (link_id) DO UPDATE SET state = $2, detail = $3, "
+            "since = to_timestamp($4), pending_state = EXCLUDED.pending_state, "
+            "pending_detail = EXCLUDED.pending_detail, confirm_at = EXCLUDED.confirm_at, "
+            "checked_at = to_timestamp($8), last_finding = $9, "
+            "last_detail = $10, chain = $11::jsonb",
+            c.link_id, std::string(to_string(r.state.finding)), r.state.detail, unix_of(r.since),
+            pending_state, pending_detail, confirm_at, unix_of(c.at),
+            std::string(to_string(c.seen.finding)), c.seen.detail, chain);
+        tx.exec_params(
+            "INSERT INTO refgate_link_health_checks (link_id, checked_at, finding, detail, "
+            "duration_ms, chain) VALUES ($1, to_timestamp($2), $3, $4, $5, $6::jsonb)",
+            c.link_id, unix_of(c.at), std::string(to_string(c.seen.finding)), c.seen.detail,
+            static_cast<int>(c.duration.count()), chain);
+        tx.exec_params(
+            "DELETE FROM refgate_link_health_checks WHERE link_id = $1 AND id NOT IN (SELECT id "
+            "FROM refgate_link_health_checks WHERE link_id = $1 ORDER BY id DESC LIMIT $2)",
+            c.link_id, kHistoryPerLink);
+        tx.commit();
+    }
+
+    std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) override {
+        std::map<std::int64_t, PlanLink> found;
+        for (auto id : link_ids) found[id] = PlanLink{.id = id};
+        pqxx::work tx(connection());
+        for (const auto& row :
+             tx.exec("SELECT link_id, extract(epoch FROM checked_at)::bigint, "
+                     "extract(epoch FROM confirm_at)::bigint FROM refgate_link_health")) {
+            auto it = found.find(row[0].as<std::int64_t>());
+            if (it == found.end()) continue;
+            it->second.last_checked = time_of(row[1]);
+            it->second.confirm_at = time_of(row[2]);
+        }
+        tx.commit();
+        std::vector<PlanLink> out;
+        for (auto& [id, link] : found) out.push_back(link);
+        return out;
+    }
+
+    std::map<Finding, std::int64_t> state_counts() override {
+        std::map<Finding, std::int64_t> counts;
+        pqxx::work tx(connection());
+        for (const auto& row :
+             tx.exec("SELECT state, count(*) FROM refgate_link_health GROUP BY state")) {
+            if (auto f = parse_finding(row[0].c_str())) counts[*f] = row[1].as<std::int64_t>();
+        }
+        tx.commit();
+        return counts;
+    }
+
+    bool try_lock() override {
+        if (locked_ && conn_ && conn_->is_open()) return true;
+        pqxx::nontransaction tx(connection());
+        locked_ = tx.exec_params("SELECT pg_try_advisory_lock($1)", kCheckerLock)[0][0].as<bool>();
+        return locked_;
+    }
+
+  private:
+    pqxx::connection& connection() {
+        if (!conn_ || !conn_->is_open() || !pg::still_open(*conn_)) {
+            locked_ = false;
+            conn_.reset();
+            conn_ = pg::connect(url_);
+        }
+        return *conn_;
+    }
+
+    std::string url_;
+    std::unique_ptr<pqxx::connection> conn_;
+    bool locked_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<HealthStore> make_pg_health_store(const std::string& database_url) {
+    return std::make_unique<PgHealthStore>(database_url);
+}
+
+nlohmann::json chain_json(const Chain& chain) {
+    nlohmann::json hops = nlohmann::json::array();
+    for (const auto& hop : chain.hops) {
+        nlohmann::json h = {{"url", hop.url}};
+        if (hop.failure == HopFailure::none) h["status"] = hop.status;
+        if (!hop.location.empty()) h["location"] = hop.location;
+        if (hop.failure != HopFailure::none) h["failure"] = to_string(hop.failure);
+        if (!hop.address.empty()) h["address"] = hop.address;
+        hops.push_back(std::move(h));
+    }
+    return hops;
+}
+
+}  // namespace refgate::linkcheck

@@ -1,0 +1,169 @@
+#include "refgate/domain/link_health.hpp"
+
+#include <catch2/catch.hpp>
+
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace link_health_test {
+
+using namespace refgate;
+
+namespace {
+
+Partner shop() {
+    Partner p;
+    p.slug = "shop";
+    p.ref_param = "ref";
+    p.ref_code = "picks42";
+    p.allowed_domains = {"shop.example"};
+    return p;
+}
+
+const std::string kDestination = "https://shop.example/p/widget";
+
+Hop redirect(std::string url, std::string location) {
+    return Hop{.url = std::move(url), .status = 302, .location = std::move(location)};
+}
+
+Hop answer(std::string url, int status = 200) {
+    return Hop{.url = std::move(url), .status = status};
+}
+
+Verdict judge(std::vector<Hop> hops, std::string body = "") {
+    Chain chain{.hops = std::move(hops), .body = std::move(body)};
+    return judge_chain(chain, kDestination, shop());
+}
+
+}  // namespace
+
+TEST_CASE("a chain that keeps the referral code to a product page is ok", "[linkhealth]") {
+    auto v = judge({redirect("https://shop.example/p/widget?ref=picks42",
+                             "https://www.shop.example/p/widget?ref=picks42&lang=en"),
+                    answer("https://www.shop.example/p/widget?ref=picks42&lang=en")});
+    CHECK(v == Verdict{Finding::ok, ""});
+}
+
+TEST_CASE("a final URL without the referral parameter, or with another code, is code_dropped",
+          "[linkhealth]") {
+    CHECK(judge({redirect("https://shop.example/p/widget?ref=picks42",
+                          "https://shop.example/p/widget"),
+                 answer("https://shop.example/p/widget")}) ==
+          Verdict{Finding::code_dropped, "missing"});
+    CHECK(judge({answer("https://shop.example/p/widget?ref=someone-else")}) ==
+          Verdict{Finding::code_dropped, "other_code"});
+    CHECK(judge({answer("https://shop.example/p/widget?ref")}) ==
+          Verdict{Finding::code_dropped, "other_code"});
+}
+
+TEST_CASE("a product link that lands on the site root is homepage", "[linkhealth]") {
+    CHECK(judge({redirect("https://shop.example/p/widget?ref=picks42",
+                          "https://shop.example/?ref=picks42"),
+                 answer("https://shop.example/?ref=picks42")}) == Verdict{Finding::homepage, ""});
+    // A link to the root itself is not.
+    Chain root{.hops = {answer("https://shop.example/?ref=picks42")}};
+    CHECK(judge_chain(root, "https://shop.example/", shop()).finding == Finding::ok);
+}
+
+TEST_CASE("a final host outside the partner's domains is moved", "[linkhealth]") {
+    CHECK(judge({redirect("https://shop.example/p/widget?ref=picks42",
+                          "https://other.example/p/widget?ref=picks42"),
+                 answer("https://other.example/p/widget?ref=picks42")}) ==
+          Verdict{Finding::moved, "other.example"});
+}
+
+TEST_CASE("HTTP errors and transfer failures are broken, naming which", "[linkhealth]") {
+    CHECK(judge({answer("https://shop.example/p/widget?ref=picks42", 404)}) ==
+          Verdict{Finding::broken, "http_404"});
+    CHECK(judge({answer("https://shop.example/p/widget?ref=picks42", 503)}) ==
+          Verdict{Finding::broken, "http_503"});
+    for (auto failure :
+         {HopFailure::dns, HopFailure::tls, HopFailure::connect, HopFailure::timeout}) {
+        Hop hop{.url = "https://shop.example/p/widget?ref=picks42", .failure = failure};
+        CHECK(judge({hop}) == Verdict{Finding::broken, std::string(to_string(failure))});
+    }
+}
+
+TEST_CASE("a hop the checker may not follow is refused, not broken", "[linkhealth]") {
+    Hop ssrf{.url = "https://10.0.0.1/admin", .failure = HopFailure::ssrf};
+    CHECK(judge({redirect("https://shop.example/p/widget?ref=picks42", ssrf.url), ssrf}) ==
+          Verdict{Finding::refused, "ssrf"});
+    Hop scheme{.url = "ftp://shop.example/x", .failure = HopFailure::scheme};
+    CHECK(judge({scheme}) == Verdict{Finding::refused, "scheme"});
+}
+
+TEST_CASE("a repeated URL is a loop; ten redirects without an answer too many hops",
+          "[linkhealth]") {
+    CHECK(judge({redirect("https://shop.example/a", "https://shop.example/b"),
+                 redirect("https://shop.example/b", "https://shop.example/a"),
+                 redirect("https://shop.example/a", "https://shop.example/b")}) ==
+          Verdict{Finding::redirect_loop, "loop"});
+    std::vector<Hop> hops;
+    for (int i = 0; i < 10; ++i) {
+        hops.push_back(redirect("https://shop.example/" + std::to_string(i),
+                                "https://shop.example/" + std::to_string(i + 1)));
+    }
+    CHECK(judge(hops) == Verdict{Finding::redirect_loop, "too_many_hops"});
+}
+
+TEST_CASE("a page whose schema.org offer is out of stock is unavailable", "[linkhealth]") {
+    const std::string url = "https://shop.example/p/widget?ref=picks42";
+    std::string json_ld = R"(<html><script type="application/ld+json">
+      {"@context": "https://schema.org", "@type": "Product", "name": "Widget",
+       "offers": {"@type": "Offer", "availability": "https://schema.org/OutOfStock"}}
+    </script></html>)";
+    CHECK(judge({answer(url)}, json_ld) == Verdict{Finding::unavailable, "OutOfStock"});
+    std::string graph = R"(<script type='application/ld+json'>{"@graph": [{"@type": "Product",
+      "offers": [{"availability": {"@id": "schema:Discontinued"}}]}]}</script>)";
+    CHECK(judge({answer(url)}, graph) == Verdict{Finding::unavailable, "Discontinued"});
+    std::string micro = R"(<div itemscope itemtype="https://schema.org/Offer">
+      <link itemprop="availability" href="https://schema.org/SoldOut"/></div>)";
+    CHECK(judge({answer(url)}, micro) == Verdict{Finding::unavailable, "SoldOut"});
+    std::string in_stock = R"(<script type="application/ld+json">{"offers":
+      {"availability": "https://schema.org/InStock"}}</script><p>OutOfStock</p>)";
+    CHECK(judge({answer(url)}, in_stock).finding == Finding::ok);
+    CHECK(judge({answer(url)}, "<script type=\"application/ld+json\">{broken").finding ==
+          Finding::ok);
+}
+
+TEST_CASE("finding names read back as the same finding", "[linkhealth]") {
+    for (Finding f : kAllFindings) CHECK(parse_finding(to_string(f)) == f);
+    CHECK_FALSE(parse_finding("fine").has_value());
+}
+
+}  // namespace link_health_test
+
+namespace link_health_test {
+
+using namespace std::chrono_literals;
+
+TEST_CASE("a finding counts only when a check an hour later sees it again", "[linkhealth]") {
+    const SysSeconds t0{std::chrono::seconds{1'800'000'000}};
+    const Verdict dropped{Finding::code_dropped, "missing"};
+    auto r = next_record(std::nullopt, {Finding::ok, ""}, t0, 1h);
+    CHECK(r.state.finding == Finding::ok);
+    r = next_record(r, dropped, t0 + 1min, 1h);
+    CHECK(r.state.finding == Finding::ok);
+    REQUIRE(r.pending == dropped);
+    CHECK(r.confirm_at == t0 + 61min);
+    // A check before the hour is up does not confirm it.
+    r = next_record(r, dropped, t0 + 30min, 1h);
+    CHECK(r.state.finding == Finding::ok);
+    r = next_record(r, dropped, t0 + 61min, 1h);
+    CHECK(r.state == dropped);
+    CHECK(r.since == t0 + 61min);
+    CHECK_FALSE(r.pending.has_value());
+    // One good answer ends it at once.
+    r = next_record(r, {Finding::ok, ""}, t0 + 2h, 1h);
+    CHECK(r.state.finding == Finding::ok);
+}
+
+TEST_CASE("a flaky answer followed by a different one confirms nothing", "[linkhealth]") {
+    const SysSeconds t0{std::chrono::seconds{1'800'000'000}};
+    auto r = next_record(std::nullopt, {Finding::broken, "timeout"}, t0, 1h);
+    CHECK(r.state.finding == Finding::ok);
+    r = next_record(r, {Finding::homepage, ""}, t0 + 1h, 1h);
+    CHECK(r.state.finding == Finding::ok);
+    CHECK(r.pending->finding == Finding::homepage);
+    CHECK(r.confirm_at == t0 + 2h);
+}
+
+}  // namespace link_health_test
