@@ -277,6 +277,12 @@ Status ClickSender::refresh_salts() {
         if (!salt) return salt.fault();
         salts_.set(day, *salt);
     }
+    if (!salts_loaded_) {
+        // Until now unique estimates were not sampled and split rules drew with a key of this
+        // process's own; from now on both use the fleet's daily salt.
+        log::info("daily_salts_loaded", {{"day", today}});
+        salts_loaded_ = true;
+    }
     next_salt_check_ = now + kSaltCheckInterval;
     return done();
 }

@@ -133,7 +133,9 @@ TEST_CASE("readers are sent to their country's store through a trusted X-Forward
     CHECK(f.location("192.0.2.1", kIphone) == "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
     CHECK(f.location("192.0.2.1", kBrowser, "fr-CH, fr;q=0.9") ==
           "https://www.amazon.fr/dp/B0X?tag=picks-fr");
-    // The split: one reader keeps their branch; many readers see both.
+    // The split: one reader keeps their branch (drawn with the fleet's daily salt, which the
+    // process has a moment after start); many readers see both.
+    REQUIRE(f.service->wait_for_log("daily_salts_loaded"));
     std::string first = f.location("192.0.2.44");
     CHECK(f.location("192.0.2.44") == first);
     std::set<std::string> seen;

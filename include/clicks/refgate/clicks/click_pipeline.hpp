@@ -97,6 +97,7 @@ class ClickSender {
     bool unreplicated_ = false;  // the last round's batches lacked replica acknowledgements
     bool started_ = false;
     std::chrono::steady_clock::time_point next_salt_check_{};
+    bool salts_loaded_ = false;  // logged once: from then on uniques and splits use the shared key
     std::chrono::steady_clock::time_point next_drop_log_{};
     PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
