@@ -82,12 +82,14 @@ CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::s
 
 CounterKey CounterKey::targeting(std::int64_t link, std::int32_t d, ClickClass cls,
                                  std::string_view country, unsigned rule, unsigned branch) {
-    char text[24] = {'@', 'X', 'X', ':'};
+    // "@CC:" + two numbers of at most 10 digits and a dot always fit.
+    char text[4 + 10 + 1 + 10] = {'@', 'X', 'X', ':'};
+    char* const end = text + sizeof text;
     if (country.size() == 2) std::memcpy(text + 1, country.data(), 2);
-    char* p = std::to_chars(text + 4, text + sizeof text, rule).ptr;
-    if (branch != 0) {
+    char* p = std::to_chars(text + 4, end, rule).ptr;
+    if (branch != 0 && p != end) {
         *p++ = '.';
-        p = std::to_chars(p, text + sizeof text, branch).ptr;
+        p = std::to_chars(p, end, branch).ptr;
     }
     return CounterKey(link, d, cls, std::string_view(text, static_cast<std::size_t>(p - text)));
 }
