@@ -1,14 +1,13 @@
 #include "session.hpp"
 
 #include <sys/socket.h>
-#include <time.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
 #include <exception>
 
-#include "refgate/domain/time.hpp"
 #include "refgate/runtime/log.hpp"
 #include "wire.hpp"
 
@@ -17,63 +16,13 @@ namespace {
 
 // Up to this many connections on a thread, each keeps its buffers while it waits (lean()).
 constexpr std::size_t kKeepBuffersUpTo = 256;
-// Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
-constexpr std::size_t kReadSlack = 8 * 1024;
 // Responses to pipelined requests are gathered up to this size before they are written.
 constexpr std::size_t kMaxPendingOutput = 64 * 1024;
 // After a response that closes the connection, unread input is drained this long, so that the
 // kernel does not reset the connection before the client has read the response.
 constexpr std::chrono::milliseconds kLingerTime{1000};
 
-// The wall clock as of the kernel's last tick: the Date header, read several times a request.
-std::int64_t coarse_unix_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    return ts.tv_sec;
-}
-
 }  // namespace
-
-SteadyClock::time_point coarse_steady_now() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return SteadyClock::time_point(std::chrono::duration_cast<SteadyClock::duration>(
-        std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
-}
-
-SessionBuffers::SessionBuffers(const HttpLimits& limits)
-    : input(limits.max_header_bytes + kReadSlack) {
-    storage.arena.reserve(limits.max_header_bytes);
-}
-
-std::unique_ptr<SessionBuffers> BufferPool::take() {
-    if (spare_.empty()) return std::make_unique<SessionBuffers>(limits_);
-    auto buffers = std::move(spare_.back());
-    spare_.pop_back();
-    return buffers;
-}
-
-void BufferPool::give_back(std::unique_ptr<SessionBuffers> buffers) {
-    if (spare_.size() >= kMaxSpare || buffers->output.capacity() > kMaxKeptCapacity ||
-        buffers->response.body().capacity() > kMaxKeptCapacity ||
-        buffers->storage.body.capacity() > kMaxKeptCapacity) {
-        return;
-    }
-    buffers->input.clear();
-    buffers->output.clear();
-    buffers->storage.reset();
-    buffers->response.reset();
-    spare_.push_back(std::move(buffers));
-}
-
-std::string_view ThreadContext::http_date() {
-    std::int64_t now = coarse_unix_seconds();
-    if (now != date_second) {
-        format_http_date(now, date);
-        date_second = now;
-    }
-    return {date, sizeof date};
-}
 
 Session::Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext& context,
                  ListenerState& listener, Handler& handler, BufferPool& pool)
@@ -434,22 +383,40 @@ void Session::write_output() {
         error_code ec;
         socket_.set_option(tcp::no_delay(true), ec);
     }
+    // An answer nearly always fits the socket's send buffer: one send() writes it, with no Asio
+    // operation to allocate, start and complete through the scheduler. The rest of a large one
+    // goes out through async_write.
+    ssize_t n = ::send(socket_.native_handle(), output().data(), output().size(),
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        close_now();
+        return;
+    }
+    auto sent = static_cast<std::size_t>(std::max<ssize_t>(n, 0));
+    if (sent == output().size()) {
+        written();
+        return;
+    }
     writing_ = true;
     arm(limits_.write_timeout);
-    asio::async_write(socket_, asio::buffer(output()),
+    asio::async_write(socket_, asio::buffer(output().data() + sent, output().size() - sent),
                       [self = shared_from_this()](error_code ec, std::size_t) {
                           self->writing_ = false;
-                          self->output().clear();
                           if (ec) {
                               self->close_now();
                               return;
                           }
-                          if (self->closing_) {
-                              self->linger_close();
-                          } else {
-                              self->process();
-                          }
+                          self->written();
                       });
+}
+
+void Session::written() {
+    output().clear();
+    if (closing_) {
+        linger_close();
+    } else {
+        process();
+    }
 }
 
 // A close with input unread makes the kernel reset the connection, and a reset can destroy the

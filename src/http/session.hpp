@@ -130,6 +130,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     void answer_unavailable(std::string_view reason);
     void serialize(bool head, bool keep_alive);
     void write_output();
+    void written();
     void linger_close();
     void drain();
     void close_now();
