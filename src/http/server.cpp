@@ -24,11 +24,12 @@ asio::ip::address resolve_host(const std::string& host) {
     return address;
 }
 
-void accept_loop(ThreadContext& context, ListenerState& listener, tcp::acceptor& acceptor,
-                 tcp::endpoint& peer, Handler& handler, BufferPool& pool) {
+void accept_loop(ThreadContext& context, std::uint8_t index) {
+    ListenerState& listener = *context.listeners[index];
+    tcp::endpoint& peer = context.peers[index];
     // The peer's address comes with accept(): no getpeername() per connection.
-    acceptor.async_accept(peer, [&context, &listener, &acceptor, &peer, &handler, &pool](
-                                    error_code ec, tcp::socket socket) {
+    context.acceptors[index]->async_accept(peer, [&context, &listener, &peer, index](
+                                                     error_code ec, tcp::socket socket) {
         if (ec == asio::error::operation_aborted || context.stopping) return;
         if (ec) {
             log::warn("accept_failed",
@@ -41,10 +42,11 @@ void accept_loop(ThreadContext& context, ListenerState& listener, tcp::acceptor&
             error_code ignored;
             socket.close(ignored);
         } else {
-            std::make_shared<Session>(std::move(socket), peer, context, listener, handler, pool)
+            std::make_shared<Session>(std::move(socket), peer_address(peer), peer.address().is_v6(),
+                                      context, index)
                 ->start();
         }
-        accept_loop(context, listener, acceptor, peer, handler, pool);
+        accept_loop(context, index);
     });
 }
 
@@ -151,14 +153,13 @@ void Server::start() {
     for (auto& context : impl_->contexts) {
         for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
             context->handlers.push_back(impl_->listeners[i]->options.handler_factory());
+            context->listeners.push_back(impl_->listeners[i].get());
         }
         context->peers.resize(impl_->listeners.size());
         for (const auto& listener : impl_->listeners)
             context->pools.emplace_back(listener->options.limits);
-        for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
-            accept_loop(*context, *impl_->listeners[i], *context->acceptors[i], context->peers[i],
-                        *context->handlers[i], context->pools[i]);
-        }
+        for (std::size_t i = 0; i < impl_->listeners.size(); ++i)
+            accept_loop(*context, static_cast<std::uint8_t>(i));
     }
     for (auto& context : impl_->contexts) {
         impl_->threads.emplace_back([this, ctx = context.get()] {
@@ -182,6 +183,7 @@ void Server::shutdown(std::chrono::milliseconds timeout) {
             // stop() may close a session, which removes it from the set: iterate over a copy.
             std::vector<Session*> sessions(ctx->sessions.begin(), ctx->sessions.end());
             for (Session* s : sessions) s->stop();
+            ctx->parking.close_all();
             ctx->work.reset();
         });
     }

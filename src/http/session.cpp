@@ -24,27 +24,34 @@ constexpr std::chrono::milliseconds kLingerTime{1000};
 
 }  // namespace
 
-Session::Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext& context,
-                 ListenerState& listener, Handler& handler, BufferPool& pool)
+PeerAddress peer_address(const tcp::endpoint& remote) {
+    auto address = remote.address();
+    return {address.is_v6()
+                ? address.to_v6().to_bytes()
+                : asio::ip::make_address_v6(asio::ip::v4_mapped, address.to_v4()).to_bytes()};
+}
+
+Session::Session(tcp::socket socket, const PeerAddress& peer, bool v6, ThreadContext& context,
+                 std::uint8_t listener)
     : socket_(std::move(socket)),
       timer_(context.ioc),
       context_(context),
-      listener_(listener),
-      limits_(listener.options.limits),
-      handler_(handler),
-      pool_(pool) {
+      listener_(*context.listeners[listener]),
+      limits_(listener_.options.limits),
+      handler_(*context.handlers[listener]),
+      pool_(context.pools[listener]),
+      peer_(peer),
+      listener_index_(listener),
+      v6_(v6) {
     context_.sessions.insert(this);
-    auto address = remote.address();
-    peer_.bytes = address.is_v6()
-                      ? address.to_v6().to_bytes()
-                      : asio::ip::make_address_v6(asio::ip::v4_mapped, address.to_v4()).to_bytes();
 }
 
 Session::~Session() {
     parser_.reset();  // it refers to the storage
     if (buffers_) pool_.give_back(std::move(buffers_));
+    if (idle_listed_) context_.parking.not_waiting(*this);
     context_.sessions.erase(this);
-    listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    if (!parked_) listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void Session::start() {
@@ -60,7 +67,9 @@ void Session::start() {
 // With few connections on the thread, a waiting one keeps its buffers and waits in a read, as
 // it always did (the cheapest path per request). With many, it waits without them: then most
 // are idle, and their buffers are what the memory would go to.
-bool Session::lean() const { return context_.sessions.size() > kKeepBuffersUpTo; }
+bool Session::lean() const {
+    return context_.sessions.size() + context_.parking.parked() > kKeepBuffersUpTo;
+}
 
 void Session::stop() {
     stopping_ = true;
@@ -107,9 +116,12 @@ void Session::read_more() {
         return;
     }
     if (!buffers_) buffers_ = pool_.take();
+    if (waiting) context_.parking.waiting(*this);
     std::size_t space = input().max_size() - input().size();
     socket_.async_read_some(input().prepare(space),
                             [self = shared_from_this()](error_code ec, std::size_t n) {
+                                if (self->parked_) return;
+                                self->context_.parking.not_waiting(*self);
                                 self->input().commit(n);
                                 // A read may complete after stop() closed the connection:
                                 // answering (and counting) it then would reach nobody.
@@ -129,7 +141,10 @@ void Session::read_more() {
 void Session::wait_readable() {
     parser_.reset();
     pool_.give_back(std::move(buffers_));
+    context_.parking.waiting(*this);
     socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
+        if (self->parked_) return;  // the socket went to the parking, which wakes it
+        self->context_.parking.not_waiting(*self);
         if (ec || self->closed_) {
             self->close_now();
             return;
@@ -453,9 +468,40 @@ void Session::drain() {
                             });
 }
 
+// Waited kParkAfter for a next request among many connections (IdleParking::sweep): the buffers
+// go back to the pool, the socket to the parking, and this Session ends (its pending read or
+// wait and its timer are cancelled).
+void Session::park() {
+    parser_.reset();
+    if (buffers_) pool_.give_back(std::move(buffers_));
+    error_code ec;
+    int fd = socket_.release(ec);
+    if (ec) {
+        close_now();
+        return;
+    }
+    parked_ = true;
+    closed_ = true;
+    timer_.cancel();
+    context_.parking.park({.fd = fd,
+                           .v6 = v6_,
+                           .no_delay = no_delay_,
+                           .listener = listener_index_,
+                           .peer = peer_,
+                           .deadline = deadline_});
+}
+
+void Session::resume(SteadyClock::time_point deadline, bool no_delay) {
+    no_delay_ = no_delay;
+    deadline_ = deadline;
+    wait_timer();
+    receive();
+}
+
 void Session::close_now() {
     if (closed_) return;
     closed_ = true;
+    if (idle_listed_) context_.parking.not_waiting(*this);
     error_code ec;
     socket_.close(ec);
     timer_.cancel();

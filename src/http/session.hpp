@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "parking.hpp"
 #include "refgate/http/request_parser.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/runtime/log_limiter.hpp"
@@ -50,6 +51,8 @@ class BufferPool {
     std::unique_ptr<SessionBuffers> take();
     // Buffers that grew past kMaxKeptCapacity (a large admin answer) are freed, not kept.
     void give_back(std::unique_ptr<SessionBuffers> buffers);
+    // Frees spare buffers beyond `keep`; how many were freed.
+    std::size_t shrink_to(std::size_t keep);
 
   private:
     static constexpr std::size_t kMaxSpare = 256;
@@ -62,6 +65,8 @@ class Session;
 
 // Everything of one I/O thread: its io_context, and per listener its acceptor, handler and
 // buffer pool.
+struct ListenerState;
+
 struct ThreadContext {
     // Declared before the io_context: sessions still queued in it deregister and give their
     // buffers back on destruction.
@@ -69,6 +74,13 @@ struct ThreadContext {
     std::deque<BufferPool> pools;  // one per listener
     asio::io_context ioc{1};
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+    IdleParking parking{ioc, [this](const ParkedConnection& c) { wake(c); },
+                        [this](const ParkedConnection& c) { expire(c); },
+                        [this](std::size_t n) { shrink_pools(n); }};
+    SteadyClock::time_point last_trim{};
+    std::size_t freed_since_trim = 0;                       // buffers
+    std::size_t parked_since_trim = 0;                      // sessions
+    std::vector<ListenerState*> listeners;                  // one per listener
     std::vector<std::unique_ptr<Handler>> handlers;         // one per listener
     std::vector<std::unique_ptr<tcp::acceptor>> acceptors;  // one per listener
     std::vector<tcp::endpoint> peers;  // one per listener: the address accept() reports
@@ -79,6 +91,14 @@ struct ThreadContext {
 
     // The Date header's value, formatted once a second.
     std::string_view http_date();
+    // A parked connection has something to read: a new Session takes it up.
+    void wake(const ParkedConnection& connection);
+    // A parked connection was closed (its read timeout, or the server stops).
+    void expire(const ParkedConnection& connection);
+    // `parked` connections were parked: the pools keep a few spare buffers, not one per
+    // connection that had them, and the memory their Sessions and buffers held goes back to the
+    // system (at most once a second).
+    void shrink_pools(std::size_t parked);
 };
 
 struct ListenerState {
@@ -91,19 +111,26 @@ struct ListenerState {
     LogLimiter handler_error_log{std::chrono::seconds{10}};
 };
 
+// The peer's address as refgate stores it (IPv4 as IPv4-mapped IPv6).
+PeerAddress peer_address(const tcp::endpoint& remote);
+
 // A connection: read -> parse -> handle -> write, pipelined requests answered in order in one
 // write, one deadline timer, no strand (it lives on one thread).
 class Session final : public std::enable_shared_from_this<Session> {
   public:
-    Session(tcp::socket socket, const tcp::endpoint& remote, ThreadContext& context,
-            ListenerState& listener, Handler& handler, BufferPool& pool);
+    Session(tcp::socket socket, const PeerAddress& peer, bool v6, ThreadContext& context,
+            std::uint8_t listener);
     ~Session();
 
     void start();
+    // Takes up a parked connection (its socket is readable) until `deadline`.
+    void resume(SteadyClock::time_point deadline, bool no_delay);
     // The server is stopping: an idle connection closes now, a busy one after its response.
     void stop();
 
   private:
+    friend class IdleParking;
+    void park();
     void arm(std::chrono::milliseconds timeout);
     void wait_timer();
     void read_more();
@@ -148,6 +175,14 @@ class Session final : public std::enable_shared_from_this<Session> {
     std::unique_ptr<SessionBuffers> buffers_;
     std::optional<RequestParser> parser_;
     PeerAddress peer_;
+    // Waiting for a next request among many connections: listed in the thread's IdleParking.
+    Session* idle_prev_ = nullptr;
+    Session* idle_next_ = nullptr;
+    SteadyClock::time_point idle_since_;
+    std::uint8_t listener_index_;
+    bool v6_;
+    bool idle_listed_ = false;
+    bool parked_ = false;  // the socket went to the parking: the connection is still open
     bool header_checked_ = false;
     bool rearm_read_ = false;  // a 100 Continue went out: the body gets a full read timeout
     std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request

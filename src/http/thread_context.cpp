@@ -1,4 +1,6 @@
+#include <malloc.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "refgate/domain/time.hpp"
 #include "session.hpp"
@@ -10,6 +12,12 @@ namespace {
 
 // Bytes read but not yet parsed may exceed a full header by this much (pipelined requests).
 constexpr std::size_t kReadSlack = 8 * 1024;
+// With connections parked, each listener's pool keeps this many spare buffers.
+constexpr std::size_t kSpareWhenParking = 32;
+// malloc_trim() after this many buffers were freed or Sessions parked, at most every kTrimEvery.
+constexpr std::size_t kTrimAfterFreed = 32;
+constexpr std::size_t kTrimAfterParked = 1024;
+constexpr std::chrono::seconds kTrimEvery{1};
 
 // The wall clock as of the kernel's last tick: the Date header, read several times a request.
 std::int64_t coarse_unix_seconds() {
@@ -59,6 +67,43 @@ std::string_view ThreadContext::http_date() {
         date_second = now;
     }
     return {date, sizeof date};
+}
+
+void ThreadContext::wake(const ParkedConnection& c) {
+    tcp::socket socket(ioc);
+    error_code ec;
+    socket.assign(c.v6 ? tcp::v6() : tcp::v4(), c.fd, ec);
+    if (ec) {
+        ::close(c.fd);
+        expire(c);
+        return;
+    }
+    std::make_shared<Session>(std::move(socket), c.peer, c.v6, *this, c.listener)
+        ->resume(c.deadline, c.no_delay);
+}
+
+std::size_t BufferPool::shrink_to(std::size_t keep) {
+    std::size_t freed = spare_.size() > keep ? spare_.size() - keep : 0;
+    spare_.resize(spare_.size() - freed);
+    return freed;
+}
+
+void ThreadContext::shrink_pools(std::size_t parked) {
+    for (auto& pool : pools) freed_since_trim += pool.shrink_to(kSpareWhenParking);
+    parked_since_trim += parked;
+    auto now = coarse_steady_now();
+    if (freed_since_trim < kTrimAfterFreed && parked_since_trim < kTrimAfterParked) return;
+    if (now - last_trim < kTrimEvery) return;
+    // Freed buffers and Sessions are holes in the heap that malloc keeps resident; malloc_trim
+    // hands their pages back (about a millisecond, only after a crowd of connections went idle).
+    malloc_trim(0);
+    last_trim = now;
+    freed_since_trim = 0;
+    parked_since_trim = 0;
+}
+
+void ThreadContext::expire(const ParkedConnection& c) {
+    listeners[c.listener]->stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace refgate::http

@@ -18,7 +18,7 @@
 #
 # Parts: redirect (refgate vs nginx under wrk, A B A B, medians), flush (`refgate flush` of
 # 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
-# from the snapshot file), micro (Catch2 BENCHMARKs, allocations per redirect) and idle (RSS per
+# from the snapshot file), micro (Catch2 BENCHMARKs, allocations per redirect) and idle (memory per
 # 1,000 idle keep-alive connections, refgate vs nginx, fresh processes). Everything runs
 # on 127.0.0.1 with servers of its own under .state/bench (PostgreSQL 54379, Redis 63849, refgate
 # 18380/18390, nginx 18381; REFGATE_BENCH_PORT_SHIFT=N adds N to each), all stopped at the end
@@ -662,10 +662,24 @@ startup_part() {
 
 # ------------------------------------------------------------------- idle
 
-# RSS per 1,000 idle keep-alive connections, each server freshly started (one thread / worker):
+# Waits until PID has used no CPU for a second (at most SECONDS): refgate's start-up work in the
+# background (the scanner's ASN ranges 20 s after start, the country ranges) allocates memory of
+# its own, which must not land in the idle connections' figure.
+wait_cpu_quiet() {
+  local pid=$1 limit=$2 start=$SECONDS last=-1 now
+  while ((SECONDS - start < limit)); do
+    now=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || return 0
+    [[ $now == "$last" ]] && return 0
+    last=$now
+    sleep 1
+  done
+  NOTES+=("idle: refgate was still busy $limit s after start; its figure may include start-up work")
+}
+
+# Memory per 1,000 idle keep-alive connections, each server freshly started (one thread / worker):
 # issue 22 asks for no more than nginx's. The limits are raised for this part only.
 idle_part() {
-  have_time 90 "idle" || return 0
+  have_time 150 "idle" || return 0
   log "idle: $IDLE_CONNECTIONS keep-alive connections per server, one request each"
   local n=$IDLE_CONNECTIONS
   ulimit -n $((n + 1024)) 2>/dev/null || die "cannot raise the open-file limit to $((n + 1024))"
@@ -678,6 +692,8 @@ idle_part() {
   for server in refgate nginx; do
     if [[ $server == refgate ]]; then
       REFGATE_MAX_CONNECTIONS=$((n + 100)) start_refgate_serve 1
+      sleep 21 # past the scanner's ASN ranges walk's start (src/app/scanner.cpp)
+      wait_cpu_quiet "$RG_PID" 30
     else
       NGINX_CONNECTIONS=$((n + 100)) start_nginx 1
     fi

@@ -81,8 +81,11 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
     refgate::http::ThreadContext context;
     refgate::http::ListenerState listener;
     listener.options.name = "fuzz";
-    CountingHandler handler;
-    refgate::http::BufferPool pool(listener.options.limits);
+    auto owned = std::make_unique<CountingHandler>();
+    CountingHandler& handler = *owned;
+    context.listeners.push_back(&listener);
+    context.handlers.push_back(std::move(owned));
+    context.pools.emplace_back(listener.options.limits);
     tcp::acceptor acceptor(context.ioc, {asio::ip::make_address("127.0.0.1"), 0});
     Exchange out;
     Client client{tcp::socket(context.ioc), input, pieces, 0, {}, out};
@@ -91,8 +94,9 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
     tcp::socket server_side(context.ioc);
     acceptor.accept(server_side, remote);
     listener.stats.open_connections.fetch_add(1);
-    std::make_shared<refgate::http::Session>(std::move(server_side), remote, context, listener,
-                                             handler, pool)
+    std::make_shared<refgate::http::Session>(std::move(server_side),
+                                             refgate::http::peer_address(remote),
+                                             remote.address().is_v6(), context, 0)
         ->start();
     client.write_next();
     client.read_next();

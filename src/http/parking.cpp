@@ -1,0 +1,193 @@
+#include "parking.hpp"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "refgate/runtime/log.hpp"
+#include "session.hpp"
+
+namespace refgate::http {
+namespace {
+
+std::uint64_t token_of(std::uint32_t index, std::uint32_t generation) {
+    return (std::uint64_t{generation} << 32) | index;
+}
+
+}  // namespace
+
+IdleParking::IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire,
+                         ParkedSome parked_some)
+    : ioc_(ioc),
+      wake_(std::move(wake)),
+      expire_(std::move(expire)),
+      parked_some_(std::move(parked_some)),
+      sweep_timer_(ioc) {}
+
+IdleParking::~IdleParking() {
+    for (auto& slot : slots_) {
+        if (slot.used) ::close(slot.connection.fd);
+    }
+    // Sessions still listed are destroyed after this (a forced stop): they find themselves
+    // unlisted and do not call back.
+    for (Session* s = head_; s != nullptr; s = s->idle_next_) s->idle_listed_ = false;
+}
+
+void IdleParking::waiting(Session& s) {
+    s.idle_since_ = coarse_steady_now();
+    s.idle_prev_ = tail_;
+    s.idle_next_ = nullptr;
+    (tail_ != nullptr ? tail_->idle_next_ : head_) = &s;
+    tail_ = &s;
+    s.idle_listed_ = true;
+    schedule_sweep();
+}
+
+void IdleParking::not_waiting(Session& s) {
+    if (!s.idle_listed_) return;
+    (s.idle_prev_ != nullptr ? s.idle_prev_->idle_next_ : head_) = s.idle_next_;
+    (s.idle_next_ != nullptr ? s.idle_next_->idle_prev_ : tail_) = s.idle_prev_;
+    s.idle_prev_ = s.idle_next_ = nullptr;
+    s.idle_listed_ = false;
+}
+
+void IdleParking::schedule_sweep() {
+    if (sweep_armed_ || closed_) return;
+    sweep_armed_ = true;
+    sweep_timer_.expires_after(kParkAfter);
+    sweep_timer_.async_wait([this](boost::system::error_code ec) {
+        sweep_armed_ = false;
+        if (!ec && !closed_) sweep();
+    });
+}
+
+// Parks the sessions that waited kParkAfter or longer, and closes the parked connections whose
+// read timeout passed.
+void IdleParking::sweep() {
+    auto now = coarse_steady_now();
+    std::size_t parked_now = 0;
+    while (head_ != nullptr && head_->lean() && now - head_->idle_since_ >= kParkAfter) {
+        Session& s = *head_;
+        not_waiting(s);
+        s.park();
+        ++parked_now;
+    }
+    if (parked_now > 0) parked_some_(parked_now);
+    while (!by_deadline_.empty()) {
+        Slot* slot = take(by_deadline_.front());
+        if (slot == nullptr) {  // woken since
+            by_deadline_.pop_front();
+            continue;
+        }
+        if (slot->connection.deadline > now) break;
+        by_deadline_.pop_front();
+        ParkedConnection c = slot->connection;
+        release(static_cast<std::uint32_t>(slot - slots_.data()));
+        ::close(c.fd);  // leaves the epoll set with it
+        expire_(c);
+    }
+    if (head_ != nullptr || parked_ > 0) schedule_sweep();
+}
+
+void IdleParking::park(const ParkedConnection& c) {
+    if (closed_) {
+        ::close(c.fd);
+        expire_(c);
+        return;
+    }
+    if (!epoll_) {
+        int fd = ::epoll_create1(EPOLL_CLOEXEC);
+        if (fd >= 0) epoll_.emplace(ioc_, fd);
+    }
+    std::uint32_t index;
+    if (!free_.empty()) {
+        index = free_.back();
+        free_.pop_back();
+    } else {
+        index = static_cast<std::uint32_t>(slots_.size());
+        slots_.emplace_back();
+    }
+    Slot& slot = slots_[index];
+    slot.connection = c;
+    slot.used = true;
+    ++slot.generation;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = token_of(index, slot.generation);
+    if (!epoll_ || ::epoll_ctl(epoll_->native_handle(), EPOLL_CTL_ADD, c.fd, &ev) != 0) {
+        // Out of memory or descriptors: the connection is closed like one that timed out.
+        if (park_failures_.allow()) log::warn("park_failed", {{"error", std::strerror(errno)}});
+        free_slot(index);
+        ::close(c.fd);
+        expire_(c);
+        return;
+    }
+    ++parked_;
+    by_deadline_.push_back(ev.data.u64);
+    watch();
+    schedule_sweep();
+}
+
+void IdleParking::watch() {
+    if (watching_ || !epoll_ || closed_) return;
+    watching_ = true;
+    epoll_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                       [this](boost::system::error_code ec) {
+                           watching_ = false;
+                           if (ec || closed_) return;
+                           wake_ready();
+                           if (parked_ > 0) watch();
+                       });
+}
+
+// Every parked socket with something to read (a request, or the client's close) gets a Session.
+void IdleParking::wake_ready() {
+    std::array<epoll_event, 64> events;
+    int fd = epoll_->native_handle();
+    int n = ::epoll_wait(fd, events.data(), static_cast<int>(events.size()), 0);
+    for (int i = 0; i < n; ++i) {
+        Slot* slot = take(events[static_cast<std::size_t>(i)].data.u64);
+        if (slot == nullptr) continue;
+        ParkedConnection c = slot->connection;
+        ::epoll_ctl(fd, EPOLL_CTL_DEL, c.fd, nullptr);
+        release(static_cast<std::uint32_t>(slot - slots_.data()));
+        wake_(c);
+    }
+}
+
+IdleParking::Slot* IdleParking::take(std::uint64_t token) {
+    auto index = static_cast<std::uint32_t>(token);
+    if (index >= slots_.size()) return nullptr;
+    Slot& slot = slots_[index];
+    if (!slot.used || slot.generation != static_cast<std::uint32_t>(token >> 32)) return nullptr;
+    return &slot;
+}
+
+void IdleParking::free_slot(std::uint32_t index) {
+    slots_[index].used = false;
+    free_.push_back(index);
+}
+
+void IdleParking::release(std::uint32_t index) {
+    free_slot(index);
+    --parked_;
+}
+
+void IdleParking::close_all() {
+    closed_ = true;
+    sweep_timer_.cancel();
+    if (epoll_) epoll_->cancel();
+    for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+        if (!slots_[i].used) continue;
+        ParkedConnection c = slots_[i].connection;
+        release(i);
+        ::close(c.fd);
+        expire_(c);
+    }
+    by_deadline_.clear();
+}
+
+}  // namespace refgate::http

@@ -1,0 +1,97 @@
+#pragma once
+
+// Idle keep-alive connections, parked. With many connections on a thread (Session::lean()), one
+// that has waited for its next request longer than kParkAfter gives up its Session, its timer
+// and Asio's reactor state: the thread keeps only its socket in an epoll set of its own and a
+// slot of a few dozen bytes. When the socket becomes readable (a request, or the client's
+// close), a new Session takes it up where the old one stopped. The read timeout still holds: a
+// parked connection is closed within one sweep after its deadline.
+//
+// Busy connections never get here (they wait far less than kParkAfter), so parking costs them
+// nothing; an idle one costs the thread ~40 bytes instead of its Session (~600), two pending
+// operations and the reactor's descriptor state.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "refgate/http/request.hpp"
+#include "refgate/runtime/log_limiter.hpp"
+
+namespace refgate::http {
+
+class Session;
+
+// What a parked connection keeps.
+struct ParkedConnection {
+    int fd = -1;
+    bool v6 = false;
+    bool no_delay = false;  // TCP_NODELAY is set
+    std::uint8_t listener = 0;
+    PeerAddress peer;
+    std::chrono::steady_clock::time_point deadline;  // its read timeout
+};
+
+class IdleParking {
+  public:
+    // `wake` takes a parked connection back (a new Session); `expire` closes one whose read
+    // timeout passed or that cannot be watched (its listener's open-connection count);
+    // `parked_some` runs after a sweep that parked connections, with their number.
+    using Wake = std::function<void(const ParkedConnection&)>;
+    using Expire = std::function<void(const ParkedConnection&)>;
+    using ParkedSome = std::function<void(std::size_t)>;
+    static constexpr std::chrono::milliseconds kParkAfter{100};
+
+    IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire, ParkedSome parked_some);
+    ~IdleParking();
+    IdleParking(const IdleParking&) = delete;
+    IdleParking& operator=(const IdleParking&) = delete;
+
+    // A lean session starts or stops waiting for its next request (intrusive list, in order).
+    void waiting(Session& session);
+    void not_waiting(Session& session);
+    // Takes the socket of a connection whose Session lets it go.
+    void park(const ParkedConnection& connection);
+    std::size_t parked() const { return parked_; }
+    // The server stops: every parked connection is expired, nothing more is parked or woken.
+    void close_all();
+
+  private:
+    struct Slot {
+        ParkedConnection connection;
+        std::uint32_t generation = 0;
+        bool used = false;
+    };
+    void schedule_sweep();
+    void sweep();
+    void watch();
+    void wake_ready();
+    Slot* take(std::uint64_t token);
+    void free_slot(std::uint32_t index);
+    void release(std::uint32_t index);
+
+    boost::asio::io_context& ioc_;
+    Wake wake_;
+    Expire expire_;
+    ParkedSome parked_some_;
+    Session* head_ = nullptr;  // waiting the longest
+    Session* tail_ = nullptr;
+    boost::asio::steady_timer sweep_timer_;
+    bool sweep_armed_ = false;
+    std::optional<boost::asio::posix::stream_descriptor> epoll_;  // the parked sockets' set
+    bool watching_ = false;
+    bool closed_ = false;
+    std::vector<Slot> slots_;
+    std::vector<std::uint32_t> free_;
+    std::deque<std::uint64_t> by_deadline_;  // tokens in park order (deadlines nearly in order)
+    std::size_t parked_ = 0;
+    LogLimiter park_failures_{std::chrono::seconds{10}};
+};
+
+}  // namespace refgate::http
