@@ -261,6 +261,11 @@ TEST_CASE("the platform comes from a few substrings of the User-Agent", "[target
     CHECK(platform_of("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0)") == Platform::desktop);
     CHECK(platform_of("curl/8.0") == Platform::unknown);
     CHECK(platform_of("") == Platform::unknown);
+    // Wherever the substrings stand: iOS before Android before desktop.
+    CHECK(platform_of("X11; Android; iPod") == Platform::ios);
+    CHECK(platform_of("CrOS Android") == Platform::android);
+    CHECK(platform_of("Linux") == Platform::desktop);
+    CHECK(platform_of("iPhon Androi Window X1 Cr Linu Macintos") == Platform::unknown);
 }
 
 TEST_CASE("the preferred language is the Accept-Language tag with the highest q-value",
