@@ -126,7 +126,12 @@ CounterRows counter_rows(std::int64_t bucket, const BucketCounts& counts, bool t
     auto parsed = parse_counts(bucket, counts);
     std::erase_if(parsed, [&](const auto& p) { return p.first.is_targeting() != targeting; });
     auto row_key = [](const CounterKey& k) {
-        return std::make_tuple(k.link_id, k.day, k.channel_view());
+        const TargetDimension& t = k.target_dimension();
+        return k.is_targeting()
+                   ? std::make_tuple(k.link_id, k.day, std::string_view{}, k.target_country(),
+                                     t.rule, t.branch)
+                   : std::make_tuple(k.link_id, k.day, k.channel_view(), std::string_view{},
+                                     std::uint16_t{0}, std::uint16_t{0});
     };
     std::sort(parsed.begin(), parsed.end(),
               [&](const auto& a, const auto& b) { return row_key(a.first) < row_key(b.first); });

@@ -82,30 +82,68 @@ CounterKey::CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::s
 
 CounterKey CounterKey::targeting(std::int64_t link, std::int32_t d, ClickClass cls,
                                  std::string_view country, unsigned rule, unsigned branch) {
-    // "@CC:" + two numbers of at most 10 digits and a dot always fit.
-    char text[4 + 10 + 1 + 10] = {'@', 'X', 'X', ':'};
-    char* const end = text + sizeof text;
-    if (country.size() == 2) std::memcpy(text + 1, country.data(), 2);
-    char* p = std::to_chars(text + 4, end, rule).ptr;
-    if (branch != 0 && p != end) {
-        *p++ = '.';
-        p = std::to_chars(p, end, branch).ptr;
-    }
-    return CounterKey(link, d, cls, std::string_view(text, static_cast<std::size_t>(p - text)));
+    CounterKey key;
+    key.link_id = link;
+    key.day = d;
+    key.click_class = static_cast<std::uint8_t>(cls);
+    key.targeting_counter = true;
+    key.target = TargetDimension{{'X', 'X'}, 0, 0};
+    auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+    if (country.size() == 2 && upper(country[0]) && upper(country[1]))
+        key.target.country = {country[0], country[1]};
+    key.target.rule = static_cast<std::uint16_t>(std::min(rule, 999u));
+    key.target.branch = static_cast<std::uint16_t>(std::min(branch, 999u));
+    return key;
 }
 
-// "@DE:0", "@XX:3", "@FR:4.2": what CounterKey::targeting() writes.
-bool valid_target_tag(std::string_view tag) {
+namespace {
+
+// "@DE:0", "@XX:3", "@FR:4.2": a target in the field's channel place. Into `out` (at least 12
+// bytes); returns the end.
+char* write_target(const TargetDimension& t, char* out) {
+    char* const end = out + 12;
+    *out++ = '@';
+    *out++ = t.country[0];
+    *out++ = t.country[1];
+    *out++ = ':';
+    out = std::to_chars(out, end, t.rule).ptr;
+    if (t.branch != 0) {
+        *out++ = '.';
+        out = std::to_chars(out, end, t.branch).ptr;
+    }
+    return out;
+}
+
+// The inverse of write_target, for exactly the form it writes.
+bool parse_target(std::string_view tag, TargetDimension& out) {
     if (tag.size() < 5 || tag.size() > 12 || tag[0] != '@' || tag[3] != ':') return false;
     if (tag[1] < 'A' || tag[1] > 'Z' || tag[2] < 'A' || tag[2] > 'Z') return false;
     auto rest = tag.substr(4);
     auto dot = rest.find('.');
-    auto number = [](std::string_view n) {
+    auto number = [](std::string_view n, std::uint16_t& value) {
         if (n.empty() || n.size() > 3 || (n.size() > 1 && n[0] == '0')) return false;
-        return std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; });
+        if (!std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            return false;
+        std::from_chars(n.data(), n.data() + n.size(), value);
+        return true;
     };
-    if (dot == std::string_view::npos) return number(rest);
-    return number(rest.substr(0, dot)) && number(rest.substr(dot + 1)) && rest[dot + 1] != '0';
+    TargetDimension t{{tag[1], tag[2]}, 0, 0};
+    if (dot == std::string_view::npos) {
+        if (!number(rest, t.rule)) return false;
+    } else if (!number(rest.substr(0, dot), t.rule) || !number(rest.substr(dot + 1), t.branch) ||
+               t.branch == 0) {
+        return false;
+    }
+    out = t;
+    return true;
+}
+
+}  // namespace
+
+std::string CounterKey::target_rule() const {
+    char text[12];
+    char* end = write_target(target, text);
+    return std::string(text + 4, end);
 }
 
 std::string CounterKey::field() const {
@@ -120,8 +158,12 @@ std::size_t CounterKey::write_field(char* out) const {
     format_day(day, day_text);
     p = std::copy_n(day_text, kDayLength, p);
     *p++ = '|';
-    auto ch = channel_view();
-    p = std::copy(ch.begin(), ch.end(), p);
+    if (targeting_counter) {
+        p = write_target(target, p);
+    } else {
+        auto ch = channel_view();
+        p = std::copy(ch.begin(), ch.end(), p);
+    }
     *p++ = '|';
     auto cls = to_string(static_cast<ClickClass>(click_class));
     p = std::copy(cls.begin(), cls.end(), p);
@@ -163,9 +205,16 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     auto channel = field.substr(b + 1, c - b - 1);
     auto cls = field.substr(c + 1);
     auto parsed = parse_click_class(cls);
-    if (!parsed || !(valid_channel(channel) || valid_target_tag(channel))) return false;
-    out = CounterKey(link, static_cast<std::int32_t>(sys_days{ymd}.time_since_epoch().count()),
-                     *parsed, channel);
+    if (!parsed) return false;
+    auto day_number = static_cast<std::int32_t>(sys_days{ymd}.time_since_epoch().count());
+    if (valid_channel(channel)) {
+        out = CounterKey(link, day_number, *parsed, channel);
+        return true;
+    }
+    TargetDimension target{};
+    if (!parse_target(channel, target)) return false;
+    out = CounterKey::targeting(link, day_number, *parsed, {}, target.rule, target.branch);
+    out.target.country = target.country;
     return true;
 }
 

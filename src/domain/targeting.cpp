@@ -10,10 +10,6 @@ char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c 
 bool alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-bool contains(std::string_view text, std::string_view part) noexcept {
-    return text.find(part) != std::string_view::npos;
-}
-
 std::string_view trim(std::string_view s) noexcept {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -135,13 +131,42 @@ std::string_view platform_name(Platform platform) {
 }
 
 Platform platform_of(std::string_view ua) noexcept {
-    if (contains(ua, "iPhone") || contains(ua, "iPad") || contains(ua, "iPod"))
-        return Platform::ios;
-    if (contains(ua, "Android")) return Platform::android;
-    if (contains(ua, "Windows") || contains(ua, "Macintosh") || contains(ua, "X11") ||
-        contains(ua, "CrOS") || contains(ua, "Linux"))
-        return Platform::desktop;
-    return Platform::unknown;
+    // One pass over the User-Agent (it runs on every redirect through rules): each substring
+    // starts with one of seven letters; iOS wins over Android, which wins over desktop (an
+    // Android agent also says "Linux").
+    bool android = false, desktop = false;
+    for (std::size_t i = 0; i < ua.size(); ++i) {
+        std::string_view rest = ua.substr(i);
+        switch (ua[i]) {
+            case 'i':
+                if (rest.starts_with("iPhone") || rest.starts_with("iPad") ||
+                    rest.starts_with("iPod"))
+                    return Platform::ios;
+                break;
+            case 'A':
+                android = android || rest.starts_with("Android");
+                break;
+            case 'W':
+                desktop = desktop || rest.starts_with("Windows");
+                break;
+            case 'M':
+                desktop = desktop || rest.starts_with("Macintosh");
+                break;
+            case 'X':
+                desktop = desktop || rest.starts_with("X11");
+                break;
+            case 'C':
+                desktop = desktop || rest.starts_with("CrOS");
+                break;
+            case 'L':
+                desktop = desktop || rest.starts_with("Linux");
+                break;
+            default:
+                break;
+        }
+    }
+    if (android) return Platform::android;
+    return desktop ? Platform::desktop : Platform::unknown;
 }
 
 std::string_view preferred_language(std::string_view header) noexcept {

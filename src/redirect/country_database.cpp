@@ -2,7 +2,13 @@
 
 #include <maxminddb.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <unordered_map>
+
 #include "mmdb_lookup.hpp"
+#include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/log.hpp"
 
 namespace refgate {
 namespace {
@@ -10,6 +16,17 @@ namespace {
 CountryCode code_of(const MMDB_entry_data_s& data) noexcept {
     if (!data.has_data || data.type != MMDB_DATA_TYPE_UTF8_STRING || data.data_size != 2) return 0;
     return country_code(std::string_view(data.utf8_string, 2));
+}
+
+CountryCode entry_country(MMDB_entry_s& entry) noexcept {
+    MMDB_entry_data_s data{};
+    if (MMDB_get_value(&entry, &data, "country", "iso_code", nullptr) == MMDB_SUCCESS) {
+        if (CountryCode code = code_of(data)) return code;
+    }
+    data = MMDB_entry_data_s{};
+    if (MMDB_get_value(&entry, &data, "country_code", nullptr) == MMDB_SUCCESS)
+        return code_of(data);
+    return 0;
 }
 
 }  // namespace
@@ -22,17 +39,79 @@ CountryDatabase::~CountryDatabase() { MMDB_close(db_.get()); }
 
 CountryCode CountryDatabase::country_of(const IpBytes& address) const noexcept {
     MMDB_lookup_result_s result = mmdb_lookup(*db_, address);
-    if (!result.found_entry) return 0;
-    MMDB_entry_data_s data{};
-    if (MMDB_get_value(&result.entry, &data, "country", "iso_code", nullptr) == MMDB_SUCCESS) {
-        if (CountryCode code = code_of(data)) return code;
-    }
-    data = MMDB_entry_data_s{};
-    if (MMDB_get_value(&result.entry, &data, "country_code", nullptr) == MMDB_SUCCESS)
-        return code_of(data);
-    return 0;
+    return result.found_entry ? entry_country(result.entry) : 0;
+}
+
+std::optional<CountryRanges> CountryDatabase::ranges(std::stop_token stop) const {
+    constexpr Address128 kV4Last = 0xffffffffu;
+    constexpr Address128 kMapped = Address128{0xffff} << 32;
+    constexpr Address128 k6to4 = Address128{0x2002} << 112;
+    CountryRanges out;
+    // libmaxminddb refuses IPv6 lookups in an IPv4 database: those addresses have no country.
+    // In an IPv6 one, IPv4 (and IPv4-mapped) addresses are looked up in the IPv4 subtree, ::/96,
+    // which IPv4-compatible addresses reach too, and often 6to4 ones through an alias: those are
+    // answered from the IPv4 table instead of being repeated in the IPv6 one.
+    const bool v6 = db_->metadata.ip_version == 6;
+    auto v4_root = mmdb_node_at(*db_, 0, 96);
+    const bool six_to_four = v6 && v4_root && mmdb_node_at(*db_, k6to4, 16) == v4_root;
+    out.alias_ipv4(v6, six_to_four);
+    auto enter = [&](Address128 prefix, int depth) {
+        // Mapped addresses never reach the IPv6 table.
+        return !(depth == 96 && prefix == kMapped) &&
+               !(six_to_four && depth == 16 && prefix == k6to4);
+    };
+    std::unordered_map<std::uint32_t, CountryCode> seen;  // data offset -> country
+    auto leaf = [&](Address128 first, Address128 last, MMDB_entry_s& e) {
+        auto [it, inserted] = seen.try_emplace(e.offset, 0);
+        if (inserted) it->second = entry_country(e);
+        if (first <= kV4Last) {
+            out.add_v4(static_cast<std::uint32_t>(first),
+                       static_cast<std::uint32_t>(std::min(last, kV4Last)), it->second);
+            if (last <= kV4Last) return;
+        }
+        if (v6) out.add_v6(first, last, it->second);
+    };
+    if (!mmdb_walk(*db_, stop, leaf, enter)) return std::nullopt;
+    out.finish();
+    return out;
 }
 
 std::string CountryDatabase::describe() const { return mmdb_describe(*db_); }
+
+CountryLookupBox::~CountryLookupBox() = default;
+
+void CountryLookupBox::publish(std::shared_ptr<const CountryDatabase> database) {
+    flatten_ = {};  // a walk of an older database stops before this one is published
+    const CountryDatabase* db = database.get();
+    Published<CountryLookup>::publish(std::move(database));
+    if (db == nullptr) return;
+    auto delay = std::exchange(delay_, std::chrono::milliseconds{0});
+    flatten_ = std::jthread([this, db, delay](std::stop_token stop) {
+        become_background_thread("country_ranges", BackgroundPriority::low);
+        if (delay.count() > 0) {
+            std::mutex mutex;
+            std::unique_lock lock(mutex);
+            std::condition_variable_any().wait_for(lock, stop, delay, [] { return false; });
+        }
+        // Held here so that the walk reads a database that is still open.
+        auto held = current();
+        if (stop.stop_requested() || held.get() != db) return;
+        auto start = std::chrono::steady_clock::now();
+        auto ranges = db->ranges(stop);
+        if (!ranges) {
+            if (!stop.stop_requested())
+                log::error("country_ranges_failed",
+                           {{"detail",
+                             "the country database's tree is malformed; each lookup "
+                             "walks it"}});
+            return;
+        }
+        std::size_t size = ranges->size(), bytes = ranges->bytes();
+        if (!publish_over(std::make_shared<const CountryRanges>(std::move(*ranges)), db)) return;
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+        log::info("country_ranges", {{"ranges", size}, {"bytes", bytes}, {"ms", ms.count()}});
+    });
+}
 
 }  // namespace refgate

@@ -7,26 +7,7 @@
 namespace refgate {
 namespace {
 
-struct TargetingFields {
-    std::string_view user_agent, accept_language, forwarded_for;
-};
-
-TargetingFields targeting_fields(const http::Request& request) {
-    TargetingFields out;
-    if (request.fields == nullptr) return out;
-    for (const auto& field : *request.fields) {
-        std::string_view* slot = nullptr;
-        if (field.name.size() == 10 && http::iequals(field.name, "User-Agent")) {
-            slot = &out.user_agent;
-        } else if (field.name.size() == 15 && http::iequals(field.name, "Accept-Language")) {
-            slot = &out.accept_language;
-        } else if (field.name.size() == 15 && http::iequals(field.name, "X-Forwarded-For")) {
-            slot = &out.forwarded_for;
-        }
-        if (slot != nullptr && slot->data() == nullptr) *slot = field.value;
-    }
-    return out;
-}
+const std::vector<IpNetwork> kNoProxies;
 
 }  // namespace
 
@@ -38,40 +19,36 @@ ReaderTargeting::ReaderTargeting(const TargetingSources& sources) : sources_(sou
 }
 
 Target ReaderTargeting::choose(const Snapshot& snapshot, const LinkEntry& entry,
-                               const http::Request& request, std::int64_t unix_seconds) {
-    TargetingFields fields = targeting_fields(request);
-    static const std::vector<IpNetwork> kNoProxies;
-    const auto& proxies = sources_.trusted_proxies ? *sources_.trusted_proxies : kNoProxies;
-    IpBytes address = client_address(request.peer.bytes, fields.forwarded_for, proxies);
-    ReaderTraits reader{0, platform_of(fields.user_agent),
-                        preferred_language(fields.accept_language)};
+                               ReaderRequest& request, std::int64_t unix_seconds) {
+    ReaderTraits reader{0, platform_of(request.user_agent),
+                        preferred_language(request.accept_language)};
     last_country_ = 0;
     looked_up_ = false;
     if (entry.country_rules && countries_) {
         if (const CountryLookup* countries = countries_->get()) {
-            reader.country = last_country_ = countries->country_of(address);
+            reader.country = last_country_ = countries->country_of(request.address);
             looked_up_ = true;
         }
     }
     auto reader_key = [&] {
         std::int32_t day = utc_day(unix_seconds);
         SaltKey key;
-        if (!salts_ || !salts_->get(day, key)) {
-            key = own_key_;
-            for (int i = 0; i < 4; ++i) key[i] ^= static_cast<std::uint8_t>(day >> (8 * i));
-        }
-        return unique_hash(key, address, fields.user_agent, entry.id);
+        // The day's salt gives the unique estimate's hash, which the click's sample reuses.
+        if (salts_ && salts_->get(day, key)) return request.hash(key, entry.id);
+        key = own_key_;
+        for (int i = 0; i < 4; ++i) key[i] ^= static_cast<std::uint8_t>(day >> (8 * i));
+        return unique_hash(key, request.address, request.user_agent, entry.id);
     };
     return snapshot.target(entry, reader, reader_key);
 }
 
-CountryCode ReaderTargeting::country_of(const http::Request& request) {
+CountryCode ReaderTargeting::country_of(const ReaderRequest& reader) {
     const CountryLookup* countries = countries_ ? countries_->get() : nullptr;
-    if (countries == nullptr) return 0;
-    TargetingFields fields = targeting_fields(request);
-    static const std::vector<IpNetwork> kNoProxies;
-    const auto& proxies = sources_.trusted_proxies ? *sources_.trusted_proxies : kNoProxies;
-    return countries->country_of(client_address(request.peer.bytes, fields.forwarded_for, proxies));
+    return countries == nullptr ? 0 : countries->country_of(reader.address);
+}
+
+const std::vector<IpNetwork>& ReaderTargeting::trusted_proxies() const noexcept {
+    return sources_.trusted_proxies ? *sources_.trusted_proxies : kNoProxies;
 }
 
 }  // namespace refgate

@@ -65,9 +65,14 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         }
         return;
     }
+    // Read once for the rules and the count. The recorder's trusted proxies decide the client
+    // address when there is one (the app gives both the same list).
+    ReaderRequest reader =
+        ReaderRequest::of(request, recorder_ != nullptr ? recorder_->trusted_proxies()
+                                                        : targeting_.trusted_proxies());
     Target target;
-    if (link->rule_count != 0) target = targeting_.choose(*snapshot, *link, request, now);
-    if (recorder_ != nullptr) record(request, *snapshot, *link, target, now);
+    if (link->rule_count != 0) target = targeting_.choose(*snapshot, *link, reader, now);
+    if (recorder_ != nullptr) record(request, reader, *snapshot, *link, target, now);
     if (target.rule != 0) {
         // A rule's branch: its Location was precomputed with its partner's code. utm_*
         // passthrough applies to the link's own destination only.
@@ -83,21 +88,22 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     redirect(response, link->location, "Continue to ", snapshot->partner(*link).name);
 }
 
-void RedirectHandler::record(const http::Request& request, const Snapshot& snapshot,
-                             const LinkEntry& link, const Target& target, std::int64_t now) {
+void RedirectHandler::record(const http::Request& request, ReaderRequest& reader,
+                             const Snapshot& snapshot, const LinkEntry& link, const Target& target,
+                             std::int64_t now) {
     // Counted per country and rule for links with rules, where a country database is configured
     // (a targeting counter is a counter key more, within REFGATE_MAX_PENDING_KEYS' bound).
     if (link.rule_count == 0 || !targeting_.has_countries()) {
-        recorder_->record(request, link.id, now);
+        recorder_->record(request, reader, link.id, now);
         return;
     }
     ClickTarget click;
     click.country =
-        targeting_.looked_up() ? targeting_.last_country() : targeting_.country_of(request);
+        targeting_.looked_up() ? targeting_.last_country() : targeting_.country_of(reader);
     click.rule = target.rule;
     if (target.rule != 0 && snapshot.rules()[link.first_rule + target.rule - 1].split)
         click.branch = target.branch + 1u;
-    recorder_->record(request, link.id, now, &click);
+    recorder_->record(request, reader, link.id, now, &click);
 }
 
 void RedirectHandler::redirect(http::Response& response, std::string_view location,

@@ -46,91 +46,31 @@ std::optional<std::uint32_t> AsnDatabase::asn_of(const IpBytes& address) const n
     return data.uint32;
 }
 
-namespace {
-
-// A depth-first walk of the search tree that reports each data record's address range.
-class TreeWalk {
-  public:
-    TreeWalk(const MMDB_s& db, const std::vector<std::uint32_t>& asns) : db_(db), asns_(asns) {}
-
-    // False when stopped or malformed.
-    bool run(AddressRanges& out, std::stop_token& stop) {
-        // An IPv4 database's tree is the last 32 bits of ::/96, as libmaxminddb reads IPv4 in an
-        // IPv6 one; both become IPv4-mapped ranges below.
-        int root_depth = db_.metadata.ip_version == 4 ? 96 : 0;
-        std::vector<Pending> stack{{0, root_depth, 0}};
-        std::uint64_t visits = 0;
-        // Aliases (::ffff:0:0/96, 2002::/16) reach the IPv4 subtree again; more visits than that
-        // means a cycle.
-        const std::uint64_t limit = 4ull * db_.metadata.node_count + 16;
-        while (!stack.empty()) {
-            if ((visits++ & 0xffff) == 0 && stop.stop_requested()) return false;
-            if (visits > limit) return false;
-            Pending at = stack.back();
-            stack.pop_back();
-            MMDB_search_node_s node{};
-            if (at.depth >= 128 || MMDB_read_node(&db_, at.node, &node) != MMDB_SUCCESS)
-                return false;
-            Address128 right_bit = Address128{1} << (127 - at.depth);
-            if (!record(node.left_record_type, node.left_record, node.left_record_entry,
-                        {at.node, at.depth + 1, at.prefix}, stack, out) ||
-                !record(node.right_record_type, node.right_record, node.right_record_entry,
-                        {at.node, at.depth + 1, at.prefix | right_bit}, stack, out))
-                return false;
-        }
-        out.finish();
-        return true;
-    }
-
-  private:
-    struct Pending {
-        std::uint32_t node;
-        int depth;  // bits of prefix fixed
-        Address128 prefix;
-    };
-
-    bool record(std::uint8_t type, std::uint64_t value, MMDB_entry_s entry, Pending child,
-                std::vector<Pending>& stack, AddressRanges& out) {
-        if (type == MMDB_RECORD_TYPE_SEARCH_NODE) {
-            child.node = static_cast<std::uint32_t>(value);
-            stack.push_back(child);
-        } else if (type == MMDB_RECORD_TYPE_DATA && listed(entry)) {
-            Address128 span =
-                child.depth == 0 ? ~Address128{0} : (Address128{1} << (128 - child.depth)) - 1;
-            Address128 last = child.prefix | span;
-            out.add(child.prefix, last);
-            // The IPv4 subtree (::/96) is what libmaxminddb answers for IPv4-mapped addresses.
-            constexpr Address128 kV4Last = 0xffffffffu;
-            constexpr Address128 kMapped = Address128{0xffff} << 32;
-            if (child.prefix <= kV4Last)
-                out.add(kMapped | child.prefix, kMapped | std::min(last, kV4Last));
-        }
-        return type != MMDB_RECORD_TYPE_INVALID;
-    }
-
-    bool listed(MMDB_entry_s& entry) {
-        auto [it, inserted] = seen_.try_emplace(entry.offset, false);
+std::optional<AddressRanges> AsnDatabase::ranges_of(const std::vector<std::uint32_t>& asns,
+                                                    std::stop_token stop) const {
+    AddressRanges out;
+    std::unordered_map<std::uint32_t, bool> seen;  // data offset -> listed
+    auto listed = [&](MMDB_entry_s& entry) {
+        auto [it, inserted] = seen.try_emplace(entry.offset, false);
         if (inserted) {
             MMDB_entry_data_s data{};
             it->second = MMDB_get_value(&entry, &data, "autonomous_system_number", nullptr) ==
                              MMDB_SUCCESS &&
                          data.has_data && data.type == MMDB_DATA_TYPE_UINT32 &&
-                         std::binary_search(asns_.begin(), asns_.end(), data.uint32);
+                         std::binary_search(asns.begin(), asns.end(), data.uint32);
         }
         return it->second;
-    }
-
-    const MMDB_s& db_;
-    const std::vector<std::uint32_t>& asns_;
-    std::unordered_map<std::uint32_t, bool> seen_;  // data offset -> listed
-};
-
-}  // namespace
-
-std::optional<AddressRanges> AsnDatabase::ranges_of(const std::vector<std::uint32_t>& asns,
-                                                    std::stop_token stop) const {
-    AddressRanges out;
-    if (!TreeWalk(*db_, asns).run(out, stop)) return std::nullopt;
+    };
+    bool walked = mmdb_walk(*db_, stop, [&](Address128 first, Address128 last, MMDB_entry_s& e) {
+        if (!listed(e)) return;
+        out.add(first, last);
+        // The IPv4 subtree (::/96) is what libmaxminddb answers for IPv4-mapped addresses.
+        constexpr Address128 kV4Last = 0xffffffffu;
+        constexpr Address128 kMapped = Address128{0xffff} << 32;
+        if (first <= kV4Last) out.add(kMapped | first, kMapped | std::min(last, kV4Last));
+    });
+    if (!walked) return std::nullopt;
+    out.finish();
     return out;
 }
 

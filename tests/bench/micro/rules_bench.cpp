@@ -3,15 +3,19 @@
 //
 //   refgate_micro_bench "[rules-alloc]"   the allocation count (a check)
 //   refgate_micro_bench "[rules-cost]"    CPU ns per redirect with and without rules, and the ratio
+//   refgate_micro_bench "[country-flat]"  the flattened country database against the .mmdb:
+//                                         the same answers, ns per lookup, size
 //   REFGATE_BENCH_COUNTRY_DB=FILE         the rules' country lookups in this .mmdb (default: a
-//                                         fake lookup); tests/bench/rules_cost.sh passes the
-//                                         database built from the pinned package
+//                                         fake lookup), as the database answers and flattened;
+//                                         tests/bench/rules_cost.sh passes the database built
+//                                         from the pinned package
 #include <time.h>
 
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -114,13 +118,22 @@ struct World {
     http::Response response;
     std::uint8_t last_byte = 0;
 
-    explicit World(bool rules) {
+    // `flat`: the country database flattened into ranges (what a process serves from once its
+    // background walk is done), else looked up in the .mmdb itself.
+    explicit World(bool rules, bool flat = true) {
         store.publish(snapshot(rules));
         SaltKey salt{};
         salt[0] = 7;
         salts.set(utc_day(kNow), salt);
         if (const char* db = std::getenv("REFGATE_BENCH_COUNTRY_DB"); db != nullptr && *db) {
-            countries.publish(std::make_shared<const CountryDatabase>(db));
+            auto database = std::make_shared<const CountryDatabase>(db);
+            if (flat) {
+                auto ranges = database->ranges({});
+                REQUIRE(ranges);
+                countries.publish(std::make_shared<const CountryRanges>(std::move(*ranges)));
+            } else {
+                countries.publish(std::shared_ptr<const CountryLookup>(std::move(database)));
+            }
         } else {
             countries.publish(std::make_shared<const FakeCountries>());
         }
@@ -191,12 +204,71 @@ TEST_CASE("the CPU a redirect costs with rules against without", "[rules-cost]")
     const char* rounds_text = std::getenv("REFGATE_BENCH_ROUNDS");
     int rounds = rounds_text != nullptr ? std::max(1, std::atoi(rounds_text)) : 10;
     World plain(false);
-    World rules(true);
+    World mmdb(true, false);
+    World flat(true, true);
     double without = ns_per_redirect(plain, kCalls, rounds);
-    double with = ns_per_redirect(rules, kCalls, rounds);
-    std::printf("%-44s %10.1f\n", "CPU ns per redirect, no rules", without);
-    std::printf("%-44s %10.1f\n", "CPU ns per redirect, 4 rules (country first)", with);
-    std::printf("%-44s %10.3f\n", "ratio with / without", with / without);
+    double with_mmdb = ns_per_redirect(mmdb, kCalls, rounds);
+    double with = ns_per_redirect(flat, kCalls, rounds);
+    std::printf("%-54s %10.1f\n", "CPU ns per redirect, no rules", without);
+    std::printf("%-54s %10.1f\n", "CPU ns per redirect, 4 rules, country from the .mmdb",
+                with_mmdb);
+    std::printf("%-54s %10.1f\n", "CPU ns per redirect, 4 rules, country from its ranges", with);
+    std::printf("%-54s %10.3f\n", "ratio with (.mmdb) / without", with_mmdb / without);
+    std::printf("%-54s %10.3f\n", "ratio with (ranges) / without", with / without);
+    std::printf("%-54s %10.1f\n", "ns added per redirect (ranges)", with - without);
+}
+
+// Addresses spread over the whole IPv4 space and over 2000::/4: unlike the redirect loop's
+// readers from one /24, each lookup reaches another part of the database.
+TEST_CASE("the flattened country database answers as the database, in fewer ns", "[country-flat]") {
+    const char* path = std::getenv("REFGATE_BENCH_COUNTRY_DB");
+    if (path == nullptr || *path == 0) {
+        WARN("REFGATE_BENCH_COUNTRY_DB is not set: nothing to compare");
+        return;
+    }
+    CountryDatabase db(path);
+    double start = cpu_ns();
+    auto ranges = db.ranges({});
+    double walk_ms = (cpu_ns() - start) / 1e6;
+    REQUIRE(ranges);
+    std::mt19937_64 rng(22);
+    std::vector<IpBytes> addresses(1'000'000);
+    for (std::size_t i = 0; i < addresses.size(); ++i) {
+        IpBytes& a = addresses[i];
+        std::uint64_t r = rng();
+        if (i % 2 == 0) {
+            a[10] = a[11] = 0xff;
+            for (int b = 0; b < 4; ++b) a[12 + b] = static_cast<std::uint8_t>(r >> (8 * b));
+        } else {
+            for (int b = 0; b < 8; ++b) a[b] = static_cast<std::uint8_t>(r >> (8 * b));
+            a[0] = static_cast<std::uint8_t>(0x20 | (a[0] & 0x0f));
+        }
+    }
+    std::size_t mismatches = 0, known = 0;
+    for (const auto& a : addresses) {
+        CountryCode expected = db.country_of(a);
+        known += expected != 0;
+        mismatches += ranges->country_of(a) != expected;
+    }
+    auto ns_per_lookup = [&](const CountryLookup& lookup) {
+        std::uint64_t sum = 0;
+        double t = cpu_ns();
+        for (const auto& a : addresses) sum += lookup.country_of(a);
+        double ns = (cpu_ns() - t) / double(addresses.size());
+        CHECK(sum > 0);
+        return ns;
+    };
+    double mmdb_ns = ns_per_lookup(db), flat_ns = ns_per_lookup(*ranges);
+    std::printf("%-54s %10zu\n", "ranges (after merging neighbours, gaps included)",
+                ranges->size());
+    std::printf("%-54s %10.1f\n", "MiB held by the ranges and their indexes",
+                double(ranges->bytes()) / (1 << 20));
+    std::printf("%-54s %10.0f\n", "ms of CPU to walk and flatten the database", walk_ms);
+    std::printf("%-54s %10zu / %zu\n", "addresses answered differently (of, with a country)",
+                mismatches, known);
+    std::printf("%-54s %10.1f\n", "ns per lookup, .mmdb (random addresses)", mmdb_ns);
+    std::printf("%-54s %10.1f\n", "ns per lookup, ranges (random addresses)", flat_ns);
+    CHECK(mismatches == 0);
 }
 
 }  // namespace rules_bench

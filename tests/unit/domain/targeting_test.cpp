@@ -261,6 +261,11 @@ TEST_CASE("the platform comes from a few substrings of the User-Agent", "[target
     CHECK(platform_of("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0)") == Platform::desktop);
     CHECK(platform_of("curl/8.0") == Platform::unknown);
     CHECK(platform_of("") == Platform::unknown);
+    // Wherever the substrings stand: iOS before Android before desktop.
+    CHECK(platform_of("X11; Android; iPod") == Platform::ios);
+    CHECK(platform_of("CrOS Android") == Platform::android);
+    CHECK(platform_of("Linux") == Platform::desktop);
+    CHECK(platform_of("iPhon Androi Window X1 Cr Linu Macintos") == Platform::unknown);
 }
 
 TEST_CASE("the preferred language is the Accept-Language tag with the highest q-value",
@@ -336,9 +341,18 @@ TEST_CASE("a click is counted per country and rule under a key no channel can co
     CHECK(key.is_targeting());
     CHECK(key.target_country() == "DE");
     CHECK(key.target_rule() == "4.2");
+    CHECK(key.target_dimension() == TargetDimension{{'D', 'E'}, 4, 2});
+    CHECK(key.channel_view().empty());
     CounterKey parsed;
     REQUIRE(CounterKey::parse_field(key.field(), parsed));
     CHECK(parsed == key);
+    CHECK(CounterKeyHash{}(parsed) == CounterKeyHash{}(key));
+    // A field written before the target had its own place in the key reads the same.
+    REQUIRE(CounterKey::parse_field("42|2026-11-29|@AT:3|bot", parsed));
+    CHECK(parsed.is_targeting());
+    CHECK(parsed.target_dimension() == TargetDimension{{'A', 'T'}, 3, 0});
+    CHECK(parsed.field() == "42|2026-11-29|@AT:3|bot");
+    CHECK_FALSE(parsed == CounterKey::targeting(42, parsed.day, ClickClass::bot, "AT", 3, 1));
     CHECK(CounterKey::targeting(7, 1, ClickClass::bot, "", 0, 0).field() ==
           "7|1970-01-02|@XX:0|bot");
     CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|@de:4|human", parsed));

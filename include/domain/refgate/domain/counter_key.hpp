@@ -25,31 +25,55 @@ std::string format_day(std::int32_t day);  // "2026-11-29"
 constexpr std::size_t kDayLength = 10;
 void format_day(std::int32_t day, char (&out)[kDayLength]);  // the same, without allocating
 
+// Where a click on a link with rules went: the reader's country and the rule that answered.
+// (Trivial, without member initialisers, so that it can share the channel's place in a key.)
+struct TargetDimension {
+    std::array<char, 2> country;  // two upper-case letters; "XX": unknown
+    std::uint16_t rule;           // the rule's index + 1; 0: the link's own destination
+    std::uint16_t branch;         // the split's branch + 1; 0: not a split
+    bool operator==(const TargetDimension&) const = default;
+};
+
+// A counter: a link's clicks of one class on one UTC day, either in a channel or, a targeting
+// counter, by target (country and rule). Its text form (field()) is what Redis buckets and spill
+// files hold; a targeting counter's target is written in the channel's place as "@DE:4.2", a
+// form no channel can take, so both kinds travel the same way.
 struct CounterKey {
     std::int64_t link_id = 0;
     std::int32_t day = 0;
     std::uint8_t click_class = 0;
-    std::uint8_t channel_length = 0;
-    std::array<char, kMaxChannelLength> channel{};
+    std::uint8_t channel_length = 0;  // 0 for a targeting counter
+    bool targeting_counter = false;
+    union {
+        std::array<char, kMaxChannelLength> channel{};  // a channel counter's
+        TargetDimension target;                         // a targeting counter's
+    };
 
     CounterKey() = default;
     CounterKey(std::int64_t link, std::int32_t d, ClickClass cls, std::string_view ch);
-    std::string_view channel_view() const { return {channel.data(), channel_length}; }
-    // A targeting counter: the click by country and by the rule that answered, e.g. "@DE:4.2"
-    // (country DE, rule 4, its split's branch 2; "@XX:0": country unknown, the link's own
-    // destination). It lives in the channel's place with a mark no channel can start with, so it
-    // travels through the shards, Redis buckets and spill files like any counter.
+    // A targeting counter: country "DE" ("XX" or anything else not two upper-case letters:
+    // unknown), rule 4 (0: the link's own destination), its split's branch 2 (0: not a split).
     static CounterKey targeting(std::int64_t link, std::int32_t d, ClickClass cls,
                                 std::string_view country, unsigned rule, unsigned branch);
-    bool is_targeting() const { return channel_length > 0 && channel[0] == '@'; }
-    // Of a targeting counter: the country ("DE", "XX") and the rule ("0", "3", "4.2").
-    std::string_view target_country() const { return {channel.data() + 1, 2}; }
-    std::string_view target_rule() const { return channel_view().substr(4); }
-    bool operator==(const CounterKey& other) const {
-        return link_id == other.link_id && day == other.day && click_class == other.click_class &&
-               channel_view() == other.channel_view();
+
+    bool is_targeting() const { return targeting_counter; }
+    // Of a channel counter (empty for a targeting one).
+    std::string_view channel_view() const {
+        return targeting_counter ? std::string_view{}
+                                 : std::string_view{channel.data(), channel_length};
     }
-    // "42|2026-11-29|newsletter|human": the field name in Redis.
+    // Of a targeting counter: the country ("DE", "XX"), the rule as text ("0", "3", "4.2").
+    std::string_view target_country() const { return {target.country.data(), 2}; }
+    std::string target_rule() const;
+    const TargetDimension& target_dimension() const { return target; }
+
+    bool operator==(const CounterKey& other) const {
+        if (link_id != other.link_id || day != other.day || click_class != other.click_class ||
+            targeting_counter != other.targeting_counter)
+            return false;
+        return targeting_counter ? target == other.target : channel_view() == other.channel_view();
+    }
+    // "42|2026-11-29|newsletter|human", "42|2026-11-29|@DE:4.2|human": the field name in Redis.
     std::string field() const;
     // The same into `out` (at least kMaxFieldLength bytes), without allocating; returns its length.
     static constexpr std::size_t kMaxFieldLength =
@@ -64,6 +88,13 @@ struct CounterKeyHash {
     std::size_t operator()(const CounterKey& k) const noexcept {
         std::uint64_t h = static_cast<std::uint64_t>(k.link_id) * 0x9e3779b97f4a7c15ULL;
         h ^= (static_cast<std::uint64_t>(static_cast<std::uint32_t>(k.day)) << 8) | k.click_class;
+        if (k.is_targeting()) {
+            const TargetDimension& t = k.target_dimension();
+            h ^= (std::uint64_t{1} << 63) | (std::uint64_t(std::uint8_t(t.country[0])) << 48) |
+                 (std::uint64_t(std::uint8_t(t.country[1])) << 40) | (std::uint64_t(t.rule) << 16) |
+                 t.branch;
+            h *= 0x100000001b3ULL;
+        }
         for (char c : k.channel_view()) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
         h ^= h >> 33;
         h *= 0xff51afd7ed558ccdULL;

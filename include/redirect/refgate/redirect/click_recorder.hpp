@@ -8,6 +8,7 @@
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/http/request.hpp"
+#include "refgate/redirect/reader_request.hpp"
 #include "refgate/redirect/scanner_check.hpp"
 
 namespace refgate {
@@ -37,8 +38,17 @@ class ClickRecorder {
     }
 
     // With `target`, the click is also counted as a targeting counter (CounterKey::targeting).
+    // `reader` is the request read once (ReaderRequest::of with trusted_proxies()); the unique
+    // sample reuses its hash when the targeting rules' split already computed it.
+    void record(const http::Request& request, ReaderRequest& reader, std::int64_t link_id,
+                std::int64_t unix_seconds, const ClickTarget* target = nullptr);
+    // The same, reading the request itself.
     void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds,
-                const ClickTarget* target = nullptr);
+                const ClickTarget* target = nullptr) {
+        ReaderRequest reader = ReaderRequest::of(request, trusted_proxies_);
+        record(request, reader, link_id, unix_seconds, target);
+    }
+    const std::vector<IpNetwork>& trusted_proxies() const noexcept { return trusted_proxies_; }
 
   private:
     ClickShard& shard_;

@@ -13,6 +13,7 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/request.hpp"
 #include "refgate/redirect/country_database.hpp"
+#include "refgate/redirect/reader_request.hpp"
 
 namespace refgate {
 
@@ -31,8 +32,9 @@ class ReaderTargeting {
   public:
     explicit ReaderTargeting(const TargetingSources& sources);
 
-    // Where a reader of `entry` (an active link) goes.
-    Target choose(const Snapshot& snapshot, const LinkEntry& entry, const http::Request& request,
+    // Where a reader of `entry` (an active link) goes; `reader` is the request read once
+    // (ReaderRequest::of with trusted_proxies()).
+    Target choose(const Snapshot& snapshot, const LinkEntry& entry, ReaderRequest& reader,
                   std::int64_t unix_seconds);
     // Whether the last choose() looked the reader's country up, and what it found (0: none).
     bool looked_up() const noexcept { return looked_up_; }
@@ -40,7 +42,8 @@ class ReaderTargeting {
     // Whether a country database is loaded: clicks are then counted per country.
     bool has_countries() noexcept { return countries_ && countries_->get() != nullptr; }
     // The reader's country (0: unknown or no database).
-    CountryCode country_of(const http::Request& request);
+    CountryCode country_of(const ReaderRequest& reader);
+    const std::vector<IpNetwork>& trusted_proxies() const noexcept;
 
   private:
     TargetingSources sources_;

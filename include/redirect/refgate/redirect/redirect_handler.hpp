@@ -30,8 +30,8 @@ class RedirectHandler final : public http::Handler {
 
   private:
     // Counts the click (recorder_ set), per country and rule too when a country database is.
-    void record(const http::Request& request, const Snapshot& snapshot, const LinkEntry& link,
-                const Target& target, std::int64_t now);
+    void record(const http::Request& request, ReaderRequest& reader, const Snapshot& snapshot,
+                const LinkEntry& link, const Target& target, std::int64_t now);
     // A 302 to `location` with the small page that links to it, labelled `label` + `label_name`.
     void redirect(http::Response& response, std::string_view location, std::string_view label,
                   std::string_view label_name = {}) const;

@@ -20,6 +20,17 @@ class Published {
         }
         generation_.fetch_add(1, std::memory_order_acq_rel);
     }
+    // Publishes `value` only while `expected` is still the current value (a result computed from
+    // it never replaces a newer one); false otherwise.
+    bool publish_over(std::shared_ptr<const T> value, const T* expected) {
+        {
+            std::lock_guard lock(mutex_);
+            if (current_.get() != expected) return false;
+            current_ = std::move(value);
+        }
+        generation_.fetch_add(1, std::memory_order_acq_rel);
+        return true;
+    }
     std::shared_ptr<const T> current() const {
         std::lock_guard lock(mutex_);
         return current_;

@@ -1,0 +1,204 @@
+#include "refgate/redirect/country_database.hpp"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "refgate/domain/country_ranges.hpp"
+#include "refgate/domain/mmdb_writer.hpp"
+
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace country_database_test {
+
+using namespace refgate;
+
+IpBytes ip(const char* text) { return *parse_ip(text); }
+
+IpBytes v4(std::uint32_t n) {
+    IpBytes a{};
+    a[10] = a[11] = 0xff;
+    for (int i = 0; i < 4; ++i) a[12 + i] = static_cast<std::uint8_t>(n >> (24 - 8 * i));
+    return a;
+}
+
+IpBytes v6(Address128 n) {
+    IpBytes a{};
+    for (int i = 15; i >= 0; --i, n >>= 8) a[static_cast<std::size_t>(i)] = std::uint8_t(n);
+    return a;
+}
+
+// A database written by MmdbCountryWriter into a temporary file, removed at the end.
+struct TestDatabase {
+    std::string path;
+    explicit TestDatabase(const MmdbCountryWriter& writer) {
+        char name[] = "/tmp/refgate-country-test.XXXXXX";
+        int fd = ::mkstemp(name);
+        REQUIRE(fd >= 0);
+        ::close(fd);
+        path = name;
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        auto bytes = writer.finish(1'795'953'600, "refgate test country database");
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    ~TestDatabase() { std::filesystem::remove(path); }
+};
+
+const char* const kCountries[] = {"DE", "AT", "US", "FR", "NZ", "AU"};
+
+// 4000 IPv4 and 1500 IPv6 ranges of random widths and countries, with gaps, neighbours and
+// overlaps (a later range wins); the edges of every range, for the checks.
+struct RandomDatabase {
+    MmdbCountryWriter writer;
+    std::vector<IpBytes> edges;
+
+    explicit RandomDatabase(std::mt19937_64& rng) {
+        auto country = [&] { return kCountries[rng() % 6]; };
+        auto edge = [&](const IpBytes& first, const IpBytes& last, auto step) {
+            edges.push_back(first);
+            edges.push_back(last);
+            edges.push_back(step(first, -1));
+            edges.push_back(step(last, +1));
+        };
+        auto v4_step = [](const IpBytes& a, int d) {
+            std::uint32_t n = 0;
+            for (int i = 12; i < 16; ++i) n = (n << 8) | a[static_cast<std::size_t>(i)];
+            return v4(n + static_cast<std::uint32_t>(d));
+        };
+        auto v6_step = [](const IpBytes& a, int d) {
+            return v6(address_number(a) + static_cast<Address128>(static_cast<__int128>(d)));
+        };
+        std::uint32_t first = 0x01000000;
+        for (int i = 0; i < 4000; ++i) {
+            auto width = rng() % 5 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 70000);
+            if (rng() % 10 == 0 && first > 100) first -= static_cast<std::uint32_t>(rng() % 100);
+            writer.add(v4(first), v4(first + width), country());
+            edge(v4(first), v4(first + width), v4_step);
+            first += width + 1 + (rng() % 3 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 65536));
+        }
+        Address128 at = Address128{0x2001'0db8} << 96;
+        for (int i = 0; i < 1500; ++i) {
+            Address128 width = rng() % 4 == 0 ? 0 : (Address128{1} << (rng() % 90)) - 1;
+            writer.add(v6(at), v6(at + width), country());
+            edge(v6(at), v6(at + width), v6_step);
+            at += width + 1 + (rng() % 3 == 0 ? 0 : Address128{rng()} << (rng() % 60));
+        }
+        writer.add(ip("0.0.0.0"), ip("0.0.0.255"), "NZ");
+        writer.add(ip("255.255.255.0"), ip("255.255.255.255"), "AU");
+    }
+};
+
+IpBytes random_address(std::mt19937_64& rng, int kind) {
+    IpBytes a{};
+    switch (kind % 5) {
+        case 0:  // IPv6 anywhere
+            for (auto& b : a) b = static_cast<std::uint8_t>(rng());
+            return a;
+        case 1:  // IPv6 where the ranges are
+            return v6((Address128{0x2001'0db8} << 96) + (Address128{rng()} << (rng() % 64)));
+        case 2:  // any IPv4
+            return v4(static_cast<std::uint32_t>(rng()));
+        case 3:  // IPv4 as IPv4-compatible and 6to4 IPv6 (both reach the IPv4 subtree)
+            a = v4(static_cast<std::uint32_t>(rng()));
+            a[10] = a[11] = 0;
+            if (rng() % 2) a = v6((Address128{0x2002} << 112) | (address_number(a) << 80));
+            return a;
+        default:  // IPv4 where the ranges are
+            return v4(0x01000000 + static_cast<std::uint32_t>(rng() % 0x0c000000));
+    }
+}
+
+TEST_CASE("the flattened country database answers every address exactly as the database does",
+          "[country]") {
+    std::mt19937_64 rng(19);
+    RandomDatabase random(rng);
+    TestDatabase file(random.writer);
+    CountryDatabase db(file.path);
+    auto ranges = db.ranges({});
+    REQUIRE(ranges);
+    CHECK(ranges->size() > 3'000);
+    int mismatches = 0, known = 0, checked = 0;
+    auto check = [&](const IpBytes& a) {
+        CountryCode expected = db.country_of(a);
+        known += expected != 0;
+        ++checked;
+        mismatches += ranges->country_of(a) != expected;
+    };
+    for (const IpBytes& a : random.edges) check(a);
+    for (int i = 0; i < 100'000; ++i) check(random_address(rng, i));
+    for (const char* a : {"::", "::1", "0.0.0.0", "0.0.0.255", "0.0.1.0", "255.255.255.255",
+                          "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "::ffff:0:0"})
+        check(ip(a));
+    CHECK(mismatches == 0);
+    CHECK(known > checked / 5);  // the sample does reach the ranges
+    CHECK(ranges->country_of(ip("0.0.0.7")) == country_code("NZ"));
+    CHECK(ranges->country_of(ip("255.255.255.255")) == country_code("AU"));
+}
+
+TEST_CASE("country ranges say none in their gaps and past both ends of the address space",
+          "[country]") {
+    CountryRanges ranges;
+    ranges.add_v4(0x0a000000, 0x0a0000ff, country_code("DE"));
+    ranges.add_v4(0x0a000100, 0x0a0001ff, country_code("DE"));  // merged with its neighbour
+    ranges.add_v4(0x0a000300, 0x0a0003ff, country_code("AT"));
+    ranges.add_v6(Address128{0x2001} << 112, (Address128{0x2002} << 112) - 1, country_code("FR"));
+    ranges.finish();
+    CHECK(ranges.size() == 5 + 3);  // gap, DE, gap, AT, gap; gap, FR, gap
+    CHECK(ranges.country_of(ip("10.0.0.0")) == country_code("DE"));
+    CHECK(ranges.country_of(ip("10.0.1.255")) == country_code("DE"));
+    CHECK(ranges.country_of(ip("10.0.2.0")) == 0);
+    CHECK(ranges.country_of(ip("10.0.3.128")) == country_code("AT"));
+    CHECK(ranges.country_of(ip("9.255.255.255")) == 0);
+    CHECK(ranges.country_of(ip("0.0.0.0")) == 0);
+    CHECK(ranges.country_of(ip("255.255.255.255")) == 0);
+    CHECK(ranges.country_of(ip("2001::1")) == country_code("FR"));
+    CHECK(ranges.country_of(ip("2000:ffff::")) == 0);
+    CHECK(ranges.country_of(ip("2002::")) == 0);
+    CHECK(ranges.country_of(ip("::10.0.0.1")) == 0);  // IPv6, not the IPv4 table
+    CHECK(ranges.bytes() > 0);
+
+    CountryRanges empty;
+    empty.finish();
+    CHECK(empty.country_of(ip("10.0.0.0")) == 0);
+    CHECK(empty.country_of(ip("2001::1")) == 0);
+}
+
+TEST_CASE("a published country database answers at once and from its ranges once flattened",
+          "[country]") {
+    MmdbCountryWriter writer;
+    writer.add(ip("198.51.100.0"), ip("198.51.100.255"), "DE");
+    writer.add(ip("2001:db8::"), ip("2001:db8::ffff"), "AT");
+    TestDatabase file(writer);
+    CountryLookupBox box(std::chrono::milliseconds{0});
+    box.publish(std::make_shared<const CountryDatabase>(file.path));
+    PublishedReader<CountryLookup> reader(box);
+    REQUIRE(reader.get() != nullptr);
+    CHECK(reader.get()->country_of(ip("198.51.100.7")) == country_code("DE"));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (dynamic_cast<const CountryRanges*>(reader.get()) == nullptr &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    REQUIRE(dynamic_cast<const CountryRanges*>(reader.get()) != nullptr);
+    CHECK(reader.get()->country_of(ip("198.51.100.7")) == country_code("DE"));
+    CHECK(reader.get()->country_of(ip("2001:db8::1")) == country_code("AT"));
+    CHECK(reader.get()->country_of(ip("203.0.113.1")) == 0);
+}
+
+TEST_CASE("a stopped walk of the country database gives no ranges", "[country]") {
+    MmdbCountryWriter writer;
+    writer.add(ip("198.51.100.0"), ip("198.51.100.255"), "DE");
+    TestDatabase file(writer);
+    CountryDatabase db(file.path);
+    std::stop_source stop;
+    stop.request_stop();
+    CHECK_FALSE(db.ranges(stop.get_token()));
+    // A box destroyed before its first database was flattened stops the wait and the walk.
+    CountryLookupBox box(std::chrono::seconds{30});
+    box.publish(std::make_shared<const CountryDatabase>(file.path));
+}
+
+}  // namespace country_database_test
