@@ -170,6 +170,7 @@ struct AdminHandler::Parts {
         resources.push_back(stats_resource(stats.get(), clock));
         resources.push_back(import_resource(*store));
         resources.push_back(export_resource(*store));
+        resources.push_back(country_groups_resource(*store));
         if (console == nullptr) return;
         resources.push_back(users_resource(*console));
         session = session_resource(*console, shared.options);
@@ -212,9 +213,9 @@ void AdminHandler::unavailable(const http::Request& request, http::Response& res
 std::span<const Route> routes() {
     static const std::vector<Route> all = [] {
         std::vector<Route> list;
-        for (auto table :
-             {partner_routes(), link_routes(), audit_routes(), token_routes(), disclosure_routes(),
-              stats_routes(), import_routes(), export_routes(), user_routes(), session_routes()})
+        for (auto table : {partner_routes(), link_routes(), audit_routes(), token_routes(),
+                           disclosure_routes(), stats_routes(), import_routes(), export_routes(),
+                           user_routes(), session_routes(), country_group_routes()})
             list.insert(list.end(), table.begin(), table.end());
         return list;
     }();

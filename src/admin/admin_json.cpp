@@ -51,6 +51,13 @@ Json link_object(const LinkRow& row) {
     return object;
 }
 
+Json country_group_object(const CountryGroupRow& row) {
+    Json j = country_group_to_json(row.group);
+    j["updated_at"] = format_micros(row.updated_us);
+    j["version"] = row.version;
+    return j;
+}
+
 Json disclosure_object(const DisclosureRow& row) {
     const Disclosure& d = row.disclosure;
     return Json{{"key", d.key},

@@ -54,6 +54,11 @@ class PgAdminRows final : public AdminRows {
     std::vector<DisclosureRow> disclosure_versions(const std::string& key,
                                                    const std::string& locale) override;
 
+    std::vector<CountryGroupRow> country_groups() override;
+    std::optional<CountryGroupRow> country_group(const std::string& family, RowLock lock) override;
+    void put_country_group(const CountryGroup& group) override;
+    void delete_country_group(const std::string& family) override;
+
     ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,
                                  const std::string& actor) override;
     nlohmann::ordered_json export_document() override;

@@ -36,6 +36,23 @@ std::uint8_t class_index(std::string_view name) {
 
 std::int32_t day_of(const pqxx::field& field) { return parse_day(field.c_str()).value_or(0); }
 
+// A link's clicks per country and per rule branch over the range, as flushed (the counters still
+// in Redis reach the view with the next flush, a few seconds later). None for a link without
+// rules and without such clicks in the range.
+std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& slug,
+                                                 const DayRange& range, bool has_rules) {
+    TargetingBreakdown breakdown;
+    auto rows = tx.exec_params(
+        "SELECT country, rule, class, sum(clicks)::bigint FROM refgate_clicks_by_country_daily "
+        "WHERE link = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
+        slug, format_day(range.from), format_day(range.to));
+    for (const auto& row : rows)
+        breakdown.add(row[0].c_str(), row[1].c_str(), class_index(row[2].c_str()),
+                      row[3].as<std::uint64_t>());
+    if (!has_rules && rows.empty()) return std::nullopt;
+    return breakdown;
+}
+
 class PgStatsStore final : public StatsStore {
   public:
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
@@ -47,8 +64,8 @@ class PgStatsStore final : public StatsStore {
         std::int64_t link_id = 0;
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params(
-                "SELECT l.id, p.slug FROM refgate_links l JOIN refgate_partners p ON p.id = "
-                "l.partner_id WHERE l.slug = $1",
+                "SELECT l.id, p.slug, l.rules <> '[]'::jsonb FROM refgate_links l JOIN "
+                "refgate_partners p ON p.id = l.partner_id WHERE l.slug = $1",
                 slug);
             if (found.empty()) return;
             link_id = found[0][0].as<std::int64_t>();
@@ -89,6 +106,7 @@ class PgStatsStore final : public StatsStore {
                 if (LinkDay* d = index(day_of(row[0])))
                     d->unique_estimate = row[1].as<std::uint64_t>();
             }
+            stats->targeting = read_targeting(tx, slug, range, found[0][2].as<bool>());
         });
         if (!stats) return stats;
         // A recent day's estimate in Redis covers every sample of that day, flushed or not.

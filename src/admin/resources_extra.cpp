@@ -1,5 +1,5 @@
 // The admin API's routes for the editors' console beyond the resources' basics: QR codes of a
-// link's public URL, the import and the export.
+// link's public URL, the import, the export and the partner families' country groups.
 
 #include <array>
 #include <charconv>
@@ -93,6 +93,45 @@ class Export final : public Resource {
     AdminStore& store_;
 };
 
+constexpr std::array kCountryGroupRoutes{
+    Route{Method::get, "GET", "/api/v1/country-groups", Role::viewer,
+          Operation::list_country_groups},
+    Route{Method::get, "GET", "/api/v1/country-groups/{family}", Role::viewer,
+          Operation::get_country_group},
+    Route{Method::put, "PUT", "/api/v1/country-groups/{family}", Role::editor,
+          Operation::put_country_group},
+    Route{Method::del, "DELETE", "/api/v1/country-groups/{family}", Role::editor,
+          Operation::delete_country_group},
+};
+
+// A partner family's country fallbacks; the family is checked like a slug (the table's rule).
+class CountryGroups final : public Resource {
+  public:
+    explicit CountryGroups(AdminStore& store) : store_(store) {}
+    std::string_view prefix() const override { return "/api/v1/country-groups"; }
+    std::span<const Route> routes() const override { return kCountryGroupRoutes; }
+
+    void serve(const ApiRequest& r, Answer& answer) override {
+        switch (r.route->operation) {
+            case Operation::list_country_groups:
+                return answer.outcome(store_.list_country_groups());
+            case Operation::get_country_group:
+                return answer.outcome(store_.get_country_group(r.name));
+            case Operation::delete_country_group:
+                return answer.outcome(store_.delete_country_group(r.actor, r.name, r.if_match));
+            default: {
+                auto o = store_.put_country_group(r.actor, r.name, r.put, r.body);
+                answer.outcome(o, o.kind == OutcomeKind::created
+                                      ? "/api/v1/country-groups/" + r.name
+                                      : std::string());
+            }
+        }
+    }
+
+  private:
+    AdminStore& store_;
+};
+
 }  // namespace
 
 void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
@@ -128,12 +167,16 @@ void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
 
 std::span<const Route> import_routes() { return kImportRoutes; }
 std::span<const Route> export_routes() { return kExportRoutes; }
+std::span<const Route> country_group_routes() { return kCountryGroupRoutes; }
 
 std::unique_ptr<Resource> import_resource(AdminStore& store) {
     return std::make_unique<Import>(store);
 }
 std::unique_ptr<Resource> export_resource(AdminStore& store) {
     return std::make_unique<Export>(store);
+}
+std::unique_ptr<Resource> country_groups_resource(AdminStore& store) {
+    return std::make_unique<CountryGroups>(store);
 }
 
 }  // namespace refgate::admin

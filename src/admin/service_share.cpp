@@ -45,7 +45,8 @@ std::optional<ReaderTraits> read_reader(const Json& reader, std::vector<FieldErr
 }
 
 // What the targeting rules give `reader`: the snapshot's own evaluation over a one-link snapshot
-// of the partners the link names (country groups are not applied in a preview).
+// of the partners the link names and the stored country groups (a reader from AT gets the DE
+// store when the family says AT -> DE), as a redirect would.
 void preview_rules(AdminRows& rows, const Link& link, const ReaderTraits& reader,
                    const UrlPolicy& policy, SysSeconds now, Json& answer) {
     std::vector<Partner> partners;
@@ -61,6 +62,9 @@ void preview_rules(AdminRows& rows, const Link& link, const ReaderTraits& reader
         for (const auto& b : rule.split) add(b.partner);
     }
     Snapshot::Builder builder(0, std::move(partners), policy, "preview", now, 1);
+    std::vector<CountryGroup> groups;
+    for (auto& row : rows.country_groups()) groups.push_back(std::move(row.group));
+    builder.country_groups(std::move(groups));
     builder.add(Link(link));
     auto snapshot = builder.finish({});
     const LinkEntry* entry = snapshot->find(link.slug);

@@ -12,6 +12,7 @@
 #include "refgate/redis/sentinel_watcher.hpp"
 #include "refgate/runtime/components.hpp"
 #include "refgate/runtime/log.hpp"
+#include "refgate/runtime/periodic_worker.hpp"
 #include "services.hpp"
 #include "signals.hpp"
 
@@ -163,6 +164,16 @@ int App::serve() {
         link_checker = std::make_unique<linkcheck::HealthWorker>(
             config_, shared.snapshots, shared.link_health, REFGATE_VERSION);
 
+    // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
+    PeriodicWorker country_watch({.name = "rg-geoip-watch",
+                                  .priority = BackgroundPriority::low,
+                                  .interval = kCountryFilePoll,
+                                  .first_round_at_once = false},
+                                 [&countries = counting.countries] {
+                                     follow_country_database_file(countries);
+                                     return RoundOutcome::done;
+                                 });
+
     // Started in this order, stopped in reverse: the listeners first, so that every request is
     // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
     Components components;
@@ -172,6 +183,7 @@ int App::serve() {
     components.add_worker("click_flusher", *flusher.worker);
     components.add_worker("click_sender", *sender.worker);
     if (link_checker) components.add_worker("link_checker", *link_checker);
+    if (!counting.countries.path.empty()) components.add_worker("country_watch", country_watch);
     components.add(
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;

@@ -141,6 +141,7 @@ void load_country_database(const ClickConfig& config, CountryData& out, HealthSt
         return;
     }
     try {
+        out.loaded = file_identity(out.path);  // before opening: a change meanwhile is seen later
         auto db = std::make_shared<const CountryDatabase>(out.path);
         log::info("country_database", {{"path", out.path}, {"database", db->describe()}});
         out.box.publish(std::move(db));
@@ -150,15 +151,49 @@ void load_country_database(const ClickConfig& config, CountryData& out, HealthSt
     }
 }
 
+namespace {
+
+// Opens the file as it is now and publishes it, or keeps the previous database; under data.mutex.
+void reopen_country_database(CountryData& data, const std::optional<FileIdentity>& identity,
+                             const char* reason) {
+    try {
+        auto db = std::make_shared<const CountryDatabase>(data.path);
+        std::string described = db->describe();
+        data.box.publish(std::move(db));
+        data.loaded = identity;
+        data.refused.reset();
+        log::info("country_database_reloaded",
+                  {{"path", data.path}, {"reason", reason}, {"database", described}});
+    } catch (const std::runtime_error& e) {
+        data.refused = identity;
+        log::error(
+            "country_database_rejected",
+            {{"error", e.what()}, {"reason", reason}, {"detail", "kept the previous database"}});
+    }
+}
+
+}  // namespace
+
 void reload_country_database(CountryData& data) {
     if (data.path.empty()) return;
-    try {
-        data.box.publish(std::make_shared<const CountryDatabase>(data.path));
-        log::info("country_database_reloaded", {{"path", data.path}});
-    } catch (const std::runtime_error& e) {
-        log::error("country_database_rejected",
-                   {{"error", e.what()}, {"detail", "kept the previous database"}});
+    std::lock_guard lock(data.mutex);
+    reopen_country_database(data, file_identity(data.path), "SIGHUP");
+}
+
+void follow_country_database_file(CountryData& data) {
+    if (data.path.empty()) return;
+    std::lock_guard lock(data.mutex);
+    auto identity = file_identity(data.path);
+    if (!identity) {
+        if (!data.missing_logged)
+            log::warn("country_database_missing",
+                      {{"path", data.path}, {"detail", "kept the database loaded before"}});
+        data.missing_logged = true;
+        return;
     }
+    data.missing_logged = false;
+    if (identity == data.loaded || identity == data.refused) return;
+    reopen_country_database(data, identity, "file_changed");
 }
 
 }  // namespace refgate

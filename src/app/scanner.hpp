@@ -3,7 +3,10 @@
 // The click class `scanner`'s data for `serve`: the ASN database and the scanner networks named
 // by the settings (or found beside the binary), loaded at start and, the networks, on SIGHUP.
 
+#include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -11,6 +14,7 @@
 #include "refgate/metrics/health.hpp"
 #include "refgate/redirect/country_database.hpp"
 #include "refgate/redirect/scanner_check.hpp"
+#include "refgate/runtime/file_identity.hpp"
 
 namespace refgate {
 
@@ -32,11 +36,22 @@ void load_scanner(const ClickConfig& config, ScannerData& out);
 // and the previous list kept.
 void reload_scanner_networks(ScannerData& data);
 
-// The targeting rules' country database (REFGATE_GEOIP_DB), loaded at start and on SIGHUP.
+// The targeting rules' country database (REFGATE_GEOIP_DB), loaded at start, on SIGHUP and when
+// its file changes.
 struct CountryData {
     CountryLookupBox box;
     std::string path;  // empty: none
+    // The file loaded and the last one refused, so that the poll opens a file once; SIGHUP's
+    // reload and the poll run on different threads, hence the mutex.
+    std::mutex mutex;
+    std::optional<FileIdentity> loaded;
+    std::optional<FileIdentity> refused;
+    bool missing_logged = false;
 };
+
+// How often the country database's file is checked (one stat): a file replaced on disk is in use
+// within this, with no SIGHUP.
+constexpr std::chrono::seconds kCountryFilePoll{2};
 
 // Opens the database the setting names (or finds beside the binary); throws std::runtime_error
 // naming the setting when a named file cannot be opened. Without one, country rules are skipped:
@@ -45,5 +60,12 @@ void load_country_database(const ClickConfig& config, CountryData& out, HealthSt
 
 // Opens the file again (SIGHUP); a file that cannot be opened is logged and the previous kept.
 void reload_country_database(CountryData& data);
+
+// Opens the file again when it is not the one loaded (another inode, size or mtime: a file renamed
+// over it, as package upgrades install one, or rewritten). The new database is swapped in only
+// once libmaxminddb opened it and checked its metadata and tree; a file that cannot be opened is
+// logged once and the previous database kept, as is a file that went missing. One stat when
+// nothing changed; run off the I/O threads (a PeriodicWorker every kCountryFilePoll).
+void follow_country_database_file(CountryData& data);
 
 }  // namespace refgate

@@ -48,7 +48,50 @@ void append_row(std::string& out, const std::vector<std::string>& fields) {
     out += "\r\n";
 }
 
+// "4.2" -> (4, 2), "3" -> (3, 0): rule branches in the rules' order, not as text sorts them.
+std::pair<int, int> rule_order(const std::string& rule) {
+    int major = 0;
+    int minor = 0;
+    auto dot = rule.find('.');
+    std::from_chars(rule.data(), rule.data() + (dot == std::string::npos ? rule.size() : dot),
+                    major);
+    if (dot != std::string::npos)
+        std::from_chars(rule.data() + dot + 1, rule.data() + rule.size(), minor);
+    return {major, minor};
+}
+
+using Named = std::pair<std::string, ClassCounts>;
+
+Json breakdown_json(std::vector<Named> rows, const char* key, bool scanner) {
+    Json out = Json::array();
+    for (auto& [name, counts] : rows) {
+        Json row = {{key, name}};
+        row.update(counts_json(counts, scanner));
+        out.push_back(std::move(row));
+    }
+    return out;
+}
+
+void add_breakdown(Json& j, const TargetingBreakdown& t, bool scanner) {
+    std::vector<Named> countries(t.by_country.begin(), t.by_country.end());
+    std::stable_sort(countries.begin(), countries.end(), [](const Named& a, const Named& b) {
+        return a.second.human > b.second.human;
+    });
+    std::vector<Named> rules(t.by_rule.begin(), t.by_rule.end());
+    std::stable_sort(rules.begin(), rules.end(), [](const Named& a, const Named& b) {
+        return rule_order(a.first) < rule_order(b.first);
+    });
+    j["by_country"] = breakdown_json(std::move(countries), "country", scanner);
+    j["by_rule"] = breakdown_json(std::move(rules), "rule", scanner);
+}
+
 }  // namespace
+
+void TargetingBreakdown::add(const std::string& country, const std::string& rule,
+                             std::uint8_t click_class, std::uint64_t n) {
+    by_country[country].add(click_class, n);
+    by_rule[rule].add(click_class, n);
+}
 
 std::optional<std::int32_t> parse_day(std::string_view text) {
     if (text.size() != 10 || text[4] != '-' || text[7] != '-') return std::nullopt;
@@ -152,8 +195,10 @@ Json to_json(const LinkStats& s) {
     }
     Json totals = counts_json(total, scanner);
     totals["human_by_channel"] = channels;
-    return {{"link", s.link},          {"partner", s.partner},    {"from", range_from(s.range)},
-            {"to", range_to(s.range)}, {"days", std::move(days)}, {"totals", std::move(totals)}};
+    Json j = {{"link", s.link},          {"partner", s.partner},    {"from", range_from(s.range)},
+              {"to", range_to(s.range)}, {"days", std::move(days)}, {"totals", std::move(totals)}};
+    if (s.targeting) add_breakdown(j, *s.targeting, scanner);
+    return j;
 }
 
 Json to_json(const PartnerStats& s) {

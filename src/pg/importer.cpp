@@ -187,15 +187,32 @@ std::vector<Disclosure> current_disclosures(const std::vector<Disclosure>& versi
     return current;
 }
 
-// A group in the document replaces the stored one of its family; other families stay.
-void upsert_country_groups(pqxx::transaction_base& tx, const std::vector<CountryGroup>& groups) {
-    for (const auto& g : groups) {
-        tx.exec_params(
-            "INSERT INTO refgate_country_groups (family, fallbacks) VALUES ($1, $2::jsonb) "
-            "ON CONFLICT (family) DO UPDATE SET fallbacks = EXCLUDED.fallbacks, updated_at = now() "
-            "WHERE refgate_country_groups.fallbacks IS DISTINCT FROM EXCLUDED.fallbacks",
-            g.family, country_group_to_json(g)["fallbacks"].dump());
-    }
+// A group in the document replaces the stored one of its family; other families stay. A change
+// is audited as the admin API's PUT /api/v1/country-groups/{family} is (the trigger of migration
+// 012 bumps the version).
+constexpr const char* kUpsertCountryGroup = R"sql(
+WITH b AS (
+    SELECT fallbacks, version FROM refgate_country_groups WHERE family = $1
+), up AS (
+    INSERT INTO refgate_country_groups (family, fallbacks) VALUES ($1, $2::jsonb)
+    ON CONFLICT (family) DO UPDATE SET fallbacks = EXCLUDED.fallbacks
+    WHERE refgate_country_groups.fallbacks IS DISTINCT FROM EXCLUDED.fallbacks
+    RETURNING family, fallbacks, version
+)
+INSERT INTO refgate_audit (actor, entity, slug, action, before, after)
+SELECT $3, 'country_group', up.family, CASE WHEN b.version IS NULL THEN 'create' ELSE 'update' END,
+       CASE WHEN b.version IS NOT NULL THEN
+           jsonb_build_object('family', up.family, 'fallbacks', b.fallbacks, 'version', b.version)
+       END,
+       jsonb_build_object('family', up.family, 'fallbacks', up.fallbacks, 'version', up.version)
+FROM up LEFT JOIN b ON true
+)sql";
+
+void upsert_country_groups(pqxx::transaction_base& tx, const std::vector<CountryGroup>& groups,
+                           const std::string& actor) {
+    for (const auto& g : groups)
+        tx.exec_params(kUpsertCountryGroup, g.family, country_group_to_json(g)["fallbacks"].dump(),
+                       actor);
 }
 
 // The links of the document against the partners they will have, and the stored links of each
@@ -261,7 +278,7 @@ ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json&
         report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
                                               kLinksBefore, kAuditLinks);
     }
-    if (!incoming.country_groups.empty()) upsert_country_groups(tx, incoming.country_groups);
+    if (!incoming.country_groups.empty()) upsert_country_groups(tx, incoming.country_groups, actor);
     if (!incoming.disclosures.empty()) {
         report.disclosures_changed =
             tx.exec_params(kInsertDisclosures, disclosure_rows(incoming.disclosures), actor).size();

@@ -1,4 +1,5 @@
-// Bulk import, disclosures, stats and the admin pages in real Chromium (issue 15).
+// Bulk import, disclosures, stats, country groups and the admin pages in real Chromium (issues 15
+// and 19).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { click, screenshots, seriousViolations, signIn, sleep, useStack, USERS } from './lib/harness.mjs';
@@ -98,6 +99,53 @@ test('stats draw a chart of the clicks the test made, with a table view', async 
   await page.getByRole('table', { name: 'Human clicks per day by channel' }).getByRole('columnheader', { name: 'news' }).waitFor();
   assert.deepEqual(await seriousViolations(page), []);
   await screenshots(page, 'stats');
+  await context.close();
+});
+
+test('a targeted link\'s clicks show by country and by rule branch on the stats page', async () => {
+  // The counts as a flush leaves them (tests/integration/targeting_admin_test.cpp counts them
+  // through X-Forwarded-For and a country database).
+  stack.psql(`UPDATE refgate_links SET rules = '[{"language": ["de"], "destination": "https://tailscale.com/de"}]'
+              WHERE slug = 'tailscale'`);
+  stack.psql(`INSERT INTO refgate_click_counts_by_country (link_id, day, country, rule, human, bot)
+              SELECT id, (now() AT TIME ZONE 'UTC')::date, v.country, v.rule, v.human, v.bot
+              FROM refgate_links, (VALUES ('DE', '1', 4, 1), ('US', '0', 2, 0)) AS v(country, rule, human, bot)
+              WHERE slug = 'tailscale'`);
+  const { context, page } = await signIn(browser, stack, USERS.viewer);
+  await page.getByRole('link', { name: 'Stats' }).click();
+  await page.getByLabel('Link (slug)').fill('tailscale');
+  await page.getByRole('button', { name: 'Show breakdown' }).click();
+  const countries = page.getByRole('table', { name: 'Clicks by country: tailscale' });
+  const germany = countries.getByRole('row').filter({ hasText: 'DE' });
+  assert.equal(await germany.getByRole('cell').nth(1).innerText(), '4');
+  assert.equal(await germany.getByRole('cell').nth(2).innerText(), '1');
+  const rules = page.getByRole('table', { name: 'Clicks by rule branch: tailscale' });
+  await rules.getByRole('cell', { name: 'rule 1', exact: true }).waitFor();
+  await rules.getByRole('cell', { name: 'link destination (no rule matched)' }).waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'stats-breakdown');
+  await page.getByLabel('Link (slug)').fill('backup');
+  await page.getByRole('button', { name: 'Show breakdown' }).click();
+  await page.getByText('backup has no targeting rules').waitFor();
+  await context.close();
+});
+
+test('a country group is refused field by field, then added and shown', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('link', { name: 'Country groups' }).click();
+  await page.getByLabel('Partner family (e.g. amazon)').fill('backblaze');
+  await page.getByLabel('Fallbacks', { exact: true }).fill('AT=AT');
+  await page.getByRole('button', { name: 'Add group' }).click();
+  // The server's reason beside the field, which is marked invalid.
+  await page.locator('#new-fallbacks[aria-invalid="true"]').waitFor();
+  await page.locator('#new-fallbacks-error').waitFor();
+  await page.getByLabel('Fallbacks', { exact: true }).fill('AT=DE\nNZ=AU');
+  await page.getByRole('button', { name: 'Add group' }).click();
+  const table = page.getByRole('table', { name: 'Country groups' });
+  await table.getByRole('cell', { name: 'AT → DE, NZ → AU' }).waitFor();
+  assert.equal(stack.psql("SELECT fallbacks->>'NZ' FROM refgate_country_groups WHERE family = 'backblaze'"), 'AU');
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'country-groups');
   await context.close();
 });
 

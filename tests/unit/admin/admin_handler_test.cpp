@@ -97,6 +97,19 @@ class FakeStore final : public AdminStore {
         return answer("revoke_token", name, &a);
     }
 
+    Outcome list_country_groups() override { return answer("list_country_groups"); }
+    Outcome get_country_group(const std::string& family) override {
+        return answer("get_country_group", family);
+    }
+    Outcome put_country_group(const Actor& a, const std::string& family, const PutPrecondition&,
+                              const Json& body) override {
+        return answer("put_country_group", family, &a, &body);
+    }
+    Outcome delete_country_group(const Actor& a, const std::string& family,
+                                 const Precondition& p) override {
+        last_precondition = p;
+        return answer("delete_country_group", family, &a);
+    }
     Outcome list_disclosures() override { return answer("list_disclosures"); }
     Outcome get_disclosure(const std::string& key, const std::string& locale) override {
         return answer("get_disclosure", key + "/" + locale);

@@ -18,6 +18,7 @@ struct FakeState {
     std::vector<TokenRow> tokens;
     std::vector<DisclosureRow> disclosures;  // every version
     std::vector<CodeHistoryRow> history;
+    std::map<std::string, CountryGroupRow> country_groups;  // by family
     std::int64_t next_id = 1;
     std::int64_t now_us = 1'800'000'000'000'000;
 };
@@ -182,6 +183,26 @@ class FakeRows final : public AdminRows {
         }
         return rows;
     }
+    std::vector<CountryGroupRow> country_groups() override {
+        std::vector<CountryGroupRow> rows;
+        for (const auto& [family, row] : s_.country_groups) rows.push_back(row);
+        return rows;
+    }
+    std::optional<CountryGroupRow> country_group(const std::string& family, RowLock) override {
+        auto it = s_.country_groups.find(family);
+        if (it == s_.country_groups.end()) return std::nullopt;
+        return it->second;
+    }
+    void put_country_group(const CountryGroup& group) override {
+        CountryGroupRow& row = s_.country_groups[group.family];
+        row.group = group;
+        row.updated_us = ++s_.now_us;
+        ++row.version;
+    }
+    void delete_country_group(const std::string& family) override {
+        s_.country_groups.erase(family);
+    }
+
     // The import itself is PostgreSQL's (tested end to end); the fake applies nothing.
     ImportResult import_document(const nlohmann::ordered_json&, const UrlPolicy&,
                                  const std::string&) override {

@@ -89,6 +89,38 @@ TEST_CASE("top links are ranked by human clicks, then by slug", "[stats]") {
         top_to_csv(entries).starts_with("rank,link,partner,human,bot,prefetch\r\n1,c,q,7,0,0\r\n"));
 }
 
+TEST_CASE("a link's stats list clicks per country and per rule branch only for a targeted link",
+          "[stats]") {
+    LinkStats stats{.link = "kindle", .partner = "amazon-us", .range = {0, 0}, .days = {{}}};
+    auto plain = to_json(stats);
+    CHECK_FALSE(plain.contains("by_country"));
+    CHECK_FALSE(plain.contains("by_rule"));
+
+    stats.targeting.emplace();
+    auto empty = to_json(stats);
+    CHECK(empty["by_country"] == nlohmann::ordered_json::array());
+    CHECK(empty["by_rule"] == nlohmann::ordered_json::array());
+
+    stats.targeting->add("US", "10", 0, 2);
+    stats.targeting->add("DE", "1", 0, 5);
+    stats.targeting->add("DE", "1", 1, 1);
+    stats.targeting->add("NZ", "4.2", 0, 1);
+    stats.targeting->add("US", "4.1", 0, 3);
+    stats.targeting->add("US", "0", 2, 1);
+    auto j = to_json(stats);
+    // Countries by human clicks (then by code), rule branches in the rules' order (not as text
+    // sorts "10").
+    CHECK(j["by_country"] == nlohmann::ordered_json::parse(R"([
+        {"country": "DE", "human": 5, "bot": 1, "prefetch": 0},
+        {"country": "US", "human": 5, "bot": 0, "prefetch": 1},
+        {"country": "NZ", "human": 1, "bot": 0, "prefetch": 0}])"));
+    std::vector<std::string> rules;
+    for (const auto& r : j["by_rule"]) rules.push_back(r["rule"]);
+    CHECK(rules == std::vector<std::string>{"0", "1", "4.1", "4.2", "10"});
+    CHECK(j["by_rule"][1]["human"] == 5);
+    CHECK(j["by_rule"][1]["bot"] == 1);
+}
+
 TEST_CASE("Accept: text/csv selects CSV", "[stats]") {
     CHECK(wants_csv("text/csv"));
     CHECK(wants_csv("text/csv, application/json;q=0.5"));

@@ -64,6 +64,10 @@ enum class Operation {
     stats_overview,
     link_health,
     check_link_health,
+    list_country_groups,
+    get_country_group,
+    put_country_group,
+    delete_country_group,
 };
 
 struct Route {

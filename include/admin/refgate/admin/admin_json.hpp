@@ -26,6 +26,8 @@ nlohmann::ordered_json link_object(const LinkRow& row);
 nlohmann::ordered_json disclosure_object(const DisclosureRow& row);
 // {version, text, html, created_at, created_by}: one version in a disclosure's history
 nlohmann::ordered_json disclosure_version_object(const DisclosureRow& row);
+// {family, fallbacks: {"AT": "DE"}, updated_at, version}
+nlohmann::ordered_json country_group_object(const CountryGroupRow& row);
 // {name, role, created_at, last_used_on, revoked_at, version}
 nlohmann::ordered_json token_object(const TokenRow& row);
 // {name, role, disabled, created_at, updated_at, last_sign_in_at, version}; never the hash

@@ -53,6 +53,13 @@ struct CodeHistoryRow {
     std::optional<std::int64_t> live_until_us;
 };
 
+// A partner family's country fallbacks as stored; `version` is the API's ETag.
+struct CountryGroupRow {
+    CountryGroup group;
+    std::int64_t updated_us = 0;
+    std::int64_t version = 0;
+};
+
 struct TokenRow {
     std::int64_t id = 0;
     std::string name;
@@ -66,7 +73,7 @@ struct TokenRow {
 // One audit entry as the service builds it: the objects as the API shows them (null: none).
 struct AuditRecord {
     std::string actor;
-    std::string entity;  // "partner", "link", "token", "disclosure"
+    std::string entity;  // "partner", "link", "token", "disclosure", "country_group"
     std::string slug;
     std::string action;  // "create", "update", "delete", "revoke"
     nlohmann::ordered_json before;
@@ -144,6 +151,15 @@ class AdminRows {
     // Every version of a (key, locale), newest first.
     virtual std::vector<DisclosureRow> disclosure_versions(const std::string& key,
                                                            const std::string& locale) = 0;
+
+    // Every partner family's country fallbacks, by family.
+    virtual std::vector<CountryGroupRow> country_groups() = 0;
+    // RowLock::update also makes writers of one family take turns until the transaction ends.
+    virtual std::optional<CountryGroupRow> country_group(const std::string& family,
+                                                         RowLock lock) = 0;
+    // Inserts the family's fallbacks or replaces them (a new version).
+    virtual void put_country_group(const CountryGroup& group) = 0;
+    virtual void delete_country_group(const std::string& family) = 0;
 
     // The import of `doc` in this transaction (refgate/pg/importer.hpp: validated whole,
     // changes audited as `actor`); commit() applies it.

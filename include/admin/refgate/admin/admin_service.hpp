@@ -61,6 +61,14 @@ class AdminService final : public AdminStore {
     std::vector<TokenInfo> token_list();
     bool revoke_token_named(const std::string& actor, const std::string& name);
 
+    Outcome list_country_groups() override;
+    Outcome get_country_group(const std::string& family) override;
+    Outcome put_country_group(const Actor& actor, const std::string& family,
+                              const PutPrecondition& pre,
+                              const nlohmann::ordered_json& body) override;
+    Outcome delete_country_group(const Actor& actor, const std::string& family,
+                                 const Precondition& pre) override;
+
     Outcome list_disclosures() override;
     Outcome get_disclosure(const std::string& key, const std::string& locale) override;
     Outcome put_disclosure(const Actor& actor, const std::string& key, const std::string& locale,

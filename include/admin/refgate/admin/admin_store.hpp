@@ -150,6 +150,16 @@ class AdminStore {
     // The import document of everything; with `csv`, the links as CSV text (a JSON string).
     virtual Outcome export_document(bool csv) = 0;
 
+    // The partner families' country fallbacks: {items: [{family, fallbacks, ...}]}.
+    virtual Outcome list_country_groups() = 0;
+    virtual Outcome get_country_group(const std::string& family) = 0;
+    // Creates (201) or replaces (200; If-Match needed) one family's whole mapping: {fallbacks}.
+    virtual Outcome put_country_group(const Actor& actor, const std::string& family,
+                                      const PutPrecondition& pre,
+                                      const nlohmann::ordered_json& body) = 0;
+    virtual Outcome delete_country_group(const Actor& actor, const std::string& family,
+                                         const Precondition& pre) = 0;
+
     // Disclosure texts by (key, locale); every change stores a new version.
     virtual Outcome list_disclosures() = 0;
     virtual Outcome get_disclosure(const std::string& key, const std::string& locale) = 0;

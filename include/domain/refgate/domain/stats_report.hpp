@@ -56,11 +56,26 @@ struct LinkDay {
     std::map<std::string, std::uint64_t> human_by_channel;
 };
 
+// A link's clicks over the range per reader country and per rule branch that answered (links
+// with targeting rules, where a country database is configured): refgate_clicks_by_country_daily.
+// Rule branches: "0" the link's own destination, "3" its third rule, "4.2" the second branch of
+// its fourth rule's split; country "XX" when the address has none.
+struct TargetingBreakdown {
+    std::map<std::string, ClassCounts> by_country;
+    std::map<std::string, ClassCounts> by_rule;
+    // Adds one row of the view (`click_class` as ClassCounts::add takes it).
+    void add(const std::string& country, const std::string& rule, std::uint8_t click_class,
+             std::uint64_t n);
+};
+
 struct LinkStats {
     std::string link;
     std::string partner;
     DayRange range;
     std::vector<LinkDay> days;  // one per day of the range, in order
+    // Present for a link with rules (or with such clicks in the range); none: the JSON has no
+    // by_country or by_rule.
+    std::optional<TargetingBreakdown> targeting;
 };
 
 struct PartnerStats {
@@ -81,6 +96,9 @@ void rank_top(std::vector<TopEntry>& entries, std::size_t limit);
 
 // Reports list `scanner` (a field after `prefetch`, a CSV column after it) only when some count
 // of the report has scanner clicks, so that a report without any reads as it did before the class.
+// A link's `targeting` becomes "by_country": [{country, human, bot, prefetch}] (most human clicks
+// first, then by code) and "by_rule": [{rule, human, bot, prefetch}] (in the rules' order); the CSV
+// form keeps the days only.
 nlohmann::ordered_json to_json(const LinkStats& stats);
 nlohmann::ordered_json to_json(const PartnerStats& stats);
 nlohmann::ordered_json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries);

@@ -10,6 +10,7 @@ import { PartnerList, PartnerPage } from './pages/partners.jsx';
 import { LinkList, LinkPage } from './pages/links.jsx';
 import { Bulk } from './pages/bulk.jsx';
 import { Disclosures } from './pages/disclosures.jsx';
+import { CountryGroups } from './pages/country_groups.jsx';
 import { Stats } from './pages/stats.jsx';
 import { Audit } from './pages/audit.jsx';
 import { Users } from './pages/users.jsx';
@@ -19,6 +20,7 @@ const pages = [
   { path: 'links', label: 'Links' },
   { path: 'bulk', label: 'Bulk' },
   { path: 'disclosures', label: 'Disclosures' },
+  { path: 'country-groups', label: 'Country groups' },
   { path: 'stats', label: 'Stats' },
   { path: 'audit', label: 'Audit', admin: true },
   { path: 'users', label: 'Users and tokens', admin: true },
@@ -41,6 +43,8 @@ function Page({ route, session }) {
       return <Bulk {...props} />;
     case 'disclosures':
       return <Disclosures {...props} />;
+    case 'country-groups':
+      return <CountryGroups {...props} />;
     case 'stats':
       return <Stats {...props} />;
     case 'audit':

@@ -41,6 +41,47 @@ function Chart({ id, title, days, series }) {
   );
 }
 
+// "0": the link's own destination; "3": its third rule; "4.2": the second branch of its fourth
+// rule's split.
+function branchName(rule) {
+  if (rule === '0') return 'link destination (no rule matched)';
+  const [n, b] = rule.split('.');
+  return b ? `rule ${n}, split branch ${b}` : `rule ${n}`;
+}
+
+const classCells = (r) => [r.human, r.bot, r.prefetch, r.scanner || 0];
+
+// One link's clicks per reader country and per rule branch (links with targeting rules).
+function LinkBreakdown({ range }) {
+  const [slug, setSlug] = useState('');
+  const [shownSlug, setShownSlug] = useState('');
+  const [data, error] = useLoad(async () => (shownSlug
+    ? (await api('GET', `/stats/links/${encodeURIComponent(shownSlug)}${query(range)}`)).data
+    : null), [shownSlug, range.from, range.to]);
+  const head = ['Human', 'Bot', 'Prefetch', 'Scanner'];
+  return (
+    <section class="card" aria-labelledby="breakdown-title">
+      <h2 id="breakdown-title">Targeted link: clicks by country and by rule</h2>
+      <form class="filters" onSubmit={(e) => (e.preventDefault(), setShownSlug(slug.trim()))}>
+        <Field id="breakdown-link" label="Link (slug)" value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
+        <button type="submit">Show breakdown</button>
+      </form>
+      <Notice error={error} />
+      {data && !data.by_country && <p>{data.link} has no targeting rules: its clicks are not broken down.</p>}
+      {data && data.by_country && (
+        <>
+          <Table caption={`Clicks by country: ${data.link}`} head={['Country', ...head]}
+            empty="No clicks counted by country in this range (counted where a country database is configured)."
+            rows={data.by_country.map((r) => [r.country, ...classCells(r)])} />
+          <Table caption={`Clicks by rule branch: ${data.link}`} head={['Branch', ...head]}
+            empty="No clicks counted by rule in this range."
+            rows={data.by_rule.map((r) => [branchName(r.rule), ...classCells(r)])} />
+        </>
+      )}
+    </section>
+  );
+}
+
 export function Stats() {
   const today = new Date();
   const [range, setRange] = useState({ from: day(new Date(today.getTime() - 29 * 86400e3)), to: day(today) });
@@ -80,6 +121,7 @@ export function Stats() {
             rows={data.partners.map((p) => [p.partner, p.human, p.bot, p.prefetch, p.scanner || 0])} />
         </>
       )}
+      <LinkBreakdown range={range} />
     </>
   );
 }

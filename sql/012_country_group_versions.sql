@@ -1,0 +1,20 @@
+-- Country groups editable through the admin API (issue 19): each family's mapping gains a version
+-- (the API's ETag; every change, by the API or an import, bumps it) and its changes are audited
+-- like partners' and links'.
+ALTER TABLE refgate_country_groups ADD COLUMN version bigint NOT NULL DEFAULT 1;
+
+CREATE FUNCTION refgate_country_groups_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.version := OLD.version + 1;
+    NEW.updated_at := now();
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER refgate_country_groups_bump
+    BEFORE UPDATE ON refgate_country_groups
+    FOR EACH ROW EXECUTE FUNCTION refgate_country_groups_bump();
+
+ALTER TABLE refgate_audit DROP CONSTRAINT refgate_audit_entity_check;
+ALTER TABLE refgate_audit ADD CONSTRAINT refgate_audit_entity_check
+    CHECK (entity IN ('partner', 'link', 'token', 'disclosure', 'user', 'country_group'));
