@@ -120,7 +120,10 @@ redis::RedisAddress redis_address(const Config& config) {
 }
 
 Shared::Shared(const Config& c)
-    : config(c), redis(redis_address(c)), url_policy{.allow_http = c.allow_http_destinations} {}
+    : config(c),
+      redis(redis_address(c)),
+      url_policy{.allow_http = c.allow_http_destinations},
+      link_pace(c.linkcheck.host_gap) {}
 
 Counting::Counting(Shared& s)
     : trusted_proxies(
@@ -161,7 +164,7 @@ int App::serve() {
     std::unique_ptr<linkcheck::HealthWorker> link_checker;
     if (config_.linkcheck.interval.count() > 0)
         link_checker = std::make_unique<linkcheck::HealthWorker>(
-            config_, shared.snapshots, shared.link_health, REFGATE_VERSION);
+            config_, shared.snapshots, shared.link_health, shared.link_pace, REFGATE_VERSION);
 
     // Started in this order, stopped in reverse: the listeners first, so that every request is
     // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
@@ -183,6 +186,8 @@ int App::serve() {
     };
     log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
     drain(signals, shared.health, reload, config_.drain);
+    // Link checks in flight (the schedule's and the API's) abort rather than wait for a timeout.
+    shared.link_pace.stop();
     components.stop();
     log::info("stopped");
     return 0;
