@@ -121,7 +121,10 @@ redis::RedisAddress redis_address(const Config& config) {
 }
 
 Shared::Shared(const Config& c)
-    : config(c), redis(redis_address(c)), url_policy{.allow_http = c.allow_http_destinations} {}
+    : config(c),
+      redis(redis_address(c)),
+      url_policy{.allow_http = c.allow_http_destinations},
+      link_pace(c.linkcheck.host_gap) {}
 
 Counting::Counting(Shared& s)
     : trusted_proxies(
@@ -162,7 +165,7 @@ int App::serve() {
     std::unique_ptr<linkcheck::HealthWorker> link_checker;
     if (config_.linkcheck.interval.count() > 0)
         link_checker = std::make_unique<linkcheck::HealthWorker>(
-            config_, shared.snapshots, shared.link_health, REFGATE_VERSION);
+            config_, shared.snapshots, shared.link_health, shared.link_pace, REFGATE_VERSION);
 
     // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
     PeriodicWorker country_watch({.name = "rg-geoip-watch",
@@ -195,6 +198,8 @@ int App::serve() {
     };
     log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
     drain(signals, shared.health, reload, config_.drain);
+    // Link checks in flight (the schedule's and the API's) abort rather than wait for a timeout.
+    shared.link_pace.stop();
     components.stop();
     log::info("stopped");
     return 0;

@@ -4,7 +4,7 @@
 #include "check_links.hpp"
 
 #include <iostream>
-#include <thread>
+#include <set>
 
 #include "refgate/linkcheck/checker.hpp"
 #include "refgate/pg/database.hpp"
@@ -14,7 +14,10 @@ namespace refgate {
 namespace {
 
 void print_report(const linkcheck::CheckReport& r) {
-    std::cout << r.slug << "\t" << to_string(r.seen.finding) << "\t"
+    // A targeting branch's line names it after the slug: "slug@rules[0].split[1]".
+    std::cout << r.slug;
+    if (r.branch != linkcheck::kDefaultBranch) std::cout << "@" << r.branch;
+    std::cout << "\t" << to_string(r.seen.finding) << "\t"
               << (r.seen.detail.empty() ? "-" : r.seen.detail) << "\t"
               << (r.record.state.finding == r.seen.finding ? "confirmed" : "pending") << "\t"
               << r.duration.count() << " ms\n";
@@ -49,18 +52,18 @@ int check_links(const Config& c, const std::string& slug, const std::string& par
     }
     auto fetcher = linkcheck::make_curl_fetcher(linkcheck::fetcher_options(c.linkcheck, version));
     auto store = linkcheck::make_pg_health_store(c.database_url);
-    SteadyClock steady;
-    HostRateLimiter limiter(steady, c.linkcheck.host_gap);
-    linkcheck::LinkChecker checker(
-        *fetcher, *store, clock, c.linkcheck.confirm_after,
-        [&](const std::string& host) { std::this_thread::sleep_for(limiter.reserve(host)); });
-    std::size_t not_ok = 0;
+    linkcheck::HostPace pace(c.linkcheck.host_gap);
+    linkcheck::LinkChecker checker(*fetcher, *store, clock, c.linkcheck.confirm_after,
+                                   [&](const std::string& host) { pace.wait(host); });
+    // A link is not ok when one of its branches is not.
+    std::set<std::int64_t> links, not_ok;
     for (const auto& target : targets) {
         auto report = checker.check(target);
         print_report(report);
-        if (report.seen.finding != Finding::ok) ++not_ok;
+        links.insert(report.link_id);
+        if (report.seen.finding != Finding::ok) not_ok.insert(report.link_id);
     }
-    std::cout << "checked: " << targets.size() << " link(s), " << not_ok << " not ok\n";
+    std::cout << "checked: " << links.size() << " link(s), " << not_ok.size() << " not ok\n";
     return 0;
 }
 

@@ -1,8 +1,6 @@
 // The admin API's view of the link-health checker: reads from PostgreSQL, and a check now (on the
 // admin API's blocking pool, never an I/O thread), with the schedule's confirmation rule.
 
-#include <thread>
-
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/linkcheck/checker.hpp"
 #include "services.hpp"
@@ -29,19 +27,17 @@ class CheckerApi final : public admin::LinkHealthService {
         auto now = std::chrono::floor<std::chrono::seconds>(shared_.clock.now());
         auto targets = linkcheck::check_targets(*snapshot, now, slug);
         if (targets.empty()) return std::nullopt;
-        auto fetcher =
-            linkcheck::make_curl_fetcher(linkcheck::fetcher_options(c.linkcheck, REFGATE_VERSION));
-        SteadyClock steady;
-        HostRateLimiter limiter(steady, c.linkcheck.host_gap);
+        // The process's one pace: with the schedule's checks, one request per gap to a host.
+        linkcheck::HostPace& pace = shared_.link_pace;
+        auto fetcher = linkcheck::make_curl_fetcher(
+            linkcheck::fetcher_options(c.linkcheck, REFGATE_VERSION, &pace.stopping()));
         try {
             auto store = linkcheck::make_pg_health_store(c.database_url);
             linkcheck::LinkChecker checker(
                 *fetcher, *store, shared_.clock, c.linkcheck.confirm_after,
-                [&](const std::string& host) {
-                    std::this_thread::sleep_for(limiter.reserve(host));
-                },
-                &shared_.link_health);
-            checker.check(targets.front());
+                [&](const std::string& host) { pace.wait(host); }, &shared_.link_health,
+                &pace.stopping());
+            for (const auto& target : targets) checker.check(target);
             return linkcheck::read_health(c.database_url, slug);
         } catch (const admin::StoreError&) {
             throw;

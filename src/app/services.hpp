@@ -15,6 +15,7 @@
 #include "refgate/domain/clock.hpp"
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/http/server.hpp"
+#include "refgate/linkcheck/host_pace.hpp"
 #include "refgate/metrics/click_stats.hpp"
 #include "refgate/metrics/exporter.hpp"
 #include "refgate/metrics/health.hpp"
@@ -47,6 +48,8 @@ struct Shared {
     // Console sign-ins: ok, refused, limited.
     std::array<std::atomic<std::uint64_t>, 3> console_sign_ins{};
     LinkHealthStats link_health;
+    // The one per-host pace of the scheduled and the on-demand link checks, and their stop.
+    linkcheck::HostPace link_pace;
 };
 
 // The admin API's link-health routes over the checker (src/app/link_health_api.cpp).

@@ -66,6 +66,101 @@ bool IpNetwork::contains(const IpBytes& address) const {
     return true;
 }
 
+namespace {
+
+// A range as two big-endian halves and their masks: a check is two AND-compares.
+struct ScopeRange {
+    std::uint64_t hi = 0, lo = 0, mask_hi = 0, mask_lo = 0;
+    AddressScope scope = AddressScope::global;
+};
+
+constexpr std::uint64_t half(const IpBytes& bytes, int first) {
+    std::uint64_t out = 0;
+    for (int i = first; i < first + 8; ++i) out = (out << 8) | bytes[i];
+    return out;
+}
+
+constexpr std::uint64_t half_mask(int bits) {
+    if (bits <= 0) return 0;
+    if (bits >= 64) return ~std::uint64_t{0};
+    return ~std::uint64_t{0} << (64 - bits);
+}
+
+constexpr ScopeRange scope_range(const IpBytes& base, int prefix, AddressScope scope) {
+    return {.hi = half(base, 0) & half_mask(prefix),
+            .lo = half(base, 8) & half_mask(prefix - 64),
+            .mask_hi = half_mask(prefix),
+            .mask_lo = half_mask(prefix - 64),
+            .scope = scope};
+}
+
+constexpr ScopeRange v4(std::uint8_t a, std::uint8_t b, std::uint8_t c, int prefix,
+                        AddressScope scope) {
+    IpBytes base{};
+    base[10] = 0xff;
+    base[11] = 0xff;
+    base[12] = a;
+    base[13] = b;
+    base[14] = c;
+    return scope_range(base, prefix + 96, scope);
+}
+
+// w0:w1:w2::w7/prefix
+constexpr ScopeRange v6(std::uint16_t w0, std::uint16_t w1, std::uint16_t w2, std::uint16_t w7,
+                        int prefix, AddressScope scope) {
+    IpBytes base{};
+    const std::uint16_t words[4] = {w0, w1, w2, w7};
+    const int at[4] = {0, 2, 4, 14};
+    for (int i = 0; i < 4; ++i) {
+        base[at[i]] = static_cast<std::uint8_t>(words[i] >> 8);
+        base[at[i] + 1] = static_cast<std::uint8_t>(words[i] & 0xff);
+    }
+    return scope_range(base, prefix, scope);
+}
+
+constexpr auto kShared = AddressScope::shared;
+constexpr auto kSpecial = AddressScope::special;
+
+// The first range that holds an address says its scope (:: and ::1 before ::/96).
+constexpr ScopeRange kScopeRanges[] = {
+    v4(0, 0, 0, 8, kShared),
+    v4(10, 0, 0, 8, kShared),
+    v4(100, 64, 0, 10, kShared),
+    v4(127, 0, 0, 8, kShared),
+    v4(169, 254, 0, 16, kShared),
+    v4(172, 16, 0, 12, kShared),
+    v4(192, 168, 0, 16, kShared),
+    v6(0, 0, 0, 0, 128, kShared),
+    v6(0, 0, 0, 1, 128, kShared),
+    v6(0xfc00, 0, 0, 0, 7, kShared),
+    v6(0xfe80, 0, 0, 0, 10, kShared),
+    v4(192, 0, 0, 24, kSpecial),
+    v4(192, 0, 2, 24, kSpecial),
+    v4(198, 18, 0, 15, kSpecial),
+    v4(198, 51, 100, 24, kSpecial),
+    v4(203, 0, 113, 24, kSpecial),
+    v4(224, 0, 0, 4, kSpecial),
+    v4(240, 0, 0, 4, kSpecial),
+    v6(0, 0, 0, 0, 96, kSpecial),
+    v6(0x64, 0xff9b, 0, 0, 96, kSpecial),
+    v6(0x64, 0xff9b, 1, 0, 48, kSpecial),
+    v6(0x100, 0, 0, 0, 64, kSpecial),
+    v6(0x2001, 0xdb8, 0, 0, 32, kSpecial),
+    v6(0xfec0, 0, 0, 0, 10, kSpecial),
+    v6(0xff00, 0, 0, 0, 8, kSpecial),
+};
+
+}  // namespace
+
+AddressScope address_scope(const IpBytes& address) noexcept {
+    const std::uint64_t hi = half(address, 0), lo = half(address, 8);
+    for (const ScopeRange& range : kScopeRanges) {
+        if ((hi & range.mask_hi) == range.hi && (lo & range.mask_lo) == range.lo)
+            return range.scope;
+    }
+    return AddressScope::global;
+}
+
 bool any_contains(const std::vector<IpNetwork>& networks, const IpBytes& address) {
     for (const auto& n : networks) {
         if (n.contains(address)) return true;

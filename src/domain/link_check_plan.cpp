@@ -3,26 +3,6 @@
 #include <algorithm>
 
 namespace refgate {
-namespace {
-
-const std::vector<IpNetwork>& refused_networks() {
-    static const std::vector<IpNetwork> networks = [] {
-        std::vector<IpNetwork> out;
-        for (const char* text :
-             {"0.0.0.0/8",      "10.0.0.0/8",     "100.64.0.0/10",   "127.0.0.0/8",
-              "169.254.0.0/16", "172.16.0.0/12",  "192.0.0.0/24",    "192.0.2.0/24",
-              "192.168.0.0/16", "198.18.0.0/15",  "198.51.100.0/24", "203.0.113.0/24",
-              "224.0.0.0/4",    "240.0.0.0/4",    "::/96",           "::1/128",
-              "64:ff9b::/96",   "64:ff9b:1::/48", "100::/64",        "2001:db8::/32",
-              "fc00::/7",       "fe80::/10",      "fec0::/10",       "ff00::/8"}) {
-            out.push_back(*IpNetwork::parse(text));
-        }
-        return out;
-    }();
-    return networks;
-}
-
-}  // namespace
 
 std::vector<std::int64_t> due_links(std::vector<PlanLink> links, SysSeconds now,
                                     std::chrono::seconds interval) {
@@ -58,7 +38,5 @@ std::chrono::milliseconds HostRateLimiter::reserve(const std::string& host) {
     it->second = at + gap_;
     return std::chrono::duration_cast<std::chrono::milliseconds>(at - now);
 }
-
-bool public_address(const IpBytes& address) { return !any_contains(refused_networks(), address); }
 
 }  // namespace refgate

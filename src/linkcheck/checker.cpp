@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 
 #include "refgate/runtime/log.hpp"
 
@@ -11,6 +10,35 @@ namespace {
 
 SysSeconds whole_seconds(std::chrono::system_clock::time_point t) {
     return std::chrono::floor<std::chrono::seconds>(t);
+}
+
+// The link's own Location, then each rule's branches in order.
+void add_link_targets(const Snapshot& snapshot, const LinkEntry& entry,
+                      std::vector<CheckTarget>& out) {
+    const std::size_t first = out.size();
+    out.push_back({.link_id = entry.id,
+                   .slug = entry.slug,
+                   .location = entry.location,
+                   .destination = entry.destination,
+                   .partner = snapshot.partner(entry)});
+    for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
+        const TargetRule& rule = snapshot.rules()[entry.first_rule + i];
+        for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
+            const TargetBranch& branch = snapshot.branches()[rule.first_branch + b];
+            std::string name = "rules[" + std::to_string(i) + "]";
+            if (rule.split) name += ".split[" + std::to_string(b) + "]";
+            out.push_back({.link_id = entry.id,
+                           .slug = entry.slug,
+                           .branch = std::move(name),
+                           .location = branch.location,
+                           .destination = rule.split ? rule.source.split[b].destination
+                                                     : rule.source.destination,
+                           .partner = snapshot.partners()[branch.partner_index]});
+        }
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = first; i < out.size(); ++i) names.push_back(out[i].branch);
+    for (std::size_t i = first; i < out.size(); ++i) out[i].link_branches = names;
 }
 
 }  // namespace
@@ -23,27 +51,30 @@ std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
         if (entry.status != LinkStatus::active || !entry.partner_active) continue;
         if (entry.expires_at != 0 && entry.expires_at <= t) continue;
         if (!slug.empty() && entry.slug != slug) continue;
-        const Partner& p = snapshot.partner(entry);
-        if (!partner.empty() && p.slug != partner) continue;
-        out.push_back({.link_id = entry.id,
-                       .slug = entry.slug,
-                       .location = entry.location,
-                       .destination = entry.destination,
-                       .partner = p});
+        if (!partner.empty() && snapshot.partner(entry).slug != partner) continue;
+        add_link_targets(snapshot, entry, out);
     }
     return out;
 }
 
 CheckReport LinkChecker::check(const CheckTarget& target) {
     auto started = std::chrono::steady_clock::now();
-    CheckReport report{.link_id = target.link_id, .slug = target.slug};
+    CheckReport report{.link_id = target.link_id,
+                       .slug = target.slug,
+                       .branch = target.branch,
+                       .link_branches = target.link_branches};
     report.chain = follow_chain(fetcher_, target.location, pace_);
     report.duration = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
+    if (stopping_ != nullptr && stopping_->load()) {
+        report.aborted = true;
+        log::info("link_check_aborted", {{"slug", target.slug}, {"branch", target.branch}});
+        return report;
+    }
     report.seen = judge_chain(report.chain, target.destination, target.partner);
     report.at = whole_seconds(clock_.now());
-    report.record =
-        next_record(store_.record(target.link_id), report.seen, report.at, confirm_after_);
+    report.record = next_record(store_.record(target.link_id, target.branch), report.seen,
+                                report.at, confirm_after_);
     store_.save(report);
     if (stats_ != nullptr) {
         stats_->checks[static_cast<std::size_t>(report.seen.finding)].fetch_add(
@@ -51,6 +82,7 @@ CheckReport LinkChecker::check(const CheckTarget& target) {
         stats_->duration.observe(report.duration);
     }
     log::info("link_checked", {{"slug", target.slug},
+                               {"branch", target.branch},
                                {"finding", to_string(report.seen.finding)},
                                {"detail", report.seen.detail},
                                {"state", to_string(report.record.state.finding)},
@@ -59,12 +91,14 @@ CheckReport LinkChecker::check(const CheckTarget& target) {
     return report;
 }
 
-FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version) {
+FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version,
+                               const std::atomic<bool>* stopping) {
     return {.ca_file = config.ca_file,
             .resolve = config.resolve,
             .user_agent = user_agent(version, config.contact_url),
             .connect_timeout = std::min(config.timeout, std::chrono::milliseconds{5'000}),
-            .timeout = config.timeout};
+            .timeout = config.timeout,
+            .stopping = stopping};
 }
 
 namespace {
@@ -83,26 +117,20 @@ PeriodicWorkerOptions worker_options(const LinkCheckConfig& config) {
 }  // namespace
 
 HealthWorker::HealthWorker(const Config& config, const SnapshotStore& snapshots,
-                           LinkHealthStats& stats, const std::string& version)
+                           LinkHealthStats& stats, HostPace& pace, const std::string& version)
     : config_(config.linkcheck),
       snapshots_(snapshots),
       stats_(stats),
-      limiter_(steady_, config.linkcheck.host_gap),
-      fetcher_(make_curl_fetcher(fetcher_options(config.linkcheck, version))),
+      pace_(pace),
+      fetcher_(make_curl_fetcher(fetcher_options(config.linkcheck, version, &pace.stopping()))),
       store_(make_pg_health_store(config.database_url)),
       worker_(worker_options(config.linkcheck), [this] { return round(); }) {}
 
 HealthWorker::~HealthWorker() { stop(); }
 
 void HealthWorker::stop() {
-    stopping_.store(true);
+    pace_.stop();
     worker_.stop();
-}
-
-void HealthWorker::pace(const std::string& host) {
-    auto until = std::chrono::steady_clock::now() + limiter_.reserve(host);
-    while (!stopping_.load() && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds{20});
 }
 
 void HealthWorker::refresh_counts() {
@@ -133,9 +161,9 @@ RoundOutcome HealthWorker::round() {
         std::set<std::int64_t> due_set(due.begin(), due.end());
         LinkChecker checker(
             *fetcher_, *store_, clock_, config_.confirm_after,
-            [this](const std::string& host) { pace(host); }, &stats_);
+            [this](const std::string& host) { pace_.wait(host); }, &stats_, &pace_.stopping());
         for (const auto& t : targets) {
-            if (stopping_.load()) break;
+            if (pace_.stopping().load()) break;
             if (due_set.count(t.link_id) != 0) checker.check(t);
         }
         refresh_counts();

@@ -1,18 +1,21 @@
-// One hop over libcurl. The host is resolved here, once, and checked; curl is then told to use
-// exactly that address (CURLOPT_RESOLVE) and every socket it opens is checked against it, so a
-// second DNS answer can never take the request somewhere else.
+// One hop over libcurl. The host is resolved here, once, and every answer checked: refused ones
+// are never contacted, the others are tried in order (the next after a connect failure). For
+// each try curl is told to use exactly that address (CURLOPT_RESOLVE) and every socket it opens
+// is checked against it, so another DNS answer can never take the request somewhere else.
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netdb.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
-#include "refgate/domain/link_check_plan.hpp"
+#include "refgate/domain/ip_network.hpp"
 #include "refgate/linkcheck/fetcher.hpp"
 
 namespace refgate::linkcheck {
@@ -31,7 +34,14 @@ struct Transfer {
     bool capped = false;
     IpBytes pinned{};
     bool socket_refused = false;
+    const std::atomic<bool>* stopping = nullptr;
 };
+
+// Curl calls it often during a transfer and about once a second while waiting: non-zero aborts.
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    const auto* t = static_cast<const Transfer*>(user);
+    return t->stopping != nullptr && t->stopping->load() ? 1 : 0;
+}
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
     auto* t = static_cast<Transfer*>(user);
@@ -110,6 +120,10 @@ class CurlFetcher final : public HopFetcher {
 
     HopResult fetch(const std::string& url) override {
         HopResult result{.hop = {.url = url}};
+        if (options_.stopping != nullptr && options_.stopping->load()) {
+            result.hop.failure = HopFailure::other;
+            return result;
+        }
         auto parsed = boost::urls::parse_uri(url);
         if (!parsed || parsed->encoded_host().empty()) {
             result.hop.failure = HopFailure::other;
@@ -118,42 +132,59 @@ class CurlFetcher final : public HopFetcher {
         std::string host(parsed->encoded_host());
         bool https = parsed->scheme_id() == boost::urls::scheme::https;
         std::uint16_t port = parsed->has_port() ? parsed->port_number() : (https ? 443 : 80);
-        bool allowed = false;
-        auto address = resolve(host, port, allowed);
-        if (!address) {
+        auto answers = resolve(host, port);
+        if (answers.empty()) {
             result.hop.failure = HopFailure::dns;
             return result;
         }
-        result.hop.address = ip_text(*address);
-        if (!allowed && !public_address(*address)) {
-            result.hop.failure = HopFailure::ssrf;
-            return result;
+        // Each answer is judged: a refused one is never contacted; the allowed ones are tried
+        // in order, the next after a connect failure.
+        bool tried = false;
+        for (const Answer& answer : answers) {
+            if (!answer.allowed && !public_address(answer.address)) continue;
+            tried = true;
+            result = HopResult{.hop = {.url = url, .address = ip_text(answer.address)}};
+            transfer(url, host, port, answer.address, result);
+            if (result.hop.failure != HopFailure::connect) break;
         }
-        transfer(url, host, port, *address, result);
+        if (!tried) {
+            result.hop.address = ip_text(answers.front().address);
+            result.hop.failure = HopFailure::ssrf;
+        }
         return result;
     }
 
   private:
-    // The address the host is pinned to; `allowed` when it is a test entry of the resolve list.
-    std::optional<IpBytes> resolve(const std::string& host, std::uint16_t port, bool& allowed) {
+    struct Answer {
+        IpBytes address{};
+        bool allowed = false;  // a test entry of the resolve list: let past the refusal
+    };
+
+    // Every address of the host, in the resolver's order (a literal: itself).
+    std::vector<Answer> resolve(const std::string& host, std::uint16_t port) {
         std::string bare = host;
         if (bare.size() > 2 && bare.front() == '[') bare = bare.substr(1, bare.size() - 2);
-        if (auto literal = parse_ip(bare)) return literal;
+        if (auto literal = parse_ip(bare)) return {Answer{.address = *literal}};
+        std::vector<Answer> out;
         for (const auto& e : options_.resolve) {
-            if (e.host == host && e.port == port) {
-                allowed = true;
-                return parse_ip(e.address);
-            }
+            if (e.host != host || e.port != port) continue;
+            if (auto ip = parse_ip(e.address)) out.push_back({.address = *ip, .allowed = true});
         }
+        if (!out.empty()) return out;
         addrinfo hints{};
         hints.ai_family = AF_UNSPEC;
         hints.ai_socktype = SOCK_STREAM;
         addrinfo* found = nullptr;
-        if (::getaddrinfo(bare.c_str(), nullptr, &hints, &found) != 0 || found == nullptr)
-            return std::nullopt;
-        auto ip = sockaddr_ip(found->ai_addr);
+        if (::getaddrinfo(bare.c_str(), nullptr, &hints, &found) != 0) return out;
+        for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+            auto ip = sockaddr_ip(ai->ai_addr);
+            if (!ip) continue;
+            bool seen = std::any_of(out.begin(), out.end(),
+                                    [&](const Answer& a) { return a.address == *ip; });
+            if (!seen) out.push_back({.address = *ip});
+        }
         ::freeaddrinfo(found);
-        return ip;
+        return out;
     }
 
     void transfer(const std::string& url, const std::string& host, std::uint16_t port,
@@ -170,7 +201,7 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
     std::string pin = bare + ":" + std::to_string(port) + ":" +
                       (ip.find(':') != std::string::npos ? "[" + ip + "]" : ip);
     std::unique_ptr<curl_slist, SlistDeleter> resolve(curl_slist_append(nullptr, pin.c_str()));
-    Transfer t{.max_body = options_.max_body, .pinned = address};
+    Transfer t{.max_body = options_.max_body, .pinned = address, .stopping = options_.stopping};
     CURL* c = curl.get();
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_RESOLVE, resolve.get());
@@ -190,6 +221,9 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
     curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, &t);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
     CURLcode code = curl_easy_perform(c);
     if (t.socket_refused) {
         result.hop.failure = HopFailure::ssrf;

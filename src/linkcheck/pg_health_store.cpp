@@ -16,17 +16,26 @@ std::optional<SysSeconds> time_of(const pqxx::field& f) {
 
 std::int64_t unix_of(SysSeconds t) { return t.time_since_epoch().count(); }
 
+std::string joined_lines(const std::vector<std::string>& lines) {
+    std::string out;
+    for (const auto& line : lines) {
+        if (!out.empty()) out += '\n';
+        out += line;
+    }
+    return out;
+}
+
 class PgHealthStore final : public HealthStore {
   public:
     explicit PgHealthStore(std::string url) : url_(std::move(url)) {}
 
-    std::optional<HealthRecord> record(std::int64_t link_id) override {
+    std::optional<HealthRecord> record(std::int64_t link_id, const std::string& branch) override {
         pqxx::work tx(connection());
         auto rows = tx.exec_params(
             "SELECT state, detail, extract(epoch FROM since)::bigint, pending_state, "
             "pending_detail, extract(epoch FROM confirm_at)::bigint "
-            "FROM refgate_link_health WHERE link_id = $1",
-            link_id);
+            "FROM refgate_link_health WHERE link_id = $1 AND branch = $2",
+            link_id, branch);
         tx.commit();
         if (rows.empty()) return std::nullopt;
         const auto& row = rows[0];
@@ -54,22 +63,28 @@ class PgHealthStore final : public HealthStore {
         }
         tx.exec_params(
             "INSERT INTO refgate_link_health (link_id, state, detail, since, pending_state, "
-            "pending_detail, confirm_at, checked_at, last_finding, last_detail, chain) "
+            "pending_detail, confirm_at, checked_at, last_finding, last_detail, chain, branch) "
             "VALUES ($1, $2, $3, to_timestamp($4), NULLIF($5, ''), CASE WHEN $5 = '' THEN NULL "
             "ELSE $6 END, CASE WHEN $7 < 0 THEN NULL ELSE to_timestamp($7) END, to_timestamp($8), "
-            "$9, $10, $11::jsonb) ON CONFLICT (link_id) DO UPDATE SET state = $2, detail = $3, "
+            "$9, $10, $11::jsonb, $12) ON CONFLICT (link_id, branch) DO UPDATE SET state = $2, "
+            "detail = $3, "
             "since = to_timestamp($4), pending_state = EXCLUDED.pending_state, "
             "pending_detail = EXCLUDED.pending_detail, confirm_at = EXCLUDED.confirm_at, "
             "checked_at = to_timestamp($8), last_finding = $9, "
             "last_detail = $10, chain = $11::jsonb",
             c.link_id, std::string(to_string(r.state.finding)), r.state.detail, unix_of(r.since),
             pending_state, pending_detail, confirm_at, unix_of(c.at),
-            std::string(to_string(c.seen.finding)), c.seen.detail, chain);
+            std::string(to_string(c.seen.finding)), c.seen.detail, chain, c.branch);
+        if (!c.link_branches.empty())
+            tx.exec_params(
+                "DELETE FROM refgate_link_health WHERE link_id = $1 AND NOT branch = ANY "
+                "(string_to_array($2, E'\\n'))",
+                c.link_id, joined_lines(c.link_branches));
         tx.exec_params(
             "INSERT INTO refgate_link_health_checks (link_id, checked_at, finding, detail, "
-            "duration_ms, chain) VALUES ($1, to_timestamp($2), $3, $4, $5, $6::jsonb)",
+            "duration_ms, chain, branch) VALUES ($1, to_timestamp($2), $3, $4, $5, $6::jsonb, $7)",
             c.link_id, unix_of(c.at), std::string(to_string(c.seen.finding)), c.seen.detail,
-            static_cast<int>(c.duration.count()), chain);
+            static_cast<int>(c.duration.count()), chain, c.branch);
         tx.exec_params(
             "DELETE FROM refgate_link_health_checks WHERE link_id = $1 AND id NOT IN (SELECT id "
             "FROM refgate_link_health_checks WHERE link_id = $1 ORDER BY id DESC LIMIT $2)",
@@ -82,8 +97,9 @@ class PgHealthStore final : public HealthStore {
         for (auto id : link_ids) found[id] = PlanLink{.id = id};
         pqxx::work tx(connection());
         for (const auto& row :
-             tx.exec("SELECT link_id, extract(epoch FROM checked_at)::bigint, "
-                     "extract(epoch FROM confirm_at)::bigint FROM refgate_link_health")) {
+             tx.exec("SELECT link_id, extract(epoch FROM min(checked_at))::bigint, "
+                     "extract(epoch FROM min(confirm_at))::bigint FROM refgate_link_health "
+                     "GROUP BY link_id")) {
             auto it = found.find(row[0].as<std::int64_t>());
             if (it == found.end()) continue;
             it->second.last_checked = time_of(row[1]);
@@ -99,7 +115,7 @@ class PgHealthStore final : public HealthStore {
         std::map<Finding, std::int64_t> counts;
         pqxx::work tx(connection());
         for (const auto& row :
-             tx.exec("SELECT state, count(*) FROM refgate_link_health GROUP BY state")) {
+             tx.exec("SELECT state, count(*) FROM refgate_link_health_worst GROUP BY state")) {
             if (auto f = parse_finding(row[0].c_str())) counts[*f] = row[1].as<std::int64_t>();
         }
         tx.commit();

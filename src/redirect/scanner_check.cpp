@@ -10,26 +10,6 @@
 #include "mmdb_lookup.hpp"
 
 namespace refgate {
-namespace {
-
-// Loopback, private, shared (carrier NAT), link-local and unspecified addresses: what a client
-// address is when refgate runs behind a proxy it was not told to trust, or readers share a NAT.
-// Many readers then have one address, so the burst rule must not judge it.
-bool shared_address(const IpBytes& a) noexcept {
-    static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (std::memcmp(a.data(), kMapped, sizeof kMapped) == 0) {
-        std::uint8_t b0 = a[12], b1 = a[13];
-        return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 100 && (b1 & 0xc0) == 64) ||
-               (b0 == 169 && b1 == 254) || (b0 == 172 && (b1 & 0xf0) == 16) ||
-               (b0 == 192 && b1 == 168);
-    }
-    bool zero_to_14 = std::all_of(a.begin(), a.begin() + 15, [](std::uint8_t b) { return b == 0; });
-    if (zero_to_14 && a[15] <= 1) return true;  // :: and ::1
-    return (a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
-}
-
-}  // namespace
-
 AsnDatabase::AsnDatabase(const std::string& path) : db_(std::make_unique<MMDB_s>()) {
     mmdb_open(path, "ASN database", *db_);
 }
@@ -93,7 +73,10 @@ bool ScannerCheck::from_listed_network(const IpBytes& address) noexcept {
 }
 
 bool ScannerCheck::burst_applies(const IpBytes& address) const noexcept {
-    return window_.has_value() && !shared_address(address);
+    // A shared address (private, loopback, carrier NAT, link-local, unspecified) is many
+    // readers behind one, or refgate behind a proxy it does not trust: the burst rule does not
+    // judge it.
+    return window_.has_value() && address_scope(address) != AddressScope::shared;
 }
 
 bool ScannerCheck::in_burst(std::uint64_t client, std::int64_t link_id, std::int64_t now) noexcept {

@@ -94,4 +94,29 @@ TEST_CASE(
     CHECK(standby.wait_for_log("linkcheck_leader", 10s));
 }
 
+TEST_CASE("a stop aborts a link check in flight instead of waiting for its timeout",
+          "[linkhealth][pg]") {
+    auto& s = server();
+    TestDatabase db;
+    Json doc = Json::parse(document(s.port(), {}));
+    doc["links"].push_back({{"slug", "hang"},
+                            {"partner", "shop"},
+                            {"destination", with_port("https://shop.test:{P}/hang", s.port())}});
+    REQUIRE(import_document(db.url(), doc.dump()));
+    EnvPairs env;
+    for (auto& [name, value] : checker_env(db, s))
+        env.push_back({name, name == "REFGATE_LINKCHECK_TIMEOUT_MS" ? "60000" : value});
+    env.push_back({"REFGATE_LINKCHECK_INTERVAL", "2s"});
+    ServiceProcess service(ServiceOptions{.database_url = db.url(), .env = env});
+    // The server holds the answer for 30 s; the hop's timeout is a minute.
+    REQUIRE(
+        eventually([&] { return s.requests().find(" /hang?ref=picks42 ") != std::string::npos; }));
+    auto started = std::chrono::steady_clock::now();
+    CHECK(service.stop(SIGTERM) == 0);
+    CHECK(std::chrono::steady_clock::now() - started < 5s);
+    CHECK(service.log().find("link_check_aborted") != std::string::npos);
+    // An abandoned check is no finding.
+    CHECK(db.scalar("SELECT count(*) FROM refgate_link_health") == "0");
+}
+
 }  // namespace link_health_schedule_test

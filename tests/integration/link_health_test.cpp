@@ -129,4 +129,24 @@ TEST_CASE("refgate check-links checks one slug or one partner's links when asked
     CHECK(db.scalar("SELECT count(*) FROM refgate_link_health_checks") == "3");
 }
 
+TEST_CASE("a name whose first address refuses the connection is checked at its next address",
+          "[linkhealth][pg]") {
+    auto& s = server();
+    TestDatabase db;
+    REQUIRE(import_document(db.url(), document(s.port(), {"clean"})));
+    // shop.test answers 127.0.0.3 first (nothing listens there), then the server's 127.0.0.2.
+    const std::string p = std::to_string(s.port());
+    EnvPairs env;
+    for (auto& [name, value] : checker_env(db, s))
+        env.push_back({name, name == "REFGATE_LINKCHECK_RESOLVE"
+                                 ? "shop.test:" + p + ":127.0.0.3,shop.test:" + p +
+                                       ":127.0.0.2,www.shop.test:" + p + ":127.0.0.2"
+                                 : value});
+    auto r = run_refgate({"check-links", "--slug", "clean"}, env);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(findings(r.out)["clean"].finding == "ok");
+    CHECK(db.scalar("SELECT chain->0->>'address' FROM refgate_link_health") == "127.0.0.2");
+}
+
 }  // namespace link_health_test

@@ -139,6 +139,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "/metadata": lambda: self.redirect("http://169.254.169.254/latest/meta-data/"),
             "/oos": lambda: self.page(200, OUT_OF_STOCK),
             "/slow": lambda: (time.sleep(3), self.page(200)),
+            "/hang": lambda: (time.sleep(30), self.page(200)),
             "/big": self.big,
         }
         routes.get(path, lambda: self.page(200))()

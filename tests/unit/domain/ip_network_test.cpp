@@ -1,6 +1,10 @@
 #include "refgate/domain/ip_network.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <random>
+#include <vector>
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace ip_network_test {
@@ -44,6 +48,94 @@ TEST_CASE("X-Forwarded-For is believed only from a trusted proxy", "[ip]") {
     CHECK(client_address(peer, "", trusted) == peer);
     CHECK(client_address(peer, "garbage", trusted) == peer);
     CHECK(client_address(peer, "198.51.100.23", {}) == peer);
+}
+
+TEST_CASE("an address is global, shared (private or local) or special", "[ip][scope]") {
+    for (const char* shared : {"10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
+                               "127.0.0.1", "100.64.0.1", "100.127.255.255", "169.254.169.254",
+                               "0.0.0.0", "::", "::1", "fe80::1", "fd00:ec2::254", "fc00::1"}) {
+        INFO(shared);
+        CHECK(address_scope(ip(shared)) == AddressScope::shared);
+    }
+    for (const char* special :
+         {"192.0.2.1", "198.51.100.7", "203.0.113.9", "198.18.0.1", "192.0.0.8", "224.0.0.1",
+          "255.255.255.255", "240.0.0.1", "::7", "64:ff9b::a00:1", "64:ff9b:1::1", "100::1",
+          "2001:db8::1", "fec0::1", "ff02::1"}) {
+        INFO(special);
+        CHECK(address_scope(ip(special)) == AddressScope::special);
+    }
+    for (const char* global : {"93.184.216.34", "8.8.8.8", "172.32.0.1", "100.128.0.1",
+                               "169.255.0.1", "2606:4700::1111", "2001:db9::1", "2a00:1450::1"}) {
+        INFO(global);
+        CHECK(address_scope(ip(global)) == AddressScope::global);
+        CHECK(public_address(ip(global)));
+    }
+}
+
+namespace {
+
+// The two classifiers address_scope() replaced, as they were: the scanner check's exemption and
+// the link checker's refused list.
+bool old_shared_address(const IpBytes& a) {
+    static constexpr std::uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (std::memcmp(a.data(), kMapped, sizeof kMapped) == 0) {
+        std::uint8_t b0 = a[12], b1 = a[13];
+        return b0 == 0 || b0 == 10 || b0 == 127 || (b0 == 100 && (b1 & 0xc0) == 64) ||
+               (b0 == 169 && b1 == 254) || (b0 == 172 && (b1 & 0xf0) == 16) ||
+               (b0 == 192 && b1 == 168);
+    }
+    bool zero_to_14 = std::all_of(a.begin(), a.begin() + 15, [](std::uint8_t b) { return b == 0; });
+    if (zero_to_14 && a[15] <= 1) return true;
+    return (a[0] & 0xfe) == 0xfc || (a[0] == 0xfe && (a[1] & 0xc0) == 0x80);
+}
+
+bool old_public_address(const IpBytes& a) {
+    static const std::vector<IpNetwork> refused = [] {
+        std::vector<IpNetwork> out;
+        for (const char* text :
+             {"0.0.0.0/8",      "10.0.0.0/8",     "100.64.0.0/10",   "127.0.0.0/8",
+              "169.254.0.0/16", "172.16.0.0/12",  "192.0.0.0/24",    "192.0.2.0/24",
+              "192.168.0.0/16", "198.18.0.0/15",  "198.51.100.0/24", "203.0.113.0/24",
+              "224.0.0.0/4",    "240.0.0.0/4",    "::/96",           "::1/128",
+              "64:ff9b::/96",   "64:ff9b:1::/48", "100::/64",        "2001:db8::/32",
+              "fc00::/7",       "fe80::/10",      "fec0::/10",       "ff00::/8"})
+            out.push_back(*IpNetwork::parse(text));
+        return out;
+    }();
+    return !any_contains(refused, a);
+}
+
+}  // namespace
+
+TEST_CASE("the one classifier answers as the scanner check's and the link checker's did",
+          "[ip][scope]") {
+    std::mt19937_64 random(20261202);
+    std::vector<IpBytes> addresses;
+    // Every IPv4 /16 (mapped), first and last address, and random IPv6 with common first bytes.
+    for (std::uint32_t block = 0; block < 65536; ++block) {
+        for (std::uint8_t last : {std::uint8_t{0}, std::uint8_t{255}}) {
+            IpBytes a{};
+            a[10] = a[11] = 0xff;
+            a[12] = static_cast<std::uint8_t>(block >> 8);
+            a[13] = static_cast<std::uint8_t>(block & 0xff);
+            a[14] = a[15] = last;
+            addresses.push_back(a);
+        }
+    }
+    for (int i = 0; i < 20000; ++i) {
+        IpBytes a{};
+        for (auto& b : a) b = static_cast<std::uint8_t>(random());
+        const std::uint8_t firsts[] = {0x00, 0x01, 0x20, 0x26, 0xfc, 0xfd, 0xfe, 0xff};
+        a[0] = firsts[i % 8];
+        if (i % 5 == 0) std::fill(a.begin() + 1, a.begin() + 14, 0);
+        addresses.push_back(a);
+    }
+    std::size_t differ = 0;
+    for (const auto& a : addresses) {
+        bool shared = address_scope(a) == AddressScope::shared;
+        if (shared != old_shared_address(a) || public_address(a) != old_public_address(a)) ++differ;
+    }
+    CHECK(differ == 0);
 }
 
 }  // namespace ip_network_test

@@ -24,6 +24,27 @@ struct IpNetwork {
 
 bool any_contains(const std::vector<IpNetwork>& networks, const IpBytes& address);
 
+// What an address is to the outside world: one classifier for the link checker (which may only
+// reach global addresses) and the scanner check (which does not judge shared ones).
+enum class AddressScope {
+    global,  // a public address
+    // Private or local: many readers behind one, or refgate behind a proxy it does not trust.
+    // Unspecified (0.0.0.0/8, ::), loopback, RFC 1918, carrier NAT (100.64.0.0/10), link-local
+    // (cloud metadata: 169.254.169.254, fd00:ec2::254), unique-local (fc00::/7).
+    shared,
+    // Never a web server: documentation, benchmarking, IETF protocol assignments, multicast,
+    // reserved, broadcast, IPv4-compatible and NAT64 (it reaches IPv4 private ranges), discard,
+    // deprecated site-local.
+    special,
+};
+
+// Allocation-free and cheap (a fixed table): the scanner check calls it per click.
+AddressScope address_scope(const IpBytes& address) noexcept;
+
+inline bool public_address(const IpBytes& address) noexcept {
+    return address_scope(address) == AddressScope::global;
+}
+
 // The client address of a request: the socket peer, or, when the peer is a trusted proxy, the
 // right-most X-Forwarded-For entry that is not itself a trusted proxy.
 IpBytes client_address(const IpBytes& peer, std::string_view forwarded_for,

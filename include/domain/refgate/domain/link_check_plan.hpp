@@ -1,8 +1,9 @@
 #pragma once
 
 // When the link-health checker checks what: the schedule's plan (every link once per interval,
-// spread evenly, plus the confirmation of a pending finding), the per-host pace, and which
-// addresses an outbound request may reach. Pure: time comes in as values or through the Clock.
+// spread evenly, plus the confirmation of a pending finding) and the per-host pace. Which
+// addresses an outbound request may reach is public_address() in ip_network.hpp. Pure: time
+// comes in as values or through the Clock.
 
 #include <chrono>
 #include <cstdint>
@@ -44,10 +45,5 @@ class HostRateLimiter {
     std::chrono::milliseconds gap_;
     std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_;
 };
-
-// False for the addresses an outbound request must never reach: unspecified, loopback, private
-// (RFC 1918, unique-local), shared (CGNAT), link-local (cloud metadata: 169.254.169.254,
-// fd00:ec2::254), multicast, reserved, documentation and NAT64 ranges.
-bool public_address(const IpBytes& address);
 
 }  // namespace refgate

@@ -15,39 +15,47 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/linkcheck/fetcher.hpp"
 #include "refgate/linkcheck/health_store.hpp"
+#include "refgate/linkcheck/host_pace.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate::linkcheck {
 
+// One Location a reader of a link can get: the link's own ("default") or a targeting rule's
+// branch ("rules[i]", "rules[i].split[j]"), each with its own partner and code.
 struct CheckTarget {
     std::int64_t link_id = 0;
     std::string slug;
-    std::string location;     // the redirect's Location, referral code included
-    std::string destination;  // as the editor saved it
-    Partner partner;          // with the code in effect
+    std::string branch = kDefaultBranch;
+    std::string location;                    // the redirect's Location, referral code included
+    std::string destination;                 // as the editor saved it
+    Partner partner;                         // the branch's partner, with the code in effect
+    std::vector<std::string> link_branches;  // every branch of the link (stale ones are dropped)
 };
 
-// The links a reader can follow now (active, partner active, not expired), optionally only one
-// slug or one partner's.
+// Every Location of the links a reader can follow now (active, partner active, not expired),
+// one target per branch, optionally only one slug's or one partner's links.
 std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
                                        const std::string& slug = "",
                                        const std::string& partner = "");
 
 class LinkChecker {
   public:
+    // `stopping`: when it turns true, the check in flight is abandoned, not stored.
     LinkChecker(HopFetcher& fetcher, HealthStore& store, const Clock& clock,
                 std::chrono::seconds confirm_after, Pace pace = {},
-                LinkHealthStats* stats = nullptr)
+                LinkHealthStats* stats = nullptr, const std::atomic<bool>* stopping = nullptr)
         : fetcher_(fetcher),
           store_(store),
           clock_(clock),
           confirm_after_(confirm_after),
           pace_(std::move(pace)),
-          stats_(stats) {}
+          stats_(stats),
+          stopping_(stopping) {}
 
-    // Follows the target's chain, judges it and stores the outcome.
+    // Follows the target's chain, judges it and stores the outcome (unless stopped meanwhile:
+    // then report.aborted and nothing is stored).
     CheckReport check(const CheckTarget& target);
 
   private:
@@ -57,18 +65,22 @@ class LinkChecker {
     std::chrono::seconds confirm_after_;
     Pace pace_;
     LinkHealthStats* stats_;
+    const std::atomic<bool>* stopping_;
 };
 
-// Fetcher options from the settings; `version` goes into the User-Agent.
-FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version);
+// Fetcher options from the settings; `version` goes into the User-Agent; transfers abort when
+// `stopping` turns true.
+FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version,
+                               const std::atomic<bool>* stopping = nullptr);
 
 // The scheduled checks: a background thread that, every tick, takes the fleet's lock (or, when
 // another instance holds it, only refreshes the state figures), plans and checks the due links
-// at the per-host pace.
+// at the process's per-host pace (shared with the API's checks); stop() stops that pace too,
+// which aborts every check in flight.
 class HealthWorker {
   public:
     HealthWorker(const Config& config, const SnapshotStore& snapshots, LinkHealthStats& stats,
-                 const std::string& version);
+                 HostPace& pace, const std::string& version);
     ~HealthWorker();
     void start() { worker_.start(); }
     void stop();
@@ -76,17 +88,14 @@ class HealthWorker {
   private:
     RoundOutcome round();
     void refresh_counts();
-    void pace(const std::string& host);
 
     const LinkCheckConfig& config_;
     const SnapshotStore& snapshots_;
     LinkHealthStats& stats_;
+    HostPace& pace_;
     SystemClock clock_;
-    SteadyClock steady_;
-    HostRateLimiter limiter_;
     std::unique_ptr<HopFetcher> fetcher_;
     std::unique_ptr<HealthStore> store_;
-    std::atomic<bool> stopping_{false};
     bool leading_ = false;
     PeriodicWorker worker_;
 };

@@ -3,6 +3,7 @@
 // Outbound requests of the link-health checker: one hop at a time, each host resolved once and
 // the connection pinned to that address, private and loopback addresses refused.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -24,6 +25,9 @@ struct FetcherOptions {
     std::chrono::milliseconds connect_timeout{5'000};
     std::chrono::milliseconds timeout{10'000};  // the whole hop
     std::size_t max_body = kMaxBodyBytes;
+    // When set and true, a transfer in flight is aborted (within about a second: curl's progress
+    // callback) and no new one starts: a stop never waits for a hop's timeout.
+    const std::atomic<bool>* stopping = nullptr;
 };
 
 // One hop's answer: the hop, and its body up to the cap.

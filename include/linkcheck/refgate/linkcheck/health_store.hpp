@@ -18,27 +18,34 @@
 namespace refgate::linkcheck {
 
 inline constexpr int kHistoryPerLink = 20;
+// The branch of a link's own destination (targeting branches: "rules[i]", "rules[i].split[j]").
+inline constexpr const char* kDefaultBranch = "default";
 
 // One check of one link: what it saw and the record it leaves.
 struct CheckReport {
     std::int64_t link_id = 0;
     std::string slug;
+    std::string branch = kDefaultBranch;     // the targeting branch checked
+    std::vector<std::string> link_branches;  // every branch the link has now
     SysSeconds at{};
     Verdict seen;
     HealthRecord record;
     std::chrono::milliseconds duration{0};
     Chain chain;
+    bool aborted = false;  // stopped during the check: nothing judged or stored
 };
 
 class HealthStore {
   public:
     virtual ~HealthStore() = default;
-    virtual std::optional<HealthRecord> record(std::int64_t link_id) = 0;
-    // Stores the record, adds the check to the history and trims it to kHistoryPerLink.
+    virtual std::optional<HealthRecord> record(std::int64_t link_id, const std::string& branch) = 0;
+    // Stores the branch's record, adds the check to the history and trims it to kHistoryPerLink;
+    // forgets the link's branches that are no longer among report.link_branches.
     virtual void save(const CheckReport& report) = 0;
-    // The plan's view of these links: last check and pending confirmation.
+    // The plan's view of these links: the oldest check of their branches and the first pending
+    // confirmation.
     virtual std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) = 0;
-    // Links per confirmed state (checked links only).
+    // Links per confirmed state, a link's state being its worst branch's (checked links only).
     virtual std::map<Finding, std::int64_t> state_counts() = 0;
     // The fleet's one checker: a session advisory lock on this store's connection, kept until
     // the connection ends. True when this store holds it.

@@ -5,16 +5,19 @@ import {
 } from '../ui.jsx';
 import { LinkHealth } from './link_health.jsx';
 
+// The link-health states of GET /links?health= (the checker's confirmed findings).
+const HEALTH_STATES = ['ok', 'broken', 'code_dropped', 'homepage', 'moved', 'unavailable', 'redirect_loop', 'refused'];
+
 const usePartners = () => useLoad(async () => (await api('GET', '/partners?limit=200')).data.items, []);
 
 export function LinkList({ can }) {
-  const [filters, setFilters] = useState({ partner: '', status: '', expiring: false, q: '' });
+  const [filters, setFilters] = useState({ partner: '', status: '', health: '', expiring: false, q: '' });
   const [cursors, setCursors] = useState([null]);
   const [creating, setCreating] = useState(false);
   const [partners] = usePartners();
   const cursor = cursors[cursors.length - 1];
   const [page, error] = useLoad(async () => (await api('GET', `/links${query({
-    partner: filters.partner, status: filters.status, q: filters.q, limit: 25, cursor,
+    partner: filters.partner, status: filters.status, health: filters.health, q: filters.q, limit: 25, cursor,
     expiring_within_days: filters.expiring ? 14 : '',
   })}`)).data, [filters, cursor]);
   const set = (k) => (e) => {
@@ -37,6 +40,10 @@ export function LinkList({ can }) {
           <option value="">Any status</option>
           <option value="active">Active</option>
           <option value="disabled">Disabled</option>
+        </Field>
+        <Field id="links-health" as="select" label="Filter by health" value={filters.health} onChange={set('health')}>
+          <option value="">Any health</option>
+          {HEALTH_STATES.map((h) => <option value={h}>{h}</option>)}
         </Field>
         <Field id="links-q" type="search" label="Search links (slug or destination)" value={filters.q} onInput={set('q')} />
         <Check id="links-expiring" label="Expiring within 14 days" checked={filters.expiring} onChange={set('expiring')} />
