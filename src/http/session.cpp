@@ -468,36 +468,6 @@ void Session::drain() {
                             });
 }
 
-// Waited kParkAfter for a next request among many connections (IdleParking::sweep): the buffers
-// go back to the pool, the socket to the parking, and this Session ends (its pending read or
-// wait and its timer are cancelled).
-void Session::park() {
-    parser_.reset();
-    if (buffers_) pool_.give_back(std::move(buffers_));
-    error_code ec;
-    int fd = socket_.release(ec);
-    if (ec) {
-        close_now();
-        return;
-    }
-    parked_ = true;
-    closed_ = true;
-    timer_.cancel();
-    context_.parking.park({.fd = fd,
-                           .v6 = v6_,
-                           .no_delay = no_delay_,
-                           .listener = listener_index_,
-                           .peer = peer_,
-                           .deadline = deadline_});
-}
-
-void Session::resume(SteadyClock::time_point deadline, bool no_delay) {
-    no_delay_ = no_delay;
-    deadline_ = deadline;
-    wait_timer();
-    receive();
-}
-
 void Session::close_now() {
     if (closed_) return;
     closed_ = true;
