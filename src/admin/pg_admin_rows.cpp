@@ -277,7 +277,7 @@ std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) 
                  "AND l.slug > $3 AND (strpos(l.slug, lower($5)) > 0 "
                  "OR strpos(lower(l.destination), lower($5)) > 0) AND ($6 < 0 OR "
                  "(l.expires_at >= now() AND l.expires_at <= now() + make_interval(days => $6))) "
-                 "AND ($7 = '' OR EXISTS (SELECT 1 FROM refgate_link_health_worst h "
+                 "AND ($7 = '' OR EXISTS (SELECT 1 FROM refgate_link_health h "
                  "WHERE h.link_id = l.id AND h.state = $7)) ORDER BY l.slug LIMIT $4",
              f.partner, f.status, f.cursor, static_cast<std::int64_t>(limit), f.query,
              f.expiring_within_days.value_or(-1), f.health))

@@ -115,7 +115,8 @@ class PgHealthStore final : public HealthStore {
         std::map<Finding, std::int64_t> counts;
         pqxx::work tx(connection());
         for (const auto& row :
-             tx.exec("SELECT state, count(*) FROM refgate_link_health_worst GROUP BY state")) {
+             tx.exec("SELECT state, count(DISTINCT link_id) FROM refgate_link_health "
+                     "GROUP BY state")) {
             if (auto f = parse_finding(row[0].c_str())) counts[*f] = row[1].as<std::int64_t>();
         }
         tx.commit();

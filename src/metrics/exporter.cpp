@@ -369,14 +369,16 @@ void collect_process(std::vector<MetricFamily>& out) {
 
 }  // namespace
 
-// Links per confirmed health state (0 until this instance first read them from PostgreSQL), checks
+// Links with a branch in each confirmed health state (a link whose storefront branch drops the
+// code counts under code_dropped even when another branch is broken; 0 until this instance first
+// read them from PostgreSQL), checks
 // by what they saw, and the checks' durations; the state gauge is what the "links losing the
 // referral code" alert reads.
 void collect_link_health(const LinkHealthStats& stats, std::vector<MetricFamily>& out) {
-    auto states =
-        family("refgate_links_health",
-               "Links checked, by confirmed health state (as of this instance's last read).",
-               MetricType::Gauge);
+    auto states = family(
+        "refgate_links_health",
+        "Links with a branch in this confirmed health state (as of this instance's last read).",
+        MetricType::Gauge);
     auto checks = family("refgate_link_checks_total",
                          "Link health checks by what they saw (outcome).", MetricType::Counter);
     for (Finding f : kAllFindings) {
