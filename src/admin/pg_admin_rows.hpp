@@ -56,7 +56,7 @@ class PgAdminRows final : public AdminRows {
 
     std::vector<CountryGroupRow> country_groups() override;
     std::optional<CountryGroupRow> country_group(const std::string& family, RowLock lock) override;
-    void put_country_group(const CountryGroup& group) override;
+    bool put_country_group(const CountryGroup& group, bool create) override;
     void delete_country_group(const std::string& family) override;
 
     ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,

@@ -31,10 +31,6 @@ std::vector<CountryGroupRow> PgAdminRows::country_groups() {
 }
 
 std::optional<CountryGroupRow> PgAdminRows::country_group(const std::string& family, RowLock lock) {
-    // A family without a row yet has nothing to lock: writers take turns on its name instead.
-    if (lock == RowLock::update)
-        tx_.exec_params("SELECT pg_advisory_xact_lock(hashtext('refgate_country_group:' || $1))",
-                        family);
     std::string sql = std::string(kGroupColumns) + "WHERE family = $1";
     if (lock == RowLock::update) sql += " FOR UPDATE";
     if (lock == RowLock::share) sql += " FOR SHARE";
@@ -43,11 +39,19 @@ std::optional<CountryGroupRow> PgAdminRows::country_group(const std::string& fam
     return group_row(rows[0]);
 }
 
-void PgAdminRows::put_country_group(const CountryGroup& group) {
-    tx_.exec_params(
-        "INSERT INTO refgate_country_groups (family, fallbacks) VALUES ($1, $2::jsonb) "
-        "ON CONFLICT (family) DO UPDATE SET fallbacks = EXCLUDED.fallbacks",
-        group.family, country_group_to_json(group)["fallbacks"].dump());
+bool PgAdminRows::put_country_group(const CountryGroup& group, bool create) {
+    auto fallbacks = country_group_to_json(group)["fallbacks"].dump();
+    if (create) {
+        return !tx_.exec_params(
+                       "INSERT INTO refgate_country_groups (family, fallbacks) "
+                       "VALUES ($1, $2::jsonb) ON CONFLICT (family) DO NOTHING "
+                       "RETURNING family",
+                       group.family, fallbacks)
+                    .empty();
+    }
+    tx_.exec_params("UPDATE refgate_country_groups SET fallbacks = $2::jsonb WHERE family = $1",
+                    group.family, fallbacks);
+    return true;
 }
 
 void PgAdminRows::delete_country_group(const std::string& family) {

@@ -83,7 +83,9 @@ Outcome AdminService::put_country_group(const Actor& actor, const std::string& f
             if (same_fallbacks(current->group, group))
                 return object(OutcomeKind::ok, country_group_object(*current));  // no change
         }
-        rows.put_country_group(group);
+        // The family's row is locked when it exists; one created meanwhile loses the race here.
+        if (!rows.put_country_group(group, !current))
+            return simple(OutcomeKind::stale, "the country group exists");
         Json after = country_group_object(*rows.country_group(family, RowLock::none));
         Json before = current ? country_group_object(*current) : Json();
         rows.insert_audit(

@@ -184,6 +184,10 @@ TEST_CASE(
         f.api("POST", "/api/v1/import", Json::parse(R"({"country_groups": [{"family": "amazon",
                                           "fallbacks": {"NZ": "AU"}}]})"));
     CHECK(imported.status == 200);
+    // Created again, the family has a new version: the ETag read before the delete is stale.
+    CHECK(f.api("GET", "/api/v1/country-groups/amazon").header("ETag") == "\"3\"");
+    CHECK(f.api("DELETE", "/api/v1/country-groups/amazon", {}, {{"If-Match", "\"2\""}}).status ==
+          412);
     audit = read_audit();
     REQUIRE(audit.size() == 4);
     CHECK(audit[0]["action"] == "create");

@@ -21,6 +21,7 @@ struct FakeState {
     std::map<std::string, CountryGroupRow> country_groups;  // by family
     std::int64_t next_id = 1;
     std::int64_t now_us = 1'800'000'000'000'000;
+    std::int64_t versions = 0;  // country groups, one sequence as in PostgreSQL
 };
 
 class FakeRows final : public AdminRows {
@@ -193,11 +194,13 @@ class FakeRows final : public AdminRows {
         if (it == s_.country_groups.end()) return std::nullopt;
         return it->second;
     }
-    void put_country_group(const CountryGroup& group) override {
+    bool put_country_group(const CountryGroup& group, bool create) override {
+        if (create && s_.country_groups.contains(group.family)) return false;
         CountryGroupRow& row = s_.country_groups[group.family];
         row.group = group;
         row.updated_us = ++s_.now_us;
-        ++row.version;
+        row.version = ++s_.versions;
+        return true;
     }
     void delete_country_group(const std::string& family) override {
         s_.country_groups.erase(family);

@@ -154,11 +154,11 @@ class AdminRows {
 
     // Every partner family's country fallbacks, by family.
     virtual std::vector<CountryGroupRow> country_groups() = 0;
-    // RowLock::update also makes writers of one family take turns until the transaction ends.
     virtual std::optional<CountryGroupRow> country_group(const std::string& family,
                                                          RowLock lock) = 0;
-    // Inserts the family's fallbacks or replaces them (a new version).
-    virtual void put_country_group(const CountryGroup& group) = 0;
+    // Replaces the family's fallbacks (a new version), or with `create` inserts them: false when
+    // the family has a group by now (another writer, an import, created it meanwhile).
+    virtual bool put_country_group(const CountryGroup& group, bool create) = 0;
     virtual void delete_country_group(const std::string& family) = 0;
 
     // The import of `doc` in this transaction (refgate/pg/importer.hpp: validated whole,
