@@ -75,7 +75,7 @@ void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
         log::info("scanner_asn_ranges", {{"ranges", size}, {"ms", ms.count()}});
-        malloc_trim(0);  // the walk's freed working memory leaves this thread's arena
+        malloc_trim(0);  // the walk's freed working memory goes back to the system
     });
 }
 

@@ -57,7 +57,7 @@ void IdleParking::not_waiting(Session& s) {
 void IdleParking::schedule_sweep() {
     if (sweep_armed_ || closed_) return;
     sweep_armed_ = true;
-    sweep_timer_.expires_after(kParkAfter);
+    sweep_timer_.expires_after(kSweepEvery);
     sweep_timer_.async_wait([this](boost::system::error_code ec) {
         sweep_armed_ = false;
         if (!ec && !closed_) sweep();
@@ -99,8 +99,18 @@ void IdleParking::park(const ParkedConnection& c) {
         return;
     }
     if (!epoll_) {
+        // Registering the set with Asio can fail (no memory, max_user_watches): then the
+        // connection is closed below, and the next park tries again.
         int fd = ::epoll_create1(EPOLL_CLOEXEC);
-        if (fd >= 0) epoll_.emplace(ioc_, fd);
+        if (fd >= 0) {
+            boost::system::error_code ec;
+            epoll_.emplace(ioc_);
+            epoll_->assign(fd, ec);
+            if (ec) {
+                ::close(fd);
+                epoll_.reset();
+            }
+        }
     }
     std::uint32_t index;
     if (!free_.empty()) {
@@ -147,7 +157,17 @@ void IdleParking::watch() {
 void IdleParking::wake_ready() {
     std::array<epoll_event, 64> events;
     int fd = epoll_->native_handle();
-    int n = ::epoll_wait(fd, events.data(), static_cast<int>(events.size()), 0);
+    // Asio watches the set edge-triggered: every ready socket is taken now, batch after batch,
+    // or those past the first batch would wait for an event that may never come.
+    int n = 0;
+    do {
+        n = ::epoll_wait(fd, events.data(), static_cast<int>(events.size()), 0);
+        wake_batch(events.data(), n);
+    } while (n == static_cast<int>(events.size()) && !closed_);
+}
+
+void IdleParking::wake_batch(const epoll_event* events, int n) {
+    int fd = epoll_->native_handle();
     for (int i = 0; i < n; ++i) {
         Slot* slot = take(events[static_cast<std::size_t>(i)].data.u64);
         if (slot == nullptr) continue;
@@ -194,8 +214,16 @@ void IdleParking::close_all() {
 // go back to the pool, the socket to the parking, and this Session ends (its pending read or
 // wait and its timer are cancelled).
 void Session::park() {
+    if (buffers_) {
+        // Waiting in a read with buffers (it had few neighbours then): the read may have taken
+        // bytes already, so it is cancelled rather than released, and its handler moves to a
+        // wait without buffers (listed again, parked at a later sweep) or answers what came.
+        demote_ = true;
+        error_code ignored;
+        socket_.cancel(ignored);
+        return;
+    }
     parser_.reset();
-    if (buffers_) pool_.give_back(std::move(buffers_));
     error_code ec;
     int fd = socket_.release(ec);
     if (ec) {

@@ -1,11 +1,11 @@
 #pragma once
 
 // Idle keep-alive connections, parked. With many connections on a thread (Session::lean()), one
-// that has waited for its next request longer than kParkAfter gives up its Session, its timer
+// that has waited for its next request kParkAfter (1 s) or longer gives up its Session, its timer
 // and Asio's reactor state: the thread keeps only its socket in an epoll set of its own and a
 // slot of a few dozen bytes. When the socket becomes readable (a request, or the client's
 // close), a new Session takes it up where the old one stopped. The read timeout still holds: a
-// parked connection is closed within one sweep after its deadline.
+// parked connection is closed within one sweep (kSweepEvery) after its deadline.
 //
 // Busy connections never get here (they wait far less than kParkAfter), so parking costs them
 // nothing; an idle one costs the thread ~40 bytes instead of its Session (~600), two pending
@@ -46,7 +46,9 @@ class IdleParking {
     using Wake = std::function<void(const ParkedConnection&)>;
     using Expire = std::function<void(const ParkedConnection&)>;
     using ParkedSome = std::function<void(std::size_t)>;
-    static constexpr std::chrono::milliseconds kParkAfter{100};
+    // A busy client's next request comes well within a second; one that waits longer is idle.
+    static constexpr std::chrono::milliseconds kParkAfter{1000};
+    static constexpr std::chrono::milliseconds kSweepEvery{100};
 
     IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire, ParkedSome parked_some);
     ~IdleParking();
@@ -72,6 +74,7 @@ class IdleParking {
     void sweep();
     void watch();
     void wake_ready();
+    void wake_batch(const struct epoll_event* events, int n);
     Slot* take(std::uint64_t token);
     void free_slot(std::uint32_t index);
     void release(std::uint32_t index);

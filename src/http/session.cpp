@@ -7,6 +7,7 @@
 #include <boost/asio/write.hpp>
 #include <cerrno>
 #include <exception>
+#include <utility>
 
 #include "refgate/runtime/log.hpp"
 #include "wire.hpp"
@@ -118,19 +119,24 @@ void Session::read_more() {
     if (!buffers_) buffers_ = pool_.take();
     if (waiting) context_.parking.waiting(*this);
     std::size_t space = input().max_size() - input().size();
-    socket_.async_read_some(input().prepare(space),
-                            [self = shared_from_this()](error_code ec, std::size_t n) {
-                                if (self->parked_) return;
-                                self->context_.parking.not_waiting(*self);
-                                self->input().commit(n);
-                                // A read may complete after stop() closed the connection:
-                                // answering (and counting) it then would reach nobody.
-                                if (ec || self->closed_) {
-                                    self->close_now();
-                                    return;
-                                }
-                                self->process();
-                            });
+    socket_.async_read_some(
+        input().prepare(space), [self = shared_from_this()](error_code ec, std::size_t n) {
+            if (self->parked_) return;
+            self->context_.parking.not_waiting(*self);
+            self->input().commit(n);
+            if (std::exchange(self->demote_, false) && ec == asio::error::operation_aborted &&
+                !self->closed_ && n == 0) {
+                self->wait_readable();
+                return;
+            }
+            // A read may complete after stop() closed the connection:
+            // answering (and counting) it then would reach nobody.
+            if (ec || self->closed_) {
+                self->close_now();
+                return;
+            }
+            self->process();
+        });
 }
 
 // A lean connection between requests holds no buffers: they go back to the thread's pool while

@@ -183,6 +183,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     bool v6_;
     bool idle_listed_ = false;
     bool parked_ = false;  // the socket went to the parking: the connection is still open
+    bool demote_ = false;  // the sweep cancelled its read: wait without buffers instead
     bool header_checked_ = false;
     bool rearm_read_ = false;  // a 100 Continue went out: the body gets a full read timeout
     std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request

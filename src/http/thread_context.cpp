@@ -2,6 +2,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <boost/asio/post.hpp>
+
 #include "refgate/domain/time.hpp"
 #include "session.hpp"
 
@@ -95,8 +97,9 @@ void ThreadContext::shrink_pools(std::size_t parked) {
     if (freed_since_trim < kTrimAfterFreed && parked_since_trim < kTrimAfterParked) return;
     if (now - last_trim < kTrimEvery) return;
     // Freed buffers and Sessions are holes in the heap that malloc keeps resident; malloc_trim
-    // hands their pages back (about a millisecond, only after a crowd of connections went idle).
-    malloc_trim(0);
+    // hands their pages back. It takes about a millisecond and every arena's lock in turn, so it
+    // runs on the blocking pool, never on an I/O thread.
+    if (blocking_pool != nullptr) asio::post(*blocking_pool, [] { malloc_trim(0); });
     last_trim = now;
     freed_since_trim = 0;
     parked_since_trim = 0;

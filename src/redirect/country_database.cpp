@@ -112,8 +112,7 @@ void CountryLookupBox::publish(std::shared_ptr<const CountryDatabase> database) 
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
         log::info("country_ranges", {{"ranges", size}, {"bytes", bytes}, {"ms", ms.count()}});
-        // The walk's working memory (tens of MiB) is freed but stays resident in this thread's
-        // malloc arena until trimmed.
+        // The walk's working memory is freed but stays resident until trimmed.
         malloc_trim(0);
     });
 }

@@ -703,7 +703,7 @@ idle_part() {
       port=$NGINX_PORT
     fi
     bounded 120 "$PY" "$BENCH_PY" idle --server "$server" --port "$port" --pid "$pid" --n "$n" \
-      --path /go/bench-000001 --agent "$BROWSER_UA" >>"$RAW" ||
+      --path /go/bench-000001 --agent "$BROWSER_UA" --settle 2 >>"$RAW" ||
       NOTES+=("idle: the $server run failed")
     if [[ $server == refgate ]]; then stop_refgate; else stop_nginx; fi
   done

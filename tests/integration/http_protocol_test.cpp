@@ -853,7 +853,7 @@ TEST_CASE(
     "request, one sent in pieces and two pipelined, and still close at the read timeout",
     "[http]") {
     // Past 256 connections on a thread a waiting connection gives its buffers back to the pool,
-    // and after 100 ms of waiting its socket goes to the thread's parking (src/http/parking.hpp).
+    // and after a second of waiting its socket goes to the thread's parking (src/http/parking.hpp).
     DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"}, {"REFGATE_READ_TIMEOUT_MS", "4000"}});
     constexpr int kConnections = 300;
     const std::string text = request("GET", "/go/demo");
@@ -866,7 +866,7 @@ TEST_CASE(
         CHECK(response->status == 302);
     }
     auto start = SteadyClock::now();
-    std::this_thread::sleep_for(400ms);  // every idle connection is parked now
+    std::this_thread::sleep_for(1300ms);  // every idle connection is parked now
     auto open = [&](int n) {
         return http_get(demo.process().admin_port(), "/metrics")
                    .body.find("refgate_http_open_connections{listener=\"public\"} " +

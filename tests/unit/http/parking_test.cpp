@@ -1,0 +1,89 @@
+// The thread's parking of idle connections (src/http/parking.hpp), over socket pairs: every
+// parked socket that becomes readable is woken, however many at once, and one whose read
+// deadline passes is closed and counted out.
+#include "../../../src/http/parking.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+namespace parking_test {
+
+using refgate::http::IdleParking;
+using refgate::http::ParkedConnection;
+using namespace std::chrono_literals;
+
+struct Pair {
+    int parked = -1;
+    int client = -1;
+};
+
+Pair socket_pair() {
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    return {fds[0], fds[1]};
+}
+
+struct Fixture {
+    boost::asio::io_context ioc{1};
+    std::vector<int> woken;
+    std::vector<int> expired;
+    IdleParking parking{ioc,
+                        [this](const ParkedConnection& c) {
+                            woken.push_back(c.fd);
+                            ::close(c.fd);
+                        },
+                        [this](const ParkedConnection& c) { expired.push_back(c.fd); },
+                        [](std::size_t) {}};
+
+    void run_until(const std::function<bool()>& done) {
+        auto deadline = std::chrono::steady_clock::now() + 3s;
+        while (!done() && std::chrono::steady_clock::now() < deadline) ioc.run_one_for(50ms);
+    }
+};
+
+TEST_CASE("parking: every parked socket that becomes readable is woken, past one epoll batch",
+          "[http][parking]") {
+    Fixture f;
+    constexpr std::size_t kSockets = 200;  // more than the 64 one epoll_wait takes
+    std::vector<int> clients;
+    for (std::size_t i = 0; i < kSockets; ++i) {
+        Pair p = socket_pair();
+        f.parking.park({.fd = p.parked, .deadline = std::chrono::steady_clock::now() + 60s});
+        clients.push_back(p.client);
+    }
+    REQUIRE(f.parking.parked() == kSockets);
+    for (int c : clients) REQUIRE(::write(c, "G", 1) == 1);  // all readable at once
+    f.run_until([&] { return f.woken.size() == kSockets; });
+    CHECK(f.woken.size() == kSockets);
+    CHECK(f.parking.parked() == 0);
+    CHECK(f.expired.empty());
+    for (int c : clients) ::close(c);
+}
+
+TEST_CASE("parking: a parked socket past its read deadline is closed and counted out",
+          "[http][parking]") {
+    Fixture f;
+    Pair late = socket_pair();
+    Pair waiting = socket_pair();
+    f.parking.park({.fd = late.parked, .deadline = std::chrono::steady_clock::now()});
+    f.parking.park({.fd = waiting.parked, .deadline = std::chrono::steady_clock::now() + 60s});
+    f.run_until([&] { return !f.expired.empty(); });
+    REQUIRE(f.expired.size() == 1);
+    CHECK(f.expired[0] == late.parked);
+    CHECK(f.parking.parked() == 1);
+    char byte;
+    CHECK(::read(late.client, &byte, 1) == 0);  // the server side is closed
+    f.parking.close_all();                      // the server stops: the other one goes too
+    CHECK(f.expired.size() == 2);
+    CHECK(::read(waiting.client, &byte, 1) == 0);
+    ::close(late.client);
+    ::close(waiting.client);
+}
+
+}  // namespace parking_test
