@@ -57,28 +57,6 @@ std::optional<Verdict> transfer_verdict(const Chain& chain) {
 
 std::string_view to_string(Finding finding) { return kFindingNames[static_cast<int>(finding)]; }
 
-int health_rank(Finding finding) {
-    switch (finding) {
-        case Finding::ok:
-            return 0;
-        case Finding::unavailable:
-            return 1;
-        case Finding::homepage:
-            return 2;
-        case Finding::moved:
-            return 3;
-        case Finding::code_dropped:
-            return 4;
-        case Finding::redirect_loop:
-            return 5;
-        case Finding::refused:
-            return 6;
-        case Finding::broken:
-            return 7;
-    }
-    return 8;
-}
-
 std::optional<Finding> parse_finding(std::string_view text) {
     for (Finding f : kAllFindings) {
         if (to_string(f) == text) return f;

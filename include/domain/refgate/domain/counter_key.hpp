@@ -81,6 +81,9 @@ struct CounterKey {
     std::size_t write_field(char* out) const;
     static bool parse_field(std::string_view field, CounterKey& out);
 };
+// One cache line: the shard probes keys by the million (the targeting dimension shares the
+// channel's storage to keep it so).
+static_assert(sizeof(CounterKey) == 64);
 
 struct CounterKeyHash {
     // Called on every redirect: channels are short, so a byte loop beats a call into the

@@ -94,12 +94,6 @@ struct HealthRecord {
 HealthRecord next_record(const std::optional<HealthRecord>& stored, const Verdict& seen,
                          SysSeconds now, std::chrono::seconds confirm_after);
 
-// How bad a finding is for the link, higher is worse: a reader who gets nothing (broken,
-// refused, redirect_loop), then a commission lost (code_dropped), then a weaker page (moved,
-// homepage, unavailable). A link with targeting branches is as healthy as its worst branch.
-// (sql/013's refgate_health_rank ranks them the same way.)
-int health_rank(Finding finding);
-
 // True when the same URL appears twice in the hops, or the last hop redirects back into them.
 bool repeats_url(const std::vector<Hop>& hops);
 

@@ -1,7 +1,9 @@
 #pragma once
 
 // Which file a path names right now, cheaply (one stat): a file renamed over it (as a package
-// upgrade installs one) has another inode, one rewritten in place another size or mtime.
+// upgrade installs one) has another inode, one rewritten in place another size or mtime. A
+// database that refgate maps must be replaced by renaming: truncating it in place under a live
+// mapping can kill the process (SIGBUS).
 
 #include <cstdint>
 #include <optional>
