@@ -44,7 +44,9 @@ void CountryRanges::Table<T>::finish() {
         next = r.last + 1;
     }
     if (!done) push(next, 0);
-    pending = {};
+    // Not `pending = {}`: that assigns an empty initializer list and keeps the capacity (30 MiB
+    // for a whole country database, held for the life of the process).
+    std::vector<Pending>().swap(pending);
     starts.shrink_to_fit();
     countries.shrink_to_fit();
     index.assign(std::size_t{1} << 16, 0);
