@@ -19,12 +19,11 @@ std::uint64_t token_of(std::uint32_t index, std::uint32_t generation) {
 
 }  // namespace
 
-IdleParking::IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire,
-                         ParkedSome parked_some)
+IdleParking::IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire, Swept swept)
     : ioc_(ioc),
       wake_(std::move(wake)),
       expire_(std::move(expire)),
-      parked_some_(std::move(parked_some)),
+      swept_(std::move(swept)),
       sweep_timer_(ioc) {}
 
 IdleParking::~IdleParking() {
@@ -75,7 +74,6 @@ void IdleParking::sweep() {
         s.park();
         ++parked_now;
     }
-    if (parked_now > 0) parked_some_(parked_now);
     while (!by_deadline_.empty()) {
         Slot* slot = take(by_deadline_.front());
         if (slot == nullptr) {  // woken since
@@ -89,7 +87,8 @@ void IdleParking::sweep() {
         ::close(c.fd);  // leaves the epoll set with it
         expire_(c);
     }
-    if (head_ != nullptr || parked_ > 0) schedule_sweep();
+    bool more = swept_(parked_now);
+    if (head_ != nullptr || parked_ > 0 || more) schedule_sweep();
 }
 
 void IdleParking::park(const ParkedConnection& c) {

@@ -42,15 +42,16 @@ class IdleParking {
   public:
     // `wake` takes a parked connection back (a new Session); `expire` closes one whose read
     // timeout passed or that cannot be watched (its listener's open-connection count);
-    // `parked_some` runs after a sweep that parked connections, with their number.
+    // `swept` runs after every sweep with the number it parked (maybe 0), and returns true while
+    // it wants more sweeps (memory to give back later) even with nothing waiting or parked.
     using Wake = std::function<void(const ParkedConnection&)>;
     using Expire = std::function<void(const ParkedConnection&)>;
-    using ParkedSome = std::function<void(std::size_t)>;
+    using Swept = std::function<bool(std::size_t)>;
     // A busy client's next request comes well within a second; one that waits longer is idle.
     static constexpr std::chrono::milliseconds kParkAfter{1000};
     static constexpr std::chrono::milliseconds kSweepEvery{100};
 
-    IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire, ParkedSome parked_some);
+    IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire, Swept swept);
     ~IdleParking();
     IdleParking(const IdleParking&) = delete;
     IdleParking& operator=(const IdleParking&) = delete;
@@ -82,7 +83,7 @@ class IdleParking {
     boost::asio::io_context& ioc_;
     Wake wake_;
     Expire expire_;
-    ParkedSome parked_some_;
+    Swept swept_;
     Session* head_ = nullptr;  // waiting the longest
     Session* tail_ = nullptr;
     boost::asio::steady_timer sweep_timer_;

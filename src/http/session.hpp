@@ -76,7 +76,7 @@ struct ThreadContext {
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
     IdleParking parking{ioc, [this](const ParkedConnection& c) { wake(c); },
                         [this](const ParkedConnection& c) { expire(c); },
-                        [this](std::size_t n) { shrink_pools(n); }};
+                        [this](std::size_t n) { return shrink_pools(n); }};
     SteadyClock::time_point last_trim{};
     std::size_t freed_since_trim = 0;                       // buffers
     std::size_t parked_since_trim = 0;                      // sessions
@@ -95,10 +95,11 @@ struct ThreadContext {
     void wake(const ParkedConnection& connection);
     // A parked connection was closed (its read timeout, or the server stops).
     void expire(const ParkedConnection& connection);
-    // `parked` connections were parked: the pools keep a few spare buffers, not one per
-    // connection that had them, and the memory their Sessions and buffers held goes back to the
-    // system (at most once a second).
-    void shrink_pools(std::size_t parked);
+    // A parking sweep parked `parked` connections (maybe none): while connections are parked
+    // the pools keep a few spare buffers, not one per connection that had them, and the memory
+    // freed Sessions and buffers held goes back to the system, at most once a second and at the
+    // latest a second after the last park. True while such a trim is still to come.
+    bool shrink_pools(std::size_t parked);
 };
 
 struct ListenerState {

@@ -18,7 +18,7 @@ constexpr std::size_t kReadSlack = 8 * 1024;
 constexpr std::size_t kSpareWhenParking = 32;
 // malloc_trim() after this many buffers were freed or Sessions parked, at most every kTrimEvery.
 constexpr std::size_t kTrimAfterFreed = 32;
-constexpr std::size_t kTrimAfterParked = 1024;
+constexpr std::size_t kTrimAfterParked = 64;
 constexpr std::chrono::seconds kTrimEvery{1};
 
 // The wall clock as of the kernel's last tick: the Date header, read several times a request.
@@ -90,12 +90,16 @@ std::size_t BufferPool::shrink_to(std::size_t keep) {
     return freed;
 }
 
-void ThreadContext::shrink_pools(std::size_t parked) {
-    for (auto& pool : pools) freed_since_trim += pool.shrink_to(kSpareWhenParking);
+bool ThreadContext::shrink_pools(std::size_t parked) {
+    if (parked > 0) {
+        for (auto& pool : pools) freed_since_trim += pool.shrink_to(kSpareWhenParking);
+    }
     parked_since_trim += parked;
+    // Parks come in batches over several sweeps; the ones after a trim are trimmed by a later
+    // sweep, once kTrimEvery has passed, even if nothing is parked then.
+    if (freed_since_trim < kTrimAfterFreed && parked_since_trim < kTrimAfterParked) return false;
     auto now = coarse_steady_now();
-    if (freed_since_trim < kTrimAfterFreed && parked_since_trim < kTrimAfterParked) return;
-    if (now - last_trim < kTrimEvery) return;
+    if (now - last_trim < kTrimEvery) return true;
     // Freed buffers and Sessions are holes in the heap that malloc keeps resident; malloc_trim
     // hands their pages back. It takes about a millisecond and every arena's lock in turn, so it
     // runs on the blocking pool, never on an I/O thread.
@@ -103,6 +107,7 @@ void ThreadContext::shrink_pools(std::size_t parked) {
     last_trim = now;
     freed_since_trim = 0;
     parked_since_trim = 0;
+    return false;
 }
 
 void ThreadContext::expire(const ParkedConnection& c) {

@@ -33,13 +33,15 @@ struct Fixture {
     boost::asio::io_context ioc{1};
     std::vector<int> woken;
     std::vector<int> expired;
+    int sweeps = 0;
+    int more_sweeps_until = 0;  // sweeps the swept callback asks for (memory still to trim)
     IdleParking parking{ioc,
                         [this](const ParkedConnection& c) {
                             woken.push_back(c.fd);
                             ::close(c.fd);
                         },
                         [this](const ParkedConnection& c) { expired.push_back(c.fd); },
-                        [](std::size_t) {}};
+                        [this](std::size_t) { return ++sweeps < more_sweeps_until; }};
 
     void run_until(const std::function<bool()>& done) {
         auto deadline = std::chrono::steady_clock::now() + 3s;
@@ -84,6 +86,25 @@ TEST_CASE("parking: a parked socket past its read deadline is closed and counted
     CHECK(::read(waiting.client, &byte, 1) == 0);
     ::close(late.client);
     ::close(waiting.client);
+}
+
+TEST_CASE("parking: sweeps go on while a trim is still due, after the last parked connection left",
+          "[http][parking]") {
+    // The thread trims its heap at most once a second: connections parked after a trim are
+    // trimmed by a later sweep, which must come even when nothing is parked any more.
+    Fixture f;
+    f.more_sweeps_until = 4;
+    Pair late = socket_pair();
+    f.parking.park({.fd = late.parked, .deadline = std::chrono::steady_clock::now()});
+    f.run_until([&] { return f.sweeps >= 4; });
+    CHECK(f.expired.size() == 1);
+    CHECK(f.parking.parked() == 0);
+    CHECK(f.sweeps == 4);
+    // Then the sweeps stop: nothing is waiting, parked or due.
+    auto until = std::chrono::steady_clock::now() + 3 * IdleParking::kSweepEvery;
+    while (std::chrono::steady_clock::now() < until) f.ioc.run_one_for(50ms);
+    CHECK(f.sweeps == 4);
+    ::close(late.client);
 }
 
 }  // namespace parking_test
