@@ -232,6 +232,7 @@ void Session::park() {
     parked_ = true;
     closed_ = true;
     timer_.cancel();
+    listener_.stats.parked_connections.fetch_add(1, std::memory_order_relaxed);
     context_.parking.park({.fd = fd,
                            .v6 = v6_,
                            .no_delay = no_delay_,

@@ -93,7 +93,8 @@ struct ThreadContext {
     std::string_view http_date();
     // A parked connection has something to read: a new Session takes it up.
     void wake(const ParkedConnection& connection);
-    // A parked connection was closed (its read timeout, or the server stops).
+    // A parked connection was closed (its read timeout, or the server stops, or it could not be
+    // watched or woken).
     void expire(const ParkedConnection& connection);
     // A parking sweep parked `parked` connections (maybe none): while connections are parked
     // the pools keep a few spare buffers, not one per connection that had them, and the memory

@@ -80,6 +80,7 @@ void ThreadContext::wake(const ParkedConnection& c) {
         expire(c);
         return;
     }
+    listeners[c.listener]->stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
     std::make_shared<Session>(std::move(socket), c.peer, c.v6, *this, c.listener)
         ->resume(c.deadline, c.no_delay);
 }
@@ -111,7 +112,9 @@ bool ThreadContext::shrink_pools(std::size_t parked) {
 }
 
 void ThreadContext::expire(const ParkedConnection& c) {
-    listeners[c.listener]->stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    auto& stats = listeners[c.listener]->stats;
+    stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
+    stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
 }  // namespace refgate::http

@@ -232,6 +232,10 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
                        std::vector<MetricFamily>& out) {
     auto open =
         family("refgate_http_open_connections", "Open client connections.", MetricType::Gauge);
+    auto parked = family("refgate_http_parked_connections",
+                         "Open client connections idle past a second among many, parked: a "
+                         "socket and a few dozen bytes each.",
+                         MetricType::Gauge);
     auto refused =
         family("refgate_http_rejected_connections_total",
                "Connections closed at accept because the listener was full.", MetricType::Counter);
@@ -244,11 +248,13 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
     for (const auto& l : listeners) {
         Labels labels{{"listener", l.name}};
         add_value(open, static_cast<double>(l.stats->open_connections.load()), labels);
+        add_value(parked, static_cast<double>(l.stats->parked_connections.load()), labels);
         add_value(refused, static_cast<double>(l.stats->rejected_connections.load()), labels);
         add_value(rejected, static_cast<double>(l.stats->rejected_requests.load()), labels);
         add_value(failed, static_cast<double>(l.stats->handler_errors.load()), labels);
     }
     out.push_back(std::move(open));
+    out.push_back(std::move(parked));
     out.push_back(std::move(refused));
     out.push_back(std::move(rejected));
     out.push_back(std::move(failed));

@@ -866,16 +866,22 @@ TEST_CASE(
         CHECK(response->status == 302);
     }
     auto start = SteadyClock::now();
-    std::this_thread::sleep_for(1300ms);  // every idle connection is parked now
-    auto open = [&](int n) {
+    auto gauge = [&](std::string_view name, int n) {
         return http_get(demo.process().admin_port(), "/metrics")
-                   .body.find("refgate_http_open_connections{listener=\"public\"} " +
-                              std::to_string(n) + "\n") != std::string::npos;
+                   .body.find(std::string(name) + "{listener=\"public\"} " + std::to_string(n) +
+                              "\n") != std::string::npos;
     };
+    auto open = [&](int n) { return gauge("refgate_http_open_connections", n); };
+    auto parked = [&](int n) { return gauge("refgate_http_parked_connections", n); };
+    // Every idle connection is parked a second after its answer (within a 100 ms sweep); the
+    // first 256, which waited with their buffers, a second after they gave them back.
+    for (int i = 0; i < 70 && !parked(kConnections); ++i) std::this_thread::sleep_for(50ms);
+    CHECK(parked(kConnections));
     CHECK(open(kConnections));
     conns[1].reset();  // a parked connection whose client leaves is closed
     for (int i = 0; i < 50 && !open(kConnections - 1); ++i) std::this_thread::sleep_for(20ms);
     CHECK(open(kConnections - 1));
+    CHECK(parked(kConnections - 1));
     for (int i = 0; i < kConnections; ++i) {
         if (i == 1) continue;
         if (i == kConnections - 2) {  // in two pieces, apart

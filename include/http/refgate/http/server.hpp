@@ -52,6 +52,8 @@ struct ListenerOptions {
 
 struct ServerStats {
     std::atomic<std::int64_t> open_connections{0};
+    // Of those, idle ones parked (src/http/parking.hpp): a socket and a slot each, no Session.
+    std::atomic<std::int64_t> parked_connections{0};
     std::atomic<std::uint64_t> rejected_connections{0};
     std::atomic<std::uint64_t> rejected_requests{0};  // answered by the server itself (400, 431...)
     // Blocking requests answered unavailable() because the pool was busy past the bound.
