@@ -1,5 +1,7 @@
 #include "refgate/clicks/salts.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace refgate {
@@ -8,8 +10,9 @@ namespace {
 std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
 
 std::uint64_t load_le64(const std::uint8_t* p) {
-    std::uint64_t v = 0;
-    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    std::uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
     return v;
 }
 
@@ -25,15 +28,23 @@ class SipHash {
         v3_ = 0x7465646279746573ULL ^ k1;
     }
 
+    // Whole 8-byte words are read straight from the message; only a piece's first and last
+    // bytes go through the tail (a User-Agent is hashed on every human click).
     void update(const std::uint8_t* data, std::size_t size) {
-        for (std::size_t i = 0; i < size; ++i) {
-            tail_[tail_size_++] = data[i];
-            ++total_;
-            if (tail_size_ == 8) {
-                compress(load_le64(tail_));
-                tail_size_ = 0;
-            }
+        total_ += size;
+        if (tail_size_ > 0) {
+            std::size_t take = std::min(size, 8 - tail_size_);
+            std::memcpy(tail_ + tail_size_, data, take);
+            tail_size_ += take;
+            data += take;
+            size -= take;
+            if (tail_size_ < 8) return;
+            compress(load_le64(tail_));
+            tail_size_ = 0;
         }
+        for (; size >= 8; data += 8, size -= 8) compress(load_le64(data));
+        std::memcpy(tail_, data, size);
+        tail_size_ = size;
     }
 
     std::uint64_t finish() {

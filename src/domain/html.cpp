@@ -1,12 +1,17 @@
 #include "refgate/domain/html.hpp"
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "refgate/domain/utf8.hpp"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 namespace refgate {
 namespace {
@@ -377,16 +382,40 @@ class Sanitizer {
 
 }  // namespace
 
-void append_escaped_html(std::string& out, std::string_view text) {
-    // Runs of ordinary characters are appended whole: a Location is escaped on every redirect.
+namespace {
+
+// How many characters at the start of `text` need no escaping. A Location is escaped on every
+// redirect: 16 bytes are compared at once where SSE2 is there (every x86-64).
+std::size_t ordinary_run(std::string_view text) {
     static constexpr auto kSpecial = [] {
         std::array<bool, 256> table{};
         for (unsigned char c : {'&', '<', '>', '"', '\''}) table[c] = true;
         return table;
     }();
+    std::size_t run = 0;
+#ifdef __SSE2__
+    const __m128i amp = _mm_set1_epi8('&'), lt = _mm_set1_epi8('<'), gt = _mm_set1_epi8('>'),
+                  quot = _mm_set1_epi8('"'), apos = _mm_set1_epi8('\'');
+    for (; run + 16 <= text.size(); run += 16) {
+        __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + run));
+        __m128i hits =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, amp), _mm_cmpeq_epi8(v, lt)),
+                         _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, gt), _mm_cmpeq_epi8(v, quot)),
+                                      _mm_cmpeq_epi8(v, apos)));
+        if (auto mask = static_cast<unsigned>(_mm_movemask_epi8(hits)))
+            return run + static_cast<std::size_t>(std::countr_zero(mask));
+    }
+#endif
+    while (run < text.size() && !kSpecial[static_cast<unsigned char>(text[run])]) ++run;
+    return run;
+}
+
+}  // namespace
+
+void append_escaped_html(std::string& out, std::string_view text) {
+    // Runs of ordinary characters are appended whole.
     while (!text.empty()) {
-        std::size_t run = 0;
-        while (run < text.size() && !kSpecial[static_cast<unsigned char>(text[run])]) ++run;
+        std::size_t run = ordinary_run(text);
         out.append(text.data(), run);
         if (run == text.size()) return;
         switch (text[run]) {

@@ -22,7 +22,16 @@ RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
       clock_(clock),
       options_(std::move(options)),
       recorder_(recorder),
-      targeting_(targeting) {}
+      targeting_(targeting) {
+    http::Response fixed;
+    fixed.add_header("Content-Type", "text/html; charset=utf-8");
+    fixed.add_header("Cache-Control", "private, no-store");
+    fixed.add_header("X-Robots-Tag", "noindex, nofollow");
+    fixed.add_header("Referrer-Policy", options_.referrer_policy);
+    // A CR, LF or NUL in the policy (the configuration refuses one) leaves them empty: every
+    // redirect is then a 500, as add_header would make it.
+    if (fixed.status() == 200) fixed_headers_ = fixed.headers();
+}
 
 std::string_view RedirectHandler::slug_of(std::string_view path) {
     if (!path.starts_with(kGoPrefix)) return {};
@@ -108,12 +117,14 @@ void RedirectHandler::record(const http::Request& request, ReaderRequest& reader
 
 void RedirectHandler::redirect(http::Response& response, std::string_view location,
                                std::string_view label, std::string_view label_name) const {
+    if (fixed_headers_.empty()) {
+        response.simple_page(500, "Internal Server Error");
+        return;
+    }
     response.set_status(302);
     response.add_header("Location", location);
-    response.add_header("Content-Type", "text/html; charset=utf-8");
-    response.add_header("Cache-Control", "private, no-store");
-    response.add_header("X-Robots-Tag", "noindex, nofollow");
-    response.add_header("Referrer-Policy", options_.referrer_policy);
+    if (response.status() != 302) return;  // a Location that cannot be a header: a 500 page
+    response.add_checked_headers(fixed_headers_);
     response.body().clear();
     append_redirect_page(response.body(), location, label, label_name);
 }

@@ -163,4 +163,20 @@ TEST_CASE("escaping keeps ordinary runs whole around specials at either end", "[
           "https://shop.example/p?ref=abc&amp;utm_source=x&amp;q=&lt;1&gt;");
 }
 
+TEST_CASE("escaping finds a special character at every offset of a long text", "[html]") {
+    // Long runs are scanned 16 bytes at a time: a special in any lane, in the last partial
+    // block, or in none, is escaped as a character-by-character reading would.
+    for (char special : {'&', '<', '>', '"', '\''}) {
+        for (std::size_t at = 0; at < 50; ++at) {
+            std::string text(50, 'x');
+            text[at] = special;
+            std::string expected = escape_html(std::string(1, special));
+            INFO(special << " at " << at);
+            CHECK(escape_html(text) == std::string(at, 'x') + expected + std::string(49 - at, 'x'));
+        }
+    }
+    std::string high(40, '\xe9');  // bytes >= 0x80 are ordinary
+    CHECK(escape_html(high) == high);
+}
+
 }  // namespace html_test

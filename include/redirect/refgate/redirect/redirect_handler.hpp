@@ -41,6 +41,7 @@ class RedirectHandler final : public http::Handler {
     RedirectOptions options_;
     ClickRecorder* recorder_;
     std::string dynamic_location_;  // reused for links that pass utm_* through
+    std::string fixed_headers_;     // a redirect's header lines after its Location
     ReaderTargeting targeting_;
 };
 
