@@ -279,9 +279,12 @@ else
 fi
 log "building Release in build/$BUILD_NAME (refgate, refgate_micro_bench)"
 bounded "$(remaining)" cmake -S "$ROOT" -B "$ROOT/build/$BUILD_NAME" -G Ninja \
-  -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF "${BENCH_CMAKE[@]}" >"$STATE/cmake.log" ||
+  -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF "${BENCH_CMAKE[@]}" >"$STATE/cmake.log" 2>&1 ||
   die "cmake configure failed; see $STATE/cmake.log"
-bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME" --target refgate refgate_micro_bench ||
+# refgate_scanner_data: the ASN and country databases and the scanner list beside the binary, so
+# that refgate runs as deploy/local/run.sh serves it (scanner check, country lookups, their walks).
+bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME" \
+  --target refgate refgate_micro_bench refgate_scanner_data ||
   die "build failed"
 if [[ -n $BASELINE_REV ]]; then
   BASELINE_COMMIT=$(git -C "$ROOT" rev-parse --verify "$BASELINE_REV^{commit}") ||
@@ -290,19 +293,27 @@ if [[ -n $BASELINE_REV ]]; then
   rm -rf "$STATE/baseline-src"
   mkdir -p "$STATE/baseline-src"
   git -C "$ROOT" archive "$BASELINE_COMMIT" | tar -x -C "$STATE/baseline-src"
+  # Its warnings are not what it is built for: a commit whose Release build stopped on one
+  # (-Werror, e.g. e7bbb37 with GCC 12 at -O3) is still measured.
+  sed -i 's/ -Werror / /' "$STATE/baseline-src/CMakeLists.txt"
   # The npm packages its build reads: this tree's (hard links) when the lockfile is the same.
-  for dir in src/console/web src/domain/agents src/redirect/asn; do
-    [[ -f $STATE/baseline-src/$dir/package-lock.json ]] || continue
+  lock="" dir=""
+  while IFS= read -r -d '' lock; do
+    dir=${lock#"$STATE/baseline-src/"}
+    dir=${dir%/package-lock.json}
     if cmp -s "$ROOT/$dir/package-lock.json" "$STATE/baseline-src/$dir/package-lock.json"; then
       cp -al "$ROOT/$dir/node_modules" "$STATE/baseline-src/$dir/"
     else
       npm_ci_if_stale "$STATE/baseline-src/$dir"
     fi
-  done
+  done < <(find "$STATE/baseline-src/src" -name package-lock.json -not -path '*/node_modules/*' -print0)
   bounded "$(remaining)" cmake -S "$STATE/baseline-src" -B "$ROOT/build/$BUILD_NAME-baseline" -G Ninja \
-    -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF >"$STATE/cmake-baseline.log" ||
+    -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF >"$STATE/cmake-baseline.log" 2>&1 ||
     die "baseline cmake configure failed; see $STATE/cmake-baseline.log"
-  bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME-baseline" --target refgate ||
+  baseline_targets=(refgate)
+  grep -q refgate_scanner_data "$STATE/baseline-src/src/tools/CMakeLists.txt" 2>/dev/null &&
+    baseline_targets+=(refgate_scanner_data)
+  bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME-baseline" --target "${baseline_targets[@]}" ||
     die "baseline build failed"
   NOTES+=("baseline: $BASELINE_REV = ${BASELINE_COMMIT:0:12}, built Release from git archive, run as a third server in the same alternating rounds")
 fi
