@@ -292,6 +292,11 @@ if [[ -n $BASELINE_REV ]]; then
   log "building the baseline $BASELINE_REV (${BASELINE_COMMIT:0:12}) Release in build/$BUILD_NAME-baseline"
   rm -rf "$STATE/baseline-src"
   mkdir -p "$STATE/baseline-src"
+  # git archive gives files their commit's time, older than objects built from another commit:
+  # the build directory is only reused for the same commit.
+  baseline_stamp="$ROOT/build/$BUILD_NAME-baseline/.baseline-commit"
+  [[ -f $baseline_stamp && $(cat "$baseline_stamp") == "$BASELINE_COMMIT" ]] ||
+    rm -rf "$ROOT/build/$BUILD_NAME-baseline"
   git -C "$ROOT" archive "$BASELINE_COMMIT" | tar -x -C "$STATE/baseline-src"
   # Its warnings are not what it is built for: a commit whose Release build stopped on one
   # (-Werror, e.g. e7bbb37 with GCC 12 at -O3) is still measured.
@@ -315,6 +320,7 @@ if [[ -n $BASELINE_REV ]]; then
     baseline_targets+=(refgate_scanner_data)
   bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME-baseline" --target "${baseline_targets[@]}" ||
     die "baseline build failed"
+  printf '%s\n' "$BASELINE_COMMIT" >"$baseline_stamp"
   NOTES+=("baseline: $BASELINE_REV = ${BASELINE_COMMIT:0:12}, built Release from git archive, run as a third server in the same alternating rounds")
 fi
 log "build done after $((SECONDS - STARTED_AT)) s"
