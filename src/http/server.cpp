@@ -42,8 +42,8 @@ void accept_loop(ThreadContext& context, std::uint8_t index) {
             error_code ignored;
             socket.close(ignored);
         } else {
-            std::make_shared<Session>(std::move(socket), peer_address(peer), peer.address().is_v6(),
-                                      context, index)
+            context
+                .new_session(std::move(socket), peer_address(peer), peer.address().is_v6(), index)
                 ->start();
         }
         accept_loop(context, index);

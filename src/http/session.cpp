@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
@@ -91,14 +92,15 @@ void Session::arm(std::chrono::milliseconds timeout) {
 // One timer per connection, re-armed only when it fires: moving the deadline is a store.
 void Session::wait_timer() {
     timer_.expires_at(deadline_);
-    timer_.async_wait([self = shared_from_this()](error_code ec) {
-        if (ec || self->closed_) return;
-        if (SteadyClock::now() >= self->deadline_) {
-            self->on_deadline();
-        } else {
-            self->wait_timer();
-        }
-    });
+    timer_.async_wait(
+        asio::bind_allocator(context_.allocator(), [self = shared_from_this()](error_code ec) {
+            if (ec || self->closed_) return;
+            if (SteadyClock::now() >= self->deadline_) {
+                self->on_deadline();
+            } else {
+                self->wait_timer();
+            }
+        }));
 }
 
 void Session::read_more() {
@@ -120,23 +122,25 @@ void Session::read_more() {
     if (waiting) context_.parking.waiting(*this);
     std::size_t space = input().max_size() - input().size();
     socket_.async_read_some(
-        input().prepare(space), [self = shared_from_this()](error_code ec, std::size_t n) {
-            if (self->parked_) return;
-            self->context_.parking.not_waiting(*self);
-            self->input().commit(n);
-            if (std::exchange(self->demote_, false) && ec == asio::error::operation_aborted &&
-                !self->closed_ && n == 0) {
-                self->wait_readable();
-                return;
-            }
-            // A read may complete after stop() closed the connection:
-            // answering (and counting) it then would reach nobody.
-            if (ec || self->closed_) {
-                self->close_now();
-                return;
-            }
-            self->process();
-        });
+        input().prepare(space),
+        asio::bind_allocator(
+            context_.allocator(), [self = shared_from_this()](error_code ec, std::size_t n) {
+                if (self->parked_) return;
+                self->context_.parking.not_waiting(*self);
+                self->input().commit(n);
+                if (std::exchange(self->demote_, false) && ec == asio::error::operation_aborted &&
+                    !self->closed_ && n == 0) {
+                    self->wait_readable();
+                    return;
+                }
+                // A read may complete after stop() closed the connection:
+                // answering (and counting) it then would reach nobody.
+                if (ec || self->closed_) {
+                    self->close_now();
+                    return;
+                }
+                self->process();
+            }));
 }
 
 // A lean connection between requests holds no buffers: they go back to the thread's pool while
@@ -148,16 +152,18 @@ void Session::wait_readable() {
     parser_.reset();
     pool_.give_back(std::move(buffers_));
     context_.parking.waiting(*this);
-    socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code ec) {
-        if (self->parked_) return;  // the socket went to the parking, which wakes it
-        self->context_.parking.not_waiting(*self);
-        if (ec || self->closed_) {
-            self->close_now();
-            return;
-        }
-        self->buffers_ = self->pool_.take();
-        self->receive();
-    });
+    socket_.async_wait(
+        tcp::socket::wait_read,
+        asio::bind_allocator(context_.allocator(), [self = shared_from_this()](error_code ec) {
+            if (self->parked_) return;  // the socket went to the parking, which wakes it
+            self->context_.parking.not_waiting(*self);
+            if (ec || self->closed_) {
+                self->close_now();
+                return;
+            }
+            self->buffers_ = self->pool_.take();
+            self->receive();
+        }));
 }
 
 // Reads what the socket holds now, without waiting: a new connection's request has usually

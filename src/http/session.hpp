@@ -23,6 +23,7 @@
 #include "refgate/http/request_parser.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/runtime/log_limiter.hpp"
+#include "session_slabs.hpp"
 
 namespace refgate::http {
 
@@ -68,8 +69,9 @@ class Session;
 struct ListenerState;
 
 struct ThreadContext {
-    // Declared before the io_context: sessions still queued in it deregister and give their
-    // buffers back on destruction.
+    // Declared before the io_context: sessions still queued in it deregister, give their
+    // buffers back and free their memory on destruction.
+    SessionHeap slabs;
     std::unordered_set<Session*> sessions;
     std::deque<BufferPool> pools;  // one per listener
     asio::io_context ioc{1};
@@ -91,6 +93,10 @@ struct ThreadContext {
 
     // The Date header's value, formatted once a second.
     std::string_view http_date();
+    // A new connection's Session, in the thread's slabs.
+    SlabAllocator<void> allocator() noexcept { return SlabAllocator<void>(slabs); }
+    std::shared_ptr<Session> new_session(tcp::socket socket, const PeerAddress& peer, bool v6,
+                                         std::uint8_t listener);
     // A parked connection has something to read: a new Session takes it up.
     void wake(const ParkedConnection& connection);
     // A parked connection was closed (its read timeout, or the server stops, or it could not be

@@ -81,8 +81,13 @@ void ThreadContext::wake(const ParkedConnection& c) {
         return;
     }
     listeners[c.listener]->stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
-    std::make_shared<Session>(std::move(socket), c.peer, c.v6, *this, c.listener)
-        ->resume(c.deadline, c.no_delay);
+    new_session(std::move(socket), c.peer, c.v6, c.listener)->resume(c.deadline, c.no_delay);
+}
+
+std::shared_ptr<Session> ThreadContext::new_session(tcp::socket socket, const PeerAddress& peer,
+                                                    bool v6, std::uint8_t listener) {
+    return std::allocate_shared<Session>(SlabAllocator<Session>(slabs), std::move(socket), peer, v6,
+                                         *this, listener);
 }
 
 std::size_t BufferPool::shrink_to(std::size_t keep) {
