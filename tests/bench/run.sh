@@ -157,7 +157,9 @@ stop_refgate() {
   RG_PID=""
 }
 stop_baseline() {
-  stop_pid "$BASE_PID" "refgate (baseline)" TERM
+  # The process's name is refgate: with any other, stop_pid found no such process and left the
+  # baseline running (through the 2-thread rounds, which it then served, and after the bench).
+  stop_pid "$BASE_PID" refgate TERM
   BASE_PID=""
 }
 stop_nginx() {
@@ -458,6 +460,7 @@ start_refgate_serve() {
   RG_PID=$!
   wait_http_200 "http://127.0.0.1:$RG_ADMIN_PORT/readyz" 30 ||
     die "refgate did not become ready; see $STATE/refgate-serve.log"
+  _pid_is "$RG_PID" refgate || die "refgate exited at start; see $STATE/refgate-serve.log"
 }
 
 # The --baseline build on ports of its own, with the same settings and data as start_refgate_serve.
@@ -474,6 +477,8 @@ start_baseline_serve() {
   BASE_PID=$!
   wait_http_200 "http://127.0.0.1:$BASE_ADMIN_PORT/readyz" 30 ||
     die "the baseline refgate did not become ready; see $STATE/baseline-serve.log"
+  # Another process on its ports would have answered: this one must be alive and serving.
+  _pid_is "$BASE_PID" refgate || die "the baseline refgate exited; see $STATE/baseline-serve.log"
 }
 
 start_nginx() {
