@@ -380,6 +380,43 @@ def baseline_table(redirect_runs, cases, lines, results, budget):
                            cpu_ratio, None if cpu_ratio is None else cpu_ratio <= 1.03))
 
 
+def floor_table(redirect_runs, cases, lines, results, budget):
+    """refgate and nginx against the floor program (one epoll thread, a fixed 302 per request
+    end), same rounds: CPU per request is the figure; req/s is the client's when all reach it."""
+    if not any(r["server"] == "floor" for r in redirect_runs):
+        return
+    lines.append("")
+    lines.append("redirect: CPU per request against the floor program (../shared/bench/floor.c), "
+                 "same rounds")
+    hdr = "%-8s %-26s %12s %12s %9s %9s %9s %9s %9s" % (
+        "threads", "case", "refgate r/s", "floor r/s", "rg CPU/r", "ng CPU/r", "fl CPU/r",
+        "rg/floor", "ng/floor")
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    results["floor"] = []
+    for threads, case in cases:
+        pick = lambda s: [r for r in redirect_runs
+                          if r["threads"] == threads and r["case"] == case and r["server"] == s]
+        rg, ng, fl = pick("refgate"), pick("nginx"), pick("floor")
+        if not rg or not fl:
+            continue
+        cpu = lambda runs: med([r.get("server_cpu_us_per_req") for r in runs]) if runs else None
+        rg_cpu, ng_cpu, fl_cpu = cpu(rg), cpu(ng), cpu(fl)
+        rg_x = rg_cpu / fl_cpu if rg_cpu and fl_cpu else None
+        ng_x = ng_cpu / fl_cpu if ng_cpu and fl_cpu else None
+        rg_rps, fl_rps = med([r["rps"] for r in rg]), med([r["rps"] for r in fl])
+        results["floor"].append({"threads": threads, "case": case, "rps_refgate": rg_rps,
+                                 "rps_floor": fl_rps, "cpu_us_per_req_refgate": rg_cpu,
+                                 "cpu_us_per_req_nginx": ng_cpu, "cpu_us_per_req_floor": fl_cpu,
+                                 "refgate_to_floor": rg_x, "nginx_to_floor": ng_x})
+        lines.append("%-8s %-26s %12s %12s %9s %9s %9s %9s %9s" % (
+            threads, case, fmt(rg_rps), fmt(fl_rps), fmt(rg_cpu, "us"), fmt(ng_cpu, "us"),
+            fmt(fl_cpu, "us"), fmt(rg_x), fmt(ng_x)))
+        if threads == 1 and case.startswith("keep-alive, 64"):
+            budget.append(("CPU/request <= 1.10x the floor (keep-alive, 64 conn)", rg_x,
+                           None if rg_x is None else rg_x <= 1.10))
+
+
 def cmd_report(args):
     meta = json.load(open(args.meta))
     raw = load_lines(args.raw)
@@ -449,6 +486,7 @@ def cmd_report(args):
                 budget.append(("p99 <= 1.2x nginx (%s)" % case, row["p99_ratio"],
                                None if row["p99_ratio"] is None else row["p99_ratio"] <= 1.2))
         baseline_table(redirect_runs, cases, lines, results, budget)
+        floor_table(redirect_runs, cases, lines, results, budget)
         lines.append("  rg/ng CPU/r: server CPU time (user + system, all threads and workers) per "
                      "request, from /proc/<pid>/stat; steadier than req/s on a shared machine")
         for x in meta.get("redirect_extra", []):

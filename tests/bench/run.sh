@@ -15,6 +15,11 @@
 #          --baseline REV   also build REV (a commit, e.g. main~3) and run it as a third server in
 #                           the redirect part's alternating rounds: "before and after" in one run,
 #                           reported as ratios of this tree to REV
+#          --floor FILE     the floor program's C source (default ../shared/bench/floor.c beside
+#                           the checkout, when it is there): one epoll thread writing a fixed 302
+#                           per request end, built with cc -O2 and run in the keep-alive rounds
+#                           with one thread; refgate's CPU per request is reported against it
+#          --no-floor       leave it out
 #
 # Parts: redirect (refgate vs nginx under wrk, A B A B, medians), flush (`refgate flush` of
 # 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
@@ -39,6 +44,8 @@ DEPS_NICE=1
 ONLY="redirect,flush,startup,micro,idle"
 BUDGET=600
 BASELINE_REV=""
+FLOOR_SRC=""
+[[ -f $HERE/../../../shared/bench/floor.c ]] && FLOOR_SRC=$HERE/../../../shared/bench/floor.c
 while (($#)); do
   case $1 in
     --smoke) MODE=smoke ;;
@@ -48,6 +55,8 @@ while (($#)); do
     --only) ONLY=${2:?--only needs a list}; shift ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
+    --floor) FLOOR_SRC=${2:?--floor needs a C file}; shift ;;
+    --no-floor) FLOOR_SRC="" ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
@@ -69,12 +78,15 @@ RG_ADMIN_PORT=$((18390 + SHIFT))
 NGINX_PORT=$((18381 + SHIFT))
 BASE_PORT=$((18382 + SHIFT))
 BASE_ADMIN_PORT=$((18392 + SHIFT))
+FLOOR_PORT=$((18383 + SHIFT))
 DEAD_PG_PORT=$((54378 + SHIFT)) # nothing listens here: "PostgreSQL unreachable"
 BUILD_NAME=bench
 BIN="$ROOT/build/$BUILD_NAME/refgate"
 MICRO_BIN="$ROOT/build/$BUILD_NAME/refgate_micro_bench"
 BASE_BIN="$ROOT/build/$BUILD_NAME-baseline/refgate"
 BASE_PID=""
+FLOOR_BIN="$STATE/floor"
+FLOOR_PID=""
 PY=/usr/bin/python3
 BENCH_PY="$HERE/bench.py"
 PG_URL_BASE="postgresql://refgate@127.0.0.1:$PG_PORT"
@@ -166,6 +178,10 @@ stop_nginx() {
   stop_pid "$NGINX_PID" nginx TERM
   NGINX_PID=""
 }
+stop_floor() {
+  stop_pid "$FLOOR_PID" floor TERM
+  FLOOR_PID=""
+}
 
 cleanup() {
   local rc=$?
@@ -173,6 +189,7 @@ cleanup() {
   stop_refgate
   stop_baseline
   stop_nginx
+  stop_floor
   stop_all
   # Stopped early (budget, error, Ctrl-C): still report what was measured.
   if ((!REPORTED)) && [[ -s ${RAW:-} || -s ${STATE:-}/micro.json ]]; then
@@ -184,10 +201,11 @@ cleanup() {
 }
 
 # Waits until URL answers 200, up to SECONDS.
+# wait_http_200 URL SECONDS [STATUS]: until URL answers STATUS (200 unless given).
 wait_http_200() {
-  local url=$1 seconds=$2 i
+  local url=$1 seconds=$2 want=${3:-200} i
   for ((i = 0; i < seconds * 20; i++)); do
-    [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url" || true) == 200 ]] && return 0
+    [[ $(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url" || true) == "$want" ]] && return 0
     sleep 0.05
   done
   return 1
@@ -325,6 +343,10 @@ if [[ -n $BASELINE_REV ]]; then
   printf '%s\n' "$BASELINE_COMMIT" >"$baseline_stamp"
   NOTES+=("baseline: $BASELINE_REV = ${BASELINE_COMMIT:0:12}, built Release from git archive, run as a third server in the same alternating rounds")
 fi
+if [[ -n $FLOOR_SRC ]]; then
+  cc -O2 -o "$FLOOR_BIN" "$FLOOR_SRC" || die "the floor program did not build ($FLOOR_SRC)"
+  NOTES+=("floor: $(basename "$FLOOR_SRC") (cc -O2), one epoll thread writing a fixed 302 per request end, in the 1-thread keep-alive rounds")
+fi
 log "build done after $((SECONDS - STARTED_AT)) s"
 
 pin_server=() pin_client=()
@@ -429,6 +451,7 @@ run_wrk() {
   local server_pid=$RG_PID cpu_before
   [[ $server == nginx ]] && server_pid=$NGINX_PID
   [[ $server == baseline ]] && server_pid=$BASE_PID
+  [[ $server == floor ]] && server_pid=$FLOOR_PID
   deprioritize_dependencies
   cpu_before=$(cpu_ticks "$server_pid")
   out=$(bounded $((secs + 15)) "${pin[@]}" wrk -t "$wrk_threads" -c "$conns" -d "${secs}s" \
@@ -563,6 +586,14 @@ redirect_part() {
         die "the baseline answers another Location"
     fi
     start_nginx "$threads"
+    if [[ -n $FLOOR_SRC ]] && ((threads == 1)); then
+      _require_free_port "$FLOOR_PORT" "the floor program (bench)"
+      "${pin_server[@]}" "$FLOOR_BIN" "$FLOOR_PORT" {_LOCK_FD}>&- >>"$STATE/floor.log" 2>&1 &
+      FLOOR_PID=$!
+      wait_http_200 "http://127.0.0.1:$FLOOR_PORT/" 10 302 ||
+        die "the floor program did not answer; see $STATE/floor.log"
+      servers+=(floor)
+    fi
     local want_loc rg_loc ng_loc
     want_loc=$("$PY" "$BENCH_PY" location 1)
     rg_loc=$(location_of "http://127.0.0.1:$RG_PORT/go/bench-000001")
@@ -575,9 +606,12 @@ redirect_part() {
       IFS='|' read -r name conns close <<<"$case"
       for ((round = 1; round <= ROUNDS; round++)); do
         for server in "${servers[@]}"; do
+          # The floor program answers every request end and never closes.
+          [[ $server == floor ]] && ((close)) && continue
           port=$RG_PORT
           [[ $server == nginx ]] && port=$NGINX_PORT
           [[ $server == baseline ]] && port=$BASE_PORT
+          [[ $server == floor ]] && port=$FLOOR_PORT
           log "  $name, round $round, $server"
           if ((WARMUP > 0)); then
             run_wrk "$server" "$threads" "$name" "$port" "$conns" "$close" "$WARMUP" warmup
@@ -592,6 +626,7 @@ redirect_part() {
     stop_refgate
     stop_baseline
     stop_nginx
+    stop_floor
   done
 
   # Counting was on: every click refgate answered must be in PostgreSQL after a flush.
