@@ -339,22 +339,36 @@ def verdict(ok):
     return "-" if ok is None else ("ok" if ok else "MISSED")
 
 
+def table_head(lines, title, row_format, names):
+    """A blank line, the title, the column names and a rule."""
+    lines.append("")
+    lines.append(title)
+    hdr = row_format % names
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+
+
+def runs_of(redirect_runs, threads, case):
+    """server -> the redirect runs of one thread count and case."""
+    return lambda server: [r for r in redirect_runs if r["threads"] == threads and
+                           r["case"] == case and r["server"] == server]
+
+
+BASELINE_ROW = "%-8s %-26s %12s %12s %7s %9s %9s %7s %9s %9s"
+FLOOR_ROW = "%-8s %-26s %12s %12s %9s %9s %9s %9s %9s"
+
+
 def baseline_table(redirect_runs, cases, lines, results, budget):
     """This tree against the --baseline build, measured in the same alternating rounds."""
     if not any(r["server"] == "baseline" for r in redirect_runs):
         return
-    lines.append("")
-    lines.append("redirect: this tree vs the --baseline build (same rounds; ratio > 1: faster, "
-                 "CPU ratio < 1: cheaper)")
-    hdr = "%-8s %-26s %12s %12s %7s %9s %9s %7s %9s %9s" % (
-        "threads", "case", "now r/s", "before r/s", "ratio", "now CPU/r", "bef CPU/r",
-        "CPU x", "now p99", "bef p99")
-    lines.append(hdr)
-    lines.append("-" * len(hdr))
+    table_head(lines, "redirect: this tree vs the --baseline build (same rounds; ratio > 1: "
+               "faster, CPU ratio < 1: cheaper)", BASELINE_ROW,
+               ("threads", "case", "now r/s", "before r/s", "ratio", "now CPU/r", "bef CPU/r",
+                "CPU x", "now p99", "bef p99"))
     results["baseline"] = []
     for threads, case in cases:
-        pick = lambda s: [r for r in redirect_runs
-                          if r["threads"] == threads and r["case"] == case and r["server"] == s]
+        pick = runs_of(redirect_runs, threads, case)
         now, before = pick("refgate"), pick("baseline")
         if not now or not before:
             continue
@@ -369,7 +383,7 @@ def baseline_table(redirect_runs, cases, lines, results, budget):
                                     "cpu_us_per_req_now": n_cpu, "cpu_us_per_req_before": b_cpu,
                                     "cpu_ratio": cpu_ratio, "p99_ms_now": n_p99,
                                     "p99_ms_before": b_p99})
-        lines.append("%-8s %-26s %12s %12s %7s %9s %9s %7s %9s %9s" % (
+        lines.append(BASELINE_ROW % (
             threads, case, fmt(n_rps), fmt(b_rps), fmt(ratio), fmt(n_cpu, "us"), fmt(b_cpu, "us"),
             fmt(cpu_ratio), fmt(n_p99, "ms"), fmt(b_p99, "ms")))
         if threads == 1:
@@ -385,18 +399,13 @@ def floor_table(redirect_runs, cases, lines, results, budget):
     end), same rounds: CPU per request is the figure; req/s is the client's when all reach it."""
     if not any(r["server"] == "floor" for r in redirect_runs):
         return
-    lines.append("")
-    lines.append("redirect: CPU per request against the floor program (../shared/bench/floor.c), "
-                 "same rounds")
-    hdr = "%-8s %-26s %12s %12s %9s %9s %9s %9s %9s" % (
-        "threads", "case", "refgate r/s", "floor r/s", "rg CPU/r", "ng CPU/r", "fl CPU/r",
-        "rg/floor", "ng/floor")
-    lines.append(hdr)
-    lines.append("-" * len(hdr))
+    table_head(lines, "redirect: CPU per request against the floor program "
+               "(../shared/bench/floor.c), same rounds", FLOOR_ROW,
+               ("threads", "case", "refgate r/s", "floor r/s", "rg CPU/r", "ng CPU/r", "fl CPU/r",
+                "rg/floor", "ng/floor"))
     results["floor"] = []
     for threads, case in cases:
-        pick = lambda s: [r for r in redirect_runs
-                          if r["threads"] == threads and r["case"] == case and r["server"] == s]
+        pick = runs_of(redirect_runs, threads, case)
         rg, ng, fl = pick("refgate"), pick("nginx"), pick("floor")
         if not rg or not fl:
             continue
@@ -409,7 +418,7 @@ def floor_table(redirect_runs, cases, lines, results, budget):
                                  "rps_floor": fl_rps, "cpu_us_per_req_refgate": rg_cpu,
                                  "cpu_us_per_req_nginx": ng_cpu, "cpu_us_per_req_floor": fl_cpu,
                                  "refgate_to_floor": rg_x, "nginx_to_floor": ng_x})
-        lines.append("%-8s %-26s %12s %12s %9s %9s %9s %9s %9s" % (
+        lines.append(FLOOR_ROW % (
             threads, case, fmt(rg_rps), fmt(fl_rps), fmt(rg_cpu, "us"), fmt(ng_cpu, "us"),
             fmt(fl_cpu, "us"), fmt(rg_x), fmt(ng_x)))
         if threads == 1 and case.startswith("keep-alive, 64"):
