@@ -56,16 +56,14 @@ Session::~Session() {
     if (!parked_) listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
-// A new connection's request has usually arrived with it: it is read at once with recv(), and
-// an answer that closes the connection goes out with send() and close() only. An Asio read
-// would first switch the socket to non-blocking mode (an ioctl per connection, a tenth of the
-// system calls of a Connection: close exchange); it happens only for a connection that stays.
-// So does the deadline's timer: one started and cancelled within this call would often be the
-// only one, and each would reprogram the thread's timerfd.
 void Session::start() {
-    deadline_ = coarse_steady_now() + limits_.read_timeout;
-    receive();
-    if (!closed_) wait_timer();
+    arm(limits_.read_timeout);
+    wait_timer();
+    if (lean()) {
+        receive();
+    } else {
+        read_more();
+    }
 }
 
 // With few connections on the thread, a waiting one keeps its buffers and waits in a read, as
