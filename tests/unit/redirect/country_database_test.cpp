@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -165,6 +166,19 @@ TEST_CASE("country ranges say none in their gaps and past both ends of the addre
     empty.finish();
     CHECK(empty.country_of(ip("10.0.0.0")) == 0);
     CHECK(empty.country_of(ip("2001::1")) == 0);
+}
+
+TEST_CASE("finished country ranges keep their ranges and indexes, not their build list",
+          "[country]") {
+    CountryRanges ranges;
+    for (std::uint32_t i = 0; i < 20'000; ++i)
+        ranges.add_v4(i * 256, i * 256 + 255, country_code("DE"));  // one range once merged
+    ranges.finish();
+    CHECK(ranges.size() == 2 + 1);  // DE, gap; the IPv6 table's one gap
+    // Two 16-bit prefix indexes and a few ranges; the 20,000 added ranges are gone.
+    std::size_t indexes = 2 * (std::size_t{1} << 16) * sizeof(std::uint32_t);
+    CHECK(ranges.bytes() >= indexes);
+    CHECK(ranges.bytes() < indexes + 1024);
 }
 
 TEST_CASE("a published country database answers at once and from its ranges once flattened",

@@ -55,7 +55,8 @@ class CountryRanges final : public CountryLookup {
         void finish();
         CountryCode find(T key) const noexcept;
         std::size_t bytes() const noexcept {
-            return starts.capacity() * sizeof(T) + countries.capacity() * sizeof(CountryCode) +
+            return pending.capacity() * sizeof(Pending) + starts.capacity() * sizeof(T) +
+                   countries.capacity() * sizeof(CountryCode) +
                    index.capacity() * sizeof(std::uint32_t);
         }
     };
