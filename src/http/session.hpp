@@ -93,8 +93,9 @@ struct ThreadContext {
 
     // The Date header's value, formatted once a second.
     std::string_view http_date();
-    // A new connection's Session, in the thread's slabs.
+    // The allocator of the thread's slabs, for its Sessions' pending operations.
     SlabAllocator<void> allocator() noexcept { return SlabAllocator<void>(slabs); }
+    // A new connection's Session, in the thread's slabs.
     std::shared_ptr<Session> new_session(tcp::socket socket, const PeerAddress& peer, bool v6,
                                          std::uint8_t listener);
     // A parked connection has something to read: a new Session takes it up.

@@ -377,9 +377,8 @@ void collect_process(std::vector<MetricFamily>& out) {
 
 // Links with a branch in each confirmed health state (a link whose storefront branch drops the
 // code counts under code_dropped even when another branch is broken; 0 until this instance first
-// read them from PostgreSQL), checks
-// by what they saw, and the checks' durations; the state gauge is what the "links losing the
-// referral code" alert reads.
+// read them from PostgreSQL), checks by what they saw, and the checks' durations; the state gauge
+// is what the "links losing the referral code" alert reads.
 void collect_link_health(const LinkHealthStats& stats, std::vector<MetricFamily>& out) {
     auto states = family(
         "refgate_links_health",
