@@ -146,6 +146,9 @@ TEST_CASE("a store whose master was demoted gets READONLY, re-resolves, and coun
     Replicated r;
     auto store = clicks::make_redis_bucket_store({.address = r.address()});
     REQUIRE(add(*store, batch("i:1", 1, 2)));
+    // Replicated before the switch: Redis replicates asynchronously, and a write the replica did
+    // not have when it was promoted is gone (the WAIT option's case, tested below).
+    sync_replica(r.master);
     r.sentinels->failover();
     r.demote_old_master(r.master, r.replica);
     // No watcher here: the store learns of the switch from the old master's READONLY.
