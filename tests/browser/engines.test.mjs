@@ -66,7 +66,9 @@ async function createLink(ui, partner, slug, code, shot) {
   await ui.screenshot(shot('new-link-refused'));
   await ui.fill('Destination', partner.destination);
   // The server's preview of the Location first, as an editor reads it (and the form is still).
-  await ui.waitText(`${partner.destination}?`);
+  // Only the preview carries the new code: the list below the form shows the demo links'
+  // destinations, which begin with the same text.
+  await ui.waitText(`${partner.destination}?ref=${code}`);
   await ui.click('button', 'Create');
   await ui.waitFor('heading', `Link ${slug}`);
   const { status, location } = await clickUntil(stack, slug, (a) => a.status === 302);
@@ -88,6 +90,13 @@ async function walk(ui, engine, partner, { name, width }) {
     await ui.waitText('You have signed out.');
   } catch (e) {
     await ui.screenshot(shot('failed')).catch(() => {});
+    // What the editor saw: the page's text and every field's value (a screenshot shows neither
+    // a select's value nor text below the fold).
+    const seen = await ui.evaluate(() => ({
+      text: document.body.innerText.slice(0, 3000),
+      fields: [...document.querySelectorAll('input, select, textarea')].map((f) => `${f.id}=${JSON.stringify(f.value)}`),
+    })).catch((err) => ({ text: `(page unreadable: ${err.message})`, fields: [] }));
+    e.message += `\n--- the page:\n${seen.text}\n--- its fields: ${seen.fields.join(' ')}`;
     throw e;
   }
 }

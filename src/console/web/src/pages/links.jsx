@@ -8,6 +8,11 @@ import { LinkHealth } from './link_health.jsx';
 // The link-health states of GET /links?health= (the checker's confirmed findings).
 const HEALTH_STATES = ['ok', 'broken', 'code_dropped', 'homepage', 'moved', 'unavailable', 'redirect_loop', 'refused'];
 
+// A field's new value, read while its event is current. Changes apply to the latest values, not
+// to those of the last render: two events before a render (a select's change, then typing) both
+// count.
+const fieldValue = (e) => (e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value);
+
 const usePartners = () => useLoad(async () => (await api('GET', '/partners?limit=200')).data.items, []);
 
 export function LinkList({ can }) {
@@ -21,8 +26,9 @@ export function LinkList({ can }) {
     expiring_within_days: filters.expiring ? 14 : '',
   })}`)).data, [filters, cursor]);
   const set = (k) => (e) => {
+    const value = fieldValue(e);
     setCursors([null]);
-    setFilters({ ...filters, [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value });
+    setFilters((f) => ({ ...f, [k]: value }));
   };
   return (
     <>
@@ -192,9 +198,10 @@ function PreviewBox({ preview, values, set }) {
 
 function useValues(initial) {
   const [values, setValues] = useState(initial);
-  const set = (k) => (e) => setValues({
-    ...values, [k]: e.currentTarget.type === 'checkbox' ? e.currentTarget.checked : e.currentTarget.value,
-  });
+  const set = (k) => (e) => {
+    const value = fieldValue(e);
+    setValues((v) => ({ ...v, [k]: value }));
+  };
   return [values, set, setValues];
 }
 
