@@ -223,12 +223,16 @@ void Session::park() {
         return;
     }
     parser_.reset();
-    error_code ec;
-    int fd = socket_.release(ec);
-    if (ec) {
-        close_now();
-        return;
+    int fd = fd_;
+    if (socket_.is_open()) {
+        error_code ec;
+        fd = socket_.release(ec);
+        if (ec) {
+            close_now();
+            return;
+        }
     }
+    fd_ = -1;
     parked_ = true;
     closed_ = true;
     timer_.cancel();

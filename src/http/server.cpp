@@ -1,7 +1,12 @@
 #include "refgate/http/server.hpp"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -24,29 +29,73 @@ asio::ip::address resolve_host(const std::string& host) {
     return address;
 }
 
-void accept_loop(ThreadContext& context, std::uint8_t index) {
+// New connections are taken with accept4() as a non-blocking socket (Asio's accept would leave
+// it blocking, and its first read would switch it with an ioctl), all that are waiting each
+// time the listening socket is readable: Asio watches it edge-triggered, so what is left in the
+// backlog would wait for the next connection to be noticed. Batches of kAcceptBatch let the
+// thread's connections run in between.
+constexpr int kAcceptBatch = 64;
+// After an error that leaves connections in the backlog (out of descriptors or memory), the
+// next try comes this much later, not in a busy loop.
+constexpr std::chrono::milliseconds kAcceptRetry{100};
+
+void accept_pending(ThreadContext& context, std::uint8_t index);
+
+void wait_for_connections(ThreadContext& context, std::uint8_t index) {
+    context.acceptors[index]->async_wait(
+        tcp::acceptor::wait_read, [&context, index](error_code ec) {
+            if (ec == asio::error::operation_aborted || context.stopping) return;
+            accept_pending(context, index);
+        });
+}
+
+// One connection the kernel handed over: a Session, or a close when the listener is full.
+void admit(ThreadContext& context, std::uint8_t index, int fd, const sockaddr_storage& peer) {
     ListenerState& listener = *context.listeners[index];
-    tcp::endpoint& peer = context.peers[index];
-    // The peer's address comes with accept(): no getpeername() per connection.
-    context.acceptors[index]->async_accept(peer, [&context, &listener, &peer, index](
-                                                     error_code ec, tcp::socket socket) {
-        if (ec == asio::error::operation_aborted || context.stopping) return;
-        if (ec) {
-            log::warn("accept_failed",
-                      {{"listener", listener.options.name}, {"error", ec.message()}});
-        } else if (static_cast<std::size_t>(listener.stats.open_connections.fetch_add(
-                       1, std::memory_order_relaxed)) >= listener.options.limits.max_connections) {
-            // The slot is reserved before the check, so threads together never exceed the cap.
-            listener.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
-            listener.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
-            error_code ignored;
-            socket.close(ignored);
-        } else {
-            context
-                .new_session(std::move(socket), peer_address(peer), peer.address().is_v6(), index)
-                ->start();
+    if (static_cast<std::size_t>(listener.stats.open_connections.fetch_add(
+            1, std::memory_order_relaxed)) >= listener.options.limits.max_connections) {
+        // The slot is reserved before the check, so threads together never exceed the cap.
+        listener.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+        listener.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+        ::close(fd);
+        return;
+    }
+    context.new_session(fd, peer_address(peer), peer.ss_family == AF_INET6, index)->start();
+}
+
+void accept_pending(ThreadContext& context, std::uint8_t index) {
+    int listening = context.acceptors[index]->native_handle();
+    for (int taken = 0; taken < kAcceptBatch; ++taken) {
+        sockaddr_storage peer{};
+        socklen_t length = sizeof peer;
+        // The peer's address comes with accept4(): no getpeername() per connection.
+        int fd = ::accept4(listening, reinterpret_cast<sockaddr*>(&peer), &length,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            admit(context, index, fd, peer);
+            if (context.stopping) return;
+            continue;
         }
-        accept_loop(context, index);
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            wait_for_connections(context, index);
+            return;
+        }
+        // A connection that failed before it was taken: the next one may be fine.
+        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+        ListenerState& listener = *context.listeners[index];
+        if (listener.accept_error_log.allow()) {
+            log::warn("accept_failed",
+                      {{"listener", listener.options.name}, {"error", std::strerror(errno)}});
+        }
+        auto& retry = *context.accept_retry[index];
+        retry.expires_after(kAcceptRetry);
+        retry.async_wait([&context, index](error_code ec) {
+            if (!ec && !context.stopping) accept_pending(context, index);
+        });
+        return;
+    }
+    asio::post(context.ioc, [&context, index] {
+        if (!context.stopping) accept_pending(context, index);
     });
 }
 
@@ -132,6 +181,7 @@ void Server::bind() {
                 acceptor->set_option(reuse_port(true));
                 acceptor->bind(endpoint);
                 acceptor->listen(kListenBacklog);
+                acceptor->non_blocking(true);  // accept_pending() takes until EAGAIN
                 listener->port = acceptor->local_endpoint().port();
                 context->acceptors.push_back(std::move(acceptor));
             }
@@ -155,11 +205,15 @@ void Server::start() {
             context->handlers.push_back(impl_->listeners[i]->options.handler_factory());
             context->listeners.push_back(impl_->listeners[i].get());
         }
-        context->peers.resize(impl_->listeners.size());
-        for (const auto& listener : impl_->listeners)
+        for (const auto& listener : impl_->listeners) {
             context->pools.emplace_back(listener->options.limits);
-        for (std::size_t i = 0; i < impl_->listeners.size(); ++i)
-            accept_loop(*context, static_cast<std::uint8_t>(i));
+            context->accept_retry.push_back(std::make_unique<asio::steady_timer>(context->ioc));
+        }
+        for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
+            asio::post(context->ioc, [ctx = context.get(), i] {
+                accept_pending(*ctx, static_cast<std::uint8_t>(i));
+            });
+        }
     }
     for (auto& context : impl_->contexts) {
         impl_->threads.emplace_back([this, ctx = context.get()] {
@@ -180,6 +234,7 @@ void Server::shutdown(std::chrono::milliseconds timeout) {
                 error_code ignored;
                 acceptor->close(ignored);
             }
+            for (auto& retry : ctx->accept_retry) retry->cancel();
             // stop() may close a session, which removes it from the set: iterate over a copy.
             std::vector<Session*> sessions(ctx->sessions.begin(), ctx->sessions.end());
             for (Session* s : sessions) s->stop();

@@ -1,12 +1,16 @@
 #include "session.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
+#include <cstring>
 #include <exception>
 #include <utility>
 
@@ -26,16 +30,23 @@ constexpr std::chrono::milliseconds kLingerTime{1000};
 
 }  // namespace
 
-PeerAddress peer_address(const tcp::endpoint& remote) {
-    auto address = remote.address();
-    return {address.is_v6()
-                ? address.to_v6().to_bytes()
-                : asio::ip::make_address_v6(asio::ip::v4_mapped, address.to_v4()).to_bytes()};
+PeerAddress peer_address(const sockaddr_storage& remote) {
+    PeerAddress peer{};
+    if (remote.ss_family == AF_INET6) {
+        const auto& v6 = reinterpret_cast<const sockaddr_in6&>(remote);
+        std::memcpy(peer.bytes.data(), &v6.sin6_addr, 16);
+    } else {
+        const auto& v4 = reinterpret_cast<const sockaddr_in&>(remote);
+        peer.bytes[10] = peer.bytes[11] = 0xff;
+        std::memcpy(peer.bytes.data() + 12, &v4.sin_addr, 4);
+    }
+    return peer;
 }
 
-Session::Session(tcp::socket socket, const PeerAddress& peer, bool v6, ThreadContext& context,
+Session::Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& context,
                  std::uint8_t listener)
-    : socket_(std::move(socket)),
+    : fd_(fd),
+      socket_(context.ioc),
       timer_(context.ioc),
       context_(context),
       listener_(*context.listeners[listener]),
@@ -52,18 +63,20 @@ Session::~Session() {
     parser_.reset();  // it refers to the storage
     if (buffers_) pool_.give_back(std::move(buffers_));
     if (idle_listed_) context_.parking.not_waiting(*this);
+    if (fd_ >= 0 && !socket_.is_open()) ::close(fd_);  // Asio's socket closes its own
     context_.sessions.erase(this);
     if (!parked_) listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
 
+// A new connection's request has usually arrived with it: it is read at once with recv(), and
+// an answer that closes the connection goes out with send() and close() only (the socket came
+// non-blocking from accept4). The deadline's timer starts only for a connection that stays: one
+// started and cancelled within this call would often be the thread's only one, and each would
+// reprogram its timerfd.
 void Session::start() {
-    arm(limits_.read_timeout);
-    wait_timer();
-    if (lean()) {
-        receive();
-    } else {
-        read_more();
-    }
+    deadline_ = coarse_steady_now() + limits_.read_timeout;
+    receive();
+    if (!closed_) wait_timer();
 }
 
 // With few connections on the thread, a waiting one keeps its buffers and waits in a read, as
@@ -118,6 +131,7 @@ void Session::read_more() {
         wait_readable();
         return;
     }
+    if (!registered()) return;
     if (!buffers_) buffers_ = pool_.take();
     if (waiting) context_.parking.waiting(*this);
     std::size_t space = input().max_size() - input().size();
@@ -149,6 +163,7 @@ void Session::read_more() {
 // only. The wait costs a system call like the read attempt that finds nothing (the reactor
 // re-arms the socket), but the way back takes the pool's buffers and resets them.
 void Session::wait_readable() {
+    if (!registered()) return;
     parser_.reset();
     pool_.give_back(std::move(buffers_));
     context_.parking.waiting(*this);
@@ -171,7 +186,7 @@ void Session::wait_readable() {
 void Session::receive() {
     if (!buffers_) buffers_ = pool_.take();
     auto space = input().prepare(input().max_size() - input().size());
-    ssize_t n = ::recv(socket_.native_handle(), space.data(), space.size(), MSG_DONTWAIT);
+    ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
     if (n > 0) {
         input().commit(static_cast<std::size_t>(n));
         process();
@@ -407,14 +422,13 @@ void Session::write_output() {
     // Connection: close exchange spends no system call on it.
     if (!closing_ && !no_delay_) {
         no_delay_ = true;
-        error_code ec;
-        socket_.set_option(tcp::no_delay(true), ec);
+        int on = 1;
+        ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     }
     // An answer nearly always fits the socket's send buffer: one send() writes it, with no Asio
     // operation to allocate, start and complete through the scheduler. The rest of a large one
     // goes out through async_write.
-    ssize_t n = ::send(socket_.native_handle(), output().data(), output().size(),
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = ::send(fd_, output().data(), output().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         close_now();
         return;
@@ -424,6 +438,7 @@ void Session::write_output() {
         written();
         return;
     }
+    if (!registered()) return;
     writing_ = true;
     arm(limits_.write_timeout);
     asio::async_write(socket_, asio::buffer(output().data() + sent, output().size() - sent),
@@ -458,9 +473,7 @@ void Session::linger_close() {
         close_now();
         return;
     }
-    error_code ec;
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
-    if (ec) {
+    if (::shutdown(fd_, SHUT_WR) != 0 || !registered()) {
         close_now();
         return;
     }
@@ -484,9 +497,27 @@ void Session::close_now() {
     if (closed_) return;
     closed_ = true;
     if (idle_listed_) context_.parking.not_waiting(*this);
-    error_code ec;
-    socket_.close(ec);
+    if (socket_.is_open()) {
+        error_code ec;
+        socket_.close(ec);
+    } else {
+        ::close(fd_);
+    }
+    fd_ = -1;
     timer_.cancel();
+}
+
+// Hands the socket to Asio before the connection's first wait on it. False (and the connection
+// closed) when the thread's epoll cannot take it.
+bool Session::registered() {
+    if (socket_.is_open()) return true;
+    error_code ec;
+    socket_.assign(v6_ ? tcp::v6() : tcp::v4(), fd_, ec);
+    if (ec) {
+        close_now();
+        return false;
+    }
+    return true;
 }
 
 }  // namespace refgate::http

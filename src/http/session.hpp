@@ -3,6 +3,8 @@
 // One client connection (Session) and what an I/O thread keeps for its connections. Private to
 // the server: session.cpp does the connection's I/O, server.cpp accepts and runs the threads.
 
+#include <sys/socket.h>
+
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -85,7 +87,8 @@ struct ThreadContext {
     std::vector<ListenerState*> listeners;                  // one per listener
     std::vector<std::unique_ptr<Handler>> handlers;         // one per listener
     std::vector<std::unique_ptr<tcp::acceptor>> acceptors;  // one per listener
-    std::vector<tcp::endpoint> peers;  // one per listener: the address accept() reports
+    // One per listener: accept() is tried again after an error such as EMFILE (server.cpp).
+    std::vector<std::unique_ptr<asio::steady_timer>> accept_retry;
     asio::thread_pool* blocking_pool = nullptr;
     bool stopping = false;
     std::int64_t date_second = -1;
@@ -96,7 +99,7 @@ struct ThreadContext {
     // The allocator of the thread's slabs, for its Sessions' pending operations.
     SlabAllocator<void> allocator() noexcept { return SlabAllocator<void>(slabs); }
     // A new connection's Session, in the thread's slabs.
-    std::shared_ptr<Session> new_session(tcp::socket socket, const PeerAddress& peer, bool v6,
+    std::shared_ptr<Session> new_session(int fd, const PeerAddress& peer, bool v6,
                                          std::uint8_t listener);
     // A parked connection has something to read: a new Session takes it up.
     void wake(const ParkedConnection& connection);
@@ -118,16 +121,19 @@ struct ListenerState {
     std::atomic<std::size_t> queued_blocking{0};
     LogLimiter unavailable_log{std::chrono::seconds{10}};
     LogLimiter handler_error_log{std::chrono::seconds{10}};
+    LogLimiter accept_error_log{std::chrono::seconds{10}};
 };
 
-// The peer's address as refgate stores it (IPv4 as IPv4-mapped IPv6).
-PeerAddress peer_address(const tcp::endpoint& remote);
+// The peer's address as refgate stores it (IPv4 as IPv4-mapped IPv6), from what accept4()
+// reported.
+PeerAddress peer_address(const sockaddr_storage& remote);
 
 // A connection: read -> parse -> handle -> write, pipelined requests answered in order in one
 // write, one deadline timer, no strand (it lives on one thread).
 class Session final : public std::enable_shared_from_this<Session> {
   public:
-    Session(tcp::socket socket, const PeerAddress& peer, bool v6, ThreadContext& context,
+    // Takes the connected, non-blocking socket `fd`.
+    Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& context,
             std::uint8_t listener);
     ~Session();
 
@@ -145,6 +151,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     void read_more();
     void wait_readable();
     void receive();
+    bool registered();
     bool holds_request() const;
     bool lean() const;
     boost::beast::flat_buffer& input() const { return buffers_->input; }
@@ -171,6 +178,11 @@ class Session final : public std::enable_shared_from_this<Session> {
     void drain();
     void close_now();
 
+    // The connection's socket. recv(), send() and close() use the descriptor itself; Asio has
+    // it (socket_, registered with the thread's epoll) only once the connection must wait for
+    // the socket (registered()), so that an exchange answered at once (Connection: close) is
+    // accept4, recv, send and close, and no epoll_ctl.
+    int fd_;
     tcp::socket socket_;
     asio::steady_timer timer_;
     SteadyClock::time_point deadline_;

@@ -72,22 +72,14 @@ std::string_view ThreadContext::http_date() {
 }
 
 void ThreadContext::wake(const ParkedConnection& c) {
-    tcp::socket socket(ioc);
-    error_code ec;
-    socket.assign(c.v6 ? tcp::v6() : tcp::v4(), c.fd, ec);
-    if (ec) {
-        ::close(c.fd);
-        expire(c);
-        return;
-    }
     listeners[c.listener]->stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
-    new_session(std::move(socket), c.peer, c.v6, c.listener)->resume(c.deadline, c.no_delay);
+    new_session(c.fd, c.peer, c.v6, c.listener)->resume(c.deadline, c.no_delay);
 }
 
-std::shared_ptr<Session> ThreadContext::new_session(tcp::socket socket, const PeerAddress& peer,
-                                                    bool v6, std::uint8_t listener) {
-    return std::allocate_shared<Session>(SlabAllocator<Session>(slabs), std::move(socket), peer, v6,
-                                         *this, listener);
+std::shared_ptr<Session> ThreadContext::new_session(int fd, const PeerAddress& peer, bool v6,
+                                                    std::uint8_t listener) {
+    return std::allocate_shared<Session>(SlabAllocator<Session>(slabs), fd, peer, v6, *this,
+                                         listener);
 }
 
 std::size_t BufferPool::shrink_to(std::size_t keep) {

@@ -15,6 +15,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <cstring>
 #include <memory>
 #include <regex>
 
@@ -94,8 +95,10 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
     tcp::socket server_side(context.ioc);
     acceptor.accept(server_side, remote);
     listener.stats.open_connections.fetch_add(1);
-    std::make_shared<refgate::http::Session>(std::move(server_side),
-                                             refgate::http::peer_address(remote),
+    sockaddr_storage peer{};
+    std::memcpy(&peer, remote.data(), remote.size());
+    std::make_shared<refgate::http::Session>(server_side.release(),
+                                             refgate::http::peer_address(peer),
                                              remote.address().is_v6(), context, 0)
         ->start();
     client.write_next();
