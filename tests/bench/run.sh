@@ -20,6 +20,10 @@
 #                           per request end, built with cc -O2 and run in the keep-alive rounds
 #                           with one thread; refgate's CPU per request is reported against it
 #          --no-floor       leave it out
+#          --perf           after the 1-thread rounds, one more run per server of keep-alive 64
+#                           and Connection: close under `perf record -e cpu-clock`: each server's
+#                           CPU per request split into kernel and user time, and its top symbols
+#                           (in the report, and whole in .state/bench/profile.txt)
 #
 # Parts: redirect (refgate vs nginx under wrk, A B A B, medians), flush (`refgate flush` of
 # 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
@@ -42,6 +46,7 @@ THREADS_LIST="1,2"
 PIN=1
 DEPS_NICE=1
 ONLY="redirect,flush,startup,micro,idle"
+PERF=0
 BUDGET=600
 BASELINE_REV=""
 FLOOR_SRC=""
@@ -57,6 +62,7 @@ while (($#)); do
     --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
     --floor) FLOOR_SRC=${2:?--floor needs a C file}; shift ;;
     --no-floor) FLOOR_SRC="" ;;
+    --perf) PERF=1 ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
     *) die "unknown argument: $1 (try --help)" ;;
   esac
@@ -114,6 +120,7 @@ META="$STATE/meta.json"
 NOTES=()
 REDIRECT_EXTRA=()
 STARTUP_EXTRA=()
+PROFILE_TXT="$STATE/profile.txt"
 
 # --------------------------------------------------------------- time bound
 
@@ -282,6 +289,7 @@ trap 'exit 129' HUP
 WATCHDOG_PID=$!
 
 REFGATE_APT_PACKAGES+=(wrk nginx python3 curl)
+((PERF)) && REFGATE_APT_PACKAGES+=(linux-perf)
 ensure_packages
 npm_ci_build_inputs
 
@@ -472,6 +480,50 @@ run_wrk() {
   fi
 }
 
+# profile_servers SERVER...: for keep-alive 64 and Connection: close, one more run per server
+# under perf record (cpu-clock, all of its threads and workers). Its CPU per request is split by
+# where the samples fell: the kernel ([kernel.kallsyms]) or user space (the rest); the top
+# symbols go to the report's notes and the whole flat profile to $PROFILE_TXT.
+profile_servers() {
+  local case name conns close server port pid pids data secs=$DURATION
+  for case in "keep-alive, 64 conn|64|0" "Connection: close, 64 conn|64|1"; do
+    IFS='|' read -r name conns close <<<"$case"
+    for server in "$@"; do
+      [[ $server == floor ]] && ((close)) && continue
+      port=$RG_PORT pid=$RG_PID
+      [[ $server == nginx ]] && port=$NGINX_PORT pid=$NGINX_PID
+      [[ $server == baseline ]] && port=$BASE_PORT pid=$BASE_PID
+      [[ $server == floor ]] && port=$FLOOR_PORT pid=$FLOOR_PID
+      pids=$(ps -o pid= --ppid "$pid" | tr -d ' ' | paste -sd, - || true)
+      pids=$pid${pids:+,$pids}
+      data="$STATE/perf-$server-$conns-$close.data"
+      log "  profile: $name, $server"
+      bounded $((secs + 20)) perf record -q -e cpu-clock -F 1999 -p "$pids" -o "$data" \
+        -- sleep $((secs + 1)) >/dev/null 2>&1 &
+      local perf_pid=$!
+      sleep 0.5
+      run_wrk "$server" 1 "$name" "$port" "$conns" "$close" "$secs" profile
+      wait "$perf_pid" || log "WARNING: perf record failed for $server"
+      local us kernel top
+      us=$(jq -rs --arg s "$server" --arg c "$name" \
+        'map(select(.part == "profile" and .server == $s and .case == $c)) | last | .server_cpu_us_per_req' "$RAW")
+      kernel=$(perf report -i "$data" --no-children --sort dso --stdio -q 2>/dev/null |
+        awk '/\[kernel/ { k += $1 } END { printf "%.1f", k }')
+      top=$(perf report -i "$data" --no-children --sort dso,sym --stdio -q 2>/dev/null |
+        awk 'NF && ++n <= 8 { sub(/^ +/, ""); gsub(/ +/, " "); print substr($0, 1, 90) }' |
+        paste -sd';' - | sed 's/;/; /g')
+      {
+        echo "== $name, $server: $us us/request of CPU, $kernel % of samples in the kernel"
+        perf report -i "$data" --no-children --sort dso,sym --stdio -q 2>/dev/null | awk 'NR <= 40'
+        echo
+      } >>"$PROFILE_TXT"
+      REDIRECT_EXTRA+=("perf, $name, $server: $(jq -rn --argjson us "$us" --argjson k "$kernel" \
+        '"\($us * 100 | round / 100) us/req = kernel \($us * $k / 100 * 100 | round / 100) + user \($us * (100 - $k) / 100 * 100 | round / 100) us"'); top: $top")
+      rm -f "$data"
+    done
+  done
+}
+
 start_refgate_serve() {
   local threads=$1
   refgate_env refgate_bench 0
@@ -620,6 +672,10 @@ redirect_part() {
         done
       done
     done
+    if ((PERF && threads == 1)); then
+      : >"$PROFILE_TXT"
+      profile_servers "${servers[@]}"
+    fi
     local rss
     rss=$("$PY" "$BENCH_PY" rss "$RG_PID")
     REDIRECT_EXTRA+=("refgate RSS after the load with $REDIRECT_LINKS links, REFGATE_THREADS=$threads: $(jq -r '"\(.rss_kib/1024*10|floor/10) MiB (VmHWM \(.hwm_kib/1024*10|floor/10) MiB)"' <<<"$rss")")
