@@ -1,5 +1,7 @@
 #include "refgate/clicks/click_shard.hpp"
 
+#include <sys/mman.h>
+
 #include <thread>
 
 #include "refgate/runtime/background_thread.hpp"
@@ -31,14 +33,31 @@ std::uint64_t SentSamples::fingerprint(const UniqueSample& s) {
     return x == 0 ? 1 : x;
 }
 
+namespace {
+
+constexpr std::size_t kSentSlotBytes = sizeof(std::uint64_t) << SentSamples::kSlotBits;
+
+}  // namespace
+
+void SentSamples::Unmap::operator()(std::uint64_t* slots) const noexcept {
+    ::munmap(slots, kSentSlotBytes);
+}
+
 bool SentSamples::contains(const UniqueSample& s) const {
-    if (slots_.empty()) return false;
+    if (!slots_) return false;
     auto fp = fingerprint(s);
     return slots_[fp >> (64 - kSlotBits)] == fp;
 }
 
 void SentSamples::insert(const UniqueSample& s) {
-    if (slots_.empty()) slots_.assign(std::size_t{1} << kSlotBits, 0);
+    if (!slots_) {
+        // An anonymous mapping rather than a zero-filled vector: zeroing would make every page
+        // resident at once.
+        void* p = ::mmap(nullptr, kSentSlotBytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return;
+        slots_.reset(static_cast<std::uint64_t*>(p));
+    }
     auto fp = fingerprint(s);
     slots_[fp >> (64 - kSlotBits)] = fp;
 }

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -159,6 +160,26 @@ TEST_CASE("a unique sample sent once is known, and only that one", "[clicks]") {
         if (sent.contains({2, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL})) ++known;
     }
     CHECK(known == 0);
+}
+
+// This process's anonymous resident memory (RssAnon), in KiB.
+long rss_anon_kib() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("RssAnon:", 0) == 0) return std::stol(line.substr(8));
+    }
+    return -1;
+}
+
+TEST_CASE("the sent-sample memory grows with the samples, not 2 MiB at the first", "[clicks]") {
+    long before = rss_anon_kib();
+    REQUIRE(before > 0);
+    SentSamples sent;
+    for (std::uint64_t i = 0; i < 16; ++i) sent.insert({7, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL});
+    CHECK(sent.contains({7, 20'000, 3 * 0x9e37'79b9'7f4a'7c15ULL}));
+    // 16 samples touch at most 16 of its 512 pages (a zero-filled table took all 2,048 KiB).
+    CHECK(rss_anon_kib() - before < 512);
 }
 
 TEST_CASE("a shard hands over every count once and starts again from zero", "[clicks]") {

@@ -3,6 +3,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "refgate/domain/counter_key.hpp"
@@ -17,8 +18,9 @@ struct UniqueSample {
 
 // Remembers unique samples Redis already holds, so that a repeat (the same reader and link on the
 // same day) is not sent again: adding it to its HyperLogLog again would change nothing. Bounded
-// and direct-mapped (a 64-bit fingerprint per slot, 2 MiB once used): a sample pushed out is
-// merely sent again.
+// and direct-mapped (a 64-bit fingerprint per slot, 2 MiB of address space): a sample pushed out
+// is merely sent again. The slots are the kernel's zero pages until a sample lands on one, so the
+// memory it takes grows with the samples it holds (a page per 512 slots), not 2 MiB at the first.
 class SentSamples {
   public:
     static constexpr unsigned kSlotBits = 18;
@@ -26,8 +28,13 @@ class SentSamples {
     void insert(const UniqueSample& s);
 
   private:
+    struct Unmap {
+        void operator()(std::uint64_t* slots) const noexcept;
+    };
     static std::uint64_t fingerprint(const UniqueSample& s);
-    std::vector<std::uint64_t> slots_;  // allocated on the first insert; 0 is an empty slot
+    // Mapped on the first insert (none when the mapping fails: nothing is remembered); 0 is an
+    // empty slot.
+    std::unique_ptr<std::uint64_t[], Unmap> slots_;
 };
 
 // Clicks by counter key in one flat array (open addressing, linear probing): a click costs one
