@@ -582,7 +582,7 @@ http {
     include $dir/links.map;
   }
   server {
-    listen 127.0.0.1:$NGINX_PORT reuseport backlog=1024;
+    listen 127.0.0.1:$NGINX_PORT reuseport backlog=1024 deferred;
     location /go/ {
       if (\$bench_location = "") { return 404; }
       add_header Cache-Control "private, no-store";
@@ -694,7 +694,7 @@ redirect_part() {
     answered=$(jq -s '[.[] | select(.server == "refgate" or .server == "baseline") | .requests] | add // 0' "$RAW")
     REDIRECT_EXTRA+=("counting on: refgate counted $counted clicks into PostgreSQL (Redis -> flush); wrk saw $answered responses from refgate${BASELINE_REV:+ and the baseline} (warm-ups included; a few more may be answered after wrk stops)")
   fi
-  REDIRECT_EXTRA+=("nginx: map of all $REDIRECT_LINKS /go/<slug> -> the same Location as refgate, return 302, same Cache-Control/X-Robots-Tag/Referrer-Policy headers, access_log off; requests spread over all links by a wrk Lua script, browser User-Agent (refgate counts them as human clicks)")
+  REDIRECT_EXTRA+=("nginx: map of all $REDIRECT_LINKS /go/<slug> -> the same Location as refgate, return 302, same Cache-Control/X-Robots-Tag/Referrer-Policy headers, access_log off, listen ... deferred (TCP_DEFER_ACCEPT, as refgate); requests spread over all links by a wrk Lua script, browser User-Agent (refgate counts them as human clicks)")
 }
 
 # ------------------------------------------------------------------- flush
