@@ -56,6 +56,8 @@ void SentSamples::insert(const UniqueSample& s) {
         void* p = ::mmap(nullptr, kSentSlotBytes, PROT_READ | PROT_WRITE,
                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) return;
+        // Where transparent huge pages are always on, one write would make the 2 MiB resident.
+        ::madvise(p, kSentSlotBytes, MADV_NOHUGEPAGE);
         slots_.reset(static_cast<std::uint64_t*>(p));
     }
     auto fp = fingerprint(s);

@@ -31,17 +31,39 @@ asio::ip::address resolve_host(const std::string& host) {
     return address;
 }
 
-// New connections are taken with accept4() as a non-blocking socket (Asio's accept would leave
-// it blocking, and its first read would switch it with an ioctl), all that are waiting each
-// time the listening socket is readable: Asio watches it edge-triggered, so what is left in the
-// backlog would wait for the next connection to be noticed. Batches of kAcceptBatch let the
-// thread's connections run in between.
+// New connections are taken with accept4() as non-blocking sockets (recv and send on them never
+// block before Asio has them; Asio still switches a socket with an ioctl when it first waits on
+// it, as it does not know), all that are waiting each time the listening socket is readable: Asio
+// watches it edge-triggered, so what is left in the backlog would wait for the next connection to
+// be noticed. Batches of kAcceptBatch let the thread's connections run in between.
 constexpr int kAcceptBatch = 64;
 // After an error that leaves connections in the backlog (out of descriptors or memory), the
 // next try comes this much later, not in a busy loop.
 constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 void accept_pending(ThreadContext& context, std::uint8_t index);
+
+// An error of one connection that failed before it was taken (accept(2) asks to treat the
+// network's errors like EAGAIN): the next one may be fine. Anything else (EMFILE, ENFILE,
+// ENOBUFS, ENOMEM) is the process's or the system's, and is tried again kAcceptRetry later.
+bool failed_connection(int error) {
+    switch (error) {
+        case EINTR:
+        case ECONNABORTED:
+        case EPROTO:
+        case EPERM:  // a firewall rule
+        case ENETDOWN:
+        case ENOPROTOOPT:
+        case EHOSTDOWN:
+        case ENONET:
+        case EHOSTUNREACH:
+        case EOPNOTSUPP:
+        case ENETUNREACH:
+            return true;
+        default:
+            return false;
+    }
+}
 
 void wait_for_connections(ThreadContext& context, std::uint8_t index) {
     context.acceptors[index]->async_wait(
@@ -73,21 +95,20 @@ void accept_pending(ThreadContext& context, std::uint8_t index) {
         // The peer's address comes with accept4(): no getpeername() per connection.
         int fd = ::accept4(listening, reinterpret_cast<sockaddr*>(&peer), &length,
                            SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int error = errno;
         if (fd >= 0) {
             admit(context, index, fd, peer);
-            if (context.stopping) return;
             continue;
         }
-        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (error == EAGAIN || error == EWOULDBLOCK) {
             wait_for_connections(context, index);
             return;
         }
-        // A connection that failed before it was taken: the next one may be fine.
-        if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+        if (failed_connection(error)) continue;
         ListenerState& listener = *context.listeners[index];
         if (listener.accept_error_log.allow()) {
             log::warn("accept_failed",
-                      {{"listener", listener.options.name}, {"error", std::strerror(errno)}});
+                      {{"listener", listener.options.name}, {"error", std::strerror(error)}});
         }
         auto& retry = *context.accept_retry[index];
         retry.expires_after(kAcceptRetry);
@@ -227,7 +248,7 @@ void Server::start() {
         }
         for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
             asio::post(context->ioc, [ctx = context.get(), i] {
-                accept_pending(*ctx, static_cast<std::uint8_t>(i));
+                if (!ctx->stopping) accept_pending(*ctx, static_cast<std::uint8_t>(i));
             });
         }
     }

@@ -10,12 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cerrno>
-#include <cstring>
-#include <exception>
 #include <utility>
-
-#include "refgate/runtime/log.hpp"
-#include "wire.hpp"
 
 namespace refgate::http {
 namespace {
@@ -29,19 +24,6 @@ constexpr std::size_t kMaxPendingOutput = 64 * 1024;
 constexpr std::chrono::milliseconds kLingerTime{1000};
 
 }  // namespace
-
-PeerAddress peer_address(const sockaddr_storage& remote) {
-    PeerAddress peer{};
-    if (remote.ss_family == AF_INET6) {
-        const auto& v6 = reinterpret_cast<const sockaddr_in6&>(remote);
-        std::memcpy(peer.bytes.data(), &v6.sin6_addr, 16);
-    } else {
-        const auto& v4 = reinterpret_cast<const sockaddr_in&>(remote);
-        peer.bytes[10] = peer.bytes[11] = 0xff;
-        std::memcpy(peer.bytes.data() + 12, &v4.sin_addr, 4);
-    }
-    return peer;
-}
 
 Session::Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& context,
                  std::uint8_t listener)
@@ -279,66 +261,6 @@ bool Session::check_header() {
     return true;
 }
 
-void Session::answer_error(int status, std::string_view title) {
-    listener_.stats.rejected_requests.fetch_add(1, std::memory_order_relaxed);
-    response().reset();
-    response().simple_page(status, title);
-    response().set_close();
-    serialize(false, false);
-    closing_ = true;
-    linger_ = true;  // the client may still be sending what was refused
-}
-
-Request Session::make_request() const {
-    Request request;
-    request.method = storage().method;
-    request.method_name = storage().method_name;
-    request.target = storage().target;
-    request.version = storage().version;
-    request.fields = &storage().fields;
-    request.body = storage().body;
-    request.peer = peer_;
-    return request;
-}
-
-void Session::answer() {
-    response().reset();
-    call_handler();
-    finish_answer();
-}
-
-// An exception escaping a handler costs its request a 500, counted and logged; the connection
-// and its thread go on (Beast's examples would lose the thread, and every connection on it).
-void Session::call_handler() {
-    try {
-        handler_.handle(make_request(), response());
-    } catch (const std::exception& e) {
-        handler_failed(e.what());
-    } catch (...) {
-        handler_failed("not a std::exception");
-    }
-}
-
-void Session::handler_failed(const char* error) {
-    auto count = listener_.stats.handler_errors.fetch_add(1, std::memory_order_relaxed);
-    if (listener_.handler_error_log.allow()) {
-        log::error("handler_failed", {{"listener", listener_.options.name},
-                                      {"error", error},
-                                      {"handler_errors_total", count + 1}});
-    }
-    response().reset();
-    response().simple_page(500, "Internal Server Error");
-}
-
-void Session::finish_answer() {
-    bool client_keeps = parser_->keep_alive();
-    bool keep_alive = client_keeps && !response().close() && !stopping_;
-    serialize(storage().method == Method::head, keep_alive);
-    if (!keep_alive) closing_ = true;
-    // A client that meant to keep the connection may already be sending its next request.
-    if (!keep_alive && client_keeps) linger_ = true;
-}
-
 // A handler that blocks (on PostgreSQL, say) runs on the server's blocking pool, never on an I/O
 // thread. The connection reads nothing more until the answer is back; the request's storage
 // stays untouched meanwhile. The wait for a pool thread is bounded twice: a request finding the
@@ -393,27 +315,6 @@ void Session::on_deadline() {
         return;
     }
     close_now();
-}
-
-// Refuses a blocking request that the pool cannot take in time.
-void Session::answer_unavailable(std::string_view reason) {
-    auto count = listener_.stats.unavailable_requests.fetch_add(1, std::memory_order_relaxed);
-    if (listener_.unavailable_log.allow()) {
-        log::warn("blocking_pool_busy", {{"listener", listener_.options.name},
-                                         {"reason", reason},
-                                         {"unavailable_total", count + 1}});
-    }
-    response().reset();
-    handler_.unavailable(make_request(), response());
-    finish_answer();
-}
-
-void Session::serialize(bool head, bool keep_alive) {
-    append_response(output(), response(),
-                    {.head = head,
-                     .keep_alive = keep_alive,
-                     .request_version = storage().version,
-                     .date = context_.http_date()});
 }
 
 void Session::write_output() {
@@ -508,7 +409,8 @@ void Session::close_now() {
 }
 
 // Hands the socket to Asio before the connection's first wait on it. False (and the connection
-// closed) when the thread's epoll cannot take it.
+// closed) when the thread's epoll cannot take it (no memory, max_user_watches): Asio keeps the
+// descriptor state it allocated for it until the thread ends, a few hundred bytes per failure.
 bool Session::registered() {
     if (socket_.is_open()) return true;
     error_code ec;

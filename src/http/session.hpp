@@ -181,7 +181,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     // The connection's socket. recv(), send() and close() use the descriptor itself; Asio has
     // it (socket_, registered with the thread's epoll) only once the connection must wait for
     // the socket (registered()), so that an exchange answered at once (Connection: close) is
-    // accept4, recv, send and close, and no epoll_ctl.
+    // accept4, recv, send and close, and no epoll_ctl. One that waits pays what Asio does for
+    // an assigned socket: the epoll_ctl ADD, an ioctl at its first wait, a DEL at its close.
     int fd_;
     tcp::socket socket_;
     asio::steady_timer timer_;

@@ -1,14 +1,16 @@
 #include <malloc.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <cstring>
 
 #include "refgate/domain/time.hpp"
 #include "session.hpp"
 
-// What an I/O thread keeps for its connections: the coarse clocks, the buffer pool and the Date
-// header's text.
+// What an I/O thread keeps for its connections: the coarse clocks, the buffer pool, the Date
+// header's text, and a peer's address as accept4() reports it.
 namespace refgate::http {
 namespace {
 
@@ -37,6 +39,19 @@ SteadyClock::time_point coarse_steady_now() {
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
     return SteadyClock::time_point(std::chrono::duration_cast<SteadyClock::duration>(
         std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+}
+
+PeerAddress peer_address(const sockaddr_storage& remote) {
+    PeerAddress peer{};
+    if (remote.ss_family == AF_INET6) {
+        const auto& v6 = reinterpret_cast<const sockaddr_in6&>(remote);
+        std::memcpy(peer.bytes.data(), &v6.sin6_addr, 16);
+    } else {
+        const auto& v4 = reinterpret_cast<const sockaddr_in&>(remote);
+        peer.bytes[10] = peer.bytes[11] = 0xff;
+        std::memcpy(peer.bytes.data() + 12, &v4.sin_addr, 4);
+    }
+    return peer;
 }
 
 SessionBuffers::SessionBuffers(const HttpLimits& limits)

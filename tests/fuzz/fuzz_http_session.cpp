@@ -97,6 +97,7 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
     listener.stats.open_connections.fetch_add(1);
     sockaddr_storage peer{};
     std::memcpy(&peer, remote.data(), remote.size());
+    server_side.non_blocking(true);  // as accept4() hands it over in production
     std::make_shared<refgate::http::Session>(server_side.release(),
                                              refgate::http::peer_address(peer),
                                              remote.address().is_v6(), context, 0)
