@@ -1,20 +1,25 @@
 // The real HTTP session (src/http/session.cpp) over a connected loopback TCP pair inside one
 // io_context: the client writes the input, closes its sending side and reads until the session
-// closes. Every input runs twice, on two connections: written at once, and in pieces of 1-64
+// closes. Every input runs twice, on two connections: written at once before the Session starts
+// (as the kernel's deferred accept hands a connection over), and in pieces of 1-64
 // bytes (sizes from the input itself) so that requests are split and pipelined at every point.
 // The handler answers 200 with the number of the request ("#1", "#2", ...). Invariants: every
 // 200 is one handler call, in order; a refusal is 400, 413, 414 or 431, carries
 // Connection: close and is the last response; the responses (without 100 Continue, which only a
 // body still in flight gets) are the same however the bytes arrived, unless a connection was
 // reset, where one is a prefix of the other, or the last is Beast's early 400 (check_same);
-// every session ends, freeing its buffers (the sanitizers see leaks, the session set is empty).
+// every session ends, freeing its buffers (the sanitizers see leaks, the session set is empty)
+// and closing its socket.
 //
 // Asio's timers and sockets are real: the read timeout of the listener (15 s) never fires within
 // an input (the client always closes its side), and the run is bounded by 5 s of wall time.
 
+#include <fcntl.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <regex>
@@ -98,8 +103,14 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
     sockaddr_storage peer{};
     std::memcpy(&peer, remote.data(), remote.size());
     server_side.non_blocking(true);  // as accept4() hands it over in production
-    std::make_shared<refgate::http::Session>(server_side.release(),
-                                             refgate::http::peer_address(peer),
+    // Whole: the request is there when the Session starts, as the kernel's deferred accept hands
+    // connections over, so its first answers go out before Asio has the socket.
+    if (pieces.empty()) {
+        asio::write(client.socket, asio::buffer(client.input.data(), client.input.size()));
+        client.input = {};
+    }
+    int fd = server_side.release();
+    std::make_shared<refgate::http::Session>(fd, refgate::http::peer_address(peer),
                                              remote.address().is_v6(), context, 0)
         ->start();
     client.write_next();
@@ -110,6 +121,7 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
         context.ioc.run_one_for(std::chrono::milliseconds(100));
     FUZZ_CHECK(client.done);
     FUZZ_CHECK(context.sessions.empty());
+    FUZZ_CHECK(::fcntl(fd, F_GETFD) == -1 && errno == EBADF);  // the Session closed its socket
     out.handler_calls = handler.calls;
     return out;
 }
