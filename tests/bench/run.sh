@@ -207,7 +207,6 @@ cleanup() {
   exit "$rc"
 }
 
-# Waits until URL answers 200, up to SECONDS.
 # wait_http_200 URL SECONDS [STATUS]: until URL answers STATUS (200 unless given).
 wait_http_200() {
   local url=$1 seconds=$2 want=${3:-200} i
@@ -447,6 +446,20 @@ deprioritize_dependencies() {
 }
 
 # run_wrk SERVER THREADS CASE PORT CONNS CLOSE(0/1) SECONDS RECORD(part name)
+# The port and the process of a server of the redirect rounds (refgate, baseline, nginx, floor).
+server_port() {
+  case $1 in
+    nginx) echo "$NGINX_PORT" ;; baseline) echo "$BASE_PORT" ;; floor) echo "$FLOOR_PORT" ;;
+    *) echo "$RG_PORT" ;;
+  esac
+}
+server_pid() {
+  case $1 in
+    nginx) echo "$NGINX_PID" ;; baseline) echo "$BASE_PID" ;; floor) echo "$FLOOR_PID" ;;
+    *) echo "$RG_PID" ;;
+  esac
+}
+
 run_wrk() {
   local server=$1 threads=$2 case=$3 port=$4 conns=$5 close=$6 secs=$7 part=$8
   local wrk_threads=1 headers=(-H "User-Agent: $BROWSER_UA") pin=("${pin_client[@]}") out
@@ -456,10 +469,8 @@ run_wrk() {
     pin=()
     wrk_threads=2
   fi
-  local server_pid=$RG_PID cpu_before
-  [[ $server == nginx ]] && server_pid=$NGINX_PID
-  [[ $server == baseline ]] && server_pid=$BASE_PID
-  [[ $server == floor ]] && server_pid=$FLOOR_PID
+  local server_pid cpu_before
+  server_pid=$(server_pid "$server")
   deprioritize_dependencies
   cpu_before=$(cpu_ticks "$server_pid")
   out=$(bounded $((secs + 15)) "${pin[@]}" wrk -t "$wrk_threads" -c "$conns" -d "${secs}s" \
@@ -490,10 +501,7 @@ profile_servers() {
     IFS='|' read -r name conns close <<<"$case"
     for server in "$@"; do
       [[ $server == floor ]] && ((close)) && continue
-      port=$RG_PORT pid=$RG_PID
-      [[ $server == nginx ]] && port=$NGINX_PORT pid=$NGINX_PID
-      [[ $server == baseline ]] && port=$BASE_PORT pid=$BASE_PID
-      [[ $server == floor ]] && port=$FLOOR_PORT pid=$FLOOR_PID
+      port=$(server_port "$server") pid=$(server_pid "$server")
       pids=$(ps -o pid= --ppid "$pid" | tr -d ' ' | paste -sd, - || true)
       pids=$pid${pids:+,$pids}
       data="$STATE/perf-$server-$conns-$close.data"
@@ -660,10 +668,7 @@ redirect_part() {
         for server in "${servers[@]}"; do
           # The floor program answers every request end and never closes.
           [[ $server == floor ]] && ((close)) && continue
-          port=$RG_PORT
-          [[ $server == nginx ]] && port=$NGINX_PORT
-          [[ $server == baseline ]] && port=$BASE_PORT
-          [[ $server == floor ]] && port=$FLOOR_PORT
+          port=$(server_port "$server")
           log "  $name, round $round, $server"
           if ((WARMUP > 0)); then
             run_wrk "$server" "$threads" "$name" "$port" "$conns" "$close" "$WARMUP" warmup
