@@ -467,6 +467,23 @@ TEST_CASE("http protocol: an idle keep-alive connection is closed after the read
 }
 
 TEST_CASE(
+    "http protocol: a connection that never sends a byte is not held for ever: it is closed after "
+    "the deferred accept's second and the read timeout",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_READ_TIMEOUT_MS", "700"}});
+
+    // The kernel holds a silent connection (TCP_DEFER_ACCEPT) and hands it over after about a
+    // second; the read timeout runs from then. It is not held for ever.
+    auto start = SteadyClock::now();
+    RawConnection silent(demo.port());
+    bool closed = silent.wait_closed(6s);
+    auto elapsed = since(start);
+    INFO("closed after " << elapsed.count() << " ms");
+    CHECK(closed);
+    CHECK(elapsed >= 700ms);
+}
+
+TEST_CASE(
     "http protocol: a connection over the cap is closed at once without an answer, and a freed "
     "slot is served",
     "[http]") {
