@@ -89,8 +89,12 @@ std::optional<Endpoint> parse_endpoint(const std::string& text) {
     return Endpoint{host, port};
 }
 
-std::string redact_secrets(std::string text) {
-    // Userinfo passwords: scheme://user:PASSWORD@host
+namespace {
+
+// Userinfo passwords: scheme://user:PASSWORD@host. Only the text between an authority's first
+// ':' and last '@' changes, so this neither makes a new "password=" nor lengthens a redacted
+// value, and a second pass changes nothing.
+void redact_userinfo(std::string& text) {
     for (auto scheme = text.find("://"); scheme != std::string::npos;
          scheme = text.find("://", scheme + 3)) {
         auto start = scheme + 3;
@@ -102,7 +106,12 @@ std::string redact_secrets(std::string text) {
         if (colon == std::string::npos || colon > at) continue;
         text.replace(colon + 1, at - colon - 1, "***");
     }
-    // password=VALUE, in a query (&-separated) or a libpq keyword string (space-separated).
+}
+
+// password=VALUE, in a query (&-separated) or a libpq keyword string (space-separated). A
+// redacted value can take with it the '/' or '?' that ended an authority, and so reveal a
+// userinfo behind it.
+void redact_password_values(std::string& text) {
     std::string lower = text;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     constexpr std::string_view kKey = "password=";
@@ -119,6 +128,16 @@ std::string redact_secrets(std::string text) {
         text.replace(start, end - start, "***");
         lower.replace(start, end - start, "***");
     }
+}
+
+}  // namespace
+
+// Userinfo first, so that a password holding "password=" goes whole; then the values; then
+// userinfo again for what the values revealed. Redacting the result again changes nothing.
+std::string redact_secrets(std::string text) {
+    redact_userinfo(text);
+    redact_password_values(text);
+    redact_userinfo(text);
     return text;
 }
 
