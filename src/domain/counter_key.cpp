@@ -188,19 +188,19 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
         link_text)
         return false;
     auto day_text = field.substr(a + 1, b - a - 1);
-    int y = 0;
-    unsigned m = 0, d = 0;
+    // Unsigned: from_chars would read "-000" as a signed 0, a second spelling of year 0.
+    unsigned y = 0, m = 0, d = 0;
     auto number = [&](std::size_t at, std::size_t length, auto& out) {
         const char* first = day_text.data() + at;
         auto [end, ec] = std::from_chars(first, first + length, out);
         return ec == std::errc{} && end == first + length;
     };
     if (day_text.size() != kDayLength || day_text[4] != '-' || day_text[7] != '-' ||
-        !number(0, 4, y) || y < 0 || !number(5, 2, m) || !number(8, 2, d)) {
+        !number(0, 4, y) || !number(5, 2, m) || !number(8, 2, d)) {
         return false;
     }
     using namespace std::chrono;
-    year_month_day ymd{year{y}, month{m}, std::chrono::day{d}};
+    year_month_day ymd{year{static_cast<int>(y)}, month{m}, std::chrono::day{d}};
     if (!ymd.ok()) return false;
     auto channel = field.substr(b + 1, c - b - 1);
     auto cls = field.substr(c + 1);

@@ -68,6 +68,9 @@ TEST_CASE("a parsed day must be a real date in its fixed form", "[clicks]") {
     CHECK_FALSE(CounterKey::parse_field("7|2001-02-29|direct|bot", back));
     CHECK_FALSE(CounterKey::parse_field("7|2026-1-129|direct|bot", back));
     CHECK_FALSE(CounterKey::parse_field("7|2026 11 29|direct|bot", back));
+    // Found by the bucket_fields fuzz target: "-000" read as year 0, which is written "0000".
+    CHECK_FALSE(CounterKey::parse_field("42|-000-11-29|direct|bot", back));
+    CHECK_FALSE(CounterKey::parse_field("42|+000-11-29|direct|bot", back));
     CHECK_FALSE(CounterKey::parse_field("7|2026-11-2x|direct|bot", back));
 }
 
