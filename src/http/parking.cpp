@@ -11,14 +11,6 @@
 #include "session.hpp"
 
 namespace refgate::http {
-namespace {
-
-std::uint64_t token_of(std::uint32_t index, std::uint32_t generation) {
-    return (std::uint64_t{generation} << 32) | index;
-}
-
-}  // namespace
-
 IdleParking::IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire, Swept swept)
     : ioc_(ioc),
       wake_(std::move(wake)),
@@ -27,9 +19,7 @@ IdleParking::IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire,
       sweep_timer_(ioc) {}
 
 IdleParking::~IdleParking() {
-    for (auto& slot : slots_) {
-        if (slot.used) ::close(slot.connection.fd);
-    }
+    slots_.for_each([](std::uint32_t, const ParkedConnection& c) { ::close(c.fd); });
     // Sessions still listed are destroyed after this (a forced stop): they find themselves
     // unlisted and do not call back.
     for (Session* s = head_; s != nullptr; s = s->idle_next_) s->idle_listed_ = false;
@@ -75,15 +65,15 @@ void IdleParking::sweep() {
         ++parked_now;
     }
     while (!by_deadline_.empty()) {
-        Slot* slot = take(by_deadline_.front());
-        if (slot == nullptr) {  // woken since
+        std::uint32_t index = slots_.find(by_deadline_.front());
+        if (index == slots_.kStale) {  // woken since
             by_deadline_.pop_front();
             continue;
         }
-        if (slot->connection.deadline > now) break;
+        if (slots_[index].deadline > now) break;
         by_deadline_.pop_front();
-        ParkedConnection c = slot->connection;
-        release(static_cast<std::uint32_t>(slot - slots_.data()));
+        ParkedConnection c = slots_[index];
+        release(index);
         ::close(c.fd);  // leaves the epoll set with it
         expire_(c);
     }
@@ -97,39 +87,17 @@ void IdleParking::park(const ParkedConnection& c) {
         expire_(c);
         return;
     }
-    if (!epoll_) {
-        // Registering the set with Asio can fail (no memory, max_user_watches): then the
-        // connection is closed below, and the next park tries again.
-        int fd = ::epoll_create1(EPOLL_CLOEXEC);
-        if (fd >= 0) {
-            boost::system::error_code ec;
-            epoll_.emplace(ioc_);
-            epoll_->assign(fd, ec);
-            if (ec) {
-                ::close(fd);
-                epoll_.reset();
-            }
-        }
-    }
-    std::uint32_t index;
-    if (!free_.empty()) {
-        index = free_.back();
-        free_.pop_back();
-    } else {
-        index = static_cast<std::uint32_t>(slots_.size());
-        slots_.emplace_back();
-    }
-    Slot& slot = slots_[index];
-    slot.connection = c;
-    slot.used = true;
-    ++slot.generation;
+    // Out of memory or descriptors (the set, or its entry): the connection is closed like one
+    // that timed out, and the next park tries again.
+    bool open = open_epoll_set(ioc_, epoll_);
+    std::uint32_t index = slots_.acquire();
+    slots_[index] = c;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.u64 = token_of(index, slot.generation);
-    if (!epoll_ || ::epoll_ctl(epoll_->native_handle(), EPOLL_CTL_ADD, c.fd, &ev) != 0) {
-        // Out of memory or descriptors: the connection is closed like one that timed out.
+    ev.data.u64 = slots_.token(index);
+    if (!open || ::epoll_ctl(epoll_->native_handle(), EPOLL_CTL_ADD, c.fd, &ev) != 0) {
         if (park_failures_.allow()) log::warn("park_failed", {{"error", std::strerror(errno)}});
-        free_slot(index);
+        slots_.release(index);
         ::close(c.fd);
         expire_(c);
         return;
@@ -168,30 +136,17 @@ void IdleParking::wake_ready() {
 void IdleParking::wake_batch(const epoll_event* events, int n) {
     int fd = epoll_->native_handle();
     for (int i = 0; i < n; ++i) {
-        Slot* slot = take(events[static_cast<std::size_t>(i)].data.u64);
-        if (slot == nullptr) continue;
-        ParkedConnection c = slot->connection;
+        std::uint32_t index = slots_.find(events[static_cast<std::size_t>(i)].data.u64);
+        if (index == slots_.kStale) continue;
+        ParkedConnection c = slots_[index];
         ::epoll_ctl(fd, EPOLL_CTL_DEL, c.fd, nullptr);
-        release(static_cast<std::uint32_t>(slot - slots_.data()));
+        release(index);
         wake_(c);
     }
 }
 
-IdleParking::Slot* IdleParking::take(std::uint64_t token) {
-    auto index = static_cast<std::uint32_t>(token);
-    if (index >= slots_.size()) return nullptr;
-    Slot& slot = slots_[index];
-    if (!slot.used || slot.generation != static_cast<std::uint32_t>(token >> 32)) return nullptr;
-    return &slot;
-}
-
-void IdleParking::free_slot(std::uint32_t index) {
-    slots_[index].used = false;
-    free_.push_back(index);
-}
-
 void IdleParking::release(std::uint32_t index) {
-    free_slot(index);
+    slots_.release(index);
     --parked_;
 }
 
@@ -199,40 +154,27 @@ void IdleParking::close_all() {
     closed_ = true;
     sweep_timer_.cancel();
     if (epoll_) epoll_->cancel();
-    for (std::uint32_t i = 0; i < slots_.size(); ++i) {
-        if (!slots_[i].used) continue;
-        ParkedConnection c = slots_[i].connection;
-        release(i);
+    slots_.for_each([this](std::uint32_t index, const ParkedConnection& parked) {
+        ParkedConnection c = parked;
+        release(index);
         ::close(c.fd);
         expire_(c);
-    }
+    });
     by_deadline_.clear();
 }
 
 // Waited kParkAfter for a next request among many connections (IdleParking::sweep): the buffers
-// go back to the pool, the socket to the parking, and this Session ends (its pending read or
-// wait and its timer are cancelled).
+// go back to the pool, the socket to the parking, and this Session ends (its timer is
+// cancelled). Nothing was read since the wait began: a read takes the session off the list.
 void Session::park() {
-    if (buffers_) {
-        // Waiting in a read with buffers (it had few neighbours then): the read may have taken
-        // bytes already, so it is cancelled rather than released, and its handler moves to a
-        // wait without buffers (listed again, parked at a later sweep) or answers what came.
-        demote_ = true;
-        error_code ignored;
-        socket_.cancel(ignored);
-        return;
-    }
     parser_.reset();
+    if (buffers_) pool_.give_back(std::move(buffers_));
     int fd = fd_;
-    if (socket_.is_open()) {
-        error_code ec;
-        fd = socket_.release(ec);
-        if (ec) {
-            close_now();
-            return;
-        }
+    if (poll_slot_ != ConnectionPoller::kNone) {
+        context_.poller.remove(std::exchange(poll_slot_, ConnectionPoller::kNone), fd);
     }
     fd_ = -1;
+    awaiting_input_ = false;
     parked_ = true;
     closed_ = true;
     timer_.cancel();

@@ -2,14 +2,13 @@
 
 // Idle keep-alive connections, parked. With many connections on a thread (Session::lean()), one
 // that has waited for its next request kParkAfter (1 s) or longer gives up its Session, its timer
-// and Asio's reactor state: the thread keeps only its socket in an epoll set of its own and a
-// slot of a few dozen bytes. When the socket becomes readable (a request, or the client's
+// and its ConnectionPoller slot: the thread keeps only its socket in an epoll set of its own and
+// a slot of a few dozen bytes. When the socket becomes readable (a request, or the client's
 // close), a new Session takes it up where the old one stopped. The read timeout still holds: a
 // parked connection is closed within one sweep (kSweepEvery) after its deadline.
 //
 // Busy connections never get here (they wait far less than kParkAfter), so parking costs them
-// nothing; an idle one costs the thread ~40 bytes instead of its Session (~600), two pending
-// operations and the reactor's descriptor state.
+// nothing; an idle one costs the thread ~40 bytes instead of its Session and its timer.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -21,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "epoll_slots.hpp"
 #include "refgate/http/request.hpp"
 #include "refgate/runtime/log_limiter.hpp"
 
@@ -66,18 +66,11 @@ class IdleParking {
     void close_all();
 
   private:
-    struct Slot {
-        ParkedConnection connection;
-        std::uint32_t generation = 0;
-        bool used = false;
-    };
     void schedule_sweep();
     void sweep();
     void watch();
     void wake_ready();
     void wake_batch(const struct epoll_event* events, int n);
-    Slot* take(std::uint64_t token);
-    void free_slot(std::uint32_t index);
     void release(std::uint32_t index);
 
     boost::asio::io_context& ioc_;
@@ -91,8 +84,7 @@ class IdleParking {
     std::optional<boost::asio::posix::stream_descriptor> epoll_;  // the parked sockets' set
     bool watching_ = false;
     bool closed_ = false;
-    std::vector<Slot> slots_;
-    std::vector<std::uint32_t> free_;
+    EpollSlots<ParkedConnection> slots_;
     std::deque<std::uint64_t> by_deadline_;  // tokens in park order (deadlines nearly in order)
     std::size_t parked_ = 0;
     LogLimiter park_failures_{std::chrono::seconds{10}};

@@ -31,9 +31,8 @@ asio::ip::address resolve_host(const std::string& host) {
     return address;
 }
 
-// New connections are taken with accept4() as non-blocking sockets (recv and send on them never
-// block before Asio has them; Asio still switches a socket with an ioctl when it first waits on
-// it, as it does not know), all that are waiting each time the listening socket is readable: Asio
+// New connections are taken with accept4() as non-blocking sockets (a Session's recv and send
+// never block), all that are waiting each time the listening socket is readable: Asio
 // watches it edge-triggered, so what is left in the backlog would wait for the next connection to
 // be noticed. Batches of kAcceptBatch let the thread's connections run in between.
 constexpr int kAcceptBatch = 64;

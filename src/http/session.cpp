@@ -2,15 +2,18 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio/bind_allocator.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/write.hpp>
 #include <cerrno>
+#include <cstring>
 #include <utility>
+
+#include "refgate/runtime/log.hpp"
 
 namespace refgate::http {
 namespace {
@@ -28,7 +31,6 @@ constexpr std::chrono::milliseconds kLingerTime{1000};
 Session::Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& context,
                  std::uint8_t listener)
     : fd_(fd),
-      socket_(context.ioc),
       timer_(context.ioc),
       context_(context),
       listener_(*context.listeners[listener]),
@@ -45,7 +47,8 @@ Session::~Session() {
     parser_.reset();  // it refers to the storage
     if (buffers_) pool_.give_back(std::move(buffers_));
     if (idle_listed_) context_.parking.not_waiting(*this);
-    if (fd_ >= 0 && !socket_.is_open()) ::close(fd_);  // Asio's socket closes its own
+    if (poll_slot_ != ConnectionPoller::kNone) context_.poller.remove(poll_slot_);
+    if (fd_ >= 0) ::close(fd_);
     context_.sessions.erase(this);
     if (!parked_) listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -61,9 +64,9 @@ void Session::start() {
     if (!closed_) wait_timer();
 }
 
-// With few connections on the thread, a waiting one keeps its buffers and waits in a read, as
-// it always did (the cheapest path per request). With many, it waits without them: then most
-// are idle, and their buffers are what the memory would go to.
+// With few connections on the thread, a waiting one keeps its buffers (the cheapest path per
+// request). With many, it waits without them: then most are idle, and their buffers are what
+// the memory would go to.
 bool Session::lean() const {
     return context_.sessions.size() + context_.parking.parked() > kKeepBuffersUpTo;
 }
@@ -110,70 +113,65 @@ void Session::read_more() {
     if (waiting || rearm_read_) arm(limits_.read_timeout);
     rearm_read_ = false;
     if (waiting && lean()) {
-        wait_readable();
+        // Among many connections one that waits holds no buffers: they go back to the thread's
+        // pool, and come back from it (the most recently used, still in cache) with the next
+        // request. So an idle keep-alive connection costs its Session and socket only.
+        parser_.reset();
+        if (buffers_) pool_.give_back(std::move(buffers_));
+    }
+    if (waiting) context_.parking.waiting(*this);
+    awaiting_input_ = true;
+    if (ready_) {
+        // Bytes may be there already (the last read filled the buffer, or some came while the
+        // connection was busy): read once this handler is done, not within it, so that a client
+        // that keeps the socket full cannot nest reads.
+        asio::post(context_.ioc,
+                   asio::bind_allocator(context_.allocator(), [self = shared_from_this()] {
+                       if (self->ready_) self->readable();
+                   }));
         return;
     }
-    if (!registered()) return;
-    if (!buffers_) buffers_ = pool_.take();
-    if (waiting) context_.parking.waiting(*this);
-    std::size_t space = input().max_size() - input().size();
-    socket_.async_read_some(
-        input().prepare(space),
-        asio::bind_allocator(
-            context_.allocator(), [self = shared_from_this()](error_code ec, std::size_t n) {
-                if (self->parked_) return;
-                self->context_.parking.not_waiting(*self);
-                self->input().commit(n);
-                if (std::exchange(self->demote_, false) && ec == asio::error::operation_aborted &&
-                    !self->closed_ && n == 0) {
-                    self->wait_readable();
-                    return;
-                }
-                // A read may complete after stop() closed the connection:
-                // answering (and counting) it then would reach nobody.
-                if (ec || self->closed_) {
-                    self->close_now();
-                    return;
-                }
-                self->process();
-            }));
+    poll();
 }
 
-// A lean connection between requests holds no buffers: they go back to the thread's pool while
-// it waits for the socket to become readable, and come back from it (the most recently used,
-// still in cache) when it does. So an idle keep-alive connection costs its Session and socket
-// only. The wait costs a system call like the read attempt that finds nothing (the reactor
-// re-arms the socket), but the way back takes the pool's buffers and resets them.
-void Session::wait_readable() {
-    if (!registered()) return;
-    parser_.reset();
-    pool_.give_back(std::move(buffers_));
-    context_.parking.waiting(*this);
-    socket_.async_wait(
-        tcp::socket::wait_read,
-        asio::bind_allocator(context_.allocator(), [self = shared_from_this()](error_code ec) {
-            if (self->parked_) return;  // the socket went to the parking, which wakes it
-            self->context_.parking.not_waiting(*self);
-            if (ec || self->closed_) {
-                self->close_now();
-                return;
-            }
-            self->buffers_ = self->pool_.take();
-            self->receive();
-        }));
+// The thread's ConnectionPoller reports the socket's events (edge-triggered: each new arrival
+// once); what is not waited for now is remembered.
+void Session::on_events(std::uint32_t events) {
+    auto self = shared_from_this();
+    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0 && writing_) continue_write();
+    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) == 0 || closed_) return;
+    ready_ = true;
+    if ((events & (EPOLLRDHUP | EPOLLERR | EPOLLHUP)) != 0) peer_done_ = true;
+    if (draining_) {
+        drain();
+    } else if (awaiting_input_) {
+        readable();
+    }
+}
+
+void Session::readable() {
+    if (!awaiting_input_ || closed_) return;
+    awaiting_input_ = false;
+    context_.parking.not_waiting(*this);
+    receive();
 }
 
 // Reads what the socket holds now, without waiting: a new connection's request has usually
-// arrived with it, and a woken one's has. Nothing there: wait again without buffers.
+// arrived with it (the listener defers the accept until it has), and a woken one's has.
+// Nothing there: the connection waits for more.
 void Session::receive() {
     if (!buffers_) buffers_ = pool_.take();
     auto space = input().prepare(input().max_size() - input().size());
     ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
     if (n > 0) {
         input().commit(static_cast<std::size_t>(n));
+        // Less than there was room for: the socket is empty until its next event, unless the
+        // peer's close came with the last one (a next read finds it; no event will say so).
+        ready_ = static_cast<std::size_t>(n) == space.size() || peer_done_;
         process();
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        wait_readable();
+        ready_ = errno == EINTR;
+        read_more();
     } else {
         close_now();  // the client closed, or the connection failed
     }
@@ -326,9 +324,8 @@ void Session::write_output() {
         int on = 1;
         ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     }
-    // An answer nearly always fits the socket's send buffer: one send() writes it, with no Asio
-    // operation to allocate, start and complete through the scheduler. The rest of a large one
-    // goes out through async_write.
+    // An answer nearly always fits the socket's send buffer: one send() writes it. The rest of
+    // a large one goes as the socket takes it (continue_write).
     ssize_t n = ::send(fd_, output().data(), output().size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         close_now();
@@ -339,18 +336,28 @@ void Session::write_output() {
         written();
         return;
     }
-    if (!registered()) return;
+    // The rest goes when the socket is writable again.
+    sent_ = sent;
     writing_ = true;
     arm(limits_.write_timeout);
-    asio::async_write(socket_, asio::buffer(output().data() + sent, output().size() - sent),
-                      [self = shared_from_this()](error_code ec, std::size_t) {
-                          self->writing_ = false;
-                          if (ec) {
-                              self->close_now();
-                              return;
-                          }
-                          self->written();
-                      });
+    if (!poll()) return;
+    if (!context_.poller.watch_writable(poll_slot_, fd_)) close_now();
+}
+
+void Session::continue_write() {
+    while (sent_ < output().size()) {
+        ssize_t n = ::send(fd_, output().data() + sent_, output().size() - sent_,
+                           MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK) close_now();
+            return;  // the next writable event goes on
+        }
+        sent_ += static_cast<std::size_t>(n);
+    }
+    writing_ = false;
+    sent_ = 0;
+    written();
 }
 
 void Session::written() {
@@ -374,52 +381,59 @@ void Session::linger_close() {
         close_now();
         return;
     }
-    if (::shutdown(fd_, SHUT_WR) != 0 || !registered()) {
+    if (::shutdown(fd_, SHUT_WR) != 0) {
         close_now();
         return;
     }
     arm(kLingerTime);
+    draining_ = true;
     drain();
 }
 
+// Reads and drops what the client sends until it closes, or kLingerTime passes.
 void Session::drain() {
-    input().clear();
-    socket_.async_read_some(input().prepare(input().max_size()),
-                            [self = shared_from_this()](error_code ec, std::size_t) {
-                                if (ec) {
-                                    self->close_now();
-                                } else {
-                                    self->drain();
-                                }
-                            });
+    // A bound per event: a client sending as fast as this reads cannot hold the thread. What it
+    // sends next is a next event; the deadline ends it all.
+    for (int reads = 0; reads < 16; ++reads) {
+        input().clear();
+        auto space = input().prepare(input().max_size());
+        ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
+        if (n > 0) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            ready_ = false;
+            poll();
+            return;
+        }
+        close_now();  // the client closed, or the connection failed
+        return;
+    }
+    poll();
 }
 
 void Session::close_now() {
     if (closed_) return;
     closed_ = true;
+    awaiting_input_ = false;
     if (idle_listed_) context_.parking.not_waiting(*this);
-    if (socket_.is_open()) {
-        error_code ec;
-        socket_.close(ec);
-    } else {
-        ::close(fd_);
+    if (poll_slot_ != ConnectionPoller::kNone) {
+        context_.poller.remove(std::exchange(poll_slot_, ConnectionPoller::kNone));
     }
+    ::close(fd_);  // it leaves the poller's set with it
     fd_ = -1;
     timer_.cancel();
 }
 
-// Hands the socket to Asio before the connection's first wait on it. False (and the connection
-// closed) when the thread's epoll cannot take it (no memory, max_user_watches): Asio keeps the
-// descriptor state it allocated for it until the thread ends, a few hundred bytes per failure.
-bool Session::registered() {
-    if (socket_.is_open()) return true;
-    error_code ec;
-    socket_.assign(v6_ ? tcp::v6() : tcp::v4(), fd_, ec);
-    if (ec) {
-        close_now();
-        return false;
+// Puts the socket in the thread's ConnectionPoller, once, before the connection's first wait.
+// False (and the connection closed) when the set cannot take it (no memory, max_user_watches).
+bool Session::poll() {
+    if (poll_slot_ != ConnectionPoller::kNone) return true;
+    poll_slot_ = context_.poller.add(fd_, *this);
+    if (poll_slot_ != ConnectionPoller::kNone) return true;
+    if (context_.poll_failure_log.allow()) {
+        log::warn("poll_failed", {{"error", std::strerror(errno)}});
     }
-    return true;
+    close_now();
+    return false;
 }
 
 }  // namespace refgate::http

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "parking.hpp"
+#include "poller.hpp"
 #include "refgate/http/request_parser.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/runtime/log_limiter.hpp"
@@ -78,6 +79,8 @@ struct ThreadContext {
     std::deque<BufferPool> pools;  // one per listener
     asio::io_context ioc{1};
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
+    ConnectionPoller poller{ioc};
+    LogLimiter poll_failure_log{std::chrono::seconds{10}};
     IdleParking parking{ioc, [this](const ParkedConnection& c) { wake(c); },
                         [this](const ParkedConnection& c) { expire(c); },
                         [this](std::size_t n) { return shrink_pools(n); }};
@@ -145,13 +148,15 @@ class Session final : public std::enable_shared_from_this<Session> {
 
   private:
     friend class IdleParking;
+    friend class ConnectionPoller;
     void park();
     void arm(std::chrono::milliseconds timeout);
     void wait_timer();
     void read_more();
-    void wait_readable();
+    void on_events(std::uint32_t events);
+    void readable();
     void receive();
-    bool registered();
+    bool poll();
     bool holds_request() const;
     bool lean() const;
     boost::beast::flat_buffer& input() const { return buffers_->input; }
@@ -173,18 +178,17 @@ class Session final : public std::enable_shared_from_this<Session> {
     void answer_unavailable(std::string_view reason);
     void serialize(bool head, bool keep_alive);
     void write_output();
+    void continue_write();
     void written();
     void linger_close();
     void drain();
     void close_now();
 
-    // The connection's socket. recv(), send() and close() use the descriptor itself; Asio has
-    // it (socket_, registered with the thread's epoll) only once the connection must wait for
-    // the socket (registered()), so that an exchange answered at once (Connection: close) is
-    // accept4, recv, send and close, and no epoll_ctl. One that waits pays what Asio does for
-    // an assigned socket: the epoll_ctl ADD, an ioctl at its first wait, a DEL at its close.
+    // The connection's socket, non-blocking from accept4(). It joins the thread's
+    // ConnectionPoller only when the connection first waits (poll()), so that an exchange
+    // answered at once (Connection: close) is accept4, recv, send and close, and no epoll_ctl.
     int fd_;
-    tcp::socket socket_;
+    std::uint32_t poll_slot_ = ConnectionPoller::kNone;
     asio::steady_timer timer_;
     SteadyClock::time_point deadline_;
     ThreadContext& context_;
@@ -205,14 +209,19 @@ class Session final : public std::enable_shared_from_this<Session> {
     bool v6_;
     bool idle_listed_ = false;
     bool parked_ = false;  // the socket went to the parking: the connection is still open
-    bool demote_ = false;  // the sweep cancelled its read: wait without buffers instead
+    // The socket may hold bytes: no read since its last event found it empty.
+    bool ready_ = true;
+    bool peer_done_ = false;       // an event reported the peer's close (or an error)
+    bool awaiting_input_ = false;  // waits for the socket's next bytes (read_more)
+    bool draining_ = false;        // reads only to drop, then closes (linger_close)
     bool header_checked_ = false;
     bool rearm_read_ = false;  // a 100 Continue went out: the body gets a full read timeout
     std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request
     bool closing_ = false;
     bool linger_ = false;    // drain the input before closing, whatever is buffered now
     bool no_delay_ = false;  // TCP_NODELAY is set
-    bool writing_ = false;
+    bool writing_ = false;   // waits for the socket to take the rest of output(), from sent_
+    std::size_t sent_ = 0;
     bool busy_ = false;  // a blocking handler is working on this connection's request
     // While busy_: claimed by the pool thread that starts the request or by its deadline.
     std::shared_ptr<std::atomic<bool>> ticket_;

@@ -256,6 +256,44 @@ TEST_CASE(
     CHECK(last->status == 302);
 }
 
+TEST_CASE(
+    "http protocol: answers more than the socket takes at once reach a client that reads them "
+    "late, whole and in order, and one that never reads is closed after the write timeout",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_WRITE_TIMEOUT_MS", "700"}});
+    // About 5 MiB of answers: more than the server's socket and the client's hold together (the
+    // kernel's send buffer grows to 4 MiB at most), so the server must wait to write the rest.
+    constexpr int kRequests = 8000;
+    std::string burst;
+    for (int i = 0; i < kRequests; ++i) burst += request("GET", "/go/demo");
+
+    RawConnection late(demo.port(), 4096);
+    REQUIRE(late.send(burst));
+    std::this_thread::sleep_for(300ms);
+    int answered = 0;
+    for (; answered < kRequests; ++answered) {
+        auto response = late.read_response(5s);
+        if (!response || response->status != 302 || response->header("Location") != kLocation)
+            break;
+    }
+    CHECK(answered == kRequests);
+    CHECK(late.pending().empty());
+    // The connection still serves.
+    REQUIRE(late.send(request("GET", "/go/demo")));
+    auto next = late.read_response(5s);
+    REQUIRE(next.has_value());
+    CHECK(next->status == 302);
+
+    RawConnection stuck(demo.port(), 4096);
+    REQUIRE(stuck.send(burst));
+    std::this_thread::sleep_for(2s);  // the write timeout passes while nothing is read
+    int received = 0;
+    while (stuck.read_response(3s)) ++received;
+    INFO(received << " answers before the close");
+    CHECK(received < kRequests);
+    CHECK(stuck.wait_closed(1s));
+}
+
 TEST_CASE("http protocol: a keep-alive connection answers several requests in a row", "[http]") {
     DemoService demo;
     RawConnection conn(demo.port());

@@ -29,11 +29,16 @@ bool HttpResponse::has_header(std::string_view name) const {
     return false;
 }
 
-RawConnection::RawConnection(int port) {
+RawConnection::RawConnection(int port, int receive_buffer) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     REQUIRE(fd_ >= 0);
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Before connect(): the window it announces follows from it.
+    if (receive_buffer > 0) {
+        REQUIRE(::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer) ==
+                0);
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));

@@ -26,7 +26,9 @@ struct HttpResponse {
 // (smuggling shapes, pipelined bursts, a slow client) and reading what comes back.
 class RawConnection {
   public:
-    explicit RawConnection(int port);
+    // `receive_buffer` (bytes, when not 0) bounds the socket's receive buffer, so that a client
+    // that does not read soon fills the server's socket.
+    explicit RawConnection(int port, int receive_buffer = 0);
     ~RawConnection();
     RawConnection(const RawConnection&) = delete;
     RawConnection& operator=(const RawConnection&) = delete;

@@ -1,0 +1,86 @@
+#include "poller.hpp"
+
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <array>
+
+#include "session.hpp"
+
+namespace refgate::http {
+namespace {
+
+constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
+
+}  // namespace
+
+ConnectionPoller::ConnectionPoller(boost::asio::io_context& ioc) : ioc_(ioc) {}
+
+ConnectionPoller::~ConnectionPoller() {
+    slots_.for_each([](std::uint32_t, Session* session) { session->poll_slot_ = kNone; });
+}
+
+std::uint32_t ConnectionPoller::add(int fd, Session& session) {
+    if (!open_epoll_set(ioc_, set_)) return kNone;
+    std::uint32_t index = slots_.acquire();
+    slots_[index] = &session;
+    epoll_event ev{};
+    ev.events = kReadEvents;
+    ev.data.u64 = slots_.token(index);
+    if (::epoll_ctl(set_->native_handle(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+        slots_.release(index);
+        return kNone;
+    }
+    ++in_set_;
+    watch();
+    return index;
+}
+
+bool ConnectionPoller::watch_writable(std::uint32_t index, int fd) {
+    epoll_event ev{};
+    ev.events = kReadEvents | EPOLLOUT;
+    ev.data.u64 = slots_.token(index);
+    return ::epoll_ctl(set_->native_handle(), EPOLL_CTL_MOD, fd, &ev) == 0;
+}
+
+void ConnectionPoller::remove(std::uint32_t index, int fd) {
+    if (fd >= 0) ::epoll_ctl(set_->native_handle(), EPOLL_CTL_DEL, fd, nullptr);
+    slots_.release(index);
+    // An empty set is not watched: a pending wait would keep the thread's io_context running
+    // when the server stops.
+    if (--in_set_ == 0 && watching_) {
+        boost::system::error_code ignored;
+        set_->cancel(ignored);
+    }
+}
+
+void ConnectionPoller::watch() {
+    if (watching_) return;
+    watching_ = true;
+    set_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
+                     [this](boost::system::error_code ec) {
+                         watching_ = false;
+                         // Cancelled when the set emptied; a socket may have joined since.
+                         if (ec && ec != boost::asio::error::operation_aborted) return;
+                         if (!ec) dispatch();
+                         if (in_set_ > 0) watch();
+                     });
+}
+
+// Asio watches the set edge-triggered: every ready socket is taken now, batch after batch, or
+// those past the first batch would wait for an event that may never come. A batch's events for
+// a slot freed or reused since (its session closed) are skipped by their generation.
+void ConnectionPoller::dispatch() {
+    std::array<epoll_event, 64> events;
+    int n = 0;
+    do {
+        n = ::epoll_wait(set_->native_handle(), events.data(), static_cast<int>(events.size()), 0);
+        for (int i = 0; i < n; ++i) {
+            const epoll_event& ev = events[static_cast<std::size_t>(i)];
+            std::uint32_t index = slots_.find(ev.data.u64);
+            if (index != slots_.kStale) slots_[index]->on_events(ev.events);
+        }
+    } while (n == static_cast<int>(events.size()));
+}
+
+}  // namespace refgate::http
