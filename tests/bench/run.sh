@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks of refgate, with one command:
 #
-#   tests/bench/run.sh                 full run (about 6 minutes with a built tree)
+#   tests/bench/run.sh                 full run (about 8 minutes with a built tree)
 #   tests/bench/run.sh --smoke         tiny sizes, a few seconds a part: proves the script works
 #
 # Options: --threads LIST   REFGATE_THREADS values for the redirect part (default 1,2; 2 runs
@@ -11,7 +11,7 @@
 #                           (by default they get nice 19 during the redirect part; see
 #                           deprioritize_dependencies)
 #          --only LIST      some of: redirect,flush,startup,micro,idle (default: all)
-#          --budget SECONDS stop everything after this long (default 600)
+#          --budget SECONDS stop everything after this long (default 900)
 #          --baseline REV   also build REV (a commit, e.g. main~3) and run it as a third server in
 #                           the redirect part's alternating rounds: "before and after" in one run,
 #                           reported as ratios of this tree to REV
@@ -47,7 +47,7 @@ PIN=1
 DEPS_NICE=1
 ONLY="redirect,flush,startup,micro,idle"
 PERF=0
-BUDGET=600
+BUDGET=900
 BASELINE_REV=""
 FLOOR_SRC=""
 [[ -f $HERE/../../../shared/bench/floor.c ]] && FLOOR_SRC=$HERE/../../../shared/bench/floor.c
@@ -630,7 +630,8 @@ redirect_part() {
   local threads_list threads case conns close round server port
   IFS=, read -r -a threads_list <<<"$THREADS_LIST"
   for threads in "${threads_list[@]}"; do
-    local cases=("keep-alive, 64 conn|64|0" "keep-alive, 256 conn|256|0" "Connection: close, 64 conn|64|1")
+    local cases=("keep-alive, 64 conn|64|0" "keep-alive, 256 conn|256|0"
+      "keep-alive, 1000 conn|1000|0" "Connection: close, 64 conn|64|1")
     ((threads > 1)) && cases=("keep-alive, 64 conn|64|0")
     # 2 or 3 servers x rounds x (warm-up + run) per case, plus start-up and checks.
     local nservers=2
