@@ -101,12 +101,14 @@ BROWSER_UA="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Geck
 if [[ $MODE == full ]]; then
   REDIRECT_LINKS=10000 ROUNDS=5 DURATION=5 WARMUP=1
   IDLE_CONNECTIONS=10000
+  MANY_CONNECTIONS=10000
   FLUSH_COUNTERS=100000 FLUSH_RUNS=3
   STARTUP_LINKS=100000 STARTUP_RUNS=3
   MICRO_ARGS=()
 else
   REDIRECT_LINKS=200 ROUNDS=1 DURATION=1 WARMUP=0
   IDLE_CONNECTIONS=200
+  MANY_CONNECTIONS=300
   FLUSH_COUNTERS=2000 FLUSH_RUNS=1
   STARTUP_LINKS=1000 STARTUP_RUNS=1
   MICRO_ARGS=(--benchmark-samples 3 --benchmark-warmup-time 1 --benchmark-resamples 100)
@@ -632,21 +634,29 @@ redirect_part() {
   for threads in "${threads_list[@]}"; do
     local cases=("keep-alive, 64 conn|64|0" "keep-alive, 256 conn|256|0"
       "keep-alive, 1000 conn|1000|0" "Connection: close, 64 conn|64|1")
+    # 10,000 connections need more descriptors than a default shell gives, and the servers a
+    # higher connection cap (this part only).
+    local most=$((MANY_CONNECTIONS > 1000 ? MANY_CONNECTIONS : 1000))
+    if ulimit -n $((MANY_CONNECTIONS + 1024)) 2>/dev/null; then
+      cases+=("keep-alive, $MANY_CONNECTIONS conn|$MANY_CONNECTIONS|0")
+    else
+      NOTES+=("redirect: no $MANY_CONNECTIONS-connection case: cannot raise the open-file limit to $((MANY_CONNECTIONS + 1024))")
+    fi
     ((threads > 1)) && cases=("keep-alive, 64 conn|64|0")
     # 2 or 3 servers x rounds x (warm-up + run) per case, plus start-up and checks.
     local nservers=2
     [[ -n $BASELINE_REV ]] && nservers=3
     local need=$((${#cases[@]} * ROUNDS * nservers * (DURATION + WARMUP + 1) + 20))
     have_time "$need" "redirect with $threads thread(s)" || continue
-    start_refgate_serve "$threads"
+    REFGATE_MAX_CONNECTIONS=$((most + 100)) start_refgate_serve "$threads"
     local servers=(refgate nginx)
     if [[ -n $BASELINE_REV ]]; then
-      start_baseline_serve "$threads"
+      REFGATE_MAX_CONNECTIONS=$((most + 100)) start_baseline_serve "$threads"
       servers=(refgate baseline nginx)
       [[ $(location_of "http://127.0.0.1:$BASE_PORT/go/bench-000001") == "$("$PY" "$BENCH_PY" location 1)" ]] ||
         die "the baseline answers another Location"
     fi
-    start_nginx "$threads"
+    NGINX_CONNECTIONS=$((most + 100)) start_nginx "$threads"
     if [[ -n $FLOOR_SRC ]] && ((threads == 1)); then
       _require_free_port "$FLOOR_PORT" "the floor program (bench)"
       "${pin_server[@]}" "$FLOOR_BIN" "$FLOOR_PORT" {_LOCK_FD}>&- >>"$STATE/floor.log" 2>&1 &
