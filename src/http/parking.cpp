@@ -123,14 +123,11 @@ void IdleParking::watch() {
 // Every parked socket with something to read (a request, or the client's close) gets a Session.
 void IdleParking::wake_ready() {
     std::array<epoll_event, 64> events;
-    int fd = epoll_->native_handle();
-    // Asio watches the set edge-triggered: every ready socket is taken now, batch after batch,
-    // or those past the first batch would wait for an event that may never come.
-    int n = 0;
-    do {
-        n = ::epoll_wait(fd, events.data(), static_cast<int>(events.size()), 0);
-        wake_batch(events.data(), n);
-    } while (n == static_cast<int>(events.size()) && !closed_);
+    // One batch per wake (as ConnectionPoller::dispatch): the wait that watch() starts again
+    // re-arms the set, which Asio then reports while any parked socket is still readable.
+    int n =
+        ::epoll_wait(epoll_->native_handle(), events.data(), static_cast<int>(events.size()), 0);
+    wake_batch(events.data(), n);
 }
 
 void IdleParking::wake_batch(const epoll_event* events, int n) {

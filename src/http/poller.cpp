@@ -60,27 +60,28 @@ void ConnectionPoller::watch() {
     set_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
                      [this](boost::system::error_code ec) {
                          watching_ = false;
-                         // Cancelled when the set emptied; a socket may have joined since.
+                         // Cancelled when the set emptied; a socket may have joined since. Any
+                         // other error is not expected of an epoll descriptor: the sockets in
+                         // the set then end at their deadlines, and the next add() tries again.
                          if (ec && ec != boost::asio::error::operation_aborted) return;
                          if (!ec) dispatch();
                          if (in_set_ > 0) watch();
                      });
 }
 
-// Asio watches the set edge-triggered: every ready socket is taken now, batch after batch, or
-// those past the first batch would wait for an event that may never come. A batch's events for
-// a slot freed or reused since (its session closed) are skipped by their generation.
+// One batch per wake, then back to Asio: its timers, accepts and posted work run in between, and
+// a loop until the set is empty would never end while clients keep up. Sockets past this batch
+// are not lost: the wait that watch() starts re-arms the set with epoll_ctl, which reports it
+// again while anything in it is ready. A batch's events for a slot freed or reused since (its
+// session closed) are skipped by their generation.
 void ConnectionPoller::dispatch() {
     std::array<epoll_event, 64> events;
-    int n = 0;
-    do {
-        n = ::epoll_wait(set_->native_handle(), events.data(), static_cast<int>(events.size()), 0);
-        for (int i = 0; i < n; ++i) {
-            const epoll_event& ev = events[static_cast<std::size_t>(i)];
-            std::uint32_t index = slots_.find(ev.data.u64);
-            if (index != slots_.kStale) slots_[index]->on_events(ev.events);
-        }
-    } while (n == static_cast<int>(events.size()));
+    int n = ::epoll_wait(set_->native_handle(), events.data(), static_cast<int>(events.size()), 0);
+    for (int i = 0; i < n; ++i) {
+        const epoll_event& ev = events[static_cast<std::size_t>(i)];
+        std::uint32_t index = slots_.find(ev.data.u64);
+        if (index != slots_.kStale) slots_[index]->on_events(ev.events);
+    }
 }
 
 }  // namespace refgate::http

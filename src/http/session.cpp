@@ -54,10 +54,10 @@ Session::~Session() {
 }
 
 // A new connection's request has usually arrived with it: it is read at once with recv(), and
-// an answer that closes the connection goes out with send() and close() only (the socket came
-// non-blocking from accept4). The deadline's timer starts only for a connection that stays: one
-// started and cancelled within this call would often be the thread's only one, and each would
-// reprogram its timerfd.
+// an answer that closes the connection goes out with send(), shutdown() and close() only (the
+// socket came non-blocking from accept4). The deadline's timer starts only for a connection that
+// stays: one started and cancelled within this call would often be the thread's only one, and each
+// would reprogram its timerfd.
 void Session::start() {
     deadline_ = coarse_steady_now() + limits_.read_timeout;
     receive();
@@ -73,7 +73,9 @@ bool Session::lean() const {
 
 void Session::stop() {
     stopping_ = true;
-    if (!writing_ && !busy_ && !holds_request()) close_now();
+    // A draining connection closes at its linger deadline: closing now, with its input unread,
+    // would reset the connection and could destroy the answer it lingers for.
+    if (!writing_ && !busy_ && !draining_ && !holds_request()) close_now();
 }
 
 // Bytes of a request (or of empty lines before one) are in hand.
@@ -381,8 +383,8 @@ void Session::written() {
 void Session::linger_close() {
     if (closed_) return;
     if (!linger_ && input().size() == 0) {
-        // Sends the held answer with the FIN before close(), which would reset the connection
-        // instead, dropping the answer, if the client had sent more meanwhile.
+        // Pushes the held answer out with the FIN before close(): had the client sent more
+        // meanwhile, close() would reset the connection and drop an answer still held.
         ::shutdown(fd_, SHUT_WR);
         close_now();
         return;
@@ -404,8 +406,8 @@ void Session::drain() {
         input().clear();
         auto space = input().prepare(input().max_size());
         ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
-        if (n > 0) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        if (n > 0 || (n < 0 && errno == EINTR)) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             ready_ = false;
             poll();
             return;
@@ -413,7 +415,12 @@ void Session::drain() {
         close_now();  // the client closed, or the connection failed
         return;
     }
-    poll();
+    // Bytes may be left with no event to come for them (the client has sent its last): go on
+    // after the thread's other work.
+    asio::post(context_.ioc,
+               asio::bind_allocator(context_.allocator(), [self = shared_from_this()] {
+                   if (self->draining_ && !self->closed_) self->drain();
+               }));
 }
 
 void Session::close_now() {

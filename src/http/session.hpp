@@ -186,7 +186,8 @@ class Session final : public std::enable_shared_from_this<Session> {
 
     // The connection's socket, non-blocking from accept4(). It joins the thread's
     // ConnectionPoller only when the connection first waits (poll()), so that an exchange
-    // answered at once (Connection: close) is accept4, recv, send and close, and no epoll_ctl.
+    // answered at once (Connection: close) is accept4, recv, send, shutdown and close, and no
+    // epoll_ctl.
     int fd_;
     std::uint32_t poll_slot_ = ConnectionPoller::kNone;
     asio::steady_timer timer_;
@@ -197,7 +198,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     Handler& handler_;
     BufferPool& pool_;
     // Held while the connection has a request or a response in hand; an idle keep-alive
-    // connection gives them back to the thread's pool (wait_readable).
+    // connection among many gives them back to the thread's pool (read_more).
     std::unique_ptr<SessionBuffers> buffers_;
     std::optional<RequestParser> parser_;
     PeerAddress peer_;
