@@ -1,6 +1,8 @@
 #include "refgate/domain/ip_network.hpp"
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <charconv>
 #include <cstring>
@@ -16,6 +18,21 @@ std::string_view trim(std::string_view text) {
 }
 
 }  // namespace
+
+std::optional<IpBytes> sockaddr_ip(const sockaddr* address) {
+    IpBytes out{};
+    if (address->sa_family == AF_INET) {
+        out[10] = 0xff;
+        out[11] = 0xff;
+        std::memcpy(out.data() + 12, &reinterpret_cast<const sockaddr_in*>(address)->sin_addr, 4);
+        return out;
+    }
+    if (address->sa_family == AF_INET6) {
+        std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr, 16);
+        return out;
+    }
+    return std::nullopt;
+}
 
 std::optional<IpBytes> parse_ip(std::string_view text) {
     text = trim(text);

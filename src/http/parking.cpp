@@ -177,7 +177,6 @@ void Session::park() {
     timer_.cancel();
     listener_.stats.parked_connections.fetch_add(1, std::memory_order_relaxed);
     context_.parking.park({.fd = fd,
-                           .v6 = v6_,
                            .no_delay = no_delay_,
                            .listener = listener_index_,
                            .peer = peer_,

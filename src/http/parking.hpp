@@ -31,7 +31,6 @@ class Session;
 // What a parked connection keeps.
 struct ParkedConnection {
     int fd = -1;
-    bool v6 = false;
     bool no_delay = false;  // TCP_NODELAY is set
     std::uint8_t listener = 0;
     PeerAddress peer;

@@ -83,7 +83,7 @@ void admit(ThreadContext& context, std::uint8_t index, int fd, const sockaddr_st
         ::close(fd);
         return;
     }
-    context.new_session(fd, peer_address(peer), peer.ss_family == AF_INET6, index)->start();
+    context.new_session(fd, peer_address(peer), index)->start();
 }
 
 void accept_pending(ThreadContext& context, std::uint8_t index) {

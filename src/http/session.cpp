@@ -28,8 +28,7 @@ constexpr std::chrono::milliseconds kLingerTime{1000};
 
 }  // namespace
 
-Session::Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& context,
-                 std::uint8_t listener)
+Session::Session(int fd, const PeerAddress& peer, ThreadContext& context, std::uint8_t listener)
     : fd_(fd),
       timer_(context.ioc),
       context_(context),
@@ -38,8 +37,7 @@ Session::Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& contex
       handler_(*context.handlers[listener]),
       pool_(context.pools[listener]),
       peer_(peer),
-      listener_index_(listener),
-      v6_(v6) {
+      listener_index_(listener) {
     context_.sessions.insert(this);
 }
 
@@ -77,6 +75,10 @@ void Session::stop() {
     // would reset the connection and could destroy the answer it lingers for.
     if (!writing_ && !busy_ && !draining_ && !holds_request()) close_now();
 }
+
+// After its last answer the connection closes without draining (linger_close): no refusal, no
+// bytes read and left unparsed.
+bool Session::closes_at_once() const { return !linger_ && input().size() == 0; }
 
 // Bytes of a request (or of empty lines before one) are in hand.
 bool Session::holds_request() const {
@@ -330,7 +332,7 @@ void Session::write_output() {
     // a large one goes as the socket takes it (continue_write). An answer after which the
     // connection closes at once is held back (MSG_MORE) until the close's shutdown(), so that
     // the FIN leaves in the answer's segment: one packet fewer per Connection: close exchange.
-    int more = closing_ && !linger_ && input().size() == 0 ? MSG_MORE : 0;
+    int more = closing_ && closes_at_once() ? MSG_MORE : 0;
     ssize_t n = ::send(fd_, output().data(), output().size(), MSG_NOSIGNAL | MSG_DONTWAIT | more);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         close_now();
@@ -382,7 +384,7 @@ void Session::written() {
 // at once, as nginx does, the response and the FIN in one segment (write_output).
 void Session::linger_close() {
     if (closed_) return;
-    if (!linger_ && input().size() == 0) {
+    if (closes_at_once()) {
         // Pushes the held answer out with the FIN before close(): had the client sent more
         // meanwhile, close() would reset the connection and drop an answer still held.
         ::shutdown(fd_, SHUT_WR);

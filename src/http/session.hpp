@@ -102,8 +102,7 @@ struct ThreadContext {
     // The allocator of the thread's slabs, for its Sessions' pending operations.
     SlabAllocator<void> allocator() noexcept { return SlabAllocator<void>(slabs); }
     // A new connection's Session, in the thread's slabs.
-    std::shared_ptr<Session> new_session(int fd, const PeerAddress& peer, bool v6,
-                                         std::uint8_t listener);
+    std::shared_ptr<Session> new_session(int fd, const PeerAddress& peer, std::uint8_t listener);
     // A parked connection has something to read: a new Session takes it up.
     void wake(const ParkedConnection& connection);
     // A parked connection was closed (its read timeout, or the server stops, or it could not be
@@ -136,8 +135,7 @@ PeerAddress peer_address(const sockaddr_storage& remote);
 class Session final : public std::enable_shared_from_this<Session> {
   public:
     // Takes the connected, non-blocking socket `fd`.
-    Session(int fd, const PeerAddress& peer, bool v6, ThreadContext& context,
-            std::uint8_t listener);
+    Session(int fd, const PeerAddress& peer, ThreadContext& context, std::uint8_t listener);
     ~Session();
 
     void start();
@@ -158,6 +156,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     void receive();
     bool poll();
     bool holds_request() const;
+    bool closes_at_once() const;
     bool lean() const;
     boost::beast::flat_buffer& input() const { return buffers_->input; }
     std::string& output() const { return buffers_->output; }
@@ -207,7 +206,6 @@ class Session final : public std::enable_shared_from_this<Session> {
     Session* idle_next_ = nullptr;
     SteadyClock::time_point idle_since_;
     std::uint8_t listener_index_;
-    bool v6_;
     bool idle_listed_ = false;
     bool parked_ = false;  // the socket went to the parking: the connection is still open
     // The socket may hold bytes: no read since its last event found it empty.

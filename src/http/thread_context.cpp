@@ -1,11 +1,10 @@
 #include <malloc.h>
-#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
-#include <cstring>
 
+#include "refgate/domain/ip_network.hpp"
 #include "refgate/domain/time.hpp"
 #include "session.hpp"
 
@@ -42,16 +41,8 @@ SteadyClock::time_point coarse_steady_now() {
 }
 
 PeerAddress peer_address(const sockaddr_storage& remote) {
-    PeerAddress peer{};
-    if (remote.ss_family == AF_INET6) {
-        const auto& v6 = reinterpret_cast<const sockaddr_in6&>(remote);
-        std::memcpy(peer.bytes.data(), &v6.sin6_addr, 16);
-    } else {
-        const auto& v4 = reinterpret_cast<const sockaddr_in&>(remote);
-        peer.bytes[10] = peer.bytes[11] = 0xff;
-        std::memcpy(peer.bytes.data() + 12, &v4.sin_addr, 4);
-    }
-    return peer;
+    // accept4() on an AF_INET or AF_INET6 listener gives one of those two.
+    return {sockaddr_ip(reinterpret_cast<const sockaddr*>(&remote)).value_or(IpBytes{})};
 }
 
 SessionBuffers::SessionBuffers(const HttpLimits& limits)
@@ -90,13 +81,12 @@ std::string_view ThreadContext::http_date() {
 
 void ThreadContext::wake(const ParkedConnection& c) {
     listeners[c.listener]->stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
-    new_session(c.fd, c.peer, c.v6, c.listener)->resume(c.deadline, c.no_delay);
+    new_session(c.fd, c.peer, c.listener)->resume(c.deadline, c.no_delay);
 }
 
-std::shared_ptr<Session> ThreadContext::new_session(int fd, const PeerAddress& peer, bool v6,
+std::shared_ptr<Session> ThreadContext::new_session(int fd, const PeerAddress& peer,
                                                     std::uint8_t listener) {
-    return std::allocate_shared<Session>(SlabAllocator<Session>(slabs), fd, peer, v6, *this,
-                                         listener);
+    return std::allocate_shared<Session>(SlabAllocator<Session>(slabs), fd, peer, *this, listener);
 }
 
 std::size_t BufferPool::shrink_to(std::size_t keep) {

@@ -56,21 +56,6 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     return n;
 }
 
-std::optional<IpBytes> sockaddr_ip(const sockaddr* sa) {
-    IpBytes out{};
-    if (sa->sa_family == AF_INET) {
-        out[10] = 0xff;
-        out[11] = 0xff;
-        std::memcpy(out.data() + 12, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, 4);
-        return out;
-    }
-    if (sa->sa_family == AF_INET6) {
-        std::memcpy(out.data(), &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, 16);
-        return out;
-    }
-    return std::nullopt;
-}
-
 curl_socket_t open_socket(void* user, curlsocktype, curl_sockaddr* address) {
     auto* t = static_cast<Transfer*>(user);
     auto ip = sockaddr_ip(&address->addr);

@@ -110,8 +110,7 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
         client.input = {};
     }
     int fd = server_side.release();
-    std::make_shared<refgate::http::Session>(fd, refgate::http::peer_address(peer),
-                                             remote.address().is_v6(), context, 0)
+    std::make_shared<refgate::http::Session>(fd, refgate::http::peer_address(peer), context, 0)
         ->start();
     client.write_next();
     client.read_next();

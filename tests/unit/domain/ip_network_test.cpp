@@ -1,5 +1,9 @@
 #include "refgate/domain/ip_network.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -22,6 +26,22 @@ TEST_CASE("addresses parse as IPv6, with IPv4 mapped", "[ip]") {
     CHECK_FALSE(parse_ip("").has_value());
     CHECK_FALSE(parse_ip("1.2.3.4.5").has_value());
     CHECK(ip("203.0.113.7")[10] == 0xff);
+}
+
+TEST_CASE("a socket address reads as the same bytes as its text", "[ip]") {
+    sockaddr_in v4{};
+    v4.sin_family = AF_INET;
+    REQUIRE(::inet_pton(AF_INET, "203.0.113.7", &v4.sin_addr) == 1);
+    CHECK(refgate::sockaddr_ip(reinterpret_cast<const sockaddr*>(&v4)) ==
+          refgate::parse_ip("203.0.113.7"));
+    sockaddr_in6 v6{};
+    v6.sin6_family = AF_INET6;
+    REQUIRE(::inet_pton(AF_INET6, "2001:db8::1", &v6.sin6_addr) == 1);
+    CHECK(refgate::sockaddr_ip(reinterpret_cast<const sockaddr*>(&v6)) ==
+          refgate::parse_ip("2001:db8::1"));
+    sockaddr unix_family{};
+    unix_family.sa_family = AF_UNIX;
+    CHECK_FALSE(refgate::sockaddr_ip(&unix_family).has_value());
 }
 
 TEST_CASE("a network contains the addresses of its prefix only", "[ip]") {

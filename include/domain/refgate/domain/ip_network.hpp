@@ -6,12 +6,17 @@
 #include <string_view>
 #include <vector>
 
+struct sockaddr;
+
 namespace refgate {
 
 using IpBytes = std::array<std::uint8_t, 16>;  // IPv4 as IPv4-mapped IPv6
 
 // "203.0.113.7", "2001:db8::1"; nullopt when not an address.
 std::optional<IpBytes> parse_ip(std::string_view text);
+// The address of an AF_INET or AF_INET6 socket address (what accept() or getaddrinfo() give);
+// nullopt for another family.
+std::optional<IpBytes> sockaddr_ip(const sockaddr* address);
 
 // An address range such as "10.0.0.0/8" or "2001:db8::/32" (a bare address is a /32 or /128).
 struct IpNetwork {
