@@ -4,6 +4,8 @@
 #include <boost/beast/http/error.hpp>
 #include <new>
 
+#include "refgate/http/server.hpp"
+
 namespace refgate::http {
 namespace {
 
@@ -60,7 +62,8 @@ bool RequestStorage::expects_continue() const {
 // (a node per header) every time.
 class RequestParser::Impl final : public bhttp::basic_parser<true> {
   public:
-    Impl(RequestStorage& storage, const HttpLimits& limits) : storage_(storage), limits_(limits) {
+    Impl(RequestStorage& storage, const HttpLimits& limits, Handler* early)
+        : storage_(storage), limits_(limits), early_(early) {
         storage_.reset();
         // One byte over ours: Beast refuses a header that is still incomplete at that size, and
         // step() measures a complete one itself (Beast's own count depends on how the bytes
@@ -151,6 +154,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
         }
         storage_.target.append(text);
         storage_.version = version;
+        if (early_ != nullptr) early_->prepare(path(), Handler::Parsed::request_line);
     }
 
     void on_response_impl(int, beast::string_view, int, error_code& ec) override {
@@ -177,7 +181,14 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
                                    std::string_view(arena).substr(value_at, value.size())});
     }
 
-    void on_header_impl(error_code&) override {}
+    void on_header_impl(error_code&) override {
+        if (early_ != nullptr) early_->prepare(path(), Handler::Parsed::header);
+    }
+
+    std::string_view path() const {
+        std::string_view target = storage_.target;
+        return target.substr(0, target.find('?'));
+    }
 
     void on_body_init_impl(boost::optional<std::uint64_t> const& content_length,
                            error_code& ec) override {
@@ -210,14 +221,15 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
 
     RequestStorage& storage_;
     const HttpLimits& limits_;
+    Handler* early_;
     RequestError error_ = RequestError::none;
     std::size_t header_used_ = 0;  // bytes of the header taken so far
 };
 
-RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits) {
+RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early) {
     static_assert(sizeof(Impl) <= kImplSize);
     static_assert(alignof(Impl) <= alignof(std::max_align_t));
-    new (impl_) Impl(storage, limits);
+    new (impl_) Impl(storage, limits, early);
 }
 
 RequestParser::~RequestParser() { impl().~Impl(); }

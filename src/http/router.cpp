@@ -32,6 +32,10 @@ RouteTag Router::route(const Request& request, Response& response) {
     return kUntagged;
 }
 
+void Router::prepare(std::string_view path, Parsed stage) {
+    if (const Route* route = resolve(path)) route->handler->prepare(path, stage);
+}
+
 RouteTag Router::tag_of(std::string_view path) const {
     const Route* route = resolve(path);
     return route != nullptr ? route->tag : kUntagged;

@@ -186,7 +186,7 @@ void Session::receive() {
 void Session::process() {
     while (!closing_) {
         if (!parser_) {
-            parser_.emplace(storage(), limits_);
+            parser_.emplace(storage(), limits_, &handler_);
             header_checked_ = false;
             empty_line_bytes_ = 0;
         }

@@ -2,9 +2,8 @@
 
 namespace refgate {
 
-void ClickRecorder::record(const http::Request& request, ReaderRequest& fields,
-                           std::int64_t link_id, std::int64_t unix_seconds,
-                           const ClickTarget* target) {
+ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRequest& fields,
+                                          std::int64_t link_id, std::int64_t unix_seconds) {
     ClickSignals signals;
     signals.head = request.method == http::Method::head;
     signals.user_agent = fields.user_agent;
@@ -12,9 +11,23 @@ void ClickRecorder::record(const http::Request& request, ReaderRequest& fields,
     signals.sec_purpose = fields.sec_purpose;
     signals.x_purpose = fields.x_purpose;
     signals.x_moz = fields.x_moz;
-    ClickClass cls = classifier_.classify(signals, agents_.match(signals.user_agent));
-    std::int32_t day = utc_day(unix_seconds);
-    std::string_view channel = channel_of(request.query());
+    Click click;
+    click.reader = &fields;
+    click.link_id = link_id;
+    click.unix_seconds = unix_seconds;
+    click.cls = classifier_.classify(signals, agents_.match(signals.user_agent));
+    click.day = utc_day(unix_seconds);
+    click.channel = channel_of(request.query());
+    shard_.prefetch(CounterKey(link_id, click.day, click.cls, click.channel));
+    return click;
+}
+
+void ClickRecorder::count(const Click& click, const ClickTarget* target) {
+    ReaderRequest& fields = *click.reader;
+    const std::int64_t link_id = click.link_id;
+    const std::int32_t day = click.day;
+    const std::string_view channel = click.channel;
+    ClickClass cls = click.cls;
     auto count = [&] {
         shard_.count(CounterKey(link_id, day, cls, channel));
         if (target == nullptr) return;
@@ -36,7 +49,7 @@ void ClickRecorder::record(const http::Request& request, ReaderRequest& fields,
     if (scanner_ &&
         (scanner_->from_listed_network(address) ||
          (salted && scanner_->burst_applies(address) &&
-          scanner_->in_burst(burst_hash(salt, address, channel), link_id, unix_seconds)))) {
+          scanner_->in_burst(burst_hash(salt, address, channel), link_id, click.unix_seconds)))) {
         cls = ClickClass::scanner;
     }
     count();

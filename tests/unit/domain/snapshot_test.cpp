@@ -100,6 +100,28 @@ TEST_CASE("a snapshot does not find slugs it does not hold", "[snapshot]") {
     CHECK(snapshot->find("TAILSCALE") == nullptr);
 }
 
+TEST_CASE("prefetching slugs stays inside the tables and changes no answer", "[snapshot]") {
+    // The prefetches are hints a test cannot see; what it can see (with the sanitizers) is that
+    // they read only the table's slots and entries, wherever the probe starts and ends.
+    std::vector<Link> links;
+    for (int i = 0; i < 300; ++i)
+        links.push_back(make_link("pick-" + std::to_string(i), "https://tailscale.com/"));
+    auto snapshot = Snapshot::build(1, {tailscale()}, links, {}, "test");
+    REQUIRE(snapshot->link_count() == 300);
+    for (int i = 0; i < 600; ++i) {
+        const std::string slug = "pick-" + std::to_string(i);
+        snapshot->prefetch(slug);
+        snapshot->prefetch_entry(slug);
+        const refgate::LinkEntry* entry = snapshot->find(slug);
+        CHECK((entry != nullptr) == (i < 300));
+        if (entry != nullptr) CHECK(entry->slug == slug);
+    }
+    auto empty = Snapshot::build(2, {tailscale()}, {}, {}, "test");
+    empty->prefetch("pick-1");
+    empty->prefetch_entry("pick-1");
+    CHECK(empty->find("pick-1") == nullptr);
+}
+
 TEST_CASE("a link edited by hand to leave the partner's domains is left out and reported",
           "[snapshot]") {
     auto snapshot = Snapshot::build(1, {tailscale()},

@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "refgate/http/server.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace request_parser_test {
@@ -152,6 +156,50 @@ TEST_CASE("the header limit counts every byte of the header however the bytes ar
         Parsing p(limits);
         CHECK(status_in_pieces(p, target, piece) == 414);
     }
+}
+
+// Records what the parser tells it before the request is handled.
+class Preparing final : public refgate::http::Handler {
+  public:
+    void handle(const refgate::http::Request&, refgate::http::Response&) override {}
+    void prepare(std::string_view path, Parsed stage) override {
+        seen.emplace_back(std::string(path), stage);
+    }
+    std::vector<std::pair<std::string, Parsed>> seen;
+};
+
+TEST_CASE("the handler is told the path at the request line and again at the header's end",
+          "[http][parser]") {
+    using Parsed = refgate::http::Handler::Parsed;
+    Parsing p;
+    Preparing early;
+    RequestParser parser(p.storage, p.limits, &early);
+    std::string_view first = "GET /go/alpha?src=news HTTP/1.1\r\nHost: picks.example\r\n";
+    auto step = parser.put(first);
+    // Not the header's stage before the header is complete.
+    for (const auto& [path, stage] : early.seen) CHECK(stage == Parsed::request_line);
+    std::string rest(first.substr(step.used));
+    rest += "\r\n";
+    step = parser.put(rest);
+    REQUIRE(parser.done());
+    REQUIRE(early.seen.size() == 2);
+    CHECK(early.seen[0] == std::pair<std::string, Parsed>("/go/alpha", Parsed::request_line));
+    CHECK(early.seen[1] == std::pair<std::string, Parsed>("/go/alpha", Parsed::header));
+
+    // An absolute-form target: its path, as handle() will see it.
+    Parsing q;
+    Preparing absolute;
+    RequestParser second(q.storage, q.limits, &absolute);
+    second.put("GET http://picks.example/go/beta HTTP/1.1\r\nHost: picks.example\r\n\r\n");
+    REQUIRE(absolute.seen.size() == 2);
+    CHECK(absolute.seen[0].first == "/go/beta");
+
+    // A refused request line tells nothing.
+    Parsing r;
+    Preparing refused;
+    RequestParser third(r.storage, r.limits, &refused);
+    CHECK(third.put("GET /go/x HTTX/1.1\r\nHost: a\r\n\r\n").refusal);
+    CHECK(refused.seen.empty());
 }
 
 }  // namespace request_parser_test

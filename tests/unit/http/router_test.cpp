@@ -133,4 +133,26 @@ TEST_CASE("only the requests of a blocking route are answered off the I/O thread
     CHECK_FALSE(admin.blocking(request("/nowhere")));
 }
 
+// Counts the paths it is prepared for.
+class PreparedHandler final : public Handler {
+  public:
+    void handle(const Request&, Response& response) override { response.set_status(200); }
+    void prepare(std::string_view path, Parsed) override { paths.emplace_back(path); }
+    std::vector<std::string> paths;
+};
+
+TEST_CASE("a request is prepared by the handler its path resolves to, and only that one",
+          "[router]") {
+    auto go = std::make_shared<PreparedHandler>();
+    auto health = std::make_shared<PreparedHandler>();
+    Router router;
+    router.prefix("/go/", go);
+    router.exact("/healthz", health);
+    router.prepare("/go/alpha", Handler::Parsed::request_line);
+    router.prepare("/healthz", Handler::Parsed::header);
+    router.prepare("/nowhere", Handler::Parsed::header);  // a 404: no handler is asked
+    CHECK(go->paths == std::vector<std::string>{"/go/alpha"});
+    CHECK(health->paths == std::vector<std::string>{"/healthz"});
+}
+
 }  // namespace router_test

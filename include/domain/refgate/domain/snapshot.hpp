@@ -107,6 +107,30 @@ class Snapshot {
                 return &entries_[slot.position];
         }
     }
+    // Starts loading the slot where find(slug) begins (a hint: it changes nothing). At thousands
+    // of links that slot is seldom in the cache. Always inlined: GCC 12 takes a function that
+    // only prefetches for a pure one and drops the call.
+    [[gnu::always_inline]] void prefetch(std::string_view slug) const {
+        if (slots_.empty()) return;
+        __builtin_prefetch(&slots_[StringHash{}(slug) & (slots_.size() - 1)]);
+    }
+    // Starts loading the entry find(slug) will compare first: the first slot whose tag matches
+    // (reads the slots, so best called once prefetch(slug) has brought them in).
+    [[gnu::always_inline]] void prefetch_entry(std::string_view slug) const {
+        if (slots_.empty()) return;
+        std::size_t hash = StringHash{}(slug);
+        std::size_t mask = slots_.size() - 1;
+        auto tag = static_cast<std::uint32_t>(hash >> 32);
+        for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+            const Slot& slot = slots_[i];
+            if (slot.position == kNoEntry) return;
+            if (slot.tag != tag) continue;
+            const auto* begin = reinterpret_cast<const char*>(&entries_[slot.position]);
+            for (std::size_t at = 0; at < sizeof(LinkEntry); at += 64)
+                __builtin_prefetch(begin + at);
+            return;
+        }
+    }
     const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
     const Partner& partner(const Target& target) const { return partners_[target.partner_index]; }
 

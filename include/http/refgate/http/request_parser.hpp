@@ -16,6 +16,8 @@
 
 namespace refgate::http {
 
+class Handler;
+
 // What the parser stores about one request. Owned by the connection and reused: the strings
 // keep their capacity, and `arena` is reserved to the header limit once, so views into it stay
 // valid while a request is parsed.
@@ -45,8 +47,10 @@ struct Refusal {
 
 class RequestParser {
   public:
-    // `storage` is reset; both must outlive the parser. One parser per request.
-    RequestParser(RequestStorage& storage, const HttpLimits& limits);
+    // `storage` is reset; both must outlive the parser. One parser per request. `early` (when
+    // set) is told the request's path as its request line and its header are parsed
+    // (Handler::prepare).
+    RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early = nullptr);
     ~RequestParser();
     RequestParser(const RequestParser&) = delete;
     RequestParser& operator=(const RequestParser&) = delete;

@@ -28,6 +28,7 @@ class Router final : public Handler {
     // metrics) stay on the I/O thread beside blocking ones (the admin API).
     bool blocking(const Request& request) const override;
     bool may_block() const override { return any_blocking_; }
+    void prepare(std::string_view path, Parsed stage) override;
     void unavailable(const Request& request, Response& response) override {
         route_unavailable(request, response);
     }

@@ -31,6 +31,13 @@ class Handler {
     // The answer to a blocking request that the pool could not start within the listener's
     // bound: 503 with Retry-After unless overridden. Called on an I/O thread; must not block.
     virtual void unavailable(const Request& request, Response& response);
+    // Told a request's path twice before handle(), on the I/O thread: when its request line is
+    // parsed and when its whole header is. A handler may start loading what handle() will read
+    // (a prefetch), so that the loads overlap the parsing; a load that depends on another can
+    // start at the second call, once the first has arrived. Must change nothing that a request
+    // can see.
+    enum class Parsed { request_line, header };
+    virtual void prepare(std::string_view /*path*/, Parsed /*stage*/) {}
 };
 
 // Called once per I/O thread, so handlers may keep per-thread state without locks.

@@ -37,11 +37,30 @@ class ClickRecorder {
         if (scanner != nullptr) scanner_.emplace(*scanner);
     }
 
+    // A click between begin() and count(): what its counter key is made of. Refers to the
+    // request and `reader` given to begin(), which must outlive it.
+    struct Click {
+        ReaderRequest* reader = nullptr;
+        std::int64_t link_id = 0;
+        std::int64_t unix_seconds = 0;
+        std::int32_t day = 0;
+        ClickClass cls = ClickClass::human;
+        std::string_view channel;
+    };
+    // A click in two steps, so that the caller can answer the request in between: begin()
+    // classifies it and starts loading the counter it will add to (at thousands of links that
+    // counter is seldom in the cache, and a redirect would otherwise wait for it); count()
+    // counts it. `reader` is the request read once (ReaderRequest::of with trusted_proxies());
+    // the unique sample reuses its hash when the targeting rules' split already computed it.
     // With `target`, the click is also counted as a targeting counter (CounterKey::targeting).
-    // `reader` is the request read once (ReaderRequest::of with trusted_proxies()); the unique
-    // sample reuses its hash when the targeting rules' split already computed it.
+    Click begin(const http::Request& request, ReaderRequest& reader, std::int64_t link_id,
+                std::int64_t unix_seconds);
+    void count(const Click& click, const ClickTarget* target = nullptr);
+    // Both steps at once.
     void record(const http::Request& request, ReaderRequest& reader, std::int64_t link_id,
-                std::int64_t unix_seconds, const ClickTarget* target = nullptr);
+                std::int64_t unix_seconds, const ClickTarget* target = nullptr) {
+        count(begin(request, reader, link_id, unix_seconds), target);
+    }
     // The same, reading the request itself.
     void record(const http::Request& request, std::int64_t link_id, std::int64_t unix_seconds,
                 const ClickTarget* target = nullptr) {

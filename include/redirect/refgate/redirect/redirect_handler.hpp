@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "refgate/domain/snapshot.hpp"
@@ -23,15 +24,21 @@ class RedirectHandler final : public http::Handler {
     RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options,
                     ClickRecorder* recorder = nullptr, const TargetingSources& targeting = {});
     void handle(const http::Request& request, http::Response& response) override;
+    // Starts loading the link's slot in the slug table while the header is parsed, then its
+    // entry.
+    void prepare(std::string_view path, Parsed stage) override;
 
     // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
     // path can name no link (encoded slashes, dots, upper case, control characters, too long).
     static std::string_view slug_of(std::string_view path);
 
   private:
-    // Counts the click (recorder_ set), per country and rule too when a country database is.
-    void record(const http::Request& request, ReaderRequest& reader, const Snapshot& snapshot,
-                const LinkEntry& link, const Target& target, std::int64_t now);
+    // The 302 of an active link: to the rule's branch, or the link's own Location.
+    void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,
+                const LinkEntry& link, const Target& target);
+    // Counts the click, per country and rule too when a country database is configured.
+    void record(const ClickRecorder::Click& click, const Snapshot& snapshot, const LinkEntry& link,
+                const Target& target);
     // A 302 to `location` with the small page that links to it, labelled `label` + `label_name`.
     void redirect(http::Response& response, std::string_view location, std::string_view label,
                   std::string_view label_name = {}) const;
