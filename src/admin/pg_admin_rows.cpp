@@ -11,11 +11,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// Microseconds since the epoch: the API shows times to the microsecond.
-std::string micros(std::string_view column) {
-    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
-}
-
 // A timestamptz from microseconds since the epoch, exactly.
 std::string from_micros(std::string_view parameter) {
     return "('epoch'::timestamptz + " + std::string(parameter) +

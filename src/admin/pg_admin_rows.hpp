@@ -4,11 +4,19 @@
 
 #include <memory>
 #include <pqxx/pqxx>
+#include <string>
+#include <string_view>
 
 #include "refgate/admin/admin_rows.hpp"
 #include "refgate/pg/connection_pool.hpp"
 
 namespace refgate::admin {
+
+// SQL for a timestamptz column as microseconds since the epoch: the API shows times to the
+// microsecond.
+inline std::string micros(std::string_view column) {
+    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
+}
 
 class PgAdminRows final : public AdminRows {
   public:

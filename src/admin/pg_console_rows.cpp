@@ -6,10 +6,7 @@
 namespace refgate::admin {
 namespace {
 
-// Microseconds since the epoch, both ways.
-std::string micros(std::string_view column) {
-    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
-}
+// Microseconds since the epoch to a timestamptz (micros() is the other way).
 std::string at_micros(std::string_view parameter) {
     return "('epoch'::timestamptz + " + std::string(parameter) + " * interval '1 microsecond')";
 }

@@ -3,12 +3,7 @@
 #include <algorithm>
 
 namespace refgate {
-namespace {
-
-constexpr Address128 kMappedFirst = Address128{0xffff} << 32;
-constexpr Address128 kMappedLast = kMappedFirst | 0xffffffffu;
-
-}  // namespace
+namespace {}  // namespace
 
 Address128 address_number(const IpBytes& address) noexcept {
     Address128 n = 0;

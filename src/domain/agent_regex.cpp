@@ -6,6 +6,8 @@
 #include <tuple>
 #include <utility>
 
+#include "refgate/domain/ascii.hpp"
+
 namespace refgate {
 namespace {
 
@@ -17,9 +19,7 @@ constexpr std::size_t kMaxClassBytes = 4;
 // Bounds the alternatives one pattern can expand into while it is parsed.
 constexpr std::size_t kMaxSequences = 256;
 
-constexpr char ascii_lower(char c) noexcept {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+using ascii::to_lower;
 
 struct Element {
     enum class Kind { bytes, start, end, gap } kind = Kind::bytes;
@@ -40,7 +40,7 @@ Element of_bytes(const ByteSet& bytes) {
 
 Element of_byte(char c) {
     ByteSet bytes;
-    bytes.set(static_cast<unsigned char>(ascii_lower(c)));
+    bytes.set(static_cast<unsigned char>(to_lower(c)));
     return Element{Kind::bytes, bytes};
 }
 
@@ -93,7 +93,7 @@ EscapeClass escape_class(char c) {
     if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
         fail(std::string("the escape \\") + c);
     }
-    result.bytes.set(static_cast<unsigned char>(ascii_lower(c)));
+    result.bytes.set(static_cast<unsigned char>(to_lower(c)));
     return result;
 }
 
@@ -200,11 +200,11 @@ class Parser {
                 if (last < c) fail("a reversed range in a class");
                 for (int b = static_cast<unsigned char>(c); b <= static_cast<unsigned char>(last);
                      ++b) {
-                    bytes.set(static_cast<unsigned char>(ascii_lower(static_cast<char>(b))));
+                    bytes.set(static_cast<unsigned char>(to_lower(static_cast<char>(b))));
                 }
                 continue;
             }
-            bytes.set(static_cast<unsigned char>(ascii_lower(c)));
+            bytes.set(static_cast<unsigned char>(to_lower(c)));
         }
         return wide ? of_kind(Kind::gap) : of_bytes(bytes);
     }

@@ -10,6 +10,7 @@
 
 #include "refgate/domain/agent_regex.hpp"
 #include "refgate/domain/agent_rules.hpp"
+#include "refgate/domain/ascii.hpp"
 
 namespace refgate {
 namespace {
@@ -28,9 +29,7 @@ constexpr std::size_t kFirstByteSymbol = 3;
 // the built-in patterns need about 1.2 million (about 20 thousand states of 60 symbols).
 constexpr std::size_t kMaxAutomatonEntries = std::size_t{1} << 24;
 
-constexpr char ascii_lower(char c) noexcept {
-    return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
+using ascii::to_lower;
 
 constexpr bool is_blank(char c) noexcept { return c == ' ' || c == '\t'; }
 
@@ -51,7 +50,7 @@ bool all_blank(std::string_view text) noexcept {
 bool starts_with_lower(std::string_view text, std::string_view lower_word) noexcept {
     if (text.size() < lower_word.size()) return false;
     for (std::size_t i = 0; i < lower_word.size(); ++i) {
-        if (ascii_lower(text[i]) != lower_word[i]) return false;
+        if (to_lower(text[i]) != lower_word[i]) return false;
     }
     return true;
 }
@@ -61,7 +60,7 @@ bool starts_with_lower(std::string_view text, std::string_view lower_word) noexc
 bool says_prefetch(std::string_view header) noexcept {
     header = capped(header);
     for (std::size_t i = 0; i < header.size(); ++i) {
-        if (ascii_lower(header[i]) != 'p') continue;
+        if (to_lower(header[i]) != 'p') continue;
         std::string_view rest = header.substr(i);
         if (starts_with_lower(rest, "prefetch") || starts_with_lower(rest, "preview")) return true;
     }
@@ -137,7 +136,7 @@ std::vector<Pattern> parse_patterns(std::string_view text) {
         }
         Pattern pattern{pattern_kind, {}};
         pattern.lower.reserve(substring.size());
-        for (char c : substring) pattern.lower.push_back(ascii_lower(c));
+        for (char c : substring) pattern.lower.push_back(to_lower(c));
         patterns.push_back(std::move(pattern));
     }
     return patterns;
@@ -243,7 +242,7 @@ ClickClassifier::ClickClassifier(std::string_view pattern_text, GenericRules rul
     }
     for (char c = 'A'; c <= 'Z'; ++c) {
         symbol_of_[static_cast<unsigned char>(c)] =
-            symbol_of_[static_cast<unsigned char>(ascii_lower(c))];
+            symbol_of_[static_cast<unsigned char>(to_lower(c))];
     }
     row_size_ = used_symbols;
     const std::size_t max_states = total_symbols + 1;

@@ -3,12 +3,7 @@
 #include <algorithm>
 
 namespace refgate {
-namespace {
-
-constexpr Address128 kMappedFirst = Address128{0xffff} << 32;
-constexpr Address128 kMappedLast = kMappedFirst | 0xffffffffu;
-
-}  // namespace
+namespace {}  // namespace
 
 void CountryRanges::add_v4(std::uint32_t first, std::uint32_t last, CountryCode country) {
     if (first <= last) v4_.pending.push_back({first, last, country});

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "refgate/domain/ascii.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
@@ -21,15 +22,10 @@ constexpr std::size_t kMaxLocaleSubtags = 4;  // after the language
 // Ranges read from one Accept or Accept-Language header; the rest are ignored.
 constexpr std::size_t kMaxRanges = 32;
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_alnum(char c) { return is_alpha(c) || (c >= '0' && c <= '9'); }
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
+using ascii::is_alnum;
+using ascii::is_alpha;
+using ascii::to_lower;
+using ascii::trim_blanks;
 
 // An RFC 9110 qvalue: "0", "0.5", "1", "1.000". nullopt when malformed.
 std::optional<int> parse_qvalue(std::string_view text) {
@@ -63,14 +59,14 @@ std::vector<Range> parse_ranges(std::string_view header) {
         std::string_view item = header.substr(0, comma);
         header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
         auto semi = item.find(';');
-        Range range{trim(item.substr(0, semi)), 1000, position++};
+        Range range{trim_blanks(item.substr(0, semi)), 1000, position++};
         bool ok = !range.value.empty();
         while (ok && semi != std::string_view::npos) {
             item = item.substr(semi + 1);
             semi = item.find(';');
-            std::string_view param = trim(item.substr(0, semi));
-            if (param.size() >= 2 && lower(param[0]) == 'q' && param[1] == '=') {
-                auto q = parse_qvalue(trim(param.substr(2)));
+            std::string_view param = trim_blanks(item.substr(0, semi));
+            if (param.size() >= 2 && to_lower(param[0]) == 'q' && param[1] == '=') {
+                auto q = parse_qvalue(trim_blanks(param.substr(2)));
                 if (q) {
                     range.q = *q;
                 } else {
@@ -86,7 +82,7 @@ std::vector<Range> parse_ranges(std::string_view header) {
 bool iequal(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i) {
-        if (lower(a[i]) != lower(b[i])) return false;
+        if (to_lower(a[i]) != to_lower(b[i])) return false;
     }
     return true;
 }
@@ -131,7 +127,7 @@ std::optional<std::string> normalize_locale(std::string_view tag) {
                 return std::nullopt;
             out.push_back('-');
         }
-        for (char c : part) out.push_back(lower(c));
+        for (char c : part) out.push_back(to_lower(c));
         ++subtags;
         start = end + 1;
     }
@@ -205,7 +201,7 @@ std::string_view media_type_of(DisclosureFormat format) {
 }
 
 std::optional<DisclosureFormat> negotiate_format(std::string_view accept) {
-    if (trim(accept).empty()) return DisclosureFormat::text;
+    if (trim_blanks(accept).empty()) return DisclosureFormat::text;
     auto ranges = parse_ranges(accept);
     // Per format: the q of the most specific matching range. Ties between formats go to the more
     // specific match, then to the range listed first, then to our order.
@@ -373,7 +369,7 @@ bool if_none_match_matches(std::string_view header, std::string_view etag) {
     std::string_view bare = etag.starts_with("W/") ? etag.substr(2) : etag;
     while (!header.empty()) {
         auto comma = header.find(',');
-        std::string_view tag = trim(header.substr(0, comma));
+        std::string_view tag = trim_blanks(header.substr(0, comma));
         header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
         if (tag == "*") return true;
         if (tag.starts_with("W/")) tag.remove_prefix(2);

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "refgate/domain/ascii.hpp"
 #include "refgate/domain/utf8.hpp"
 
 #ifdef __SSE2__
@@ -22,20 +23,15 @@ constexpr std::size_t kMaxDepth = 32;
 constexpr std::size_t kMaxAttributes = 32;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string lowered(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = lower(c);
-    return out;
-}
+using ascii::is_alpha;
+using ascii::is_digit;
+using ascii::lowered;
+using ascii::to_lower;
 
 bool iequals_prefix(std::string_view text, std::string_view prefix) {
     if (text.size() < prefix.size()) return false;
     for (std::size_t i = 0; i < prefix.size(); ++i) {
-        if (lower(text[i]) != prefix[i]) return false;
+        if (to_lower(text[i]) != prefix[i]) return false;
     }
     return true;
 }
@@ -78,9 +74,10 @@ std::string decode_text(std::string_view in) {
             std::uint64_t value = 0;
             while (j < in.size() && j - start < 10) {
                 char d = in[j];
-                int digit = is_digit(d)                                 ? d - '0'
-                            : hex && lower(d) >= 'a' && lower(d) <= 'f' ? lower(d) - 'a' + 10
-                                                                        : -1;
+                int digit = is_digit(d) ? d - '0'
+                            : hex && to_lower(d) >= 'a' && to_lower(d) <= 'f'
+                                ? to_lower(d) - 'a' + 10
+                                : -1;
                 if (digit < 0) break;
                 value = value * (hex ? 16 : 10) + static_cast<std::uint64_t>(digit);
                 ++j;

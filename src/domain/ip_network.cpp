@@ -8,14 +8,12 @@
 #include <cstring>
 #include <string>
 
+#include "refgate/domain/ascii.hpp"
+
 namespace refgate {
 namespace {
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
+using ascii::trim_blanks;
 
 }  // namespace
 
@@ -35,7 +33,7 @@ std::optional<IpBytes> sockaddr_ip(const sockaddr* address) {
 }
 
 std::optional<IpBytes> parse_ip(std::string_view text) {
-    text = trim(text);
+    text = trim_blanks(text);
     if (text.empty() || text.size() > 45) return std::nullopt;
     char buf[46];
     text.copy(buf, text.size());
@@ -57,7 +55,7 @@ std::optional<IpBytes> parse_ip(std::string_view text) {
 }
 
 std::optional<IpNetwork> IpNetwork::parse(std::string_view text) {
-    text = trim(text);
+    text = trim_blanks(text);
     auto slash = text.find('/');
     auto address = parse_ip(text.substr(0, slash));
     if (!address) return std::nullopt;

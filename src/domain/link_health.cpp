@@ -4,6 +4,7 @@
 #include <boost/url/url_view.hpp>
 #include <set>
 
+#include "refgate/domain/ascii.hpp"
 #include "refgate/domain/destination.hpp"
 
 namespace refgate {
@@ -14,13 +15,7 @@ constexpr std::string_view kFindingNames[] = {"ok",    "broken",      "code_drop
 
 bool is_root(std::string_view path) { return path.empty() || path == "/"; }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return out;
-}
+using ascii::lowered;
 
 // The referral code check of the final URL: empty when it carries our code.
 std::string code_problem(const boost::urls::url_view& url, const Partner& partner) {
@@ -122,7 +117,7 @@ Verdict judge_chain(const Chain& chain, std::string_view destination, const Part
     if (auto v = transfer_verdict(chain)) return *v;
     auto final_url = boost::urls::parse_uri(chain.hops.back().url);
     if (!final_url) return {Finding::broken, "other"};
-    std::string host = lower(final_url->encoded_host());
+    std::string host = lowered(final_url->encoded_host());
     if (!host_within(host, partner.allowed_domains)) return {Finding::moved, host};
     auto start = boost::urls::parse_uri(destination);
     if (start && !is_root(start->encoded_path()) && is_root(final_url->encoded_path()))

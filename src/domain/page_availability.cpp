@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "refgate/domain/ascii.hpp"
 #include "refgate/domain/link_health.hpp"
 
 namespace refgate {
@@ -22,13 +23,7 @@ std::optional<std::string> unavailable_value(std::string_view text) {
     return std::nullopt;
 }
 
-std::string lower(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) {
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return out;
-}
+using ascii::lowered;
 
 // Depth-bounded: a page cannot make the checker recurse without end.
 std::optional<std::string> search_json(const nlohmann::json& node, int depth) {
@@ -106,7 +101,7 @@ std::optional<std::string> microdata(std::string_view html, std::string_view fol
 }  // namespace
 
 std::optional<std::string> unavailable_marker(std::string_view html) {
-    std::string folded = lower(html);
+    std::string folded = lowered(html);
     if (auto v = json_ld(html, folded)) return v;
     return microdata(html, folded);
 }

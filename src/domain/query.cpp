@@ -1,14 +1,11 @@
 #include "refgate/domain/query.hpp"
 
+#include "refgate/domain/ascii.hpp"
+
 namespace refgate {
 namespace {
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+using ascii::hex_value;
 
 }  // namespace
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "refgate/domain/ascii.hpp"
+
 namespace refgate {
 namespace {
 
@@ -20,12 +22,7 @@ std::optional<int> parse_number(std::string_view text, int min, int max) {
     return value;
 }
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
+using ascii::hex_value;
 
 std::optional<std::string> percent_decode(std::string_view text) {
     std::string out;

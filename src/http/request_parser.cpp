@@ -13,9 +13,6 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using error_code = boost::system::error_code;
 
-// Errors of our own that the parser callbacks raise; each maps to one status.
-enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
-
 Method to_method(bhttp::verb verb) {
     switch (verb) {
         case bhttp::verb::get:
@@ -61,6 +58,9 @@ bool RequestStorage::expects_continue() const {
 // A parser that stores nothing of its own: Beast's request_parser would build a fields container
 // (a node per header) every time.
 class RequestParser::Impl final : public bhttp::basic_parser<true> {
+    // Errors of our own that the parser callbacks raise; each maps to one status.
+    enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
+
   public:
     Impl(RequestStorage& storage, const HttpLimits& limits, Handler* early)
         : storage_(storage), limits_(limits), early_(early) {

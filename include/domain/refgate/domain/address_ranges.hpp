@@ -16,6 +16,9 @@ using Address128 = unsigned __int128;
 
 // The address as a 128-bit number (IPv4 as its IPv4-mapped IPv6 form).
 Address128 address_number(const IpBytes& address) noexcept;
+// The IPv4-mapped block (::ffff:0.0.0.0/96) as numbers.
+constexpr Address128 kMappedFirst = Address128{0xffff} << 32;
+constexpr Address128 kMappedLast = kMappedFirst | 0xffffffffu;
 
 class AddressRanges {
   public:
