@@ -96,6 +96,25 @@ test('a link with a bad destination is refused next to the field, a good one is 
   await context.close();
 });
 
+// Password managers, autofill and WebDriver's Element Clear set a field's value and fire only
+// "change": the form must take that value, and a later render must not put the old one back.
+test('a destination announced by a change event alone is the one previewed', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('link', { name: 'Links' }).click();
+  await page.getByRole('button', { name: 'New link' }).click();
+  await page.getByLabel('Partner', { exact: true }).selectOption('tailscale');
+  const destination = page.getByLabel('Destination', { exact: true });
+  await destination.fill('https://tailscale.com/old');
+  await page.getByText('https://tailscale.com/old?ref=').waitFor();
+  await destination.evaluate((field) => {
+    field.value = 'https://tailscale.com/autofilled';
+    field.dispatchEvent(new Event('change', { bubbles: true }));
+  });
+  await page.getByText('https://tailscale.com/autofilled?ref=').waitFor();
+  assert.equal(await destination.inputValue(), 'https://tailscale.com/autofilled');
+  await context.close();
+});
+
 test('a second editor saving over the first one\'s change sees both versions', async () => {
   const first = await signIn(browser, stack, USERS.editor);
   const second = await signIn(browser, stack, USERS.editor2);

@@ -96,7 +96,8 @@ async function walk(ui, engine, partner, { name, width }) {
       text: document.body.innerText.slice(0, 3000),
       fields: [...document.querySelectorAll('input, select, textarea')].map((f) => `${f.id}=${JSON.stringify(f.value)}`),
     })).catch((err) => ({ text: `(page unreadable: ${err.message})`, fields: [] }));
-    e.message += `\n--- the page:\n${seen.text}\n--- its fields: ${seen.fields.join(' ')}`;
+    // The fields first: CI shows only the first lines of a failure.
+    e.message += `\n--- its fields: ${seen.fields.join(' ')}\n--- the page:\n${seen.text}`;
     throw e;
   }
 }

@@ -61,8 +61,12 @@ export function webdriverUi(session) {
     },
     async select(name, value) {
       const id = await find('field', name);
-      const option = await session.cmd('POST', `/element/${id}/element`,
-        { using: 'css selector', value: `option[value="${value}"]` });
+      // The options may still be on their way (the console loads a select's choices after the
+      // form shows), as a user would wait for them.
+      const css = `option[value="${value}"]`;
+      const option = await poll(`option "${value}" of "${name}"`,
+        () => session.cmd('POST', `/element/${id}/elements`, { using: 'css selector', value: css })
+          .then((found) => found[0]));
       await session.cmd('POST', `/element/${option[ELEMENT]}/click`, {});
     },
     async click(role, name) {

@@ -4,6 +4,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 // alone). `as` picks input, textarea or select.
 export function Field({ id, label, error, hint, as = 'input', children, ...rest }) {
   const Tag = as;
+  // A value set without typing and announced by a change event alone (a password manager,
+  // autofill, WebDriver's Element Clear) is taken too; otherwise the next render would put the
+  // old value back into the field.
+  if (rest.onInput && !rest.onChange) rest.onChange = rest.onInput;
   const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
   return (
     <div class={`field${error ? ' invalid' : ''}`}>
