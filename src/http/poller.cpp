@@ -69,18 +69,27 @@ void ConnectionPoller::watch() {
                      });
 }
 
-// One batch per wake, then back to Asio: its timers, accepts and posted work run in between, and
-// a loop until the set is empty would never end while clients keep up. Sockets past this batch
-// are not lost: the wait that watch() starts re-arms the set with epoll_ctl, which reports it
-// again while anything in it is ready. A batch's events for a slot freed or reused since (its
-// session closed) are skipped by their generation.
+// Up to one batch of events per wake, then back to Asio: its timers, accepts and posted work run
+// in between, and a loop until the set is empty would never end while clients keep up. Within
+// that bound the set is asked again as long as it had something: sockets that became ready while
+// the first ones were answered are answered in the same wake, without Asio's epoll_wait and the
+// epoll_ctl that re-arms the set's wait (at 64 busy keep-alive connections a wake found about four
+// sockets ready; these two calls were a third of the system calls per request). Sockets past the
+// bound are not lost: the wait that watch() starts re-arms the set, which reports it again while
+// anything in it is ready. A batch's events for a slot freed or reused since (its session closed)
+// are skipped by their generation.
 void ConnectionPoller::dispatch() {
     std::array<epoll_event, 64> events;
-    int n = ::epoll_wait(set_->native_handle(), events.data(), static_cast<int>(events.size()), 0);
-    for (int i = 0; i < n; ++i) {
-        const epoll_event& ev = events[static_cast<std::size_t>(i)];
-        std::uint32_t index = slots_.find(ev.data.u64);
-        if (index != slots_.kStale) slots_[index]->on_events(ev.events);
+    int room = static_cast<int>(events.size());
+    while (room > 0) {
+        int n = ::epoll_wait(set_->native_handle(), events.data(), room, 0);
+        if (n <= 0) return;
+        room -= n;
+        for (int i = 0; i < n; ++i) {
+            const epoll_event& ev = events[static_cast<std::size_t>(i)];
+            std::uint32_t index = slots_.find(ev.data.u64);
+            if (index != slots_.kStale) slots_[index]->on_events(ev.events);
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,16 @@ constexpr std::size_t kMaxPendingOutput = 64 * 1024;
 // After a response that closes the connection, unread input is drained this long, so that the
 // kernel does not reset the connection before the client has read the response.
 constexpr std::chrono::milliseconds kLingerTime{1000};
+
+// recv() and send() as plain system calls. glibc's wrappers make each a cancellation point: two
+// more calls around it, with an atomic exchange each, about 3 % of a keep-alive redirect's user
+// time (perf). No I/O thread is ever cancelled.
+ssize_t receive_now(int fd, void* data, std::size_t size) {
+    return ::syscall(SYS_recvfrom, fd, data, size, MSG_DONTWAIT, nullptr, nullptr);
+}
+ssize_t send_now(int fd, const char* data, std::size_t size, int flags = 0) {
+    return ::syscall(SYS_sendto, fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT | flags, nullptr, 0);
+}
 
 }  // namespace
 
@@ -166,7 +177,7 @@ void Session::readable() {
 void Session::receive() {
     if (!buffers_) buffers_ = pool_.take();
     auto space = input().prepare(input().max_size() - input().size());
-    ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
+    ssize_t n = receive_now(fd_, space.data(), space.size());
     if (n > 0) {
         input().commit(static_cast<std::size_t>(n));
         // Less than there was room for: the socket is empty until its next event, unless the
@@ -333,7 +344,7 @@ void Session::write_output() {
     // connection closes at once is held back (MSG_MORE) until the close's shutdown(), so that
     // the FIN leaves in the answer's segment: one packet fewer per Connection: close exchange.
     int more = closing_ && closes_at_once() ? MSG_MORE : 0;
-    ssize_t n = ::send(fd_, output().data(), output().size(), MSG_NOSIGNAL | MSG_DONTWAIT | more);
+    ssize_t n = send_now(fd_, output().data(), output().size(), more);
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         close_now();
         return;
@@ -353,8 +364,7 @@ void Session::write_output() {
 
 void Session::continue_write() {
     while (sent_ < output().size()) {
-        ssize_t n = ::send(fd_, output().data() + sent_, output().size() - sent_,
-                           MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t n = send_now(fd_, output().data() + sent_, output().size() - sent_);
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK) close_now();
@@ -407,7 +417,7 @@ void Session::drain() {
     for (int reads = 0; reads < 16; ++reads) {
         input().clear();
         auto space = input().prepare(input().max_size());
-        ssize_t n = ::recv(fd_, space.data(), space.size(), MSG_DONTWAIT);
+        ssize_t n = receive_now(fd_, space.data(), space.size());
         if (n > 0 || (n < 0 && errno == EINTR)) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             ready_ = false;

@@ -128,9 +128,12 @@ struct DrainedClicks {
 // contents once per aggregation window. Counts go into one of two sides. The writer takes no lock:
 // it raises `writing_` and reads which side is active; drain() switches sides, waits out a write
 // that may still be in the old side (an increment, rarely a growth of its table), and copies that
-// side without blocking the writer. All of it is sequentially consistent, so either drain() sees
-// the flag raised and waits, or the writer sees the new side (the Dekker pattern). A side keeps its
-// table's slots from one window to the next, so the steady state allocates nothing.
+// side without blocking the writer. Raising the flag and reading the side, like switching sides and
+// reading the flag, are sequentially consistent, so either drain() sees the flag raised and waits,
+// or the writer sees the new side (the Dekker pattern); lowering the flag is a release, which is
+// all drain() needs to see the write it waited for (and on x86 a plain store, not an exchange).
+// A side keeps its table's slots from one window to the next, so the steady state allocates
+// nothing.
 class ClickShard {
   public:
     explicit ClickShard(std::size_t max_samples = 65'536) {
@@ -170,7 +173,7 @@ class ClickShard {
         explicit Writing(ClickShard& shard)
             : shard(shard),
               side((shard.writing_.store(true), shard.sides_[shard.active_.load()])) {}
-        ~Writing() { shard.writing_.store(false); }
+        ~Writing() { shard.writing_.store(false, std::memory_order_release); }
         Writing(const Writing&) = delete;
         Writing& operator=(const Writing&) = delete;
         ClickShard& shard;
