@@ -5,12 +5,15 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -963,6 +966,61 @@ TEST_CASE(
     CHECK(conns[0]->wait_closed(6s, &extra));
     CHECK(extra.empty());
     CHECK(since(start) < 6s);
+}
+
+TEST_CASE(
+    "http protocol: out of file descriptors, the service says so, keeps serving its connections "
+    "and takes the waiting ones once it has descriptors again",
+    "[http]") {
+    DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"}});
+    const pid_t pid = demo.process().pid();
+    RawConnection kept(demo.port());
+    REQUIRE(kept.send(request("GET", "/go/demo")));
+    REQUIRE(kept.read_response(5s).has_value());
+
+    // The process's limit lowered to two more descriptors than it holds (prlimit(2), as
+    // `prlimit --pid` would): the third of these connections onwards cannot be taken.
+    std::size_t open_fds = 0;
+    for ([[maybe_unused]] const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd")) {
+        ++open_fds;
+    }
+    // Only the soft limit: raising it back again needs no privilege.
+    rlimit old_limit{};
+    REQUIRE(::prlimit(pid, RLIMIT_NOFILE, nullptr, &old_limit) == 0);
+    rlimit tight{open_fds + 2, old_limit.rlim_max};
+    REQUIRE(::prlimit(pid, RLIMIT_NOFILE, &tight, nullptr) == 0);
+    std::vector<std::unique_ptr<RawConnection>> conns;
+    for (int i = 0; i < 6; ++i) {
+        conns.push_back(std::make_unique<RawConnection>(demo.port()));
+        REQUIRE(conns.back()->send(request("GET", "/go/demo")));
+    }
+    std::vector<bool> answered(conns.size(), false);
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+        auto response = conns[i]->read_response(300ms);
+        answered[i] = response.has_value() && response->status == 302;
+    }
+    CHECK(std::count(answered.begin(), answered.end(), false) >= 3);
+    CHECK(demo.process().wait_for_log("\"msg\":\"accept_failed\"", 5s));
+    CHECK(demo.process().log().find("Too many open files") != std::string::npos);
+    // A connection it already has is still served.
+    REQUIRE(kept.send(request("GET", "/go/demo")));
+    auto again = kept.read_response(5s);
+    REQUIRE(again.has_value());
+    CHECK(again->status == 302);
+
+    // Descriptors again: the waiting connections are taken and answered (the accept is retried
+    // every 100 ms), none lost.
+    REQUIRE(::prlimit(pid, RLIMIT_NOFILE, &old_limit, nullptr) == 0);
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+        if (answered[i]) continue;
+        auto response = conns[i]->read_response(5s);
+        INFO("connection " << i);
+        REQUIRE(response.has_value());
+        CHECK(response->status == 302);
+        CHECK(response->header("Location") == kLocation);
+    }
+    CHECK(demo.process().running());
 }
 
 }  // namespace refgate::test
