@@ -16,7 +16,12 @@ IdleParking::IdleParking(boost::asio::io_context& ioc, Wake wake, Expire expire,
       wake_(std::move(wake)),
       expire_(std::move(expire)),
       swept_(std::move(swept)),
-      sweep_timer_(ioc) {}
+      sweep_timer_(ioc) {
+    // Made with the thread: parking then needs no new descriptor, so a process that has run out
+    // of them still parks its idle connections instead of closing them. park() tries again if
+    // this failed.
+    open_epoll_set(ioc_, epoll_);
+}
 
 IdleParking::~IdleParking() {
     slots_.for_each([](std::uint32_t, const ParkedConnection& c) { ::close(c.fd); });

@@ -14,7 +14,11 @@ constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
 
 }  // namespace
 
-ConnectionPoller::ConnectionPoller(boost::asio::io_context& ioc) : ioc_(ioc) {}
+// The set is made with the thread, while descriptors are surely there; add() tries again if that
+// failed.
+ConnectionPoller::ConnectionPoller(boost::asio::io_context& ioc) : ioc_(ioc) {
+    open_epoll_set(ioc_, set_);
+}
 
 ConnectionPoller::~ConnectionPoller() {
     slots_.for_each([](std::uint32_t, Session* session) { session->poll_slot_ = kNone; });

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -972,7 +973,18 @@ TEST_CASE(
     "http protocol: out of file descriptors, the service says so, keeps serving its connections "
     "and takes the waiting ones once it has descriptors again",
     "[http]") {
-    DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"}});
+    // Out of descriptors, UBSan's vptr check reports false errors: it probes an object's memory
+    // through a pipe that it then cannot open, and takes any object it has not seen before for
+    // an invalid one (and stops the process). This service has that one check's reports
+    // suppressed (CMakeLists.txt makes it recoverable for this); ASan and the rest of UBSan
+    // stay on.
+    TempDir dir;
+    const std::string suppressions = dir.file("ubsan.supp");
+    std::ofstream(suppressions) << "vptr:*\n";
+    const char* ubsan = std::getenv("UBSAN_OPTIONS");
+    std::string ubsan_options = ubsan != nullptr && *ubsan != '\0' ? std::string(ubsan) + ":" : "";
+    DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"},
+                              {"UBSAN_OPTIONS", ubsan_options + "suppressions=" + suppressions}});
     const pid_t pid = demo.process().pid();
     RawConnection kept(demo.port());
     REQUIRE(kept.send(request("GET", "/go/demo")));
@@ -1003,7 +1015,11 @@ TEST_CASE(
     CHECK(std::count(answered.begin(), answered.end(), false) >= 3);
     CHECK(demo.process().wait_for_log("\"msg\":\"accept_failed\"", 5s));
     CHECK(demo.process().log().find("Too many open files") != std::string::npos);
-    // A connection it already has is still served.
+    // It stays up while its background work fails to open files and connections, and a
+    // connection it already has is still served.
+    std::this_thread::sleep_for(1s);
+    INFO("service log:\n" << demo.process().log());
+    REQUIRE(demo.process().running());
     REQUIRE(kept.send(request("GET", "/go/demo")));
     auto again = kept.read_response(5s);
     REQUIRE(again.has_value());
