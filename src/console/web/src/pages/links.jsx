@@ -27,6 +27,8 @@ export function LinkList({ can }) {
   })}`)).data, [filters, cursor]);
   const set = (k) => (e) => {
     const value = fieldValue(e);
+    // The change event that follows typing (or a focus that typed nothing) keeps the page.
+    if (value === filters[k]) return;
     setCursors([null]);
     setFilters((f) => ({ ...f, [k]: value }));
   };
@@ -200,7 +202,7 @@ function useValues(initial) {
   const [values, setValues] = useState(initial);
   const set = (k) => (e) => {
     const value = fieldValue(e);
-    setValues((v) => ({ ...v, [k]: value }));
+    setValues((v) => (v[k] === value ? v : { ...v, [k]: value }));
   };
   return [values, set, setValues];
 }
