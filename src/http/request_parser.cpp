@@ -4,6 +4,7 @@
 #include <boost/beast/http/error.hpp>
 #include <new>
 
+#include "plain_header.hpp"
 #include "refgate/http/server.hpp"
 
 namespace refgate::http {
@@ -62,8 +63,11 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
 
   public:
-    Impl(RequestStorage& storage, const HttpLimits& limits, Handler* early)
-        : storage_(storage), limits_(limits), early_(early) {
+    Impl(RequestStorage& storage, const HttpLimits& limits, Handler* early, HeaderReading reading)
+        : storage_(storage),
+          limits_(limits),
+          early_(early),
+          plain_first_(reading == HeaderReading::plain_first) {
         storage_.reset();
         // One byte over ours: Beast refuses a header that is still incomplete at that size, and
         // step() measures a complete one itself (Beast's own count depends on how the bytes
@@ -73,6 +77,14 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     }
 
     Step step(std::string_view input) {
+        // Beast has taken nothing yet (it takes the request line early only when the rest of the
+        // header is not there, and then the fast path has nothing whole to read either).
+        if (plain_first_ && header_used_ == 0 && !plain_) {
+            if (auto header = read_plain_header(input, limits_, storage_, early_)) {
+                plain_ = header;
+                return Step{.used = header->size};
+            }
+        }
         error_code ec;
         Step step;
         const bool header_was_done = is_header_done();
@@ -100,6 +112,14 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
 
     const RequestStorage& storage() const { return storage_; }
     const HttpLimits& limits() const { return limits_; }
+
+    // The parser's state, whichever path read the header (a plain one has no body).
+    bool took_some() const { return plain_ || got_some(); }
+    bool header_complete() const { return plain_ || is_header_done(); }
+    bool complete() const { return plain_ || is_done(); }
+    bool read_plain() const { return plain_.has_value(); }
+    bool stays_open() const { return plain_ ? plain_->keep_alive : keep_alive(); }
+    std::uint64_t announced_length() const { return plain_ ? 0 : content_length().value_or(0); }
 
   private:
     Refusal refusal(error_code ec, std::string_view input) const {
@@ -224,12 +244,15 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     Handler* early_;
     RequestError error_ = RequestError::none;
     std::size_t header_used_ = 0;  // bytes of the header taken so far
+    bool plain_first_;
+    std::optional<PlainHeader> plain_;  // the header, when the fast path read it
 };
 
-RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early) {
+RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early,
+                             HeaderReading reading) {
     static_assert(sizeof(Impl) <= kImplSize);
     static_assert(alignof(Impl) <= alignof(std::max_align_t));
-    new (impl_) Impl(storage, limits, early);
+    new (impl_) Impl(storage, limits, early, reading);
 }
 
 RequestParser::~RequestParser() { impl().~Impl(); }
@@ -242,12 +265,13 @@ const RequestParser::Impl& RequestParser::impl() const {
 
 RequestParser::Step RequestParser::put(std::string_view input) { return impl().step(input); }
 
-bool RequestParser::got_some() const { return impl().got_some(); }
-bool RequestParser::header_done() const { return impl().is_header_done(); }
-bool RequestParser::done() const { return impl().is_done(); }
-bool RequestParser::keep_alive() const { return impl().keep_alive(); }
+bool RequestParser::got_some() const { return impl().took_some(); }
+bool RequestParser::header_done() const { return impl().header_complete(); }
+bool RequestParser::done() const { return impl().complete(); }
+bool RequestParser::keep_alive() const { return impl().stays_open(); }
+bool RequestParser::plain() const { return impl().read_plain(); }
 
-std::uint64_t RequestParser::content_length() const { return impl().content_length().value_or(0); }
+std::uint64_t RequestParser::content_length() const { return impl().announced_length(); }
 
 std::optional<Refusal> RequestParser::check_header() const {
     const RequestStorage& storage = impl().storage();

@@ -46,15 +46,26 @@ std::string_view RedirectHandler::slug_of(std::string_view path) {
     return valid_slug(slug) ? slug : std::string_view{};
 }
 
+RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path) {
+    if (path != keyed_path_) {
+        keyed_path_.assign(path);
+        std::string_view slug = slug_of(path);
+        keyed_slug_size_ = slug.size();
+        keyed_hash_ = Snapshot::hash_of(slug);
+    }
+    if (keyed_slug_size_ == 0) return {};
+    return {path.substr(kGoPrefix.size(), keyed_slug_size_), keyed_hash_};
+}
+
 void RedirectHandler::prepare(std::string_view path, Parsed stage) {
-    std::string_view slug = slug_of(path);
-    if (slug.empty()) return;
+    SlugKey key = key_of(path);
+    if (key.slug.empty()) return;
     const Snapshot* snapshot = reader_.get();
     if (snapshot == nullptr) return;
     if (stage == Parsed::request_line) {
-        snapshot->prefetch(slug);
+        snapshot->prefetch(key.hash);
     } else {
-        snapshot->prefetch_entry(slug);
+        snapshot->prefetch_entry(key.hash);
     }
 }
 
@@ -64,8 +75,8 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         response.add_header("Allow", "GET, HEAD");
         return;
     }
-    std::string_view slug = slug_of(request.path());
-    if (slug.empty()) {
+    SlugKey key = key_of(request.path());
+    if (key.slug.empty()) {
         not_found(response);
         return;
     }
@@ -75,7 +86,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         response.add_header("Retry-After", "1");
         return;
     }
-    const LinkEntry* link = snapshot->find(slug);
+    const LinkEntry* link = snapshot->find(key.slug, key.hash);
     if (link == nullptr) {
         not_found(response);
         return;

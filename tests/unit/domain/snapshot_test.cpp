@@ -110,15 +110,19 @@ TEST_CASE("prefetching slugs stays inside the tables and changes no answer", "[s
     REQUIRE(snapshot->link_count() == 300);
     for (int i = 0; i < 600; ++i) {
         const std::string slug = "pick-" + std::to_string(i);
-        snapshot->prefetch(slug);
-        snapshot->prefetch_entry(slug);
-        const refgate::LinkEntry* entry = snapshot->find(slug);
+        const std::size_t hash = Snapshot::hash_of(slug);
+        snapshot->prefetch(hash);
+        snapshot->prefetch_entry(hash);
+        const refgate::LinkEntry* entry = snapshot->find(slug, hash);
         CHECK((entry != nullptr) == (i < 300));
         if (entry != nullptr) CHECK(entry->slug == slug);
+        CHECK(entry == snapshot->find(slug));
     }
+    // A hash of another slug finds nothing, even where it starts the probe elsewhere.
+    CHECK(snapshot->find("pick-1", Snapshot::hash_of("pick-2")) == nullptr);
     auto empty = Snapshot::build(2, {tailscale()}, {}, {}, "test");
-    empty->prefetch("pick-1");
-    empty->prefetch_entry("pick-1");
+    empty->prefetch(Snapshot::hash_of("pick-1"));
+    empty->prefetch_entry(Snapshot::hash_of("pick-1"));
     CHECK(empty->find("pick-1") == nullptr);
 }
 

@@ -49,6 +49,31 @@ std::string route(Router& router, std::string_view target, int* status = nullptr
 
 }  // namespace
 
+TEST_CASE("each request is routed by its own path when the buffer holding it is reused",
+          "[router]") {
+    // The router remembers its last answer; a connection reads each request into the same
+    // buffer, so the same bytes of memory hold another path of the same length next time.
+    Router router;
+    router.prefix("/go/", named("go"));
+    router.exact("/healthz", named("health"));
+    router.exact("/readyz", named("ready"));
+    std::string buffer = "/go/abc";
+    router.prepare(buffer, Handler::Parsed::request_line);
+    CHECK(route(router, buffer) == "go");
+    buffer = "/readyz";  // same length, same storage
+    router.prepare(buffer, Handler::Parsed::request_line);
+    CHECK(route(router, buffer) == "ready");
+    buffer = "/go/xyz";
+    CHECK(route(router, buffer) == "go");  // not told at the request line: still its own
+    CHECK(route(router, "/healthz") == "health");
+    int status = 0;
+    CHECK(route(router, "/nothing", &status).find("Not Found") != std::string::npos);
+    CHECK(status == 404);
+    // A route added later is found (what was remembered is forgotten).
+    router.exact("/nothing", named("late"));
+    CHECK(route(router, "/nothing") == "late");
+}
+
 TEST_CASE("an exact path beats a prefix that also matches", "[router]") {
     Router router;
     router.prefix("/", named("root prefix"));

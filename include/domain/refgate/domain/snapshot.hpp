@@ -94,9 +94,12 @@ class Snapshot {
     const std::vector<std::string>& rejected() const { return rejected_; }
     std::size_t link_count() const { return entries_.size(); }
 
-    const LinkEntry* find(std::string_view slug) const {
+    // The hash of `slug` that the slug table is keyed by: find(), prefetch() and
+    // prefetch_entry() take it, so that a caller works it out once per request.
+    static std::size_t hash_of(std::string_view slug) { return StringHash{}(slug); }
+    const LinkEntry* find(std::string_view slug) const { return find(slug, hash_of(slug)); }
+    const LinkEntry* find(std::string_view slug, std::size_t hash) const {
         if (slots_.empty()) return nullptr;
-        std::size_t hash = StringHash{}(slug);
         std::size_t mask = slots_.size() - 1;
         auto tag = static_cast<std::uint32_t>(hash >> 32);
         // The table is at most half full: an empty slot always ends the probe.
@@ -107,18 +110,17 @@ class Snapshot {
                 return &entries_[slot.position];
         }
     }
-    // Starts loading the slot where find(slug) begins (a hint: it changes nothing). At thousands
-    // of links that slot is seldom in the cache. Always inlined: GCC 12 takes a function that
-    // only prefetches for a pure one and drops the call.
-    [[gnu::always_inline]] void prefetch(std::string_view slug) const {
+    // Starts loading the slot where find() of a slug of that hash begins (a hint: it changes
+    // nothing). At thousands of links that slot is seldom in the cache. Always inlined: GCC 12
+    // takes a function that only prefetches for a pure one and drops the call.
+    [[gnu::always_inline]] void prefetch(std::size_t hash) const {
         if (slots_.empty()) return;
-        __builtin_prefetch(&slots_[StringHash{}(slug) & (slots_.size() - 1)]);
+        __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
     }
-    // Starts loading the entry find(slug) will compare first: the first slot whose tag matches
-    // (reads the slots, so best called once prefetch(slug) has brought them in).
-    [[gnu::always_inline]] void prefetch_entry(std::string_view slug) const {
+    // Starts loading the entry find() will compare first: the first slot whose tag matches
+    // (reads the slots, so best called once prefetch() has brought them in).
+    [[gnu::always_inline]] void prefetch_entry(std::size_t hash) const {
         if (slots_.empty()) return;
-        std::size_t hash = StringHash{}(slug);
         std::size_t mask = slots_.size() - 1;
         auto tag = static_cast<std::uint32_t>(hash >> 32);
         for (std::size_t i = hash & mask;; i = (i + 1) & mask) {

@@ -1,8 +1,9 @@
 #pragma once
 
-// The server's HTTP/1.1 request parser: Beast's basic_parser underneath, storing what it reads
-// into buffers the connection reuses (no allocation per request). Its interface has no Beast
-// type, so that only request_parser.cpp instantiates the parser and tests can feed it bytes.
+// The server's HTTP/1.1 request parser: a fast path for the plain header nearly every client
+// sends, Beast's basic_parser for everything else, both storing what they read into buffers
+// the connection reuses (no allocation per request). Its interface has no Beast type, so that
+// only request_parser.cpp instantiates the parser and tests can feed it bytes.
 
 #include <cstddef>
 #include <cstdint>
@@ -45,12 +46,17 @@ struct Refusal {
     std::string_view title = "Bad Request";
 };
 
+// How a parser reads a header: the common plain shape by a fast path of its own, anything else
+// by Beast (the default); or all of it by Beast (tests compare the two).
+enum class HeaderReading { plain_first, beast_only };
+
 class RequestParser {
   public:
     // `storage` is reset; both must outlive the parser. One parser per request. `early` (when
     // set) is told the request's path as its request line and its header are parsed
     // (Handler::prepare).
-    RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early = nullptr);
+    RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early = nullptr,
+                  HeaderReading reading = HeaderReading::plain_first);
     ~RequestParser();
     RequestParser(const RequestParser&) = delete;
     RequestParser& operator=(const RequestParser&) = delete;
@@ -67,6 +73,8 @@ class RequestParser {
     bool header_done() const;
     bool done() const;
     bool keep_alive() const;
+    // The fast path read the header (HeaderReading).
+    bool plain() const;
 
     // Checks of a complete header, before its body is read.
     std::optional<Refusal> check_header() const;

@@ -43,11 +43,17 @@ class Router final : public Handler {
         std::shared_ptr<Handler> handler;
         RouteTag tag;
     };
-    // The route for `path`, or null (404).
+    // The route for `path`, or null (404). A router whose routes never block is used by one
+    // thread only and remembers its last answer: a request asks at its request line, at its
+    // header's end and when handled (the path is compared, so an answer is never stale).
     const Route* resolve(std::string_view path) const;
+    const Route* search(std::string_view path) const;
 
     std::vector<Route> routes_;
     bool any_blocking_ = false;  // some route may block: only then is a request resolved twice
+    mutable std::string resolved_path_;
+    mutable const Route* resolved_ = nullptr;
+    mutable bool remembers_ = false;
 };
 
 }  // namespace refgate::http

@@ -33,6 +33,15 @@ class RedirectHandler final : public http::Handler {
     static std::string_view slug_of(std::string_view path);
 
   private:
+    // A path's slug (empty when none) and its hash in the slug table.
+    struct SlugKey {
+        std::string_view slug;
+        std::size_t hash = 0;
+    };
+    // slug_of(path) and its hash, worked out once per path: a request asks at its request line,
+    // at its header's end and when handled. The path is compared, so a key is never stale.
+    SlugKey key_of(std::string_view path);
+
     // The 302 of an active link: to the rule's branch, or the link's own Location.
     void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,
                 const LinkEntry& link, const Target& target);
@@ -48,7 +57,10 @@ class RedirectHandler final : public http::Handler {
     RedirectOptions options_;
     ClickRecorder* recorder_;
     std::string dynamic_location_;  // reused for links that pass utm_* through
-    std::string fixed_headers_;     // a redirect's header lines after its Location
+    std::string keyed_path_;        // the path key_of() last worked out, its slug's size, hash
+    std::size_t keyed_slug_size_ = 0;
+    std::size_t keyed_hash_ = 0;
+    std::string fixed_headers_;  // a redirect's header lines after its Location
     ReaderTargeting targeting_;
 };
 
