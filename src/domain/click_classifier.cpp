@@ -11,6 +11,7 @@
 #include "refgate/domain/agent_regex.hpp"
 #include "refgate/domain/agent_rules.hpp"
 #include "refgate/domain/ascii.hpp"
+#include "refgate/domain/string_hash.hpp"
 
 namespace refgate {
 namespace {
@@ -365,7 +366,7 @@ ClickClass ClickClassifier::classify(const ClickSignals& signals, AgentMatch age
 ClickClassifier::AgentMatch AgentMatchCache::match(std::string_view user_agent) noexcept {
     if (user_agent.empty() || user_agent.size() > kMaxAgentBytes)
         return classifier_.match_agent(user_agent);
-    Entry& entry = entries_[std::hash<std::string_view>{}(user_agent) % kEntries];
+    Entry& entry = entries_[quick_hash(user_agent) % kEntries];
     if (entry.length == user_agent.size() &&
         std::memcmp(entry.text.data(), user_agent.data(), user_agent.size()) == 0) {
         return entry.match;

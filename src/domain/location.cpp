@@ -169,14 +169,23 @@ std::string redirect_page(std::string_view location, std::string_view label) {
 
 void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
                           std::string_view label_name) {
-    out.append(
+    constexpr std::string_view kHead =
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>Redirecting</title>"
-        "</head><body><p><a href=\"");
-    append_escaped_html(out, location);
-    out.append("\">");
-    append_escaped_html(out, label);
-    append_escaped_html(out, label_name);
-    out.append("</a></p></body></html>\n");
+        "</head><body><p><a href=\"";
+    constexpr std::string_view kMiddle = "\">";
+    constexpr std::string_view kTail = "</a></p></body></html>\n";
+    // Sized once for the worst case and cut to what was written: a page per redirect.
+    const std::size_t start = out.size();
+    out.resize(start + kHead.size() + escaped_html_room(location.size()) + kMiddle.size() +
+               escaped_html_room(label.size()) + escaped_html_room(label_name.size()) +
+               kTail.size());
+    char* to = std::copy(kHead.begin(), kHead.end(), out.data() + start);
+    to = write_escaped_html(to, location);
+    to = std::copy(kMiddle.begin(), kMiddle.end(), to);
+    to = write_escaped_html(to, label);
+    to = write_escaped_html(to, label_name);
+    to = std::copy(kTail.begin(), kTail.end(), to);
+    out.resize(static_cast<std::size_t>(to - out.data()));
 }
 
 // What build_location() appends to a destination without a query: "ref=code&extra=value..."

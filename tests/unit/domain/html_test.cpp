@@ -163,6 +163,46 @@ TEST_CASE("escaping keeps ordinary runs whole around specials at either end", "[
           "https://shop.example/p?ref=abc&amp;utm_source=x&amp;q=&lt;1&gt;");
 }
 
+TEST_CASE("escaping gives what a byte-by-byte reading gives at every length, NUL bytes kept",
+          "[html]") {
+    // Texts end inside a 16-byte block at every length; the last block is read from a padded
+    // copy, so a NUL of the text must still be written and the padding never.
+    auto reference = [](std::string_view text) {
+        std::string out;
+        for (char c : text) {
+            switch (c) {
+                case '&':
+                    out += "&amp;";
+                    break;
+                case '<':
+                    out += "&lt;";
+                    break;
+                case '>':
+                    out += "&gt;";
+                    break;
+                case '"':
+                    out += "&quot;";
+                    break;
+                case '\'':
+                    out += "&#39;";
+                    break;
+                default:
+                    out += c;
+            }
+        }
+        return out;
+    };
+    for (std::size_t size = 0; size <= 48; ++size) {
+        std::string text;
+        for (std::size_t i = 0; i < size; ++i) text += "a&b\0<c\"d'>"[i % 11];
+        INFO("size " << size);
+        CHECK(escape_html(text) == reference(text));
+        std::string out = "kept:";
+        refgate::append_escaped_html(out, text);
+        CHECK(out == "kept:" + reference(text));
+    }
+}
+
 TEST_CASE("escaping finds a special character at every offset of a long text", "[html]") {
     // Long runs are scanned 16 bytes at a time: a special in any lane, in the last partial
     // block, or in none, is escaped as a character-by-character reading would.

@@ -11,6 +11,12 @@ namespace refgate {
 // Escapes & < > " ' so that the result is safe in element content and in quoted attributes.
 std::string escape_html(std::string_view text);
 void append_escaped_html(std::string& out, std::string_view text);
+// The bytes write_escaped_html() may write for `size` bytes of text ("&quot;" is six, and it
+// stores 16 at a time).
+constexpr std::size_t escaped_html_room(std::size_t size) { return size * 6 + 16; }
+// Writes `text` escaped at `to`, which has escaped_html_room(text.size()) bytes of room; returns
+// the end of what it wrote. For a caller that sizes its buffer once for several pieces.
+char* write_escaped_html(char* to, std::string_view text);
 
 // Plain text as an HTML fragment: escaped, line breaks as <br>.
 std::string text_to_html(std::string_view text);
