@@ -1,5 +1,7 @@
 #include "refgate/domain/model.hpp"
 
+#include <array>
+
 namespace refgate {
 namespace {
 
@@ -8,11 +10,17 @@ constexpr bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '
 }  // namespace
 
 bool valid_slug(std::string_view slug) {
+    // A table lookup a byte: every click's path is checked.
+    static constexpr auto kSlugBytes = [] {
+        std::array<bool, 256> table{};
+        for (int c = 0; c < 256; ++c)
+            table[static_cast<std::size_t>(c)] = is_lower_alnum(static_cast<char>(c)) || c == '-';
+        return table;
+    }();
     if (slug.empty() || slug.size() > kMaxSlugLength || !is_lower_alnum(slug.front())) return false;
-    for (char c : slug) {
-        if (!is_lower_alnum(c) && c != '-') return false;
-    }
-    return true;
+    bool valid = true;
+    for (char c : slug) valid &= kSlugBytes[static_cast<unsigned char>(c)];
+    return valid;
 }
 
 bool valid_param_name(std::string_view name) {

@@ -58,32 +58,44 @@ struct Connection {
     bool keep_alive = false;
 };
 
+// `name` (of the same size) is `lower` but for the case of its letters.
+bool is_named(std::string_view name, std::string_view lower) {
+    for (std::size_t i = 0; i < lower.size(); ++i) {
+        const char c = name[i], l = lower[i];
+        if (c != l && (c != static_cast<char>(l - 'a' + 'A') || l < 'a' || l > 'z')) return false;
+    }
+    return true;
+}
+
 // Takes note of a field the parser gives meaning to; false for one the fast path leaves to
 // Beast (body framing, Upgrade, a Connection list).
 bool note_field(std::string_view name, std::string_view value, RequestStorage& storage,
                 Connection& connection) {
     switch (name.size()) {
         case 4:
-            if (iequals(name, "host")) ++storage.host_fields;
+            if (is_named(name, "host")) ++storage.host_fields;
             return true;
         case 7:
-            return !iequals(name, "upgrade");
+            return !is_named(name, "upgrade");
         case 10:
         case 16:
-            if (!iequals(name, "connection") && !iequals(name, "proxy-connection")) return true;
-            if (iequals(value, "close")) {
+            if (!(name.size() == 10 ? is_named(name, "connection")
+                                    : is_named(name, "proxy-connection"))) {
+                return true;
+            }
+            if (value.size() == 5 && is_named(value, "close")) {
                 connection.close = true;
                 return true;
             }
-            if (iequals(value, "keep-alive")) {
+            if (value.size() == 10 && is_named(value, "keep-alive")) {
                 connection.keep_alive = true;
                 return true;
             }
             return false;
         case 14:
-            return !iequals(name, "content-length");
+            return !is_named(name, "content-length");
         case 17:
-            return !iequals(name, "transfer-encoding");
+            return !is_named(name, "transfer-encoding");
         default:
             return true;
     }
@@ -124,41 +136,47 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
     storage.method_name.assign(input.substr(0, at - 1));
     storage.target.assign(target);
 
+    // The fields are read in place and copied to the arena at once when the header is whole.
     Connection connection;
     at = target_end + version.size();
+    const std::size_t fields_at = at;
+    const char* const bytes = input.data();
+    const std::size_t size = input.size();
     for (;;) {
-        if (at >= input.size()) return declined(storage);
-        if (input[at] == '\r') {
-            if (at + 1 >= input.size() || input[at + 1] != '\n') return declined(storage);
-            at += 2;
+        if (at >= size) return declined(storage);
+        if (bytes[at] == '\r') {
+            if (at + 1 >= size || bytes[at + 1] != '\n') return declined(storage);
             break;
         }
         const std::size_t name_at = at;
-        while (at < input.size() && is_token_byte(input[at])) ++at;
-        if (at == name_at || at >= input.size() || input[at] != ':') return declined(storage);
-        const std::string_view name = input.substr(name_at, at - name_at);
+        while (at < size && is_token_byte(bytes[at])) ++at;
+        if (at == name_at || at >= size || bytes[at] != ':') return declined(storage);
+        const std::string_view name(bytes + name_at, at - name_at);
         ++at;
-        while (at < input.size() && is_blank(input[at])) ++at;
+        while (at < size && is_blank(bytes[at])) ++at;
         const std::size_t value_at = at;
         at = plain_run(input, at, 0x20, true);
         // The line ends in CRLF, and the next one is there and does not continue it (obs-fold).
-        if (at + 2 >= input.size() || input[at] != '\r' || input[at + 1] != '\n' ||
-            is_blank(input[at + 2])) {
+        if (at + 2 >= size || bytes[at] != '\r' || bytes[at + 1] != '\n' || is_blank(bytes[at + 2]))
             return declined(storage);
-        }
         std::size_t value_end = at;
-        while (value_end > value_at && is_blank(input[value_end - 1])) --value_end;
-        const std::string_view value = input.substr(value_at, value_end - value_at);
+        while (value_end > value_at && is_blank(bytes[value_end - 1])) --value_end;
+        const std::string_view value(bytes + value_at, value_end - value_at);
         at += 2;
         if (!note_field(name, value, storage, connection)) return declined(storage);
-        auto& arena = storage.arena;
-        if (arena.size() + name.size() + value.size() > arena.capacity()) return declined(storage);
-        const std::size_t arena_at = arena.size();
-        arena.append(name).append(value);
-        const std::string_view stored(arena);
-        storage.fields.push_back({stored.substr(arena_at, name.size()),
-                                  stored.substr(arena_at + name.size(), value.size())});
+        storage.fields.push_back({name, value});
     }
+    auto& arena = storage.arena;
+    const std::size_t fields_size = at - fields_at;
+    if (arena.size() + fields_size > arena.capacity()) return declined(storage);
+    const std::size_t arena_at = arena.size();
+    arena.append(bytes + fields_at, fields_size);
+    const char* const moved = arena.data() + arena_at;
+    for (auto& field : storage.fields) {
+        field.name = {moved + (field.name.data() - (bytes + fields_at)), field.name.size()};
+        field.value = {moved + (field.value.data() - (bytes + fields_at)), field.value.size()};
+    }
+    at += 2;  // the empty line
     // Told only now, so that a header left to Beast is told about once, by Beast.
     if (early != nullptr) {
         const std::string_view path = path_of(storage.target);

@@ -2,18 +2,6 @@
 
 namespace refgate::http {
 
-bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i];
-        char y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
-
 std::optional<std::string_view> absolute_form_path(std::string_view target) {
     auto colon = target.find("://");
     if (colon == std::string_view::npos) return std::nullopt;

@@ -1,7 +1,7 @@
 #include "refgate/domain/string_hash.hpp"
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 #include <string>
 #include <unordered_set>

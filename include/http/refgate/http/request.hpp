@@ -45,7 +45,19 @@ struct Request {
     bool has_header(std::string_view name) const;
 };
 
-bool iequals(std::string_view a, std::string_view b);
+// ASCII case-insensitive equality (header names, tokens). Inline: the redirect path compares a
+// few field names per request, mostly bytes that are equal outright.
+inline bool iequals(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
+        if (x == y) continue;
+        // Equal but for case: they differ in bit 5 alone, and are letters.
+        const auto folded = static_cast<unsigned char>(x | 0x20);
+        if ((x ^ y) != 0x20 || folded < 'a' || folded > 'z') return false;
+    }
+    return true;
+}
 
 // The part after the authority of an absolute-form request target ("http://h/go/x?a" ->
 // "/go/x?a"; "http://h" -> ""; "http://h?a" -> "?a"): what remains of its origin-form once a
