@@ -135,6 +135,9 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
     if (target.size() > limits.max_target_bytes) return declined(storage);
     storage.method_name.assign(input.substr(0, at - 1));
     storage.target.assign(target);
+    // Told now, so that what it prefetches loads while the fields are read (told again by Beast
+    // should the header turn out to be Beast's).
+    if (early != nullptr) early->prepare(path_of(storage.target), Handler::Parsed::request_line);
 
     // The fields are read in place and copied to the arena at once when the header is whole.
     Connection connection;
@@ -177,12 +180,7 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
         field.value = {moved + (field.value.data() - (bytes + fields_at)), field.value.size()};
     }
     at += 2;  // the empty line
-    // Told only now, so that a header left to Beast is told about once, by Beast.
-    if (early != nullptr) {
-        const std::string_view path = path_of(storage.target);
-        early->prepare(path, Handler::Parsed::request_line);
-        early->prepare(path, Handler::Parsed::header);
-    }
+    if (early != nullptr) early->prepare(path_of(storage.target), Handler::Parsed::header);
     return PlainHeader{
         .size = at,
         .keep_alive = storage.version >= 11 ? !connection.close : connection.keep_alive};

@@ -24,8 +24,9 @@ struct PlainHeader {
 // of visible ASCII (and tabs) without folding, no Content-Length, Transfer-Encoding or Upgrade,
 // and a Connection (or Proxy-Connection) that is one "close" or "keep-alive" if any. Stores it as
 // the Beast path would (the same fields, values trimmed, the same Host count and keep-alive) and
-// tells `early` the path, for both stages, once the whole header is read. nullopt for anything
-// else: `storage` is then reset and `early` has been told nothing.
+// tells `early` the path at the request line and at the header's end. nullopt for anything else:
+// `storage` is then reset (and `early` may have been told the request line, which Beast then
+// tells again).
 std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpLimits& limits,
                                              RequestStorage& storage, Handler* early);
 

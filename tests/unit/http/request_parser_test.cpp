@@ -182,9 +182,12 @@ TEST_CASE("the handler is told the path at the request line and again at the hea
     rest += "\r\n";
     step = parser.put(rest);
     REQUIRE(parser.done());
-    REQUIRE(early.seen.size() == 2);
-    CHECK(early.seen[0] == std::pair<std::string, Parsed>("/go/alpha", Parsed::request_line));
-    CHECK(early.seen[1] == std::pair<std::string, Parsed>("/go/alpha", Parsed::header));
+    // The request line once or more (the fast path tells it before it finds the header cut
+    // short, then Beast), the header's end once and last.
+    REQUIRE(early.seen.size() >= 2);
+    for (std::size_t i = 0; i + 1 < early.seen.size(); ++i)
+        CHECK(early.seen[i] == std::pair<std::string, Parsed>("/go/alpha", Parsed::request_line));
+    CHECK(early.seen.back() == std::pair<std::string, Parsed>("/go/alpha", Parsed::header));
 
     // An absolute-form target: its path, as handle() will see it.
     Parsing q;
@@ -193,6 +196,16 @@ TEST_CASE("the handler is told the path at the request line and again at the hea
     second.put("GET http://picks.example/go/beta HTTP/1.1\r\nHost: picks.example\r\n\r\n");
     REQUIRE(absolute.seen.size() == 2);
     CHECK(absolute.seen[0].first == "/go/beta");
+
+    // A whole plain header at once: told exactly twice, in order.
+    Parsing w;
+    Preparing whole;
+    RequestParser fourth(w.storage, w.limits, &whole);
+    REQUIRE(fourth.put("GET /go/gamma?x=1 HTTP/1.1\r\nHost: picks.example\r\n\r\n").used > 0);
+    REQUIRE(fourth.plain());
+    REQUIRE(whole.seen.size() == 2);
+    CHECK(whole.seen[0] == std::pair<std::string, Parsed>("/go/gamma", Parsed::request_line));
+    CHECK(whole.seen[1] == std::pair<std::string, Parsed>("/go/gamma", Parsed::header));
 
     // A refused request line tells nothing.
     Parsing r;

@@ -31,8 +31,9 @@ class Handler {
     // The answer to a blocking request that the pool could not start within the listener's
     // bound: 503 with Retry-After unless overridden. Called on an I/O thread; must not block.
     virtual void unavailable(const Request& request, Response& response);
-    // Told a request's path twice before handle(), on the I/O thread: when its request line is
-    // parsed and when its whole header is. A handler may start loading what handle() will read
+    // Told a request's path before handle(), on the I/O thread: when its request line is parsed
+    // (again when the parser's fast path leaves a header to Beast, which reads it from the start)
+    // and once when its whole header is. A handler may start loading what handle() will read
     // (a prefetch), so that the loads overlap the parsing; a load that depends on another can
     // start at the second call, once the first has arrived. Must change nothing that a request
     // can see.
