@@ -58,44 +58,32 @@ struct Connection {
     bool keep_alive = false;
 };
 
-// `name` (of the same size) is `lower` but for the case of its letters.
-bool is_named(std::string_view name, std::string_view lower) {
-    for (std::size_t i = 0; i < lower.size(); ++i) {
-        const char c = name[i], l = lower[i];
-        if (c != l && (c != static_cast<char>(l - 'a' + 'A') || l < 'a' || l > 'z')) return false;
-    }
-    return true;
-}
-
 // Takes note of a field the parser gives meaning to; false for one the fast path leaves to
 // Beast (body framing, Upgrade, a Connection list).
 bool note_field(std::string_view name, std::string_view value, RequestStorage& storage,
                 Connection& connection) {
     switch (name.size()) {
         case 4:
-            if (is_named(name, "host")) ++storage.host_fields;
+            if (iequals(name, "host")) ++storage.host_fields;
             return true;
         case 7:
-            return !is_named(name, "upgrade");
+            return !iequals(name, "upgrade");
         case 10:
         case 16:
-            if (!(name.size() == 10 ? is_named(name, "connection")
-                                    : is_named(name, "proxy-connection"))) {
-                return true;
-            }
-            if (value.size() == 5 && is_named(value, "close")) {
+            if (!iequals(name, "connection") && !iequals(name, "proxy-connection")) return true;
+            if (iequals(value, "close")) {
                 connection.close = true;
                 return true;
             }
-            if (value.size() == 10 && is_named(value, "keep-alive")) {
+            if (iequals(value, "keep-alive")) {
                 connection.keep_alive = true;
                 return true;
             }
             return false;
         case 14:
-            return !is_named(name, "content-length");
+            return !iequals(name, "content-length");
         case 17:
-            return !is_named(name, "transfer-encoding");
+            return !iequals(name, "transfer-encoding");
         default:
             return true;
     }

@@ -2,13 +2,13 @@
 
 namespace refgate::http {
 void Router::exact(std::string path, std::shared_ptr<Handler> handler, RouteTag tag) {
-    remembers_ = false;
+    resolved_.forget();
     any_blocking_ = any_blocking_ || handler->may_block();
     routes_.push_back({std::move(path), false, std::move(handler), tag});
 }
 
 void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler, RouteTag tag) {
-    remembers_ = false;
+    resolved_.forget();
     any_blocking_ = any_blocking_ || handler->may_block();
     routes_.push_back({std::move(prefix), true, std::move(handler), tag});
 }
@@ -16,12 +16,10 @@ void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler, RouteT
 const Router::Route* Router::resolve(std::string_view path) const {
     // A router with blocking routes is used from the blocking pool too: it remembers nothing.
     if (any_blocking_) return search(path);
-    if (!remembers_ || path != resolved_path_) {
-        resolved_path_.assign(path);
-        resolved_ = search(path);
-        remembers_ = true;
-    }
-    return resolved_;
+    if (const Route* const* known = resolved_.find(path)) return *known;
+    const Route* route = search(path);
+    resolved_.remember(path, route);
+    return route;
 }
 
 const Router::Route* Router::search(std::string_view path) const {

@@ -47,14 +47,16 @@ std::string_view RedirectHandler::slug_of(std::string_view path) {
 }
 
 RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path) {
-    if (path != keyed_path_) {
-        keyed_path_.assign(path);
+    KnownSlug known;
+    if (const KnownSlug* remembered = keys_.find(path)) {
+        known = *remembered;
+    } else {
         std::string_view slug = slug_of(path);
-        keyed_slug_size_ = slug.size();
-        keyed_hash_ = Snapshot::hash_of(slug);
+        known = {slug.size(), Snapshot::hash_of(slug)};
+        keys_.remember(path, known);
     }
-    if (keyed_slug_size_ == 0) return {};
-    return {path.substr(kGoPrefix.size(), keyed_slug_size_), keyed_hash_};
+    if (known.size == 0) return {};
+    return {path.substr(kGoPrefix.size(), known.size), known.hash};
 }
 
 void RedirectHandler::prepare(std::string_view path, Parsed stage) {

@@ -74,6 +74,35 @@ TEST_CASE("each request is routed by its own path when the buffer holding it is 
     CHECK(route(router, "/nothing") == "late");
 }
 
+TEST_CASE("a path memo answers only for the same bytes and never for a path too long to keep",
+          "[router]") {
+    refgate::http::PathMemo<int> memo;
+    CHECK(memo.find("") == nullptr);  // nothing remembered yet, not even the empty path
+    std::string buffer = "/go/abc";
+    memo.remember(buffer, 1);
+    REQUIRE(memo.find("/go/abc") != nullptr);
+    CHECK(*memo.find("/go/abc") == 1);
+    buffer = "/go/abd";  // the same storage, other bytes
+    CHECK(memo.find(buffer) == nullptr);
+    CHECK(memo.find("/go/ab") == nullptr);
+    const std::string long_path = "/go/" + std::string(refgate::http::PathMemo<int>::kMaxPath, 'a');
+    memo.remember(long_path, 2);
+    CHECK(memo.find(long_path) == nullptr);
+    CHECK(memo.find("/go/abc") == nullptr);  // the long path displaced it
+    memo.remember("", 3);
+    REQUIRE(memo.find("") != nullptr);
+    memo.forget();
+    CHECK(memo.find("") == nullptr);
+
+    // A router answers a path longer than its memo keeps, every time.
+    Router router;
+    router.prefix("/go/", named("go"));
+    router.exact(long_path, named("long"));
+    CHECK(route(router, long_path) == "long");
+    CHECK(route(router, long_path) == "long");
+    CHECK(route(router, "/go/x") == "go");
+}
+
 TEST_CASE("an exact path beats a prefix that also matches", "[router]") {
     Router router;
     router.prefix("/", named("root prefix"));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "refgate/http/path_memo.hpp"
 #include "refgate/http/server.hpp"
 
 namespace refgate::http {
@@ -44,16 +45,14 @@ class Router final : public Handler {
         RouteTag tag;
     };
     // The route for `path`, or null (404). A router whose routes never block is used by one
-    // thread only and remembers its last answer: a request asks at its request line, at its
-    // header's end and when handled (the path is compared, so an answer is never stale).
+    // thread only and remembers its last answer (PathMemo); one with blocking routes is used
+    // from the pool too and searches every time.
     const Route* resolve(std::string_view path) const;
     const Route* search(std::string_view path) const;
 
     std::vector<Route> routes_;
     bool any_blocking_ = false;  // some route may block: only then is a request resolved twice
-    mutable std::string resolved_path_;
-    mutable const Route* resolved_ = nullptr;
-    mutable bool remembers_ = false;
+    mutable PathMemo<const Route*> resolved_;
 };
 
 }  // namespace refgate::http

@@ -5,6 +5,7 @@
 
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/domain/time.hpp"
+#include "refgate/http/path_memo.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redirect/reader_targeting.hpp"
@@ -38,8 +39,7 @@ class RedirectHandler final : public http::Handler {
         std::string_view slug;
         std::size_t hash = 0;
     };
-    // slug_of(path) and its hash, worked out once per path: a request asks at its request line,
-    // at its header's end and when handled. The path is compared, so a key is never stale.
+    // slug_of(path) and its hash, worked out once per request (PathMemo).
     SlugKey key_of(std::string_view path);
 
     // The 302 of an active link: to the rule's branch, or the link's own Location.
@@ -57,9 +57,11 @@ class RedirectHandler final : public http::Handler {
     RedirectOptions options_;
     ClickRecorder* recorder_;
     std::string dynamic_location_;  // reused for links that pass utm_* through
-    std::string keyed_path_;        // the path key_of() last worked out, its slug's size, hash
-    std::size_t keyed_slug_size_ = 0;
-    std::size_t keyed_hash_ = 0;
+    struct KnownSlug {
+        std::size_t size = 0;  // 0: the path names no link
+        std::size_t hash = 0;
+    };
+    http::PathMemo<KnownSlug> keys_;
     std::string fixed_headers_;  // a redirect's header lines after its Location
     ReaderTargeting targeting_;
 };
