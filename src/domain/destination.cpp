@@ -2,10 +2,13 @@
 
 #include <idn2.h>
 
+#include <algorithm>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 #include <cstdint>
 #include <cstdlib>
+
+#include "refgate/domain/ascii.hpp"
 
 namespace refgate {
 namespace {
@@ -123,8 +126,44 @@ std::string_view rule_name(UrlRule rule) {
     return "not_a_url";
 }
 
+namespace {
+
+// WHATWG URL (browsers) and libcurl read a host whose last label is a number ("4", "1.2.0x3") as
+// an IPv4 address and connect to its dotted quad ("0.0.0.4"): the number forms they accept.
+bool ends_in_number(std::string_view host) {
+    std::string_view last = host.substr(host.rfind('.') + 1);
+    if (last.starts_with("0x") || last.starts_with("0X")) {
+        last.remove_prefix(2);
+        return std::all_of(last.begin(), last.end(),
+                           [](char c) { return ascii::hex_value(c) >= 0; });
+    }
+    return !last.empty() && std::all_of(last.begin(), last.end(), ascii::is_digit);
+}
+
+// Four decimal parts of 0-255 without leading zeros: the text every reader writes back.
+bool canonical_ipv4(std::string_view host) {
+    int parts = 0;
+    for (std::size_t start = 0; start <= host.size(); ++parts) {
+        std::size_t end = std::min(host.find('.', start), host.size());
+        std::string_view part = host.substr(start, end - start);
+        if (part.empty() || part.size() > 3 || (part.size() > 1 && part[0] == '0') ||
+            !std::all_of(part.begin(), part.end(), ascii::is_digit))
+            return false;
+        int value = 0;
+        for (char c : part) value = value * 10 + (c - '0');
+        if (value > 255) return false;
+        start = end + 1;
+    }
+    return parts == 4;
+}
+
+}  // namespace
+
 bool valid_dns_name(std::string_view host) {
     if (host.empty() || host.size() > kMaxHostLength) return false;
+    // A name that readers would take for another address ("4" is 0.0.0.4) is refused: the host
+    // checked against the allowed domains must be the one a browser connects to.
+    if (ends_in_number(host) && !canonical_ipv4(host)) return false;
     std::size_t start = 0;
     while (start <= host.size()) {
         std::size_t end = host.find('.', start);

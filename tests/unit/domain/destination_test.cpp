@@ -234,4 +234,20 @@ TEST_CASE("a host is within a domain when it is the domain or a subdomain", "[de
     CHECK_FALSE(refgate::host_within("tailscale.com", {}));
 }
 
+TEST_CASE("a host that browsers read as another IPv4 address is not a domain", "[destination]") {
+    // "4" is 0.0.0.4 to a browser and to libcurl, "1.2.0x3" is 1.2.0.3: a link to such a host
+    // would be checked against one name and go to another address. A dotted quad as they write
+    // it stays a valid host.
+    using refgate::canonical_domain;
+    using refgate::valid_dns_name;
+    for (std::string_view host : {"4", "1.2.3", "1.2.0x3", "0x7f000001", "example.123", "01.2.3.4",
+                                  "1.2.3.256", "1.2.3.4.5"})
+        CHECK_FALSE(valid_dns_name(host));
+    CHECK(valid_dns_name("127.0.0.1"));
+    CHECK(valid_dns_name("4a.example"));
+    CHECK(valid_dns_name("123.example"));
+    CHECK(canonical_domain("4").empty());
+    CHECK_FALSE(refgate::check_destination("https://4/p", {"4"}, {}).ok());
+}
+
 }  // namespace destination_test
