@@ -1,5 +1,6 @@
 #include "refgate/http/request_parser.hpp"
 
+#include <algorithm>
 #include <boost/beast/http/basic_parser.hpp>
 #include <boost/beast/http/error.hpp>
 #include <new>
@@ -47,6 +48,7 @@ void RequestStorage::reset() {
     body.clear();
     host_fields = 0;
     transfer_encoding = false;
+    notes = {};
 }
 
 bool RequestStorage::expects_continue() const {
@@ -79,11 +81,12 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     Step step(std::string_view input) {
         // Beast has taken nothing yet (it takes the request line early only when the rest of the
         // header is not there, and then the fast path has nothing whole to read either).
-        if (plain_first_ && header_used_ == 0 && !plain_) {
+        if (plain_first_ && header_used_ == 0 && !plain_ && header_may_end(input)) {
             if (auto header = read_plain_header(input, limits_, storage_, early_)) {
                 plain_ = header;
                 return Step{.used = header->size};
             }
+            plain_looked_ = input.size();
         }
         error_code ec;
         Step step;
@@ -122,6 +125,19 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     std::uint64_t announced_length() const { return plain_ ? 0 : content_length().value_or(0); }
 
   private:
+    // Whether the fast path may find a whole header in `input` now: always at the first look;
+    // after it looked in vain (the header was not all there), only once the bytes that came
+    // since end a header. So a header that arrives a byte at a time is looked at twice, not at
+    // every byte.
+    bool header_may_end(std::string_view input) {
+        if (plain_looked_ == 0) return true;
+        const std::size_t from = plain_looked_ < 3 ? 0 : plain_looked_ - 3;
+        if (from < input.size() && input.find("\r\n\r\n", from) != std::string_view::npos)
+            return true;
+        plain_looked_ = std::max(plain_looked_, input.size());
+        return false;
+    }
+
     Refusal refusal(error_code ec, std::string_view input) const {
         switch (error_) {
             case RequestError::target_too_long:
@@ -174,7 +190,8 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
         }
         storage_.target.append(text);
         storage_.version = version;
-        if (early_ != nullptr) early_->prepare(path(), Handler::Parsed::request_line);
+        if (early_ != nullptr)
+            early_->prepare(path(), Handler::Parsed::request_line, storage_.notes);
     }
 
     void on_response_impl(int, beast::string_view, int, error_code& ec) override {
@@ -202,7 +219,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     }
 
     void on_header_impl(error_code&) override {
-        if (early_ != nullptr) early_->prepare(path(), Handler::Parsed::header);
+        if (early_ != nullptr) early_->prepare(path(), Handler::Parsed::header, storage_.notes);
     }
 
     std::string_view path() const {
@@ -245,6 +262,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     RequestError error_ = RequestError::none;
     std::size_t header_used_ = 0;  // bytes of the header taken so far
     bool plain_first_;
+    std::size_t plain_looked_ = 0;      // the input's size when the fast path last declined
     std::optional<PlainHeader> plain_;  // the header, when the fast path read it
 };
 

@@ -2,24 +2,18 @@
 
 namespace refgate::http {
 void Router::exact(std::string path, std::shared_ptr<Handler> handler, RouteTag tag) {
-    resolved_.forget();
     any_blocking_ = any_blocking_ || handler->may_block();
     routes_.push_back({std::move(path), false, std::move(handler), tag});
 }
 
 void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler, RouteTag tag) {
-    resolved_.forget();
     any_blocking_ = any_blocking_ || handler->may_block();
     routes_.push_back({std::move(prefix), true, std::move(handler), tag});
 }
 
-const Router::Route* Router::resolve(std::string_view path) const {
-    // A router with blocking routes is used from the blocking pool too: it remembers nothing.
-    if (any_blocking_) return search(path);
-    if (const Route* const* known = resolved_.find(path)) return *known;
-    const Route* route = search(path);
-    resolved_.remember(path, route);
-    return route;
+const Router::Route* Router::resolve(const Request& request) const {
+    if (request.notes.router == this) return static_cast<const Route*>(request.notes.route);
+    return search(request.path());
 }
 
 const Router::Route* Router::search(std::string_view path) const {
@@ -35,7 +29,7 @@ const Router::Route* Router::search(std::string_view path) const {
 }
 
 RouteTag Router::route(const Request& request, Response& response) {
-    if (const Route* route = resolve(request.path())) {
+    if (const Route* route = resolve(request)) {
         route->handler->handle(request, response);
         return route->tag;
     }
@@ -43,23 +37,28 @@ RouteTag Router::route(const Request& request, Response& response) {
     return kUntagged;
 }
 
-void Router::prepare(std::string_view path, Parsed stage) {
-    if (const Route* route = resolve(path)) route->handler->prepare(path, stage);
+void Router::prepare(std::string_view path, Parsed stage, RequestNotes& notes) {
+    if (notes.router != this) {
+        notes.route = search(path);
+        notes.router = this;
+    }
+    if (const auto* route = static_cast<const Route*>(notes.route))
+        route->handler->prepare(path, stage, notes);
 }
 
 RouteTag Router::tag_of(std::string_view path) const {
-    const Route* route = resolve(path);
+    const Route* route = search(path);
     return route != nullptr ? route->tag : kUntagged;
 }
 
 bool Router::blocking(const Request& request) const {
     if (!any_blocking_) return false;
-    const Route* route = resolve(request.path());
+    const Route* route = resolve(request);
     return route != nullptr && route->handler->blocking(request);
 }
 
 RouteTag Router::route_unavailable(const Request& request, Response& response) {
-    if (const Route* route = resolve(request.path())) {
+    if (const Route* route = resolve(request)) {
         route->handler->unavailable(request, response);
         return route->tag;
     }

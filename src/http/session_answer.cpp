@@ -27,6 +27,7 @@ Request Session::make_request() const {
     request.fields = &storage().fields;
     request.body = storage().body;
     request.peer = peer_;
+    request.notes = storage().notes;
     return request;
 }
 

@@ -47,26 +47,35 @@ std::string_view RedirectHandler::slug_of(std::string_view path) {
 }
 
 RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path) {
-    KnownSlug known;
-    if (const KnownSlug* remembered = keys_.find(path)) {
-        known = *remembered;
-    } else {
-        std::string_view slug = slug_of(path);
-        known = {slug.size(), Snapshot::hash_of(slug)};
-        keys_.remember(path, known);
-    }
-    if (known.size == 0) return {};
-    return {path.substr(kGoPrefix.size(), known.size), known.hash};
+    std::string_view slug = slug_of(path);
+    if (slug.empty()) return {};
+    return {slug, Snapshot::hash_of(slug)};
 }
 
-void RedirectHandler::prepare(std::string_view path, Parsed stage) {
-    SlugKey key = key_of(path);
+RedirectHandler::SlugKey RedirectHandler::key_of(const http::Request& request) const {
+    const http::RequestNotes& notes = request.notes;
+    if (notes.handler != this) return key_of(request.path());
+    if (notes.values[0] == 0) return {};
+    return {request.path().substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
+}
+
+void RedirectHandler::prepare(std::string_view path, Parsed, http::RequestNotes& notes) {
+    SlugKey key;
+    if (notes.handler != this) {
+        key = key_of(path);
+        notes.handler = this;
+        notes.values[0] = key.slug.size();  // 0: the path names no link
+        notes.values[1] = key.hash;
+    } else if (notes.values[0] != 0) {
+        key = {path.substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
+    }
     if (key.slug.empty()) return;
     const Snapshot* snapshot = reader_.get();
     if (snapshot == nullptr) return;
-    if (stage == Parsed::request_line) {
+    // Each load needs the one before it in the cache: one step per call.
+    if (notes.steps++ == 0) {
         snapshot->prefetch(key.hash);
-    } else {
+    } else if (notes.steps == 2) {
         snapshot->prefetch_entry(key.hash);
     }
 }
@@ -77,7 +86,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         response.add_header("Allow", "GET, HEAD");
         return;
     }
-    SlugKey key = key_of(request.path());
+    SlugKey key = key_of(request);
     if (key.slug.empty()) {
         not_found(response);
         return;

@@ -162,8 +162,10 @@ TEST_CASE("the header limit counts every byte of the header however the bytes ar
 class Preparing final : public refgate::http::Handler {
   public:
     void handle(const refgate::http::Request&, refgate::http::Response&) override {}
-    void prepare(std::string_view path, Parsed stage) override {
+    void prepare(std::string_view path, Parsed stage, refgate::http::RequestNotes& notes) override {
         seen.emplace_back(std::string(path), stage);
+        notes.handler = this;
+        ++notes.values[0];
     }
     std::vector<std::pair<std::string, Parsed>> seen;
 };
@@ -206,6 +208,12 @@ TEST_CASE("the handler is told the path at the request line and again at the hea
     REQUIRE(whole.seen.size() == 2);
     CHECK(whole.seen[0] == std::pair<std::string, Parsed>("/go/gamma", Parsed::request_line));
     CHECK(whole.seen[1] == std::pair<std::string, Parsed>("/go/gamma", Parsed::header));
+    // What it noted stays with the request for handle(), and is gone with the next one.
+    CHECK(w.storage.notes.handler == &whole);
+    CHECK(w.storage.notes.values[0] == 2);
+    RequestParser fifth(w.storage, w.limits, nullptr);
+    CHECK(w.storage.notes.handler == nullptr);
+    CHECK(w.storage.notes.values[0] == 0);
 
     // A refused request line tells nothing.
     Parsing r;
@@ -213,6 +221,45 @@ TEST_CASE("the handler is told the path at the request line and again at the hea
     RequestParser third(r.storage, r.limits, &refused);
     CHECK(third.put("GET /go/x HTTX/1.1\r\nHost: a\r\n\r\n").refusal);
     CHECK(refused.seen.empty());
+}
+
+TEST_CASE("a plain header that arrives a byte at a time is still read by the fast path",
+          "[http][parser]") {
+    // The fast path looks again only once the bytes that came end a header: whatever the cut,
+    // the header is read when its last byte is in, by the fast path, which went over it once
+    // (the handler is told the request line once).
+    const std::string request =
+        "GET /go/alpha?src=news HTTP/1.1\r\nHost: picks.example\r\nUser-Agent: test\r\n\r\n"
+        "GET /go/next HTTP/1.1\r\n";
+    const std::size_t header_size = request.find("GET /go/next");
+    for (std::size_t piece : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5}}) {
+        Parsing p;
+        Preparing early;
+        RequestParser parser(p.storage, p.limits, &early);
+        std::string buffer;  // what the connection holds: Beast takes none of it meanwhile
+        std::size_t fed = 0;
+        RequestParser::Step step;
+        while (!parser.done() && fed < request.size()) {
+            buffer.append(request, fed, piece);
+            fed = std::min(request.size(), fed + piece);
+            step = parser.put(buffer);
+            REQUIRE_FALSE(step.refusal);
+            if (!parser.done()) {
+                CHECK(step.used == 0);
+                CHECK(step.need_more);
+            }
+        }
+        CAPTURE(piece);
+        REQUIRE(parser.done());
+        CHECK(parser.plain());
+        CHECK(early.seen.size() == 2);
+        CHECK(step.used == header_size);
+        CHECK(fed >= header_size);
+        CHECK(fed < header_size + piece);
+        CHECK(p.storage.target == "/go/alpha?src=news");
+        REQUIRE(p.storage.fields.size() == 2);
+        CHECK(p.storage.fields[1].value == "test");
+    }
 }
 
 // Everything a parse of one input comes to, whichever path read it.

@@ -49,58 +49,49 @@ std::string route(Router& router, std::string_view target, int* status = nullptr
 
 }  // namespace
 
-TEST_CASE("each request is routed by its own path when the buffer holding it is reused",
-          "[router]") {
-    // The router remembers its last answer; a connection reads each request into the same
-    // buffer, so the same bytes of memory hold another path of the same length next time.
+// The answer to GET `target` with the notes prepare() left for it.
+std::string route_noted(Router& router, std::string_view target,
+                        const refgate::http::RequestNotes& notes) {
+    std::vector<refgate::http::HeaderField> fields;
+    Request request;
+    request.method = Method::get;
+    request.target = target;
+    request.fields = &fields;
+    request.notes = notes;
+    Response response;
+    router.handle(request, response);
+    return response.body();
+}
+
+TEST_CASE("a request is answered by the route noted for it, whatever came in between", "[router]") {
     Router router;
     router.prefix("/go/", named("go"));
     router.exact("/healthz", named("health"));
     router.exact("/readyz", named("ready"));
-    std::string buffer = "/go/abc";
-    router.prepare(buffer, Handler::Parsed::request_line);
-    CHECK(route(router, buffer) == "go");
-    buffer = "/readyz";  // same length, same storage
-    router.prepare(buffer, Handler::Parsed::request_line);
-    CHECK(route(router, buffer) == "ready");
-    buffer = "/go/xyz";
-    CHECK(route(router, buffer) == "go");  // not told at the request line: still its own
+    // Two requests prepared before either is handled (pipelined, or on the blocking pool).
+    refgate::http::RequestNotes first, second;
+    router.prepare("/go/abc", Handler::Parsed::request_line, first);
+    router.prepare("/readyz", Handler::Parsed::request_line, second);
+    router.prepare("/readyz", Handler::Parsed::header, second);
+    CHECK(route_noted(router, "/readyz", second) == "ready");
+    CHECK(route_noted(router, "/go/abc", first) == "go");
+    // Unprepared requests are searched for.
+    CHECK(route(router, "/go/xyz") == "go");
     CHECK(route(router, "/healthz") == "health");
     int status = 0;
     CHECK(route(router, "/nothing", &status).find("Not Found") != std::string::npos);
     CHECK(status == 404);
-    // A route added later is found (what was remembered is forgotten).
+    // A route added later is found.
     router.exact("/nothing", named("late"));
     CHECK(route(router, "/nothing") == "late");
-}
 
-TEST_CASE("a path memo answers only for the same bytes and never for a path too long to keep",
-          "[router]") {
-    refgate::http::PathMemo<int> memo;
-    CHECK(memo.find("") == nullptr);  // nothing remembered yet, not even the empty path
-    std::string buffer = "/go/abc";
-    memo.remember(buffer, 1);
-    REQUIRE(memo.find("/go/abc") != nullptr);
-    CHECK(*memo.find("/go/abc") == 1);
-    buffer = "/go/abd";  // the same storage, other bytes
-    CHECK(memo.find(buffer) == nullptr);
-    CHECK(memo.find("/go/ab") == nullptr);
-    const std::string long_path = "/go/" + std::string(refgate::http::PathMemo<int>::kMaxPath, 'a');
-    memo.remember(long_path, 2);
-    CHECK(memo.find(long_path) == nullptr);
-    CHECK(memo.find("/go/abc") == nullptr);  // the long path displaced it
-    memo.remember("", 3);
-    REQUIRE(memo.find("") != nullptr);
-    memo.forget();
-    CHECK(memo.find("") == nullptr);
-
-    // A router answers a path longer than its memo keeps, every time.
-    Router router;
-    router.prefix("/go/", named("go"));
-    router.exact(long_path, named("long"));
-    CHECK(route(router, long_path) == "long");
-    CHECK(route(router, long_path) == "long");
-    CHECK(route(router, "/go/x") == "go");
+    // Notes another router left are not taken for its own.
+    Router other;
+    other.exact("/readyz", named("other ready"));
+    CHECK(route_noted(other, "/readyz", second) == "other ready");
+    refgate::http::RequestNotes none;
+    other.prepare("/go/abc", Handler::Parsed::request_line, none);  // a 404 there
+    CHECK(route_noted(router, "/go/abc", none) == "go");
 }
 
 TEST_CASE("an exact path beats a prefix that also matches", "[router]") {
@@ -191,7 +182,9 @@ TEST_CASE("only the requests of a blocking route are answered off the I/O thread
 class PreparedHandler final : public Handler {
   public:
     void handle(const Request&, Response& response) override { response.set_status(200); }
-    void prepare(std::string_view path, Parsed) override { paths.emplace_back(path); }
+    void prepare(std::string_view path, Parsed, refgate::http::RequestNotes&) override {
+        paths.emplace_back(path);
+    }
     std::vector<std::string> paths;
 };
 
@@ -202,9 +195,10 @@ TEST_CASE("a request is prepared by the handler its path resolves to, and only t
     Router router;
     router.prefix("/go/", go);
     router.exact("/healthz", health);
-    router.prepare("/go/alpha", Handler::Parsed::request_line);
-    router.prepare("/healthz", Handler::Parsed::header);
-    router.prepare("/nowhere", Handler::Parsed::header);  // a 404: no handler is asked
+    refgate::http::RequestNotes a, b, c;
+    router.prepare("/go/alpha", Handler::Parsed::request_line, a);
+    router.prepare("/healthz", Handler::Parsed::header, b);
+    router.prepare("/nowhere", Handler::Parsed::header, c);  // a 404: no handler is asked
     CHECK(go->paths == std::vector<std::string>{"/go/alpha"});
     CHECK(health->paths == std::vector<std::string>{"/healthz"});
 }

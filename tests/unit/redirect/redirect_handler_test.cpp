@@ -99,7 +99,9 @@ struct Fixture {
         store.publish(snapshot);
     }
 
-    http::Response send(std::string_view target, http::Method method = http::Method::get) {
+    // `notes`: what prepare() noted for this request (none: the server did not prepare it).
+    http::Response send(std::string_view target, http::Method method = http::Method::get,
+                        const http::RequestNotes& notes = {}) {
         std::vector<http::HeaderField> fields{{"Host", "picks.example.com"},
                                               {"User-Agent", "test"}};
         http::Request request;
@@ -109,6 +111,7 @@ struct Fixture {
                                                              : "GET";
         request.target = target;
         request.fields = &fields;
+        request.notes = notes;
         http::Response response;
         handler.handle(request, response);
         return response;
@@ -131,6 +134,33 @@ TEST_CASE("a known slug redirects with 302 to the destination carrying the refer
                Catch::Contains("href=\"https://tailscale.com/pricing?plan=pro&amp;ref=picks42&amp;"
                                "utm_medium=affiliate#teams\""));
     CHECK_THAT(response.body(), Catch::Contains("Continue to Tailscale"));
+}
+
+TEST_CASE("requests prepared before they are handled each go to their own link", "[redirect]") {
+    Partner other = tailscale();
+    other.id = 2;
+    other.slug = "other";
+    other.name = "Other";
+    other.allowed_domains = {"other.example"};
+    Link second = make_link("second", "other");
+    second.destination = "https://other.example/x";
+    Fixture f({make_link("tailscale"), second}, {tailscale(), other});
+    // Pipelined requests: both headers read before the first is answered.
+    http::RequestNotes first_notes, second_notes, unknown_notes;
+    for (auto stage : {http::Handler::Parsed::request_line, http::Handler::Parsed::header}) {
+        f.handler.prepare("/go/tailscale", stage, first_notes);
+        f.handler.prepare("/go/second/", stage, second_notes);
+        f.handler.prepare("/go/nothing", stage, unknown_notes);
+    }
+    auto answer = f.send("/go/second/", http::Method::get, second_notes);
+    CHECK(header(answer, "Location") == "https://other.example/x?ref=picks42&utm_medium=affiliate");
+    answer = f.send("/go/tailscale?src=news", http::Method::get, first_notes);
+    CHECK(header(answer, "Location") == kLocation);
+    CHECK(f.send("/go/nothing", http::Method::get, unknown_notes).status() == 404);
+    // A path that names no link notes so, and is answered 404 from the note.
+    http::RequestNotes bad_notes;
+    f.handler.prepare("/go/Upper", http::Handler::Parsed::request_line, bad_notes);
+    CHECK(f.send("/go/Upper", http::Method::get, bad_notes).status() == 404);
 }
 
 TEST_CASE("the referrer policy comes from the handler's options", "[redirect]") {

@@ -23,6 +23,21 @@ struct PeerAddress {
     std::array<std::uint8_t, 16> bytes{};  // IPv4 as IPv4-mapped IPv6
 };
 
+// What handlers worked out about a request before handling it (Handler::prepare), kept with the
+// request for handle(): so that a route or a key is worked out once per request, and nothing is
+// shared between requests (a request answered on the blocking pool carries its own). Zeroed for
+// each request; a handler that finds its part unset works it out again.
+struct RequestNotes {
+    // The router's: the route the path resolves to, noted by that router (`router`).
+    const void* router = nullptr;
+    const void* route = nullptr;
+    // The answering handler's own (`handler`: the one that noted them), set by its prepare()
+    // and read by its handle().
+    const void* handler = nullptr;
+    std::uint32_t steps = 0;  // its prepare() calls so far (a handler that loads in steps)
+    std::uint64_t values[2] = {};
+};
+
 struct Request {
     Method method = Method::other;
     std::string_view method_name;
@@ -31,6 +46,7 @@ struct Request {
     const std::vector<HeaderField>* fields = nullptr;
     std::string_view body;
     PeerAddress peer;
+    RequestNotes notes;
 
     std::string_view path() const {
         auto q = target.find('?');

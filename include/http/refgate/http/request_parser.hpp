@@ -32,6 +32,7 @@ struct RequestStorage {
     std::string body;
     int host_fields = 0;
     bool transfer_encoding = false;
+    RequestNotes notes;  // the handler's (Handler::prepare), passed on in Request::notes
 
     void reset();
     bool bodiless() const { return method == Method::get || method == Method::head; }
@@ -54,7 +55,7 @@ class RequestParser {
   public:
     // `storage` is reset; both must outlive the parser. One parser per request. `early` (when
     // set) is told the request's path as its request line and its header are parsed
-    // (Handler::prepare).
+    // (Handler::prepare, with storage.notes).
     RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early = nullptr,
                   HeaderReading reading = HeaderReading::plain_first);
     ~RequestParser();

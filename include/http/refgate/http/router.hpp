@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "refgate/http/path_memo.hpp"
 #include "refgate/http/server.hpp"
 
 namespace refgate::http {
@@ -29,7 +28,8 @@ class Router final : public Handler {
     // metrics) stay on the I/O thread beside blocking ones (the admin API).
     bool blocking(const Request& request) const override;
     bool may_block() const override { return any_blocking_; }
-    void prepare(std::string_view path, Parsed stage) override;
+    // Resolves the path once per request: the route goes in `notes` for handle().
+    void prepare(std::string_view path, Parsed stage, RequestNotes& notes) override;
     void unavailable(const Request& request, Response& response) override {
         route_unavailable(request, response);
     }
@@ -44,15 +44,12 @@ class Router final : public Handler {
         std::shared_ptr<Handler> handler;
         RouteTag tag;
     };
-    // The route for `path`, or null (404). A router whose routes never block is used by one
-    // thread only and remembers its last answer (PathMemo); one with blocking routes is used
-    // from the pool too and searches every time.
-    const Route* resolve(std::string_view path) const;
+    // The route for the request, or null (404): the one prepare() noted, else searched for.
+    const Route* resolve(const Request& request) const;
     const Route* search(std::string_view path) const;
 
     std::vector<Route> routes_;
-    bool any_blocking_ = false;  // some route may block: only then is a request resolved twice
-    mutable PathMemo<const Route*> resolved_;
+    bool any_blocking_ = false;  // some route may block: only then is a request asked blocking()
 };
 
 }  // namespace refgate::http

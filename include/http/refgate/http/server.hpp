@@ -35,10 +35,11 @@ class Handler {
     // (again when the parser's fast path leaves a header to Beast, which reads it from the start)
     // and once when its whole header is. A handler may start loading what handle() will read
     // (a prefetch), so that the loads overlap the parsing; a load that depends on another can
-    // start at the second call, once the first has arrived. Must change nothing that a request
+    // start at a later call, once the first has arrived. What it works out for handle() goes in
+    // `notes` (handle() finds them in Request::notes). Must change nothing else that a request
     // can see.
     enum class Parsed { request_line, header };
-    virtual void prepare(std::string_view /*path*/, Parsed /*stage*/) {}
+    virtual void prepare(std::string_view /*path*/, Parsed /*stage*/, RequestNotes& /*notes*/) {}
 };
 
 // Called once per I/O thread, so handlers may keep per-thread state without locks.

@@ -25,7 +25,9 @@ class CountingHandler final : public Handler {
     void handle(const Request& request, Response& response) override;
     bool blocking(const Request& request) const override { return router_->blocking(request); }
     bool may_block() const override { return router_->may_block(); }
-    void prepare(std::string_view path, Parsed stage) override { router_->prepare(path, stage); }
+    void prepare(std::string_view path, Parsed stage, RequestNotes& notes) override {
+        router_->prepare(path, stage, notes);
+    }
     void unavailable(const Request& request, Response& response) override;
 
   private:

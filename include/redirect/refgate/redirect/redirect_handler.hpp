@@ -5,7 +5,6 @@
 
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/domain/time.hpp"
-#include "refgate/http/path_memo.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redirect/reader_targeting.hpp"
@@ -25,9 +24,9 @@ class RedirectHandler final : public http::Handler {
     RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options,
                     ClickRecorder* recorder = nullptr, const TargetingSources& targeting = {});
     void handle(const http::Request& request, http::Response& response) override;
-    // Starts loading the link's slot in the slug table while the header is parsed, then its
-    // entry.
-    void prepare(std::string_view path, Parsed stage) override;
+    // Works the slug and its hash out once (into `notes`) and starts loading the link: its slot
+    // in the slug table at the first call, its entry at the next.
+    void prepare(std::string_view path, Parsed stage, http::RequestNotes& notes) override;
 
     // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
     // path can name no link (encoded slashes, dots, upper case, control characters, too long).
@@ -39,8 +38,10 @@ class RedirectHandler final : public http::Handler {
         std::string_view slug;
         std::size_t hash = 0;
     };
-    // slug_of(path) and its hash, worked out once per request (PathMemo).
-    SlugKey key_of(std::string_view path);
+    // slug_of(path) and its hash.
+    static SlugKey key_of(std::string_view path);
+    // The key prepare() noted for the request, else key_of(its path).
+    SlugKey key_of(const http::Request& request) const;
 
     // The 302 of an active link: to the rule's branch, or the link's own Location.
     void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,
@@ -57,12 +58,7 @@ class RedirectHandler final : public http::Handler {
     RedirectOptions options_;
     ClickRecorder* recorder_;
     std::string dynamic_location_;  // reused for links that pass utm_* through
-    struct KnownSlug {
-        std::size_t size = 0;  // 0: the path names no link
-        std::size_t hash = 0;
-    };
-    http::PathMemo<KnownSlug> keys_;
-    std::string fixed_headers_;  // a redirect's header lines after its Location
+    std::string fixed_headers_;     // a redirect's header lines after its Location
     ReaderTargeting targeting_;
 };
 
