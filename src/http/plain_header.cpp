@@ -125,6 +125,7 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
     storage.target.assign(target);
     // Told now, so that what it prefetches loads while the fields are read (told again by Beast
     // should the header turn out to be Beast's).
+    storage.confirm(path_of(storage.target));
     if (early != nullptr)
         early->prepare(path_of(storage.target), Handler::Parsed::request_line, storage.notes);
 
@@ -174,6 +175,21 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
     return PlainHeader{
         .size = at,
         .keep_alive = storage.version >= 11 ? !connection.close : connection.keep_alive};
+}
+
+std::string_view arriving_path(std::string_view input, const HttpLimits& limits) {
+    std::size_t at;
+    if (input.starts_with("GET /")) {
+        at = 4;
+    } else if (input.starts_with("HEAD /")) {
+        at = 5;
+    } else {
+        return {};
+    }
+    const std::string_view target = input.substr(at, limits.max_target_bytes + 1);
+    const std::size_t end = target.find(' ');
+    if (end == std::string_view::npos) return {};
+    return path_of(target.substr(0, end));
 }
 
 }  // namespace refgate::http

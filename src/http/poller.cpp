@@ -82,17 +82,37 @@ void ConnectionPoller::watch() {
 // bound are not lost: the wait that watch() starts re-arms the set, which reports it again while
 // anything in it is ready. A batch's events for a slot freed or reused since (its session closed)
 // are skipped by their generation.
+//
+// A batch of several sockets goes in three passes: every socket is read, and its handler told the
+// path of the request that came (Session::receive_ahead); told again (prepare_ahead); then every
+// request is parsed and answered. So the link a request needs loads while the other sockets are
+// read, and each load that depends on another starts a pass later, instead of one after the
+// other while the request waits.
 void ConnectionPoller::dispatch() {
     std::array<epoll_event, 64> events;
+    static_assert(std::tuple_size_v<decltype(ahead_)> >= events.size());
     int room = static_cast<int>(events.size());
     while (room > 0) {
         int n = ::epoll_wait(set_->native_handle(), events.data(), room, 0);
         if (n <= 0) return;
         room -= n;
+        std::size_t ahead = 0;
         for (int i = 0; i < n; ++i) {
             const epoll_event& ev = events[static_cast<std::size_t>(i)];
             std::uint32_t index = slots_.find(ev.data.u64);
-            if (index != slots_.kStale) slots_[index]->on_events(ev.events);
+            if (index == slots_.kStale) continue;
+            Session& session = *slots_[index];
+            if (n == 1) {
+                session.on_events(ev.events);
+            } else {
+                auto held = session.shared_from_this();
+                if (session.receive_ahead(ev.events)) ahead_[ahead++] = std::move(held);
+            }
+        }
+        for (std::size_t i = 0; i < ahead; ++i) ahead_[i]->prepare_ahead();
+        for (std::size_t i = 0; i < ahead; ++i) {
+            ahead_[i]->process();
+            ahead_[i].reset();
         }
     }
 }

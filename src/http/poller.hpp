@@ -8,9 +8,11 @@
 // request; and one epoll_wait() here returns every ready connection of a batch. nginx keeps its
 // connections the same way.
 
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "epoll_slots.hpp"
@@ -47,6 +49,8 @@ class ConnectionPoller {
     bool watching_ = false;
     std::size_t in_set_ = 0;  // sockets
     EpollSlots<Session*> slots_;
+    // The sessions of a batch whose requests wait for the batch's third pass (dispatch()).
+    std::array<std::shared_ptr<Session>, 64> ahead_;
 };
 
 }  // namespace refgate::http

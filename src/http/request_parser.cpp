@@ -79,6 +79,14 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     }
 
     Step step(std::string_view input) {
+        Step taken = take(input);
+        // Notes made ahead of the parser for a path its request line did not confirm (not read
+        // yet, say) are dropped: they must not outlive the bytes they were read from.
+        if (!storage_.notes.arrived.empty()) storage_.notes = {};
+        return taken;
+    }
+
+    Step take(std::string_view input) {
         // Beast has taken nothing yet (it takes the request line early only when the rest of the
         // header is not there, and then the fast path has nothing whole to read either).
         if (plain_first_ && header_used_ == 0 && !plain_ && header_may_end(input)) {
@@ -190,6 +198,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
         }
         storage_.target.append(text);
         storage_.version = version;
+        storage_.confirm(path());
         if (early_ != nullptr)
             early_->prepare(path(), Handler::Parsed::request_line, storage_.notes);
     }

@@ -38,12 +38,15 @@ RouteTag Router::route(const Request& request, Response& response) {
 }
 
 void Router::prepare(std::string_view path, Parsed stage, RequestNotes& notes) {
-    if (notes.router != this) {
-        notes.route = search(path);
+    const Route* route;
+    if (notes.router == this) {
+        route = static_cast<const Route*>(notes.route);
+    } else {
+        route = search(path);
+        notes.route = route;
         notes.router = this;
     }
-    if (const auto* route = static_cast<const Route*>(notes.route))
-        route->handler->prepare(path, stage, notes);
+    if (route != nullptr) route->handler->prepare(path, stage, notes);
 }
 
 RouteTag Router::tag_of(std::string_view path) const {

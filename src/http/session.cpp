@@ -175,6 +175,12 @@ void Session::readable() {
 // arrived with it (the listener defers the accept until it has), and a woken one's has.
 // Nothing there: the connection waits for more.
 void Session::receive() {
+    if (take_input()) process();
+}
+
+// receive() but for process(): true when bytes came. Otherwise the connection waits for more
+// (or closed).
+bool Session::take_input() {
     if (!buffers_) buffers_ = pool_.take();
     auto space = input().prepare(input().max_size() - input().size());
     ssize_t n = receive_now(fd_, space.data(), space.size());
@@ -183,24 +189,28 @@ void Session::receive() {
         // Less than there was room for: the socket is empty until its next event, unless the
         // peer's close came with the last one (a next read finds it; no event will say so).
         ready_ = static_cast<std::size_t>(n) == space.size() || peer_done_;
-        process();
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        return true;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
         ready_ = errno == EINTR;
         read_more();
     } else {
         close_now();  // the client closed, or the connection failed
     }
+    return false;
+}
+
+void Session::start_parser() {
+    parser_.emplace(storage(), limits_, &handler_);
+    header_checked_ = false;
+    empty_line_bytes_ = 0;
 }
 
 // Parses every complete request already buffered, answers each into the output buffer, then
 // writes (or reads more when nothing is ready).
 void Session::process() {
     while (!closing_) {
-        if (!parser_) {
-            parser_.emplace(storage(), limits_, &handler_);
-            header_checked_ = false;
-            empty_line_bytes_ = 0;
-        }
+        if (!parser_) start_parser();
         if (input().size() == 0) break;
         if (starts_with_line_break() && !parser_->got_some()) {
             if (!skip_empty_lines()) break;

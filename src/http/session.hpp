@@ -154,6 +154,16 @@ class Session final : public std::enable_shared_from_this<Session> {
     void on_events(std::uint32_t events);
     void readable();
     void receive();
+    bool take_input();
+    void start_parser();
+    // A batch of ready connections in three passes (ConnectionPoller::dispatch), so that the
+    // loads a request needs overlap the other connections' reads: receive_ahead() reads like
+    // on_events() and, when the bytes start a request, tells the handler its path
+    // (Handler::Parsed::arrived) and leaves it for later (true); prepare_ahead() tells it again
+    // (a load that needs the first one's); then process().
+    bool receive_ahead(std::uint32_t events);
+    void prepare_ahead();
+    std::string_view arriving_path() const;
     bool poll();
     bool holds_request() const;
     bool closes_at_once() const;

@@ -61,22 +61,32 @@ RedirectHandler::SlugKey RedirectHandler::key_of(const http::Request& request) c
 
 void RedirectHandler::prepare(std::string_view path, Parsed, http::RequestNotes& notes) {
     SlugKey key;
-    if (notes.handler != this) {
+    if (notes.handler == this) {
+        if (notes.values[0] != 0)
+            key = {path.substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
+    } else {
         key = key_of(path);
         notes.handler = this;
         notes.values[0] = key.slug.size();  // 0: the path names no link
         notes.values[1] = key.hash;
-    } else if (notes.values[0] != 0) {
-        key = {path.substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
     }
     if (key.slug.empty()) return;
     const Snapshot* snapshot = reader_.get();
     if (snapshot == nullptr) return;
     // Each load needs the one before it in the cache: one step per call.
-    if (notes.steps++ == 0) {
-        snapshot->prefetch(key.hash);
-    } else if (notes.steps == 2) {
-        snapshot->prefetch_entry(key.hash);
+    switch (notes.steps++) {
+        case 0:
+            snapshot->prefetch(key.hash);
+            break;
+        case 1:
+            snapshot->prefetch_entry(key.hash);
+            break;
+        case 2:
+            if (const LinkEntry* link = snapshot->find(key.slug, key.hash))
+                prefetch_bytes(link->location);
+            break;
+        default:
+            break;
     }
 }
 

@@ -47,15 +47,20 @@ constexpr std::string_view kUserAgent = "refgate-test-agent-7c1f";
 // A complete request that a smuggling shape tries to slip past the server.
 constexpr std::string_view kSmuggled = "GET /go/demo HTTP/1.1\r\nHost: x\r\n\r\n";
 
-// Imports partner "acme" and link "demo" into the database; returns the database URL.
-std::string import_demo(const TestDatabase& database) {
+// Imports `document` into the database; returns the database URL.
+std::string import_document(const TestDatabase& database, std::string_view document) {
     TempDir dir;
     std::string file = dir.file("import.json");
-    std::ofstream(file) << kDocument;
+    std::ofstream(file) << document;
     auto result = run_refgate({"import", file}, {{"REFGATE_DATABASE_URL", database.url()}});
     INFO("refgate import:\n" << result.out << result.err);
     REQUIRE(result.exit_code == 0);
     return database.url();
+}
+
+// Imports partner "acme" and link "demo" into the database; returns the database URL.
+std::string import_demo(const TestDatabase& database) {
+    return import_document(database, kDocument);
 }
 
 ServiceOptions demo_options(const TestDatabase& database, EnvPairs env) {
@@ -313,6 +318,74 @@ TEST_CASE("http protocol: a keep-alive connection answers several requests in a 
     CHECK(conn.pending().empty());
     // Still open: the server did not close it between requests.
     CHECK_FALSE(conn.wait_closed(200ms));
+}
+
+TEST_CASE(
+    "http protocol: requests that arrive together on many connections are each answered for "
+    "their own path",
+    "[http]") {
+    // Sockets that are ready together are all read before any is answered, and each request's
+    // link starts loading meanwhile (ConnectionPoller::dispatch): no answer may take another
+    // connection's link, route or method.
+    constexpr int kLinks = 16;
+    nlohmann::json document = nlohmann::json::parse(kDocument);
+    for (int i = 0; i < kLinks; ++i) {
+        document["links"].push_back({{"slug", "l" + std::to_string(i)},
+                                     {"partner", "acme"},
+                                     {"destination", "https://acme.example/p/" + std::to_string(i)},
+                                     {"status", "active"},
+                                     {"expires_at", nullptr},
+                                     {"fallback", nullptr},
+                                     {"utm_passthrough", false}});
+    }
+    TestDatabase database;
+    ServiceOptions options;
+    options.database_url = import_document(database, document.dump());
+    ServiceProcess service(options);
+
+    constexpr std::size_t kConnections = 24;
+    std::vector<std::unique_ptr<RawConnection>> connections;
+    for (std::size_t c = 0; c < kConnections; ++c)
+        connections.push_back(std::make_unique<RawConnection>(service.port()));
+    struct Expected {
+        int status;
+        bool head;
+        std::string location;
+    };
+    for (int round = 0; round < 30; ++round) {
+        std::vector<Expected> expected;
+        std::vector<std::string> requests;
+        for (std::size_t c = 0; c < kConnections; ++c) {
+            const int pick = (static_cast<int>(c) * 5 + round * 3) % (kLinks + 4);
+            const std::string link = std::to_string(pick % kLinks);
+            const std::string location = "https://acme.example/p/" + link + "?ref=picks42";
+            if (pick < kLinks) {
+                requests.push_back(request("GET", "/go/l" + link));
+                expected.push_back({302, false, location});
+            } else if (pick == kLinks) {
+                requests.push_back(request("GET", "/go/nope"));
+                expected.push_back({404, false, ""});
+            } else if (pick == kLinks + 1) {
+                requests.push_back(request("GET", "/healthz"));
+                expected.push_back({200, false, ""});
+            } else if (pick == kLinks + 2) {
+                requests.push_back(request("HEAD", "/go/l" + link));
+                expected.push_back({302, true, location});
+            } else {
+                requests.push_back(request("GET", "/go/l" + link + "/?src=news"));
+                expected.push_back({302, false, location});
+            }
+        }
+        // All sent before any answer is read, so that the server finds them ready together.
+        for (std::size_t c = 0; c < kConnections; ++c) REQUIRE(connections[c]->send(requests[c]));
+        for (std::size_t c = 0; c < kConnections; ++c) {
+            INFO("round " << round << ", connection " << c << ": " << requests[c]);
+            auto response = connections[c]->read_response(5s, expected[c].head);
+            REQUIRE(response.has_value());
+            CHECK(response->status == expected[c].status);
+            CHECK(response->header("Location") == expected[c].location);
+        }
+    }
 }
 
 TEST_CASE("http protocol: HTTP/1.0 closes after the answer unless the client asks for keep-alive",

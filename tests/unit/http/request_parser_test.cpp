@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../../src/http/plain_header.hpp"
 #include "refgate/http/server.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
@@ -259,6 +260,55 @@ TEST_CASE("a plain header that arrives a byte at a time is still read by the fas
         CHECK(p.storage.target == "/go/alpha?src=news");
         REQUIRE(p.storage.fields.size() == 2);
         CHECK(p.storage.fields[1].value == "test");
+    }
+}
+
+TEST_CASE("a path read ahead of the parser is the path the parser reads, or none",
+          "[http][parser]") {
+    const refgate::HttpLimits limits;
+    using refgate::http::arriving_path;
+    CHECK(arriving_path("GET /go/alpha?src=news HTTP/1.1\r\n", limits) == "/go/alpha");
+    CHECK(arriving_path("HEAD /go/beta HTTP/1.1\r\nHost: x\r\n", limits) == "/go/beta");
+    CHECK(arriving_path("GET / HTTP/1.0", limits) == "/");
+    CHECK(arriving_path("GET /go/alp", limits).empty());  // its end has not come
+    CHECK(arriving_path("POST /go/alpha HTTP/1.1\r\n", limits).empty());
+    CHECK(arriving_path("GET http://h/go/alpha HTTP/1.1\r\n", limits).empty());
+    CHECK(arriving_path("\r\nGET /go/alpha HTTP/1.1\r\n", limits).empty());
+    CHECK(arriving_path("GET  /go/alpha HTTP/1.1\r\n", limits).empty());
+    const std::string long_target = "/go/" + std::string(limits.max_target_bytes, 'a');
+    CHECK(arriving_path("GET " + long_target + " HTTP/1.1\r\n", limits).empty());
+}
+
+TEST_CASE("notes made ahead of the parser are kept only for the path its request line has",
+          "[http][parser]") {
+    Parsing p;
+    Preparing early;
+    // Made for the path that comes: kept, the mark gone (it pointed into the read buffer).
+    {
+        RequestParser parser(p.storage, p.limits, &early);
+        p.storage.notes.arrived = "/go/alpha";
+        p.storage.notes.values[1] = 77;
+        REQUIRE(parser.put("GET /go/alpha HTTP/1.1\r\nHost: x\r\n\r\n").used > 0);
+        CHECK(p.storage.notes.values[1] == 77);
+        CHECK(p.storage.notes.arrived.empty());
+    }
+    // Made for another path: dropped before the handler is told the request line.
+    {
+        RequestParser parser(p.storage, p.limits, &early);
+        p.storage.notes.arrived = "/go/other";
+        p.storage.notes.values[1] = 77;
+        REQUIRE(parser.put("GET /go/alpha HTTP/1.1\r\nHost: x\r\n\r\n").used > 0);
+        CHECK(p.storage.notes.values[1] == 0);
+        CHECK(p.storage.notes.values[0] == 2);  // only what the parser's two calls noted
+    }
+    // Not confirmed by the first bytes parsed (the header is not whole): dropped too.
+    {
+        RequestParser parser(p.storage, p.limits, &early);
+        p.storage.notes.arrived = "/go/alpha";
+        p.storage.notes.values[1] = 77;
+        CHECK(parser.put("GET /go/alpha HTTP/1.1\r\nHost").need_more);
+        CHECK(p.storage.notes.values[1] == 0);
+        CHECK(p.storage.notes.arrived.empty());
     }
 }
 

@@ -36,6 +36,9 @@ struct RequestNotes {
     const void* handler = nullptr;
     std::uint32_t steps = 0;  // its prepare() calls so far (a handler that loads in steps)
     std::uint64_t values[2] = {};
+    // Set while the notes were made for a path read ahead of the parser (Parsed::arrived): the
+    // parser keeps them only when its request line has that very path (RequestStorage::confirm).
+    std::string_view arrived;
 };
 
 struct Request {

@@ -35,6 +35,16 @@ struct RequestStorage {
     RequestNotes notes;  // the handler's (Handler::prepare), passed on in Request::notes
 
     void reset();
+    // The parser read the request line of `path`: notes made for another path before it was
+    // parsed are dropped.
+    void confirm(std::string_view path) {
+        if (notes.arrived.empty()) return;
+        if (notes.arrived == path) {
+            notes.arrived = {};
+        } else {
+            notes = {};
+        }
+    }
     bool bodiless() const { return method == Method::get || method == Method::head; }
     // The client waits for "100 Continue" before it sends its body (RFC 9110 10.1.1).
     bool expects_continue() const;

@@ -37,8 +37,10 @@ class Handler {
     // (a prefetch), so that the loads overlap the parsing; a load that depends on another can
     // start at a later call, once the first has arrived. What it works out for handle() goes in
     // `notes` (handle() finds them in Request::notes). Must change nothing else that a request
-    // can see.
-    enum class Parsed { request_line, header };
+    // can see. `arrived`: the bytes of a request line with this path came in and wait to be
+    // parsed (told up to twice, before the request line); the parser keeps what was noted only
+    // if its request line has the same path (RequestStorage::confirm).
+    enum class Parsed { arrived, request_line, header };
     virtual void prepare(std::string_view /*path*/, Parsed /*stage*/, RequestNotes& /*notes*/) {}
 };
 

@@ -25,7 +25,7 @@ class RedirectHandler final : public http::Handler {
                     ClickRecorder* recorder = nullptr, const TargetingSources& targeting = {});
     void handle(const http::Request& request, http::Response& response) override;
     // Works the slug and its hash out once (into `notes`) and starts loading the link: its slot
-    // in the slug table at the first call, its entry at the next.
+    // in the slug table at the first call, its entry at the next, its Location at the third.
     void prepare(std::string_view path, Parsed stage, http::RequestNotes& notes) override;
 
     // The slug of a /go/ path: exact lower-case slug, one trailing slash tolerated. Empty when the
