@@ -9,7 +9,7 @@
 namespace refgate {
 
 void CounterTable::resize(std::size_t slot_count) {
-    std::vector<Slot> old(slot_count);
+    Slots old(slot_count);
     old.swap(slots_);
     used_ = 0;
     const std::size_t mask = slots_.size() - 1;

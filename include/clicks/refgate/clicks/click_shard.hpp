@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/table_memory.hpp"
 
 namespace refgate {
 
@@ -101,7 +102,7 @@ class CounterTable {
         std::size_t wanted = slots_.size();
         while (3 * held * kMaxLoadDen > 2 * wanted * kMaxLoadNum) wanted *= 2;
         while (wanted > kMinSlots && 8 * held * kMaxLoadDen < wanted * kMaxLoadNum) wanted /= 2;
-        if (wanted != slots_.size()) slots_ = std::vector<Slot>(wanted);
+        if (wanted != slots_.size()) slots_ = Slots(wanted);
     }
 
   private:
@@ -112,9 +113,10 @@ class CounterTable {
         std::uint64_t count = 0;
         CounterKey key;
     };
+    using Slots = std::vector<Slot, TableAllocator<Slot>>;  // in huge pages from 1 MiB
     void resize(std::size_t slot_count);
 
-    std::vector<Slot> slots_;
+    Slots slots_;
     std::size_t used_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +18,7 @@
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/string_hash.hpp"
+#include "refgate/domain/table_memory.hpp"
 #include "refgate/domain/targeting.hpp"
 
 namespace refgate {
@@ -88,7 +90,7 @@ class Snapshot {
     const std::vector<Partner>& partners() const { return partners_; }
     // The links served, in input order. The input links themselves are not kept (a second copy
     // of every link cost about 30 MiB at 100,000 links): entries hold all that they said.
-    const std::vector<LinkEntry>& entries() const { return entries_; }
+    std::span<const LinkEntry> entries() const { return entries_; }
     // An entry as a link again, as written to the snapshot file (its fallback canonical).
     Link link(const LinkEntry& entry) const;
     const std::vector<std::string>& rejected() const { return rejected_; }
@@ -210,7 +212,9 @@ class Snapshot {
     UrlPolicy policy_;
     std::optional<SysSeconds> next_change_;
     bool schedule_due_ = false;
-    std::vector<LinkEntry> entries_;
+    // The entries and the slug table are read at random by every redirect: table memory (huge
+    // pages from 1 MiB, table_memory.hpp).
+    std::vector<LinkEntry, TableAllocator<LinkEntry>> entries_;
     // Slug -> position in entries_: open addressing, linear probing, a power-of-two table at most
     // half full, built once. At 100,000 links a node-based map took 12 % of a start from the
     // file (an allocation and a cache miss or two per link) and about 5 MiB; this is 2 MiB.
@@ -219,7 +223,7 @@ class Snapshot {
         std::uint32_t position = kNoEntry;
     };
     static constexpr std::uint32_t kNoEntry = 0xffffffffu;
-    std::vector<Slot> slots_;
+    std::vector<Slot, TableAllocator<Slot>> slots_;
     DisclosureSet disclosures_;
     std::vector<TargetRule> rules_;
     std::vector<TargetBranch> branches_;
