@@ -348,14 +348,22 @@ def table_head(lines, title, row_format, names):
     lines.append("-" * len(hdr))
 
 
+def paired(runs_a, runs_b, key):
+    """The median over rounds of a's figure over b's in the same round: the i-th run of each
+    server of a case is in the i-th alternating round, seconds apart, so a slow minute of the
+    shared machine weighs on both sides of each ratio instead of on one median."""
+    ratios = [a.get(key) / b.get(key) for a, b in zip(runs_a, runs_b) if a.get(key) and b.get(key)]
+    return med(ratios)
+
+
 def runs_of(redirect_runs, threads, case):
     """server -> the redirect runs of one thread count and case."""
     return lambda server: [r for r in redirect_runs if r["threads"] == threads and
                            r["case"] == case and r["server"] == server]
 
 
-BASELINE_ROW = "%-8s %-26s %12s %12s %7s %9s %9s %7s %9s %9s"
-FLOOR_ROW = "%-8s %-26s %12s %12s %9s %9s %9s %9s %9s"
+BASELINE_ROW = "%-8s %-26s %12s %12s %7s %9s %9s %7s %8s %9s %9s"
+FLOOR_ROW = "%-8s %-26s %12s %12s %9s %9s %9s %9s %9s %9s %9s %9s"
 
 
 def baseline_table(redirect_runs, cases, lines, results, budget):
@@ -365,7 +373,7 @@ def baseline_table(redirect_runs, cases, lines, results, budget):
     table_head(lines, "redirect: this tree vs the --baseline build (same rounds; ratio > 1: "
                "faster, CPU ratio < 1: cheaper)", BASELINE_ROW,
                ("threads", "case", "now r/s", "before r/s", "ratio", "now CPU/r", "bef CPU/r",
-                "CPU x", "now p99", "bef p99"))
+                "CPU x", "paired", "now p99", "bef p99"))
     results["baseline"] = []
     for threads, case in cases:
         pick = runs_of(redirect_runs, threads, case)
@@ -378,14 +386,15 @@ def baseline_table(redirect_runs, cases, lines, results, budget):
         n_p99, b_p99 = ms(med([r["p99_us"] for r in now])), ms(med([r["p99_us"] for r in before]))
         ratio = n_rps / b_rps if n_rps and b_rps else None
         cpu_ratio = n_cpu / b_cpu if n_cpu and b_cpu else None
+        cpu_paired = paired(now, before, "server_cpu_us_per_req")
         results["baseline"].append({"threads": threads, "case": case, "rps_now": n_rps,
                                     "rps_before": b_rps, "ratio": ratio,
                                     "cpu_us_per_req_now": n_cpu, "cpu_us_per_req_before": b_cpu,
-                                    "cpu_ratio": cpu_ratio, "p99_ms_now": n_p99,
-                                    "p99_ms_before": b_p99})
+                                    "cpu_ratio": cpu_ratio, "cpu_ratio_paired": cpu_paired,
+                                    "p99_ms_now": n_p99, "p99_ms_before": b_p99})
         lines.append(BASELINE_ROW % (
             threads, case, fmt(n_rps), fmt(b_rps), fmt(ratio), fmt(n_cpu, "us"), fmt(b_cpu, "us"),
-            fmt(cpu_ratio), fmt(n_p99, "ms"), fmt(b_p99, "ms")))
+            fmt(cpu_ratio), fmt(cpu_paired), fmt(n_p99, "ms"), fmt(b_p99, "ms")))
         if threads == 1:
             # Medians of alternating rounds on a shared machine still move by a few per cent.
             budget.append(("req/s not worse than the baseline, within 3 %% (%s)" % case, ratio,
@@ -402,7 +411,7 @@ def floor_table(redirect_runs, cases, lines, results, budget):
     table_head(lines, "redirect: CPU per request against the floor program "
                "(../shared/bench/floor.c), same rounds", FLOOR_ROW,
                ("threads", "case", "refgate r/s", "floor r/s", "rg CPU/r", "ng CPU/r", "fl CPU/r",
-                "rg/floor", "ng/floor"))
+                "rg/floor", "ng/floor", "paired", "rg user/r", "fl user/r"))
     results["floor"] = []
     for threads, case in cases:
         pick = runs_of(redirect_runs, threads, case)
@@ -414,13 +423,20 @@ def floor_table(redirect_runs, cases, lines, results, budget):
         rg_x = rg_cpu / fl_cpu if rg_cpu and fl_cpu else None
         ng_x = ng_cpu / fl_cpu if ng_cpu and fl_cpu else None
         rg_rps, fl_rps = med([r["rps"] for r in rg]), med([r["rps"] for r in fl])
+        rg_paired = paired(rg, fl, "server_cpu_us_per_req")
+        user = lambda runs: med([r.get("server_user_us_per_req") for r in runs])
+        rg_user, fl_user = user(rg), user(fl)
         results["floor"].append({"threads": threads, "case": case, "rps_refgate": rg_rps,
                                  "rps_floor": fl_rps, "cpu_us_per_req_refgate": rg_cpu,
                                  "cpu_us_per_req_nginx": ng_cpu, "cpu_us_per_req_floor": fl_cpu,
-                                 "refgate_to_floor": rg_x, "nginx_to_floor": ng_x})
+                                 "refgate_to_floor": rg_x, "nginx_to_floor": ng_x,
+                                 "refgate_to_floor_paired": rg_paired,
+                                 "user_us_per_req_refgate": rg_user,
+                                 "user_us_per_req_floor": fl_user})
         lines.append(FLOOR_ROW % (
             threads, case, fmt(rg_rps), fmt(fl_rps), fmt(rg_cpu, "us"), fmt(ng_cpu, "us"),
-            fmt(fl_cpu, "us"), fmt(rg_x), fmt(ng_x)))
+            fmt(fl_cpu, "us"), fmt(rg_x), fmt(ng_x), fmt(rg_paired), fmt(rg_user, "us"),
+            fmt(fl_user, "us")))
         if threads == 1 and case.startswith("keep-alive, 64"):
             budget.append(("CPU/request <= 1.10x the floor (keep-alive, 64 conn)", rg_x,
                            None if rg_x is None else rg_x <= 1.10))
@@ -498,6 +514,8 @@ def cmd_report(args):
         floor_table(redirect_runs, cases, lines, results, budget)
         lines.append("  rg/ng CPU/r: server CPU time (user + system, all threads and workers) per "
                      "request, from /proc/<pid>/stat; steadier than req/s on a shared machine")
+        lines.append("  paired: the median over rounds of the ratio within each round (the runs "
+                     "a round holds are seconds apart); user/r: the user-space part of CPU/r")
         for x in meta.get("redirect_extra", []):
             lines.append("  " + x)
         results["redirect_extra"] = meta.get("redirect_extra", [])

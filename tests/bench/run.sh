@@ -421,6 +421,17 @@ cpu_ticks() {
   echo "$total"
 }
 
+# The user-space part of cpu_ticks.
+user_ticks() {
+  local pid=$1 p total=0 stat
+  for p in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null); do
+    stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+    stat=${stat##*) }
+    total=$((total + $(awk '{print $12}' <<<"$stat")))
+  done
+  echo "$total"
+}
+
 # PostgreSQL and Redis stand in for servers that production gives machines of their own: the
 # redirect path never waits for them. Here wrk and the server each fill a CPU, and each flush's
 # tenth of a second of PostgreSQL CPU (10,000 counters every 10 s bucket) would otherwise be taken
@@ -475,6 +486,8 @@ run_wrk() {
   server_pid=$(server_pid "$server")
   deprioritize_dependencies
   cpu_before=$(cpu_ticks "$server_pid")
+  local user_before
+  user_before=$(user_ticks "$server_pid")
   out=$(bounded $((secs + 15)) "${pin[@]}" wrk -t "$wrk_threads" -c "$conns" -d "${secs}s" \
     --timeout 5s --latency -s "$STATE/spread.lua" "${headers[@]}" "http://127.0.0.1:$port") ||
     die "wrk failed against $server"
@@ -482,11 +495,14 @@ run_wrk() {
   line=$(grep '^WRK_RESULT ' <<<"$out" | head -n1 | cut -d' ' -f2-)
   [[ -n $line ]] || die "no result from wrk against $server: $out"
   local cpu_ticks_used=$(($(cpu_ticks "$server_pid") - cpu_before))
+  local user_ticks_used=$(($(user_ticks "$server_pid") - user_before))
   jq -c --arg part "$part" --arg server "$server" --argjson threads "$threads" --arg case "$case" \
-    --argjson ticks "$cpu_ticks_used" --argjson hz "$(getconf CLK_TCK)" \
+    --argjson ticks "$cpu_ticks_used" --argjson user "$user_ticks_used" \
+    --argjson hz "$(getconf CLK_TCK)" \
     '. + {part: $part, server: $server, threads: $threads, case: $case,
           server_cpu_s: ($ticks / $hz),
-          server_cpu_us_per_req: (if .requests > 0 then $ticks / $hz * 1e6 / .requests else null end)}' \
+          server_cpu_us_per_req: (if .requests > 0 then $ticks / $hz * 1e6 / .requests else null end),
+          server_user_us_per_req: (if .requests > 0 then $user / $hz * 1e6 / .requests else null end)}' \
     <<<"$line" >>"$RAW"
   if [[ $part == redirect ]]; then
     jq -r --arg s "$server" --argjson t "$cpu_ticks_used" --argjson hz "$(getconf CLK_TCK)" '"  \($s): \(.rps|floor) req/s, p50 \(.p50_us/1000) ms, p99 \(.p99_us/1000) ms, errors \(.errors|add), server CPU \($t / $hz * 1e6 / .requests | floor) us/req"' <<<"$line" >&2
