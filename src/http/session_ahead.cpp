@@ -17,8 +17,12 @@ std::string_view Session::arriving_path() const {
 }
 
 bool Session::receive_ahead(std::uint32_t events) {
-    // Only a waiting connection whose socket has bytes, the case of nearly every event.
-    if (events != EPOLLIN || closed_ || writing_ || draining_ || !awaiting_input_) {
+    // Only a waiting connection whose socket has bytes, the case of nearly every event. (A
+    // socket once watched for room to write reports EPOLLOUT with its reads from then on; it
+    // means nothing to a connection that is not writing.)
+    constexpr std::uint32_t kEnds = EPOLLRDHUP | EPOLLERR | EPOLLHUP;
+    if ((events & EPOLLIN) == 0 || (events & kEnds) != 0 || closed_ || writing_ || draining_ ||
+        !awaiting_input_) {
         on_events(events);
         return false;
     }
