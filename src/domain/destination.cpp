@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "refgate/domain/ascii.hpp"
+#include "refgate/domain/ip_network.hpp"
 
 namespace refgate {
 namespace {
@@ -140,21 +141,10 @@ bool ends_in_number(std::string_view host) {
     return !last.empty() && std::all_of(last.begin(), last.end(), ascii::is_digit);
 }
 
-// Four decimal parts of 0-255 without leading zeros: the text every reader writes back.
+// An IPv4 address as every reader writes it back: four decimal parts of 0-255 without leading
+// zeros (what parse_ip, inet_pton, accepts; the ':' test leaves out its IPv6 forms).
 bool canonical_ipv4(std::string_view host) {
-    int parts = 0;
-    for (std::size_t start = 0; start <= host.size(); ++parts) {
-        std::size_t end = std::min(host.find('.', start), host.size());
-        std::string_view part = host.substr(start, end - start);
-        if (part.empty() || part.size() > 3 || (part.size() > 1 && part[0] == '0') ||
-            !std::all_of(part.begin(), part.end(), ascii::is_digit))
-            return false;
-        int value = 0;
-        for (char c : part) value = value * 10 + (c - '0');
-        if (value > 255) return false;
-        start = end + 1;
-    }
-    return parts == 4;
+    return host.find(':') == std::string_view::npos && parse_ip(host).has_value();
 }
 
 }  // namespace

@@ -125,9 +125,9 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
     storage.target.assign(target);
     // Told now, so that what it prefetches loads while the fields are read (told again by Beast
     // should the header turn out to be Beast's).
-    storage.confirm(path_of(storage.target));
-    if (early != nullptr)
-        early->prepare(path_of(storage.target), Handler::Parsed::request_line, storage.notes);
+    const std::string_view path = path_of(storage.target);
+    storage.confirm(path);
+    if (early != nullptr) early->prepare(path, Handler::Parsed::request_line, storage.notes);
 
     // The fields are read in place and copied to the arena at once when the header is whole.
     Connection connection;
@@ -170,8 +170,7 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
         field.value = {moved + (field.value.data() - (bytes + fields_at)), field.value.size()};
     }
     at += 2;  // the empty line
-    if (early != nullptr)
-        early->prepare(path_of(storage.target), Handler::Parsed::header, storage.notes);
+    if (early != nullptr) early->prepare(path, Handler::Parsed::header, storage.notes);
     return PlainHeader{
         .size = at,
         .keep_alive = storage.version >= 11 ? !connection.close : connection.keep_alive};

@@ -11,9 +11,9 @@ void Router::prefix(std::string prefix, std::shared_ptr<Handler> handler, RouteT
     routes_.push_back({std::move(prefix), true, std::move(handler), tag});
 }
 
-const Router::Route* Router::resolve(const Request& request) const {
-    if (request.notes.router == this) return static_cast<const Route*>(request.notes.route);
-    return search(request.path());
+const Router::Route* Router::resolve(std::string_view path, const RequestNotes& notes) const {
+    if (notes.router == this) return static_cast<const Route*>(notes.route);
+    return search(path);
 }
 
 const Router::Route* Router::search(std::string_view path) const {
@@ -29,7 +29,7 @@ const Router::Route* Router::search(std::string_view path) const {
 }
 
 RouteTag Router::route(const Request& request, Response& response) {
-    if (const Route* route = resolve(request)) {
+    if (const Route* route = resolve(request.path(), request.notes)) {
         route->handler->handle(request, response);
         return route->tag;
     }
@@ -38,14 +38,9 @@ RouteTag Router::route(const Request& request, Response& response) {
 }
 
 void Router::prepare(std::string_view path, Parsed stage, RequestNotes& notes) {
-    const Route* route;
-    if (notes.router == this) {
-        route = static_cast<const Route*>(notes.route);
-    } else {
-        route = search(path);
-        notes.route = route;
-        notes.router = this;
-    }
+    const Route* route = resolve(path, notes);
+    notes.route = route;
+    notes.router = this;
     if (route != nullptr) route->handler->prepare(path, stage, notes);
 }
 
@@ -56,12 +51,12 @@ RouteTag Router::tag_of(std::string_view path) const {
 
 bool Router::blocking(const Request& request) const {
     if (!any_blocking_) return false;
-    const Route* route = resolve(request);
+    const Route* route = resolve(request.path(), request.notes);
     return route != nullptr && route->handler->blocking(request);
 }
 
 RouteTag Router::route_unavailable(const Request& request, Response& response) {
-    if (const Route* route = resolve(request)) {
+    if (const Route* route = resolve(request.path(), request.notes)) {
         route->handler->unavailable(request, response);
         return route->tag;
     }

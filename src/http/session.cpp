@@ -165,10 +165,15 @@ void Session::on_events(std::uint32_t events) {
 }
 
 void Session::readable() {
-    if (!awaiting_input_ || closed_) return;
+    if (stop_waiting()) receive();
+}
+
+// The connection was waiting for input and is now to read it: false when it was not waiting.
+bool Session::stop_waiting() {
+    if (!awaiting_input_ || closed_) return false;
     awaiting_input_ = false;
     context_.parking.not_waiting(*this);
-    receive();
+    return true;
 }
 
 // Reads what the socket holds now, without waiting: a new connection's request has usually

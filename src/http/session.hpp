@@ -153,6 +153,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     void read_more();
     void on_events(std::uint32_t events);
     void readable();
+    bool stop_waiting();
     void receive();
     bool take_input();
     void start_parser();

@@ -27,8 +27,7 @@ bool Session::receive_ahead(std::uint32_t events) {
         return false;
     }
     ready_ = true;
-    awaiting_input_ = false;
-    context_.parking.not_waiting(*this);
+    stop_waiting();
     if (!take_input()) return false;
     if (!parser_) start_parser();
     std::string_view path = arriving_path();

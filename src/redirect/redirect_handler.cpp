@@ -52,20 +52,16 @@ RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path) {
     return {slug, Snapshot::hash_of(slug)};
 }
 
-RedirectHandler::SlugKey RedirectHandler::key_of(const http::Request& request) const {
-    const http::RequestNotes& notes = request.notes;
-    if (notes.handler != this) return key_of(request.path());
+RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path,
+                                                 const http::RequestNotes& notes) const {
+    if (notes.handler != this) return key_of(path);
     if (notes.values[0] == 0) return {};
-    return {request.path().substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
+    return {path.substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
 }
 
 void RedirectHandler::prepare(std::string_view path, Parsed, http::RequestNotes& notes) {
-    SlugKey key;
-    if (notes.handler == this) {
-        if (notes.values[0] != 0)
-            key = {path.substr(kGoPrefix.size(), notes.values[0]), notes.values[1]};
-    } else {
-        key = key_of(path);
+    SlugKey key = key_of(path, notes);
+    if (notes.handler != this) {
         notes.handler = this;
         notes.values[0] = key.slug.size();  // 0: the path names no link
         notes.values[1] = key.hash;
@@ -96,7 +92,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         response.add_header("Allow", "GET, HEAD");
         return;
     }
-    SlugKey key = key_of(request);
+    SlugKey key = key_of(request.path(), request.notes);
     if (key.slug.empty()) {
         not_found(response);
         return;

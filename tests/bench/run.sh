@@ -409,27 +409,17 @@ report() {
 
 # ----------------------------------------------------------------- redirect
 
-# CPU time (user + system, clock ticks) used so far by PID and its children's processes (nginx
-# workers); a process's figure includes all its threads.
+# CPU time (clock ticks) used so far by PID and its children's processes (nginx workers), each
+# process's figure including all its threads: "TOTAL USER" (user + system, and user alone).
 cpu_ticks() {
-  local pid=$1 p total=0 stat
+  local pid=$1 p total=0 user=0 stat fields
   for p in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null); do
     stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-    stat=${stat##*) }
-    total=$((total + $(awk '{print $12 + $13}' <<<"$stat")))
+    read -r -a fields <<<"${stat##*) }"  # from the state on: utime and stime are the 12th, 13th
+    user=$((user + fields[11]))
+    total=$((total + fields[11] + fields[12]))
   done
-  echo "$total"
-}
-
-# The user-space part of cpu_ticks.
-user_ticks() {
-  local pid=$1 p total=0 stat
-  for p in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null); do
-    stat=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-    stat=${stat##*) }
-    total=$((total + $(awk '{print $12}' <<<"$stat")))
-  done
-  echo "$total"
+  echo "$total $user"
 }
 
 # PostgreSQL and Redis stand in for servers that production gives machines of their own: the
@@ -485,17 +475,16 @@ run_wrk() {
   local server_pid cpu_before
   server_pid=$(server_pid "$server")
   deprioritize_dependencies
-  cpu_before=$(cpu_ticks "$server_pid")
-  local user_before
-  user_before=$(user_ticks "$server_pid")
+  local user_before cpu_after user_after
+  read -r cpu_before user_before < <(cpu_ticks "$server_pid")
   out=$(bounded $((secs + 15)) "${pin[@]}" wrk -t "$wrk_threads" -c "$conns" -d "${secs}s" \
     --timeout 5s --latency -s "$STATE/spread.lua" "${headers[@]}" "http://127.0.0.1:$port") ||
     die "wrk failed against $server"
   local line
   line=$(grep '^WRK_RESULT ' <<<"$out" | head -n1 | cut -d' ' -f2-)
   [[ -n $line ]] || die "no result from wrk against $server: $out"
-  local cpu_ticks_used=$(($(cpu_ticks "$server_pid") - cpu_before))
-  local user_ticks_used=$(($(user_ticks "$server_pid") - user_before))
+  read -r cpu_after user_after < <(cpu_ticks "$server_pid")
+  local cpu_ticks_used=$((cpu_after - cpu_before)) user_ticks_used=$((user_after - user_before))
   jq -c --arg part "$part" --arg server "$server" --argjson threads "$threads" --arg case "$case" \
     --argjson ticks "$cpu_ticks_used" --argjson user "$user_ticks_used" \
     --argjson hz "$(getconf CLK_TCK)" \

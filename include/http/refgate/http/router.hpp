@@ -44,8 +44,9 @@ class Router final : public Handler {
         std::shared_ptr<Handler> handler;
         RouteTag tag;
     };
-    // The route for the request, or null (404): the one prepare() noted, else searched for.
-    const Route* resolve(const Request& request) const;
+    // The route for the request of `path`, or null (404): the one prepare() noted, else
+    // searched for.
+    const Route* resolve(std::string_view path, const RequestNotes& notes) const;
     const Route* search(std::string_view path) const;
 
     std::vector<Route> routes_;

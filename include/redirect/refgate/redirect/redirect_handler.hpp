@@ -40,8 +40,8 @@ class RedirectHandler final : public http::Handler {
     };
     // slug_of(path) and its hash.
     static SlugKey key_of(std::string_view path);
-    // The key prepare() noted for the request, else key_of(its path).
-    SlugKey key_of(const http::Request& request) const;
+    // The key prepare() noted for the request of `path`, else key_of(path).
+    SlugKey key_of(std::string_view path, const http::RequestNotes& notes) const;
 
     // The 302 of an active link: to the rule's branch, or the link's own Location.
     void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,
