@@ -83,11 +83,12 @@ void ConnectionPoller::watch() {
 // anything in it is ready. A batch's events for a slot freed or reused since (its session closed)
 // are skipped by their generation.
 //
-// A batch of several sockets goes in three passes: every socket is read, and its handler told the
-// path of the request that came (Session::receive_ahead); told again (prepare_ahead); then every
-// request is parsed and answered. So the link a request needs loads while the other sockets are
-// read, and each load that depends on another starts a pass later, instead of one after the
-// other while the request waits.
+// A batch of several sockets goes in four passes: every socket is read, and its handler told the
+// path of the request that came (Session::receive_ahead); told again (prepare_ahead); every
+// request is parsed and answered (process_ahead); then every answer is sent (write_ahead). So the
+// link a request needs loads while the other sockets are read, and each load that depends on
+// another starts a pass later, instead of one after the other while the request waits; and the
+// answering code runs for the whole batch between two runs of the kernel's.
 void ConnectionPoller::dispatch() {
     std::array<epoll_event, 64> events;
     static_assert(std::tuple_size_v<decltype(ahead_)> >= events.size());
@@ -110,8 +111,9 @@ void ConnectionPoller::dispatch() {
             }
         }
         for (std::size_t i = 0; i < ahead; ++i) ahead_[i]->prepare_ahead();
+        for (std::size_t i = 0; i < ahead; ++i) ahead_[i]->process_ahead();
         for (std::size_t i = 0; i < ahead; ++i) {
-            ahead_[i]->process();
+            ahead_[i]->write_ahead();
             ahead_[i].reset();
         }
     }

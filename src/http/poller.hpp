@@ -49,7 +49,7 @@ class ConnectionPoller {
     bool watching_ = false;
     std::size_t in_set_ = 0;  // sockets
     EpollSlots<Session*> slots_;
-    // The sessions of a batch whose requests wait for the batch's third pass (dispatch()).
+    // The sessions of a batch whose requests wait for the batch's later passes (dispatch()).
     std::array<std::shared_ptr<Session>, 64> ahead_;
 };
 

@@ -246,6 +246,10 @@ void Session::process() {
         if (step.used == 0) break;
     }
     if (!output().empty()) {
+        if (defer_write_) {
+            write_deferred_ = true;
+            return;
+        }
         write_output();
     } else if (closing_) {
         linger_close();

@@ -157,13 +157,16 @@ class Session final : public std::enable_shared_from_this<Session> {
     void receive();
     bool take_input();
     void start_parser();
-    // A batch of ready connections in three passes (ConnectionPoller::dispatch), so that the
+    // A batch of ready connections in four passes (ConnectionPoller::dispatch), so that the
     // loads a request needs overlap the other connections' reads: receive_ahead() reads like
     // on_events() and, when the bytes start a request, tells the handler its path
     // (Handler::Parsed::arrived) and leaves it for later (true); prepare_ahead() tells it again
-    // (a load that needs the first one's); then process().
+    // (a load that needs the first one's); process_ahead() answers like process() but leaves
+    // the answers' send() to write_ahead().
     bool receive_ahead(std::uint32_t events);
     void prepare_ahead();
+    void process_ahead();
+    void write_ahead();
     std::string_view arriving_path() const;
     bool poll();
     bool holds_request() const;
@@ -237,6 +240,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     std::shared_ptr<std::atomic<bool>> ticket_;
     bool stopping_ = false;
     bool closed_ = false;
+    bool defer_write_ = false;  // process() leaves the answers it wrote to write_ahead()
+    bool write_deferred_ = false;
 };
 
 }  // namespace refgate::http

@@ -324,9 +324,11 @@ TEST_CASE(
     "http protocol: requests that arrive together on many connections are each answered for "
     "their own path",
     "[http]") {
-    // Sockets that are ready together are all read before any is answered, and each request's
-    // link starts loading meanwhile (ConnectionPoller::dispatch): no answer may take another
-    // connection's link, route or method.
+    // Sockets that are ready together are all read before any is answered, each request's link
+    // starts loading meanwhile, and the answers are all written before any is sent
+    // (ConnectionPoller::dispatch): no answer may take another connection's link, route or
+    // method, pipelined requests are answered in order, and a connection that asked to be closed
+    // gets its answer before the close.
     constexpr int kLinks = 16;
     nlohmann::json document = nlohmann::json::parse(kDocument);
     for (int i = 0; i < kLinks; ++i) {
@@ -353,37 +355,56 @@ TEST_CASE(
         std::string location;
     };
     for (int round = 0; round < 30; ++round) {
-        std::vector<Expected> expected;
-        std::vector<std::string> requests;
+        // Per connection: what it sends at once (one request, or two pipelined), what comes back,
+        // and whether it asked the server to close it after its answer.
+        std::vector<std::vector<Expected>> expected(kConnections);
+        std::vector<std::string> requests(kConnections);
+        std::vector<bool> closes(kConnections, false);
         for (std::size_t c = 0; c < kConnections; ++c) {
-            const int pick = (static_cast<int>(c) * 5 + round * 3) % (kLinks + 4);
+            const int pick = (static_cast<int>(c) * 5 + round * 3) % (kLinks + 6);
             const std::string link = std::to_string(pick % kLinks);
             const std::string location = "https://acme.example/p/" + link + "?ref=picks42";
             if (pick < kLinks) {
-                requests.push_back(request("GET", "/go/l" + link));
-                expected.push_back({302, false, location});
+                requests[c] = request("GET", "/go/l" + link);
+                expected[c].push_back({302, false, location});
             } else if (pick == kLinks) {
-                requests.push_back(request("GET", "/go/nope"));
-                expected.push_back({404, false, ""});
+                requests[c] = request("GET", "/go/nope");
+                expected[c].push_back({404, false, ""});
             } else if (pick == kLinks + 1) {
-                requests.push_back(request("GET", "/healthz"));
-                expected.push_back({200, false, ""});
+                requests[c] = request("GET", "/healthz");
+                expected[c].push_back({200, false, ""});
             } else if (pick == kLinks + 2) {
-                requests.push_back(request("HEAD", "/go/l" + link));
-                expected.push_back({302, true, location});
+                requests[c] = request("HEAD", "/go/l" + link);
+                expected[c].push_back({302, true, location});
+            } else if (pick == kLinks + 3) {
+                requests[c] = request("GET", "/go/l" + link + "/?src=news");
+                expected[c].push_back({302, false, location});
+            } else if (pick == kLinks + 4) {
+                requests[c] = request("GET", "/go/l" + link) + request("GET", "/go/nope");
+                expected[c].push_back({302, false, location});
+                expected[c].push_back({404, false, ""});
             } else {
-                requests.push_back(request("GET", "/go/l" + link + "/?src=news"));
-                expected.push_back({302, false, location});
+                requests[c] = request("GET", "/go/l" + link, "Connection: close\r\n");
+                expected[c].push_back({302, false, location});
+                closes[c] = true;
             }
         }
         // All sent before any answer is read, so that the server finds them ready together.
         for (std::size_t c = 0; c < kConnections; ++c) REQUIRE(connections[c]->send(requests[c]));
         for (std::size_t c = 0; c < kConnections; ++c) {
-            INFO("round " << round << ", connection " << c << ": " << requests[c]);
-            auto response = connections[c]->read_response(5s, expected[c].head);
-            REQUIRE(response.has_value());
-            CHECK(response->status == expected[c].status);
-            CHECK(response->header("Location") == expected[c].location);
+            for (std::size_t i = 0; i < expected[c].size(); ++i) {
+                INFO("round " << round << ", connection " << c << ", answer " << i << ": "
+                              << requests[c]);
+                auto response = connections[c]->read_response(5s, expected[c][i].head);
+                REQUIRE(response.has_value());
+                CHECK(response->status == expected[c][i].status);
+                CHECK(response->header("Location") == expected[c][i].location);
+            }
+            if (closes[c]) {
+                INFO("round " << round << ", connection " << c << " asked to be closed");
+                CHECK(connections[c]->wait_closed(5s));
+                connections[c] = std::make_unique<RawConnection>(service.port());
+            }
         }
     }
 }
