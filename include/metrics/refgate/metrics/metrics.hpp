@@ -31,7 +31,23 @@ inline constexpr HistogramBounds kLatencyBounds = {
 inline constexpr HistogramBounds kFlushDurationBounds = {
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0, 15.0, 30.0, 45.0, 60.0};
 
-// A histogram with fixed bounds (kLatencyBounds unless given); observe() from any thread.
+// Who changes a figure: only the thread that owns it, or other threads too.
+enum class Writers : std::uint8_t { one, several };
+
+// Adds `n` to a figure. With one writer a load and a store do (a reader still sees whole values)
+// without the locked add, which also waits for every earlier store of the thread to reach the
+// cache: on the redirect path, the whole answer just written.
+inline void add_to_figure(std::atomic<std::uint64_t>& figure, std::uint64_t n,
+                          Writers writers) noexcept {
+    if (writers == Writers::one) {
+        figure.store(figure.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    } else {
+        figure.fetch_add(n, std::memory_order_relaxed);
+    }
+}
+
+// A histogram with fixed bounds (kLatencyBounds unless given); observe() from any thread (with
+// Writers::one, from its owner only).
 class LatencyHistogram {
   public:
     static constexpr std::size_t kBuckets = std::tuple_size_v<HistogramBounds> + 1;  // +Inf last
@@ -43,11 +59,11 @@ class LatencyHistogram {
             bounds_ns_[i] = static_cast<std::uint64_t>(bounds[i] * 1e9 + 0.5);
     }
 
-    void observe(std::chrono::nanoseconds elapsed) noexcept {
+    void observe(std::chrono::nanoseconds elapsed, Writers writers = Writers::several) noexcept {
         auto ns =
             elapsed.count() < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(elapsed.count());
-        counts_[bucket_of(ns)].fetch_add(1, std::memory_order_relaxed);
-        sum_ns_.fetch_add(ns, std::memory_order_relaxed);
+        add_to_figure(counts_[bucket_of(ns)], 1, writers);
+        add_to_figure(sum_ns_, ns, writers);
     }
     // Adds this histogram's figures to non-cumulative bucket counts and a sum in seconds.
     void add_to(std::array<std::uint64_t, kBuckets>& counts, double& sum_seconds) const noexcept {
@@ -87,16 +103,17 @@ inline constexpr std::size_t kStatusSlots = kTrackedStatuses.size() + 1;
 std::size_t status_slot(int status) noexcept;
 
 // One per (listener, I/O thread), on cache lines of its own: the thread that answers is the
-// only frequent writer (a listener whose handlers block also writes from the handler pool, hence
-// atomics rather than plain integers).
+// only frequent writer, and the only writer at all (Writers::one) for a listener whose handlers
+// never block; one whose handlers block also writes from the handler pool (Writers::several).
 struct alignas(64) RequestCounters {
     std::array<std::array<std::atomic<std::uint64_t>, kStatusSlots>, kRouteClasses> requests{};
     std::array<LatencyHistogram, kRouteClasses> latency{};
 
-    void record(RouteClass route, int status, std::chrono::nanoseconds elapsed) noexcept {
+    void record(RouteClass route, int status, std::chrono::nanoseconds elapsed,
+                Writers writers = Writers::several) noexcept {
         auto r = static_cast<std::size_t>(route);
-        requests[r][status_slot(status)].fetch_add(1, std::memory_order_relaxed);
-        latency[r].observe(elapsed);
+        add_to_figure(requests[r][status_slot(status)], 1, writers);
+        latency[r].observe(elapsed, writers);
     }
 };
 
