@@ -1,5 +1,7 @@
 #include "refgate/redirect/click_recorder.hpp"
 
+#include <ctime>
+
 namespace refgate {
 
 ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRequest& fields,
@@ -20,6 +22,12 @@ ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRe
     click.channel = channel_of(request.query());
     shard_.prefetch(CounterKey(link_id, click.day, click.cls, click.channel));
     return click;
+}
+
+void ClickRecorder::prefetch_likely(std::int64_t link_id) {
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    shard_.prefetch(CounterKey(link_id, utc_day(now.tv_sec), ClickClass::human, channel_of({})));
 }
 
 void ClickRecorder::count(const Click& click, const ClickTarget* target) {

@@ -78,8 +78,10 @@ void RedirectHandler::prepare(std::string_view path, Parsed, http::RequestNotes&
             snapshot->prefetch_entry(key.hash);
             break;
         case 2:
-            if (const LinkEntry* link = snapshot->find(key.slug, key.hash))
+            if (const LinkEntry* link = snapshot->find(key.slug, key.hash)) {
                 prefetch_bytes(link->location);
+                if (recorder_ != nullptr) recorder_->prefetch_likely(link->id);
+            }
             break;
         default:
             break;

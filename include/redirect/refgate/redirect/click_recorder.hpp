@@ -55,6 +55,10 @@ class ClickRecorder {
     // With `target`, the click is also counted as a targeting counter (CounterKey::targeting).
     Click begin(const http::Request& request, ReaderRequest& reader, std::int64_t link_id,
                 std::int64_t unix_seconds);
+    // Starts loading the counter a click on `link_id` most likely adds to (a human click without
+    // a channel, today), before its request is parsed: a guess, which begin() confirms or follows
+    // with the right key. Today is read from the kernel's last tick.
+    void prefetch_likely(std::int64_t link_id);
     void count(const Click& click, const ClickTarget* target = nullptr);
     // Both steps at once.
     void record(const http::Request& request, ReaderRequest& reader, std::int64_t link_id,
