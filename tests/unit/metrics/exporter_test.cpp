@@ -186,9 +186,10 @@ TEST_CASE("a request's duration is the time its handler took", "[metrics]") {
     metrics::Exporter exporter({.requests = &requests, .clicks = &clicks, .health = &health});
     std::string text = exporter.scrape();
     INFO(text);
-    CHECK(has_line(text,
-                   "refgate_http_request_duration_seconds_bucket{listener=\"public\",route=\"redirect\","
-                   "le=\"0.0025\"} 0"));
+    CHECK(has_line(
+        text,
+        "refgate_http_request_duration_seconds_bucket{listener=\"public\",route=\"redirect\","
+        "le=\"0.0025\"} 0"));
     const std::string sum_label =
         "\nrefgate_http_request_duration_seconds_sum{listener=\"public\",route=\"redirect\"} ";
     auto at = text.find(sum_label);
