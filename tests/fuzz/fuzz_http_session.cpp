@@ -15,6 +15,8 @@
 // an input (the client always closes its side), and the run is bounded by 5 s of wall time.
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
@@ -22,6 +24,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <regex>
 
 #include "../../src/http/session.hpp"
@@ -83,6 +86,24 @@ struct Client {
     }
 };
 
+// libFuzzer's timeout alarm (SIGALRM, no SA_RESTART) fails a blocking connect() or accept() with
+// EINTR, and Asio throws it: the harness's own blocking set-up runs with the alarm held back.
+class AlarmHeld {
+  public:
+    AlarmHeld() {
+        sigset_t alarm;
+        sigemptyset(&alarm);
+        sigaddset(&alarm, SIGALRM);
+        pthread_sigmask(SIG_BLOCK, &alarm, &before_);
+    }
+    ~AlarmHeld() { pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+    AlarmHeld(const AlarmHeld&) = delete;
+    AlarmHeld& operator=(const AlarmHeld&) = delete;
+
+  private:
+    sigset_t before_;
+};
+
 Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces) {
     refgate::http::ThreadContext context;
     refgate::http::ListenerState listener;
@@ -95,6 +116,7 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
     tcp::acceptor acceptor(context.ioc, {asio::ip::make_address("127.0.0.1"), 0});
     Exchange out;
     Client client{tcp::socket(context.ioc), input, pieces, 0, {}, out};
+    std::optional<AlarmHeld> held(std::in_place);
     client.socket.connect(acceptor.local_endpoint());
     tcp::endpoint remote;
     tcp::socket server_side(context.ioc);
@@ -109,6 +131,7 @@ Exchange converse(std::string_view input, const std::vector<std::size_t>& pieces
         asio::write(client.socket, asio::buffer(client.input.data(), client.input.size()));
         client.input = {};
     }
+    held.reset();
     int fd = server_side.release();
     std::make_shared<refgate::http::Session>(fd, refgate::http::peer_address(peer), context, 0)
         ->start();
