@@ -76,7 +76,10 @@ class CounterTable {
     // that only prefetches for a pure one and drops the call (its result is unused).
     [[gnu::always_inline]] void prefetch(const CounterKey& key) const {
         const std::uint64_t hash = CounterKeyHash{}(key) | 1;
-        __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+        // A slot (80 bytes) always spans two cache lines, and the key's compare needs both.
+        const auto* slot = reinterpret_cast<const char*>(&slots_[hash & (slots_.size() - 1)]);
+        __builtin_prefetch(slot);
+        __builtin_prefetch(slot + sizeof(Slot) - 1);
     }
     std::size_t size() const { return used_; }
     std::size_t slots() const { return slots_.size(); }

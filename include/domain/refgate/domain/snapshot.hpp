@@ -132,6 +132,7 @@ class Snapshot {
             const auto* begin = reinterpret_cast<const char*>(&entries_[slot.position]);
             for (std::size_t at = 0; at < sizeof(LinkEntry); at += 64)
                 __builtin_prefetch(begin + at);
+            __builtin_prefetch(begin + sizeof(LinkEntry) - 1);  // an entry need not start a line
             return;
         }
     }
