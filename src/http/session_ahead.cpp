@@ -4,7 +4,7 @@
 // others' loads are on their way, and each finds its link in the cache. The answers are all
 // written, then all sent: the code and data of each stay in cache for the whole batch, instead of
 // a send() between two answers pushing the answering code out, and the client's next requests
-// gather meanwhile (a tenth fewer user time and a quarter fewer epoll_wait() calls per request).
+// gather meanwhile (a quarter fewer epoll_wait() calls per request at 64 connections).
 
 #include <sys/epoll.h>
 

@@ -17,8 +17,6 @@ class TickClock {
     // A point in ticks, for since() only.
     std::uint64_t now() const noexcept;
     std::chrono::nanoseconds since(std::uint64_t start) const noexcept;
-    // True when the time-stamp counter is read (else steady_clock).
-    bool counts_cycles() const noexcept { return cycles_; }
 
   private:
     bool cycles_;
