@@ -17,7 +17,7 @@ REFGATE_APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-all-dev libboost-url1.81-dev libhiredis-dev libpqxx-dev
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev libsodium-dev
-  libqrencode-dev zlib1g-dev libmaxminddb-dev libcurl4-openssl-dev
+  libqrencode-dev zlib1g-dev libmaxminddb-dev libcurl4-openssl-dev liburing-dev
   postgresql redis-server redis-tools clang-format-14
 )
 # Only the test suite needs these (promtool and a real Prometheus; the fuzz targets; the container image's build and run; the TLS proxies in

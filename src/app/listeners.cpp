@@ -145,7 +145,8 @@ HttpService::HttpService(Shared& shared, Counting& counting)
       admin_(make_admin_api(shared)),
       metrics_(std::make_shared<metrics::MetricsHandler>(exporter_, admin_.metrics_auth)),
       server_(shared.config.threads,
-              {public_listener(shared, counting), admin_listener(shared, admin_, metrics_)}) {
+              {public_listener(shared, counting), admin_listener(shared, admin_, metrics_)},
+              shared.config.io_uring) {
     exporter_.set_listeners({{"public", &server_.stats(0)}, {"admin", &server_.stats(1)}});
 }
 

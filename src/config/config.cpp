@@ -141,6 +141,10 @@ std::vector<Setting> connection_settings() {
         {"threads", "REFGATE_THREADS",
          [](Config& c, const std::string& v) { return parse_uint<unsigned>(v, c.threads, 1, 256); },
          "an integer from 1 to 256", [](const Config& c) { return std::to_string(c.threads); }},
+        {"io_uring", "REFGATE_IO_URING",
+         [](Config& c, const std::string& v) { return parse_bool(v, c.io_uring); },
+         "true or false (false: no io_uring; without the kernel's leave it is not used anyway)",
+         [](const Config& c) { return bool_text(c.io_uring); }},
     };
 }
 

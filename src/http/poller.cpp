@@ -16,7 +16,8 @@ constexpr std::uint32_t kReadEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
 
 // The set is made with the thread, while descriptors are surely there; add() tries again if that
 // failed.
-ConnectionPoller::ConnectionPoller(boost::asio::io_context& ioc) : ioc_(ioc) {
+ConnectionPoller::ConnectionPoller(boost::asio::io_context& ioc, bool batch_io)
+    : ioc_(ioc), io_(batch_io) {
     open_epoll_set(ioc_, set_);
 }
 
@@ -84,14 +85,16 @@ void ConnectionPoller::watch() {
 // are skipped by their generation.
 //
 // A batch of several sockets goes in four passes: every socket is read, and its handler told the
-// path of the request that came (Session::receive_ahead); told again (prepare_ahead); every
-// request is parsed and answered (process_ahead); then every answer is sent (write_ahead). So the
-// link a request needs loads while the other sockets are read, and each load that depends on
-// another starts a pass later, instead of one after the other while the request waits; and the
-// answering code runs for the whole batch between two runs of the kernel's.
+// path of the request that came (Session::read_ahead, receive_ahead); told again
+// (prepare_ahead); every request is parsed and answered (process_ahead); then every answer is
+// sent (write_ahead, wrote_ahead). So the link a request needs loads while the other sockets are
+// read, and each load that depends on another starts a pass later, instead of one after the other
+// while the request waits; and the answering code runs for the whole batch between two runs of
+// the kernel's. The batch's reads are one system call, and so are its sends (BatchIo).
 void ConnectionPoller::dispatch() {
     std::array<epoll_event, 64> events;
     static_assert(std::tuple_size_v<decltype(ahead_)> >= events.size());
+    static_assert(BatchIo::kMaxQueued >= events.size());
     int room = static_cast<int>(events.size());
     while (room > 0) {
         int n = ::epoll_wait(set_->native_handle(), events.data(), room, 0);
@@ -107,15 +110,28 @@ void ConnectionPoller::dispatch() {
                 session.on_events(ev.events);
             } else {
                 auto held = session.shared_from_this();
-                if (session.receive_ahead(ev.events)) ahead_[ahead++] = std::move(held);
+                if (session.read_ahead(ev.events, io_)) ahead_[ahead++] = std::move(held);
             }
         }
-        for (std::size_t i = 0; i < ahead; ++i) ahead_[i]->prepare_ahead();
-        for (std::size_t i = 0; i < ahead; ++i) ahead_[i]->process_ahead();
+        io_.submit();
+        std::size_t kept = 0;
         for (std::size_t i = 0; i < ahead; ++i) {
-            ahead_[i]->write_ahead();
-            ahead_[i].reset();
+            if (!ahead_[i]->receive_ahead(io_.result(i))) {
+                ahead_[i].reset();
+            } else if (kept++ != i) {
+                ahead_[kept - 1] = std::move(ahead_[i]);
+            }
         }
+        for (std::size_t i = 0; i < kept; ++i) ahead_[i]->prepare_ahead();
+        for (std::size_t i = 0; i < kept; ++i) ahead_[i]->process_ahead();
+        // The sessions that queued a send move to the front, in the order of their sends.
+        std::size_t sends = 0;
+        for (std::size_t i = 0; i < kept; ++i) {
+            if (ahead_[i]->write_ahead(io_)) ahead_[sends++].swap(ahead_[i]);
+        }
+        io_.submit();
+        for (std::size_t i = 0; i < sends; ++i) ahead_[i]->wrote_ahead(io_.result(i));
+        for (std::size_t i = 0; i < kept; ++i) ahead_[i].reset();
     }
 }
 

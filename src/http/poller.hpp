@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "batch_io.hpp"
 #include "epoll_slots.hpp"
 
 namespace refgate::http {
@@ -25,7 +26,8 @@ class ConnectionPoller {
   public:
     static constexpr std::uint32_t kNone = UINT32_MAX;
 
-    explicit ConnectionPoller(boost::asio::io_context& ioc);
+    // `batch_io`: a batch's reads and sends through io_uring where the kernel allows (BatchIo).
+    ConnectionPoller(boost::asio::io_context& ioc, bool batch_io);
     // Sessions still in the set forget it (they are destroyed after it, with the io_context).
     ~ConnectionPoller();
     ConnectionPoller(const ConnectionPoller&) = delete;
@@ -51,6 +53,7 @@ class ConnectionPoller {
     EpollSlots<Session*> slots_;
     // The sessions of a batch whose requests wait for the batch's later passes (dispatch()).
     std::array<std::shared_ptr<Session>, 64> ahead_;
+    BatchIo io_;
 };
 
 }  // namespace refgate::http

@@ -147,11 +147,11 @@ struct Server::Impl {
     }
 };
 
-Server::Server(unsigned threads, std::vector<ListenerOptions> listeners)
+Server::Server(unsigned threads, std::vector<ListenerOptions> listeners, bool io_uring)
     : impl_(std::make_unique<Impl>()) {
     if (threads == 0) threads = 1;
     for (unsigned i = 0; i < threads; ++i) {
-        impl_->contexts.push_back(std::make_unique<ThreadContext>());
+        impl_->contexts.push_back(std::make_unique<ThreadContext>(io_uring));
         impl_->contexts.back()->blocking_pool = &impl_->blocking_pool;
     }
     for (auto& options : listeners) {

@@ -27,16 +27,6 @@ constexpr std::size_t kMaxPendingOutput = 64 * 1024;
 // kernel does not reset the connection before the client has read the response.
 constexpr std::chrono::milliseconds kLingerTime{1000};
 
-// recv() and send() as plain system calls. glibc's wrappers make each a cancellation point: two
-// more calls around it, with an atomic exchange each, about 3 % of a keep-alive redirect's user
-// time (perf). No I/O thread is ever cancelled.
-ssize_t receive_now(int fd, void* data, std::size_t size) {
-    return ::syscall(SYS_recvfrom, fd, data, size, MSG_DONTWAIT, nullptr, nullptr);
-}
-ssize_t send_now(int fd, const char* data, std::size_t size, int flags = 0) {
-    return ::syscall(SYS_sendto, fd, data, size, MSG_NOSIGNAL | MSG_DONTWAIT | flags, nullptr, 0);
-}
-
 }  // namespace
 
 Session::Session(int fd, const PeerAddress& peer, ThreadContext& context, std::uint8_t listener)
@@ -186,18 +176,27 @@ void Session::receive() {
 // receive() but for process(): true when bytes came. Otherwise the connection waits for more
 // (or closed).
 bool Session::take_input() {
+    auto room = input_room();
+    return took_input(receive_plain(fd_, room.data(), room.size()));
+}
+
+// Where the next read puts its bytes (the connection takes buffers if it has none).
+boost::asio::mutable_buffer Session::input_room() {
     if (!buffers_) buffers_ = pool_.take();
-    auto space = input().prepare(input().max_size() - input().size());
-    ssize_t n = receive_now(fd_, space.data(), space.size());
+    return input().prepare(input().max_size() - input().size());
+}
+
+// take_input() after its read into input_room(): `n` bytes, or -errno.
+bool Session::took_input(ssize_t n) {
     if (n > 0) {
-        input().commit(static_cast<std::size_t>(n));
         // Less than there was room for: the socket is empty until its next event, unless the
         // peer's close came with the last one (a next read finds it; no event will say so).
-        ready_ = static_cast<std::size_t>(n) == space.size() || peer_done_;
+        ready_ = static_cast<std::size_t>(n) == input().max_size() - input().size() || peer_done_;
+        input().commit(static_cast<std::size_t>(n));
         return true;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-        ready_ = errno == EINTR;
+    if (n == -EAGAIN || n == -EWOULDBLOCK || n == -EINTR) {
+        ready_ = n == -EINTR;
         read_more();
     } else {
         close_now();  // the client closed, or the connection failed
@@ -350,6 +349,11 @@ void Session::on_deadline() {
 }
 
 void Session::write_output() {
+    wrote(send_plain(fd_, output().data(), output().size(), write_flags()));
+}
+
+// Readies the socket for the output's send() and says its flags.
+int Session::write_flags() {
     // Nagle's algorithm could hold back a response while an earlier one is unacknowledged; only
     // a connection that stays open can have one. Switched off then, as nginx does, so that a
     // Connection: close exchange spends no system call on it.
@@ -362,9 +366,12 @@ void Session::write_output() {
     // a large one goes as the socket takes it (continue_write). An answer after which the
     // connection closes at once is held back (MSG_MORE) until the close's shutdown(), so that
     // the FIN leaves in the answer's segment: one packet fewer per Connection: close exchange.
-    int more = closing_ && closes_at_once() ? MSG_MORE : 0;
-    ssize_t n = send_now(fd_, output().data(), output().size(), more);
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+    return closing_ && closes_at_once() ? MSG_MORE : 0;
+}
+
+// write_output() after its send(): `n` bytes sent, or -errno.
+void Session::wrote(ssize_t n) {
+    if (n < 0 && n != -EAGAIN && n != -EWOULDBLOCK && n != -EINTR) {
         close_now();
         return;
     }
@@ -383,10 +390,10 @@ void Session::write_output() {
 
 void Session::continue_write() {
     while (sent_ < output().size()) {
-        ssize_t n = send_now(fd_, output().data() + sent_, output().size() - sent_);
+        ssize_t n = send_plain(fd_, output().data() + sent_, output().size() - sent_);
         if (n < 0) {
-            if (errno == EINTR) continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK) close_now();
+            if (n == -EINTR) continue;
+            if (n != -EAGAIN && n != -EWOULDBLOCK) close_now();
             return;  // the next writable event goes on
         }
         sent_ += static_cast<std::size_t>(n);
@@ -436,9 +443,9 @@ void Session::drain() {
     for (int reads = 0; reads < 16; ++reads) {
         input().clear();
         auto space = input().prepare(input().max_size());
-        ssize_t n = receive_now(fd_, space.data(), space.size());
-        if (n > 0 || (n < 0 && errno == EINTR)) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        ssize_t n = receive_plain(fd_, space.data(), space.size());
+        if (n > 0 || n == -EINTR) continue;
+        if (n == -EAGAIN || n == -EWOULDBLOCK) {
             ready_ = false;
             poll();
             return;

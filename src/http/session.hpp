@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "batch_io.hpp"
 #include "parking.hpp"
 #include "poller.hpp"
 #include "refgate/http/request_parser.hpp"
@@ -72,6 +73,9 @@ class Session;
 struct ListenerState;
 
 struct ThreadContext {
+    // `batch_io`: see ConnectionPoller.
+    explicit ThreadContext(bool batch_io = true) : poller{ioc, batch_io} {}
+
     // Declared before the io_context: sessions still queued in it deregister, give their
     // buffers back and free their memory on destruction.
     SessionHeap slabs;
@@ -79,7 +83,7 @@ struct ThreadContext {
     std::deque<BufferPool> pools;  // one per listener
     asio::io_context ioc{1};
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
-    ConnectionPoller poller{ioc};
+    ConnectionPoller poller;
     LogLimiter poll_failure_log{std::chrono::seconds{10}};
     IdleParking parking{ioc, [this](const ParkedConnection& c) { wake(c); },
                         [this](const ParkedConnection& c) { expire(c); },
@@ -156,17 +160,23 @@ class Session final : public std::enable_shared_from_this<Session> {
     bool stop_waiting();
     void receive();
     bool take_input();
+    boost::asio::mutable_buffer input_room();
+    bool took_input(ssize_t n);
     void start_parser();
     // A batch of ready connections in four passes (ConnectionPoller::dispatch), so that the
-    // loads a request needs overlap the other connections' reads: receive_ahead() reads like
-    // on_events() and, when the bytes start a request, tells the handler its path
-    // (Handler::Parsed::arrived) and leaves it for later (true); prepare_ahead() tells it again
-    // (a load that needs the first one's); process_ahead() answers like process() but leaves
-    // the answers' send() to write_ahead().
-    bool receive_ahead(std::uint32_t events);
+    // loads a request needs overlap the other connections' reads: read_ahead() queues the
+    // socket's read in the batch's BatchIo (true), or handles its events like on_events() when
+    // they are not a plain arrival; receive_ahead() takes the read's result and, when the bytes
+    // start a request, tells the handler its path (Handler::Parsed::arrived) and leaves it for
+    // later (true); prepare_ahead() tells it again (a load that needs the first one's);
+    // process_ahead() answers like process() but leaves the answers' send() to write_ahead(),
+    // which queues it in the BatchIo (true), and wrote_ahead() takes its result.
+    bool read_ahead(std::uint32_t events, BatchIo& io);
+    bool receive_ahead(ssize_t received);
     void prepare_ahead();
     void process_ahead();
-    void write_ahead();
+    bool write_ahead(BatchIo& io);
+    void wrote_ahead(ssize_t sent);
     std::string_view arriving_path() const;
     bool poll();
     bool holds_request() const;
@@ -191,6 +201,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     void answer_unavailable(std::string_view reason);
     void serialize(bool head, bool keep_alive);
     void write_output();
+    int write_flags();
+    void wrote(ssize_t n);
     void continue_write();
     void written();
     void linger_close();

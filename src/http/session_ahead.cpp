@@ -19,7 +19,7 @@ std::string_view Session::arriving_path() const {
     return http::arriving_path({static_cast<const char*>(bytes.data()), bytes.size()}, limits_);
 }
 
-bool Session::receive_ahead(std::uint32_t events) {
+bool Session::read_ahead(std::uint32_t events, BatchIo& io) {
     // Only a waiting connection whose socket has bytes, the case of nearly every event. (A
     // socket once watched for room to write reports EPOLLOUT with its reads from then on; it
     // means nothing to a connection that is not writing.)
@@ -31,7 +31,13 @@ bool Session::receive_ahead(std::uint32_t events) {
     }
     ready_ = true;
     stop_waiting();
-    if (!take_input()) return false;
+    auto room = input_room();
+    io.recv(fd_, room.data(), room.size());
+    return true;
+}
+
+bool Session::receive_ahead(ssize_t received) {
+    if (closed_ || !took_input(received)) return false;
     if (!parser_) start_parser();
     std::string_view path = arriving_path();
     if (path.empty()) {
@@ -55,10 +61,17 @@ void Session::process_ahead() {
     defer_write_ = false;
 }
 
-void Session::write_ahead() {
-    if (!write_deferred_) return;
+bool Session::write_ahead(BatchIo& io) {
+    if (!write_deferred_) return false;
     write_deferred_ = false;
-    if (!closed_) write_output();
+    if (closed_) return false;
+    int flags = write_flags();
+    io.send(fd_, output().data(), output().size(), flags);
+    return true;
+}
+
+void Session::wrote_ahead(ssize_t sent) {
+    if (!closed_) wrote(sent);
 }
 
 }  // namespace refgate::http

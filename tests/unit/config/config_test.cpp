@@ -261,7 +261,9 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                   {"REFGATE_STATE_DIR", "/srv/state"},
                   {"REFGATE_PUBLIC_BASE_URL", "https://picks.example.com"},
                   {"REFGATE_REUSE_PORT", "true"},
+                  {"REFGATE_IO_URING", "false"},
                   {"REFGATE_ADMIN_DB_WAIT_MS", "1500"}}));
+    CHECK_FALSE(c.io_uring);
     auto rows = refgate::describe_config(c);
     std::map<std::string, std::string> described(rows.begin(), rows.end());
     CHECK(described.size() == rows.size());
@@ -274,6 +276,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "redis_min_replicas_acked",
                             "redis_wait_timeout_ms",
                             "threads",
+                            "io_uring",
                             "snapshot_file",
                             "referrer_policy",
                             "allow_http_destinations",
@@ -313,9 +316,10 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 51);
+    CHECK(rows.size() == 52);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
+    CHECK(described["io_uring"] == "false");
 
     // Written back as a config file, every value is accepted and means the same.
     nlohmann::json file = nlohmann::json::object();

@@ -95,6 +95,9 @@ struct Config {
     std::string redis_url = "redis://127.0.0.1:6379/0";
     RedisHaConfig redis_ha{};
     unsigned threads = 2;
+    // Each I/O thread reads (and sends) a batch of ready connections in one io_uring system
+    // call, where the kernel allows it.
+    bool io_uring = true;
     std::string snapshot_file = "refgate-snapshot.json";
     std::string referrer_policy = "strict-origin-when-cross-origin";
     bool allow_http_destinations = false;

@@ -77,7 +77,9 @@ struct ServerStats {
 // thread (SO_REUSEPORT), so a connection lives and dies on one thread.
 class Server {
   public:
-    Server(unsigned threads, std::vector<ListenerOptions> listeners);
+    // `io_uring`: each thread reads (and sends) a batch of ready connections in one system call
+    // where the kernel allows it; false: a call per connection.
+    Server(unsigned threads, std::vector<ListenerOptions> listeners, bool io_uring = true);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
