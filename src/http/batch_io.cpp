@@ -73,12 +73,12 @@ void BatchIo::submit() {
     if (queued_ == 0) return;
     if (wanted_) open();
     // A single call gains nothing from the ring.
-    if (!ring_ || queued_ == 1 || !submit_ring()) run_plain(0);
+    if (!ring_ || queued_ == 1 || !submit_ring()) run_plain();
     queued_ = 0;
 }
 
-void BatchIo::run_plain(std::size_t from) {
-    for (std::size_t i = from; i < queued_; ++i) {
+void BatchIo::run_plain() {
+    for (std::size_t i = 0; i < queued_; ++i) {
         const Op& op = ops_[i];
         results_[i] = op.send ? send_plain(op.fd, op.data, op.size, op.flags)
                               : receive_plain(op.fd, op.data, op.size);

@@ -59,7 +59,7 @@ class BatchIo {
     };
     void open();
     bool submit_ring();
-    void run_plain(std::size_t from);
+    void run_plain();
 
     bool wanted_;
     std::unique_ptr<Ring> ring_;
