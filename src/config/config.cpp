@@ -143,7 +143,7 @@ std::vector<Setting> connection_settings() {
          "an integer from 1 to 256", [](const Config& c) { return std::to_string(c.threads); }},
         {"io_uring", "REFGATE_IO_URING",
          [](Config& c, const std::string& v) { return parse_bool(v, c.io_uring); },
-         "true or false (false: no io_uring; without the kernel's leave it is not used anyway)",
+         "true or false (false: a system call per read and send, as where io_uring is refused)",
          [](const Config& c) { return bool_text(c.io_uring); }},
     };
 }
