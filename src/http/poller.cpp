@@ -81,8 +81,10 @@ void ConnectionPoller::watch() {
 // epoll_ctl that re-arms the set's wait (at 64 busy keep-alive connections a wake found about four
 // sockets ready; these two calls were a third of the system calls per request). Sockets past the
 // bound are not lost: the wait that watch() starts re-arms the set, which reports it again while
-// anything in it is ready. A batch's events for a slot freed or reused since (its session closed)
-// are skipped by their generation.
+// anything in it is ready. After a lone socket the set is not asked again: with one connection
+// busy (or a slow client) the next is seldom ready this soon, and that epoll_wait() found nothing
+// on every request, one of six system calls at one connection. A batch's events for a slot freed or
+// reused since (its session closed) are skipped by their generation.
 //
 // A batch of several sockets goes in four passes: every socket is read, and its handler told the
 // path of the request that came (Session::read_ahead, receive_ahead); told again
@@ -132,6 +134,7 @@ void ConnectionPoller::dispatch() {
         io_.submit();
         for (std::size_t i = 0; i < sends; ++i) ahead_[i]->wrote_ahead(io_.result(i));
         for (std::size_t i = 0; i < kept; ++i) ahead_[i].reset();
+        if (n == 1) return;  // see above: a lone socket's batch is the wake's last
     }
 }
 
