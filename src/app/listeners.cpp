@@ -147,7 +147,8 @@ HttpService::HttpService(Shared& shared, Counting& counting)
       server_(shared.config.threads,
               {public_listener(shared, counting), admin_listener(shared, admin_, metrics_)},
               shared.config.io_uring) {
-    exporter_.set_listeners({{"public", &server_.stats(0)}, {"admin", &server_.stats(1)}});
+    exporter_.set_listeners({{"public", &server_.stats(0)}, {"admin", &server_.stats(1)}},
+                            &server_);
 }
 
 bool HttpService::start() {

@@ -43,8 +43,8 @@ BatchIo::BatchIo(bool wanted) : wanted_(wanted) {}
 
 BatchIo::~BatchIo() = default;
 
-void BatchIo::open() {
-    wanted_ = false;  // one try per thread
+bool BatchIo::start() {
+    if (!wanted_ || ring_) return batching();
     auto ring = std::make_unique<Ring>();
     // One thread submits, and it takes its own completions: the kernel skips the locking and
     // the interrupts that other uses need. A kernel too old for these flags gets none.
@@ -55,10 +55,11 @@ void BatchIo::open() {
     if (rc < 0) {
         log::info("io_uring_unavailable",
                   {{"detail", "each read and send is a system call of its own"}, {"errno", -rc}});
-        return;
+        return false;
     }
     ring->open = true;
     ring_ = std::move(ring);
+    return true;
 }
 
 void BatchIo::recv(int fd, void* data, std::size_t size) {
@@ -71,7 +72,6 @@ void BatchIo::send(int fd, const void* data, std::size_t size, int flags) {
 
 void BatchIo::submit() {
     if (queued_ == 0) return;
-    if (wanted_) open();
     // A single call gains nothing from the ring.
     if (!ring_ || queued_ == 1 || !submit_ring()) run_plain();
     queued_ = 0;

@@ -27,14 +27,18 @@ class BatchIo {
   public:
     static constexpr std::size_t kMaxQueued = 64;
 
-    // `wanted` false: plain calls only. The ring is made by the first submit(), on the thread
-    // that submits (the kernel ties the ring to it).
+    // `wanted` false: plain calls only.
     explicit BatchIo(bool wanted);
     ~BatchIo();
     BatchIo(const BatchIo&) = delete;
     BatchIo& operator=(const BatchIo&) = delete;
 
-    // Whether submit() goes through the ring (after the first submit()).
+    // Makes the ring if wanted, on the thread that will submit (the kernel ties the ring to it),
+    // once, before the first submit(); until then submit() makes the plain calls. True when
+    // submit() goes through the ring; false when it was not wanted or the kernel refused it
+    // (seccomp, an old kernel: logged once, io_uring_unavailable).
+    bool start();
+    // Whether submit() goes through the ring (false again once the kernel failed a batch).
     bool batching() const { return ring_ != nullptr; }
 
     // Queue a recv() or send() (flags added to MSG_DONTWAIT); its result is result(i), i being
@@ -57,11 +61,10 @@ class BatchIo {
         std::size_t size;
         int flags;
     };
-    void open();
     bool submit_ring();
     void run_plain();
 
-    bool wanted_;
+    const bool wanted_;
     std::unique_ptr<Ring> ring_;
     std::size_t queued_ = 0;
     std::array<Op, kMaxQueued> ops_{};

@@ -33,6 +33,9 @@ class ConnectionPoller {
     ConnectionPoller(const ConnectionPoller&) = delete;
     ConnectionPoller& operator=(const ConnectionPoller&) = delete;
 
+    // Makes the thread's io_uring, on the thread (BatchIo::start): true when batches use it.
+    bool start_batch_io() { return io_.start(); }
+
     // Adds the session's socket (readable events, and the peer's close); its slot, or kNone
     // when the set cannot take it (no memory, max_user_watches; errno says why).
     std::uint32_t add(int fd, Session& session);

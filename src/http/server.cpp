@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
+#include <latch>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -136,6 +137,7 @@ struct Server::Impl {
     std::mutex mutex;
     std::condition_variable finished_cv;
     std::size_t finished = 0;
+    std::atomic<unsigned> io_uring_threads{0};
     bool started = false;
     bool joined = false;
 
@@ -234,6 +236,8 @@ const ServerStats& Server::stats(std::size_t listener) const {
     return impl_->listeners.at(listener)->stats;
 }
 
+unsigned Server::io_uring_threads() const { return impl_->io_uring_threads.load(); }
+
 void Server::start() {
     impl_->started = true;
     for (auto& context : impl_->contexts) {
@@ -251,14 +255,20 @@ void Server::start() {
             });
         }
     }
+    // Each thread makes its io_uring itself (the kernel ties a ring to the thread that submits),
+    // before start() returns: io_uring_threads() is then the final figure.
+    std::latch rings(static_cast<std::ptrdiff_t>(impl_->contexts.size()));
     for (auto& context : impl_->contexts) {
-        impl_->threads.emplace_back([this, ctx = context.get()] {
+        impl_->threads.emplace_back([this, ctx = context.get(), &rings] {
+            if (ctx->poller.start_batch_io()) impl_->io_uring_threads.fetch_add(1);
+            rings.count_down();
             ctx->ioc.run();
             std::lock_guard lock(impl_->mutex);
             ++impl_->finished;
             impl_->finished_cv.notify_all();
         });
     }
+    rings.wait();
 }
 
 void Server::shutdown(std::chrono::milliseconds timeout) {

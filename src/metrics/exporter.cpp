@@ -407,6 +407,14 @@ std::vector<MetricFamily> Exporter::Collect() const {
     add_value(out.back(), 1, {{"commit", sources_.commit}, {"version", sources_.version}});
     if (sources_.requests != nullptr) collect_requests(*sources_.requests, out);
     if (!sources_.listeners.empty()) collect_listeners(sources_.listeners, out);
+    if (sources_.server != nullptr) {
+        out.push_back(single("refgate_http_io_uring_threads",
+                             "I/O threads that read (and send) a batch of ready connections in "
+                             "one io_uring call; 0: a system call per connection "
+                             "(REFGATE_IO_URING=false, or the kernel refused io_uring).",
+                             MetricType::Gauge,
+                             static_cast<double>(sources_.server->io_uring_threads())));
+    }
     collect_unavailable(out);
     collect_clicks(out);
     if (sources_.clicks != nullptr) collect_pipeline(*sources_.clicks, now, out);

@@ -411,6 +411,13 @@ TEST_CASE(
             }
         }
     }
+    // Both I/O threads made their ring where the kernel allows it, and none was made with false:
+    // operators see which path the batches take.
+    const int rings = io_uring && kernel_allows_io_uring() ? 2 : 0;
+    INFO("the kernel " << (kernel_allows_io_uring() ? "allows" : "refuses") << " io_uring");
+    CHECK(http_get(service.admin_port(), "/metrics")
+              .body.find("\nrefgate_http_io_uring_threads " + std::to_string(rings) + "\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("http protocol: HTTP/1.0 closes after the answer unless the client asks for keep-alive",

@@ -95,6 +95,9 @@ class Server {
     void shutdown(std::chrono::milliseconds timeout);
 
     const ServerStats& stats(std::size_t listener) const;
+    // The I/O threads whose batches go through io_uring (after start()): all of them, or none
+    // when it was not wanted or the kernel refused it.
+    unsigned io_uring_threads() const;
 
   private:
     struct Impl;

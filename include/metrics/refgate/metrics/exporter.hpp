@@ -47,6 +47,7 @@ struct Sources {
     // Console sign-ins answered ok, refused (401) and limited (429).
     const std::array<std::atomic<std::uint64_t>, 3>* console_sign_ins = nullptr;
     std::vector<ListenerFigures> listeners;
+    const http::Server* server = nullptr;  // its I/O threads' figures
     std::string version;
     std::string commit;
     const Clock* clock = nullptr;                  // for ages and lags; none: the system clock
@@ -69,8 +70,10 @@ class Exporter final : public prometheus::Collectable {
   public:
     explicit Exporter(Sources sources) : sources_(std::move(sources)) {}
     // Set once the server exists, before it starts.
-    void set_listeners(std::vector<ListenerFigures> listeners) {
+    void set_listeners(std::vector<ListenerFigures> listeners,
+                       const http::Server* server = nullptr) {
         sources_.listeners = std::move(listeners);
+        sources_.server = server;
     }
 
     std::vector<prometheus::MetricFamily> Collect() const override;
