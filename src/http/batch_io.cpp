@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "refgate/runtime/log.hpp"
 
@@ -44,7 +45,7 @@ BatchIo::BatchIo(bool wanted) : wanted_(wanted) {}
 BatchIo::~BatchIo() = default;
 
 bool BatchIo::start() {
-    if (!wanted_ || ring_) return batching();
+    if (!wanted_ || std::exchange(started_, true)) return batching();
     auto ring = std::make_unique<Ring>();
     // One thread submits, and it takes its own completions: the kernel skips the locking and
     // the interrupts that other uses need. A kernel too old for these flags gets none.
@@ -59,6 +60,7 @@ bool BatchIo::start() {
     }
     ring->open = true;
     ring_ = std::move(ring);
+    batching_.store(true, std::memory_order_relaxed);
     return true;
 }
 
@@ -130,6 +132,7 @@ bool BatchIo::submit_ring() {
     if (taken < want || done < taken) {
         log::warn("io_uring_failed", {{"errno", -rc}, {"taken", taken}, {"done", done}});
         ring_.reset();
+        batching_.store(false, std::memory_order_relaxed);
         return taken > 0;
     }
     return true;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,12 +35,13 @@ class BatchIo {
     BatchIo& operator=(const BatchIo&) = delete;
 
     // Makes the ring if wanted, on the thread that will submit (the kernel ties the ring to it),
-    // once, before the first submit(); until then submit() makes the plain calls. True when
-    // submit() goes through the ring; false when it was not wanted or the kernel refused it
-    // (seccomp, an old kernel: logged once, io_uring_unavailable).
+    // before the first submit(); until then submit() makes the plain calls. True when submit()
+    // goes through the ring; false when it was not wanted or the kernel refused it (seccomp, an
+    // old kernel: logged, io_uring_unavailable). Only the first call tries.
     bool start();
-    // Whether submit() goes through the ring (false again once the kernel failed a batch).
-    bool batching() const { return ring_ != nullptr; }
+    // Whether submit() goes through the ring: false again once the kernel failed a batch (the
+    // ring is then dropped for good). Any thread may ask.
+    bool batching() const { return batching_.load(std::memory_order_relaxed); }
 
     // Queue a recv() or send() (flags added to MSG_DONTWAIT); its result is result(i), i being
     // the number queued before it. Not more than kMaxQueued between two submit()s.
@@ -65,7 +67,9 @@ class BatchIo {
     void run_plain();
 
     const bool wanted_;
+    bool started_ = false;
     std::unique_ptr<Ring> ring_;
+    std::atomic<bool> batching_{false};  // ring_ is set, for other threads' batching()
     std::size_t queued_ = 0;
     std::array<Op, kMaxQueued> ops_{};
     std::array<ssize_t, kMaxQueued> results_{};

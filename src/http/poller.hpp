@@ -35,6 +35,8 @@ class ConnectionPoller {
 
     // Makes the thread's io_uring, on the thread (BatchIo::start): true when batches use it.
     bool start_batch_io() { return io_.start(); }
+    // Whether the batches go through it now (any thread may ask).
+    bool batching() const { return io_.batching(); }
 
     // Adds the session's socket (readable events, and the peer's close); its slot, or kNone
     // when the set cannot take it (no memory, max_user_watches; errno says why).

@@ -137,7 +137,8 @@ struct Server::Impl {
     std::mutex mutex;
     std::condition_variable finished_cv;
     std::size_t finished = 0;
-    std::atomic<unsigned> io_uring_threads{0};
+    // Counted down by each I/O thread once it has made its io_uring (or found it refused).
+    std::unique_ptr<std::latch> rings;
     bool started = false;
     bool joined = false;
 
@@ -236,7 +237,11 @@ const ServerStats& Server::stats(std::size_t listener) const {
     return impl_->listeners.at(listener)->stats;
 }
 
-unsigned Server::io_uring_threads() const { return impl_->io_uring_threads.load(); }
+unsigned Server::io_uring_threads() const {
+    unsigned batching = 0;
+    for (const auto& context : impl_->contexts) batching += context->poller.batching() ? 1 : 0;
+    return batching;
+}
 
 void Server::start() {
     impl_->started = true;
@@ -256,19 +261,21 @@ void Server::start() {
         }
     }
     // Each thread makes its io_uring itself (the kernel ties a ring to the thread that submits),
-    // before start() returns: io_uring_threads() is then the final figure.
-    std::latch rings(static_cast<std::ptrdiff_t>(impl_->contexts.size()));
+    // before start() returns. The latch is the Server's: a thread that started counts it down
+    // even when starting a later one failed.
+    impl_->rings =
+        std::make_unique<std::latch>(static_cast<std::ptrdiff_t>(impl_->contexts.size()));
     for (auto& context : impl_->contexts) {
-        impl_->threads.emplace_back([this, ctx = context.get(), &rings] {
-            if (ctx->poller.start_batch_io()) impl_->io_uring_threads.fetch_add(1);
-            rings.count_down();
+        impl_->threads.emplace_back([this, ctx = context.get()] {
+            ctx->poller.start_batch_io();
+            impl_->rings->count_down();
             ctx->ioc.run();
             std::lock_guard lock(impl_->mutex);
             ++impl_->finished;
             impl_->finished_cv.notify_all();
         });
     }
-    rings.wait();
+    impl_->rings->wait();
 }
 
 void Server::shutdown(std::chrono::milliseconds timeout) {

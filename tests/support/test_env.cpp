@@ -1,9 +1,7 @@
 #include "support/test_env.hpp"
 
-#include <linux/io_uring.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,14 +58,6 @@ int unused_port() {
     REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
     ::close(fd);
     return ntohs(addr.sin_port);
-}
-
-bool kernel_allows_io_uring() {
-    io_uring_params params{};
-    long fd = ::syscall(SYS_io_uring_setup, 4, &params);
-    if (fd < 0) return false;
-    ::close(static_cast<int>(fd));
-    return true;
 }
 
 std::string read_text(const std::string& path) {

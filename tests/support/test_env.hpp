@@ -39,9 +39,6 @@ std::string read_text(const std::string& path);
 // Today's UTC date, "2026-11-29", as refgate names its daily keys.
 std::string utc_today();
 
-// Whether the kernel lets this process make an io_uring (a seccomp profile may forbid it).
-bool kernel_allows_io_uring();
-
 // Runs a shell command; returns its exit code, with stdout and stderr appended to `output`.
 int run_shell(const std::string& command, std::string& output);
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "support/test_env.hpp"
+#include "../../support/io_uring_probe.hpp"
 
 namespace batch_io_test {
 

@@ -88,15 +88,16 @@ class Server {
     void bind();
     // The bound port of listener `index` (useful with port 0).
     std::uint16_t port(std::size_t index) const;
-    // Starts the threads and returns.
+    // Starts the threads; returns once each has made its io_uring (or found it refused).
     void start();
     // Stops accepting, lets in-flight requests finish (idle connections are closed at once) and
     // waits for every connection to end, at most `timeout`; then stops the threads.
     void shutdown(std::chrono::milliseconds timeout);
 
     const ServerStats& stats(std::size_t listener) const;
-    // The I/O threads whose batches go through io_uring (after start()): all of them, or none
-    // when it was not wanted or the kernel refused it.
+    // The I/O threads whose batches go through io_uring now (from start() on): none when it was
+    // not wanted or the kernel refused it, fewer than all when a thread could not make its ring
+    // or dropped it after the kernel failed a batch (logged io_uring_failed).
     unsigned io_uring_threads() const;
 
   private:
