@@ -33,8 +33,8 @@ class ConnectionPoller {
     ConnectionPoller(const ConnectionPoller&) = delete;
     ConnectionPoller& operator=(const ConnectionPoller&) = delete;
 
-    // Makes the thread's io_uring, on the thread (BatchIo::start): true when batches use it.
-    bool start_batch_io() { return io_.start(); }
+    // Makes the thread's io_uring, on the thread (BatchIo::start); batching() says whether it did.
+    void start_batch_io() { io_.start(); }
     // Whether the batches go through it now (any thread may ask).
     bool batching() const { return io_.batching(); }
 
