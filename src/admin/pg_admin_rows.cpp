@@ -280,10 +280,14 @@ std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) 
     return rows;
 }
 
-std::vector<Link> PgAdminRows::links_of(std::int64_t partner_id) {
+std::vector<Link> PgAdminRows::links_naming(const std::string& partner_slug) {
+    // Lax jsonpath: a rule without "split" matches nothing there rather than failing.
     std::vector<Link> links;
     for (const auto& row :
-         tx_.exec_params(kLinkColumns + "WHERE l.partner_id = $1 ORDER BY l.slug", partner_id))
+         tx_.exec_params(kLinkColumns + "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
+                                        "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
+                                        "jsonb_build_object('p', $1::text)) ORDER BY l.slug",
+                         partner_slug))
         links.push_back(link_row(row).link);
     return links;
 }

@@ -1,6 +1,7 @@
 // The admin service's partner rules: create, change, schedule a code, delete, code history.
 
 #include <algorithm>
+#include <map>
 
 #include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
@@ -97,17 +98,29 @@ Outcome AdminService::delete_partner(const Actor& actor, const std::string& slug
                                      const Precondition& pre) {
     return write([&](AdminRows& rows) {
         auto find = [&](const std::string& s, RowLock lock) { return rows.partner(s, lock); };
-        return change(rows, "partner", actor, slug, pre, "delete", find, partner_object,
-                      [&](const PartnerRow& row) -> std::optional<Outcome> {
-                          if (auto count = rows.count_links(row.id); count > 0) {
-                              return simple(OutcomeKind::conflict,
-                                            "partner '" + slug + "' still has " +
-                                                std::to_string(count) +
-                                                " link(s); delete or move them first");
-                          }
-                          rows.delete_partner(row.id);
-                          return std::nullopt;
-                      });
+        return change(
+            rows, "partner", actor, slug, pre, "delete", find, partner_object,
+            [&](const PartnerRow& row) -> std::optional<Outcome> {
+                if (auto count = rows.count_links(row.id); count > 0) {
+                    return simple(OutcomeKind::conflict, "partner '" + slug + "' still has " +
+                                                             std::to_string(count) +
+                                                             " link(s); delete or move them first");
+                }
+                // A rule naming a partner that no longer exists would drop out of
+                // every snapshot and make the export impossible to import.
+                std::string named;
+                for (const auto& link : rows.links_naming(slug)) {
+                    for (const auto& branch : branches_to(link, slug))
+                        named += (named.empty() ? "" : ", ") + link.slug + " " + branch;
+                }
+                if (!named.empty()) {
+                    return simple(OutcomeKind::conflict, "partner '" + slug +
+                                                             "' is still named by " + named +
+                                                             "; change those rules first");
+                }
+                rows.delete_partner(row.id);
+                return std::nullopt;
+            });
     });
 }
 
@@ -169,8 +182,10 @@ std::optional<Outcome> AdminService::schedule_code(AdminRows& rows, const Actor&
     return std::nullopt;
 }
 
-// A partner PATCH without valid_from: the merged object must pass the import rules, and the
-// partner's links must still fit its (possibly narrowed) domains.
+// A partner PATCH without valid_from: the merged object must pass the import rules, and every
+// stored link that names the partner (as its own or in a rule or split branch) must still pass
+// the rules the snapshot builder and the import apply, with the changed partner in its place and
+// every other partner as stored.
 std::optional<Outcome> AdminService::update_partner_row(AdminRows& rows, const PartnerRow& row,
                                                         const Json& patch) {
     Json merged = writable(partner_object(row));
@@ -182,8 +197,15 @@ std::optional<Outcome> AdminService::update_partner_row(AdminRows& rows, const P
     const Partner& p = parsed.document.partners.front();
     if (partner_to_json(row.partner) == partner_to_json(p))
         return object(OutcomeKind::ok, partner_object(row));  // nothing changed
-    auto links = rows.links_of(row.id);
-    auto lookup = [&p](const std::string&) -> const Partner* { return &p; };
+    auto links = rows.links_naming(p.slug);
+    // The others are locked against a concurrent change, as a link save locks them.
+    std::map<std::string, std::optional<PartnerRow>> others;
+    auto lookup = [&](const std::string& slug) -> const Partner* {
+        if (slug == p.slug) return &p;
+        auto it = others.find(slug);
+        if (it == others.end()) it = others.emplace(slug, rows.partner(slug, RowLock::share)).first;
+        return it->second ? &it->second->partner : nullptr;
+    };
     auto issues = validate_links(links, lookup, options_.url_policy, "stored links");
     if (!issues.empty()) {
         std::vector<FieldError> errors;

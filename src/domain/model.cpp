@@ -23,6 +23,21 @@ bool valid_slug(std::string_view slug) {
     return valid;
 }
 
+std::vector<std::string> branches_to(const Link& link, std::string_view partner) {
+    std::vector<std::string> branches;
+    if (link.partner == partner) branches.emplace_back("default");
+    for (std::size_t i = 0; i < link.rules.size(); ++i) {
+        const LinkRule& rule = link.rules[i];
+        std::string name = "rules[" + std::to_string(i) + "]";
+        if (rule.partner == partner) branches.push_back(name);
+        for (std::size_t j = 0; j < rule.split.size(); ++j) {
+            if (rule.split[j].partner == partner)
+                branches.push_back(name + ".split[" + std::to_string(j) + "]");
+        }
+    }
+    return branches;
+}
+
 bool valid_param_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
     for (char c : name) {

@@ -194,6 +194,53 @@ TEST_CASE(
     CHECK(audit[0]["after"]["fallbacks"] == Json{{"NZ", "AU"}});
 }
 
+TEST_CASE(
+    "a partner change is checked against every stored link that names it in any branch, and a "
+    "partner still named by a rule cannot be deleted, so the export always imports again",
+    "[targeting][pg][admin]") {
+    Fixture f;
+    auto etag = [&](const std::string& slug) {
+        return f.api("GET", "/api/v1/partners/" + slug).header("ETag");
+    };
+    auto patch = [&](const std::string& slug, const Json& body) {
+        return f.api("PATCH", "/api/v1/partners/" + slug, body, {{"If-Match", etag(slug)}});
+    };
+
+    // The storefront narrowing its domains past kindle's German rule is refused, naming the branch.
+    auto narrowed = patch("amazon-de", {{"allowed_domains", {"amazon.co.uk"}}});
+    REQUIRE(narrowed.status == 422);
+    auto errors = Json::parse(narrowed.body)["errors"];
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0]["field"] == "allowed_domains");
+    CHECK_THAT(errors[0]["message"].get<std::string>(),
+               Catch::Contains("(kindle)") && Catch::Contains("rules[0].destination"));
+    CHECK(Json::parse(f.api("GET", "/api/v1/partners/amazon-de").body)["allowed_domains"] ==
+          Json::array({"amazon.de"}));
+    CHECK(f.location_becomes("198.51.100.7", kDe) == kDe);
+
+    // The main partner's code rotates although kindle's rule names another partner's store.
+    auto rotated = patch("amazon-us", {{"ref_code", "picks-22"}});
+    INFO(rotated.body);
+    CHECK(rotated.status == 200);
+    CHECK(f.location_becomes("203.0.113.5", "https://www.amazon.com/dp/B0X?tag=picks-22") ==
+          "https://www.amazon.com/dp/B0X?tag=picks-22");
+
+    // A rule still names the storefront: 409, and it stays.
+    auto deleted =
+        f.api("DELETE", "/api/v1/partners/amazon-de", {}, {{"If-Match", etag("amazon-de")}});
+    CHECK(deleted.status == 409);
+    CHECK_THAT(Json::parse(deleted.body)["detail"].get<std::string>(),
+               Catch::Contains("kindle rules[0]"));
+    CHECK(f.api("GET", "/api/v1/partners/amazon-de").status == 200);
+
+    // What the API accepted, the import accepts: the export goes back in whole.
+    auto exported = run_refgate({"export"}, {{"REFGATE_DATABASE_URL", f.db.url()}});
+    REQUIRE(exported.exit_code == 0);
+    auto imported = import_json(f.db.url(), exported.out);
+    INFO(imported.out + imported.err);
+    CHECK(imported.exit_code == 0);
+}
+
 TEST_CASE("the link stats break a targeted link's clicks down by country and by rule branch",
           "[targeting][pg]") {
     Fixture f;

@@ -164,6 +164,49 @@ TEST_CASE("admin service: narrowing a partner's domains past a stored link is re
           std::vector<std::string>{"tailscale.com"});
 }
 
+TEST_CASE(
+    "admin service: a partner change is checked against every link that names it, by the "
+    "partners each branch routes to",
+    "[admin][service]") {
+    // tailscale's link sends iPhones to the storefront partner "appstore".
+    Fixture f;
+    Json store = Json::parse(R"({"slug": "appstore", "name": "App Store", "ref_param": "at",
+        "ref_code": "picks", "allowed_domains": ["apps.apple.com"]})");
+    REQUIRE(f.service.create_partner(kEddie, store).kind == OutcomeKind::created);
+    Json link = link_body("pricing", "https://tailscale.com/pricing");
+    link["rules"] = Json::parse(R"([{"platform": ["ios"], "partner": "appstore",
+        "destination": "https://apps.apple.com/app/tailscale/id1470499037"}])");
+    REQUIRE(f.service.create_link(kEddie, link).kind == OutcomeKind::created);
+
+    // The main partner's code rotates although the rule names another partner's store.
+    CHECK(f.service.update_partner(kEddie, "tailscale", {.any = true}, {{"ref_code", "picks43"}})
+              .kind == OutcomeKind::ok);
+
+    // The storefront cannot narrow its domains past the rule, and the refusal names the branch.
+    auto narrowed = f.service.update_partner(kEddie, "appstore", {.any = true},
+                                             {{"allowed_domains", {"itunes.apple.com"}}});
+    REQUIRE(narrowed.kind == OutcomeKind::invalid);
+    REQUIRE(fields(narrowed) == std::vector<std::string>{"allowed_domains"});
+    CHECK_THAT(narrowed.errors[0].message,
+               Catch::Contains("(pricing)") && Catch::Contains("rules[0].destination"));
+    CHECK(f.state().partners.at("appstore").partner.allowed_domains ==
+          std::vector<std::string>{"apps.apple.com"});
+    // A change that keeps the rule's destination is fine.
+    CHECK(f.service
+              .update_partner(kEddie, "appstore", {.any = true},
+                              {{"allowed_domains", {"apps.apple.com", "itunes.apple.com"}}})
+              .kind == OutcomeKind::ok);
+
+    // Nor can the storefront go while the rule names it.
+    auto audited = f.state().audit.size();
+    auto deleted = f.service.delete_partner(kEddie, "appstore", {.any = true});
+    CHECK(deleted.kind == OutcomeKind::conflict);
+    CHECK(deleted.detail ==
+          "partner 'appstore' is still named by pricing rules[0]; change those rules first");
+    CHECK(f.state().partners.contains("appstore"));
+    CHECK(f.state().audit.size() == audited);
+}
+
 TEST_CASE("admin service: a code is scheduled only for a moment after the clock's now",
           "[admin][service]") {
     Fixture f;

@@ -100,10 +100,10 @@ class FakeRows final : public AdminRows {
         }
         return rows;
     }
-    std::vector<Link> links_of(std::int64_t partner_id) override {
+    std::vector<Link> links_naming(const std::string& partner_slug) override {
         std::vector<Link> links;
         for (const auto& [slug, row] : s_.links) {
-            if (s_.partners.at(row.link.partner).id == partner_id) links.push_back(row.link);
+            if (!branches_to(row.link, partner_slug).empty()) links.push_back(row.link);
         }
         return links;
     }

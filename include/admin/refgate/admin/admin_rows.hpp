@@ -118,7 +118,8 @@ class AdminRows {
     virtual std::optional<LinkRow> link(const std::string& slug, RowLock lock) = 0;
     // Links by slug after filter.cursor; at most `limit` rows.
     virtual std::vector<LinkRow> links(const LinkFilter& filter, std::size_t limit) = 0;
-    virtual std::vector<Link> links_of(std::int64_t partner_id) = 0;
+    // Links that name the partner anywhere: as their own partner or in a rule or split branch.
+    virtual std::vector<Link> links_naming(const std::string& partner_slug) = 0;
     // False when the slug is taken.
     virtual bool insert_link(const Link& link) = 0;
     virtual void update_link(std::int64_t id, const Link& link) = 0;

@@ -92,6 +92,10 @@ bool valid_slug(std::string_view slug);
 // A referral or extra parameter name: [A-Za-z0-9_.-]{1,64}
 bool valid_param_name(std::string_view name);
 
+// The branches of `link` that route to `partner`: "default" (the link's own partner), "rules[i]",
+// "rules[i].split[j]"; empty when none does.
+std::vector<std::string> branches_to(const Link& link, std::string_view partner);
+
 std::string_view to_string(LinkStatus status);
 std::optional<LinkStatus> parse_link_status(std::string_view text);
 
