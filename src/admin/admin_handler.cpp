@@ -73,6 +73,8 @@ class Endpoint final : public http::Handler {
         std::string_view origin = allowed_origin(request, shared_.options.cors_origins);
         bool vary = !shared_.options.cors_origins.empty();
         ApiRequest api{.http = request};
+        api.client = client_address(request.peer.bytes, request.header("X-Forwarded-For"),
+                                    shared_.options.trusted_proxies);
         match(api);
         // A preflight carries no credentials: it is answered before authentication.
         if (request.method == Method::options && !api.matches.empty()) {
@@ -81,10 +83,12 @@ class Endpoint final : public http::Handler {
         }
         serve(api, response);
         add_cors_headers(origin, vary, response);
+        response.add_header("X-Content-Type-Options", "nosniff");
     }
     bool may_block() const override { return true; }
     void unavailable(const http::Request&, http::Response& response) override {
         shared_.unavailable(response, "the service is busy; try again");
+        response.add_header("X-Content-Type-Options", "nosniff");
     }
 
   private:
@@ -119,6 +123,9 @@ class Endpoint final : public http::Handler {
         } catch (const StoreError& e) {
             response.reset();
             shared_.database_unavailable(response, e.what());
+        } catch (const RejectedInput&) {
+            response.reset();
+            answer.problem(400, "bad-input", "the request holds a value the database refuses");
         } catch (const std::exception& e) {
             log::error("admin_request_failed", {{"error", e.what()}});
             response.reset();
@@ -158,6 +165,7 @@ struct AdminHandler::Parts {
                 std::make_shared<SessionAuthenticator>(*console, shared.options.console_web));
         shared.chain.push_back(authenticate(std::move(authenticators), limiter));
         shared.chain.push_back(authorize());
+        shared.chain.push_back(check_query());
         shared.chain.push_back(check_names());
         shared.chain.push_back(read_body());
         shared.chain.push_back(read_preconditions());
@@ -175,6 +183,7 @@ struct AdminHandler::Parts {
         resources.push_back(users_resource(*console));
         session = session_resource(*console, shared.options);
         shared.open_chain.push_back(authorize());
+        shared.open_chain.push_back(check_query());
         shared.open_chain.push_back(read_body());
     }
 };

@@ -12,6 +12,7 @@
 #include "answer.hpp"
 #include "refgate/admin/admin_handler.hpp"
 #include "refgate/admin/failure_limiter.hpp"
+#include "refgate/domain/ip_network.hpp"
 
 namespace refgate::admin {
 
@@ -21,6 +22,7 @@ struct ApiRequest {
     const http::Request& http;
     std::vector<const Route*> matches;  // the routes whose pattern matches the path
     const Route* route = nullptr;       // the one for the request's method; set by authorization
+    IpBytes client{};  // the socket peer, or the address a trusted proxy forwarded for
     Actor actor;
     std::string name;             // the {slug}, {name} or {key} segment
     std::string locale;           // the {locale} segment, normalised
@@ -40,13 +42,18 @@ class Middleware {
 using Chain = std::vector<std::unique_ptr<Middleware>>;
 
 // Authentication: tries each authenticator; 401 when none accepts. Failures are limited per
-// address and in total (429 with Retry-After). Comes before anything else is revealed.
+// client and in total (429 with Retry-After); a credential that is valid is accepted whatever
+// failures its client had, so no one is locked out by someone else's. Comes before anything else
+// is revealed.
 std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticator>> authenticators,
                                          FailureLimiter& limiter);
 // The route for the method (405 with Allow otherwise) and the role it needs (403).
 std::unique_ptr<Middleware> authorize();
 // Names in the path by their own rules (404 otherwise); the locale normalised.
 std::unique_ptr<Middleware> check_names();
+// Query parameters are UTF-8 without control characters (400 naming the parameter), so that no
+// bad byte reaches the database.
+std::unique_ptr<Middleware> check_query();
 // Bodies of POST, PATCH and PUT: JSON objects of the right media type (415, 400, 422).
 std::unique_ptr<Middleware> read_body();
 // If-Match on PATCH and DELETE (428, 412); If-Match and If-None-Match: * on PUT.

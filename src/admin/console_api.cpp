@@ -2,26 +2,18 @@
 // (/api/v1/users).
 
 #include <array>
+#include <thread>
 
 #include "api.hpp"
 #include "console_http.hpp"
 #include "refgate/admin/admin_json.hpp"
+#include "refgate/admin/sign_in_throttle.hpp"
 
 namespace refgate::admin {
 namespace {
 
 using http::Method;
 using Json = nlohmann::ordered_json;
-
-// Failed sign-ins, counted in memory only: per name and per address in a quarter of an hour.
-constexpr FailureLimits kPerName{.max_per_minute = 5,
-                                 .max_addresses = 10'000,
-                                 .max_total_per_second = 1'000,
-                                 .window = std::chrono::minutes{15}};
-constexpr FailureLimits kPerAddress{.max_per_minute = 20,
-                                    .max_addresses = 10'000,
-                                    .max_total_per_second = 1'000,
-                                    .window = std::chrono::minutes{15}};
 
 enum SignInResult { kSignInOk = 0, kSignInRefused = 1, kSignInLimited = 2 };
 
@@ -76,8 +68,7 @@ class Session final : public Resource {
           web_(options.console_web),
           public_base_url_(options.public_base_url),
           sign_ins_(options.sign_ins),
-          names_(kPerName, options.clock),
-          addresses_(kPerAddress, options.clock) {}
+          throttle_(SignInLimits{}, options.clock) {}
     std::string_view prefix() const override { return "/api/v1/session"; }
     std::span<const Route> routes() const override { return kSessionRoutes; }
 
@@ -108,19 +99,21 @@ class Session final : public Resource {
                                   "the request body breaks the rules in 'errors'", errors);
         std::string name = r.body["name"].get<std::string>();
         const std::string& password = r.body["password"].get_ref<const std::string&>();
-        if (int wait = std::max(addresses_.retry_after(r.http.peer), names_.retry_after(name));
-            wait > 0) {
+        auto verdict = throttle_.before(name, r.client);
+        if (verdict.retry_after > 0) {
             count(kSignInLimited);
             answer.problem(429, "too-many-failures",
-                           "too many failed sign-ins for this name or from this address; try "
+                           "too many failed sign-ins for this name from this address; try "
                            "again later");
-            answer.response().add_header("Retry-After", std::to_string(wait));
+            answer.response().add_header("Retry-After", std::to_string(verdict.retry_after));
             return;
         }
+        // Others' failures on this name, or this client's on many, slow it down: a guess takes
+        // longer, and the right password still signs in.
+        if (verdict.delay.count() > 0) std::this_thread::sleep_for(verdict.delay);
         auto in = console_.sign_in(name, password);
         if (!in) {
-            addresses_.record_failure(r.http.peer);
-            names_.record_failure(name);
+            throttle_.failed(name, r.client);
             count(kSignInRefused);
             return answer.problem(401, "unauthorized", "name or password is wrong");
         }
@@ -146,8 +139,7 @@ class Session final : public Resource {
     ConsoleWeb web_;
     std::string public_base_url_;
     std::array<std::atomic<std::uint64_t>, 3>* sign_ins_;
-    FailureLimiter names_;
-    FailureLimiter addresses_;
+    SignInThrottle throttle_;
 };
 
 }  // namespace

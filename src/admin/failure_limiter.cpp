@@ -4,7 +4,7 @@ namespace refgate::admin {
 namespace {
 
 constexpr std::chrono::seconds kSecond{1};
-constexpr std::size_t kMaxKeyBytes = 64;
+constexpr std::size_t kMaxKeyBytes = 128;
 
 std::string_view peer_key(const http::PeerAddress& peer) {
     return {reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size()};
@@ -59,6 +59,18 @@ int FailureLimiter::retry_after(std::string_view key) {
     auto left =
         std::chrono::duration_cast<std::chrono::seconds>(limits_.window - (now - it->second.start));
     return static_cast<int>(left.count()) + 1;
+}
+
+std::size_t FailureLimiter::failures(std::string_view key) {
+    TimePoint now = clock_.now();
+    std::lock_guard lock(mutex_);
+    auto it = windows_.find(std::string(key.substr(0, kMaxKeyBytes)));
+    if (it == windows_.end()) return 0;
+    if (over(it->second, now)) {
+        forget(it);
+        return 0;
+    }
+    return it->second.failures;
 }
 
 int FailureLimiter::record_failure(std::string_view failed) {

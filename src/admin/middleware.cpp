@@ -1,5 +1,6 @@
 // The admin API's middleware chain: each step establishes one fact about a request or answers it.
 
+#include <algorithm>
 #include <charconv>
 
 #include "api.hpp"
@@ -8,6 +9,7 @@
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/domain/utf8.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -27,11 +29,9 @@ class Authenticate final : public Middleware {
         : authenticators_(std::move(authenticators)), limiter_(limiter) {}
 
     bool apply(ApiRequest& request, Answer& answer) override {
-        const http::PeerAddress& peer = request.http.peer;
-        if (int wait = limiter_.retry_after(peer); wait > 0) {
-            too_many_failures(answer, wait, "from this address; try again later");
-            return false;
-        }
+        // A valid credential is accepted whatever failures came from its client: a token has 256
+        // random bits and a session id as many, so the limit slows guessing only, and nobody can
+        // lock another out by failing from the same address.
         bool refused = false;
         std::string detail = "the token is unknown or revoked";
         for (const auto& authenticator : authenticators_) {
@@ -49,8 +49,14 @@ class Authenticate final : public Middleware {
                 if (!result.detail.empty()) detail = std::move(result.detail);
             }
         }
+        std::string_view client(reinterpret_cast<const char*>(request.client.data()),
+                                request.client.size());
+        if (int wait = limiter_.retry_after(client); wait > 0) {
+            too_many_failures(answer, wait, "from this address; try again later");
+            return false;
+        }
         // Over the ceiling of failures from all addresses, a failure is answered 429.
-        if (int wait = limiter_.record_failure(peer); wait > 0) {
+        if (int wait = limiter_.record_failure(client); wait > 0) {
             too_many_failures(answer, wait, "from all addresses; try again shortly");
             return false;
         }
@@ -127,6 +133,41 @@ class CheckNames final : public Middleware {
             request.locale = std::move(*normalized);
         }
         return true;
+    }
+};
+
+// Every parameter's name and value, decoded, must be UTF-8 without control characters: PostgreSQL
+// refuses anything else in text, and that is the client's mistake, not the database's outage.
+class CheckQuery final : public Middleware {
+  public:
+    bool apply(ApiRequest& request, Answer& answer) override {
+        std::string_view query = request.http.query();
+        while (!query.empty()) {
+            std::string_view pair = query.substr(0, query.find('&'));
+            query.remove_prefix(std::min(query.size(), pair.size() + 1));
+            std::string_view raw_name = pair.substr(0, pair.find('='));
+            std::string name = percent_decode(raw_name);
+            std::string value = raw_name.size() < pair.size()
+                                    ? percent_decode(pair.substr(raw_name.size() + 1))
+                                    : "";
+            bool name_ok = acceptable(name);
+            if (name_ok && acceptable(value)) continue;
+            answer.problem(400, "bad-query",
+                           name_ok ? "the query parameter '" + name +
+                                         "' must be UTF-8 text without control characters"
+                                   : "a query parameter's name must be UTF-8 text without "
+                                     "control characters");
+            return false;
+        }
+        return true;
+    }
+
+  private:
+    static bool acceptable(std::string_view text) {
+        for (unsigned char c : text) {
+            if (c < 0x20 || c == 0x7f) return false;
+        }
+        return valid_utf8(text);
     }
 };
 
@@ -220,6 +261,7 @@ std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticat
 }
 std::unique_ptr<Middleware> authorize() { return std::make_unique<Authorize>(); }
 std::unique_ptr<Middleware> check_names() { return std::make_unique<CheckNames>(); }
+std::unique_ptr<Middleware> check_query() { return std::make_unique<CheckQuery>(); }
 std::unique_ptr<Middleware> read_body() { return std::make_unique<ReadBody>(); }
 std::unique_ptr<Middleware> read_preconditions() { return std::make_unique<ReadPreconditions>(); }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "pg_transaction.hpp"
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
@@ -378,7 +379,7 @@ class PgStatsStore final : public StatsStore {
                 return true;
             });
         } catch (const pqxx::failure& e) {
-            throw StoreError(e.what());
+            throw_database_failure(e);
         } catch (const pg::PoolTimeout& e) {
             throw StoreError(e.what());
         }

@@ -104,13 +104,17 @@ AdminApi make_admin_api(Shared& s) {
     AdminApi api;
     api.handler = std::make_shared<admin::AdminHandler>(
         std::move(stores.store),
-        admin::AdminOptions{.cors_origins = c.admin_cors_origins,
-                            .unavailable = &s.admin_unavailable,
-                            .console = std::move(stores.console),
-                            .console_web = {.admin_origin = c.admin_public_url},
-                            .public_base_url = c.disclosure.public_base_url,
-                            .sign_ins = &s.console_sign_ins,
-                            .link_health = make_link_health_api(s)},
+        admin::AdminOptions{
+            .cors_origins = c.admin_cors_origins,
+            .unavailable = &s.admin_unavailable,
+            .console = std::move(stores.console),
+            .console_web = {.admin_origin = c.admin_public_url},
+            .public_base_url = c.disclosure.public_base_url,
+            .sign_ins = &s.console_sign_ins,
+            .link_health = make_link_health_api(s),
+            // Validated at start-up (config), as for clicks.
+            .trusted_proxies =
+                parse_networks(c.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{})},
         // Dashboards read a lot: from a replica when one is configured (reads only, any host).
         admin::make_pg_stats_store(
             {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,

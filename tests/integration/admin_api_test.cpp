@@ -138,14 +138,77 @@ TEST_CASE("the admin API answers 401 without a valid token, 403 for a low role, 
                 .exit_code == 0);
     CHECK(f.call("GET", "/api/v1/partners", bearer(f.viewer)).status == 401);
 
-    // Failures are limited per address: 20 a minute, then 429 even for a good token.
+    // Failures are limited per address: 20 a minute, then 429 for the next guess; a valid token
+    // from that address is still served (someone else's guesses lock no one out).
     for (int i = 0; i < 20; ++i)
         f.call("GET", "/api/v1/partners", bearer("rg_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"));
-    auto limited = f.call("GET", "/api/v1/partners", bearer(f.admin));
+    auto limited =
+        f.call("GET", "/api/v1/partners", bearer("rg_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"));
     CHECK(limited.status == 429);
     CHECK(!limited.header("Retry-After").empty());
+    CHECK(f.call("GET", "/api/v1/partners", bearer(f.admin)).status == 200);
     CHECK(f.db.scalar("SELECT count(*) FROM refgate_audit WHERE entity = 'token' "
                       "AND action = 'revoke'") == "1");
+}
+
+TEST_CASE("guessed tokens behind a trusted proxy are limited per client, never a valid token",
+          "[admin][pg][auth]") {
+    TestDatabase db;
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    ServiceProcess service{
+        {.database_url = db.url(), .env = {{"REFGATE_TRUSTED_PROXIES", "127.0.0.1"}}}};
+    auto call = [&](const std::string& client, const std::string& token) {
+        return http_request(service.admin_port(), "GET", "/api/v1/partners",
+                            {{"Authorization", "Bearer " + token}, {"X-Forwarded-For", client}});
+    };
+    const std::string guess = "rg_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    for (int i = 0; i < 20; ++i) CHECK(call("203.0.113.7", guess).status == 401);
+    CHECK(call("203.0.113.7", guess).status == 429);
+    // The proxy carries other clients: their guesses are not yet limited, and a valid token from
+    // the guessing client itself is served.
+    CHECK(call("198.51.100.9", guess).status == 401);
+    CHECK(call("203.0.113.7", admin).status == 200);
+    CHECK(call("198.51.100.9", admin).status == 200);
+}
+
+TEST_CASE("a query parameter that is not UTF-8 is a 400 naming it, never a database outage",
+          "[admin][pg]") {
+    Fixture f;
+    auto unavailable = [&] {
+        auto metrics = http_get(f.service.admin_port(), "/metrics").body;
+        auto at = metrics.find("refgate_admin_unavailable_total{reason=\"database\"}");
+        return at == std::string::npos ? std::string("absent")
+                                       : metrics.substr(at, metrics.find('\n', at) - at);
+    };
+    std::string before = unavailable();
+    for (const auto& [target, name] : std::vector<std::pair<std::string, std::string>>{
+             {"/api/v1/partners?q=%FF%FE", "q"},
+             {"/api/v1/links?q=%C3%28", "q"},
+             {"/api/v1/audit?actor=%FF", "actor"},
+             {"/api/v1/audit?slug=%ED%A0%80", "slug"},
+             {"/api/v1/audit?entity=a%00b", "entity"}}) {
+        auto r = f.call("GET", target, bearer(f.admin));
+        INFO(target << ": " << r.body);
+        CHECK(r.status == 400);
+        CHECK_FALSE(r.has_header("Retry-After"));
+        CHECK(r.header("Content-Type") == "application/problem+json");
+        CHECK_THAT(Json::parse(r.body)["detail"].get<std::string>(),
+                   Catch::Contains("'" + name + "'"));
+    }
+    CHECK(unavailable() == before);
+    // Text that is UTF-8 is searched as before.
+    CHECK(f.call("GET", "/api/v1/partners?q=%C3%A9t%C3%A9", bearer(f.admin)).status == 200);
+}
+
+TEST_CASE("admin answers tell browsers not to sniff their type", "[admin][pg]") {
+    Fixture f;
+    for (const auto& r : {f.call("GET", "/api/v1/partners", bearer(f.viewer)),
+                          f.call("GET", "/api/v1/partners", {}),
+                          f.call("GET", "/api/v1/partners/nobody", bearer(f.viewer)),
+                          f.post_partner(), f.call("GET", "/api/v1/export", bearer(f.editor))}) {
+        INFO(r.status << " " << r.body);
+        CHECK(r.header("X-Content-Type-Options") == "nosniff");
+    }
 }
 
 TEST_CASE("partners are created, read, patched with If-Match and deleted, with an audit trail",

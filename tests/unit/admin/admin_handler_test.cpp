@@ -236,17 +236,34 @@ TEST_CASE("admin: unknown paths are 404 and missing or unknown tokens 401, befor
     CHECK(wrong.json()["status"] == 401);
 }
 
-TEST_CASE("admin: failed authentications are limited per address, others are not affected",
+TEST_CASE("admin: failed authentications are limited per address, a valid token never is",
           "[admin]") {
     Fixture f;  // 3 failures a minute
     for (int i = 0; i < 3; ++i)
         CHECK(f.send(http::Method::get, "GET", "/api/v1/partners", "rg_bad", {}, "", 7).status ==
               401);
-    auto limited = f.send(http::Method::get, "GET", "/api/v1/partners", f.admin, {}, "", 7);
+    auto limited = f.send(http::Method::get, "GET", "/api/v1/partners", "rg_bad", {}, "", 7);
     CHECK(limited.status == 429);
     CHECK_FALSE(limited.header("Retry-After").empty());
-    // Another address still gets in.
+    // Another address still guesses, and a valid token from either is served.
+    CHECK(f.send(http::Method::get, "GET", "/api/v1/partners", "rg_bad", {}, "", 8).status == 401);
+    CHECK(f.send(http::Method::get, "GET", "/api/v1/partners", f.admin, {}, "", 7).status == 200);
     CHECK(f.send(http::Method::get, "GET", "/api/v1/partners", f.admin, {}, "", 8).status == 200);
+}
+
+TEST_CASE("admin: a query parameter that is not UTF-8 text is 400 before the store is asked",
+          "[admin]") {
+    Fixture f;
+    for (const char* target : {"/api/v1/partners?q=%FF%FE", "/api/v1/links?q=%C3%28",
+                               "/api/v1/audit?actor=%FF", "/api/v1/audit?entity=a%00b"}) {
+        auto bad = f.get(target, f.admin);
+        INFO(target);
+        CHECK(bad.status == 400);
+        CHECK(bad.json()["type"] == "urn:refgate:problem:bad-query");
+        CHECK(f.store->last_call.empty());
+    }
+    CHECK(f.get("/api/v1/partners?q=%C3%A9", f.admin).status == 200);
+    CHECK(f.store->last_call == "list_partners");
 }
 
 TEST_CASE("admin: roles gate each route, and a wrong method is 405 with Allow", "[admin]") {
@@ -356,7 +373,8 @@ TEST_CASE("admin: store outcomes become problem answers", "[admin]") {
 
 TEST_CASE("admin: link filters and limits are validated before the store sees them", "[admin]") {
     Fixture f;
-    auto bad = f.get("/api/v1/links?status=gone&partner=No%20Such&limit=999&cursor=%00", f.viewer);
+    auto bad =
+        f.get("/api/v1/links?status=gone&partner=No%20Such&limit=999&cursor=%C3%A9", f.viewer);
     CHECK(bad.status == 422);
     std::vector<std::string> fields;
     auto problem = bad.json();  // kept: a range over a temporary's member would dangle

@@ -19,6 +19,7 @@
 #include "refgate/admin/link_health_service.hpp"
 #include "refgate/admin/stats_store.hpp"
 #include "refgate/domain/clock.hpp"
+#include "refgate/domain/ip_network.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/http/server.hpp"
 
@@ -82,7 +83,7 @@ struct Route {
 std::span<const Route> routes();
 
 struct AdminOptions {
-    std::size_t max_failures_per_minute = 20;   // per source address, then 429
+    std::size_t max_failures_per_minute = 20;   // per client address, then 429
     std::size_t max_tracked_addresses = 10000;  // failure counters kept in memory at most
     // Origins whose browsers may call the API (CORS); empty: same-origin only.
     std::vector<std::string> cors_origins;
@@ -102,6 +103,9 @@ struct AdminOptions {
     std::array<std::atomic<std::uint64_t>, 3>* sign_ins = nullptr;
     // The link-health routes; none: they answer 404.
     std::shared_ptr<LinkHealthService> link_health;
+    // Proxies whose X-Forwarded-For names the client (REFGATE_TRUSTED_PROXIES): failures are
+    // limited per client, not per proxy.
+    std::vector<IpNetwork> trusted_proxies;
 };
 
 class AdminHandler final : public http::Handler {

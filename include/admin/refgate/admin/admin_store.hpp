@@ -95,8 +95,15 @@ struct AuditFilter {
     std::size_t limit = 100;
 };
 
-// PostgreSQL could not be reached or refused a statement.
+// PostgreSQL could not be reached, or could not serve the statement now (the API's 503).
 class StoreError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// PostgreSQL refused a value of the request (text that is not UTF-8, a number out of range): the
+// client's mistake (400), not an outage.
+class RejectedInput : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
 };

@@ -35,9 +35,11 @@ class FailureLimiter {
     // Counts a failure. Returns the seconds to wait when failures from all addresses together
     // are over their ceiling this second (the failure is then answered 429); else 0.
     int record_failure(const http::PeerAddress& peer);
-    // The same for any key (a user name); at most 64 bytes of it count.
+    // The same for any key (a user name); at most 128 bytes of it count.
     int retry_after(std::string_view key);
     int record_failure(std::string_view key);
+    // The key's failures in its current window.
+    std::size_t failures(std::string_view key);
 
     std::size_t tracked() const;
 
