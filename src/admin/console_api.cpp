@@ -61,12 +61,13 @@ class Users final : public Resource {
     ConsoleService& console_;
 };
 
-// The role needs no check here: signing in needs no credentials, and the other two act on the
-// caller's own session only.
+// The role needs no check here: signing in needs no credentials, and the others act on the
+// caller's own session and user only.
 constexpr std::array kSessionRoutes{
     Route{Method::post, "POST", "/api/v1/session", Role::viewer, Operation::sign_in},
     Route{Method::get, "GET", "/api/v1/session", Role::viewer, Operation::read_session},
     Route{Method::del, "DELETE", "/api/v1/session", Role::viewer, Operation::sign_out},
+    Route{Method::put, "PUT", "/api/v1/session/password", Role::viewer, Operation::change_password},
 };
 
 class Session final : public Resource {
@@ -88,6 +89,8 @@ class Session final : public Resource {
         if (r.route->operation == Operation::read_session) return answer.json(200, body(*session));
         if (std::string why = csrf_failure(r.http, web_, *session); !why.empty())
             return answer.titled_problem(403, "csrf", "CSRF check failed", why);
+        if (r.route->operation == Operation::change_password)
+            return change_password(r, *session, answer);
         console_.sign_out(session->id_hash);
         answer.response().set_status(204);
         answer.response().add_header("Cache-Control", "no-store");
@@ -127,6 +130,39 @@ class Session final : public Resource {
         count(kSignInOk);
         answer.json(200, body(in->session));
         answer.response().add_header("Set-Cookie", session_cookie_header(web_, in->id));
+    }
+
+    // A wrong current password is a failed sign-in: counted and limited by the same limiters.
+    void change_password(const ApiRequest& r, const ConsoleSession& session, Answer& answer) {
+        if (int wait =
+                std::max(addresses_.retry_after(r.http.peer), names_.retry_after(session.user));
+            wait > 0) {
+            count(kSignInLimited);
+            answer.problem(429, "too-many-failures",
+                           "too many failed sign-ins for this name or from this address; try "
+                           "again later");
+            answer.response().add_header("Retry-After", std::to_string(wait));
+            return;
+        }
+        auto change = console_.change_own_password(session, r.body);
+        switch (change.result) {
+            case OwnPasswordChange::Result::changed:
+                answer.response().set_status(204);
+                answer.response().add_header("Cache-Control", "no-store");
+                return;
+            case OwnPasswordChange::Result::invalid:
+                return answer.problem(422, "validation",
+                                      "the request body breaks the rules in 'errors'",
+                                      change.errors);
+            case OwnPasswordChange::Result::wrong_current:
+                addresses_.record_failure(r.http.peer);
+                names_.record_failure(session.user);
+                count(kSignInRefused);
+                return answer.problem(422, "validation", "the current password is wrong",
+                                      {{"current", "is not your current password"}});
+            case OwnPasswordChange::Result::ended:
+                return answer.problem(401, "unauthorized", "no live session; sign in again");
+        }
     }
 
     Json body(const ConsoleSession& s) const {
