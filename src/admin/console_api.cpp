@@ -53,12 +53,13 @@ class Users final : public Resource {
     ConsoleService& console_;
 };
 
-// The role needs no check here: signing in needs no credentials, and the other two act on the
-// caller's own session only.
+// The role needs no check here: signing in needs no credentials, and the others act on the
+// caller's own session and user only.
 constexpr std::array kSessionRoutes{
     Route{Method::post, "POST", "/api/v1/session", Role::viewer, Operation::sign_in},
     Route{Method::get, "GET", "/api/v1/session", Role::viewer, Operation::read_session},
     Route{Method::del, "DELETE", "/api/v1/session", Role::viewer, Operation::sign_out},
+    Route{Method::put, "PUT", "/api/v1/session/password", Role::viewer, Operation::change_password},
 };
 
 class Session final : public Resource {
@@ -79,6 +80,8 @@ class Session final : public Resource {
         if (r.route->operation == Operation::read_session) return answer.json(200, body(*session));
         if (std::string why = csrf_failure(r.http, web_, *session); !why.empty())
             return answer.titled_problem(403, "csrf", "CSRF check failed", why);
+        if (r.route->operation == Operation::change_password)
+            return change_password(r, *session, answer);
         console_.sign_out(session->id_hash);
         answer.response().set_status(204);
         answer.response().add_header("Cache-Control", "no-store");
@@ -99,18 +102,7 @@ class Session final : public Resource {
                                   "the request body breaks the rules in 'errors'", errors);
         std::string name = r.body["name"].get<std::string>();
         const std::string& password = r.body["password"].get_ref<const std::string&>();
-        auto verdict = throttle_.before(name, r.client);
-        if (verdict.retry_after > 0) {
-            count(kSignInLimited);
-            answer.problem(429, "too-many-failures",
-                           "too many failed sign-ins for this name from this address; try "
-                           "again later");
-            answer.response().add_header("Retry-After", std::to_string(verdict.retry_after));
-            return;
-        }
-        // Others' failures on this name, or this client's on many, slow it down: a guess takes
-        // longer, and the right password still signs in.
-        if (verdict.delay.count() > 0) std::this_thread::sleep_for(verdict.delay);
+        if (!pass_throttle(name, r.client, answer)) return;
         auto in = console_.sign_in(name, password);
         if (!in) {
             throttle_.failed(name, r.client);
@@ -120,6 +112,46 @@ class Session final : public Resource {
         count(kSignInOk);
         answer.json(200, body(in->session));
         answer.response().add_header("Set-Cookie", session_cookie_header(web_, in->id));
+    }
+
+    // A wrong current password is a failed sign-in: counted and limited as one.
+    void change_password(const ApiRequest& r, const ConsoleSession& session, Answer& answer) {
+        if (!pass_throttle(session.user, r.client, answer)) return;
+        auto change = console_.change_own_password(session, r.body);
+        switch (change.result) {
+            case OwnPasswordChange::Result::changed:
+                answer.response().set_status(204);
+                answer.response().add_header("Cache-Control", "no-store");
+                return;
+            case OwnPasswordChange::Result::invalid:
+                return answer.problem(422, "validation",
+                                      "the request body breaks the rules in 'errors'",
+                                      change.errors);
+            case OwnPasswordChange::Result::wrong_current:
+                throttle_.failed(session.user, r.client);
+                count(kSignInRefused);
+                return answer.problem(422, "validation", "the current password is wrong",
+                                      {{"current", "is not your current password"}});
+            case OwnPasswordChange::Result::ended:
+                return answer.problem(401, "unauthorized", "no live session; sign in again");
+        }
+    }
+
+    // False (answered 429) when this client failed too often for this name. Others' failures
+    // on the name, or this client's on many, slow it down: a guess takes longer, and the right
+    // password still passes.
+    bool pass_throttle(const std::string& name, const IpBytes& client, Answer& answer) {
+        auto verdict = throttle_.before(name, client);
+        if (verdict.retry_after > 0) {
+            count(kSignInLimited);
+            answer.problem(429, "too-many-failures",
+                           "too many failed sign-ins for this name from this address; try "
+                           "again later");
+            answer.response().add_header("Retry-After", std::to_string(verdict.retry_after));
+            return false;
+        }
+        if (verdict.delay.count() > 0) std::this_thread::sleep_for(verdict.delay);
+        return true;
     }
 
     Json body(const ConsoleSession& s) const {

@@ -93,8 +93,8 @@ std::vector<UserRow> list_users(const std::string& database_url) {
                         [](ConsoleService& console) { return console.user_list(); });
 }
 
-bool disable_user(const std::string& database_url, const std::string& name,
-                  const std::string& actor) {
+DisableResult disable_user(const std::string& database_url, const std::string& name,
+                           const std::string& actor) {
     return with_console(database_url, "user disable", [&](ConsoleService& console) {
         return console.disable_user_named(actor, name);
     });

@@ -53,6 +53,14 @@ bool PgConsoleRows::insert_user(const std::string& name, const std::string& role
     return !rows.empty();
 }
 
+std::vector<std::string> PgConsoleRows::lock_enabled_admins() {
+    std::vector<std::string> names;
+    for (const auto& row : tx_.exec("SELECT name FROM refgate_console_users WHERE role = 'admin' "
+                                    "AND NOT disabled ORDER BY name FOR UPDATE"))
+        names.push_back(row[0].as<std::string>());
+    return names;
+}
+
 void PgConsoleRows::update_user(const UserRow& row) {
     tx_.exec_params(
         "UPDATE refgate_console_users SET role = $2, disabled = $3, password_hash = $4, "

@@ -18,6 +18,7 @@ class PgConsoleRows final : public ConsoleRows {
     std::vector<UserRow> users() override;
     bool insert_user(const std::string& name, const std::string& role,
                      const std::string& password_hash) override;
+    std::vector<std::string> lock_enabled_admins() override;
     void update_user(const UserRow& row) override;
     void rehash_user(const std::string& name, const std::string& password_hash) override;
     void record_sign_in(const std::string& name, std::int64_t at_us) override;

@@ -57,10 +57,13 @@ commands:
                  printed once
   user list      list console users (name, role, disabled, created, last sign-in)
   user disable NAME
-                 disable a console user and end their sessions
+                 disable a console user and end their sessions; works on the last enabled admin
+                 too (the API refuses that), the way to lock out or recover an admin account
   user set-password NAME [--password-stdin]
                  set a new password (generated and printed once without --password-stdin) and
                  end the user's sessions
+                 passwords: at least 12 characters, not containing the user's name, not one
+                 short sequence repeated, not a commonly used password
 
   --actor NAME   import, token and user changes are audited as cli:NAME (default: cli:<OS user>)
 
@@ -278,11 +281,18 @@ int user_command(const Config& c, const std::vector<std::string>& args,
             return kExitOk;
         }
         if (args.size() == 2 && args[0] == "disable") {
-            if (!admin::disable_user(c.database_url, args[1], *actor)) {
+            auto result = admin::disable_user(c.database_url, args[1], *actor);
+            if (result == admin::DisableResult::no_such_user) {
                 std::cerr << "refgate user disable: no user named '" << args[1] << "'\n";
                 return kExitFailure;
             }
             std::cout << "disabled: " << args[1] << "; their sessions have ended\n";
+            // The API refuses this; the CLI is the recovery path, so it goes ahead and says so.
+            if (result == admin::DisableResult::disabled_last_admin)
+                std::cerr << "refgate user disable: warning: '" << args[1]
+                          << "' was the last enabled admin; no one can manage users in the "
+                             "console until another is made with `refgate user create --name "
+                             "NAME --role admin`\n";
             return kExitOk;
         }
         if (args.size() == 2 && args[0] == "set-password") {

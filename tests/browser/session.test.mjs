@@ -35,6 +35,50 @@ test('an editor signs in with name and password; a wrong password is refused in 
   await context.close();
 });
 
+test('a user changes their own password under Your account, then signs in with the new one', async () => {
+  const user = { name: 'paula', password: 'slow river stones', role: 'editor' };
+  stack.refgate(['user', 'create', '--name', user.name, '--role', user.role, '--password-stdin'],
+    { input: `${user.password}\n` });
+  const { context, page } = await signIn(browser, stack, user);
+  const phone = await signIn(browser, stack, user);
+  await page.getByRole('link', { name: 'Your account' }).click();
+  await page.getByRole('heading', { name: 'Your account', level: 1 }).waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+
+  // A weak new password is refused beside its field, with the rule it breaks.
+  await page.getByLabel('Current password').fill(user.password);
+  await page.getByLabel('New password', { exact: true }).fill('€€€€');
+  await page.getByLabel('New password again').fill('€€€€');
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByText('must be at least 12 characters').waitFor();
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'account');
+
+  const fresh = 'wide open meadows';
+  await page.getByLabel('New password', { exact: true }).fill(fresh);
+  await page.getByLabel('New password again').fill(fresh);
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByRole('status').getByText('Your password has been changed').waitFor();
+  assert.equal(await page.getByLabel('Current password').inputValue(), '');
+
+  // The phone's session has ended; this one goes on.
+  await phone.page.getByRole('link', { name: 'Links' }).click();
+  await signInPage(phone.page).waitFor();
+  await page.getByRole('link', { name: 'Links' }).click();
+  await page.getByRole('heading', { name: 'Links', level: 1 }).waitFor();
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('Name', { exact: true }).fill(user.name);
+  await page.getByLabel('Password', { exact: true }).fill(user.password);
+  await signInPage(page).click();
+  await page.getByRole('alert').getByText('name or password is wrong').waitFor();
+  await page.getByLabel('Password', { exact: true }).fill(fresh);
+  await signInPage(page).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+  await phone.context.close();
+  await context.close();
+});
+
 test('signing out leads back to the sign-in page, also after a reload', async () => {
   const { context, page } = await signIn(browser, stack, USERS.editor);
   await page.getByRole('button', { name: 'Sign out' }).click();

@@ -221,4 +221,71 @@ TEST_CASE("the service log never holds a password, a session id or a CSRF token"
     }
 }
 
+TEST_CASE("an admin cannot disable or demote itself, nor anyone the last enabled admin (409)",
+          "[console][pg]") {
+    Users u;
+    REQUIRE(u.cli({"user", "create", "--name", "root", "--role", "admin", "--password-stdin"},
+                  "keys to the castle")
+                .exit_code == 0);
+    auto in = u.sign_in("root", "keys to the castle");
+    REQUIRE(in.status == 200);
+    std::string set = in.header("Set-Cookie");
+    std::string cookie = set.substr(0, set.find(';'));
+    std::string csrf = Json::parse(in.body)["csrf_token"];
+    auto as_root = [&](const std::string& method, const std::string& target,
+                       const std::string& body, const std::string& etag) {
+        return u.call(method, target,
+                      {{"Cookie", cookie}, {"X-CSRF-Token", csrf}, {"If-Match", etag}}, body);
+    };
+    auto etag = [&](const std::string& name) {
+        return u.as_admin("GET", "/api/v1/users/" + name).header("ETag");
+    };
+
+    auto self_disable =
+        as_root("PATCH", "/api/v1/users/root", R"({"disabled": true})", etag("root"));
+    CHECK(self_disable.status == 409);
+    CHECK(self_disable.header("Content-Type") == "application/problem+json");
+    CHECK(Json::parse(self_disable.body)["detail"].get<std::string>().find("your own account") !=
+          std::string::npos);
+    auto self_demote =
+        as_root("PATCH", "/api/v1/users/root", R"({"role": "editor"})", etag("root"));
+    CHECK(self_demote.status == 409);
+    CHECK(Json::parse(self_demote.body)["detail"].get<std::string>().find("your own role") !=
+          std::string::npos);
+
+    // An admin token is no user, and still may not remove the last enabled admin.
+    auto last = u.as_admin("PATCH", "/api/v1/users/root", R"({"disabled": true})", etag("root"));
+    CHECK(last.status == 409);
+    std::string detail = Json::parse(last.body)["detail"];
+    CHECK(detail.find("last enabled admin") != std::string::npos);
+    CHECK(detail.find("refgate user disable root") != std::string::npos);
+    CHECK(u.as_admin("PATCH", "/api/v1/users/root", R"({"role": "viewer"})", etag("root")).status ==
+          409);
+    auto root = Json::parse(u.as_admin("GET", "/api/v1/users/root").body);
+    CHECK(root["role"] == "admin");
+    CHECK(root["disabled"] == false);
+    CHECK(u.session_status(cookie) == 200);
+
+    // With a second admin, root may disable that one, and still not itself.
+    REQUIRE(u.as_admin("POST", "/api/v1/users", R"({"name": "deputy", "role": "admin"})").status ==
+            201);
+    CHECK(as_root("PATCH", "/api/v1/users/root", R"({"disabled": true})", etag("root")).status ==
+          409);
+    CHECK(
+        as_root("PATCH", "/api/v1/users/deputy", R"({"role": "editor"})", etag("deputy")).status ==
+        200);
+    CHECK(u.as_admin("PATCH", "/api/v1/users/root", R"({"disabled": true})", etag("root")).status ==
+          409);
+
+    // The CLI is the recovery path: it disables the last admin too, and warns.
+    auto cli = u.cli({"user", "disable", "root"});
+    CHECK(cli.exit_code == 0);
+    CHECK(cli.err.find("warning") != std::string::npos);
+    CHECK(cli.err.find("last enabled admin") != std::string::npos);
+    CHECK(u.session_status(cookie) == 401);
+    auto quiet = u.cli({"user", "disable", "deputy"});
+    CHECK(quiet.exit_code == 0);
+    CHECK(quiet.err.find("last enabled admin") == std::string::npos);
+}
+
 }  // namespace console_users_test

@@ -21,11 +21,12 @@ function need(name) {
   return value;
 }
 
+// Passwords that pass the console's policy (12 characters or more, without the user's name).
 export const USERS = {
-  editor: { name: 'erin', password: 'erin-password-1', role: 'editor' },
-  editor2: { name: 'eddie', password: 'eddie-password-1', role: 'editor' },
-  viewer: { name: 'vera', password: 'vera-password-1', role: 'viewer' },
-  admin: { name: 'ada', password: 'ada-password-1', role: 'admin' },
+  editor: { name: 'erin', password: 'harbour lights 1', role: 'editor' },
+  editor2: { name: 'eddie', password: 'copper kettle 2', role: 'editor' },
+  viewer: { name: 'vera', password: 'paper lantern 3', role: 'viewer' },
+  admin: { name: 'ada', password: 'granite tower 4', role: 'admin' },
 };
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -45,6 +45,13 @@ class FakeRows final : public ConsoleRows {
         work_.users[name] = UserRow{name, role, hash, false, {1, 1, 1}, std::nullopt};
         return true;
     }
+    std::vector<std::string> lock_enabled_admins() override {
+        std::vector<std::string> names;
+        for (auto& [name, row] : work_.users) {
+            if (row.role == "admin" && !row.disabled) names.push_back(name);
+        }
+        return names;
+    }
     void update_user(const UserRow& row) override {
         UserRow next = row;
         next.stamps.version = work_.users[row.name].stamps.version + 1;
@@ -160,7 +167,7 @@ TEST_CASE("sign-in refuses wrong passwords, unknown names and disabled users ali
     REQUIRE(in);
     CHECK(f.tables.sessions.count(secret_hash_hex(in->id)) == 1);
     CHECK(f.tables.sessions.begin()->second.csrf_token != in->id);
-    REQUIRE(f.console.disable_user_named("cli:test", "eddie"));
+    REQUIRE(f.console.disable_user_named("cli:test", "eddie") == DisableResult::disabled);
     CHECK_FALSE(f.console.session(in->id));
     CHECK_FALSE(f.console.sign_in("eddie", "correct horse"));
     for (const auto& entry : f.tables.audit) {
@@ -202,6 +209,81 @@ TEST_CASE("a session cookie's unsafe request needs the CSRF token and the consol
     CHECK(auth.authenticate(request(http::Method::get, plain)).kind == Kind::absent);
     f.console.sign_out(in->session.id_hash);
     CHECK(ask(http::Method::get, {}) == Kind::refused);
+}
+
+TEST_CASE("no API change disables or demotes the caller's own account or the last admin",
+          "[admin][console]") {
+    Fixture f;
+    f.console.create_user_named("cli:test", "ada", Role::admin, "first words of hers");
+    auto in = f.console.sign_in("ada", "first words of hers");
+    REQUIRE(in);
+    Actor ada{.name = "user:ada", .role = Role::admin, .session = in->session.id_hash};
+    Actor token{.name = "ops", .role = Role::admin};
+    Precondition any{.any = true};
+    using nlohmann::ordered_json;
+    auto self_disable = f.console.update_user(ada, "ada", any, ordered_json{{"disabled", true}});
+    CHECK(self_disable.kind == OutcomeKind::conflict);
+    CHECK(self_disable.detail.find("your own account") != std::string::npos);
+    CHECK(f.console.update_user(ada, "ada", any, ordered_json{{"role", "editor"}}).kind ==
+          OutcomeKind::conflict);
+    auto last = f.console.update_user(token, "ada", any, ordered_json{{"disabled", true}});
+    CHECK(last.kind == OutcomeKind::conflict);
+    CHECK(last.detail.find("last enabled admin") != std::string::npos);
+    CHECK(last.detail.find("refgate user disable ada") != std::string::npos);
+    CHECK(f.console.update_user(token, "ada", any, ordered_json{{"role", "viewer"}}).kind ==
+          OutcomeKind::conflict);
+    CHECK(f.tables.users["ada"].role == "admin");
+    CHECK_FALSE(f.tables.users["ada"].disabled);
+    REQUIRE(f.console.session(in->id));
+
+    // With a second admin, another admin (or a token) may demote or disable either.
+    f.console.create_user_named("cli:test", "bea", Role::admin, "words of the second");
+    CHECK(f.console.update_user(ada, "ada", any, ordered_json{{"disabled", true}}).kind ==
+          OutcomeKind::conflict);
+    CHECK(f.console.update_user(ada, "bea", any, ordered_json{{"role", "editor"}}).kind ==
+          OutcomeKind::ok);
+    CHECK(f.console.update_user(token, "bea", any, ordered_json{{"role", "admin"}}).kind ==
+          OutcomeKind::ok);
+    CHECK(f.console.update_user(token, "ada", any, ordered_json{{"disabled", true}}).kind ==
+          OutcomeKind::ok);
+    CHECK_FALSE(f.console.session(in->id));
+
+    // The CLI disables the last enabled admin too, and says it was the last.
+    CHECK(f.console.disable_user_named("cli:test", "bea") == DisableResult::disabled_last_admin);
+    CHECK(f.console.disable_user_named("cli:test", "eddie") == DisableResult::disabled);
+    CHECK(f.console.disable_user_named("cli:test", "nobody") == DisableResult::no_such_user);
+}
+
+TEST_CASE("a user changes their own password with the current one; other sessions end",
+          "[admin][console]") {
+    Fixture f;
+    auto laptop = f.console.sign_in("eddie", "correct horse");
+    auto phone = f.console.sign_in("eddie", "correct horse");
+    REQUIRE(laptop);
+    REQUIRE(phone);
+    using nlohmann::ordered_json;
+    using R = OwnPasswordChange::Result;
+    auto change = [&](const char* current, const char* next) {
+        return f.console.change_own_password(laptop->session,
+                                             ordered_json{{"current", current}, {"new", next}});
+    };
+    CHECK(change("wrong horse!", "a brand new phrase").result == R::wrong_current);
+    auto weak = change("correct horse", "€€€€");
+    CHECK(weak.result == R::invalid);
+    REQUIRE(weak.errors.size() == 1);
+    CHECK(weak.errors[0].field == "new");
+    CHECK(change("correct horse", "hi eddie, it's me").result == R::invalid);
+    auto missing = f.console.change_own_password(laptop->session, ordered_json{{"new", "x"}});
+    CHECK(missing.result == R::invalid);
+    REQUIRE(f.console.session(phone->id));
+
+    CHECK(change("correct horse", "a brand new phrase").result == R::changed);
+    CHECK(f.console.session(laptop->id));
+    CHECK_FALSE(f.console.session(phone->id));
+    CHECK_FALSE(f.console.sign_in("eddie", "correct horse"));
+    CHECK(f.console.sign_in("eddie", "a brand new phrase"));
+    CHECK(f.tables.audit.back().actor == "user:eddie");
+    CHECK(f.tables.audit.back().after["password_changed"] == true);
 }
 
 TEST_CASE("passwords are hashed with Argon2id at t=2, m=64 MiB, p=1", "[admin][console]") {

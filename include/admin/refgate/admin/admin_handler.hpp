@@ -54,6 +54,7 @@ enum class Operation {
     sign_in,
     read_session,
     sign_out,
+    change_password,
     preview_link,
     share_link,
     qr_svg,

@@ -46,6 +46,8 @@ class ConsoleRows {
     // False when the name is taken.
     virtual bool insert_user(const std::string& name, const std::string& role,
                              const std::string& password_hash) = 0;
+    // The names of the enabled admins, their rows locked for update, by name.
+    virtual std::vector<std::string> lock_enabled_admins() = 0;
     // Writes role, disabled and hash; a new version.
     virtual void update_user(const UserRow& row) = 0;
     // A stronger hash of the same password: no new version.

@@ -39,10 +39,24 @@ struct SignedIn {
     ConsoleSession session;
 };
 
-// 1 to 64 characters of [a-z0-9._-].
+// 1 to 64 characters of [a-z0-9._-]. Passwords: refgate/admin/password_policy.hpp.
 bool valid_user_name(std::string_view name);
-// 10 to 1024 bytes.
-bool valid_password(std::string_view password);
+
+// What `refgate user disable` did: the last enabled admin may be disabled from the server (the
+// recovery path), never through the API.
+enum class DisableResult { no_such_user, disabled, disabled_last_admin };
+
+// A user's change of their own password (PUT /api/v1/session/password).
+struct OwnPasswordChange {
+    enum class Result {
+        changed,        // the other sessions of the user have ended
+        invalid,        // `errors` names the fields ("new": the rule it breaks)
+        wrong_current,  // counts as a failed sign-in
+        ended           // the user was disabled or given a new password meanwhile
+    };
+    Result result = Result::invalid;
+    std::vector<FieldError> errors;
+};
 
 // Methods throw StoreError when the database fails. Thread-safe.
 class ConsoleService {
@@ -65,28 +79,47 @@ class ConsoleService {
     // {name, role, password?}; the answer carries "password" when the server made it.
     Outcome create_user(const Actor& actor, const nlohmann::ordered_json& body);
     // Merge patch of {role, disabled, password}: disabling ends the user's sessions, a new
-    // password the user's sessions but the caller's own.
+    // password the user's sessions but the caller's own. A conflict when it would disable or
+    // demote the caller's own account, or leave no enabled admin.
     Outcome update_user(const Actor& actor, const std::string& name, const Precondition& if_match,
                         const nlohmann::ordered_json& patch);
+    // {"current", "new"} from the session's own user: the current password must match, the new
+    // one pass the policy; every other session of the user ends.
+    OwnPasswordChange change_own_password(const ConsoleSession& session,
+                                          const nlohmann::ordered_json& body);
 
     // The CLI's commands: the same rows and audit entries as the API's. Throw
-    // std::invalid_argument on a bad name, role or password, or a name that is taken.
+    // std::invalid_argument on a bad name, role or password (naming the rule it breaks), or a
+    // name that is taken.
     // create_user_named returns the generated password, or "" when one was given.
     std::string create_user_named(const std::string& actor, const std::string& name, Role role,
                                   const std::optional<std::string>& password);
     std::vector<UserRow> user_list();
-    // False when there is no such user.
-    bool disable_user_named(const std::string& actor, const std::string& name);
+    // Disables any user, the last enabled admin included (the recovery path when no admin can
+    // sign in, or one must be locked out at once).
+    DisableResult disable_user_named(const std::string& actor, const std::string& name);
     // nullopt when there is no such user; else the generated password, or "" when one was given.
     std::optional<std::string> set_password_named(const std::string& actor, const std::string& name,
                                                   const std::optional<std::string>& password);
 
   private:
+    // What change_user sets; nullopt leaves it.
+    struct UserChange {
+        std::optional<std::string> role;
+        std::optional<bool> disabled;
+        std::optional<std::string> password_hash;
+    };
+    // Whether change_user refuses (409) a change that leaves no enabled admin or disables or
+    // demotes the caller's own account, or lets it through (the CLI).
+    enum class AdminGuard { refuse, allow };
+
     std::int64_t now_us() const;
     ConsoleSession view(const SessionRow& row) const;
+    // `removed_last_admin` (when given) is set when the change disabled or demoted the last
+    // enabled admin.
     Outcome change_user(const Actor& actor, const std::string& name, const Precondition& pre,
-                        const std::optional<std::string>& role, std::optional<bool> disabled,
-                        const std::optional<std::string>& password_hash);
+                        const UserChange& change, AdminGuard guard,
+                        bool* removed_last_admin = nullptr);
 
     std::unique_ptr<ConsoleRepository> repository_;
     ConsoleOptions options_;

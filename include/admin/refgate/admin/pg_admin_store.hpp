@@ -52,8 +52,8 @@ bool revoke_token(const std::string& database_url, const std::string& name,
 std::string create_user(const std::string& database_url, const std::string& name, Role role,
                         const std::optional<std::string>& password, const std::string& actor);
 std::vector<UserRow> list_users(const std::string& database_url);
-bool disable_user(const std::string& database_url, const std::string& name,
-                  const std::string& actor);
+DisableResult disable_user(const std::string& database_url, const std::string& name,
+                           const std::string& actor);
 std::optional<std::string> set_user_password(const std::string& database_url,
                                              const std::string& name,
                                              const std::optional<std::string>& password,

@@ -14,6 +14,7 @@ import { CountryGroups } from './pages/country_groups.jsx';
 import { Stats } from './pages/stats.jsx';
 import { Audit } from './pages/audit.jsx';
 import { Users } from './pages/users.jsx';
+import { Account } from './pages/account.jsx';
 
 const pages = [
   { path: 'partners', label: 'Partners' },
@@ -24,6 +25,7 @@ const pages = [
   { path: 'stats', label: 'Stats' },
   { path: 'audit', label: 'Audit', admin: true },
   { path: 'users', label: 'Users and tokens', admin: true },
+  { path: 'account', label: 'Your account' },
 ];
 
 function currentRoute() {
@@ -51,6 +53,8 @@ function Page({ route, session }) {
       return <Audit {...props} />;
     case 'users':
       return <Users {...props} />;
+    case 'account':
+      return <Account {...props} />;
     default:
       return <p>No such page. Choose one from the menu.</p>;
   }

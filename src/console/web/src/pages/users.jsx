@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, enc, showFailure } from '../api.js';
+import { api, ApiError, enc, showFailure } from '../api.js';
 import { Field, Notice, PageTitle, Table, showTime, useLoad } from '../ui.jsx';
 
 const roles = ['viewer', 'editor', 'admin'];
@@ -17,7 +17,9 @@ export function Users({ can }) {
     try {
       setMessage(await fn());
     } catch (err) {
-      setActionError(err);
+      // A refused password says which rule it breaks ("password must be at least 12 ...").
+      const fields = err instanceof ApiError && err.status === 422 ? Object.entries(err.fieldErrors()) : [];
+      setActionError(fields.length ? new Error(fields.map(([f, m]) => `${f} ${m}`).join('; ')) : err);
     }
     done();
   }
@@ -26,7 +28,7 @@ export function Users({ can }) {
     return text;
   }, reload);
   const setPassword = (u) => {
-    const password = prompt(`New password for ${u.name} (10 characters or more)`);
+    const password = prompt(`New password for ${u.name} (12 characters or more, not their name, not a common one)`);
     if (password) patchUser(u, { password }, `Password of ${u.name} changed; their other sessions ended.`);
   };
   return (
