@@ -75,11 +75,19 @@ def image_facts():
 
 
 def runtime_stage(path):
-    """The lines from the runtime stage's RUN to the end: the same in both Containerfiles."""
+    """The instructions after the runtime stage's RUN (runtime-setup.sh) to the end: the same in
+    both Containerfiles."""
     lines = [l for l in path.read_text(encoding="utf-8").splitlines()
              if l and not l.startswith("#")]
-    start = next(i for i, l in enumerate(lines) if l.startswith("RUN sh /tmp/setup/"))
-    keep = [l for l in lines[start + 1:] if not l.startswith("COPY")]
+    instructions = []
+    for line in lines:
+        if instructions and instructions[-1].endswith("\\"):
+            instructions[-1] = instructions[-1][:-1] + " " + line.strip()
+        else:
+            instructions.append(line)
+    start = next(i for i, l in enumerate(instructions)
+                 if l.startswith("RUN ") and "/tmp/setup/runtime-setup.sh" in l)
+    keep = [l for l in instructions[start + 1:] if not l.startswith("COPY")]
     return keep
 
 
