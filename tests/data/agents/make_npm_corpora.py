@@ -56,6 +56,24 @@ def switcher(folder_pattern):
     return [e["userAgent"] for e in data if folder_pattern.search(e["folder"])]
 
 
+# Agents the sources file as browsers that are services fetching for someone else: transcoding
+# proxies and gateways, an aggregator's crawler, a read-later service and a feed fetcher. They are
+# left out of the browser corpus (README.md lists them); refgate counts them as bots.
+NOT_BROWSERS = {
+    "BlackBerry7520/4.0.0 Profile/MIDP-2.0 Configuration/CLDC-1.1 UP.Browser/5.0.3.3 UP.Link/5.1.2.12"
+    " (Google WAP Proxy/1.0)",
+    "Mozilla/5.0 (Windows; U; Windows NT 6.0; en-US; aggregator VocusBot 0.4;"
+    " +http://www.vocus.com/vnhs.html)",
+    "Mozilla/5.0 (compatible; DoCoMo/1.0/D505i/c20/TB/W20H10; http://www.rcdtokyo.com/pc2m/)",
+    "Mozilla/5.0 (en-us) AppleWebKit/534.14 (KHTML, like Gecko; Google Wireless Transcoder)"
+    " Chrome/9.0.597 Safari/534.14",
+    "Mozilla/5.0 (compatible; livedoor-Mobile-Gateway/0.02; +http://p.m.livedoor.com/help.html)",
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_6_8) AppleWebKit/534.50 (KHTML, like Gecko)"
+    " Version/5.1 Instapaper/4.0 (+http://www.instapaper.com/)",
+    "Girls/2.0 (livedoor Co.,Ltd.; Peachy 2.1; iPhone; RSS Version 2.0; +http://girls.livedoor.com/)",
+}
+
+
 def woothee(categories):
     """The `target` of woothee's test sets whose `category` is one of `categories`."""
     agents = []
@@ -89,8 +107,10 @@ Browser corpus of old and uncommon browsers and devices: the browser folders ("B
 useragentswitcher list in the npm package random-useragent {version('random-useragent')} (MIT;
 useragent-data.json), then the test sets of the npm package woothee {version('woothee')}
 (Apache-2.0; woothee/testsets/*.yaml) whose category is pc, smartphone, mobilephone or
-appliance.""", switcher(SWITCHER_BROWSERS) + woothee({"pc", "smartphone", "mobilephone",
-                                                     "appliance"}))
+appliance; less the services listed in README.md.""", [
+        a for a in switcher(SWITCHER_BROWSERS) + woothee({"pc", "smartphone", "mobilephone",
+                                                          "appliance"})
+        if a not in NOT_BROWSERS])
     write("crawlers-switcher-woothee.txt", f"""
 Crawler corpus: the crawler, downloader, validator, library and feed-reader folders ("Spiders -
 Search", "Miscellaneous/Bots - Spiders|Downloaders|Validators|Libraries|Feed Readers") of the
