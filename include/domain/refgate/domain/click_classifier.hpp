@@ -76,8 +76,9 @@ class ClickClassifier {
     static const ClickClassifier& builtin();
 
     // In order: a purpose header saying prefetch or preview -> prefetch; a `prefetch` pattern in
-    // the User-Agent -> prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot`
-    // pattern or a generic rule -> bot; anything else -> human.
+    // the User-Agent, or an app's own HTTP stack that no `bot` pattern or rule token names ->
+    // prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot` pattern or a
+    // generic rule -> bot; anything else -> human.
     ClickClass classify(const ClickSignals& signals) const noexcept {
         return classify(signals, match_agent(signals.user_agent));
     }
