@@ -20,6 +20,8 @@ constexpr std::uint32_t kBotMatch = 1;
 constexpr std::uint32_t kPrefetchMatch = 2;
 constexpr std::uint32_t kCompatibleMatch = 4;  // the `compatible;` token of a generic rule
 constexpr std::uint32_t kExcept = 8;           // an `except` substring: no match inside it
+constexpr std::uint32_t kGrammarMatch = 16;    // a token of a browser's grammar (agent_rules)
+constexpr std::uint32_t kAppStackMatch = 32;   // an app's own HTTP stack: prefetch, unless a bot
 
 // The symbols read before the first and after the last byte of a User-Agent.
 constexpr std::uint8_t kStartSymbol = 1;
@@ -69,7 +71,7 @@ bool says_prefetch(std::string_view header) noexcept {
 }
 
 struct Pattern {
-    std::uint32_t kind;  // kBotMatch, kPrefetchMatch, kCompatibleMatch or kExcept
+    std::uint32_t kind;  // one of the k...Match kinds above, or kExcept
     std::string lower;
     bool at_start = false;
     bool at_end = false;
@@ -143,20 +145,44 @@ std::vector<Pattern> parse_patterns(std::string_view text) {
     return patterns;
 }
 
+// A rule token; a leading `^` ties it to the start of the agent.
+Pattern rule_token(std::uint32_t kind, std::string_view token) {
+    const bool at_start = token.starts_with('^');
+    return {kind, std::string(at_start ? token.substr(1) : token), at_start};
+}
+
 void add_generic_rule_tokens(std::vector<Pattern>& patterns) {
     for (const agent_rules::TokenRule& rule : agent_rules::token_rules()) {
-        for (std::string_view token : rule.tokens) {
-            patterns.push_back({kBotMatch, std::string(token)});
-        }
+        for (std::string_view token : rule.tokens) patterns.push_back(rule_token(kBotMatch, token));
+    }
+    for (std::string_view token : agent_rules::app_http_stack_tokens()) {
+        patterns.push_back(rule_token(kAppStackMatch, token));
+    }
+    for (std::string_view token : agent_rules::browser_grammar_tokens()) {
+        patterns.push_back(rule_token(kGrammarMatch, token));
     }
     patterns.push_back({kCompatibleMatch, std::string(agent_rules::kCompatibleToken)});
 }
 
-// The generic rules that are not substrings, for an agent that matched no pattern.
-bool generic_rule_matches(std::string_view scanned, bool compatible) noexcept {
-    return agent_rules::lacks_platform_comment(scanned) ||
-           agent_rules::has_email_address(scanned) ||
-           (compatible && !agent_rules::names_browser_engine(scanned));
+// What the walk noticed besides pattern matches, for the generic rules that are not substrings.
+struct WalkFeatures {
+    bool compatible = false;         // the `compatible;` token
+    bool grammar = false;            // a token of a browser's grammar
+    bool app_stack = false;          // a token of an app's own HTTP stack
+    std::size_t longest_digits = 0;  // the longest run of digits
+};
+
+// The generic rules that are not substrings, for an agent that matched no pattern. The two that
+// punish a missing part (no platform comment; `compatible;` without an engine) give way to any
+// positive evidence of a browser.
+bool generic_rule_matches(std::string_view scanned, const WalkFeatures& seen) noexcept {
+    if (seen.longest_digits >= agent_rules::kTimestampDigits &&
+        agent_rules::has_millisecond_timestamp(scanned)) {
+        return true;
+    }
+    if (agent_rules::has_email_address(scanned)) return true;
+    if (seen.grammar) return false;
+    return seen.compatible || agent_rules::lacks_platform_comment(scanned);
 }
 
 }  // namespace
@@ -213,11 +239,16 @@ std::vector<std::uint8_t> pattern_symbols(const Pattern& p,
     return symbols;
 }
 
-// The rank that orders states for renumbering: no match, `compatible;`, bot, prefetch.
+// The rank that orders states for renumbering: no match, browser grammar, `compatible;`, app
+// HTTP stack, bot, prefetch. Below bot, no state carries two kinds (no token of one kind ends in
+// a token of another; the constructor checks), so a rank tells which.
+constexpr std::uint32_t kFeatureKinds = kGrammarMatch | kCompatibleMatch | kAppStackMatch;
 std::uint32_t rank_of(std::uint32_t match) {
-    if (match & kPrefetchMatch) return 3;
-    if (match & kBotMatch) return 2;
-    return (match & kCompatibleMatch) ? 1 : 0;
+    if (match & kPrefetchMatch) return 5;
+    if (match & kBotMatch) return 4;
+    if (match & kAppStackMatch) return 3;
+    if (match & kCompatibleMatch) return 2;
+    return (match & kGrammarMatch) ? 1 : 0;
 }
 
 }  // namespace
@@ -271,6 +302,12 @@ ClickClassifier::ClickClassifier(std::string_view pattern_text, GenericRules rul
     }
 
     add_failure_edges(next, match, states, row_size_);
+    for (std::size_t s = 0; s < states; ++s) {
+        const std::uint32_t kinds = match[s] & kFeatureKinds;
+        if (rank_of(match[s]) < rank_of(kBotMatch) && (kinds & (kinds - 1)) != 0) {
+            throw std::logic_error("click patterns: a rule token ends in a token of another kind");
+        }
+    }
     build_delta(next, match, depth, states);
 }
 
@@ -295,8 +332,10 @@ void ClickClassifier::build_delta(const std::vector<std::uint32_t>& next,
         return static_cast<std::uint32_t>((it - order.begin()) * row_size_);
     };
     first_match_offset_ = first_with_rank(1);
-    first_bot_offset_ = first_with_rank(2);
-    first_prefetch_offset_ = first_with_rank(3);
+    first_compatible_offset_ = first_with_rank(2);
+    first_app_stack_offset_ = first_with_rank(3);
+    first_bot_offset_ = first_with_rank(4);
+    first_prefetch_offset_ = first_with_rank(5);
 
     delta_.resize(states * row_size_);
     for (std::uint32_t s = 0; s < states; ++s) {
@@ -322,7 +361,7 @@ ClickClassifier::AgentMatch ClickClassifier::match_agent(
     // match when no prefetch pattern could still overrule it.
     const std::string_view scanned = capped(user_agent);
     AgentMatch found = AgentMatch::none;
-    bool compatible = false;
+    WalkFeatures seen;
     std::uint32_t offset = start_offset_;
     const auto settles = [&](std::uint32_t next) noexcept {
         offset = next;
@@ -332,15 +371,26 @@ ClickClassifier::AgentMatch ClickClassifier::match_agent(
             found = AgentMatch::prefetch;
             return true;
         }
-        if (offset < first_bot_offset_) {
-            compatible = true;
-            return false;
+        if (offset >= first_bot_offset_) {
+            found = AgentMatch::bot;
+            return !has_prefetch_patterns_;
         }
-        found = AgentMatch::bot;
-        return !has_prefetch_patterns_;
+        if (offset >= first_app_stack_offset_) {
+            seen.app_stack = true;
+        } else if (offset >= first_compatible_offset_) {
+            seen.compatible = true;
+        } else {
+            seen.grammar = true;
+        }
+        return false;
     };
     bool settled = false;
+    // The digit run is counted beside the walk: it does not depend on the table loads, which are
+    // what a byte costs, so it adds next to nothing.
+    std::size_t digits = 0;
     for (const char c : scanned) {
+        digits = ascii::is_digit(c) ? digits + 1 : 0;
+        seen.longest_digits = std::max(seen.longest_digits, digits);
         if (settles(delta_[offset + symbol_of_[static_cast<unsigned char>(c)]])) {
             settled = true;
             break;
@@ -349,7 +399,11 @@ ClickClassifier::AgentMatch ClickClassifier::match_agent(
     // `$` only where the whole agent was read.
     if (!settled && scanned.size() == user_agent.size()) settles(delta_[offset + kEndSymbol]);
     if (found != AgentMatch::none || !generic_rules_) return found;
-    return generic_rule_matches(scanned, compatible) ? AgentMatch::bot : AgentMatch::none;
+    // An app's own HTTP stack fetches for a person's app, not for a crawler: a prefetch, unless a
+    // bot pattern or token said otherwise above. The rules that punish a missing part would
+    // misjudge it (its agent is an app's name and the stack's).
+    if (seen.app_stack) return AgentMatch::prefetch;
+    return generic_rule_matches(scanned, seen) ? AgentMatch::bot : AgentMatch::none;
 }
 
 ClickClass ClickClassifier::classify(const ClickSignals& signals, AgentMatch agent) const noexcept {

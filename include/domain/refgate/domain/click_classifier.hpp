@@ -68,15 +68,17 @@ class ClickClassifier {
     // A substring (which may hold spaces) is matched case-insensitively (ASCII) anywhere in the
     // User-Agent. Lines starting with `#` and blank lines are ignored. Throws
     // std::invalid_argument naming the line number and text of the first bad line. With
-    // GenericRules::on, the generic rules count as bot patterns too.
+    // GenericRules::on, the generic rules count as bot patterns too, and an app's own HTTP stack
+    // (agent_rules::is_app_http_stack) makes a prefetch where no bot pattern or rule token matches.
     explicit ClickClassifier(std::string_view patterns, GenericRules rules = GenericRules::off);
 
     // The classifier of the embedded patterns and the generic rules, built on first use.
     static const ClickClassifier& builtin();
 
     // In order: a purpose header saying prefetch or preview -> prefetch; a `prefetch` pattern in
-    // the User-Agent -> prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot`
-    // pattern or a generic rule -> bot; anything else -> human.
+    // the User-Agent, or an app's own HTTP stack that no `bot` pattern or rule token names ->
+    // prefetch; HEAD -> bot; an empty or all-blank User-Agent -> bot; a `bot` pattern or a
+    // generic rule -> bot; anything else -> human.
     ClickClass classify(const ClickSignals& signals) const noexcept {
         return classify(signals, match_agent(signals.user_agent));
     }
@@ -102,11 +104,13 @@ class ClickClassifier {
     std::size_t row_size_ = 1;  // the number of symbols
     // The complete automaton, failure links folded in: entry [offset + symbol] is the offset
     // (state * row_size_) of the next state. The root is at offset 0; states where a pattern
-    // ends are numbered last: first those of the `compatible;` token, then bot patterns, then
-    // prefetch patterns.
+    // ends are numbered last: first those of a browser-grammar token, then of the `compatible;`
+    // token, then of an app HTTP stack's, then bot patterns, then prefetch patterns.
     std::vector<std::uint32_t> delta_;
     std::uint32_t start_offset_ = 0;  // after the start symbol
     std::uint32_t first_match_offset_ = 0;
+    std::uint32_t first_compatible_offset_ = 0;
+    std::uint32_t first_app_stack_offset_ = 0;
     std::uint32_t first_bot_offset_ = 0;
     std::uint32_t first_prefetch_offset_ = 0;
     bool generic_rules_ = false;
