@@ -85,6 +85,10 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
         // Every admin call waits at most admin_db_wait for the blocking pool, and again for a
         // database connection; past either it answers 503 (refgate_admin_unavailable_total).
         .blocking_wait = s.config.admin_db_wait,
+        // A trusted proxy carries every client behind it: held to the listener's cap only (a
+        // share would let one slow client behind it shut out all the others).
+        .proxies =
+            parse_networks(s.config.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{}),
     };
 }
 

@@ -298,6 +298,12 @@ std::vector<Setting> publishing_settings() {
          },
          "an integer from 1 to 100000",
          [](const Config& c) { return std::to_string(c.admin_http.max_connections); }},
+        {"admin_max_connections_per_client", "REFGATE_ADMIN_MAX_CONNECTIONS_PER_CLIENT",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.admin_http.max_connections_per_client, 1, 100'000);
+         },
+         "an integer from 1 to 100000",
+         [](const Config& c) { return std::to_string(c.admin_http.max_connections_per_client); }},
         {"reuse_port", "REFGATE_REUSE_PORT",
          [](Config& c, const std::string& v) { return parse_bool(v, c.reuse_port); },
          "true or false", [](const Config& c) { return bool_text(c.reuse_port); }},

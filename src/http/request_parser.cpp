@@ -101,6 +101,14 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
         const bool header_was_done = is_header_done();
         step.used = basic_parser::put(boost::asio::const_buffer(input.data(), input.size()), ec);
         if (!header_was_done) header_used_ += step.used;
+        if ((!ec || ec == bhttp::error::need_more) && !header_was_done &&
+            folds_a_line(input.substr(0, step.used))) {
+            // Beast 1.81 unfolds obs-fold into one value; RFC 9112 section 5.2 lets a server
+            // refuse it with 400 instead, which every reader of the header then agrees on.
+            step.need_more = false;
+            step.refusal = Refusal{};
+            return step;
+        }
         if (ec == bhttp::error::need_more) {
             step.need_more = true;
             // Beast counts a header's bytes differently depending on how they arrived (from the
@@ -143,6 +151,18 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
         if (from < input.size() && input.find("\r\n\r\n", from) != std::string_view::npos)
             return true;
         plain_looked_ = std::max(plain_looked_, input.size());
+        return false;
+    }
+
+    // Header bytes Beast took: whole lines, each ended by CRLF, the request line and whole
+    // fields only (it looks past a field's CRLF before taking it), so a line that continues the
+    // one before it (obs-fold: CRLF then SP or HTAB) is always within them.
+    static bool folds_a_line(std::string_view header) {
+        for (std::size_t at = header.find('\n'); at != std::string_view::npos;
+             at = header.find('\n', at + 1)) {
+            if (at + 1 < header.size() && (header[at + 1] == ' ' || header[at + 1] == '\t'))
+                return true;
+        }
         return false;
     }
 

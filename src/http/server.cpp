@@ -73,7 +73,23 @@ void wait_for_connections(ThreadContext& context, std::uint8_t index) {
         });
 }
 
-// One connection the kernel handed over: a Session, or a close when the listener is full.
+// A connection closed at accept because its client holds its share of the listener already.
+void refuse_over_share(ListenerState& listener, int fd) {
+    listener.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    listener.stats.rejected_connections.fetch_add(1, std::memory_order_relaxed);
+    auto count = listener.stats.rejected_client_share.fetch_add(1, std::memory_order_relaxed);
+    // Never the client's address: nothing about a client is logged.
+    if (listener.client_share_log.allow()) {
+        log::warn("client_share_full", {{"listener", listener.options.name},
+                                        {"max_connections_per_client",
+                                         listener.options.limits.max_connections_per_client},
+                                        {"client_share_rejected_connections_total", count + 1}});
+    }
+    ::close(fd);
+}
+
+// One connection the kernel handed over: a Session, or a close when the listener is full or the
+// connection's client holds its share of it.
 void admit(ThreadContext& context, std::uint8_t index, int fd, const sockaddr_storage& peer) {
     ListenerState& listener = *context.listeners[index];
     if (static_cast<std::size_t>(listener.stats.open_connections.fetch_add(
@@ -84,7 +100,12 @@ void admit(ThreadContext& context, std::uint8_t index, int fd, const sockaddr_st
         ::close(fd);
         return;
     }
-    context.new_session(fd, peer_address(peer), index)->start();
+    PeerAddress address = peer_address(peer);
+    if (listener.shares && !listener.shares->take(address.bytes)) {
+        refuse_over_share(listener, fd);
+        return;
+    }
+    context.new_session(fd, address, index)->start();
 }
 
 void accept_pending(ThreadContext& context, std::uint8_t index) {
@@ -160,6 +181,8 @@ Server::Server(unsigned threads, std::vector<ListenerOptions> listeners, bool io
     for (auto& options : listeners) {
         auto state = std::make_unique<ListenerState>();
         state->options = std::move(options);
+        if (std::size_t share = state->options.limits.max_connections_per_client; share > 0)
+            state->shares = std::make_unique<ClientShares>(share, state->options.proxies);
         impl_->listeners.push_back(std::move(state));
     }
 }

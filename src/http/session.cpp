@@ -48,7 +48,7 @@ Session::~Session() {
     if (poll_slot_ != ConnectionPoller::kNone) context_.poller.remove(poll_slot_);
     if (fd_ >= 0) ::close(fd_);
     context_.sessions.erase(this);
-    if (!parked_) listener_.stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    if (!parked_) listener_.closed(peer_);
 }
 
 // A new connection's request has usually arrived with it: it is read at once with recv(), and

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "batch_io.hpp"
+#include "client_share.hpp"
 #include "parking.hpp"
 #include "poller.hpp"
 #include "refgate/http/request_parser.hpp"
@@ -122,12 +123,21 @@ struct ThreadContext {
 struct ListenerState {
     ListenerOptions options;
     ServerStats stats;
+    // Set when the listener gives each client a share of its cap (max_connections_per_client).
+    std::unique_ptr<ClientShares> shares;
     std::uint16_t port = 0;
     // Blocking requests posted to the pool and not yet taken by one of its threads.
     std::atomic<std::size_t> queued_blocking{0};
     LogLimiter unavailable_log{std::chrono::seconds{10}};
     LogLimiter handler_error_log{std::chrono::seconds{10}};
     LogLimiter accept_error_log{std::chrono::seconds{10}};
+    LogLimiter client_share_log{std::chrono::seconds{10}};
+
+    // An open connection from `peer` closed (its Session ended, or it was closed parked).
+    void closed(const PeerAddress& peer) {
+        stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+        if (shares) shares->give_back(peer.bytes);
+    }
 };
 
 // The peer's address as refgate stores it (IPv4 as IPv4-mapped IPv6), from what accept4()

@@ -116,9 +116,9 @@ bool ThreadContext::shrink_pools(std::size_t parked) {
 }
 
 void ThreadContext::expire(const ParkedConnection& c) {
-    auto& stats = listeners[c.listener]->stats;
-    stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
-    stats.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    auto& listener = *listeners[c.listener];
+    listener.stats.parked_connections.fetch_sub(1, std::memory_order_relaxed);
+    listener.closed(c.peer);
 }
 
 }  // namespace refgate::http

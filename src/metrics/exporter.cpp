@@ -238,7 +238,13 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
                          MetricType::Gauge);
     auto refused =
         family("refgate_http_rejected_connections_total",
-               "Connections closed at accept because the listener was full.", MetricType::Counter);
+               "Connections closed at accept because the listener was full, or their client held "
+               "its share of it.",
+               MetricType::Counter);
+    auto over_share = family("refgate_http_client_share_rejected_connections_total",
+                             "Of the connections closed at accept, those whose client held its "
+                             "share of the listener already.",
+                             MetricType::Counter);
     auto rejected = family("refgate_http_rejected_requests_total",
                            "Requests the server refused before any handler (400, 413, 414, 431).",
                            MetricType::Counter);
@@ -250,12 +256,14 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
         add_value(open, static_cast<double>(l.stats->open_connections.load()), labels);
         add_value(parked, static_cast<double>(l.stats->parked_connections.load()), labels);
         add_value(refused, static_cast<double>(l.stats->rejected_connections.load()), labels);
+        add_value(over_share, static_cast<double>(l.stats->rejected_client_share.load()), labels);
         add_value(rejected, static_cast<double>(l.stats->rejected_requests.load()), labels);
         add_value(failed, static_cast<double>(l.stats->handler_errors.load()), labels);
     }
     out.push_back(std::move(open));
     out.push_back(std::move(parked));
     out.push_back(std::move(refused));
+    out.push_back(std::move(over_share));
     out.push_back(std::move(rejected));
     out.push_back(std::move(failed));
 }

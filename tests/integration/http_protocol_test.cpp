@@ -208,6 +208,29 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "http protocol: a header line folded onto the next (obs-fold) is answered 400 and the "
+    "connection closed, on both listeners",
+    "[http]") {
+    DemoService demo;
+    // RFC 9112 section 5.2. Beast 1.81 joined the lines into one value and answered.
+    for (int port : {demo.port(), demo.process().admin_port()}) {
+        INFO("port " << port << (port == demo.port() ? " (public)" : " (admin)"));
+        expect_one_answer_then_close(
+            port, request("GET", "/healthz", "X-Foo: a\r\n b\r\n") + std::string(kSmuggled), 400);
+        expect_one_answer_then_close(
+            port, request("GET", "/go/demo", "X-Foo: a\r\n\tb\r\n") + std::string(kSmuggled), 400);
+        // Read by Beast, not the fast path (a body).
+        expect_one_answer_then_close(
+            port,
+            request("POST", "/api/v1/partners", "Content-Length: 2\r\nX-Foo:\r\n b\r\n") + "{}" +
+                std::string(kSmuggled),
+            400);
+    }
+    CHECK(http_get(demo.port(), "/go/demo").status == 302);
+    CHECK(http_get(demo.process().admin_port(), "/healthz").status == 200);
+}
+
+TEST_CASE(
     "http protocol: a burst of 50 pipelined requests is answered in order on one connection, "
     "HEAD answers without a body",
     "[http]") {

@@ -304,6 +304,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "log_level",
                             "metrics_token",
                             "admin_max_connections",
+                            "admin_max_connections_per_client",
                             "reuse_port",
                             "state_dir",
                             "admin_cors_origins",
@@ -316,7 +317,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 52);
+    CHECK(rows.size() == 53);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
     CHECK(described["io_uring"] == "false");

@@ -28,6 +28,9 @@ struct HttpLimits {
     std::chrono::milliseconds read_timeout{15'000};   // idle keep-alive or a whole request header
     std::chrono::milliseconds write_timeout{15'000};  // writing one batch of responses
     std::size_t max_connections = 10'000;             // per listener; more are closed at accept
+    // Of those, one client (an IPv4 address, an IPv6 /64) may hold this many, so that one client
+    // cannot take them all (a slowloris); more are closed at accept. 0: no share per client.
+    std::size_t max_connections_per_client = 0;
 };
 
 // How clicks move from memory to Redis to PostgreSQL.
@@ -102,7 +105,8 @@ struct Config {
     std::string referrer_policy = "strict-origin-when-cross-origin";
     bool allow_http_destinations = false;
     HttpLimits http{};
-    HttpLimits admin_http{.max_body_bytes = 64 * 1024, .max_connections = 256};
+    HttpLimits admin_http{
+        .max_body_bytes = 64 * 1024, .max_connections = 256, .max_connections_per_client = 64};
     std::chrono::milliseconds reload_interval{5'000};  // safety net beside LISTEN/NOTIFY
     // From the first stop signal, /readyz answers 503 while both listeners keep serving this
     // long, so that load balancers stop sending traffic before the listeners close; 0: no drain.

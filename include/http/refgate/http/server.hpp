@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "refgate/config/config.hpp"
+#include "refgate/domain/ip_network.hpp"
 #include "refgate/http/request.hpp"
 #include "refgate/http/response.hpp"
 
@@ -59,6 +60,9 @@ struct ListenerOptions {
     // unavailable(); so is one that arrives while `max_blocking_queue` requests wait already.
     std::chrono::milliseconds blocking_wait{2'000};
     std::size_t max_blocking_queue = 64;
+    // Addresses that carry many clients (trusted proxies): not held to
+    // limits.max_connections_per_client, only to the listener's cap.
+    std::vector<IpNetwork> proxies;
 };
 
 struct ServerStats {
@@ -66,6 +70,8 @@ struct ServerStats {
     // Of those, idle ones parked (src/http/parking.hpp): a socket and a slot each, no Session.
     std::atomic<std::int64_t> parked_connections{0};
     std::atomic<std::uint64_t> rejected_connections{0};
+    // Of those, the ones whose client held its share (HttpLimits::max_connections_per_client).
+    std::atomic<std::uint64_t> rejected_client_share{0};
     std::atomic<std::uint64_t> rejected_requests{0};  // answered by the server itself (400, 431...)
     // Blocking requests answered unavailable() because the pool was busy past the bound.
     std::atomic<std::uint64_t> unavailable_requests{0};
