@@ -2,6 +2,8 @@
 // public URL and the snippet, from the code paths the redirect and /snippet/ use.
 
 #include <chrono>
+#include <optional>
+#include <string>
 
 #include "outcomes.hpp"
 #include "refgate/admin/admin_service.hpp"
@@ -44,10 +46,31 @@ std::optional<ReaderTraits> read_reader(const Json& reader, std::vector<FieldErr
     return traits;
 }
 
-// What the targeting rules give `reader`: the snapshot's own evaluation over a one-link snapshot
-// of the partners the link names and the stored country groups (a reader from AT gets the DE
-// store when the family says AT -> DE), as a redirect would.
-void preview_rules(AdminRows& rows, const Link& link, const ReaderTraits& reader,
+// The branches of the link's rules that no reader gets because their partner is inactive, named
+// as the link health names them ("rules[0]", "rules[1].split[0]").
+Json skipped_branches(const Snapshot& snapshot, const LinkEntry& entry) {
+    Json skipped = Json::array();
+    for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
+        const TargetRule& rule = snapshot.rules()[entry.first_rule + i];
+        for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
+            const TargetBranch& branch = snapshot.branches()[rule.first_branch + b];
+            if (branch.partner_active) continue;
+            std::string name = "rules[" + std::to_string(i) + "]";
+            if (rule.split) name += ".split[" + std::to_string(b) + "]";
+            skipped.push_back({{"branch", name},
+                               {"partner", snapshot.partners()[branch.partner_index].slug},
+                               {"reason", "partner_inactive"},
+                               {"rule_skipped", rule.skipped}});
+        }
+    }
+    return skipped;
+}
+
+// What the targeting rules give `reader` (when there is one): the snapshot's own evaluation over
+// a one-link snapshot of the partners the link names and the stored country groups (a reader
+// from AT gets the DE store when the family says AT -> DE), as a redirect would; and which of
+// the rules' branches lead to an inactive partner, and so are never taken.
+void preview_rules(AdminRows& rows, const Link& link, const std::optional<ReaderTraits>& reader,
                    const UrlPolicy& policy, SysSeconds now, Json& answer) {
     std::vector<Partner> partners;
     auto add = [&](const std::string& slug) {
@@ -68,18 +91,22 @@ void preview_rules(AdminRows& rows, const Link& link, const ReaderTraits& reader
     builder.add(Link(link));
     auto snapshot = builder.finish({});
     const LinkEntry* entry = snapshot->find(link.slug);
-    if (entry == nullptr || answer["location"].is_null() ||
-        answer["location"] != Json(entry->location))
+    if (entry == nullptr) return;
+    if (Json skipped = skipped_branches(*snapshot, *entry); !skipped.empty())
+        answer["skipped_branches"] = std::move(skipped);
+    if (!reader || answer["location"].is_null() || answer["location"] != Json(entry->location))
         return;  // a disabled or expired link: its fallback, whatever the rules say
-    Target target = snapshot->target(*entry, reader, [] { return std::uint64_t{0}; });
+    Target target = snapshot->target(*entry, *reader, [] { return std::uint64_t{0}; });
     answer["location"] = *target.location;
     answer["rule"] = target.rule;
     if (target.rule == 0) return;
     const TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];
     if (!rule.split) return;
     Json locations = Json::array();
-    for (std::uint16_t b = 0; b < rule.branch_count; ++b)
-        locations.push_back(snapshot->branches()[rule.first_branch + b].location);
+    for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
+        const TargetBranch& branch = snapshot->branches()[rule.first_branch + b];
+        if (branch.partner_active) locations.push_back(branch.location);
+    }
     answer["split_locations"] = std::move(locations);
 }
 
@@ -118,7 +145,8 @@ Outcome AdminService::preview_link(const Json& body) {
         auto location = reader_location(link, partner->partner, now);
         Json answer{{"location", location ? Json(*location) : Json()},
                     {"public_url", named ? public_url(link.slug) : Json()}};
-        if (reader) preview_rules(rows, link, *reader, options_.url_policy, now, answer);
+        if (reader || !link.rules.empty())
+            preview_rules(rows, link, reader, options_.url_policy, now, answer);
         return object(OutcomeKind::ok, std::move(answer));
     });
 }

@@ -94,8 +94,10 @@ Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
                                          .timeout = clicks::kFlushRedisTimeout,
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
-    flusher.sink =
-        clicks::make_pg_count_sink({.database_url = c.database_url, .health = &s.health});
+    flusher.sink = clicks::make_pg_count_sink(
+        {.database_url = c.database_url,
+         .health = &s.health,
+         .max_channels_per_link_day = c.clicks.max_channels_per_link_day});
     flusher.worker = std::make_unique<clicks::ClickFlusher>(
         *flusher.store, *flusher.sink,
         clicks::FlusherOptions{
@@ -134,7 +136,8 @@ Counting::Counting(Shared& s)
     for (unsigned i = 0; i < s.config.threads; ++i) {
         shards.push_back(std::make_unique<ClickShard>());
         recorders.push_back(std::make_unique<ClickRecorder>(
-            *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies, &scanner.sources));
+            *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies, &scanner.sources,
+            s.config.clicks.max_channels_per_link_day));
     }
 }
 

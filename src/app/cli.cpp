@@ -161,8 +161,10 @@ int flush(const Config& c) {
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
     // One attempt, so it may wait for a busy server longer than the service's flusher does.
-    auto sink =
-        clicks::make_pg_count_sink({.database_url = c.database_url, .connect_timeout_seconds = 15});
+    auto sink = clicks::make_pg_count_sink(
+        {.database_url = c.database_url,
+         .connect_timeout_seconds = 15,
+         .max_channels_per_link_day = c.clicks.max_channels_per_link_day});
     clicks::Flusher flusher(*store, *sink, {.bucket = c.clicks.bucket});
     // Another instance may be flushing right now; it releases the lock within seconds.
     for (int attempt = 0; attempt < 100; ++attempt) {

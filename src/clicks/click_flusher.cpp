@@ -111,6 +111,8 @@ Status Flusher::move_bucket(std::int64_t bucket, bool early, FlushResult& result
         ++result.buckets;
         result.counters += added->counters;
         result.clicks += added->clicks;
+        result.capped_clicks += added->capped.clicks;
+        result.capped_channels += added->capped.channels;
     } else {
         ++result.skipped_buckets;
         log::warn("bucket_already_flushed", {{"bucket", bucket}});
@@ -181,6 +183,7 @@ RoundOutcome ClickFlusher::flush_round() {
         return RoundOutcome::failed;
     }
     if (options_.stats != nullptr) {
+        options_.stats->channels_capped.fetch_add(r->capped_clicks, std::memory_order_relaxed);
         options_.stats->flush_buckets.fetch_add(r->buckets, std::memory_order_relaxed);
         options_.stats->flush_rows.fetch_add(r->counters, std::memory_order_relaxed);
         if (!r->busy)
@@ -192,6 +195,14 @@ RoundOutcome ClickFlusher::flush_round() {
                               {"counters", r->counters},
                               {"clicks", r->clicks},
                               {"unique_estimates", r->unique_estimates}});
+    }
+    if (r->capped_clicks > 0 && started >= next_cap_log_) {
+        // Several instances each kept within the cap in memory, together past it: the rest
+        // counts as "other" (counts only in the line; the channels may name people).
+        log::warn("channels_capped", {{"capped_clicks", r->capped_clicks},
+                                      {"capped_channels", r->capped_channels},
+                                      {"where", "flush"}});
+        next_cap_log_ = started + std::chrono::minutes(1);
     }
     if (failing_) log::info("flush_recovered");
     failing_ = false;

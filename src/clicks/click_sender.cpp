@@ -12,6 +12,7 @@ namespace {
 constexpr std::size_t kMaxFieldsPerBatch = 10'000;
 constexpr std::chrono::seconds kSaltCheckInterval{30};
 constexpr std::chrono::seconds kDropLogInterval{10};
+constexpr std::chrono::seconds kOtherLogInterval{60};
 // Batch vectors kept for reuse once the store confirmed their batch.
 constexpr std::size_t kMaxSpareVectors = 8;
 
@@ -98,6 +99,7 @@ void ClickSender::collect() {
     drained_.counts.clear();
     drained_.samples.clear();
     drained_.samples_dropped = 0;
+    drained_.capped = drained_.identifiers = 0;
     for (ClickShard* shard : shards_) shard->drain(drained_);
     std::span<const std::pair<CounterKey, std::uint64_t>> drained(drained_.counts);
     for (std::size_t i = 0; i < drained.size(); i += CpuSlicer::kStepsPerSlice) {
@@ -130,6 +132,7 @@ void ClickSender::collect() {
         }
     }
     count_dropped(dropped);
+    count_others(drained_.capped, drained_.identifiers);
     stats_.dropped_samples.fetch_add(drained_.samples_dropped, std::memory_order_relaxed);
     samples_.insert(samples_.end(), drained_.samples.begin(), drained_.samples.end());
     std::size_t in_flight_keys = in_flight_keys_.size();
@@ -149,6 +152,22 @@ void ClickSender::count_dropped(std::uint64_t dropped) {
                                   {"total", stats_.dropped_clicks.load()},
                                   {"max_pending_keys", options_.max_pending_keys}});
     next_drop_log_ = now + kDropLogInterval;
+}
+
+// Clicks the I/O threads counted under "other" instead of their src: a metric, and a line at most
+// once a minute (counts only; which channels were refused is not logged: they may name people).
+void ClickSender::count_others(std::uint64_t capped, std::uint64_t identifiers) {
+    if (capped == 0 && identifiers == 0) return;
+    stats_.channels_capped.fetch_add(capped, std::memory_order_relaxed);
+    stats_.channel_identifiers.fetch_add(identifiers, std::memory_order_relaxed);
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_other_log_) return;
+    log::warn("channels_capped", {{"capped_clicks", capped},
+                                  {"identifier_clicks", identifiers},
+                                  {"capped_total", stats_.channels_capped.load()},
+                                  {"identifier_total", stats_.channel_identifiers.load()},
+                                  {"where", "memory"}});
+    next_other_log_ = now + kOtherLogInterval;
 }
 
 // A batch keeps its id and content until the store confirms it; new batches are made only once

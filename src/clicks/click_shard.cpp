@@ -78,6 +78,9 @@ void ClickShard::drain(DrainedClicks& out) {
     side.samples.clear();
     out.samples_dropped += side.samples_dropped;
     side.samples_dropped = 0;
+    out.capped += side.capped;
+    out.identifiers += side.identifiers;
+    side.capped = side.identifiers = 0;
 }
 
 }  // namespace refgate

@@ -234,6 +234,12 @@ std::vector<Setting> counting_settings() {
          },
          "an integer from 1 to 100000000",
          [](const Config& c) { return std::to_string(c.clicks.max_pending_keys); }},
+        {"max_channels_per_link_day", "REFGATE_MAX_CHANNELS_PER_LINK_DAY",
+         [](Config& c, const std::string& v) {
+             return parse_uint<std::size_t>(v, c.clicks.max_channels_per_link_day, 1, 100'000);
+         },
+         "an integer from 1 to 100000",
+         [](const Config& c) { return std::to_string(c.clicks.max_channels_per_link_day); }},
         text_setting(
             "spill_file", "REFGATE_SPILL_FILE",
             [](Config& c) -> std::string& { return c.clicks.spill_file; },

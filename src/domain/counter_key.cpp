@@ -10,9 +10,62 @@
 namespace refgate {
 namespace {
 
-constexpr std::string_view kDirect = "direct";
+constexpr std::string_view kDirect = kDirectChannel;
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+bool is_separator(char c) { return c == '.' || c == '_' || c == '-'; }
+
+bool all_hex(std::string_view piece) {
+    for (char c : piece) {
+        if (!is_hex(c)) return false;
+    }
+    return true;
+}
+
+// Hex pieces of 8, 4, 4, 4 and 12 characters joined by '-' from `at`.
+bool uuid_at(std::string_view text, std::size_t at) {
+    constexpr std::size_t kLengths[] = {8, 4, 4, 4, 12};
+    for (std::size_t i = 0; i < 5; ++i) {
+        if (at + kLengths[i] > text.size() || !all_hex(text.substr(at, kLengths[i]))) return false;
+        at += kLengths[i];
+        if (i < 4 && (at >= text.size() || text[at] != '-')) return false;
+        ++at;
+    }
+    // The twelve end a piece.
+    return at - 1 == text.size() || is_separator(text[at - 1]);
+}
 
 }  // namespace
+
+bool looks_like_identifier(std::string_view value) {
+    constexpr std::size_t kDigitRun = 10;
+    constexpr std::size_t kMixedPiece = 16;
+    constexpr std::size_t kLongPiece = 24;
+    std::size_t digits = 0;
+    std::size_t piece_start = 0;
+    bool letters = false, numbers = false;
+    for (std::size_t i = 0; i <= value.size(); ++i) {
+        char c = i < value.size() ? value[i] : '.';
+        if (c == '@' ||
+            (c == '%' && i + 2 < value.size() && value[i + 1] == '4' && value[i + 2] == '0'))
+            return true;
+        digits = is_digit(c) ? digits + 1 : 0;
+        if (digits >= kDigitRun) return true;
+        if (!is_separator(c)) {
+            letters = letters || is_letter(c);
+            numbers = numbers || is_digit(c);
+            continue;
+        }
+        std::size_t length = i - piece_start;
+        if (length >= kLongPiece || (length >= kMixedPiece && letters && numbers)) return true;
+        if (length == 8 && uuid_at(value, piece_start)) return true;
+        piece_start = i + 1;
+        letters = numbers = false;
+    }
+    return false;
+}
 
 bool valid_channel(std::string_view channel) {
     if (channel.empty() || channel.size() > kMaxChannelLength) return false;
@@ -24,9 +77,9 @@ bool valid_channel(std::string_view channel) {
     return true;
 }
 
-std::string_view channel_of(std::string_view raw_query) {
+ChannelTag read_channel(std::string_view raw_query) {
     // The first src parameter decides; its raw form must already be a valid tag, so anything
-    // percent-encoded is "direct".
+    // percent-encoded is "direct" (unless it is an e-mail address: "other").
     std::size_t pos = 0;
     while (pos <= raw_query.size()) {
         auto amp = raw_query.find('&', pos);
@@ -34,13 +87,16 @@ std::string_view channel_of(std::string_view raw_query) {
             pos, amp == std::string_view::npos ? std::string_view::npos : amp - pos);
         if (param.starts_with("src=")) {
             std::string_view value = param.substr(4);
-            return valid_channel(value) ? value : kDirect;
+            if (looks_like_identifier(value)) return {kOtherChannel, true};
+            return {valid_channel(value) ? value : kDirect};
         }
         if (amp == std::string_view::npos) break;
         pos = amp + 1;
     }
-    return kDirect;
+    return {kDirect};
 }
+
+std::string_view channel_of(std::string_view raw_query) { return read_channel(raw_query).channel; }
 
 std::int32_t utc_day(std::int64_t unix_seconds) {
     auto days = unix_seconds / 86'400;

@@ -36,24 +36,111 @@ bool acceptable_utm(std::string_view key, std::string_view value) {
     return true;
 }
 
+bool unreserved(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '.' || c == '_' || c == '~';
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+void append_escaped(std::string& out, unsigned char c) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    out.push_back('%');
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0xf]);
+}
+
 // Everything but RFC 3986 unreserved characters is percent-encoded, so that '+', '&', '=' and
 // '#' in a code or value reach the partner as themselves whatever decoder it uses.
 std::string encode_component(std::string_view text) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
     std::string out;
     out.reserve(text.size() * 3);
     for (unsigned char c : text) {
-        bool unreserved = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                          (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
-        if (unreserved) {
+        if (unreserved(c)) {
             out.push_back(static_cast<char>(c));
         } else {
-            out.push_back('%');
-            out.push_back(kHex[c >> 4]);
-            out.push_back(kHex[c & 0xf]);
+            append_escaped(out, c);
         }
     }
     return out;
+}
+
+// A visitor's value, written again from its percent-encoded form: escapes are decoded and every
+// byte but the unreserved ones is escaped, so that nothing in it can end the parameter or start
+// another under any query parser ('&', ';', '=', '#'). A '+' stays a '+': form decoders read it
+// as a space and others as a plus, exactly as they would have read the visitor's own query.
+std::string reencode_value(std::string_view encoded) {
+    std::string out;
+    out.reserve(encoded.size() * 3);
+    for (std::size_t i = 0; i < encoded.size(); ++i) {
+        auto c = static_cast<unsigned char>(encoded[i]);
+        if (c == '%' && i + 2 < encoded.size() && hex_digit(encoded[i + 1]) >= 0 &&
+            hex_digit(encoded[i + 2]) >= 0) {
+            c = static_cast<unsigned char>(hex_digit(encoded[i + 1]) * 16 +
+                                           hex_digit(encoded[i + 2]));
+            i += 2;
+        } else if (c == '+') {
+            out.push_back('+');
+            continue;
+        }
+        if (unreserved(c)) {
+            out.push_back(static_cast<char>(c));
+        } else {
+            append_escaped(out, c);
+        }
+    }
+    return out;
+}
+
+// A key the partner locks: its referral parameter or one of its extra parameters.
+bool locked_key(const Partner& partner, std::string_view decoded_key) {
+    return decoded_key == partner.ref_param || is_extra_key(partner, decoded_key);
+}
+
+bool locked_piece(std::string_view piece, const Partner& partner) {
+    auto encoded = boost::urls::make_pct_string_view(piece);
+    return encoded && locked_key(partner, encoded->decode());
+}
+
+void escape_semicolons(std::string& text) {
+    for (std::size_t semi = text.find(';'); semi != std::string::npos;
+         semi = text.find(';', semi + 3)) {
+        text.replace(semi, 1, "%3B");
+    }
+}
+
+// Servers that split a query on ';' as well as '&' (older Python, Go before 1.17, Rack 2) would
+// read "a=1;ref=x" or "ref;a=1" of a destination as a second referral parameter. Such a ';'
+// becomes "%3B": every reader then reads the parameter as one that splits on '&' alone does, the
+// locked name inside another parameter's key or value.
+// A key: every ';'-separated piece of it is a key to those servers; when one is locked, all of
+// its ';' are escaped.
+void escape_locked_key(std::string& key, const Partner& partner) {
+    for (std::size_t start = 0; start <= key.size();) {
+        std::size_t end = std::min(key.find(';', start), key.size());
+        if (end == key.size() && start == 0) return;  // no ';': set() deals with the key
+        if (locked_piece(std::string_view(key).substr(start, end - start), partner)) {
+            escape_semicolons(key);
+            return;
+        }
+        start = end + 1;
+    }
+}
+
+// A value: each piece after a ';' is a parameter of its own to those servers, its key before the
+// first '='; the ';' before a locked one is escaped.
+void escape_locked_value(std::string& value, const Partner& partner) {
+    for (std::size_t semi = value.find(';'); semi != std::string::npos;
+         semi = value.find(';', semi + 1)) {
+        std::string_view piece = std::string_view(value).substr(semi + 1);
+        piece = piece.substr(0, piece.find_first_of(";="));
+        if (locked_piece(piece, partner)) value.replace(semi, 1, "%3B");
+    }
 }
 
 // The destination's query as a list of percent-encoded parameters, edited here and written back
@@ -90,6 +177,15 @@ class Params {
             }
         }
         if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+    }
+
+    // No ';'-separated piece of the destination's query may name a parameter the partner
+    // locks (escape_locked_key(), escape_locked_value()).
+    void escape_locked(const Partner& partner) {
+        for (auto& p : params_) {
+            escape_locked_key(p.key, partner);
+            if (p.value) escape_locked_value(*p.value, partner);
+        }
     }
 
     void write_to(boost::urls::url& url) const {
@@ -131,6 +227,7 @@ std::string build_location(std::string_view destination, const Partner& partner,
                            bool utm_passthrough, std::string_view incoming_query) {
     boost::urls::url url{destination};
     Params params(url);
+    params.escape_locked(partner);
     if (utm_passthrough && !incoming_query.empty()) {
         // Boost.URL 1.81's parse_query builds its result from data() with strlen(), reading past
         // the end of a view that is not NUL-terminated (a request target is not: the headers
@@ -146,8 +243,7 @@ std::string build_location(std::string_view destination, const Partner& partner,
                     !acceptable_utm(param.key, param.value.decode())) {
                     continue;
                 }
-                // Copied in their (already valid) percent-encoded form.
-                params.set(param.key, param.value);
+                params.set(param.key, reencode_value(param.value));
                 ++taken;
             }
         }

@@ -82,23 +82,26 @@ void Snapshot::Builder::add_rules(LinkEntry& entry, std::vector<LinkRule>& rules
         entry.country_rules = entry.country_rules || !rule.countries.empty();
         rule.first_branch = static_cast<std::uint32_t>(s.branches_.size());
         std::size_t rule_partner = index_of(source.partner, entry.partner_index);
+        // A branch to an inactive partner (a storefront switched off) weighs nothing: the
+        // split draws among the others, and a rule left without any is skipped.
+        std::uint32_t end = 0;
         auto add_branch = [&](const std::string& destination, std::size_t partner,
-                              std::uint32_t end) {
+                              std::uint32_t weight) {
             TargetBranch& branch = s.branches_.emplace_back();
             branch.partner_index = static_cast<std::uint32_t>(partner);
+            branch.partner_active = s.partners_[partner].active;
             branch.location = build_location(destination, s.partners_[partner], suffixes_[partner]);
+            if (branch.partner_active) end += weight;
             s.branch_ends_.push_back(end);
         };
         rule.split = !source.split.empty();
         if (!rule.split) {
             add_branch(source.destination, rule_partner, 1);
         } else {
-            std::uint32_t end = 0;
-            for (const SplitBranch& b : source.split) {
-                end += b.weight;
-                add_branch(b.destination, index_of(b.partner, rule_partner), end);
-            }
+            for (const SplitBranch& b : source.split)
+                add_branch(b.destination, index_of(b.partner, rule_partner), b.weight);
         }
+        rule.skipped = end == 0;
         rule.branch_count = static_cast<std::uint16_t>(s.branches_.size() - rule.first_branch);
         rule.source = std::move(source);
     }

@@ -30,7 +30,9 @@ std::optional<SysSeconds> parse_rfc3339(std::string_view text) {
         return std::nullopt;
     }
     year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
-    if (!ymd.ok() || h > 23 || mi > 59 || s > 60) return std::nullopt;
+    // RFC 3339 admits a leap second (second 60), but a time here is a count of seconds that has
+    // none: "00:00:60" would be stored as 00:01:00, a time the writer never named. Refused.
+    if (!ymd.ok() || h > 23 || mi > 59 || s > 59) return std::nullopt;
     std::size_t pos = 19;
     if (pos < text.size() && text[pos] == '.') {
         ++pos;

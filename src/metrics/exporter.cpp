@@ -276,6 +276,15 @@ void collect_pipeline(const ClickStats& c, std::int64_t now, std::vector<MetricF
     out.push_back(single("refgate_clicks_dropped_total",
                          "Clicks dropped because too many counters were waiting for Redis.",
                          MetricType::Counter, static_cast<double>(c.dropped_clicks.load())));
+    auto others = family("refgate_channels_capped_total",
+                         "Clicks counted under the channel \"other\" instead of their src: past "
+                         "the per-link daily channel cap (cap), or for a src that looked like an "
+                         "e-mail address or an identifier (identifier).",
+                         MetricType::Counter);
+    add_value(others, static_cast<double>(c.channels_capped.load()), {{"reason", "cap"}});
+    add_value(others, static_cast<double>(c.channel_identifiers.load()),
+              {{"reason", "identifier"}});
+    out.push_back(std::move(others));
     out.push_back(single("refgate_unique_samples_dropped_total",
                          "Unique-estimate samples not fed to Redis (full buffer or Redis down).",
                          MetricType::Counter, static_cast<double>(c.dropped_samples.load())));

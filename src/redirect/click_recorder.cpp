@@ -19,7 +19,14 @@ ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRe
     click.unix_seconds = unix_seconds;
     click.cls = classifier_.classify(signals, agents_.match(signals.user_agent));
     click.day = utc_day(unix_seconds);
-    click.channel = channel_of(request.query());
+    ChannelTag tag = read_channel(request.query());
+    ChannelCap::Admitted admitted = channels_.admit(link_id, click.day, tag.channel);
+    click.channel = admitted.channel;
+    if (tag.identifier) {
+        click.other = OtherChannel::identifier;
+    } else if (admitted.capped) {
+        click.other = OtherChannel::cap;
+    }
     shard_.prefetch(CounterKey(link_id, click.day, click.cls, click.channel));
     return click;
 }
@@ -37,7 +44,7 @@ void ClickRecorder::count(const Click& click, const ClickTarget* target) {
     const std::string_view channel = click.channel;
     ClickClass cls = click.cls;
     auto count = [&] {
-        shard_.count(CounterKey(link_id, day, cls, channel));
+        shard_.count(CounterKey(link_id, day, cls, channel), click.other);
         if (target == nullptr) return;
         char country[2] = {'X', 'X'};
         if (target->country != 0) {

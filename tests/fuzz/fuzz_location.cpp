@@ -3,11 +3,17 @@
 // checks are built (as on every save path). Invariants: scheme, host, port, path and fragment are
 // the destination's; the referral parameter appears once with the partner's code; every extra
 // parameter is set; every acceptable utm_* parameter passed is in the output with its value; no
-// other parameter from the incoming query is.
+// other parameter from the incoming query is. Read as a server reads it that splits the query on
+// '&' alone, and as one that splits on ';' too (older Python, Go before 1.17, Rack 2): the
+// referral and every extra parameter appear once, with the partner's values; a passed utm_* value
+// holds nothing but unreserved bytes, '+' and %XX escapes, so none of its bytes can start a
+// parameter.
 
+#include <algorithm>
 #include <boost/url/parse.hpp>
 #include <boost/url/parse_query.hpp>
 #include <boost/url/url_view.hpp>
+#include <cctype>
 #include <map>
 
 #include "fuzz_check.hpp"
@@ -63,6 +69,75 @@ std::optional<std::string> encoded_value_of(const urls::url_view& url, std::stri
     return std::nullopt;
 }
 
+// Percent-decoding as servers do it, '+' read as a space (form decoding).
+std::string form_decode(std::string_view text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        auto hex = [](char c) {
+            if (c >= '0' && c <= '9') return c - '0';
+            if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+            if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+            return -1;
+        };
+        if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 &&
+            hex(text[i + 2]) >= 0) {
+            out.push_back(static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2])));
+            i += 2;
+        } else {
+            out.push_back(text[i] == '+' ? ' ' : text[i]);
+        }
+    }
+    return out;
+}
+
+// The Location's query as (key, value) pairs, decoded, split on `separators`.
+std::vector<std::pair<std::string, std::string>> read_query(const urls::url_view& url,
+                                                            std::string_view separators) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!url.has_query()) return out;
+    std::string_view query = url.encoded_query();
+    std::size_t pos = 0;
+    while (pos <= query.size()) {
+        std::size_t end = std::min(query.find_first_of(separators, pos), query.size());
+        std::string_view piece = query.substr(pos, end - pos);
+        std::size_t eq = piece.find('=');
+        out.emplace_back(form_decode(piece.substr(0, eq)),
+                         eq == std::string_view::npos ? "" : form_decode(piece.substr(eq + 1)));
+        pos = end + 1;
+    }
+    return out;
+}
+
+void check_read_once(const std::vector<std::pair<std::string, std::string>>& params,
+                     const std::string& key, const std::string& value) {
+    std::size_t n = 0;
+    for (const auto& [k, v] : params) {
+        if (k != key) continue;
+        ++n;
+        FUZZ_CHECK(v == value);  // encoded whole: no '+' of its own
+    }
+    FUZZ_CHECK(n == 1);
+}
+
+bool encoded_only(std::string_view value) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+        char c = value[i];
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '.' || c == '_' || c == '~' || c == '+';
+        if (plain) continue;
+        auto hex = [&](std::size_t at) {
+            return std::isxdigit(static_cast<unsigned char>(value[at])) != 0;
+        };
+        if (c != '%' || i + 2 >= value.size() || !hex(i + 1) || !hex(i + 2)) return false;
+        i += 2;
+    }
+    return true;
+}
+
+std::size_t pluses(std::string_view text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '+'));
+}
+
 void check_location(const urls::url_view& dest, const refgate::Partner& partner,
                     std::string_view incoming, const std::string& location) {
     for (unsigned char c : location) FUZZ_CHECK(c > 0x20 && c < 0x7f);
@@ -97,7 +172,19 @@ void check_location(const urls::url_view& dest, const refgate::Partner& partner,
     }
     for (const auto& [k, v] : utm) {
         FUZZ_CHECK(count_key(out, k) == 1);
-        FUZZ_CHECK(encoded_value_of(out, k) == v);  // copied in its encoded form
+        // Written again from its encoded form: the same bytes once decoded, the same '+' signs
+        // (a space or a plus, as the partner's decoder reads the visitor's own), nothing else
+        // unescaped.
+        auto passed = encoded_value_of(out, k);
+        FUZZ_CHECK(passed.has_value());
+        FUZZ_CHECK(encoded_only(*passed));
+        FUZZ_CHECK(urls::pct_string_view(*passed).decode() == urls::pct_string_view(v).decode());
+        FUZZ_CHECK(pluses(*passed) == pluses(v));
+    }
+    for (std::string_view separators : {"&", "&;"}) {
+        auto read = read_query(out, separators);
+        check_read_once(read, partner.ref_param, partner.ref_code);
+        for (const auto& [k, v] : partner.extra_params) check_read_once(read, k, v);
     }
     // Nothing else: every other parameter of the output was in the destination.
     for (auto p : out.params()) {

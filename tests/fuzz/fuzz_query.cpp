@@ -1,14 +1,63 @@
 // The reader's request target as the redirect path reads it: the channel tag, utm detection,
-// query values and the path of an absolute-form target. Invariants: a channel is "direct" or a
-// valid tag taken verbatim from a src parameter; query_has_utm agrees with a plain scan;
+// query values and the path of an absolute-form target. Invariants: a channel is "direct", or
+// "other" for a src that looks like an identifier (with at least one of its marks: '@', "%40",
+// ten digits in a row, a 16-character piece that mixes letters and digits, a 24-character piece,
+// a UUID), or a valid tag taken verbatim from a src parameter; query_has_utm agrees with a plain
+// scan;
 // query_value finds the first parameter of that name; percent_decode never grows the text; the
 // path of an absolute-form target is a suffix of it that starts a path or query.
+
+#include <algorithm>
+#include <vector>
 
 #include "fuzz_check.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/http/request.hpp"
+
+namespace {
+
+// An independent restatement of looks_like_identifier()'s marks, written as plain scans.
+bool identifier_mark(std::string_view v) {
+    if (v.find('@') != std::string_view::npos || v.find("%40") != std::string_view::npos)
+        return true;
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    auto hex = [&](char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+    for (std::size_t i = 0; i + 10 <= v.size(); ++i) {
+        if (std::all_of(v.begin() + i, v.begin() + i + 10, digit)) return true;
+    }
+    std::vector<std::string_view> pieces;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= v.size(); ++i) {
+        if (i == v.size() || v[i] == '.' || v[i] == '_' || v[i] == '-') {
+            pieces.push_back(v.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    for (auto p : pieces) {
+        bool letters = std::any_of(p.begin(), p.end(), letter);
+        bool digits = std::any_of(p.begin(), p.end(), digit);
+        if (p.size() >= 24 || (p.size() >= 16 && letters && digits)) return true;
+    }
+    // A UUID: five hex pieces of 8-4-4-4-12 in a row, joined by '-'.
+    for (std::size_t i = 0, at = 0; i + 5 <= pieces.size(); at += pieces[i].size() + 1, ++i) {
+        constexpr std::size_t kLengths[] = {8, 4, 4, 4, 12};
+        bool uuid = true;
+        std::size_t pos = at;
+        for (std::size_t k = 0; k < 5 && uuid; ++k) {
+            auto p = pieces[i + k];
+            uuid = p.size() == kLengths[k] && std::all_of(p.begin(), p.end(), hex) &&
+                   (k == 4 || v[pos + p.size()] == '-');
+            pos += p.size() + 1;
+        }
+        if (uuid) return true;
+    }
+    return false;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text = refgate::fuzz::as_text(data, size);
@@ -22,8 +71,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!first_src && p.starts_with("src=")) first_src = std::string_view(p).substr(4);
         utm = utm || p.starts_with("utm_");
     }
-    if (first_src && refgate::valid_channel(*first_src)) {
+    auto tag = refgate::read_channel(text);
+    FUZZ_CHECK(tag.channel == channel);
+    if (first_src && refgate::looks_like_identifier(*first_src)) {
+        FUZZ_CHECK(channel == "other" && tag.identifier);
+        FUZZ_CHECK(identifier_mark(*first_src));
+    } else if (first_src && refgate::valid_channel(*first_src)) {
         FUZZ_CHECK(channel == *first_src);
+        FUZZ_CHECK(!identifier_mark(*first_src));
     } else {
         FUZZ_CHECK(channel == "direct");
     }

@@ -11,10 +11,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
+#include <random>
 #include <sstream>
 #include <thread>
 #include <tuple>
 
+#include "support/http_client.hpp"
 #include "support/load.hpp"
 #include "support/private_postgres.hpp"
 #include "support/private_redis.hpp"
@@ -481,7 +483,11 @@ TEST_CASE("a bucket too large for one Redis reply is read whole, each field once
                          utc_today() + " " + bucket) == "1");
     REQUIRE(counting.cli("HLEN refgate:bucket:" + bucket) == "3004");
 
-    auto flushed = counting.flush_ok(db.url(), kOneSecondBuckets);
+    // 13,000 channels of one link: past the default channel cap, which would fold them into
+    // "other" (the test of that is below); here every field must come through as it is.
+    EnvPairs env = kOneSecondBuckets;
+    env.emplace_back("REFGATE_MAX_CHANNELS_PER_LINK_DAY", "100000");
+    auto flushed = counting.flush_ok(db.url(), env);
     CHECK(flushed.out.find("flushed: 1 bucket(s), 13000 counter(s), 43000 click(s)") !=
           std::string::npos);
     CHECK(total_clicks(db.url()) == 43'000);
@@ -729,6 +735,115 @@ TEST_CASE(
     CHECK(log_lines(service.log(), "clicks_dropped").empty());
     counting.flush_ok(db.url());
     CHECK(total_clicks(db.url()) == 60);
+}
+
+namespace {
+
+// The largest number of rows one (link, day) has in refgate_click_counts.
+std::int64_t most_rows_per_link_day(const std::string& url) {
+    return number(url,
+                  "SELECT coalesce(max(n), 0) FROM (SELECT count(*) AS n FROM "
+                  "refgate_click_counts GROUP BY link_id, day) AS r");
+}
+
+// A counter of /metrics with its labels, e.g. refgate_channels_capped_total{reason="cap"}.
+double metric_value(int admin_port, const std::string& series) {
+    auto body = http_get(admin_port, "/metrics").body;
+    auto at = body.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(body.substr(at + series.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "5000 clicks with random src values make at most cap + 1 rows per link and day, "
+    "every click counted",
+    "[clicks][channels]") {
+    TestDatabase db;
+    load_links(db.url());
+    Counting counting;
+    const EnvPairs cap = {{"REFGATE_MAX_CHANNELS_PER_LINK_DAY", "5"}};
+    ServiceProcess service(counting.service(db.url(), cap));
+    // One client minting a channel per request (r + 8 random hex digits: short enough to pass
+    // for a channel), on one link.
+    std::mt19937_64 random(std::random_device{}());
+    std::vector<std::string> requests;
+    constexpr std::size_t kTotal = 5'000;
+    for (std::size_t i = 0; i < kTotal; ++i) {
+        char src[16];
+        std::snprintf(src, sizeof src, "r%08x", static_cast<unsigned>(random()));
+        requests.push_back(
+            raw_request("GET", std::string("/go/alpha?src=") + src, {{"User-Agent", kBrowser}}));
+    }
+    load_ok(service.port(), requests, kTotal, 8);
+    std::this_thread::sleep_for(kSettle);
+    // What went to "other" is a metric, and said in a log line without the channels themselves.
+    double capped =
+        metric_value(service.admin_port(), "refgate_channels_capped_total{reason=\"cap\"}");
+    CHECK(capped >= static_cast<double>(kTotal) - 5.0 * 16);
+    CHECK(service.wait_for_log("channels_capped"));
+    std::string log = service.log();
+    for (std::size_t i = 0; i < 100; ++i) {
+        auto src = requests[i].substr(requests[i].find("src=") + 4, 9);
+        CHECK(log.find(src) == std::string::npos);
+    }
+
+    counting.flush_ok(db.url(), cap);
+    CHECK(most_rows_per_link_day(db.url()) <= 6);
+    CHECK(number(db.url(), "SELECT count(*) FROM refgate_click_counts WHERE channel <> 'other'") <=
+          5);
+    CHECK(total_clicks(db.url()) == static_cast<std::int64_t>(kTotal));
+    CHECK(number(db.url(), "SELECT sum(human) FROM refgate_click_counts WHERE channel = 'other'") >=
+          static_cast<std::int64_t>(kTotal) - 5 * 16);
+}
+
+TEST_CASE("two instances each within the channel cap are folded to it by the flush, exactly once",
+          "[clicks][channels]") {
+    TestDatabase db;
+    load_links(db.url());
+    Counting counting;
+    const EnvPairs cap = {{"REFGATE_MAX_CHANNELS_PER_LINK_DAY", "3"},
+                          {"REFGATE_FLUSH_INTERVAL_MS", kNever}};
+    ServiceProcess a(counting.service(db.url(), cap, counting.dir.file("spill-a.json")));
+    ServiceProcess b(counting.service(db.url(), cap, counting.dir.file("spill-b.json")));
+    // Each instance sees three channels of its own on the same link: within the cap in memory,
+    // six together.
+    auto send = [&](const ServiceProcess& to, const std::string& channel, std::size_t n) {
+        load_ok(to.port(),
+                {raw_request("GET", "/go/beta?src=" + channel, {{"User-Agent", kBrowser}})}, n, 1);
+    };
+    send(a, "a1", 5);
+    send(a, "a2", 4);
+    send(a, "a3", 3);
+    send(b, "b1", 6);
+    send(b, "b2", 2);
+    send(b, "b3", 1);
+    // Identifier-like values count as "other" wherever they come from.
+    send(a, "alice%40example.com", 2);
+    send(b, "8f3a9c2e-1b7d-4f60-a9e2-0c1d2e3f4a5b", 2);
+    std::this_thread::sleep_for(kSettle);
+    CHECK(metric_value(a.admin_port(), "refgate_channels_capped_total{reason=\"identifier\"}") ==
+          2);
+    CHECK(metric_value(a.admin_port(), "refgate_channels_capped_total{reason=\"cap\"}") == 0);
+    CHECK(a.stop(SIGTERM) == 0);
+    CHECK(b.stop(SIGTERM) == 0);
+
+    counting.flush_ok(db.url(), cap);
+    CHECK(number(db.url(),
+                 "SELECT count(*) FROM refgate_click_counts WHERE channel NOT IN ('other', "
+                 "'direct')") == 3);
+    CHECK(most_rows_per_link_day(db.url()) == 4);
+    CHECK(total_clicks(db.url()) == 25);
+    // Whichever buckets held them, the three kept are three of the six, and "other" has the rest.
+    CHECK(number(db.url(), "SELECT human FROM refgate_click_counts WHERE channel = 'other'") ==
+          25 - number(db.url(),
+                      "SELECT sum(human) FROM refgate_click_counts WHERE channel <> 'other'"));
+    CHECK(number(db.url(), "SELECT human FROM refgate_click_counts WHERE channel = 'other'") >=
+          4 + 6);
+    // A second flush finds nothing to apply again.
+    counting.flush_ok(db.url(), cap);
+    CHECK(total_clicks(db.url()) == 25);
 }
 
 TEST_CASE("two instances serving and flushing against one Redis and one database count exactly",

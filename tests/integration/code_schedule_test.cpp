@@ -159,6 +159,9 @@ TEST_CASE("scheduling is validated, listed as scheduled, and can be cancelled",
           std::vector<std::string>{"valid_from"});
     CHECK(fields(patch("\"1\"", {{"ref_code", "x"}, {"valid_from", "tomorrow"}})) ==
           std::vector<std::string>{"valid_from"});
+    // A second 60 is no time: PostgreSQL would store it as the next minute.
+    CHECK(fields(patch("\"1\"", {{"ref_code", "x"}, {"valid_from", "2099-01-01T00:00:60Z"}})) ==
+          std::vector<std::string>{"valid_from"});
     CHECK(fields(patch("\"1\"", {{"valid_from", later}})) == std::vector<std::string>{"ref_code"});
     CHECK(fields(patch("\"1\"", {{"ref_code", "x"}, {"name", "T"}, {"valid_from", later}})) ==
           std::vector<std::string>{"name"});

@@ -91,6 +91,23 @@ TEST_CASE("a click on /go/{slug} is answered 302 to the destination with the ref
           "blog?utm_source=weekly&utm_campaign=nov&ref=picks42&utm_medium=affiliate");
 }
 
+TEST_CASE("a visitor's semicolon cannot put a second referral parameter in front of the code",
+          "[redirect][pg]") {
+    TestDatabase db;
+    load(db.url());
+    ServiceProcess service({.database_url = db.url()});
+    // Servers that split a query on ';' (older Python, Go before 1.17, Rack 2) would read
+    // "utm_source=a;ref=evil&ref=picks42" as ref = ["evil", "picks42"].
+    auto r = http_get(service.port(), "/go/campaign?utm_source=a;ref=evil");
+    CHECK(r.status == 302);
+    CHECK(r.header("Location") ==
+          "https://tailscale.com/blog?utm_source=a%3Bref%3Devil&ref=picks42&utm_medium=affiliate");
+    auto encoded = http_get(service.port(), "/go/campaign?utm_source=a%3Bref%3devil&utm_term=x;y");
+    CHECK(encoded.header("Location") ==
+          "https://tailscale.com/"
+          "blog?utm_source=a%3Bref%3Devil&utm_term=x%3By&ref=picks42&utm_medium=affiliate");
+}
+
 TEST_CASE("unknown, disabled and expired links are 404, 410 or their fallback", "[redirect][pg]") {
     TestDatabase db;
     load(db.url());

@@ -210,4 +210,55 @@ TEST_CASE(
     CHECK(Json::parse(stored.body)["rules"] == link["rules"]);
 }
 
+TEST_CASE("a storefront partner set inactive gets no rule traffic, and the preview says so",
+          "[targeting][pg]") {
+    Fixture f(true);
+    std::string editor = create_api_token(f.db.url(), "eddie", "editor");
+    std::vector<std::pair<std::string, std::string>> headers = {
+        {"Authorization", "Bearer " + editor}, {"Content-Type", "application/json"}};
+    REQUIRE(f.location("198.51.100.7") == "https://www.amazon.de/dp/B0X?tag=picks-21");
+
+    auto partner = http_get(f.service->admin_port(), "/api/v1/partners/amazon-de", headers);
+    REQUIRE(partner.status == 200);
+    auto with_etag = headers;
+    with_etag.emplace_back("If-Match", partner.header("ETag"));
+    auto patched = http_request(f.service->admin_port(), "PATCH", "/api/v1/partners/amazon-de",
+                                with_etag, R"({"active": false})");
+    REQUIRE(patched.status == 200);
+    // The German reader's rule is skipped once the snapshot has the change (within a second):
+    // the next rule that matches answers, the English readers' split of amazon-us.
+    std::string location;
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    do {
+        location = f.location("198.51.100.7");
+        if (location.find("amazon.de") == std::string::npos) break;
+        std::this_thread::sleep_for(20ms);
+    } while (std::chrono::steady_clock::now() < deadline);
+    CHECK(location.starts_with("https://www.amazon.com/dp/B0"));
+    CHECK(location.ends_with("?tag=picks-20"));
+    CHECK(f.location("2001:db8:de::5", kIphone) ==
+          "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
+    // Another storefront keeps its readers.
+    CHECK(f.location("203.0.113.9", kBrowser, "mi") ==
+          "https://www.amazon.com.au/dp/B0X?tag=picks-au");
+
+    Json link = Json::parse(document())["links"][0];
+    link["reader"] = {{"country", "DE"}, {"language", "en"}};
+    auto preview = http_request(f.service->admin_port(), "POST", "/api/v1/links/preview", headers,
+                                link.dump());
+    REQUIRE(preview.status == 200);
+    auto body = Json::parse(preview.body);
+    CHECK(body["rule"] == 5);
+    CHECK(body["skipped_branches"] == Json::parse(R"([{"branch": "rules[0]", "partner": "amazon-de",
+                                                    "reason": "partner_inactive",
+                                                    "rule_skipped": true}])"));
+    // Said without a reader too.
+    link.erase("reader");
+    body = Json::parse(
+        http_request(f.service->admin_port(), "POST", "/api/v1/links/preview", headers, link.dump())
+            .body);
+    CHECK(body["skipped_branches"].size() == 1);
+    CHECK_FALSE(body.contains("rule"));
+}
+
 }  // namespace targeting_test

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "counting_new.hpp"
+#include "refgate/clicks/channel_cap.hpp"
 #include "refgate/clicks/click_shard.hpp"
 #include "refgate/clicks/salts.hpp"
 #include "refgate/codec/snapshot_file.hpp"
@@ -225,6 +226,24 @@ TEST_CASE("Snapshot::find over 100k links", "[micro]") {
     BENCHMARK("Snapshot::find: miss") { return s.find(missing); };
 }
 
+TEST_CASE("the channel cap's work for a click with ?src=", "[micro]") {
+    // What a click with a channel adds to one without: the identifier check of its src value
+    // and the I/O thread's ChannelCap lookup (a click without src does neither).
+    std::string_view tag = "newsletter-2026-48";
+    BENCHMARK("looks_like_identifier: newsletter-2026-48") { return looks_like_identifier(tag); };
+    BENCHMARK("read_channel: src=newsletter-2026-48 after two parameters") {
+        return read_channel("plan=pro&utm_source=x&src=newsletter-2026-48").channel.size();
+    };
+    ChannelCap cap(100);
+    const std::int32_t day = utc_day(kNow);
+    for (std::int64_t link = 1; link <= 10'000; ++link) cap.admit(link, day, tag);
+    std::int64_t link = 0;
+    BENCHMARK("ChannelCap::admit: a channel seen before, 10k links") {
+        link = link % 10'000 + 1;
+        return cap.admit(link, day, tag).capped;
+    };
+}
+
 TEST_CASE("RedirectHandler::handle end to end", "[micro]") {
     World w;
     REQUIRE(w.send(w.handler, w.targets[0]) == 302);
@@ -243,6 +262,12 @@ TEST_CASE("RedirectHandler::handle end to end", "[micro]") {
     BENCHMARK("handle: 302, Slackbot, counted") {
         j = (j + 7919) % bot.targets.size();
         return bot.send(bot.handler, bot.targets[j]);
+    };
+    World tagged(kChrome, "src=newsletter-2026-48");
+    std::size_t t = 0;
+    BENCHMARK("handle: 302, browser, ?src= channel, counted, 100k links") {
+        t = (t + 7919) % tagged.targets.size();
+        return tagged.send(tagged.handler, tagged.targets[t]);
     };
     BENCHMARK("handle: 404 unknown slug") { return w.send(w.handler, "/go/no-such-link"); };
     std::string utm = "/go/" + slug(kLinks + 1) + "?utm_source=news&utm_campaign=bf";

@@ -289,4 +289,19 @@ TEST_CASE("admin service: a code scheduled centuries away is judged past or futu
     CHECK(far.kind == OutcomeKind::ok);
 }
 
+TEST_CASE("admin service: a time with second 60 is refused, never stored as the next minute",
+          "[admin][service]") {
+    Fixture f;
+    auto scheduled = f.service.update_partner(
+        kEddie, "tailscale", {.any = true},
+        {{"ref_code", "winter99"}, {"valid_from", "2099-01-01T00:00:60Z"}});
+    CHECK(scheduled.kind == OutcomeKind::invalid);
+    CHECK(fields(scheduled) == std::vector<std::string>{"valid_from"});
+    auto body = link_body("pricing", "https://tailscale.com/pricing");
+    body["expires_at"] = "2099-01-01T00:00:60Z";
+    auto created = f.service.create_link(kEddie, body);
+    CHECK(created.kind == OutcomeKind::invalid);
+    CHECK(fields(created) == std::vector<std::string>{"expires_at"});
+}
+
 }  // namespace admin_service_test

@@ -110,6 +110,25 @@ TEST_CASE(
     CHECK(rig.stats.pending_keys.load() == 0);
 }
 
+TEST_CASE("clicks counted as other for the channel cap or an identifier reach the metric once",
+          "[clicks][sender]") {
+    Rig rig;
+    rig.shard.count(key(1, "other"), OtherChannel::cap);
+    rig.shard.count(key(1, "other"), OtherChannel::cap);
+    rig.shard.count(key(1, "other"), OtherChannel::identifier);
+    rig.shard.count(key(1, "blog"));
+    CHECK(rig.sender.send_round());
+    CHECK(rig.in_store(key(1, "other")) == 3);
+    CHECK(rig.stats.channels_capped.load() == 2);
+    CHECK(rig.stats.channel_identifiers.load() == 1);
+    // Later windows add only what they counted.
+    CHECK(rig.sender.send_round());
+    rig.shard.count(key(2, "other"), OtherChannel::cap);
+    CHECK(rig.sender.send_round());
+    CHECK(rig.stats.channels_capped.load() == 3);
+    CHECK(rig.stats.channel_identifiers.load() == 1);
+}
+
 TEST_CASE("a key waiting in an unconfirmed batch counts once against the pending bound",
           "[clicks][sender]") {
     Rig rig(2);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "refgate/clicks/bucket_format.hpp"
+#include "refgate/clicks/channel_cap.hpp"
 #include "refgate/clicks/click_shard.hpp"
 #include "refgate/clicks/salts.hpp"
 #include "refgate/domain/click_classifier.hpp"
@@ -23,9 +24,138 @@ TEST_CASE("the channel is the src parameter when it is a plain tag, else direct"
     CHECK(channel_of("src=Blog") == "direct");
     CHECK(channel_of("src=-blog") == "direct");
     CHECK(channel_of("src=a%20b") == "direct");
-    CHECK(channel_of("src=" + std::string(48, 'a')) == std::string(48, 'a'));
-    CHECK(channel_of("src=" + std::string(49, 'a')) == "direct");
-    CHECK(channel_of("src=user@example.com") == "direct");
+    const std::string longest = "weekly-newsletter-issue-48-from-the-team-at-pick";
+    REQUIRE(longest.size() == 48);
+    CHECK(channel_of("src=" + longest) == longest);
+    CHECK(channel_of("src=" + longest + "s") == "direct");
+    CHECK(channel_of("src=user.name") == "user.name");
+}
+
+TEST_CASE("a src that looks like an e-mail address or an identifier counts as other",
+          "[clicks][channels]") {
+    // Channels as publishers write them pass.
+    for (const char* channel :
+         {"newsletter-2026-48", "blog", "nl.2026-12-04", "spring26-ig2", "q4promo2026-v2",
+          "summer2026.insta2_story3", "20261204", "weeklydigest", "internationalnewsletter",
+          "a1b2c3d4e5f6g7h", "x", "123456789", "deadbeef-cafe"}) {
+        INFO(channel);
+        CHECK_FALSE(looks_like_identifier(channel));
+        CHECK(read_channel(std::string("src=") + channel).channel == channel);
+        CHECK_FALSE(read_channel(std::string("src=") + channel).identifier);
+    }
+    // E-mail addresses, numbers of 10+ digits, long mixed tokens, very long pieces and UUIDs do
+    // not: they count as "other", which says a channel was given and not kept.
+    for (const char* value :
+         {"user@example.com", "user%40example.com", "alice.smith@mail.example", "0123456789",
+          "u-4915112345678", "nl.1733300000123", "a1b2c3d4e5f6g7h8", "nl.8f3a9c2e1b7d4f60",
+          "507f1f77bcf86cd799439011", "abcdefghijklmnopqrstuvwx",
+          "8f3a9c2e-1b7d-4f60-a9e2-0c1d2e3f4a5b", "nl-8f3a9c2e-1b7d-4f60-a9e2-0c1d2e3f4a5b-x",
+          "8F3A9C2E1B7D4F60A9E2"}) {
+        INFO(value);
+        CHECK(looks_like_identifier(value));
+        auto tag = read_channel(std::string("src=") + value);
+        CHECK(tag.channel == "other");
+        CHECK(tag.identifier);
+    }
+    // Only the src parameter's value is looked at.
+    CHECK(read_channel("x=user@example.com&src=blog").channel == "blog");
+    CHECK(read_channel("src=blog&u=0123456789").channel == "blog");
+}
+
+constexpr std::int32_t kCapDay = 20'000;
+
+TEST_CASE("a thread counts up to the cap of distinct channels per link and day, then other",
+          "[clicks][channels]") {
+    ChannelCap cap(3);
+    auto admit = [&](std::int64_t link, std::string_view channel, std::int32_t day = kCapDay) {
+        return std::string(cap.admit(link, day, channel).channel);
+    };
+    CHECK(admit(1, "a") == "a");
+    CHECK(admit(1, "b") == "b");
+    CHECK(admit(1, "c") == "c");
+    auto past = cap.admit(1, kCapDay, "d");
+    CHECK(past.channel == "other");
+    CHECK(past.capped);
+    // Channels already counted keep counting; direct and other never count against the cap.
+    CHECK(admit(1, "a") == "a");
+    CHECK_FALSE(cap.admit(1, kCapDay, "c").capped);
+    CHECK(admit(1, "direct") == "direct");
+    CHECK(admit(1, "other") == "other");
+    CHECK_FALSE(cap.admit(1, kCapDay, "other").capped);
+    // Another link, and the next day, start again.
+    CHECK(admit(2, "d") == "d");
+    CHECK(admit(1, "d", kCapDay + 1) == "d");
+    CHECK(admit(1, "e", kCapDay + 1) == "e");
+    // A click from just before midnight still finds its day.
+    CHECK(admit(1, "a", kCapDay) == "a");
+    CHECK(admit(1, "z", kCapDay) == "other");
+}
+
+TEST_CASE("a thread's channel memory stays within its bound whatever a client sends",
+          "[clicks][channels]") {
+    ChannelCap cap(1'000'000);
+    constexpr std::int32_t kDay = 20'000;
+    std::size_t kept = 0, capped = 0;
+    // More distinct (link, channel) pairs than the tables may hold: past the bound they are
+    // "other" too, and memory stops growing.
+    const std::size_t pairs = ChannelCap::kMaxChannelSlots;
+    for (std::size_t i = 0; i < pairs; ++i) {
+        std::string channel = "r" + std::to_string(i);
+        auto a = cap.admit(static_cast<std::int64_t>(i % 64), kDay, channel);
+        (a.capped ? capped : kept) += 1;
+    }
+    CHECK(kept <= ChannelCap::kMaxChannelSlots * 3 / 4);
+    CHECK(kept >= ChannelCap::kMaxChannelSlots / 2);
+    CHECK(kept + capped == pairs);
+}
+
+TEST_CASE("the flusher folds a bucket's channels past the cap into other, most clicks first",
+          "[clicks][channels]") {
+    constexpr std::int32_t kDay = 20'000;
+    auto key = [&](std::int64_t link, std::string_view channel,
+                   ClickClass cls = ClickClass::human) {
+        return CounterKey(link, kDay, cls, channel);
+    };
+    ChannelCounts counts = {{key(1, "a"), 5},
+                            {key(1, "b"), 9},
+                            {key(1, "c"), 1},
+                            {
+                                key(1, "d"),
+                                9,
+                            },
+                            {key(1, "direct"), 7},
+                            {key(1, "b", ClickClass::bot), 2},
+                            {key(2, "x"), 3},
+                            {CounterKey::targeting(1, kDay, ClickClass::human, "DE", 1, 0), 4}};
+    std::uint64_t before = 0;
+    for (const auto& [k, n] : counts) before += k.is_targeting() ? 0 : n;
+    // Link 1 has "a" and "old" stored: with a cap of 3, one new channel fits.
+    std::map<LinkAndDay, std::size_t> stored{{{1, kDay}, 2}};
+    auto check = channels_to_check(counts, 3, stored);
+    CHECK(check == std::vector<StoredChannel>{
+                       {1, kDay, "a"}, {1, kDay, "b"}, {1, kDay, "c"}, {1, kDay, "d"}});
+    std::set<StoredChannel> known{{1, kDay, "a"}};
+    auto fold = fold_channels(counts, 3, stored, known);
+    // "a" keeps its row; of b (11 clicks), d (9) and c (1) only b fits.
+    std::map<std::string, std::uint64_t> link1;
+    std::uint64_t after = 0;
+    for (const auto& [k, n] : counts) {
+        if (k.is_targeting()) continue;
+        after += n;
+        if (k.link_id == 1) link1[std::string(k.channel_view())] += n;
+    }
+    CHECK(link1 ==
+          std::map<std::string, std::uint64_t>{{"a", 5}, {"b", 11}, {"direct", 7}, {"other", 10}});
+    CHECK(fold.clicks == 10);
+    CHECK(fold.channels == 2);
+    CHECK(after == before);
+    // Folding the same bucket against the same store gives the same answer.
+    ChannelCounts again = {{key(1, "c"), 1}, {key(1, "d"), 9}, {key(1, "b"), 9}};
+    auto second = fold_channels(again, 3, stored, known);
+    CHECK(second.clicks == 10);
+    CHECK(again[2].first.channel_view() == "b");
+    // Link 2 was nowhere near the cap: nothing to look up, nothing moved.
+    CHECK(channels_to_check({{key(2, "x"), 3}}, 3, {}).empty());
 }
 
 TEST_CASE("days are UTC days since the epoch", "[clicks]") {

@@ -152,6 +152,19 @@ TEST_CASE("a bad environment value is a one-line error naming the variable", "[c
     CHECK(message.find('\n') == std::string::npos);
 }
 
+TEST_CASE("the channel cap per link and day is 100 unless set, from 1 to 100000", "[config]") {
+    CHECK(refgate::load_config(std::nullopt, fake_env({})).clicks.max_channels_per_link_day == 100);
+    auto set =
+        refgate::load_config(std::nullopt, fake_env({{"REFGATE_MAX_CHANNELS_PER_LINK_DAY", "5"}}));
+    CHECK(set.clicks.max_channels_per_link_day == 5);
+    for (const char* bad : {"0", "100001", "-1", "lots"}) {
+        INFO(bad);
+        CHECK_THAT(
+            config_error(std::nullopt, fake_env({{"REFGATE_MAX_CHANNELS_PER_LINK_DAY", bad}})),
+            Catch::Contains("REFGATE_MAX_CHANNELS_PER_LINK_DAY"));
+    }
+}
+
 TEST_CASE("an unknown key in the config file is an error naming the key", "[config]") {
     TempConfigFile file(R"({"threads": 2, "thread_count": 4})");
     std::string message = config_error(file.path(), fake_env({}));
@@ -292,6 +305,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "flush_interval_ms",
                             "bucket_seconds",
                             "max_pending_keys",
+                            "max_channels_per_link_day",
                             "spill_file",
                             "trusted_proxies",
                             "asn_db",
@@ -317,7 +331,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 53);
+    CHECK(rows.size() == 54);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
     CHECK(described["io_uring"] == "false");

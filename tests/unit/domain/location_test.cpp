@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
@@ -194,7 +195,7 @@ TEST_CASE("a passed-through utm key that the destination holds keeps one value, 
     refgate::Partner partner = partner_with_ref();
     CHECK(build_location("https://example.com/a?x=1&utm_source=x&utm_source=y#f", partner, true,
                          "utm_source=a%20b&utm_source=c=d(") ==
-          "https://example.com/a?x=1&utm_source=c=d(&ref=picks42#f");
+          "https://example.com/a?x=1&utm_source=c%3Dd%28&ref=picks42#f");
 }
 
 TEST_CASE("a destination parameter that decodes to the referral key gives way to the code",
@@ -283,6 +284,124 @@ TEST_CASE("a referral parameter spelled with percent-encoding is still replaced"
     // Keys compare decoded: the partner decodes "r%65f" as "ref" and sees our code only.
     CHECK(build_location("https://a.com/p?r%65f=old&x=1&ref=older", partner_with_ref()) ==
           "https://a.com/p?ref=picks42&x=1");
+}
+
+namespace {
+
+// The query of a Location as a server reads it that splits on '&' alone, or on ';' as well
+// (older Python, Go before 1.17, Rack 2): the decoded keys, in order.
+std::vector<std::string> keys_read(const std::string& location, bool semicolons) {
+    std::size_t start = location.find('?');
+    if (start == std::string::npos) return {};
+    std::string query = location.substr(start + 1, location.find('#') - start - 1);
+    std::vector<std::string> keys;
+    std::size_t pos = 0;
+    while (pos <= query.size()) {
+        std::size_t end = query.find_first_of(semicolons ? "&;" : "&", pos);
+        if (end == std::string::npos) end = query.size();
+        std::string piece = query.substr(pos, end - pos);
+        std::string key = piece.substr(0, piece.find('='));
+        std::string decoded;
+        for (std::size_t i = 0; i < key.size(); ++i) {
+            if (key[i] == '%' && i + 2 < key.size()) {
+                decoded.push_back(static_cast<char>(std::stoi(key.substr(i + 1, 2), nullptr, 16)));
+                i += 2;
+            } else {
+                decoded.push_back(key[i] == '+' ? ' ' : key[i]);
+            }
+        }
+        keys.push_back(decoded);
+        pos = end + 1;
+    }
+    return keys;
+}
+
+std::size_t times_read(const std::string& location, const std::string& key, bool semicolons) {
+    auto keys = keys_read(location, semicolons);
+    return static_cast<std::size_t>(std::count(keys.begin(), keys.end(), key));
+}
+
+}  // namespace
+
+TEST_CASE("a visitor's utm value cannot start a parameter for a server that splits on ';'",
+          "[location][utm]") {
+    // The issue's click: /go/tailscale-blog?utm_source=a;ref=evil
+    std::string location = build_location("https://tailscale.com/blog", partner_with_ref(), true,
+                                          "utm_source=a;ref=evil");
+    CHECK(location == "https://tailscale.com/blog?utm_source=a%3Bref%3Devil&ref=picks42");
+    CHECK(times_read(location, "ref", false) == 1);
+    CHECK(times_read(location, "ref", true) == 1);
+}
+
+TEST_CASE("a visitor's utm value reaches the partner decoded the same, every separator escaped",
+          "[location][utm]") {
+    auto passed = [](std::string_view query) {
+        return build_location("https://a.com/p", partner_with_ref(), true, query);
+    };
+    // Escapes are decoded and written again: unreserved bytes plain, the rest upper-case %XX.
+    CHECK(passed("utm_source=a%3bref%3devil") ==
+          "https://a.com/p?utm_source=a%3Bref%3Devil&ref=picks42");
+    CHECK(passed("utm_source=%41b%2dc") == "https://a.com/p?utm_source=Ab-c&ref=picks42");
+    CHECK(passed("utm_source=x,y:z/w?v@u!t") ==
+          "https://a.com/p?utm_source=x%2Cy%3Az%2Fw%3Fv%40u%21t&ref=picks42");
+    CHECK(passed("utm_campaign=caf%C3%A9") == "https://a.com/p?utm_campaign=caf%C3%A9&ref=picks42");
+    // A '+' means a space to a form decoder and a plus to others: it is passed as it came, and an
+    // escaped plus stays escaped.
+    CHECK(passed("utm_campaign=spring+sale") ==
+          "https://a.com/p?utm_campaign=spring+sale&ref=picks42");
+    CHECK(passed("utm_campaign=1%2B1") == "https://a.com/p?utm_campaign=1%2B1&ref=picks42");
+}
+
+TEST_CASE("a destination's ';'-separated referral parameter is kept inside its value",
+          "[location]") {
+    auto partner = partner_with_ref();
+    partner.extra_params = {{"utm_medium", "affiliate"}};
+    auto location = [&](const std::string& destination) {
+        return build_location(destination, partner);
+    };
+    // Read splitting on '&' nothing changes ("a" is "1;ref=x" either way); a server splitting on
+    // ';' no longer sees a second code.
+    CHECK(location("https://a.com/p?a=1;ref=x") ==
+          "https://a.com/p?a=1%3Bref=x&ref=picks42&utm_medium=affiliate");
+    CHECK(location("https://a.com/p?a;ref=x&b=2") ==
+          "https://a.com/p?a%3Bref=x&b=2&ref=picks42&utm_medium=affiliate");
+    CHECK(location("https://a.com/p?a=1;r%65f=x;b=2;ref") ==
+          "https://a.com/p?a=1%3Br%65f=x;b=2%3Bref&ref=picks42&utm_medium=affiliate");
+    // A key holding the name as one of its ';' pieces.
+    CHECK(location("https://a.com/p?ref;a=1") ==
+          "https://a.com/p?ref%3Ba=1&ref=picks42&utm_medium=affiliate");
+    // The partner's extra parameters are locked the same way.
+    CHECK(location("https://a.com/p?a=1;utm_medium=x") ==
+          "https://a.com/p?a=1%3Butm_medium=x&ref=picks42&utm_medium=affiliate");
+    // A ';' before any other key is the destination's own and stays.
+    CHECK(location("https://a.com/p?a=1;b=2#f") ==
+          "https://a.com/p?a=1;b=2&ref=picks42&utm_medium=affiliate#f");
+    // The referral parameter's own value is replaced whole, whatever it held.
+    CHECK(location("https://a.com/p?ref=x;ref=y") ==
+          "https://a.com/p?ref=picks42&utm_medium=affiliate");
+}
+
+TEST_CASE("no Location names the referral or an extra parameter twice, split on '&' or on ';'",
+          "[location]") {
+    auto partner = partner_with_ref();
+    partner.extra_params = {{"utm_medium", "affiliate"}};
+    const std::vector<std::string> destinations = {
+        "https://a.com/p",         "https://a.com/p?a=1;ref=x",      "https://a.com/p?;ref",
+        "https://a.com/p?a;ref;b", "https://a.com/p?x=%3B;ref=1",    "https://a.com/p?a=;;ref=;",
+        "https://a.com/p?ref;a=1", "https://a.com/p?a=1;utm_medium", "https://a.com/p?a=b=c;ref=d"};
+    const std::vector<std::string> queries = {
+        "", "utm_source=a;ref=evil", "utm_source=a;utm_medium=evil",
+        "utm_source=;ref;&utm_campaign=%3Bref%3D1", "utm_a=1;ref=2&utm_b=3;;ref&ref=4;ref=5"};
+    for (const auto& destination : destinations) {
+        for (const auto& query : queries) {
+            std::string location = build_location(destination, partner, true, query);
+            INFO(destination << " + " << query << " -> " << location);
+            for (bool semicolons : {false, true}) {
+                CHECK(times_read(location, "ref", semicolons) == 1);
+                CHECK(times_read(location, "utm_medium", semicolons) == 1);
+            }
+        }
+    }
 }
 
 }  // namespace location_test

@@ -72,8 +72,10 @@ Link kindle() {
 }
 
 std::shared_ptr<const Snapshot> build(std::vector<Link> links,
-                                      std::vector<CountryGroup> groups = {}) {
-    Snapshot::Builder builder(1, stores(), UrlPolicy{}, "test", SysSeconds{}, links.size());
+                                      std::vector<CountryGroup> groups = {},
+                                      std::vector<Partner> partners = stores()) {
+    Snapshot::Builder builder(1, std::move(partners), UrlPolicy{}, "test", SysSeconds{},
+                              links.size());
     builder.country_groups(std::move(groups));
     for (auto& l : links) builder.add(std::move(l));
     return builder.finish({});
@@ -194,6 +196,60 @@ TEST_CASE("every branch's Location carries its own partner's code, locked", "[ta
         }
     }
     CHECK(seen);
+}
+
+TEST_CASE("a rule to an inactive storefront is skipped like a rule that does not match",
+          "[targeting]") {
+    auto partners = stores();
+    partners[1].active = false;  // amazon-de
+    Link l = kindle();
+    l.rules.insert(l.rules.begin() + 1,
+                   country_rule({"DE"}, "amazon-fr", "https://www.amazon.fr/dp/B0Z"));
+    auto s = build({l}, {}, partners);
+    // The German reader's first rule names the inactive store: the next rule that matches answers.
+    auto t = s->target(*s->find("kindle"), reader("DE"), [] { return 0ull; });
+    CHECK(t.rule == 2);
+    CHECK(*t.location == "https://www.amazon.fr/dp/B0Z?tag=picks-fr");
+    CHECK(location_for(*s, reader("AT", Platform::ios)) ==
+          "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
+    t = s->target(*s->find("kindle"), reader("AT"), [] { return 0ull; });
+    CHECK(t.rule == 5);  // the split
+    CHECK(s->partner(t).slug == "amazon-us");
+    // A country group's fallback to it is skipped the same way: the link's own destination.
+    Link only = kindle();
+    only.rules.resize(1);
+    CountryGroup amazon{"amazon", {{"LU", "DE"}}};
+    auto s2 = build({only}, {amazon}, partners);
+    CHECK(location_for(*s2, reader("LU")) == "https://www.amazon.com/dp/B0X?tag=picks-20");
+    CHECK(s2->target(*s2->find("kindle"), reader("DE"), [] { return 0ull; }).rule == 0);
+    // Active again, it gets its readers back.
+    auto s3 = build({kindle()});
+    CHECK(location_for(*s3, reader("DE")) == "https://www.amazon.de/dp/B0X?tag=picks-21");
+}
+
+TEST_CASE("a split never draws an inactive storefront's branch, and is skipped when all are",
+          "[targeting]") {
+    auto partners = stores();
+    partners[1].active = false;  // amazon-de
+    partners[2].active = false;  // amazon-fr
+    Link l = kindle();
+    l.rules[3].split[0].partner = "amazon-de";
+    l.rules[3].split[0].destination = "https://www.amazon.de/dp/B0X";
+    auto s = build({l}, {}, partners);
+    const LinkEntry& e = *s->find("kindle");
+    for (std::uint64_t key = 0; key < 256; ++key) {
+        auto t = s->target(e, reader("US"), [&] { return key * 0x0100'0000'0000'0000ull; });
+        REQUIRE(t.rule == 4);
+        REQUIRE(t.branch == 1);
+        REQUIRE(*t.location == "https://www.amazon.com/dp/B0Y?tag=picks-20");
+    }
+    // Both branches inactive: the rule is skipped and the link's destination answers.
+    l.rules[3].split[1].partner = "amazon-fr";
+    l.rules[3].split[1].destination = "https://www.amazon.fr/dp/B0Y";
+    auto all = build({l}, {}, partners);
+    auto t = all->target(*all->find("kindle"), reader("US"), [] { return 0ull; });
+    CHECK(t.rule == 0);
+    CHECK(*t.location == "https://www.amazon.com/dp/B0X?tag=picks-20");
 }
 
 TEST_CASE("a rule whose destination leaves its partner's domains is refused with its index",

@@ -58,6 +58,10 @@ TEST_CASE("invalid dates and times are refused", "[time]") {
              "2026-11-31T00:00:00Z",       // November has 30 days
              "2026-11-29T24:00:00Z",       // no hour 24
              "2026-11-29T16:60:00Z",       // no minute 60
+             "2099-01-01T00:00:60Z",       // no second 60: it would be read as 00:01:00
+             "2016-12-31T23:59:60Z",       // a leap second: no count of seconds can hold it
+             "2016-12-31T23:59:60.5Z",     // nor a fraction of one
+             "2017-01-01T00:59:60+01:00",  // nor one in another offset
              "2026-11-29T16:00:00",        // no offset
              "2026-11-29T16:00:00+0100",   // offset without colon
              "2026-11-29T16:00:00+24:00",  // offset out of range

@@ -119,6 +119,8 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
                                          {CounterKey(42, 20'000, ClickClass::bot, "direct"), 2},
                                          {CounterKey(99, 20'000, ClickClass::human, "direct"), 1}});
     clicks.dropped_clicks = 4;
+    clicks.channels_capped = 6;
+    clicks.channel_identifiers = 2;
     clicks.redis_latency.observe(std::chrono::microseconds{30});
 
     metrics::Exporter exporter({.requests = &requests,
@@ -142,6 +144,8 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     CHECK(has_line(text, "refgate_clicks_total{class=\"bot\",partner=\"tailscale\"} 2"));
     CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"unknown\"} 1"));
     CHECK(has_line(text, "refgate_clicks_dropped_total 4"));
+    CHECK(has_line(text, "refgate_channels_capped_total{reason=\"cap\"} 6"));
+    CHECK(has_line(text, "refgate_channels_capped_total{reason=\"identifier\"} 2"));
     CHECK(has_line(text, "refgate_redis_up 1"));
     CHECK(has_line(text, "refgate_postgres_up 0"));
     CHECK(has_line(text, "refgate_snapshot_version 3"));

@@ -1,6 +1,8 @@
 #include "refgate/redirect/click_recorder.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <string>
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace click_recorder_test {
@@ -52,6 +54,43 @@ TEST_CASE("a browser click counts as human in its channel and feeds the unique e
     CHECK(d.counts[0].first == CounterKey(42, utc_day(kNoon), ClickClass::human, "newsletter"));
     CHECK(d.counts[0].second == 1);
     CHECK(d.samples.size() == 1);
+}
+
+TEST_CASE("past the channel cap a link's clicks count as other, every click still counted",
+          "[recorder][channels]") {
+    ClickShard shard;
+    SaltBox salts;
+    std::vector<IpNetwork> trusted;
+    ClickRecorder recorder(shard, salts, ClickClassifier::builtin(), trusted, nullptr, 2);
+    std::vector<http::HeaderField> fields{{"User-Agent", kBrowser}};
+    auto click = [&](std::string target, std::int64_t link = 42) {
+        http::Request request;
+        request.method = http::Method::get;
+        request.target = target;
+        request.fields = &fields;
+        recorder.record(request, link, kNoon);
+    };
+    click("/go/x?src=a");
+    click("/go/x?src=b");
+    click("/go/x?src=c");
+    click("/go/x?src=a");
+    click("/go/x?src=d");
+    click("/go/x");
+    click("/go/x?src=c", 43);
+    click("/go/x?src=alice%40example.com");
+    DrainedClicks d;
+    shard.drain(d);
+    std::map<std::pair<std::int64_t, std::string>, std::uint64_t> counts;
+    for (const auto& [key, n] : d.counts)
+        counts[{key.link_id, std::string(key.channel_view())}] += n;
+    CHECK(counts ==
+          std::map<std::pair<std::int64_t, std::string>, std::uint64_t>{{{42, "a"}, 2},
+                                                                        {{42, "b"}, 1},
+                                                                        {{42, "other"}, 3},
+                                                                        {{42, "direct"}, 1},
+                                                                        {{43, "c"}, 1}});
+    CHECK(d.capped == 2);
+    CHECK(d.identifiers == 1);
 }
 
 TEST_CASE("HEAD, crawlers and prefetches are counted but are not human", "[recorder]") {

@@ -55,6 +55,7 @@ class ClickSender {
   private:
     void collect();
     void count_dropped(std::uint64_t dropped);
+    void count_others(std::uint64_t capped, std::uint64_t identifiers);
     void seal_pending();
     void seal(BatchCounts& counts);
     BatchCounts take_spare();
@@ -99,6 +100,7 @@ class ClickSender {
     std::chrono::steady_clock::time_point next_salt_check_{};
     bool salts_loaded_ = false;  // logged once: from then on uniques and splits use the shared key
     std::chrono::steady_clock::time_point next_drop_log_{};
+    std::chrono::steady_clock::time_point next_other_log_{};
     PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
@@ -114,6 +116,9 @@ struct FlushResult {
     std::size_t counters = 0;
     std::uint64_t clicks = 0;
     std::size_t unique_estimates = 0;
+    // Moved to the channel "other" past the per-link daily channel cap (channel_cap.hpp).
+    std::uint64_t capped_clicks = 0;
+    std::size_t capped_channels = 0;
     bool busy = false;  // another instance was flushing
 };
 
@@ -158,6 +163,7 @@ class ClickFlusher {
     Flusher flusher_;
     FlusherOptions options_;
     bool failing_ = false;
+    std::chrono::steady_clock::time_point next_cap_log_{};
     PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 

@@ -123,10 +123,19 @@ class CounterTable {
     std::size_t used_ = 0;
 };
 
+// Why a click counts under the channel "other" rather than its `src` (for the metric and log).
+enum class OtherChannel : std::uint8_t {
+    no,
+    cap,         // its link had REFGATE_MAX_CHANNELS_PER_LINK_DAY channels that day already
+    identifier,  // src looked like an e-mail address or an identifier (looks_like_identifier())
+};
+
 struct DrainedClicks {
     std::vector<std::pair<CounterKey, std::uint64_t>> counts;
     std::vector<UniqueSample> samples;
     std::uint64_t samples_dropped = 0;
+    std::uint64_t capped = 0;       // clicks counted as "other" past the channel cap
+    std::uint64_t identifiers = 0;  // clicks counted as "other" for an identifier-like src
 };
 
 // One per I/O thread: the thread that records into it is the only writer, and the sender takes its
@@ -145,9 +154,11 @@ class ClickShard {
         for (auto& side : sides_) side.samples.reserve(max_samples);
     }
 
-    void count(const CounterKey& key) {
+    void count(const CounterKey& key, OtherChannel other = OtherChannel::no) {
         Writing writing(*this);
         writing.side.counts.add(key);
+        if (other == OtherChannel::cap) ++writing.side.capped;
+        if (other == OtherChannel::identifier) ++writing.side.identifiers;
     }
     // CounterTable::prefetch in the side being recorded into.
     void prefetch(const CounterKey& key) {
@@ -172,6 +183,8 @@ class ClickShard {
         CounterTable counts;
         std::vector<UniqueSample> samples;
         std::uint64_t samples_dropped = 0;
+        std::uint64_t capped = 0;
+        std::uint64_t identifiers = 0;
     };
     // The writer's mark for the length of one write.
     struct Writing {

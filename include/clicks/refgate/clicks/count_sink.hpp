@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "refgate/clicks/bucket_store.hpp"
+#include "refgate/clicks/channel_cap.hpp"
 #include "refgate/clicks/result.hpp"
 
 namespace refgate::clicks {
@@ -16,6 +17,7 @@ namespace refgate::clicks {
 struct AddedCounts {
     std::size_t counters = 0;  // the counter fields that parsed (others are logged and skipped)
     std::uint64_t clicks = 0;
+    ChannelFold capped;  // moved to the channel "other" past the per-link daily channel cap
 };
 
 // One transaction: nothing of it is visible unless commit() succeeds; dropped, it rolls back.

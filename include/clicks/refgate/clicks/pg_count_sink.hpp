@@ -16,6 +16,9 @@ struct PgCountSinkOptions {
     // libpq's connect_timeout: short for the service's flusher, which tries again next round;
     // longer for a one-shot command on a loaded machine.
     int connect_timeout_seconds = 3;
+    // REFGATE_MAX_CHANNELS_PER_LINK_DAY: a bucket's channels past it are folded into "other" in
+    // the transaction that applies the bucket (channel_cap.hpp).
+    std::size_t max_channels_per_link_day = 100;
 };
 
 // The CountSink over one PostgreSQL connection (libpqxx), opened when first needed and again after

@@ -40,6 +40,8 @@ struct ClickConfig {
     std::chrono::milliseconds flush_interval{5'000};  // Redis -> PostgreSQL
     std::chrono::seconds bucket{10};                  // Redis time buckets
     std::size_t max_pending_keys = 1'000'000;  // while Redis is down; past it clicks are dropped
+    // Distinct channels (src) per link and UTC day; past it clicks count under "other".
+    std::size_t max_channels_per_link_day = 100;
     std::string spill_file = "refgate-spill.json";  // counts left at stop while Redis is down
     std::string trusted_proxies;                    // comma-separated addresses or CIDRs
     // The click class `scanner`: the ASN database and the scanner networks file ("default": the

@@ -14,10 +14,34 @@ enum class ClickClass : std::uint8_t;
 
 constexpr std::size_t kMaxChannelLength = 48;
 
-// The channel of a click: the `src` query parameter when it matches [a-z0-9][a-z0-9._-]{0,47},
-// otherwise "direct". The one place where channel tags are checked.
-std::string_view channel_of(std::string_view raw_query);
+// A click without a (usable) channel tag, and one whose tag is not kept under its own name.
+constexpr std::string_view kDirectChannel = "direct";
+constexpr std::string_view kOtherChannel = "other";
+
+// The channel of a click, read from its query: the first `src` parameter when it matches
+// [a-z0-9][a-z0-9._-]{0,47} (taken verbatim: anything percent-encoded is no tag), "direct" when
+// there is none or it does not match, and "other" (`identifier` set) when it looks like an e-mail
+// address or an identifier of a person (looks_like_identifier()): a count per subscriber would be
+// a record of that person. The one place where channel tags are checked.
+struct ChannelTag {
+    std::string_view channel;
+    bool identifier = false;
+};
+ChannelTag read_channel(std::string_view raw_query);
+std::string_view channel_of(std::string_view raw_query);  // read_channel(raw_query).channel
 bool valid_channel(std::string_view channel);
+
+// Whether a raw `src` value looks like an e-mail address or an identifier rather than a channel:
+//  - it holds '@' or "%40": an e-mail address;
+//  - it holds 10 or more digits in a row: a phone, customer or account number, a timestamp;
+//  - one of its pieces (the runs between '.', '_' and '-') is 16 or more characters long and
+//    mixes letters and digits: a hex, base32 or base36 identifier or token;
+//  - one of its pieces is 24 or more characters long, whatever it holds;
+//  - it holds a UUID: hex pieces of 8, 4, 4, 4 and 12 characters joined by '-'.
+// Channels such as "newsletter-2026-48", "blog", "nl.2026-12-04" or "spring26-ig2" pass. A
+// publisher can still template a value per subscriber that none of this catches; the per-link
+// daily cap on channels bounds what that can record (README, "Counting clicks").
+bool looks_like_identifier(std::string_view value);
 
 // Days since 1970-01-01 (UTC) and back.
 std::int32_t utc_day(std::int64_t unix_seconds);

@@ -141,14 +141,15 @@ class Snapshot {
 
     // The target of a reader of an active link: its rules in order, the first that matches wins;
     // when none does, again as a reader from the country's fallback in the link's partner family
-    // (AT -> DE); then the link's own Location. `reader_key()` is called only for a split: the
-    // reader's keyed hash for this link and day. Allocates nothing.
+    // (AT -> DE); then the link's own Location. A rule whose partners are all inactive is
+    // skipped, and a split never draws a branch of an inactive partner. `reader_key()` is called
+    // only for a split: the reader's keyed hash for this link and day. Allocates nothing.
     template <typename ReaderKey>
     Target target(const LinkEntry& entry, ReaderTraits reader, ReaderKey&& reader_key) const {
         for (int step = 0; entry.rule_count != 0 && step <= kMaxFallbackSteps; ++step) {
             for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
                 const TargetRule& rule = rules_[entry.first_rule + i];
-                if (!rule_matches(rule, reader)) continue;
+                if (rule.skipped || !rule_matches(rule, reader)) continue;
                 std::size_t branch = 0;
                 if (rule.split) {
                     branch = split_branch(rule_key(reader_key(), i),

@@ -89,6 +89,9 @@ struct TargetRule {
     std::uint32_t first_branch = 0;
     std::uint16_t branch_count = 0;
     bool split = false;
+    // Every branch's partner is inactive: the rule is skipped, as if it did not match (a split
+    // with some active branches draws among those only: the others weigh nothing).
+    bool skipped = false;
     LinkRule source;  // as the editor saved it (canonical), for export and the snapshot file
 };
 
@@ -96,6 +99,7 @@ struct TargetRule {
 struct TargetBranch {
     std::string location;
     std::uint32_t partner_index = 0;
+    bool partner_active = true;  // an inactive partner's branch is never chosen
 };
 
 // Whether every condition of the rule holds for the reader. An unknown country matches no

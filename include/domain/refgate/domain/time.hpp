@@ -12,6 +12,7 @@ namespace refgate {
 using SysSeconds = std::chrono::sys_seconds;
 
 // "2026-11-29T16:00:00Z", "2026-11-29T17:00:00+01:00", fractional seconds allowed (truncated).
+// A leap second ("23:59:60Z") is refused: the result could only name the second after it.
 std::optional<SysSeconds> parse_rfc3339(std::string_view text);
 std::string format_rfc3339(SysSeconds t);
 std::string format_rfc3339_millis(std::chrono::system_clock::time_point t);

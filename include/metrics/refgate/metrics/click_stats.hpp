@@ -46,6 +46,10 @@ struct ClickStats {
     std::atomic<std::uint64_t> pending_keys{0};     // waiting for Redis
     std::atomic<std::uint64_t> dropped_clicks{0};   // past the pending bound
     std::atomic<std::uint64_t> dropped_samples{0};  // unique samples not fed to Redis
+    // Clicks counted under the channel "other": past the per-link daily channel cap (in memory or
+    // by the flusher), or for a src that looked like an e-mail address or an identifier.
+    std::atomic<std::uint64_t> channels_capped{0};
+    std::atomic<std::uint64_t> channel_identifiers{0};
     std::atomic<std::uint64_t> batches_sent{0};
     std::atomic<std::uint64_t> redis_errors{0};
     std::atomic<std::uint64_t> redis_master_switches{0};  // +switch-master seen by the watcher

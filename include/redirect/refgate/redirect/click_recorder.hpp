@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include "refgate/clicks/channel_cap.hpp"
 #include "refgate/clicks/click_shard.hpp"
 #include "refgate/clicks/salts.hpp"
 #include "refgate/domain/click_classifier.hpp"
@@ -26,14 +27,17 @@ struct ClickTarget {
 
 class ClickRecorder {
   public:
+    // `max_channels_per_link_day`: REFGATE_MAX_CHANNELS_PER_LINK_DAY (channel_cap.hpp).
     ClickRecorder(ClickShard& shard, const SaltBox& salts, const ClickClassifier& classifier,
                   const std::vector<IpNetwork>& trusted_proxies,
-                  const ScannerSources* scanner = nullptr)
+                  const ScannerSources* scanner = nullptr,
+                  std::size_t max_channels_per_link_day = 100)
         : shard_(shard),
           salts_(salts),
           classifier_(classifier),
           agents_(classifier),
-          trusted_proxies_(trusted_proxies) {
+          trusted_proxies_(trusted_proxies),
+          channels_(max_channels_per_link_day) {
         if (scanner != nullptr) scanner_.emplace(*scanner);
     }
 
@@ -46,6 +50,7 @@ class ClickRecorder {
         std::int32_t day = 0;
         ClickClass cls = ClickClass::human;
         std::string_view channel;
+        OtherChannel other = OtherChannel::no;  // why `channel` is "other", if it is for a reason
     };
     // A click in two steps, so that the caller can answer the request in between: begin()
     // classifies it and starts loading the counter it will add to (at thousands of links that
@@ -80,6 +85,7 @@ class ClickRecorder {
     AgentMatchCache agents_;  // one recorder per I/O thread: no locking
     const std::vector<IpNetwork>& trusted_proxies_;
     std::optional<ScannerCheck> scanner_;
+    ChannelCap channels_;  // this thread's channels per link and day, up to the cap
 };
 
 }  // namespace refgate
