@@ -454,6 +454,11 @@ class PgCountSink final : public CountSink {
                 if (step == pg::Upkeep::idle) break;
                 purge_sizer_.took(std::chrono::steady_clock::now() - started);
             }
+            if (options_.health != nullptr) {
+                pqxx::read_transaction tx(connection());
+                options_.health->stats_rollups_complete.store(
+                    pg::read_rollup_state(tx).complete ? 1 : 0);
+            }
             return Done{};
         });
     }

@@ -211,6 +211,10 @@ std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batc
         if (build_rollups_step(conn, sizer.links()) == Upkeep::idle) return batches;
         ++batches;
         auto now = std::chrono::steady_clock::now();
+        log::debug(
+            "rollups_batch",
+            {{"links", sizer.links()},
+             {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count()}});
         sizer.took(now - started);
         if (now >= next_log) {
             pqxx::read_transaction tx(conn);

@@ -65,12 +65,13 @@ struct Fixture {
     std::unique_ptr<ServiceProcess> service;
     std::string today = utc_today();
 
-    void serve() {
-        // The service never flushes by itself: the test flushes with `refgate flush`.
+    // By default the service never flushes by itself: the test flushes with `refgate flush`.
+    void serve(const std::string& flush_interval_ms = "3600000") {
+        service.reset();
         service = std::make_unique<ServiceProcess>(
             ServiceOptions{.database_url = db.url(),
                            .redis_url = redis.url(),
-                           .env = {{"REFGATE_FLUSH_INTERVAL_MS", "3600000"}}});
+                           .env = {{"REFGATE_FLUSH_INTERVAL_MS", flush_interval_ms}}});
     }
     HttpResponse get(const std::string& target, Headers headers = {}) {
         headers.emplace_back("Authorization", "Bearer " + viewer);
@@ -246,7 +247,15 @@ TEST_CASE(
     CHECK(f.run({"rollups", "check"}).exit_code == 1);
     auto updated = f.get(year).body;
     CHECK(updated != before);
-    f.flush();
+    // The service's own flusher builds them again, and says so in a metric.
+    f.serve("200");
+    std::string metrics;
+    for (auto deadline = std::chrono::steady_clock::now() + 15s;
+         metrics.find("\nrefgate_stats_rollups_complete 1") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline;
+         std::this_thread::sleep_for(100ms))
+        metrics = http_get(f.service->admin_port(), "/metrics").body;
+    CHECK(metrics.find("\nrefgate_stats_rollups_complete 1") != std::string::npos);
     CHECK(f.complete());
     f.check_rollups();
     CHECK(f.get(year).body == updated);
