@@ -93,9 +93,12 @@ struct Source {
     std::optional<std::int32_t> base_from;
 };
 
+// Also turns JIT compilation off for the rest of the transaction: the planner deems the roll-ups'
+// queries costly enough for it, and compiling them takes longer than running them.
 Source read_source(ReadTx& tx) {
-    auto row =
-        tx.exec("SELECT complete, base_from - DATE '1970-01-01' FROM refgate_rollup_state")[0];
+    auto row = tx.exec(
+        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true) FROM "
+        "refgate_rollup_state")[0];
     Source s;
     s.rollups = row[0].as<bool>();
     if (!row[1].is_null()) s.base_from = row[1].as<std::int32_t>();
@@ -503,8 +506,12 @@ class PgStatsStore final : public StatsStore {
         std::vector<std::int32_t> days;
         for (std::int32_t d = recent.from; d <= recent.to; ++d) days.push_back(d);
         if (days.empty()) return;
+        std::vector<std::int64_t> links;
+        for (const auto& entry : recent.stored) links.push_back(entry.first);
+        auto all = redis_value(buckets.unique_estimates(links, days));
+        std::size_t link = 0;
         for (const auto& [link_id, stored] : recent.stored) {
-            auto estimates = redis_value(buckets.unique_estimates(link_id, days));
+            const auto& estimates = all[link++];
             for (std::size_t i = 0; i < days.size(); ++i) {
                 if (estimates[i] == 0) continue;
                 auto it = stored.find(days[i]);

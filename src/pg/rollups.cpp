@@ -134,7 +134,7 @@ RollupState read_rollup_state(pqxx::transaction_base& tx) {
 
 void BatchSizer::took(std::chrono::steady_clock::duration elapsed) {
     double ms = std::max(1.0, std::chrono::duration<double, std::milli>(elapsed).count());
-    double scale = std::clamp(static_cast<double>(target_.count()) / ms, 0.25, 4.0);
+    double scale = std::clamp(static_cast<double>(target_.count()) / ms, 0.25, 2.0);
     links_ = std::clamp(static_cast<std::int64_t>(static_cast<double>(links_) * scale),
                         std::int64_t{1}, std::int64_t{1'000'000});
 }
