@@ -49,16 +49,21 @@ SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
 )sql";
 
 // The roll-ups (sql/014_rollups.sql) of the rows kAddCounts just wrote ($1-$7, the same arrays),
-// for the links rolled up so far ($8: all of them once the build is complete); the channels only
-// for the days the base table keeps ($9: retention's first day, or NULL). Only links that exist
-// count towards partners and channels, as the views join them.
+// for the links rolled up so far (s: refgate_rollup_state, read after the transaction took the
+// lock; all links once the build is complete); the channels only for the days the base table
+// keeps (retention). Only links that exist count towards partners and channels, as the views
+// join them.
 constexpr const char* kRollUpCounts = R"sql(
-WITH r AS MATERIALIZED (
+WITH s AS MATERIALIZED (
+    SELECT CASE WHEN complete THEN 9223372036854775807 ELSE built_through END AS through,
+           coalesce(base_from, '-infinity') AS base_from
+    FROM refgate_rollup_state
+), r AS MATERIALIZED (
     SELECT r.link_id, r.day, r.channel, r.human, r.bot, r.prefetch, r.scanner, l.partner_id
     FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
                 $7::bigint[]) AS r(link_id, day, channel, human, bot, prefetch, scanner)
     LEFT JOIN refgate_links l ON l.id = r.link_id
-    WHERE r.link_id <= $8
+    WHERE r.link_id <= (SELECT through FROM s)
 ), d AS MATERIALIZED (
     SELECT link_id, day, partner_id, sum(human) AS human, sum(bot) AS bot,
            sum(prefetch) AS prefetch, sum(scanner) AS scanner
@@ -88,7 +93,7 @@ WITH r AS MATERIALIZED (
     INSERT INTO refgate_rollup_channel_days AS t (day, channel, human, bot, prefetch, scanner)
     SELECT day, channel, sum(human), sum(bot), sum(prefetch), sum(scanner)
     FROM r
-    WHERE partner_id IS NOT NULL AND ($9::int IS NULL OR day >= DATE '1970-01-01' + $9::int)
+    WHERE partner_id IS NOT NULL AND day >= (SELECT base_from FROM s)
     GROUP BY 1, 2
     ON CONFLICT (day, channel) DO UPDATE
     SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
@@ -126,10 +131,14 @@ JOIN unnest($1::bigint[], $2::date[], $3::text[]) AS b(link_id, day, channel)
 )sql";
 
 // A (link, day)'s estimate replaces the one stored; the day's sum over existing links (the
-// overview's) changes by the difference, for the links rolled up so far ($4). Every part of the
+// overview's) changes by the difference, for the links rolled up so far. Every part of the
 // statement sees the estimates as they were before it.
 constexpr const char* kSetUniques = R"sql(
-WITH n AS MATERIALIZED (
+WITH s AS MATERIALIZED (
+    SELECT CASE WHEN complete THEN 9223372036854775807 ELSE built_through END AS through,
+           coalesce(base_from, '-infinity') AS base_from
+    FROM refgate_rollup_state
+), n AS MATERIALIZED (
     SELECT * FROM unnest($1::bigint[], $2::date[], $3::bigint[]) AS n(link_id, day, unique_estimate)
 ), old AS MATERIALIZED (
     SELECT u.link_id, u.day, u.unique_estimate FROM refgate_uniques u JOIN n USING (link_id, day)
@@ -142,7 +151,8 @@ WITH n AS MATERIALIZED (
     INSERT INTO refgate_rollup_unique_days AS t (day, unique_estimate)
     SELECT n.day, sum(n.unique_estimate - coalesce(o.unique_estimate, 0))
     FROM n LEFT JOIN old o USING (link_id, day)
-    WHERE n.link_id <= $4 AND EXISTS (SELECT 1 FROM refgate_links l WHERE l.id = n.link_id)
+    WHERE n.link_id <= (SELECT through FROM s)
+      AND EXISTS (SELECT 1 FROM refgate_links l WHERE l.id = n.link_id)
     GROUP BY n.day
     ON CONFLICT (day) DO UPDATE SET unique_estimate = t.unique_estimate + EXCLUDED.unique_estimate
 )
@@ -316,11 +326,8 @@ class PgCountTransaction final : public CountTransaction {
                 tx_.exec_params(kAddCounts, links, days, channels, human, bot, prefetch, scanner);
                 // A kill here shows that the counts and their roll-ups commit together.
                 REFGATE_FAULT_POINT("before_rollups");
-                // Read after the lock (the transaction's first statement): a build batch that
-                // held it is committed and seen whole.
-                auto state = pg::read_rollup_state(tx_);
-                tx_.exec_params(kRollUpCounts, links, days, channels, human, bot, prefetch, scanner,
-                                state.rolled_up_through(), state.base_from);
+                tx_.exec_params(kRollUpCounts, links, days, channels, human, bot, prefetch,
+                                scanner);
             }
             auto target = counter_rows(std::move(parsed), true);
             if (target.rows > 0) {
@@ -426,9 +433,7 @@ class PgCountSink final : public CountSink {
             }
             pqxx::work tx(connection());
             tx.exec_params(pg::kRollupWriterSql, pg::kRollupLock);
-            auto state = pg::read_rollup_state(tx);
-            tx.exec_params(kSetUniques, links.finish(), days.finish(), values.finish(),
-                           state.rolled_up_through());
+            tx.exec_params(kSetUniques, links.finish(), days.finish(), values.finish());
             tx.commit();
             return Done{};
         });
@@ -443,10 +448,9 @@ class PgCountSink final : public CountSink {
             while (std::chrono::steady_clock::now() < deadline) {
                 auto started = std::chrono::steady_clock::now();
                 auto step = pg::build_rollups_step(connection(), build_sizer_.links());
-                if (step == pg::Upkeep::progress) {
+                if (step == pg::Upkeep::progress)
                     build_sizer_.took(std::chrono::steady_clock::now() - started);
-                    continue;
-                }
+                if (step != pg::Upkeep::idle) continue;
                 if (options_.stats_retention_days <= 0) break;
                 started = std::chrono::steady_clock::now();
                 step = pg::purge_old_counts_step(connection(), options_.stats_retention_days,

@@ -126,8 +126,6 @@ std::int64_t last_link_id(pqxx::work& tx) {
 
 }  // namespace
 
-std::int64_t RollupState::rolled_up_through() const { return complete ? INT64_MAX : built_through; }
-
 RollupState read_rollup_state(pqxx::transaction_base& tx) {
     return state_from(tx.exec(kStateColumns)[0]);
 }
@@ -152,7 +150,7 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
         log::warn("rollups_reset", {{"detail",
                                      "the counts were written without their roll-ups (an older "
                                      "release or SQL by hand): building them again"}});
-        return Upkeep::progress;
+        return Upkeep::reset;
     }
     if (s.complete) return Upkeep::idle;
     std::int64_t after = s.built_through;
@@ -206,9 +204,19 @@ std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batc
     BatchSizer sizer(batch_time);
     std::size_t batches = 0;
     auto next_log = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    int resets = 0;
     for (;;) {
         auto started = std::chrono::steady_clock::now();
-        if (build_rollups_step(conn, sizer.links()) == Upkeep::idle) return batches;
+        auto step = build_rollups_step(conn, sizer.links());
+        if (step == Upkeep::idle) return batches;
+        if (step == Upkeep::reset) {
+            if (++resets == 1) continue;
+            log::warn("rollups_build_interrupted",
+                      {{"detail",
+                        "the counts are being written without their roll-ups (a previous release "
+                        "still flushing?): this release's flusher builds them once it is alone"}});
+            return batches;
+        }
         ++batches;
         auto now = std::chrono::steady_clock::now();
         log::debug(

@@ -75,7 +75,8 @@ def cmd_fill(args):
     # busy publisher's links get in 10 s: consecutive links (from --first, wrapping at --last),
     # each with human clicks on its three channels and bot clicks on one, on today's counts.
     now = int(time.time())
-    newest = now - now % 10 - 3600
+    # Each fill of a run its own ids (--seq), so that none is taken for one already flushed.
+    newest = now - now % 10 - 3600 - args.seq * 100_000
     day = datetime.date.today().isoformat()
     counters = [("direct", "human"), ("newsletter", "human"), ("social", "human"), ("direct", "bot")]
     span = args.last - args.first + 1
@@ -165,6 +166,7 @@ def main():
     f.add_argument("--first", type=int, required=True)
     f.add_argument("--last", type=int, required=True)
     f.add_argument("--offset", type=int, default=0)
+    f.add_argument("--seq", type=int, default=0)
     f.set_defaults(func=cmd_fill)
     r = sub.add_parser("report")
     r.add_argument("results")

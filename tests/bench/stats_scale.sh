@@ -257,12 +257,13 @@ answers() {
     '. + {rollups: $r[0], base: $b[0]}' "$STATE/size-$db.json" >"$STATE/answers-$db.json"
 }
 
-# flush_once BIN BUCKETS PER_BUCKET DB: Redis filled with the buckets, `refgate flush` timed (ms).
+# flush_once BIN BUCKETS PER_BUCKET DB SEQ: Redis filled with the buckets (ids of their own for
+# each SEQ), `refgate flush` timed (ms).
 flush_once() {
-  local bin=$1 buckets=$2 per=$3 db=$4 start out took
+  local bin=$1 buckets=$2 per=$3 db=$4 seq=$5 start out took
   redis-cli -h 127.0.0.1 -p "$REDIS_PORT" flushall >/dev/null
   "$PY" "$HELPER" fill --buckets "$buckets" --per-bucket "$per" --first "$FIRST_ID" \
-    --last "$LAST_ID" --offset "$((RANDOM * 7))" |
+    --last "$LAST_ID" --offset "$((seq * 977))" --seq "$seq" |
     bounded 120 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe >/dev/null
   start=$EPOCHREALTIME
   out=$(REFGATE_DATABASE_URL="postgresql://refgate@127.0.0.1:$PG_PORT/$db" bounded 300 "$bin" flush) ||
@@ -274,7 +275,7 @@ flush_once() {
 }
 
 flush_part() {
-  local db=$1 n=$2 buckets per case run this base
+  local db=$1 n=$2 buckets per case run this base seq=0
   FIRST_ID=$(psql_q "$db" -c "SELECT min(id) FROM refgate_links")
   LAST_ID=$(psql_q "$db" -c "SELECT max(id) FROM refgate_links")
   # The baseline writes counts without roll-ups, which would mark them for a rebuild (that this
@@ -286,8 +287,9 @@ flush_part() {
     read -r buckets per <<<"$case"
     log "flush: $buckets buckets of $per counters, this tree and ${BASELINE_COMMIT:0:12} alternately"
     for ((run = 1; run <= FLUSH_RUNS; run++)); do
-      this=$(flush_once "$BIN" "$buckets" "$per" "$db")
-      base=$(flush_once "$BASE_BIN" "$buckets" "$per" "$db")
+      seq=$((seq + 2))
+      this=$(flush_once "$BIN" "$buckets" "$per" "$db" "$seq")
+      base=$(flush_once "$BASE_BIN" "$buckets" "$per" "$db" "$((seq + 1))")
       log "  run $run: this tree $this ms, baseline $base ms"
       jq -nc --arg case "$buckets buckets of $(printf "%'d" "$per") counters" \
         --argjson this "$this" --argjson base "$base" \

@@ -29,12 +29,9 @@ struct RollupState {
     bool reset_pending = false;
     std::optional<std::int32_t> base_from;  // days before it: no base rows (retention)
     std::int64_t purged_through = -1;
-
-    // The highest link id whose counts the roll-ups hold (all of them once complete).
-    std::int64_t rolled_up_through() const;
 };
 
-// Reads the state in `tx` (after the lock, for a writer: a statement of its own).
+// Reads the state in `tx`.
 RollupState read_rollup_state(pqxx::transaction_base& tx);
 
 // One unit of roll-up upkeep, each in a transaction of its own that holds the lock exclusively:
@@ -42,6 +39,7 @@ RollupState read_rollup_state(pqxx::transaction_base& tx);
 enum class Upkeep {
     idle,      // nothing to do
     progress,  // did a batch; more may follow
+    reset,     // cleared the roll-ups for a build from the start; more follows
 };
 
 // Batches sized to take about `target` each (links per batch, grown and shrunk by what the last
@@ -68,7 +66,9 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links);
 Upkeep purge_old_counts_step(pqxx::connection& conn, std::int32_t keep_days, std::int64_t links);
 
 // What `refgate migrate` runs after the SQL: builds until complete, in batches of about
-// `batch_time`. Returns the batches run.
+// `batch_time`. Stops early (logged) when they are reset a second time meanwhile: a writer that
+// does not keep them, e.g. a previous release still flushing during a rolling upgrade (the
+// flusher of this release finishes the build once those are gone). Returns the batches run.
 std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batch_time);
 
 struct RollupDifference {
