@@ -46,31 +46,31 @@ int FailureLimiter::record_failure(const http::PeerAddress& peer) {
     return record_failure(peer_key(peer));
 }
 
+const FailureLimiter::Window* FailureLimiter::live_window(std::string_view key, TimePoint now) {
+    auto it = windows_.find(std::string(key.substr(0, kMaxKeyBytes)));
+    if (it == windows_.end()) return nullptr;
+    if (over(it->second, now)) {
+        forget(it);
+        return nullptr;
+    }
+    return &it->second;
+}
+
 int FailureLimiter::retry_after(std::string_view key) {
     TimePoint now = clock_.now();
     std::lock_guard lock(mutex_);
-    auto it = windows_.find(std::string(key.substr(0, kMaxKeyBytes)));
-    if (it == windows_.end()) return 0;
-    if (over(it->second, now)) {
-        forget(it);
-        return 0;
-    }
-    if (!it->second.locked) return 0;
+    const Window* window = live_window(key, now);
+    if (window == nullptr || !window->locked) return 0;
     auto left =
-        std::chrono::duration_cast<std::chrono::seconds>(limits_.window - (now - it->second.start));
+        std::chrono::duration_cast<std::chrono::seconds>(limits_.window - (now - window->start));
     return static_cast<int>(left.count()) + 1;
 }
 
 std::size_t FailureLimiter::failures(std::string_view key) {
     TimePoint now = clock_.now();
     std::lock_guard lock(mutex_);
-    auto it = windows_.find(std::string(key.substr(0, kMaxKeyBytes)));
-    if (it == windows_.end()) return 0;
-    if (over(it->second, now)) {
-        forget(it);
-        return 0;
-    }
-    return it->second.failures;
+    const Window* window = live_window(key, now);
+    return window == nullptr ? 0 : window->failures;
 }
 
 int FailureLimiter::record_failure(std::string_view failed) {

@@ -54,6 +54,8 @@ class FailureLimiter {
     using Windows = std::unordered_map<std::string, Window>;
 
     bool over(const Window& w, TimePoint now) const;
+    // The key's window while it lasts (one that is over is forgotten); null when none.
+    const Window* live_window(std::string_view key, TimePoint now);
     void forget(Windows::iterator it);
     void evict_one(TimePoint now);
 

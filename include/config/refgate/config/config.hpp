@@ -125,7 +125,7 @@ struct Config {
     // off, a port that something else holds stops start-up.
     bool reuse_port = false;
     // Where the snapshot and spill files live when their settings name no absolute path; empty:
-    // chosen at start-up (see resolve_state_dir).
+    // chosen at start-up (see resolve_state_paths).
     std::string state_dir;
     // Origins (scheme://host[:port]) whose browsers may call the admin API cross-origin; empty:
     // the API is same-origin only.
