@@ -6,6 +6,7 @@
 
 #include "api.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/http/negotiation.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -108,7 +109,7 @@ class Stats final : public Resource {
         if (stats_ == nullptr) throw StoreError("no stats store");
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
-                     query_value(query, "limit"), wants_csv(r.http.header("Accept")),
+                     query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
                      query_value(query, "by")};
         auto stats = answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_));
         if (stats.status == 422) return answer.invalid_query(stats.errors);

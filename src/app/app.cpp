@@ -11,6 +11,7 @@
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redis/sentinel_watcher.hpp"
 #include "refgate/runtime/components.hpp"
+#include "refgate/runtime/huge_table_memory.hpp"
 #include "refgate/runtime/log.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
 #include "services.hpp"
@@ -150,6 +151,7 @@ std::vector<ClickShard*> Counting::shard_pointers() const {
 
 int App::serve() {
     sigset_t signals = block_stop_signals();  // before any thread starts
+    use_huge_table_memory();                  // before the first snapshot or click table
     log::info("starting", {{"version", REFGATE_VERSION},
                            {"commit", REFGATE_GIT_COMMIT},
                            {"state_dir", config_.state_dir}});

@@ -354,11 +354,4 @@ std::string top_to_csv(const std::vector<TopEntry>& entries) {
     return out;
 }
 
-bool wants_csv(std::string_view accept) {
-    auto csv = accept.find("text/csv");
-    if (csv == std::string_view::npos) return false;
-    auto json = accept.find("application/json");
-    return json == std::string_view::npos || csv < json;
-}
-
 }  // namespace refgate

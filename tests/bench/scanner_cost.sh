@@ -35,11 +35,11 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/refgate-scanner-cost.XXXX")
 trap 'rm -rf "$WORK"' EXIT
 npm_ci_if_stale "$ROOT/src/domain/agents"
 npm_ci_if_stale "$ROOT/src/redirect/asn"
-FLAGS=(-std=c++20 -O2 -DNDEBUG -I"$ROOT/include/domain" -I"$ROOT/include/runtime"
+FLAGS=(-std=c++20 -O2 -DNDEBUG -I"$ROOT/include/domain" -I"$ROOT/include/tools" -I"$ROOT/include/runtime"
   -I"$ROOT/include/clicks" -I"$ROOT/include/redirect")
 
 log "compiling the ASN converter"
-g++ "${FLAGS[@]}" "$ROOT/src/tools/asn_mmdb.cpp" "$ROOT/src/domain/mmdb_writer.cpp" \
+g++ "${FLAGS[@]}" "$ROOT/src/tools/asn_mmdb.cpp" "$ROOT/src/tools/mmdb_writer.cpp" \
   "$ROOT/src/domain/ip_network.cpp" -o "$WORK/asn_mmdb"
 package=$ROOT/src/redirect/asn/node_modules/@ip-location-db/asn
 start=$(date +%s.%N)

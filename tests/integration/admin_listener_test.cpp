@@ -329,10 +329,12 @@ TEST_CASE("a trusted proxy is held to the admin listener's cap, not to one clien
         }
         return got.starts_with("HTTP/1.1 200 ");
     };
+    // The listener accepts on more than one thread, so which of the three is refused is not
+    // fixed: two are answered and the third is closed at accept.
     auto direct = held_from("127.0.0.2");
-    CHECK(answered(*direct[0]));
-    CHECK(answered(*direct[1]));
-    CHECK_FALSE(answered(*direct[2]));  // the third of one client is closed at accept
+    int direct_answered = 0;
+    for (auto& c : direct) direct_answered += answered(*c) ? 1 : 0;
+    CHECK(direct_answered == 2);
     auto proxied = held_from("127.0.0.3");
     for (auto& c : proxied) CHECK(answered(*c));
 }

@@ -138,12 +138,4 @@ TEST_CASE("a link's stats list clicks per country and per rule branch only for a
     CHECK(j["by_rule"][1]["bot"] == 1);
 }
 
-TEST_CASE("Accept: text/csv selects CSV", "[stats]") {
-    CHECK(wants_csv("text/csv"));
-    CHECK(wants_csv("text/csv, application/json;q=0.5"));
-    CHECK_FALSE(wants_csv("application/json, text/csv"));
-    CHECK_FALSE(wants_csv(""));
-    CHECK_FALSE(wants_csv("*/*"));
-}
-
 }  // namespace stats_report_test

@@ -243,7 +243,7 @@ TEST_CASE("/metrics answers the text format, or 401 without a token when one is 
 
 TEST_CASE("every status refgate sends has its own code label, 406 included", "[metrics]") {
     RequestMetrics requests;
-    for (const auto& status : kHttpStatuses) {
+    for (const auto& status : http::kHttpStatuses) {
         http::CountingHandler handler(answering(status.code, RouteClass::admin_api),
                                       requests.add_slot("admin"));
         call(handler, "/api/v1/partners");

@@ -128,7 +128,4 @@ std::string to_csv(const PartnerStats& stats);
 std::string top_to_csv(const std::vector<TopEntry>& entries);
 std::string csv_field(std::string_view text);
 
-// True when the Accept header asks for text/csv (before application/json, if both are named).
-bool wants_csv(std::string_view accept);
-
 }  // namespace refgate

@@ -15,7 +15,7 @@
 #include <tuple>
 #include <vector>
 
-#include "refgate/domain/http_status.hpp"
+#include "refgate/http/status.hpp"
 
 namespace refgate {
 
@@ -92,11 +92,11 @@ enum class RouteClass : std::uint8_t { redirect, disclosure, health, admin_api, 
 inline constexpr std::size_t kRouteClasses = 6;
 std::string_view to_string(RouteClass route);
 
-// The status codes refgate answers (kHttpStatuses), each with a slot; anything else lands in the
-// "other" slot.
+// The status codes refgate answers (http::kHttpStatuses), each with a slot; anything else lands in
+// the "other" slot.
 inline constexpr auto kTrackedStatuses = [] {
-    std::array<int, kHttpStatuses.size()> codes{};
-    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = kHttpStatuses[i].code;
+    std::array<int, http::kHttpStatuses.size()> codes{};
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = http::kHttpStatuses[i].code;
     return codes;
 }();
 inline constexpr std::size_t kStatusSlots = kTrackedStatuses.size() + 1;

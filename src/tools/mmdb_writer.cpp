@@ -1,4 +1,4 @@
-#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-namespace refgate {
+namespace refgate::tools {
 namespace {
 
 using U128 = unsigned __int128;
@@ -320,4 +320,4 @@ std::string MmdbCountryWriter::finish(std::uint64_t build_epoch,
     return assemble(tree_ranges, data, datum_offsets, build_epoch, "refgate-Country", description);
 }
 
-}  // namespace refgate
+}  // namespace refgate::tools

@@ -7,7 +7,7 @@
 #include <array>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::http {
 
 struct HttpStatus {
     int code;
@@ -44,4 +44,4 @@ inline constexpr std::array<HttpStatus, 27> kHttpStatuses = {{
     {503, "Service Unavailable"},
 }};
 
-}  // namespace refgate
+}  // namespace refgate::http

@@ -2,12 +2,13 @@
 // blocks are parsed as JSON and searched for "availability"; microdata is an
 // itemprop="availability" tag whose href or content names the value.
 
+#include "refgate/linkcheck/page_availability.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "refgate/domain/ascii.hpp"
-#include "refgate/domain/link_health.hpp"
 
-namespace refgate {
+namespace refgate::linkcheck {
 namespace {
 
 constexpr std::string_view kUnavailable[] = {"OutOfStock", "Discontinued", "SoldOut"};
@@ -106,4 +107,4 @@ std::optional<std::string> unavailable_marker(std::string_view html) {
     return microdata(html, folded);
 }
 
-}  // namespace refgate
+}  // namespace refgate::linkcheck

@@ -1,4 +1,4 @@
-#include "refgate/domain/sentinel_url.hpp"
+#include "refgate/redis/sentinel_url.hpp"
 
 #include <catch2/catch.hpp>
 #include <string>
@@ -6,16 +6,16 @@
 
 namespace sentinel_url_test {
 
-refgate::SentinelUrl good(const std::string& url) {
+refgate::redis::SentinelUrl good(const std::string& url) {
     INFO(url);
-    auto parsed = refgate::parse_sentinel_url(url);
+    auto parsed = refgate::redis::parse_sentinel_url(url);
     if (auto* error = std::get_if<std::string>(&parsed)) FAIL(*error);
-    return std::get<refgate::SentinelUrl>(parsed);
+    return std::get<refgate::redis::SentinelUrl>(parsed);
 }
 
 std::string bad(const std::string& url) {
     INFO(url);
-    auto parsed = refgate::parse_sentinel_url(url);
+    auto parsed = refgate::redis::parse_sentinel_url(url);
     REQUIRE(std::holds_alternative<std::string>(parsed));
     return std::get<std::string>(parsed);
 }

@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-namespace refgate {
+namespace refgate::redis {
 
 inline constexpr const char* kSentinelScheme = "redis+sentinel://";
 inline constexpr int kSentinelDefaultPort = 26379;
@@ -29,4 +29,4 @@ struct SentinelUrl {
 // The URL, or why it is not one (a sentence naming the part at fault, never the password).
 std::variant<SentinelUrl, std::string> parse_sentinel_url(const std::string& url);
 
-}  // namespace refgate
+}  // namespace refgate::redis

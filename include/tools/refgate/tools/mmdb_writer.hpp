@@ -13,7 +13,7 @@
 
 #include "refgate/domain/ip_network.hpp"
 
-namespace refgate {
+namespace refgate::tools {
 
 class MmdbAsnWriter {
   public:
@@ -60,4 +60,4 @@ class MmdbCountryWriter {
 std::pair<unsigned __int128, unsigned __int128> range_bounds(const IpBytes& first,
                                                              const IpBytes& last);
 
-}  // namespace refgate
+}  // namespace refgate::tools

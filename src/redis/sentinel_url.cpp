@@ -1,4 +1,4 @@
-#include "refgate/domain/sentinel_url.hpp"
+#include "refgate/redis/sentinel_url.hpp"
 
 #include <cctype>
 #include <charconv>
@@ -7,7 +7,7 @@
 
 #include "refgate/domain/ascii.hpp"
 
-namespace refgate {
+namespace refgate::redis {
 namespace {
 
 constexpr int kMaxDb = 1024;
@@ -150,4 +150,4 @@ std::variant<SentinelUrl, std::string> parse_sentinel_url(const std::string& url
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::redis
