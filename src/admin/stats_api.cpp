@@ -68,7 +68,7 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
         }
         default: {
             if (by_partner) {
-                auto partners = top_partners(store.top(*range, SIZE_MAX), limit);
+                auto partners = store.top_partners(*range, limit);
                 if (query.csv) {
                     answer.csv = top_partners_to_csv(partners);
                 } else {

@@ -95,10 +95,11 @@ Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
                                          .timeout = clicks::kFlushRedisTimeout,
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
-    flusher.sink = clicks::make_pg_count_sink(
-        {.database_url = c.database_url,
-         .health = &s.health,
-         .max_channels_per_link_day = c.clicks.max_channels_per_link_day});
+    flusher.sink =
+        clicks::make_pg_count_sink({.database_url = c.database_url,
+                                    .health = &s.health,
+                                    .max_channels_per_link_day = c.clicks.max_channels_per_link_day,
+                                    .stats_retention_days = c.clicks.stats_retention_days});
     flusher.worker = std::make_unique<clicks::ClickFlusher>(
         *flusher.store, *flusher.sink,
         clicks::FlusherOptions{

@@ -112,6 +112,24 @@ std::optional<std::int32_t> parse_day(std::string_view text) {
     return static_cast<std::int32_t>(std::chrono::sys_days(date).time_since_epoch().count());
 }
 
+MonthSpan whole_months(const DayRange& range) {
+    using namespace std::chrono;
+    auto month_start = [](std::int32_t day) {
+        year_month_day date{sys_days{days{day}}};
+        return static_cast<std::int32_t>(
+            sys_days{date.year() / date.month() / 1}.time_since_epoch().count());
+    };
+    std::int32_t first = month_start(range.from);
+    if (first < range.from) {
+        year_month_day date{sys_days{days{first}}};
+        first = static_cast<std::int32_t>(
+            sys_days{(date.year() / date.month() + months{1}) / 1}.time_since_epoch().count());
+    }
+    std::int32_t end = month_start(range.to + 1);
+    if (first >= end) return {range.to + 1, range.to + 1};
+    return {first, end};
+}
+
 std::optional<DayRange> parse_range(const std::optional<std::string>& from,
                                     const std::optional<std::string>& to, std::int32_t today,
                                     std::vector<RangeProblem>& problems) {

@@ -54,6 +54,23 @@ TEST_CASE("a stats range defaults to the last 30 days and refuses bad ones", "[s
     CHECK(problems.size() == 2);
 }
 
+TEST_CASE("a range's whole calendar months are the ones it covers from the 1st to the last day",
+          "[stats]") {
+    auto span = [](const char* from, const char* to) {
+        auto months = whole_months({*parse_day(from), *parse_day(to)});
+        return format_day(months.first) + " " + format_day(months.end);
+    };
+    // The last 365 days on 2026-11-29: December to October whole, the edges by day.
+    CHECK(span("2025-11-30", "2026-11-29") == "2025-12-01 2026-11-01");
+    CHECK(span("2026-01-01", "2026-12-31") == "2026-01-01 2027-01-01");
+    CHECK(span("2024-02-01", "2024-02-29") == "2024-02-01 2024-03-01");  // a leap February
+    CHECK(span("2026-02-01", "2026-02-28") == "2026-02-01 2026-03-01");
+    CHECK(span("2025-12-31", "2026-01-01") == "2026-01-02 2026-01-02");  // none: to + 1, twice
+    CHECK(span("2026-10-31", "2026-11-29") == "2026-11-30 2026-11-30");
+    CHECK(span("2026-11-02", "2026-11-30") == "2026-12-01 2026-12-01");
+    CHECK(span("2026-11-01", "2026-11-01") == "2026-11-02 2026-11-02");
+}
+
 TEST_CASE("stats CSV has a header row, CRLF line ends and RFC 4180 quoting", "[stats]") {
     CHECK(csv_field("plain") == "plain");
     CHECK(csv_field("a,b") == "\"a,b\"");

@@ -21,6 +21,14 @@ struct DayRange {
     std::size_t days() const { return static_cast<std::size_t>(to - from + 1); }
 };
 
+// The whole calendar months inside a range, [first, end) in days since the epoch; first == end ==
+// range.to + 1 when there is none. Long ranges read these from per-month sums, the rest by day.
+struct MonthSpan {
+    std::int32_t first = 0;
+    std::int32_t end = 0;
+};
+MonthSpan whole_months(const DayRange& range);
+
 constexpr std::int32_t kMaxStatsDays = 400;
 constexpr std::int32_t kDefaultStatsDays = 30;
 

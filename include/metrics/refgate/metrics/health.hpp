@@ -36,6 +36,9 @@ struct HealthState {
     // Whether the flusher's PostgreSQL has synchronous standbys (synchronous_standby_names set),
     // as seen at its last connect: 1 yes, 0 no, -1 not known yet.
     std::atomic<int> postgres_sync_replication{-1};
+    // The stats roll-ups as the flusher last saw them: 1 complete (the stats read them), 0 being
+    // built (the stats read the counts, slower), -1 not known yet.
+    std::atomic<int> stats_rollups_complete{-1};
     // The targeting rules' country database: 1 loaded, 0 none (country rules skipped), -1 not
     // loaded yet.
     std::atomic<int> country_db{-1};
