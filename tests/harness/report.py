@@ -2,7 +2,7 @@
 
 import os
 
-from topology import ROOT
+from .topology import ROOT
 
 RESULTS = os.path.join(ROOT, "tests", "bench", "results", "ha-fault-matrix.md")
 HISTORY = "## History"

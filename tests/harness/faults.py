@@ -1,8 +1,8 @@
 """The five faults and the phase that runs each one under load, then checks the counts.
 
-A phase has links of its own (<prefix>-f<N>-<k>: ha-f<N>-<k> here, sf-f<N>-<k> in tests/faults), so
-the clicks its clients saw and the clicks PostgreSQL counted for it are compared link by link,
-whatever the other phases did.
+A phase has links of its own (<prefix>-f<N>-<k>: ha-f<N>-<k> in tests/ha, sf-f<N>-<k> in
+tests/faults), so the clicks its clients saw and the clicks PostgreSQL counted for it are compared
+link by link, whatever the other phases did.
 """
 
 import json
@@ -12,8 +12,8 @@ import time
 import urllib.error
 import urllib.request
 
-from load import Load
-from topology import SetupError, wait_until
+from .load import Load
+from .topology import SetupError, wait_until
 
 ROTATE_SLUG = "ha-rotate"
 

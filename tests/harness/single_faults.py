@@ -1,4 +1,4 @@
-"""The single-instance faults (issue 21): each is injected by run_phase (tests/ha/faults.py)
+"""The single-instance faults (issue 21): each is injected by run_phase (faults.py)
 under load, and sets the loss it may cause with the window docs/architecture.md states for it.
 
 Clients talk to the one instance directly, so while it is down (killed, or restarted by the
@@ -14,8 +14,8 @@ import subprocess
 import time
 import urllib.request
 
-from faults import _admin, _NoRedirect
-from topology import wait_until
+from .faults import _admin, _NoRedirect
+from .topology import wait_until
 
 ROTATE_PARTNER = "sf-rotate"
 ROTATE_LINK = "sf-rotate-link"

@@ -17,7 +17,9 @@ import tempfile
 import time
 import urllib.request
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# realpath: the scripts reach this package through the links tests/ha/harness, tests/faults/harness
+# and tests/bench/harness.
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MASTER_NAME = "refgate"
 
