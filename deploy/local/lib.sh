@@ -115,16 +115,12 @@ npm_ci_if_stale() {
 }
 
 # npm_ci_build_inputs: the npm packages every build of refgate reads: the console's toolchain
-# (src/console/web), the crawler patterns the click classifier embeds (src/domain/agents), the
-# common passwords console users may not choose (src/admin/passwords) and the address ranges the
-# ASN and country databases are built from (src/redirect/asn, .../country).
+# (src/console/web) and the data sets, all pinned in one lock file (third_party/package-lock.json:
+# the crawler patterns, the common passwords, the ASN and country ranges; third_party/README.md).
 npm_ci_build_inputs() {
   ensure_node
   npm_ci_if_stale "$ROOT/src/console/web"
-  npm_ci_if_stale "$ROOT/src/domain/agents"
-  npm_ci_if_stale "$ROOT/src/admin/passwords"
-  npm_ci_if_stale "$ROOT/src/redirect/asn"
-  npm_ci_if_stale "$ROOT/src/redirect/country"
+  npm_ci_if_stale "$ROOT/third_party"
 }
 
 # ------------------------------------------------------------------- build
