@@ -19,29 +19,28 @@ std::string_view Session::arriving_path() const {
     return http::arriving_path({static_cast<const char*>(bytes.data()), bytes.size()}, limits_);
 }
 
-bool Session::read_ahead(std::uint32_t events, BatchIo& io) {
+bool Session::do_batch_read(std::uint32_t events, BatchIo& io) {
     // Only a waiting connection whose socket has bytes, the case of nearly every event. (A
     // socket once watched for room to write reports EPOLLOUT with its reads from then on; it
     // means nothing to a connection that is not writing.)
     constexpr std::uint32_t kEnds = EPOLLRDHUP | EPOLLERR | EPOLLHUP;
-    if ((events & EPOLLIN) == 0 || (events & kEnds) != 0 || closed_ || writing_ || draining_ ||
-        !awaiting_input_) {
+    if ((events & EPOLLIN) == 0 || (events & kEnds) != 0 || !waiting()) {
         on_events(events);
         return false;
     }
     ready_ = true;
-    stop_waiting();
+    end_wait();
     auto room = input_room();
     io.recv(fd_, room.data(), room.size());
     return true;
 }
 
-bool Session::receive_ahead(ssize_t received) {
-    if (closed_ || !took_input(received)) return false;
-    if (!parser_) start_parser();
+bool Session::on_batch_read(ssize_t received) {
+    if (ended() || !on_read(received)) return false;
+    if (!parser_) start_request();
     std::string_view path = arriving_path();
     if (path.empty()) {
-        process();
+        do_answer();
         return false;
     }
     RequestNotes& notes = storage().notes;
@@ -50,28 +49,26 @@ bool Session::receive_ahead(ssize_t received) {
     return true;
 }
 
-void Session::prepare_ahead() {
+void Session::do_batch_prepare() {
     RequestNotes& notes = storage().notes;
     if (!notes.arrived.empty()) handler_.prepare(notes.arrived, Handler::Parsed::arrived, notes);
 }
 
-void Session::process_ahead() {
-    defer_write_ = true;
-    process();
-    defer_write_ = false;
-}
+// Answers like do_answer(), but answers ready to send wait in Phase::batched for the batch's
+// send.
+void Session::do_batch_answer() { do_answer(Send::batched); }
 
-bool Session::write_ahead(BatchIo& io) {
-    if (!write_deferred_) return false;
-    write_deferred_ = false;
-    if (closed_) return false;
+bool Session::do_batch_write(BatchIo& io) {
+    if (phase_ != Phase::batched) return false;
     int flags = write_flags();
     io.send(fd_, output().data(), output().size(), flags);
     return true;
 }
 
-void Session::wrote_ahead(ssize_t sent) {
-    if (!closed_) wrote(sent);
+void Session::on_batch_write(ssize_t sent) {
+    if (phase_ != Phase::batched) return;
+    enter(Phase::answering);
+    on_write(sent);
 }
 
 }  // namespace refgate::http
