@@ -1,10 +1,13 @@
 #pragma once
 
+// What the background workers last saw of PostgreSQL and Redis, the drain flag /readyz answers
+// from, and the few figures about them that /metrics shows.
+
 #include <atomic>
 #include <cstdint>
 #include <string_view>
 
-#include "refgate/metrics/metrics.hpp"
+#include "refgate/runtime/figures.hpp"
 
 namespace refgate {
 
