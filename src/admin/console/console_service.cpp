@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/password_policy.hpp"
+#include "service/outcomes.hpp"
 
 namespace refgate::admin {
 namespace {

@@ -6,14 +6,14 @@
 namespace refgate::admin {
 namespace {
 
-// Microseconds since the epoch to a timestamptz (micros() is the other way).
+// Microseconds since the epoch to a timestamptz (admin::micros() is the other way).
 std::string at_micros(std::string_view parameter) {
     return "('epoch'::timestamptz + " + std::string(parameter) + " * interval '1 microsecond')";
 }
 
 const std::string kUserColumns = "SELECT name, role, password_hash, disabled, " +
-                                 micros("created_at") + ", " + micros("updated_at") +
-                                 ", version, " + micros("last_sign_in_at") +
+                                 admin::micros("created_at") + ", " + admin::micros("updated_at") +
+                                 ", version, " + admin::micros("last_sign_in_at") +
                                  " FROM refgate_console_users ";
 
 UserRow user_row(const pqxx::row& row) {
@@ -88,13 +88,13 @@ void PgConsoleRows::insert_session(const SessionRow& s) {
 }
 
 std::optional<SessionRow> PgConsoleRows::session(const std::string& id_hash) {
-    auto rows = tx_.exec_params("SELECT s.user_name, u.role, u.disabled, s.csrf_token, " +
-                                    micros("s.created_at") + ", " + micros("s.last_seen_at") +
-                                    ", " + micros("s.expires_at") +
-                                    ", s.ended_at IS NOT NULL FROM refgate_console_sessions s "
-                                    "JOIN refgate_console_users u ON u.name = s.user_name "
-                                    "WHERE s.id_hash = decode($1, 'hex')",
-                                id_hash);
+    auto rows = tx_.exec_params(
+        "SELECT s.user_name, u.role, u.disabled, s.csrf_token, " + admin::micros("s.created_at") +
+            ", " + admin::micros("s.last_seen_at") + ", " + admin::micros("s.expires_at") +
+            ", s.ended_at IS NOT NULL FROM refgate_console_sessions s "
+            "JOIN refgate_console_users u ON u.name = s.user_name "
+            "WHERE s.id_hash = decode($1, 'hex')",
+        id_hash);
     if (rows.empty()) return std::nullopt;
     const auto& row = rows[0];
     SessionRow s;

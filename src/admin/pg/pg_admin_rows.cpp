@@ -20,25 +20,26 @@ std::string from_micros(std::string_view parameter) {
 const std::string kPartnerColumns =
     "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
     "p.extra_params::text, p.active, " +
-    micros("p.created_at") + ", " + micros("p.updated_at") + ", p.version FROM refgate_partners p ";
+    admin::micros("p.created_at") + ", " + admin::micros("p.updated_at") +
+    ", p.version FROM refgate_partners p ";
 
 const std::string kLinkColumns =
     "SELECT l.id, l.slug, p.slug, l.destination, l.status, "
     "floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough, " +
-    micros("l.created_at") + ", " + micros("l.updated_at") +
+    admin::micros("l.created_at") + ", " + admin::micros("l.updated_at") +
     ", l.version, l.rules::text FROM refgate_links l JOIN refgate_partners p ON p.id = "
     "l.partner_id ";
 
 const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
-                                      micros("d.created_at") +
+                                      admin::micros("d.created_at") +
                                       ", d.created_by FROM refgate_disclosures d ";
 
-const std::string kCodeHistory = "SELECT ref_param, ref_code, " + micros("live_from") + ", " +
-                                 micros("live_until") +
+const std::string kCodeHistory = "SELECT ref_param, ref_code, " + admin::micros("live_from") +
+                                 ", " + admin::micros("live_until") +
                                  " FROM refgate_partner_codes WHERE partner_id = $1 "
                                  "ORDER BY live_from, id";
 
-const std::string kAudit = "SELECT id, " + micros("at") +
+const std::string kAudit = "SELECT id, " + admin::micros("at") +
                            ", actor, entity, slug, action, before::text, after::text "
                            "FROM refgate_audit WHERE ($1 = '' OR entity = $1) "
                            "AND ($2 = '' OR slug = $2) AND ($4 = '' OR actor = $4) "
