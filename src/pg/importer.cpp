@@ -97,13 +97,14 @@ RETURNING id
 // name the rows that really changed, so an unchanged entity gets no entry.
 const std::string kPartnersBefore = "SELECT coalesce(json_agg(json_build_object('slug', p.slug, " +
                                     std::string("'object', ") + kPartnerObjectJson +
-                                    ")), '[]')::text FROM refgate_partners p "
+                                    ")), '[]')::text AS objects FROM refgate_partners p "
                                     "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) "
                                     "ON r.slug = p.slug";
 const std::string kLinksBefore =
     "SELECT coalesce(json_agg(json_build_object('slug', l.slug, 'object', " +
     std::string(kLinkObjectJson) +
-    ")), '[]')::text FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id "
+    ")), '[]')::text AS objects FROM refgate_links l JOIN refgate_partners p ON p.id = "
+    "l.partner_id "
     "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) ON r.slug = l.slug";
 const std::string kAuditPartners =
     "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
@@ -124,7 +125,7 @@ const std::string kAuditLinks =
 // The ids a RETURNING id gave, as a bigint[] parameter.
 std::string id_array(const pqxx::result& rows) {
     std::vector<std::int64_t> ids;
-    for (const auto& row : rows) ids.push_back(row[0].as<std::int64_t>());
+    for (const auto& row : rows) ids.push_back(row["id"].as<std::int64_t>());
     return bigint_array(ids);
 }
 
@@ -132,7 +133,7 @@ std::string id_array(const pqxx::result& rows) {
 std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor,
                            const std::string& rows, const char* upsert,
                            const std::string& before_sql, const std::string& audit_sql) {
-    std::string before = tx.exec_params(before_sql, rows)[0][0].c_str();
+    std::string before = tx.exec_params(before_sql, rows)[0]["objects"].c_str();
     auto changed = tx.exec_params(upsert, rows);
     if (!changed.empty()) tx.exec_params(audit_sql, actor, before, id_array(changed));
     return changed.size();

@@ -17,30 +17,39 @@ std::string from_micros(std::string_view parameter) {
            "::bigint * interval '1 microsecond')";
 }
 
+// Each row struct's columns, named as its reader below reads them.
+
+// PartnerRow: partner_row().
 const std::string kPartnerColumns =
     "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
-    "p.extra_params::text, p.active, " +
-    admin::micros("p.created_at") + ", " + admin::micros("p.updated_at") +
-    ", p.version FROM refgate_partners p ";
+    "p.extra_params::text AS extra_params, p.active, " +
+    admin::micros("p.created_at") + " AS created_us, " + admin::micros("p.updated_at") +
+    " AS updated_us, p.version FROM refgate_partners p ";
 
+// LinkRow: link_row().
 const std::string kLinkColumns =
-    "SELECT l.id, l.slug, p.slug, l.destination, l.status, "
-    "floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough, " +
-    admin::micros("l.created_at") + ", " + admin::micros("l.updated_at") +
-    ", l.version, l.rules::text FROM refgate_links l JOIN refgate_partners p ON p.id = "
-    "l.partner_id ";
+    "SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status, "
+    "floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, "
+    "l.utm_passthrough, " +
+    admin::micros("l.created_at") + " AS created_us, " + admin::micros("l.updated_at") +
+    " AS updated_us, l.version, l.rules::text AS rules FROM refgate_links l "
+    "JOIN refgate_partners p ON p.id = l.partner_id ";
 
+// DisclosureRow: disclosure_row().
 const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
                                       admin::micros("d.created_at") +
-                                      ", d.created_by FROM refgate_disclosures d ";
+                                      " AS created_us, d.created_by FROM refgate_disclosures d ";
 
+// CodeHistoryRow.
 const std::string kCodeHistory = "SELECT ref_param, ref_code, " + admin::micros("live_from") +
-                                 ", " + admin::micros("live_until") +
-                                 " FROM refgate_partner_codes WHERE partner_id = $1 "
-                                 "ORDER BY live_from, id";
+                                 " AS live_from_us, " + admin::micros("live_until") +
+                                 " AS live_until_us FROM refgate_partner_codes "
+                                 "WHERE partner_id = $1 ORDER BY live_from, id";
 
+// AuditRow.
 const std::string kAudit = "SELECT id, " + admin::micros("at") +
-                           ", actor, entity, slug, action, before::text, after::text "
+                           " AS at_us, actor, entity, slug, action, before::text AS before, "
+                           "after::text AS after "
                            "FROM refgate_audit WHERE ($1 = '' OR entity = $1) "
                            "AND ($2 = '' OR slug = $2) AND ($4 = '' OR actor = $4) "
                            "AND ($5::bigint < 0 OR at >= " +
@@ -68,68 +77,70 @@ std::vector<std::string> text_array_field(const pqxx::field& field) {
     return values;
 }
 
-Stamps stamps_of(const pqxx::row& row, int first) {
-    return {row[first].as<std::int64_t>(), row[first + 1].as<std::int64_t>(),
-            row[first + 2].as<std::int64_t>()};
+Stamps stamps_of(const pqxx::row& row) {
+    return {row["created_us"].as<std::int64_t>(), row["updated_us"].as<std::int64_t>(),
+            row["version"].as<std::int64_t>()};
 }
 
 PartnerRow partner_row(const pqxx::row& row) {
     PartnerRow r;
-    r.id = row[0].as<std::int64_t>();
+    r.id = row["id"].as<std::int64_t>();
     Partner& p = r.partner;
     p.id = r.id;
-    p.slug = row[1].c_str();
-    p.name = row[2].c_str();
-    p.ref_param = row[3].c_str();
-    p.ref_code = row[4].c_str();
-    p.allowed_domains = text_array_field(row[5]);
-    for (const auto& pair : Json::parse(row[6].c_str()))
+    p.slug = row["slug"].c_str();
+    p.name = row["name"].c_str();
+    p.ref_param = row["ref_param"].c_str();
+    p.ref_code = row["ref_code"].c_str();
+    p.allowed_domains = text_array_field(row["allowed_domains"]);
+    for (const auto& pair : Json::parse(row["extra_params"].c_str()))
         p.extra_params.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    p.active = row[7].as<bool>();
-    r.stamps = stamps_of(row, 8);
+    p.active = row["active"].as<bool>();
+    r.stamps = stamps_of(row);
     return r;
 }
 
 LinkRow link_row(const pqxx::row& row) {
     LinkRow r;
-    r.id = row[0].as<std::int64_t>();
+    r.id = row["id"].as<std::int64_t>();
     Link& l = r.link;
     l.id = r.id;
-    l.slug = row[1].c_str();
-    l.partner = row[2].c_str();
-    l.destination = row[3].c_str();
-    l.status = parse_link_status(row[4].c_str()).value_or(LinkStatus::disabled);
-    if (!row[5].is_null())
-        l.expires_at = SysSeconds{std::chrono::seconds{row[5].as<std::int64_t>()}};
-    if (!row[6].is_null()) l.fallback = row[6].c_str();
-    l.utm_passthrough = row[7].as<bool>();
-    r.stamps = stamps_of(row, 8);
-    l.rules = rules_from_json(nlohmann::ordered_json::parse(row[11].c_str()));
+    l.slug = row["slug"].c_str();
+    l.partner = row["partner"].c_str();
+    l.destination = row["destination"].c_str();
+    l.status = parse_link_status(row["status"].c_str()).value_or(LinkStatus::disabled);
+    if (auto expires = row["expires_s"]; !expires.is_null())
+        l.expires_at = SysSeconds{std::chrono::seconds{expires.as<std::int64_t>()}};
+    if (auto fallback = row["fallback"]; !fallback.is_null()) l.fallback = fallback.c_str();
+    l.utm_passthrough = row["utm_passthrough"].as<bool>();
+    r.stamps = stamps_of(row);
+    l.rules = rules_from_json(nlohmann::ordered_json::parse(row["rules"].c_str()));
     return r;
 }
 
 DisclosureRow disclosure_row(const pqxx::row& row) {
     DisclosureRow r;
     Disclosure& d = r.disclosure;
-    d.key = row[0].c_str();
-    d.locale = row[1].c_str();
-    d.text = row[2].c_str();
-    d.html = row[3].c_str();
-    d.html_given = row[4].as<bool>();
-    d.version = row[5].as<std::int64_t>();
-    r.created_us = row[6].as<std::int64_t>();
-    r.created_by = row[7].c_str();
+    d.key = row["key"].c_str();
+    d.locale = row["locale"].c_str();
+    d.text = row["text"].c_str();
+    d.html = row["html"].c_str();
+    d.html_given = row["html_given"].as<bool>();
+    d.version = row["version"].as<std::int64_t>();
+    r.created_us = row["created_us"].as<std::int64_t>();
+    r.created_by = row["created_by"].c_str();
     return r;
 }
 
+// TokenRow's columns as tokens() selects them (no hash: it is never shown).
 TokenRow token_row(const pqxx::row& row) {
-    return {row[5].as<std::int64_t>(),
-            row[0].c_str(),
-            row[1].c_str(),
-            "",
-            row[2].c_str(),
-            row[3].c_str(),
-            row[4].c_str()};
+    TokenRow t;
+    t.id = row["id"].as<std::int64_t>();
+    t.name = row["name"].c_str();
+    t.role = row["role"].c_str();
+    t.created_at = row["created_at"].c_str();
+    t.last_used_on = row["last_used_on"].c_str();
+    t.revoked_at = row["revoked_at"].c_str();
+    return t;
 }
 
 std::string extras_json(const Partner& p) {
@@ -158,14 +169,16 @@ void add_scheduled(pqxx::dbtransaction& tx, std::vector<PartnerRow>& rows) {
         ids.push_back(r.id);
     }
     auto codes = tx.exec_params(
-        "SELECT partner_id, ref_code, floor(extract(epoch FROM valid_from))::bigint "
+        "SELECT partner_id, ref_code, floor(extract(epoch FROM valid_from))::bigint AS "
+        "valid_from_s "
         "FROM refgate_code_schedule WHERE partner_id = ANY($1::bigint[]) "
         "ORDER BY partner_id, valid_from",
         pg::bigint_array(ids));
     for (const auto& c : codes) {
-        by_id.at(c[0].as<std::int64_t>())
+        by_id.at(c["partner_id"].as<std::int64_t>())
             ->partner.scheduled_codes.push_back(
-                {SysSeconds{std::chrono::seconds{c[2].as<std::int64_t>()}}, c[1].c_str()});
+                {SysSeconds{std::chrono::seconds{c["valid_from_s"].as<std::int64_t>()}},
+                 c["ref_code"].c_str()});
     }
 }
 
@@ -226,7 +239,8 @@ void PgAdminRows::delete_partner(std::int64_t id) {
 
 std::int64_t PgAdminRows::count_links(std::int64_t partner_id) {
     return tx_
-        .exec_params("SELECT count(*) FROM refgate_links WHERE partner_id = $1", partner_id)[0][0]
+        .exec_params("SELECT count(*) AS links FROM refgate_links WHERE partner_id = $1",
+                     partner_id)[0]["links"]
         .as<std::int64_t>();
 }
 
@@ -236,8 +250,10 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
     std::vector<CodeHistoryRow> history;
     auto rows = tx_.exec_params(kCodeHistory, partner_id);
     for (const auto& row : rows) {
-        CodeHistoryRow h{row[0].c_str(), row[1].c_str(), row[2].as<std::int64_t>(), std::nullopt};
-        if (!row[3].is_null()) h.live_until_us = row[3].as<std::int64_t>();
+        CodeHistoryRow h{row["ref_param"].c_str(), row["ref_code"].c_str(),
+                         row["live_from_us"].as<std::int64_t>(), std::nullopt};
+        if (auto until = row["live_until_us"]; !until.is_null())
+            h.live_until_us = until.as<std::int64_t>();
         history.push_back(std::move(h));
     }
     return history;
@@ -339,25 +355,26 @@ std::vector<AuditRow> PgAdminRows::audit(const AuditFilter& f) {
         return field.is_null() ? Json() : Json::parse(field.c_str());
     };
     for (const auto& row : rows) {
-        entries.push_back({row[0].as<std::int64_t>(),
-                           row[1].as<std::int64_t>(),
-                           {row[2].c_str(), row[3].c_str(), row[4].c_str(), row[5].c_str(),
-                            json(row[6]), json(row[7])}});
+        entries.push_back({row["id"].as<std::int64_t>(),
+                           row["at_us"].as<std::int64_t>(),
+                           {row["actor"].c_str(), row["entity"].c_str(), row["slug"].c_str(),
+                            row["action"].c_str(), json(row["before"]), json(row["after"])}});
     }
     return entries;
 }
 
 std::optional<TokenRow> PgAdminRows::live_token_by_hash(const std::string& hash_hex) {
     auto rows = tx_.exec_params(
-        "SELECT id, name, role, encode(token_hash, 'hex') FROM refgate_api_tokens "
+        "SELECT id, name, role, encode(token_hash, 'hex') AS hash_hex FROM refgate_api_tokens "
         "WHERE token_hash = decode($1, 'hex') AND revoked_at IS NULL",
         hash_hex);
     if (rows.empty()) return std::nullopt;
     TokenRow t;
-    t.id = rows[0][0].as<std::int64_t>();
-    t.name = rows[0][1].c_str();
-    t.role = rows[0][2].c_str();
-    t.hash_hex = rows[0][3].c_str();
+    const auto& row = rows[0];
+    t.id = row["id"].as<std::int64_t>();
+    t.name = row["name"].c_str();
+    t.role = row["role"].c_str();
+    t.hash_hex = row["hash_hex"].c_str();
     return t;
 }
 
@@ -365,9 +382,11 @@ std::vector<TokenRow> PgAdminRows::tokens(const std::string& live_name) {
     std::vector<TokenRow> tokens;
     auto rows = tx_.exec_params(
         "SELECT name, role, to_char(created_at AT TIME ZONE 'UTC', "
-        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), coalesce(last_used_on::text, ''), "
-        "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
-        "id FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS NULL)) "
+        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS created_at, "
+        "coalesce(last_used_on::text, '') AS last_used_on, "
+        "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
+        "AS revoked_at, id FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS "
+        "NULL)) "
         "ORDER BY id",
         live_name);
     for (const auto& row : rows) tokens.push_back(token_row(row));
@@ -403,7 +422,7 @@ std::optional<std::string> PgAdminRows::revoke_token(const std::string& name) {
         "WHERE name = $1 AND revoked_at IS NULL RETURNING role",
         name);
     if (rows.empty()) return std::nullopt;
-    return rows[0][0].as<std::string>();
+    return rows[0]["role"].as<std::string>();
 }
 
 void PgAdminRows::lock_disclosure(const std::string& key, const std::string& locale) {
