@@ -7,7 +7,7 @@
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
-#include "refgate/pg/partner_sql.hpp"
+#include "refgate/pg/stored_rows.hpp"
 #include "snapshot_reader.hpp"
 
 namespace refgate::pg {
@@ -92,35 +92,16 @@ WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_pa
 RETURNING id
 )sql";
 
-// Audit rows for an import, one per changed partner or link, as the admin API writes them. The
-// objects before the upsert are read first ([{"slug", "object"}]); the upsert's RETURNING ids
-// name the rows that really changed, so an unchanged entity gets no entry.
-const std::string kPartnersBefore = "SELECT coalesce(json_agg(json_build_object('slug', p.slug, " +
-                                    std::string("'object', ") + kPartnerObjectJson +
-                                    ")), '[]')::text AS objects FROM refgate_partners p "
-                                    "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) "
-                                    "ON r.slug = p.slug";
-const std::string kLinksBefore =
-    "SELECT coalesce(json_agg(json_build_object('slug', l.slug, 'object', " +
-    std::string(kLinkObjectJson) +
-    ")), '[]')::text AS objects FROM refgate_links l JOIN refgate_partners p ON p.id = "
-    "l.partner_id "
-    "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) ON r.slug = l.slug";
-const std::string kAuditPartners =
-    "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
-    "SELECT $1, 'partner', p.slug, CASE WHEN b.object IS NULL THEN 'create' ELSE 'update' END, "
-    "b.object, " +
-    kPartnerObjectJson +
-    "::jsonb FROM refgate_partners p LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, "
-    "object jsonb) ON b.slug = p.slug WHERE p.id = ANY($3::bigint[]) ORDER BY p.slug";
-const std::string kAuditLinks =
-    "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
-    "SELECT $1, 'link', l.slug, CASE WHEN b.object IS NULL THEN 'create' ELSE 'update' END, "
-    "b.object, " +
-    std::string(kLinkObjectJson) +
-    "::jsonb FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id "
-    "LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, object jsonb) "
-    "ON b.slug = l.slug WHERE l.id = ANY($3::bigint[]) ORDER BY l.slug";
+// Audit rows for an import, one per changed partner or link, with the objects as the admin API
+// shows them and records them (refgate/codec/stored_objects.hpp): [{slug, action, before,
+// after}] in the order given.
+constexpr const char* kInsertAudit = R"sql(
+INSERT INTO refgate_audit (actor, entity, slug, action, before, after)
+SELECT $1, $2, r.slug, r.action, r.before, r.after
+FROM ROWS FROM (jsonb_to_recordset($3::jsonb) AS (slug text, action text, before jsonb, after jsonb))
+     WITH ORDINALITY AS r(slug, action, before, after, ord)
+ORDER BY r.ord
+)sql";
 
 // The ids a RETURNING id gave, as a bigint[] parameter.
 std::string id_array(const pqxx::result& rows) {
@@ -129,13 +110,62 @@ std::string id_array(const pqxx::result& rows) {
     return bigint_array(ids);
 }
 
-// Upserts `rows` with `upsert` and audits each row it changed; returns how many it changed.
-std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor,
-                           const std::string& rows, const char* upsert,
-                           const std::string& before_sql, const std::string& audit_sql) {
-    std::string before = tx.exec_params(before_sql, rows)[0]["objects"].c_str();
-    auto changed = tx.exec_params(upsert, rows);
-    if (!changed.empty()) tx.exec_params(audit_sql, actor, before, id_array(changed));
+// The slugs of the document's entries.
+template <typename Entity>
+std::vector<std::string> slugs_of(const std::vector<Entity>& entities) {
+    std::vector<std::string> slugs;
+    for (const auto& e : entities) slugs.push_back(e.slug);
+    return slugs;
+}
+
+// Audits each changed entity (`after`, by slug) against its object before the change.
+void audit_changes(pqxx::transaction_base& tx, const std::string& actor, const char* entity,
+                   std::map<std::string, nlohmann::ordered_json>& before,
+                   const std::vector<std::pair<std::string, nlohmann::ordered_json>>& after) {
+    if (after.empty()) return;
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& [slug, object] : after) {
+        auto it = before.find(slug);
+        bool created = it == before.end();
+        rows.push_back({{"slug", slug},
+                        {"action", created ? "create" : "update"},
+                        {"before", created ? nlohmann::ordered_json() : std::move(it->second)},
+                        {"after", object}});
+    }
+    tx.exec_params(kInsertAudit, actor, entity, rows.dump());
+}
+
+// Upserts the partners and audits each one that really changed; returns how many changed.
+std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor,
+                            const std::vector<Partner>& partners) {
+    std::map<std::string, nlohmann::ordered_json> before;
+    for (const auto& s :
+         read_partners(tx, "WHERE p.slug = ANY($1::text[])", text_array(slugs_of(partners))))
+        before[s.partner.slug] = stored_partner_object(s.partner, s.stamps);
+    auto changed = tx.exec_params(kUpsertPartner, partner_rows(partners));
+    if (changed.empty()) return 0;
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> after;
+    for (const auto& s :
+         read_partners(tx, "WHERE p.id = ANY($1::bigint[]) ORDER BY p.slug", id_array(changed)))
+        after.emplace_back(s.partner.slug, stored_partner_object(s.partner, s.stamps));
+    audit_changes(tx, actor, "partner", before, after);
+    return changed.size();
+}
+
+// The same for links.
+std::size_t upsert_links(pqxx::transaction_base& tx, const std::string& actor,
+                         const std::vector<Link>& links) {
+    std::map<std::string, nlohmann::ordered_json> before;
+    for (const auto& s :
+         read_links(tx, "WHERE l.slug = ANY($1::text[])", text_array(slugs_of(links))))
+        before[s.link.slug] = stored_link_object(s.link, s.stamps);
+    auto changed = tx.exec_params(kUpsertLink, link_rows(links));
+    if (changed.empty()) return 0;
+    std::vector<std::pair<std::string, nlohmann::ordered_json>> after;
+    for (const auto& s :
+         read_links(tx, "WHERE l.id = ANY($1::bigint[]) ORDER BY l.slug", id_array(changed)))
+        after.emplace_back(s.link.slug, stored_link_object(s.link, s.stamps));
+    audit_changes(tx, actor, "link", before, after);
     return changed.size();
 }
 
@@ -272,12 +302,10 @@ ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json&
     if (!report.issues.empty()) return report;  // the caller rolls back
 
     if (!incoming.partners.empty()) {
-        report.partners_changed = upsert_audited(tx, actor, partner_rows(incoming.partners),
-                                                 kUpsertPartner, kPartnersBefore, kAuditPartners);
+        report.partners_changed = upsert_partners(tx, actor, incoming.partners);
     }
     if (!incoming.links.empty()) {
-        report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
-                                              kLinksBefore, kAuditLinks);
+        report.links_changed = upsert_links(tx, actor, incoming.links);
     }
     if (!incoming.country_groups.empty()) upsert_country_groups(tx, incoming.country_groups, actor);
     if (!incoming.disclosures.empty()) {

@@ -8,14 +8,10 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
-#include "refgate/pg/partner_sql.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::pg {
 namespace {
-
-const std::string kSelectPartners =
-    std::string("SELECT coalesce(json_agg(json_build_object('id', p.id, ") + kPartnerMembersJson +
-    ") ORDER BY p.id), '[]'::json)::text AS partners FROM refgate_partners p";
 
 // Links as plain rows: one JSON document of 100,000 links cost PostgreSQL time to build and us
 // time and memory to parse (about 20 MiB of text, then a DOM three times that).
@@ -76,8 +72,8 @@ std::uint64_t read_version(pqxx::transaction_base& tx) {
 StoredData read_all(pqxx::transaction_base& tx) {
     StoredData data;
     data.version = read_version(tx);
-    data.partners = partners_from_json(
-        nlohmann::ordered_json::parse(tx.exec(kSelectPartners)[0]["partners"].c_str()));
+    for (auto& stored : read_partners(tx, "ORDER BY p.id"))
+        data.partners.push_back(std::move(stored.partner));
     data.links = read_links(tx);
     data.disclosures = disclosures_from_json(
         nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0]["disclosures"].c_str()));

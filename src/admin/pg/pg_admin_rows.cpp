@@ -1,10 +1,9 @@
 #include "pg_admin_rows.hpp"
 
-#include <map>
-
 #include "refgate/codec/import_document.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/importer.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -18,22 +17,6 @@ std::string from_micros(std::string_view parameter) {
 }
 
 // Each row struct's columns, named as its reader below reads them.
-
-// PartnerRow: partner_row().
-const std::string kPartnerColumns =
-    "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
-    "p.extra_params::text AS extra_params, p.active, " +
-    admin::micros("p.created_at") + " AS created_us, " + admin::micros("p.updated_at") +
-    " AS updated_us, p.version FROM refgate_partners p ";
-
-// LinkRow: link_row().
-const std::string kLinkColumns =
-    "SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status, "
-    "floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, "
-    "l.utm_passthrough, " +
-    admin::micros("l.created_at") + " AS created_us, " + admin::micros("l.updated_at") +
-    " AS updated_us, l.version, l.rules::text AS rules FROM refgate_links l "
-    "JOIN refgate_partners p ON p.id = l.partner_id ";
 
 // DisclosureRow: disclosure_row().
 const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
@@ -67,54 +50,14 @@ std::string lock_clause(RowLock lock, std::string_view table) {
     }
 }
 
-std::vector<std::string> text_array_field(const pqxx::field& field) {
-    std::vector<std::string> values;
-    auto parser = field.as_array();
-    for (auto [juncture, value] = parser.get_next(); juncture != pqxx::array_parser::done;
-         std::tie(juncture, value) = parser.get_next()) {
-        if (juncture == pqxx::array_parser::string_value) values.push_back(std::move(value));
-    }
-    return values;
+PartnerRow partner_row(pg::StoredPartner stored) {
+    std::int64_t id = stored.partner.id;
+    return {id, std::move(stored.partner), stored.stamps};
 }
 
-Stamps stamps_of(const pqxx::row& row) {
-    return {row["created_us"].as<std::int64_t>(), row["updated_us"].as<std::int64_t>(),
-            row["version"].as<std::int64_t>()};
-}
-
-PartnerRow partner_row(const pqxx::row& row) {
-    PartnerRow r;
-    r.id = row["id"].as<std::int64_t>();
-    Partner& p = r.partner;
-    p.id = r.id;
-    p.slug = row["slug"].c_str();
-    p.name = row["name"].c_str();
-    p.ref_param = row["ref_param"].c_str();
-    p.ref_code = row["ref_code"].c_str();
-    p.allowed_domains = text_array_field(row["allowed_domains"]);
-    for (const auto& pair : Json::parse(row["extra_params"].c_str()))
-        p.extra_params.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    p.active = row["active"].as<bool>();
-    r.stamps = stamps_of(row);
-    return r;
-}
-
-LinkRow link_row(const pqxx::row& row) {
-    LinkRow r;
-    r.id = row["id"].as<std::int64_t>();
-    Link& l = r.link;
-    l.id = r.id;
-    l.slug = row["slug"].c_str();
-    l.partner = row["partner"].c_str();
-    l.destination = row["destination"].c_str();
-    l.status = parse_link_status(row["status"].c_str()).value_or(LinkStatus::disabled);
-    if (auto expires = row["expires_s"]; !expires.is_null())
-        l.expires_at = SysSeconds{std::chrono::seconds{expires.as<std::int64_t>()}};
-    if (auto fallback = row["fallback"]; !fallback.is_null()) l.fallback = fallback.c_str();
-    l.utm_passthrough = row["utm_passthrough"].as<bool>();
-    r.stamps = stamps_of(row);
-    l.rules = rules_from_json(nlohmann::ordered_json::parse(row["rules"].c_str()));
-    return r;
+LinkRow link_row(pg::StoredLink stored) {
+    std::int64_t id = stored.link.id;
+    return {id, std::move(stored.link), stored.stamps};
 }
 
 DisclosureRow disclosure_row(const pqxx::row& row) {
@@ -159,48 +102,21 @@ std::string expires_text(const Link& l) {
     return l.expires_at ? format_rfc3339(*l.expires_at) : std::string();
 }
 
-// Scheduled codes of the partners in `rows`, by valid_from.
-void add_scheduled(pqxx::dbtransaction& tx, std::vector<PartnerRow>& rows) {
-    if (rows.empty()) return;
-    std::map<std::int64_t, PartnerRow*> by_id;
-    std::vector<std::int64_t> ids;
-    for (auto& r : rows) {
-        by_id[r.id] = &r;
-        ids.push_back(r.id);
-    }
-    auto codes = tx.exec_params(
-        "SELECT partner_id, ref_code, floor(extract(epoch FROM valid_from))::bigint AS "
-        "valid_from_s "
-        "FROM refgate_code_schedule WHERE partner_id = ANY($1::bigint[]) "
-        "ORDER BY partner_id, valid_from",
-        pg::bigint_array(ids));
-    for (const auto& c : codes) {
-        by_id.at(c["partner_id"].as<std::int64_t>())
-            ->partner.scheduled_codes.push_back(
-                {SysSeconds{std::chrono::seconds{c["valid_from_s"].as<std::int64_t>()}},
-                 c["ref_code"].c_str()});
-    }
-}
-
 }  // namespace
 
 std::optional<PartnerRow> PgAdminRows::partner(const std::string& slug, RowLock lock) {
-    auto found =
-        tx_.exec_params(kPartnerColumns + "WHERE p.slug = $1" + lock_clause(lock, "p"), slug);
+    auto found = pg::read_partners(tx_, "WHERE p.slug = $1" + lock_clause(lock, "p"), slug);
     if (found.empty()) return std::nullopt;
-    std::vector<PartnerRow> rows{partner_row(found[0])};
-    add_scheduled(tx_, rows);
-    return std::move(rows.front());
+    return partner_row(std::move(found.front()));
 }
 
 std::vector<PartnerRow> PgAdminRows::partners(const std::string& query) {
     std::vector<PartnerRow> rows;
-    for (const auto& row : tx_.exec_params(
-             kPartnerColumns + "WHERE strpos(lower(p.slug), lower($1)) > 0 "
-                               "OR strpos(lower(p.name), lower($1)) > 0 ORDER BY p.slug",
-             query))
-        rows.push_back(partner_row(row));
-    add_scheduled(tx_, rows);
+    for (auto& stored : pg::read_partners(tx_,
+                                          "WHERE strpos(lower(p.slug), lower($1)) > 0 "
+                                          "OR strpos(lower(p.name), lower($1)) > 0 ORDER BY p.slug",
+                                          query))
+        rows.push_back(partner_row(std::move(stored)));
     return rows;
 }
 
@@ -276,36 +192,36 @@ bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
 }
 
 std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
-    auto found = tx_.exec_params(kLinkColumns + "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
+    auto found = pg::read_links(tx_, "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
     if (found.empty()) return std::nullopt;
-    return link_row(found[0]);
+    return link_row(std::move(found.front()));
 }
 
 std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) {
     std::vector<LinkRow> rows;
-    for (const auto& row : tx_.exec_params(
-             kLinkColumns +
-                 "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
-                 "AND l.slug > $3 AND (strpos(l.slug, lower($5)) > 0 "
-                 "OR strpos(lower(l.destination), lower($5)) > 0) AND ($6 < 0 OR "
-                 "(l.expires_at >= now() AND l.expires_at <= now() + make_interval(days => $6))) "
-                 "AND ($7 = '' OR EXISTS (SELECT 1 FROM refgate_link_health h "
-                 "WHERE h.link_id = l.id AND h.state = $7)) ORDER BY l.slug LIMIT $4",
+    for (auto& stored : pg::read_links(
+             tx_,
+             "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
+             "AND l.slug > $3 AND (strpos(l.slug, lower($5)) > 0 "
+             "OR strpos(lower(l.destination), lower($5)) > 0) AND ($6 < 0 OR "
+             "(l.expires_at >= now() AND l.expires_at <= now() + make_interval(days => $6))) "
+             "AND ($7 = '' OR EXISTS (SELECT 1 FROM refgate_link_health h "
+             "WHERE h.link_id = l.id AND h.state = $7)) ORDER BY l.slug LIMIT $4",
              f.partner, f.status, f.cursor, static_cast<std::int64_t>(limit), f.query,
              f.expiring_within_days.value_or(-1), f.health))
-        rows.push_back(link_row(row));
+        rows.push_back(link_row(std::move(stored)));
     return rows;
 }
 
 std::vector<Link> PgAdminRows::links_naming(const std::string& partner_slug) {
     // Lax jsonpath: a rule without "split" matches nothing there rather than failing.
     std::vector<Link> links;
-    for (const auto& row :
-         tx_.exec_params(kLinkColumns + "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
-                                        "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
-                                        "jsonb_build_object('p', $1::text)) ORDER BY l.slug",
-                         partner_slug))
-        links.push_back(link_row(row).link);
+    for (auto& stored : pg::read_links(tx_,
+                                       "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
+                                       "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
+                                       "jsonb_build_object('p', $1::text)) ORDER BY l.slug",
+                                       partner_slug))
+        links.push_back(std::move(stored.link));
     return links;
 }
 

@@ -9,14 +9,13 @@
 
 #include "refgate/admin/admin_rows.hpp"
 #include "refgate/pg/connection_pool.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::admin {
 
 // SQL for a timestamptz column as microseconds since the epoch: the API shows times to the
 // microsecond.
-inline std::string micros(std::string_view column) {
-    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
-}
+using pg::micros;
 
 class PgAdminRows final : public AdminRows {
   public:

@@ -12,6 +12,7 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/codec/import_diff.hpp"
+#include "refgate/codec/stored_objects.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
@@ -19,11 +20,7 @@
 namespace refgate::admin {
 
 // When a row was written and which version it is (ETag and If-Match).
-struct Stamps {
-    std::int64_t created_us = 0;  // microseconds since the epoch, UTC
-    std::int64_t updated_us = 0;
-    std::int64_t version = 0;
-};
+using refgate::Stamps;
 
 // A partner with its row id; `partner.scheduled_codes` holds what is scheduled, by valid_from.
 struct PartnerRow {
