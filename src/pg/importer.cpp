@@ -110,63 +110,56 @@ std::string id_array(const pqxx::result& rows) {
     return bigint_array(ids);
 }
 
-// The slugs of the document's entries.
-template <typename Entity>
-std::vector<std::string> slugs_of(const std::vector<Entity>& entities) {
+using Objects = std::vector<std::pair<std::string, nlohmann::ordered_json>>;  // by slug
+
+// Upserts `entities` (as `rows`, with `upsert`) and audits each one that really changed, with its
+// object before and after as `objects` reads them (those that match the condition, by slug);
+// returns how many changed.
+template <typename Entity, typename Read>
+std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor, const char* entity,
+                           const std::vector<Entity>& entities, const char* upsert,
+                           const std::string& rows, Read&& objects) {
     std::vector<std::string> slugs;
     for (const auto& e : entities) slugs.push_back(e.slug);
-    return slugs;
-}
-
-// Audits each changed entity (`after`, by slug) against its object before the change.
-void audit_changes(pqxx::transaction_base& tx, const std::string& actor, const char* entity,
-                   std::map<std::string, nlohmann::ordered_json>& before,
-                   const std::vector<std::pair<std::string, nlohmann::ordered_json>>& after) {
-    if (after.empty()) return;
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (const auto& [slug, object] : after) {
+    std::map<std::string, nlohmann::ordered_json> before;
+    for (auto& [slug, object] : objects("slug = ANY($1::text[])", text_array(slugs)))
+        before[slug] = std::move(object);
+    auto changed = tx.exec_params(upsert, rows);
+    if (changed.empty()) return 0;
+    nlohmann::ordered_json audit = nlohmann::ordered_json::array();
+    for (auto& [slug, object] : objects("id = ANY($1::bigint[])", id_array(changed))) {
         auto it = before.find(slug);
         bool created = it == before.end();
-        rows.push_back({{"slug", slug},
-                        {"action", created ? "create" : "update"},
-                        {"before", created ? nlohmann::ordered_json() : std::move(it->second)},
-                        {"after", object}});
+        audit.push_back({{"slug", slug},
+                         {"action", created ? "create" : "update"},
+                         {"before", created ? nlohmann::ordered_json() : std::move(it->second)},
+                         {"after", std::move(object)}});
     }
-    tx.exec_params(kInsertAudit, actor, entity, rows.dump());
+    tx.exec_params(kInsertAudit, actor, entity, audit.dump());
+    return changed.size();
 }
 
-// Upserts the partners and audits each one that really changed; returns how many changed.
 std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor,
                             const std::vector<Partner>& partners) {
-    std::map<std::string, nlohmann::ordered_json> before;
-    for (const auto& s :
-         read_partners(tx, "WHERE p.slug = ANY($1::text[])", text_array(slugs_of(partners))))
-        before[s.partner.slug] = stored_partner_object(s.partner, s.stamps);
-    auto changed = tx.exec_params(kUpsertPartner, partner_rows(partners));
-    if (changed.empty()) return 0;
-    std::vector<std::pair<std::string, nlohmann::ordered_json>> after;
-    for (const auto& s :
-         read_partners(tx, "WHERE p.id = ANY($1::bigint[]) ORDER BY p.slug", id_array(changed)))
-        after.emplace_back(s.partner.slug, stored_partner_object(s.partner, s.stamps));
-    audit_changes(tx, actor, "partner", before, after);
-    return changed.size();
+    auto objects = [&tx](const std::string& condition, const std::string& values) {
+        Objects out;
+        for (const auto& s : read_partners(tx, "WHERE p." + condition + " ORDER BY p.slug", values))
+            out.emplace_back(s.partner.slug, stored_partner_object(s.partner, s.stamps));
+        return out;
+    };
+    return upsert_audited(tx, actor, "partner", partners, kUpsertPartner, partner_rows(partners),
+                          objects);
 }
 
-// The same for links.
 std::size_t upsert_links(pqxx::transaction_base& tx, const std::string& actor,
                          const std::vector<Link>& links) {
-    std::map<std::string, nlohmann::ordered_json> before;
-    for (const auto& s :
-         read_links(tx, "WHERE l.slug = ANY($1::text[])", text_array(slugs_of(links))))
-        before[s.link.slug] = stored_link_object(s.link, s.stamps);
-    auto changed = tx.exec_params(kUpsertLink, link_rows(links));
-    if (changed.empty()) return 0;
-    std::vector<std::pair<std::string, nlohmann::ordered_json>> after;
-    for (const auto& s :
-         read_links(tx, "WHERE l.id = ANY($1::bigint[]) ORDER BY l.slug", id_array(changed)))
-        after.emplace_back(s.link.slug, stored_link_object(s.link, s.stamps));
-    audit_changes(tx, actor, "link", before, after);
-    return changed.size();
+    auto objects = [&tx](const std::string& condition, const std::string& values) {
+        Objects out;
+        for (const auto& s : read_links(tx, "WHERE l." + condition + " ORDER BY l.slug", values))
+            out.emplace_back(s.link.slug, stored_link_object(s.link, s.stamps));
+        return out;
+    };
+    return upsert_audited(tx, actor, "link", links, kUpsertLink, link_rows(links), objects);
 }
 
 std::string disclosure_rows(const std::vector<Disclosure>& disclosures) {

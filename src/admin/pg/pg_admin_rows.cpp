@@ -20,17 +20,17 @@ std::string from_micros(std::string_view parameter) {
 
 // DisclosureRow: disclosure_row().
 const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
-                                      admin::micros("d.created_at") +
+                                      pg::micros("d.created_at") +
                                       " AS created_us, d.created_by FROM refgate_disclosures d ";
 
 // CodeHistoryRow.
-const std::string kCodeHistory = "SELECT ref_param, ref_code, " + admin::micros("live_from") +
-                                 " AS live_from_us, " + admin::micros("live_until") +
+const std::string kCodeHistory = "SELECT ref_param, ref_code, " + pg::micros("live_from") +
+                                 " AS live_from_us, " + pg::micros("live_until") +
                                  " AS live_until_us FROM refgate_partner_codes "
                                  "WHERE partner_id = $1 ORDER BY live_from, id";
 
 // AuditRow.
-const std::string kAudit = "SELECT id, " + admin::micros("at") +
+const std::string kAudit = "SELECT id, " + pg::micros("at") +
                            " AS at_us, actor, entity, slug, action, before::text AS before, "
                            "after::text AS after "
                            "FROM refgate_audit WHERE ($1 = '' OR entity = $1) "

@@ -13,10 +13,6 @@
 
 namespace refgate::admin {
 
-// SQL for a timestamptz column as microseconds since the epoch: the API shows times to the
-// microsecond.
-using pg::micros;
-
 class PgAdminRows final : public AdminRows {
   public:
     explicit PgAdminRows(pqxx::dbtransaction& tx) : tx_(tx) {}

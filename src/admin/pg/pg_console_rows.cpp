@@ -6,16 +6,16 @@
 namespace refgate::admin {
 namespace {
 
-// Microseconds since the epoch to a timestamptz (admin::micros() is the other way).
+// Microseconds since the epoch to a timestamptz (pg::micros() is the other way).
 std::string at_micros(std::string_view parameter) {
     return "('epoch'::timestamptz + " + std::string(parameter) + " * interval '1 microsecond')";
 }
 
 // UserRow: user_row().
 const std::string kUserColumns =
-    "SELECT name, role, password_hash, disabled, " + admin::micros("created_at") +
-    " AS created_us, " + admin::micros("updated_at") + " AS updated_us, version, " +
-    admin::micros("last_sign_in_at") + " AS last_sign_in_us FROM refgate_console_users ";
+    "SELECT name, role, password_hash, disabled, " + pg::micros("created_at") + " AS created_us, " +
+    pg::micros("updated_at") + " AS updated_us, version, " + pg::micros("last_sign_in_at") +
+    " AS last_sign_in_us FROM refgate_console_users ";
 
 UserRow user_row(const pqxx::row& row) {
     UserRow r;
@@ -91,9 +91,9 @@ void PgConsoleRows::insert_session(const SessionRow& s) {
 
 std::optional<SessionRow> PgConsoleRows::session(const std::string& id_hash) {
     auto rows = tx_.exec_params("SELECT s.user_name, u.role, u.disabled, s.csrf_token, " +
-                                    admin::micros("s.created_at") + " AS created_us, " +
-                                    admin::micros("s.last_seen_at") + " AS last_seen_us, " +
-                                    admin::micros("s.expires_at") +
+                                    pg::micros("s.created_at") + " AS created_us, " +
+                                    pg::micros("s.last_seen_at") + " AS last_seen_us, " +
+                                    pg::micros("s.expires_at") +
                                     " AS expires_us, s.ended_at IS NOT NULL AS ended "
                                     "FROM refgate_console_sessions s "
                                     "JOIN refgate_console_users u ON u.name = s.user_name "
