@@ -277,12 +277,16 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
 
 ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json& doc,
                        const UrlPolicy& policy, const std::string& actor) {
+    return import_in(tx, parse_import(doc), policy, actor);
+}
+
+ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
+                       const UrlPolicy& policy, const std::string& actor) {
     ImportReport report;
     // Structural problems and link problems are reported together, so that an editor sees every
     // bad entry of a file at once.
-    ParsedImport parsed = parse_import(doc);
-    report.issues = std::move(parsed.issues);
-    auto& incoming = parsed.document;
+    report.issues = parsed.issues;
+    ImportDocument incoming = parsed.document;  // the links are canonicalised in place
     // Editors' other writes wait until this import has been validated and applied whole.
     tx.exec(
         "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures, refgate_country_groups "
@@ -324,10 +328,16 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
     }
 }
 
-nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
+ImportDocument export_data_in(pqxx::transaction_base& tx) {
     StoredData stored = read_all(tx);
-    return refgate::export_document(stored.partners, stored.links,
-                                    current_disclosures(stored.disclosures), stored.country_groups);
+    return {std::move(stored.partners), std::move(stored.links),
+            current_disclosures(stored.disclosures), std::move(stored.country_groups)};
+}
+
+nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
+    ImportDocument data = export_data_in(tx);
+    return refgate::export_document(data.partners, data.links, data.disclosures,
+                                    data.country_groups);
 }
 
 nlohmann::ordered_json export_document(const std::string& database_url) {

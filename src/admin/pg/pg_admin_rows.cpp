@@ -256,25 +256,24 @@ void PgAdminRows::delete_link(std::int64_t id) {
 }
 
 void PgAdminRows::insert_audit(const AuditRecord& r) {
-    auto text = [](const Json& j) { return j.is_null() ? std::string() : j.dump(); };
     tx_.exec_params(
         "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
         "VALUES ($1, $2, $3, $4, NULLIF($5, '')::jsonb, NULLIF($6, '')::jsonb)",
-        r.actor, r.entity, r.slug, r.action, text(r.before), text(r.after));
+        r.actor, r.entity, r.slug, r.action, r.before, r.after);
 }
 
 std::vector<AuditRow> PgAdminRows::audit(const AuditFilter& f) {
     std::vector<AuditRow> entries;
     auto rows = tx_.exec_params(kAudit, f.entity, f.slug, static_cast<std::int64_t>(f.limit),
                                 f.actor, f.since_us.value_or(-1), f.until_us.value_or(-1));
-    auto json = [](const pqxx::field& field) {
-        return field.is_null() ? Json() : Json::parse(field.c_str());
+    auto text = [](const pqxx::field& field) {
+        return field.is_null() ? std::string() : std::string(field.c_str());
     };
     for (const auto& row : rows) {
         entries.push_back({row["id"].as<std::int64_t>(),
                            row["at_us"].as<std::int64_t>(),
                            {row["actor"].c_str(), row["entity"].c_str(), row["slug"].c_str(),
-                            row["action"].c_str(), json(row["before"]), json(row["after"])}});
+                            row["action"].c_str(), text(row["before"]), text(row["after"])}});
     }
     return entries;
 }
@@ -391,12 +390,12 @@ std::vector<DisclosureRow> PgAdminRows::disclosure_versions(const std::string& k
     return rows;
 }
 
-ImportResult PgAdminRows::import_document(const Json& doc, const UrlPolicy& policy,
+ImportResult PgAdminRows::import_document(const ParsedImport& parsed, const UrlPolicy& policy,
                                           const std::string& actor) {
-    auto report = pg::import_in(tx_, doc, policy, actor);
+    auto report = pg::import_in(tx_, parsed, policy, actor);
     return {std::move(report.issues), std::move(report.diff)};
 }
 
-Json PgAdminRows::export_document() { return pg::export_in(tx_); }
+ImportDocument PgAdminRows::export_document() { return pg::export_data_in(tx_); }
 
 }  // namespace refgate::admin

@@ -62,9 +62,9 @@ class PgAdminRows final : public AdminRows {
     bool put_country_group(const CountryGroup& group, bool create) override;
     void delete_country_group(const std::string& family) override;
 
-    ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,
+    ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,
                                  const std::string& actor) override;
-    nlohmann::ordered_json export_document() override;
+    ImportDocument export_document() override;
 
     void commit() override;
 

@@ -67,10 +67,22 @@ Json user_object(const UserRow& row) {
 
 Json audit_object(const AuditRow& row) {
     const AuditRecord& r = row.record;
-    return Json{{"id", row.id},       {"at", format_micros(row.at_us)},
-                {"actor", r.actor},   {"entity", r.entity},
-                {"slug", r.slug},     {"action", r.action},
-                {"before", r.before}, {"after", r.after}};
+    auto object = [](const std::string& text) { return text.empty() ? Json() : Json::parse(text); };
+    return Json{{"id", row.id},
+                {"at", format_micros(row.at_us)},
+                {"actor", r.actor},
+                {"entity", r.entity},
+                {"slug", r.slug},
+                {"action", r.action},
+                {"before", object(r.before)},
+                {"after", object(r.after)}};
+}
+
+AuditRecord audit_record(std::string actor, std::string entity, std::string slug,
+                         std::string action, const Json& before, const Json& after) {
+    auto text = [](const Json& j) { return j.is_null() ? std::string() : j.dump(); };
+    return {std::move(actor),  std::move(entity), std::move(slug),
+            std::move(action), text(before),      text(after)};
 }
 
 Json writable(Json object) {

@@ -35,6 +35,10 @@ nlohmann::ordered_json token_object(const TokenRow& row);
 nlohmann::ordered_json user_object(const UserRow& row);
 // {id, at, actor, entity, slug, action, before, after}
 nlohmann::ordered_json audit_object(const AuditRow& row);
+// The audit entry of a change: `before` and `after` as objects of this file (null: none).
+AuditRecord audit_record(std::string actor, std::string entity, std::string slug,
+                         std::string action, const nlohmann::ordered_json& before,
+                         const nlohmann::ordered_json& after);
 
 // The import-format part of an object: what an editor may send back in a PATCH.
 nlohmann::ordered_json writable(nlohmann::ordered_json object);
