@@ -54,6 +54,57 @@ std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& 
     return breakdown;
 }
 
+// Days as the roll-ups' queries take them: days since 1970-01-01.
+constexpr const char* kDay = "DATE '1970-01-01' + ";
+
+// Every link's class sums over a range from the roll-ups, with its slug and its partner's: the
+// range's whole months ($3 <= month < $4) from the month sums, its other days ($1 <= day < $3,
+// $4 <= day <= $2) from the day sums, so that a year costs about as much as a month. Only
+// existing links, as the views join them; with `one_partner`, only the links of partner $5.
+std::string link_sums_sql(bool one_partner) {
+    std::string links =
+        one_partner ? " AND link_id IN (SELECT id FROM refgate_links WHERE partner_id = $5)" : "";
+    std::string d = kDay;
+    return "SELECT l.slug, p.slug, s.human, s.bot, s.prefetch, s.scanner FROM (SELECT link_id, "
+           "sum(human)::bigint AS human, sum(bot)::bigint AS bot, sum(prefetch)::bigint AS "
+           "prefetch, sum(scanner)::bigint AS scanner FROM ("
+           "SELECT link_id, human, bot, prefetch, scanner FROM refgate_rollup_link_days WHERE "
+           "day >= " +
+           d + "$1::int AND day < " + d + "$3::int" + links +
+           " UNION ALL SELECT link_id, human, bot, prefetch, scanner FROM "
+           "refgate_rollup_link_days WHERE day >= " +
+           d + "$4::int AND day <= " + d + "$2::int" + links +
+           " UNION ALL SELECT link_id, human, bot, prefetch, scanner FROM "
+           "refgate_rollup_link_months WHERE month >= " +
+           d + "$3::int AND month < " + d + "$4::int" + links +
+           ") t GROUP BY link_id) s JOIN refgate_links l ON l.id = s.link_id "
+           "JOIN refgate_partners p ON p.id = l.partner_id";
+}
+
+ClassCounts class_sums(const pqxx::row& row, int first) {
+    return {row[first].as<std::uint64_t>(), row[first + 1].as<std::uint64_t>(),
+            row[first + 2].as<std::uint64_t>(), row[first + 3].as<std::uint64_t>()};
+}
+
+// Whether the stats read the roll-ups (complete) or, while they are built, the base table; and
+// the first day whose channels the base table keeps (retention).
+struct Source {
+    bool rollups = false;
+    std::optional<std::int32_t> base_from;
+};
+
+// Also turns JIT compilation off for the rest of the transaction: the planner deems the roll-ups'
+// queries costly enough for it, and compiling them takes longer than running them.
+Source read_source(ReadTx& tx) {
+    auto row = tx.exec(
+        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true) FROM "
+        "refgate_rollup_state")[0];
+    Source s;
+    s.rollups = row[0].as<bool>();
+    if (!row[1].is_null()) s.base_from = row[1].as<std::int32_t>();
+    return s;
+}
+
 class PgStatsStore final : public StatsStore {
   public:
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
@@ -87,12 +138,36 @@ class PgStatsStore final : public StatsStore {
                 d->clicks.add(cls, n);
                 if (cls == 0) d->human_by_channel[std::string(channel)] += n;
             };
-            for (const auto& row : tx.exec_params(
-                     "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, clicks FROM "
-                     "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-                     slug, format_day(range.from), format_day(range.to))) {
-                add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
-                    row[3].as<std::uint64_t>());
+            Source source = read_source(tx);
+            if (source.rollups) {
+                std::string d = kDay;
+                for (const auto& row : tx.exec_params(
+                         "SELECT day - DATE '1970-01-01', human, bot, prefetch, scanner FROM "
+                         "refgate_rollup_link_days WHERE link_id = $1 AND day BETWEEN " +
+                             d + "$2::int AND " + d + "$3::int",
+                         link_id, range.from, range.to)) {
+                    if (LinkDay* day = index(row[0].as<std::int32_t>()))
+                        day->clicks.add(class_sums(row, 1));
+                }
+                // The channels of the days the base table keeps.
+                for (const auto& row : tx.exec_params(
+                         "SELECT day - DATE '1970-01-01', channel, human FROM refgate_click_counts "
+                         "WHERE link_id = $1 AND day BETWEEN " +
+                             d + "$2::int AND " + d + "$3::int AND human > 0",
+                         link_id, std::max(range.from, source.base_from.value_or(range.from)),
+                         range.to)) {
+                    if (LinkDay* day = index(row[0].as<std::int32_t>()))
+                        day->human_by_channel[row[1].c_str()] += row[2].as<std::uint64_t>();
+                }
+            } else {
+                for (const auto& row : tx.exec_params(
+                         "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, clicks FROM "
+                         "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND "
+                         "$3::date",
+                         slug, format_day(range.from), format_day(range.to))) {
+                    add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
+                        row[3].as<std::uint64_t>());
+                }
             }
             auto flushed = flushed_among(tx, unflushed);
             for (const auto& u : unflushed) {
@@ -150,13 +225,32 @@ class PgStatsStore final : public StatsStore {
                 stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
                 links[link].add(cls, n);
             };
-            for (const auto& row : tx.exec_params(
-                     "SELECT link, to_char(day, 'YYYY-MM-DD'), class, sum(clicks)::bigint FROM "
-                     "refgate_clicks_daily WHERE partner = $1 AND day BETWEEN $2::date AND "
-                     "$3::date GROUP BY 1, 2, 3",
-                     slug, format_day(range.from), format_day(range.to))) {
-                add(row[0].c_str(), day_of(row[1]), class_index(row[2].c_str()),
-                    row[3].as<std::uint64_t>());
+            if (read_source(tx).rollups) {
+                auto partner_id = found[0][0].as<std::int64_t>();
+                std::string d = kDay;
+                for (const auto& row : tx.exec_params(
+                         "SELECT day - DATE '1970-01-01', human, bot, prefetch, scanner FROM "
+                         "refgate_rollup_partner_days WHERE partner_id = $1 AND day BETWEEN " +
+                             d + "$2::int AND " + d + "$3::int",
+                         partner_id, range.from, range.to)) {
+                    auto day = row[0].as<std::int32_t>();
+                    if (day >= range.from && day <= range.to)
+                        stats->days[static_cast<std::size_t>(day - range.from)].second.add(
+                            class_sums(row, 1));
+                }
+                auto months = whole_months(range);
+                for (const auto& row : tx.exec_params(link_sums_sql(true), range.from, range.to,
+                                                      months.first, months.end, partner_id))
+                    links[row[0].c_str()].add(class_sums(row, 2));
+            } else {
+                for (const auto& row : tx.exec_params(
+                         "SELECT link, to_char(day, 'YYYY-MM-DD'), class, sum(clicks)::bigint "
+                         "FROM refgate_clicks_daily WHERE partner = $1 AND day BETWEEN $2::date "
+                         "AND $3::date GROUP BY 1, 2, 3",
+                         slug, format_day(range.from), format_day(range.to))) {
+                    add(row[0].c_str(), day_of(row[1]), class_index(row[2].c_str()),
+                        row[3].as<std::uint64_t>());
+                }
             }
             auto flushed = flushed_among(tx, unflushed);
             for (const auto& u : unflushed) {
@@ -181,13 +275,24 @@ class PgStatsStore final : public StatsStore {
                 e.partner = partner;
                 e.clicks.add(cls, n);
             };
-            for (const auto& row :
-                 tx.exec_params("SELECT link, partner, class, sum(clicks)::bigint FROM "
-                                "refgate_clicks_daily WHERE day BETWEEN $1::date AND $2::date "
-                                "GROUP BY 1, 2, 3",
-                                format_day(range.from), format_day(range.to))) {
-                add(row[0].c_str(), row[1].c_str(), class_index(row[2].c_str()),
-                    row[3].as<std::uint64_t>());
+            if (read_source(tx).rollups) {
+                auto months = whole_months(range);
+                for (const auto& row : tx.exec_params(link_sums_sql(false), range.from, range.to,
+                                                      months.first, months.end)) {
+                    auto& e = entries[row[0].c_str()];
+                    e.link = row[0].c_str();
+                    e.partner = row[1].c_str();
+                    e.clicks.add(class_sums(row, 2));
+                }
+            } else {
+                for (const auto& row :
+                     tx.exec_params("SELECT link, partner, class, sum(clicks)::bigint FROM "
+                                    "refgate_clicks_daily WHERE day BETWEEN $1::date AND "
+                                    "$2::date GROUP BY 1, 2, 3",
+                                    format_day(range.from), format_day(range.to))) {
+                    add(row[0].c_str(), row[1].c_str(), class_index(row[2].c_str()),
+                        row[3].as<std::uint64_t>());
+                }
             }
             auto flushed = flushed_among(tx, unflushed);
             std::set<std::int64_t> ids;
@@ -216,6 +321,51 @@ class PgStatsStore final : public StatsStore {
         return out;
     }
 
+    std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit) override {
+        auto buckets = open_buckets();
+        auto unflushed = read_unflushed(*buckets, range);
+        std::map<std::string, ClassCounts> sums;
+        bool from_rollups = false;
+        with_transaction([&](ReadTx& tx) {
+            if (!read_source(tx).rollups) return;
+            from_rollups = true;
+            std::string d = kDay;
+            for (const auto& row :
+                 tx.exec_params("SELECT p.slug, sum(r.human)::bigint, sum(r.bot)::bigint, "
+                                "sum(r.prefetch)::bigint, sum(r.scanner)::bigint FROM "
+                                "refgate_rollup_partner_days r JOIN refgate_partners p ON p.id = "
+                                "r.partner_id WHERE r.day BETWEEN " +
+                                    d + "$1::int AND " + d + "$2::int GROUP BY 1",
+                                range.from, range.to))
+                sums[row[0].c_str()].add(class_sums(row, 1));
+            auto flushed = flushed_among(tx, unflushed);
+            std::set<std::int64_t> ids;
+            for (const auto& u : unflushed) {
+                if (flushed.count(u.bucket) == 0) ids.insert(u.key.link_id);
+            }
+            if (ids.empty()) return;
+            std::unordered_map<std::int64_t, std::string> partners;
+            for (const auto& row : tx.exec_params(
+                     "SELECT l.id, p.slug FROM refgate_links l JOIN refgate_partners p ON p.id = "
+                     "l.partner_id WHERE l.id = ANY($1::bigint[])",
+                     pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end()))))
+                partners[row[0].as<std::int64_t>()] = row[1].c_str();
+            for (const auto& u : unflushed) {
+                auto it = partners.find(u.key.link_id);
+                if (it == partners.end() || flushed.count(u.bucket) != 0) continue;
+                sums[it->second].add(u.key.click_class, u.clicks);
+            }
+        });
+        // While the roll-ups are built: every link's figures, summed per partner.
+        if (!from_rollups) return StatsStore::top_partners(range, limit);
+        std::vector<TopEntry> out;
+        for (auto& [partner, clicks] : sums) {
+            if (clicks.total() > 0) out.push_back({partner, partner, clicks});
+        }
+        rank_top(out, limit);  // `link` holds the partner's slug: the tie-break
+        return out;
+    }
+
     LinkStats overview(const DayRange& range) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
@@ -232,13 +382,18 @@ class PgStatsStore final : public StatsStore {
         RecentUniques recent{
             std::max(range.from, utc_today(clock()) - clicks::kUniqueRetentionDays), range.to, {}};
         with_transaction([&](ReadTx& tx) {
-            for (const auto& row : tx.exec_params(
-                     "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, sum(clicks)::bigint "
-                     "FROM refgate_clicks_daily WHERE day BETWEEN $1::date AND $2::date "
-                     "GROUP BY 1, 2, 3",
-                     format_day(range.from), format_day(range.to))) {
-                add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
-                    row[3].as<std::uint64_t>());
+            Source source = read_source(tx);
+            if (source.rollups) {
+                read_overview_rollups(tx, stats);
+            } else {
+                for (const auto& row : tx.exec_params(
+                         "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, sum(clicks)::bigint "
+                         "FROM refgate_clicks_daily WHERE day BETWEEN $1::date AND $2::date "
+                         "GROUP BY 1, 2, 3",
+                         format_day(range.from), format_day(range.to))) {
+                    add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
+                        row[3].as<std::uint64_t>());
+                }
             }
             auto flushed = flushed_among(tx, unflushed);
             std::set<std::int64_t> ids;
@@ -250,16 +405,19 @@ class PgStatsStore final : public StatsStore {
                 if (live.count(u.key.link_id) == 0 || flushed.count(u.bucket) != 0) continue;
                 add(u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
             }
-            for (const auto& row : tx.exec_params(
-                     "SELECT to_char(day, 'YYYY-MM-DD'), sum(unique_estimate)::bigint FROM "
-                     "refgate_uniques_daily WHERE day BETWEEN $1::date AND $2::date GROUP BY 1",
-                     format_day(range.from), format_day(range.to))) {
-                std::int32_t day = day_of(row[0]);
-                if (day >= range.from && day <= range.to)
-                    stats.days[static_cast<std::size_t>(day - range.from)].unique_estimate =
-                        row[1].as<std::uint64_t>();
+            if (!source.rollups) {
+                for (const auto& row : tx.exec_params(
+                         "SELECT to_char(day, 'YYYY-MM-DD'), sum(unique_estimate)::bigint FROM "
+                         "refgate_uniques_daily WHERE day BETWEEN $1::date AND $2::date GROUP BY "
+                         "1",
+                         format_day(range.from), format_day(range.to))) {
+                    std::int32_t day = day_of(row[0]);
+                    if (day >= range.from && day <= range.to)
+                        stats.days[static_cast<std::size_t>(day - range.from)].unique_estimate =
+                            row[1].as<std::uint64_t>();
+                }
             }
-            read_recent_uniques(tx, live, recent);
+            read_recent_uniques(tx, live, recent, source.rollups);
         });
         add_recent_uniques(*buckets, recent, stats);
         return stats;
@@ -288,13 +446,15 @@ class PgStatsStore final : public StatsStore {
     // The links with clicks in the recent days (flushed, or `unflushed`), with their stored
     // estimates of those days.
     static void read_recent_uniques(ReadTx& tx, const std::set<std::int64_t>& unflushed,
-                                    RecentUniques& recent) {
+                                    RecentUniques& recent, bool rollups) {
         if (recent.from > recent.to) return;
         for (std::int64_t id : unflushed) recent.stored[id];
-        for (const auto& row :
-             tx.exec_params("SELECT DISTINCT c.link_id FROM refgate_clicks c JOIN refgate_links l "
-                            "ON l.id = c.link_id WHERE c.day BETWEEN $1::date AND $2::date",
-                            format_day(recent.from), format_day(recent.to)))
+        for (const auto& row : tx.exec_params(
+                 std::string("SELECT DISTINCT c.link_id FROM ") +
+                     (rollups ? "refgate_rollup_link_days" : "refgate_clicks") +
+                     " c JOIN refgate_links l ON l.id = c.link_id WHERE c.day BETWEEN $1::date "
+                     "AND $2::date",
+                 format_day(recent.from), format_day(recent.to)))
             recent.stored[row[0].as<std::int64_t>()];
         for (const auto& row :
              tx.exec_params("SELECT link_id, to_char(day, 'YYYY-MM-DD'), unique_estimate FROM "
@@ -305,14 +465,53 @@ class PgStatsStore final : public StatsStore {
         }
     }
 
+    // The overview's days from the roll-ups: classes per partner and day summed, the channels
+    // (of the days the base table keeps) and the unique estimates summed per day.
+    static void read_overview_rollups(ReadTx& tx, LinkStats& stats) {
+        const DayRange& range = stats.range;
+        auto day_at = [&](const pqxx::field& f) -> LinkDay* {
+            auto day = f.as<std::int32_t>();
+            if (day < range.from || day > range.to) return nullptr;
+            return &stats.days[static_cast<std::size_t>(day - range.from)];
+        };
+        std::string between = std::string(" BETWEEN ") + kDay + "$1::int AND " + kDay + "$2::int";
+        for (const auto& row : tx.exec_params(
+                 "SELECT day - DATE '1970-01-01', sum(human)::bigint, sum(bot)::bigint, "
+                 "sum(prefetch)::bigint, sum(scanner)::bigint FROM refgate_rollup_partner_days "
+                 "WHERE day" +
+                     between + " GROUP BY 1",
+                 range.from, range.to)) {
+            if (LinkDay* d = day_at(row[0])) d->clicks.add(class_sums(row, 1));
+        }
+        for (const auto& row :
+             tx.exec_params("SELECT day - DATE '1970-01-01', channel, human FROM "
+                            "refgate_rollup_channel_days WHERE human > 0 AND day" +
+                                between,
+                            range.from, range.to)) {
+            if (LinkDay* d = day_at(row[0]))
+                d->human_by_channel[row[1].c_str()] += row[2].as<std::uint64_t>();
+        }
+        for (const auto& row :
+             tx.exec_params("SELECT day - DATE '1970-01-01', unique_estimate FROM "
+                            "refgate_rollup_unique_days WHERE day" +
+                                between,
+                            range.from, range.to)) {
+            if (LinkDay* d = day_at(row[0])) d->unique_estimate = row[1].as<std::uint64_t>();
+        }
+    }
+
     // As link() does per link: a recent day's estimate in Redis replaces the stored one.
     static void add_recent_uniques(clicks::BucketStore& buckets, const RecentUniques& recent,
                                    LinkStats& stats) {
         std::vector<std::int32_t> days;
         for (std::int32_t d = recent.from; d <= recent.to; ++d) days.push_back(d);
         if (days.empty()) return;
+        std::vector<std::int64_t> links;
+        for (const auto& entry : recent.stored) links.push_back(entry.first);
+        auto all = redis_value(buckets.unique_estimates(links, days));
+        std::size_t link = 0;
         for (const auto& [link_id, stored] : recent.stored) {
-            auto estimates = redis_value(buckets.unique_estimates(link_id, days));
+            const auto& estimates = all[link++];
             for (std::size_t i = 0; i < days.size(); ++i) {
                 if (estimates[i] == 0) continue;
                 auto it = stored.find(days[i]);

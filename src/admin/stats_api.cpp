@@ -5,7 +5,9 @@
 #include <cstdint>
 
 #include "api.hpp"
+#include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/http/negotiation.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -67,7 +69,7 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
         }
         default: {
             if (by_partner) {
-                auto partners = top_partners(store.top(*range, SIZE_MAX), limit);
+                auto partners = store.top_partners(*range, limit);
                 if (query.csv) {
                     answer.csv = top_partners_to_csv(partners);
                 } else {
@@ -108,7 +110,7 @@ class Stats final : public Resource {
         if (stats_ == nullptr) throw StoreError("no stats store");
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
-                     query_value(query, "limit"), wants_csv(r.http.header("Accept")),
+                     query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
                      query_value(query, "by")};
         auto stats = answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_));
         if (stats.status == 422) return answer.invalid_query(stats.errors);

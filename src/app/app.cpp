@@ -11,6 +11,7 @@
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redis/sentinel_watcher.hpp"
 #include "refgate/runtime/components.hpp"
+#include "refgate/runtime/huge_table_memory.hpp"
 #include "refgate/runtime/log.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
 #include "services.hpp"
@@ -94,10 +95,11 @@ Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
                                          .timeout = clicks::kFlushRedisTimeout,
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
-    flusher.sink = clicks::make_pg_count_sink(
-        {.database_url = c.database_url,
-         .health = &s.health,
-         .max_channels_per_link_day = c.clicks.max_channels_per_link_day});
+    flusher.sink =
+        clicks::make_pg_count_sink({.database_url = c.database_url,
+                                    .health = &s.health,
+                                    .max_channels_per_link_day = c.clicks.max_channels_per_link_day,
+                                    .stats_retention_days = c.clicks.stats_retention_days});
     flusher.worker = std::make_unique<clicks::ClickFlusher>(
         *flusher.store, *flusher.sink,
         clicks::FlusherOptions{
@@ -149,6 +151,7 @@ std::vector<ClickShard*> Counting::shard_pointers() const {
 
 int App::serve() {
     sigset_t signals = block_stop_signals();  // before any thread starts
+    use_huge_table_memory();                  // before the first snapshot or click table
     log::info("starting", {{"version", REFGATE_VERSION},
                            {"commit", REFGATE_GIT_COMMIT},
                            {"state_dir", config_.state_dir}});

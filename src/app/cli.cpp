@@ -18,7 +18,9 @@
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/codec/import_diff.hpp"
+#include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
+#include "refgate/pg/rollups.hpp"
 #include "refgate/runtime/log.hpp"
 #include "services.hpp"
 
@@ -44,6 +46,10 @@ commands:
                  print what the import would create, change and refuse; apply nothing
   export         print every partner and link in the import format
   flush          move every count waiting in Redis into PostgreSQL now, and print what moved
+  rollups check [--all]
+                 recompute the stats roll-ups of a sample of links and days (--all: of every
+                 link and day) from the base tables and print any difference; exit 1 when one
+                 differs or they are not built yet (`refgate migrate` builds them)
   check-links [--slug S] [--partner P]
                  check the active links' redirect chains now (referral code, availability)
   token create --name NAME --role viewer|editor|admin
@@ -161,10 +167,11 @@ int flush(const Config& c) {
                                          .min_replicas_acked = c.redis_ha.min_replicas_acked,
                                          .wait_timeout = c.redis_ha.wait_timeout});
     // One attempt, so it may wait for a busy server longer than the service's flusher does.
-    auto sink = clicks::make_pg_count_sink(
-        {.database_url = c.database_url,
-         .connect_timeout_seconds = 15,
-         .max_channels_per_link_day = c.clicks.max_channels_per_link_day});
+    auto sink =
+        clicks::make_pg_count_sink({.database_url = c.database_url,
+                                    .connect_timeout_seconds = 15,
+                                    .max_channels_per_link_day = c.clicks.max_channels_per_link_day,
+                                    .stats_retention_days = c.clicks.stats_retention_days});
     clicks::Flusher flusher(*store, *sink, {.bucket = c.clicks.bucket});
     // Another instance may be flushing right now; it releases the lock within seconds.
     for (int attempt = 0; attempt < 100; ++attempt) {
@@ -187,6 +194,34 @@ int flush(const Config& c) {
     }
     std::cerr << "refgate flush: another instance kept the flush lock for 10 s\n";
     return kExitFailure;
+}
+
+int rollups_command(const Config& c, const std::vector<std::string>& args,
+                    const po::variables_map& vm) {
+    if (args.size() != 1 || args[0] != "check") {
+        std::cerr << "refgate rollups: expected check [--all]\n" << kUsage;
+        return kExitUsage;
+    }
+    pg::RollupCheck check;
+    try {
+        auto conn = pg::connect(c.database_url, 15);
+        check = pg::check_rollups(*conn, vm.count("all") != 0);
+    } catch (const pqxx::failure& e) {
+        throw pg::DatabaseError(std::string("rollups check: ") + e.what());
+    }
+    if (!check.state.complete) {
+        std::cout << "roll-ups: not built yet (links up to id " << check.state.built_through
+                  << " so far); `refgate migrate` or the flusher builds them\n";
+        return kExitFailure;
+    }
+    for (const auto& d : check.shown) {
+        std::cout << "difference: " << d.table << ", " << d.key << ": roll-up " << d.rollup
+                  << "; base tables " << d.expected << "\n";
+    }
+    std::cout << "roll-ups: checked " << (check.all ? "every" : "a sample of") << " " << check.links
+              << " link(s) and " << check.days << " day(s): " << check.differences
+              << " difference(s)\n";
+    return check.differences == 0 ? kExitOk : kExitFailure;
 }
 
 int token_command(const Config& c, const std::vector<std::string>& args,
@@ -354,7 +389,8 @@ int run_cli(int argc, char** argv) {
         "password-stdin", "read the password from standard input (user)")(
         "dry-run", "import: show the changes, apply nothing")("slug", po::value<std::string>(),
                                                               "check-links: only this link")(
-        "partner", po::value<std::string>(), "check-links: only this partner's links");
+        "partner", po::value<std::string>(), "check-links: only this partner's links")(
+        "all", "rollups check: every link and day, not a sample");
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -398,6 +434,7 @@ int run_cli(int argc, char** argv) {
             };
             return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
         }
+        if (command == "rollups") return rollups_command(config, args, vm);
         if (command == "token") return token_command(config, args, vm);
         if (command == "user") return user_command(config, args, vm);
         if (command == "export" && args.empty()) {

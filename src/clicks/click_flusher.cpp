@@ -71,6 +71,8 @@ Result<FlushResult> Flusher::flush_locked(bool close_current) {
     if (!forgotten) return forgotten.fault();
     Status estimates = move_estimates(result);
     if (!estimates) return estimates.fault();
+    Status upkeep = sink_.maintain();
+    if (!upkeep) return upkeep.fault();
     record_backlog();
     return result;
 }

@@ -3,17 +3,20 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <map>
 #include <pqxx/pqxx>
 #include <set>
 #include <string_view>
 #include <tuple>
 
+#include "fault_points.hpp"
 #include "refgate/clicks/channel_cap.hpp"
 #include "refgate/config/postgres_url.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
+#include "refgate/pg/rollups.hpp"
 #include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/log.hpp"
 
@@ -22,6 +25,11 @@ namespace {
 
 // Any constant shared by every refgate instance: one flusher at a time does the work.
 constexpr long long kFlushLock = 0x7265666761746532LL;  // "refgate2"
+
+// Roll-up upkeep per flush round, and per batch: a batch holds the other flushes' transactions
+// off while it runs.
+constexpr std::chrono::milliseconds kUpkeepTime{1'000};
+constexpr std::chrono::milliseconds kUpkeepBatchTime{250};
 
 constexpr const char* kRecordBucket = R"sql(
 INSERT INTO refgate_flushed_buckets (bucket, counters, clicks) VALUES ($1, $2, $3)
@@ -38,6 +46,60 @@ SELECT * FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::big
 ON CONFLICT (link_id, day, channel) DO UPDATE
 SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
     prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+)sql";
+
+// The roll-ups (sql/014_rollups.sql) of the rows kAddCounts just wrote ($1-$7, the same arrays),
+// for the links rolled up so far (s: refgate_rollup_state, read after the transaction took the
+// lock; all links once the build is complete); the channels only for the days the base table
+// keeps (retention). Only links that exist count towards partners and channels, as the views
+// join them.
+constexpr const char* kRollUpCounts = R"sql(
+WITH s AS MATERIALIZED (
+    SELECT CASE WHEN complete THEN 9223372036854775807 ELSE built_through END AS through,
+           coalesce(base_from, '-infinity') AS base_from
+    FROM refgate_rollup_state
+), r AS MATERIALIZED (
+    SELECT r.link_id, r.day, r.channel, r.human, r.bot, r.prefetch, r.scanner, l.partner_id
+    FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
+                $7::bigint[]) AS r(link_id, day, channel, human, bot, prefetch, scanner)
+    LEFT JOIN refgate_links l ON l.id = r.link_id
+    WHERE r.link_id <= (SELECT through FROM s)
+), d AS MATERIALIZED (
+    SELECT link_id, day, partner_id, sum(human) AS human, sum(bot) AS bot,
+           sum(prefetch) AS prefetch, sum(scanner) AS scanner
+    FROM r GROUP BY link_id, day, partner_id
+), link_days AS (
+    INSERT INTO refgate_rollup_link_days AS t (link_id, day, human, bot, prefetch, scanner)
+    SELECT link_id, day, human, bot, prefetch, scanner FROM d ORDER BY link_id, day
+    ON CONFLICT (link_id, day) DO UPDATE
+    SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+        prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+), link_months AS (
+    INSERT INTO refgate_rollup_link_months AS t (link_id, month, human, bot, prefetch, scanner)
+    SELECT link_id, date_trunc('month', day::timestamp)::date, sum(human), sum(bot),
+           sum(prefetch), sum(scanner)
+    FROM d GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (link_id, month) DO UPDATE
+    SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+        prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+), partner_days AS (
+    INSERT INTO refgate_rollup_partner_days AS t (partner_id, day, human, bot, prefetch, scanner)
+    SELECT partner_id, day, sum(human), sum(bot), sum(prefetch), sum(scanner)
+    FROM d WHERE partner_id IS NOT NULL GROUP BY 1, 2
+    ON CONFLICT (partner_id, day) DO UPDATE
+    SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+        prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+), channel_days AS (
+    INSERT INTO refgate_rollup_channel_days AS t (day, channel, human, bot, prefetch, scanner)
+    SELECT day, channel, sum(human), sum(bot), sum(prefetch), sum(scanner)
+    FROM r
+    WHERE partner_id IS NOT NULL AND day >= (SELECT base_from FROM s)
+    GROUP BY 1, 2
+    ON CONFLICT (day, channel) DO UPDATE
+    SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+        prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+)
+SELECT 1
 )sql";
 
 // Targeting counters (CounterKey::targeting): per (link, day, country, rule), a column per class.
@@ -68,10 +130,33 @@ JOIN unnest($1::bigint[], $2::date[], $3::text[]) AS b(link_id, day, channel)
   USING (link_id, day, channel)
 )sql";
 
+// A (link, day)'s estimate replaces the one stored; the day's sum over existing links (the
+// overview's) changes by the difference, for the links rolled up so far. Every part of the
+// statement sees the estimates as they were before it.
 constexpr const char* kSetUniques = R"sql(
-INSERT INTO refgate_uniques AS t (link_id, day, unique_estimate)
-SELECT * FROM unnest($1::bigint[], $2::date[], $3::bigint[])
-ON CONFLICT (link_id, day) DO UPDATE SET unique_estimate = EXCLUDED.unique_estimate, updated_at = now()
+WITH s AS MATERIALIZED (
+    SELECT CASE WHEN complete THEN 9223372036854775807 ELSE built_through END AS through,
+           coalesce(base_from, '-infinity') AS base_from
+    FROM refgate_rollup_state
+), n AS MATERIALIZED (
+    SELECT * FROM unnest($1::bigint[], $2::date[], $3::bigint[]) AS n(link_id, day, unique_estimate)
+), old AS MATERIALIZED (
+    SELECT u.link_id, u.day, u.unique_estimate FROM refgate_uniques u JOIN n USING (link_id, day)
+), stored AS (
+    INSERT INTO refgate_uniques AS t (link_id, day, unique_estimate)
+    SELECT link_id, day, unique_estimate FROM n
+    ON CONFLICT (link_id, day) DO UPDATE
+    SET unique_estimate = EXCLUDED.unique_estimate, updated_at = now()
+), unique_days AS (
+    INSERT INTO refgate_rollup_unique_days AS t (day, unique_estimate)
+    SELECT n.day, sum(n.unique_estimate - coalesce(o.unique_estimate, 0))
+    FROM n LEFT JOIN old o USING (link_id, day)
+    WHERE n.link_id <= (SELECT through FROM s)
+      AND EXISTS (SELECT 1 FROM refgate_links l WHERE l.id = n.link_id)
+    GROUP BY n.day
+    ON CONFLICT (day) DO UPDATE SET unique_estimate = t.unique_estimate + EXCLUDED.unique_estimate
+)
+SELECT 1
 )sql";
 
 constexpr const char* kRecordEarlyFields = R"sql(
@@ -192,6 +277,7 @@ class PgCountTransaction final : public CountTransaction {
   public:
     PgCountTransaction(pqxx::connection& conn, bool& broken, std::size_t max_channels)
         : tx_(conn), broken_(broken), max_channels_(max_channels) {
+        tx_.exec_params(pg::kRollupWriterSql, pg::kRollupLock);
         tx_.exec(kDurableCommit);
     }
 
@@ -233,10 +319,15 @@ class PgCountTransaction final : public CountTransaction {
             ChannelFold capped = fold_past_cap(parsed);
             auto rows = counter_rows(parsed, false);
             if (rows.rows > 0) {
-                tx_.exec_params(kAddCounts, rows.links.finish(), rows.days.finish(),
-                                rows.channels.finish(), rows.classes[0].finish(),
-                                rows.classes[1].finish(), rows.classes[2].finish(),
-                                rows.classes[3].finish());
+                std::string links = rows.links.finish(), days = rows.days.finish(),
+                            channels = rows.channels.finish(), human = rows.classes[0].finish(),
+                            bot = rows.classes[1].finish(), prefetch = rows.classes[2].finish(),
+                            scanner = rows.classes[3].finish();
+                tx_.exec_params(kAddCounts, links, days, channels, human, bot, prefetch, scanner);
+                // A kill here shows that the counts and their roll-ups commit together.
+                REFGATE_FAULT_POINT("before_rollups");
+                tx_.exec_params(kRollUpCounts, links, days, channels, human, bot, prefetch,
+                                scanner);
             }
             auto target = counter_rows(std::move(parsed), true);
             if (target.rows > 0) {
@@ -341,8 +432,37 @@ class PgCountSink final : public CountSink {
                 values.add_number(static_cast<std::int64_t>(e.estimate));
             }
             pqxx::work tx(connection());
+            tx.exec_params(pg::kRollupWriterSql, pg::kRollupLock);
             tx.exec_params(kSetUniques, links.finish(), days.finish(), values.finish());
             tx.commit();
+            return Done{};
+        });
+    }
+
+    // The roll-ups' build (after migration 014, or a reset) and retention, a batch per
+    // transaction, for up to kUpkeepTime per round: this instance holds the flush lock, so
+    // no other instance does the same meanwhile.
+    Status maintain() override {
+        return pg_guard(broken_, [&] {
+            auto deadline = std::chrono::steady_clock::now() + kUpkeepTime;
+            while (std::chrono::steady_clock::now() < deadline) {
+                auto started = std::chrono::steady_clock::now();
+                auto step = pg::build_rollups_step(connection(), build_sizer_.links());
+                if (step == pg::Upkeep::progress)
+                    build_sizer_.took(std::chrono::steady_clock::now() - started);
+                if (step != pg::Upkeep::idle) continue;
+                if (options_.stats_retention_days <= 0) break;
+                started = std::chrono::steady_clock::now();
+                step = pg::purge_old_counts_step(connection(), options_.stats_retention_days,
+                                                 purge_sizer_.links());
+                if (step == pg::Upkeep::idle) break;
+                purge_sizer_.took(std::chrono::steady_clock::now() - started);
+            }
+            if (options_.health != nullptr) {
+                pqxx::read_transaction tx(connection());
+                options_.health->stats_rollups_complete.store(
+                    pg::read_rollup_state(tx).complete ? 1 : 0);
+            }
             return Done{};
         });
     }
@@ -383,6 +503,8 @@ class PgCountSink final : public CountSink {
     PgCountSinkOptions options_;
     std::unique_ptr<pqxx::connection> conn_;
     bool broken_ = false;  // the last statement failed: a new connection next time
+    pg::BatchSizer build_sizer_{kUpkeepBatchTime};
+    pg::BatchSizer purge_sizer_{kUpkeepBatchTime, 1'000};
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 
+#include "refgate/codec/disclosure_json.hpp"
 #include "refgate/codec/links_csv.hpp"
 
 namespace refgate {

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "refgate/codec/disclosure_json.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/link_rules.hpp"
 #include "refgate/domain/targeting.hpp"

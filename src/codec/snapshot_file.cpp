@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "refgate/codec/disclosure_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/utf8.hpp"
 

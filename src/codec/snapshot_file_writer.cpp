@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "refgate/codec/disclosure_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/time.hpp"

@@ -240,6 +240,15 @@ std::vector<Setting> counting_settings() {
          },
          "an integer from 1 to 100000",
          [](const Config& c) { return std::to_string(c.clicks.max_channels_per_link_day); }},
+        {"stats_retention_days", "REFGATE_STATS_RETENTION_DAYS",
+         [](Config& c, const std::string& v) {
+             int days = 0;
+             if (!parse_uint<int>(v, days, 0, 36'500) || (days > 0 && days < 7)) return false;
+             c.clicks.stats_retention_days = days;
+             return true;
+         },
+         "0 (keep every day) or days from 7 to 36500",
+         [](const Config& c) { return std::to_string(c.clicks.stats_retention_days); }},
         text_setting(
             "spill_file", "REFGATE_SPILL_FILE",
             [](Config& c) -> std::string& { return c.clicks.spill_file; },

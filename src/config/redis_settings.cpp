@@ -5,7 +5,7 @@
 #include <boost/url/url_view.hpp>
 #include <variant>
 
-#include "refgate/domain/sentinel_url.hpp"
+#include "refgate/redis/sentinel_url.hpp"
 #include "setting.hpp"
 
 namespace refgate {
@@ -18,8 +18,8 @@ bool valid_redis_url(const std::string& value) {
             "REFGATE_REDIS_URL (redis_url): rediss:// is not supported: hiredis 0.14 has no TLS. "
             "Run a local TLS proxy (stunnel or HAProxy) and give its redis:// address");
     }
-    if (value.starts_with(kSentinelScheme)) {
-        auto parsed = parse_sentinel_url(value);
+    if (value.starts_with(redis::kSentinelScheme)) {
+        auto parsed = redis::parse_sentinel_url(value);
         if (auto* error = std::get_if<std::string>(&parsed)) {
             throw ConfigError("invalid REFGATE_REDIS_URL (redis_url) '" + redact_secrets(value) +
                               "': " + *error);

@@ -1,6 +1,6 @@
 #include "refgate/console/console_handler.hpp"
 
-#include "refgate/domain/disclosure.hpp"
+#include "refgate/http/negotiation.hpp"
 
 namespace refgate::console {
 namespace {
@@ -54,7 +54,7 @@ void ConsoleHandler::handle(const http::Request& request, http::Response& respon
         plain(response, 404, "not found");
         return;
     }
-    bool not_modified = if_none_match_matches(request.header("If-None-Match"), asset->etag);
+    bool not_modified = http::if_none_match_matches(request.header("If-None-Match"), asset->etag);
     response.set_status(not_modified ? 304 : 200);
     security_headers(response);
     response.add_header("ETag", asset->etag);

@@ -4,10 +4,12 @@
 #include <optional>
 #include <vector>
 
+#include "refgate/disclosure/disclosure_answers.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/http/negotiation.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
@@ -98,6 +100,15 @@ void DisclosureHandler::handle(const http::Request& request, http::Response& res
     }
 }
 
+const DisclosureAnswers& DisclosureHandler::answers(const Snapshot& snapshot) {
+    // Built once per snapshot on each thread (a few strings per text), then only looked up.
+    if (answers_generation_ != reader_.generation()) {
+        answers_ = DisclosureAnswers(snapshot.disclosures());
+        answers_generation_ = reader_.generation();
+    }
+    return answers_;
+}
+
 namespace {
 
 // The reader's locales from ?lang= or Accept-Language; nullopt (after answering 400) when ?lang=
@@ -114,7 +125,7 @@ std::optional<std::vector<std::string>> reader_locales(const http::Request& requ
         }
         locales.push_back(std::move(*locale));
     } else {
-        locales = accepted_languages(request.header("Accept-Language"));
+        locales = http::accepted_languages(request.header("Accept-Language"));
     }
     if (auto p = query_value(request.query(), "partner")) {
         if (!valid_slug(*p)) {
@@ -154,13 +165,14 @@ void DisclosureHandler::serve(const http::Request& request, http::Response& resp
         return;
     }
     const std::string& language = entry->current->locale;
+    const DisclosureAnswer& answer = answers(snapshot).of(*entry);
     if (history) {
-        cacheable(request, response, "application/json", entry->history_etag, kVaryLanguage,
-                  entry->history_body, language);
+        cacheable(request, response, "application/json", answer.history_etag, kVaryLanguage,
+                  answer.history_body, language);
         return;
     }
-    cacheable(request, response, content_type_of(*format), entry->etag(*format),
-              negotiated ? kVaryNegotiated : kVaryLanguage, entry->body(*format), language);
+    cacheable(request, response, content_type_of(*format), answer.etag(*format),
+              negotiated ? kVaryNegotiated : kVaryLanguage, answer.body(*format), language);
     if (*format == DisclosureFormat::html) {
         // The fragment may be framed; it never runs anything.
         response.add_header("Content-Security-Policy",
@@ -217,12 +229,12 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
             {"html", html},
             {"disclosure",
              disclosure}}.dump();
-        cacheable(request, response, "application/json", strong_etag(version, body), kVaryLanguage,
-                  body, language);
+        cacheable(request, response, "application/json", http::strong_etag(version, body),
+                  kVaryLanguage, body, language);
         return;
     }
     html.push_back('\n');
-    cacheable(request, response, "text/html; charset=utf-8", strong_etag(version, html),
+    cacheable(request, response, "text/html; charset=utf-8", http::strong_etag(version, html),
               kVaryLanguage, html, language);
 }
 
@@ -230,7 +242,7 @@ void DisclosureHandler::cacheable(const http::Request& request, http::Response& 
                                   std::string_view content_type, std::string_view etag,
                                   std::string_view vary, std::string_view body,
                                   std::string_view content_language) const {
-    bool not_modified = if_none_match_matches(request.header("If-None-Match"), etag);
+    bool not_modified = http::if_none_match_matches(request.header("If-None-Match"), etag);
     response.set_status(not_modified ? 304 : 200);
     response.add_header("ETag", etag);
     response.add_header("Cache-Control", cache_control_);

@@ -124,7 +124,7 @@ Verdict judge_chain(const Chain& chain, std::string_view destination, const Part
         return {Finding::homepage, ""};
     if (auto problem = code_problem(*final_url, partner); !problem.empty())
         return {Finding::code_dropped, problem};
-    if (auto marker = unavailable_marker(chain.body)) return {Finding::unavailable, *marker};
+    if (chain.unavailable) return {Finding::unavailable, *chain.unavailable};
     return {Finding::ok, ""};
 }
 

@@ -6,7 +6,7 @@
 // Beast 1.81's status.ipp streams a status without including <ostream>, so it comes after it.
 #include <boost/beast/http/status.hpp>
 
-#include "refgate/domain/http_status.hpp"
+#include "refgate/http/status.hpp"
 
 namespace refgate::http {
 namespace {

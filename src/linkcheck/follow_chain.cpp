@@ -2,6 +2,7 @@
 #include <boost/url/url_view.hpp>
 
 #include "refgate/linkcheck/fetcher.hpp"
+#include "refgate/linkcheck/page_availability.hpp"
 
 namespace refgate::linkcheck {
 namespace {
@@ -50,6 +51,7 @@ Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace
                 chain.body_bytes = r.body.size();
                 chain.body_capped = r.body_capped;
                 chain.body = std::move(r.body);
+                chain.unavailable = unavailable_marker(chain.body);
             }
             return chain;
         }

@@ -343,6 +343,12 @@ void collect_health(const HealthState& h, std::vector<MetricFamily>& out) {
                              "(synchronous_standby_names set), as seen at its last connect.",
                              MetricType::Gauge, sync));
     }
+    if (int complete = h.stats_rollups_complete.load(); complete >= 0) {
+        out.push_back(single("refgate_stats_rollups_complete",
+                             "1 when the stats roll-ups hold every count (the stats API reads "
+                             "them), 0 while they are built (it reads the counts, slower).",
+                             MetricType::Gauge, complete));
+    }
     out.push_back(histogram("refgate_postgres_query_duration_seconds",
                             "Snapshot version checks and flush transactions.", h.postgres_latency));
     out.push_back(single("refgate_snapshot_reload_failures_total",

@@ -1,6 +1,7 @@
 #include "migrations_data.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
+#include "refgate/pg/rollups.hpp"
 #include "refgate/runtime/log.hpp"
 
 namespace refgate::pg {
@@ -8,6 +9,9 @@ namespace {
 
 // Any constant shared by every refgate instance; chosen once, never changed.
 constexpr long long kMigrationLock = 0x7265666761746531LL;  // "refgate1"
+
+// A roll-up batch holds the flushes off for this long at most (about).
+constexpr std::chrono::milliseconds kRollupBatchTime{300};
 
 }  // namespace
 
@@ -39,6 +43,10 @@ std::vector<std::string> migrate(const std::string& database_url) {
                 applied.push_back(migration.name);
                 log::info("migration_applied", {{"name", migration.name}});
             }
+            // The roll-ups of the counts stored before migration 014 (or rebuilt after a write
+            // that did not keep them), in short batches while flushes go on.
+            std::size_t batches = build_rollups(*conn, kRollupBatchTime);
+            if (batches > 0) log::info("rollups_built", {{"batches", batches}});
         } catch (...) {
             pqxx::nontransaction unlock(*conn);
             unlock.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLock);

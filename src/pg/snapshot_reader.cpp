@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "refgate/codec/disclosure_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/snapshot.hpp"

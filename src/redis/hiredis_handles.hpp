@@ -10,8 +10,8 @@
 #include <string>
 #include <variant>
 
-#include "refgate/domain/sentinel_url.hpp"
 #include "refgate/redis/reply_readers.hpp"
+#include "refgate/redis/sentinel_url.hpp"
 
 namespace refgate::redis {
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 
 namespace {
 
@@ -48,7 +48,7 @@ bool split_csv(const std::string& line, std::vector<std::string>& fields) {
     return !quoted;
 }
 
-void add_country_file(refgate::MmdbCountryWriter& writer, const std::string& path) {
+void add_country_file(refgate::tools::MmdbCountryWriter& writer, const std::string& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot be read");
     std::string line;
@@ -65,7 +65,7 @@ void add_country_file(refgate::MmdbCountryWriter& writer, const std::string& pat
     }
 }
 
-void add_file(refgate::MmdbAsnWriter& writer, const std::string& path) {
+void add_file(refgate::tools::MmdbAsnWriter& writer, const std::string& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot be read");
     std::string line;
@@ -108,8 +108,8 @@ int main(int argc, char** argv) {
         return 2;
     }
     try {
-        refgate::MmdbAsnWriter writer;
-        refgate::MmdbCountryWriter countries;
+        refgate::tools::MmdbAsnWriter writer;
+        refgate::tools::MmdbCountryWriter countries;
         for (int i = 3; i < argc; ++i) {
             if (country) {
                 add_country_file(countries, argv[i]);

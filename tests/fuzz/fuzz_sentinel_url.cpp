@@ -4,7 +4,7 @@
 // a refusal never quotes the password.
 
 #include "fuzz_check.hpp"
-#include "refgate/domain/sentinel_url.hpp"
+#include "refgate/redis/sentinel_url.hpp"
 
 namespace {
 
@@ -19,8 +19,8 @@ std::string encoded(std::string_view text) {
     return out;
 }
 
-std::string written_out(const refgate::SentinelUrl& url) {
-    std::string text = refgate::kSentinelScheme;
+std::string written_out(const refgate::redis::SentinelUrl& url) {
+    std::string text = refgate::redis::kSentinelScheme;
     if (!url.user.empty() || !url.password.empty())
         text += encoded(url.user) + ":" + encoded(url.password) + "@";
     for (std::size_t i = 0; i < url.sentinels.size(); ++i) {
@@ -32,7 +32,7 @@ std::string written_out(const refgate::SentinelUrl& url) {
     return text + "/" + encoded(url.master_name) + "/" + std::to_string(url.db);
 }
 
-bool same(const refgate::SentinelUrl& a, const refgate::SentinelUrl& b) {
+bool same(const refgate::redis::SentinelUrl& a, const refgate::redis::SentinelUrl& b) {
     if (a.sentinels.size() != b.sentinels.size()) return false;
     for (std::size_t i = 0; i < a.sentinels.size(); ++i) {
         if (a.sentinels[i].host != b.sentinels[i].host) return false;
@@ -46,8 +46,9 @@ bool same(const refgate::SentinelUrl& a, const refgate::SentinelUrl& b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(refgate::fuzz::as_text(data, size));
-    const std::string input = text.starts_with("redis+") ? text : refgate::kSentinelScheme + text;
-    const auto result = refgate::parse_sentinel_url(input);
+    const std::string input =
+        text.starts_with("redis+") ? text : refgate::redis::kSentinelScheme + text;
+    const auto result = refgate::redis::parse_sentinel_url(input);
 
     if (std::holds_alternative<std::string>(result)) {
         // The same URL with a marker for its password (between the authority's first ':' and
@@ -62,13 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             return 0;
         const std::string marked =
             input.substr(0, start + colon + 1) + "Zq7Marker" + input.substr(start + at);
-        const auto refused = refgate::parse_sentinel_url(marked);
+        const auto refused = refgate::redis::parse_sentinel_url(marked);
         if (const auto* error = std::get_if<std::string>(&refused))
             FUZZ_CHECK(error->find("Zq7Marker") == std::string::npos);
         return 0;
     }
 
-    const auto& url = std::get<refgate::SentinelUrl>(result);
+    const auto& url = std::get<refgate::redis::SentinelUrl>(result);
     FUZZ_CHECK(!url.sentinels.empty() && url.sentinels.size() <= 16);
     for (const auto& s : url.sentinels) {
         FUZZ_CHECK(!s.host.empty());
@@ -79,8 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (unsigned char c : url.master_name) FUZZ_CHECK(c > 0x20 && c != 0x7f);
     FUZZ_CHECK(url.db >= 0 && url.db <= 1024);
 
-    const auto again = refgate::parse_sentinel_url(written_out(url));
-    FUZZ_CHECK(std::holds_alternative<refgate::SentinelUrl>(again));
-    FUZZ_CHECK(same(std::get<refgate::SentinelUrl>(again), url));
+    const auto again = refgate::redis::parse_sentinel_url(written_out(url));
+    FUZZ_CHECK(std::holds_alternative<refgate::redis::SentinelUrl>(again));
+    FUZZ_CHECK(same(std::get<refgate::redis::SentinelUrl>(again), url));
     return 0;
 }

@@ -456,6 +456,66 @@ TEST_CASE("a bucket that Redis brings back after it was flushed is skipped by th
     CHECK(counting.cli("SCARD refgate:buckets") == "0");
 }
 
+namespace {
+
+// `refgate rollups check --all`: the stats roll-ups recomputed from the base tables.
+CommandResult rollups_check(const std::string& url) {
+    return run_refgate({"rollups", "check", "--all"}, {{"REFGATE_DATABASE_URL", url}});
+}
+
+// Every click of the base table is in the roll-ups once (per link, per partner), nothing else.
+void check_rollups_match(const std::string& url, std::int64_t clicks) {
+    auto check = rollups_check(url);
+    INFO(check.out << check.err);
+    CHECK(check.exit_code == 0);
+    CHECK(check.out.find(": 0 difference(s)") != std::string::npos);
+    for (const char* table : {"refgate_rollup_link_days", "refgate_rollup_link_months",
+                              "refgate_rollup_partner_days"}) {
+        INFO(table);
+        CHECK(number(url, std::string("SELECT coalesce(sum(human + bot + prefetch + scanner), 0) "
+                                      "FROM ") +
+                              table) == clicks);
+    }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a flush killed between the counts and their roll-ups commits neither, and the roll-ups "
+    "equal the counts after flushes, kills and a bucket Redis brings back",
+    "[clicks][fault][stats]") {
+    TestDatabase db;
+    load_links(db.url());
+    Counting counting;
+    std::int64_t sent = fill_buckets(db.url(), counting);
+    std::int64_t buckets = std::stoll(counting.cli("SCARD refgate:buckets"));
+    REQUIRE(buckets >= 2);
+
+    auto killed = counting.flush(db.url(), with_fault("before_rollups"));
+    INFO(killed.out << killed.err);
+    CHECK(killed.exit_code == 128 + SIGKILL);
+    CHECK(total_clicks(db.url()) == 0);
+    CHECK(number(db.url(), "SELECT count(*) FROM refgate_flushed_buckets") == 0);
+    check_rollups_match(db.url(), 0);
+
+    counting.flush_ok(db.url(), kOneSecondBuckets);
+    check_exactly_once(db.url(), counting, sent, buckets);
+    check_rollups_match(db.url(), sent);
+
+    // What an AOF replay that lost the flusher's DEL brings back is skipped by the roll-ups too.
+    std::string bucket =
+        query(db.url(), "SELECT bucket FROM refgate_flushed_buckets ORDER BY bucket LIMIT 1")[0][0]
+            .c_str();
+    std::string link =
+        query(db.url(), "SELECT id FROM refgate_links WHERE slug = 'beta'")[0][0].c_str();
+    REQUIRE(counting.cli("HSET refgate:bucket:" + bucket + " '" + link + "|" + utc_today() +
+                         "|blog|human' 7") == "1");
+    REQUIRE(counting.cli("SADD refgate:buckets " + bucket) == "1");
+    auto again = counting.flush_ok(db.url(), kOneSecondBuckets);
+    CHECK(again.out.find("1 bucket(s) already applied") != std::string::npos);
+    check_rollups_match(db.url(), sent);
+}
+
 TEST_CASE("a bucket too large for one Redis reply is read whole, each field once", "[clicks]") {
     // The flusher reads a bucket with HSCAN in replies of a few hundred KiB: four batch fields of
     // 10,000 counts (about 350 KiB each) and 3,000 one-counter fields of the older form take
@@ -544,6 +604,8 @@ TEST_CASE(
     auto again = counting.flush_ok(db.url(), hour);
     INFO(again.out);
     CHECK(total_clicks(db.url()) == 100);
+    // The stats roll-ups took the new counts of the bucket once, and not the old ones again.
+    check_rollups_match(db.url(), 100);
 }
 
 TEST_CASE("SIGTERM under load loses no click: PostgreSQL ends with every answered redirect",
@@ -671,6 +733,7 @@ TEST_CASE(
     }
     counting.flush_ok(db.url());
     CHECK(total_clicks(db.url()) == 600);
+    check_rollups_match(db.url(), 600);
 }
 
 TEST_CASE(
@@ -796,6 +859,8 @@ TEST_CASE(
     CHECK(total_clicks(db.url()) == static_cast<std::int64_t>(kTotal));
     CHECK(number(db.url(), "SELECT sum(human) FROM refgate_click_counts WHERE channel = 'other'") >=
           static_cast<std::int64_t>(kTotal) - 5 * 16);
+    // The roll-ups (the overview's channels among them) hold the rows as folded.
+    check_rollups_match(db.url(), static_cast<std::int64_t>(kTotal));
 }
 
 TEST_CASE("two instances each within the channel cap are folded to it by the flush, exactly once",

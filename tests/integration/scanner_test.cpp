@@ -9,7 +9,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -46,7 +46,7 @@ refgate::IpBytes ip(const char* text) { return *refgate::parse_ip(text); }
 // AS64500 (an e-mail security service): 198.51.100.0/24 and 2001:db8:aaaa::/48; AS64501 (a
 // broadband provider): 203.0.113.0/24 and 2001:db8:1::/48.
 void write_asn_database(const std::string& path) {
-    refgate::MmdbAsnWriter writer;
+    refgate::tools::MmdbAsnWriter writer;
     writer.add(ip("198.51.100.0"), ip("198.51.100.255"), 64500, "Example Mail Security");
     writer.add(ip("2001:db8:aaaa::"), ip("2001:db8:aaaa:ffff:ffff:ffff:ffff:ffff"), 64500,
                "Example Mail Security");

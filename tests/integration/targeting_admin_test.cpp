@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -56,7 +56,7 @@ refgate::IpBytes ip(const char* text) { return *refgate::parse_ip(text); }
 
 // 198.51.100.0/24 in Germany, 203.0.113.0/24 in Austria, 192.0.2.0/24 in `documentation_country`.
 std::string country_database(const std::string& documentation_country) {
-    refgate::MmdbCountryWriter writer;
+    refgate::tools::MmdbCountryWriter writer;
     writer.add(ip("198.51.100.0"), ip("198.51.100.255"), "DE");
     writer.add(ip("203.0.113.0"), ip("203.0.113.255"), "AT");
     writer.add(ip("192.0.2.0"), ip("192.0.2.255"), documentation_country);

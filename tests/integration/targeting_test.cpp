@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -57,7 +57,7 @@ refgate::IpBytes ip(const char* text) { return *refgate::parse_ip(text); }
 // 198.51.100.0/24 and 2001:db8:de::/48 in Germany, 203.0.113.0/24 in New Zealand, 192.0.2.0/24 in
 // the United States.
 void write_country_database(const std::string& path) {
-    refgate::MmdbCountryWriter writer;
+    refgate::tools::MmdbCountryWriter writer;
     writer.add(ip("198.51.100.0"), ip("198.51.100.255"), "DE");
     writer.add(ip("2001:db8:de::"), ip("2001:db8:de:ffff:ffff:ffff:ffff:ffff"), "DE");
     writer.add(ip("203.0.113.0"), ip("203.0.113.255"), "NZ");

@@ -81,7 +81,8 @@ Outcome AdminService::preview_disclosure(const Json& body) {
     DisclosureSet set(std::vector<Disclosure>{d});
     const DisclosureEntry* entry = set.find(d.key, d.locale);
     return Outcome{.kind = OutcomeKind::ok,
-                   .body = Json{{"html", entry->current->html}, {"fragment", entry->html_body}}};
+                   .body = Json{{"html", entry->current->html},
+                                {"fragment", disclosure_fragment(*entry->current)}}};
 }
 
 }  // namespace refgate::admin

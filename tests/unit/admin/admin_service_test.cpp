@@ -8,6 +8,7 @@
 
 #include "fake_admin_rows.hpp"
 #include "refgate/domain/time.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace admin_service_test {
@@ -19,11 +20,6 @@ using refgate::admin::testing::audited;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
 
-struct FixedClock final : refgate::Clock {
-    std::chrono::system_clock::time_point at;
-    std::chrono::system_clock::time_point now() const override { return at; }
-};
-
 const Actor kEddie{"eddie", Role::editor};
 
 const Json kPartner = Json::parse(R"({"slug": "tailscale", "name": "Tailscale",
@@ -34,14 +30,14 @@ Json link_body(std::string slug, std::string destination) {
 }
 
 struct Fixture {
-    FixedClock clock;
+    refgate::testing::FakeClock clock;
     FakeRepository* rows;
     AdminService service;
 
     Fixture() : Fixture(std::make_unique<FakeRepository>()) {}
     explicit Fixture(std::unique_ptr<FakeRepository> r)
         : rows(r.get()), service(std::move(r), {.clock = &clock}) {
-        clock.at = std::chrono::sys_days{std::chrono::year{2027} / 1 / 15};
+        clock.set(std::chrono::sys_days{std::chrono::year{2027} / 1 / 15});
         REQUIRE(service.create_partner(kEddie, kPartner).kind == OutcomeKind::created);
     }
     const auto& state() const { return rows->state; }
@@ -225,7 +221,7 @@ TEST_CASE("admin service: a code is scheduled only for a moment after the clock'
           Json::array({Json{{"ref_code", "winter"}, {"valid_from", at(16)}}}));
     CHECK(future.body["ref_code"] == "picks42");
 
-    f.clock.at += std::chrono::hours{48};  // the 16th has passed now
+    f.clock.advance(std::chrono::hours{48});  // the 16th has passed now
     auto late = f.service.update_partner(kEddie, "tailscale", {.any = true},
                                          {{"ref_code", "spring"}, {"valid_from", at(16)}});
     CHECK(fields(late) == std::vector<std::string>{"valid_from"});

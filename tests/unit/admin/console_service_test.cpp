@@ -8,6 +8,7 @@
 
 #include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/console_crypto.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace console_service_test {
@@ -112,18 +113,10 @@ class FakeRepository final : public ConsoleRepository {
     Tables& tables_;
 };
 
-class ManualClock final : public Clock {
-  public:
-    std::chrono::system_clock::time_point now() const override { return now_; }
-    void advance(std::chrono::system_clock::duration d) { now_ += d; }
-
-  private:
-    std::chrono::system_clock::time_point now_{std::chrono::hours{24 * 20000}};
-};
-
 struct Fixture {
     Tables tables;
-    ManualClock clock;
+    refgate::testing::FakeClock clock{
+        std::chrono::sys_days{std::chrono::days{20000}}};  // 2024-10-04
     ConsoleService console{std::make_unique<FakeRepository>(tables),
                            ConsoleOptions{.idle = 10min, .max = 1h, .clock = &clock}};
     Fixture() { console.create_user_named("cli:test", "eddie", Role::editor, "correct horse"); }

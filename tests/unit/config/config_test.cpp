@@ -165,6 +165,18 @@ TEST_CASE("the channel cap per link and day is 100 unless set, from 1 to 100000"
     }
 }
 
+TEST_CASE("stats retention keeps every day unless set, and at least a week", "[config]") {
+    CHECK(refgate::load_config(std::nullopt, fake_env({})).clicks.stats_retention_days == 0);
+    auto set =
+        refgate::load_config(std::nullopt, fake_env({{"REFGATE_STATS_RETENTION_DAYS", "400"}}));
+    CHECK(set.clicks.stats_retention_days == 400);
+    for (const char* bad : {"6", "1", "36501", "-7", "a year"}) {
+        INFO(bad);
+        CHECK_THAT(config_error(std::nullopt, fake_env({{"REFGATE_STATS_RETENTION_DAYS", bad}})),
+                   Catch::Contains("REFGATE_STATS_RETENTION_DAYS"));
+    }
+}
+
 TEST_CASE("an unknown key in the config file is an error naming the key", "[config]") {
     TempConfigFile file(R"({"threads": 2, "thread_count": 4})");
     std::string message = config_error(file.path(), fake_env({}));
@@ -306,6 +318,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "bucket_seconds",
                             "max_pending_keys",
                             "max_channels_per_link_day",
+                            "stats_retention_days",
                             "spill_file",
                             "trusted_proxies",
                             "asn_db",
@@ -331,7 +344,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 54);
+    CHECK(rows.size() == 55);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
     CHECK(described["io_uring"] == "false");

@@ -104,24 +104,10 @@ TEST_CASE("a repeated URL is a loop; ten redirects without an answer too many ho
     CHECK(judge(hops) == Verdict{Finding::redirect_loop, "too_many_hops"});
 }
 
-TEST_CASE("a page whose schema.org offer is out of stock is unavailable", "[linkhealth]") {
-    const std::string url = "https://shop.example/p/widget?ref=picks42";
-    std::string json_ld = R"(<html><script type="application/ld+json">
-      {"@context": "https://schema.org", "@type": "Product", "name": "Widget",
-       "offers": {"@type": "Offer", "availability": "https://schema.org/OutOfStock"}}
-    </script></html>)";
-    CHECK(judge({answer(url)}, json_ld) == Verdict{Finding::unavailable, "OutOfStock"});
-    std::string graph = R"(<script type='application/ld+json'>{"@graph": [{"@type": "Product",
-      "offers": [{"availability": {"@id": "schema:Discontinued"}}]}]}</script>)";
-    CHECK(judge({answer(url)}, graph) == Verdict{Finding::unavailable, "Discontinued"});
-    std::string micro = R"(<div itemscope itemtype="https://schema.org/Offer">
-      <link itemprop="availability" href="https://schema.org/SoldOut"/></div>)";
-    CHECK(judge({answer(url)}, micro) == Verdict{Finding::unavailable, "SoldOut"});
-    std::string in_stock = R"(<script type="application/ld+json">{"offers":
-      {"availability": "https://schema.org/InStock"}}</script><p>OutOfStock</p>)";
-    CHECK(judge({answer(url)}, in_stock).finding == Finding::ok);
-    CHECK(judge({answer(url)}, "<script type=\"application/ld+json\">{broken").finding ==
-          Finding::ok);
+TEST_CASE("a page the checker read as unavailable is unavailable", "[linkhealth]") {
+    Chain chain{.hops = {answer("https://shop.example/p/widget?ref=picks42")},
+                .unavailable = "OutOfStock"};
+    CHECK(judge_chain(chain, kDestination, shop()) == Verdict{Finding::unavailable, "OutOfStock"});
 }
 
 TEST_CASE("finding names read back as the same finding", "[linkhealth]") {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "refgate/domain/http_status.hpp"
+#include "refgate/http/status.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace response_test {
@@ -80,7 +80,7 @@ TEST_CASE("every status refgate sends has its RFC 9110 reason phrase, 201 includ
     CHECK(reason_phrase(406) == "Not Acceptable");
     CHECK(reason_phrase(413) == "Content Too Large");
     CHECK(reason_phrase(422) == "Unprocessable Content");
-    for (const auto& status : refgate::kHttpStatuses) {
+    for (const auto& status : refgate::http::kHttpStatuses) {
         INFO(status.code);
         CHECK(reason_phrase(status.code) == status.reason);
         CHECK_FALSE(status.reason.empty());

@@ -11,12 +11,14 @@
 #include <thread>
 
 #include "refgate/domain/country_ranges.hpp"
-#include "refgate/domain/mmdb_writer.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace country_database_test {
 
 using namespace refgate;
+using refgate::tools::MmdbAsnWriter;
+using refgate::tools::MmdbCountryWriter;
 
 IpBytes ip(const char* text) { return *parse_ip(text); }
 

@@ -8,13 +8,15 @@
 #include <fstream>
 #include <random>
 
-#include "refgate/domain/mmdb_writer.hpp"
 #include "refgate/redirect/click_recorder.hpp"
+#include "refgate/tools/mmdb_writer.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace scanner_check_test {
 
 using namespace refgate;
+using refgate::tools::MmdbAsnWriter;
+using refgate::tools::MmdbCountryWriter;
 
 namespace {
 

@@ -4,6 +4,7 @@
 // deltas still waiting in Redis, so they are current to the aggregation window, not to the last
 // flush.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,11 @@ class StatsStore {
     virtual std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range) = 0;
     // Links ranked by human clicks in the range (links without clicks are left out).
     virtual std::vector<TopEntry> top(const DayRange& range, std::size_t limit) = 0;
+    // Partners ranked by their links' human clicks in the range (top_partners() of every link's
+    // entry; a store may sum per partner without listing the links).
+    virtual std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit) {
+        return refgate::top_partners(top(range, SIZE_MAX), limit);
+    }
     // Every link together, per day: the sums of what link() answers for each (`link` and
     // `partner` empty).
     virtual LinkStats overview(const DayRange& range) = 0;

@@ -84,6 +84,18 @@ class BucketStore {
     // The stats API's side: a link's unique estimate for each of `days` (0: none kept).
     virtual Result<std::vector<std::uint64_t>> unique_estimates(
         std::int64_t link_id, const std::vector<std::int32_t>& days) = 0;
+    // The same for many links: out[i] is links[i]'s. A store may ask for them together.
+    virtual Result<std::vector<std::vector<std::uint64_t>>> unique_estimates(
+        const std::vector<std::int64_t>& links, const std::vector<std::int32_t>& days) {
+        std::vector<std::vector<std::uint64_t>> out;
+        out.reserve(links.size());
+        for (std::int64_t link : links) {
+            auto one = unique_estimates(link, days);
+            if (!one) return one.fault();
+            out.push_back(std::move(*one));
+        }
+        return out;
+    }
 };
 
 }  // namespace refgate::clicks

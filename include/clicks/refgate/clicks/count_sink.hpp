@@ -44,6 +44,9 @@ class CountSink {
     // Early-flush records of buckets older than `bucket` are no longer needed.
     virtual Status forget_early_counts_before(std::int64_t bucket) = 0;
     virtual Status set_unique_estimates(const std::vector<UniqueEstimate>& estimates) = 0;
+    // Upkeep of the roll-ups of the counts, bounded in time, at the end of a round under the
+    // flush lock (PostgreSQL: their build, retention). Nothing by default.
+    virtual Status maintain() { return done(); }
 };
 
 }  // namespace refgate::clicks

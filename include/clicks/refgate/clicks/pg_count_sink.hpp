@@ -4,7 +4,7 @@
 #include <string>
 
 #include "refgate/clicks/count_sink.hpp"
-#include "refgate/metrics/health.hpp"
+#include "refgate/runtime/health_state.hpp"
 
 namespace refgate::clicks {
 
@@ -19,6 +19,9 @@ struct PgCountSinkOptions {
     // REFGATE_MAX_CHANNELS_PER_LINK_DAY: a bucket's channels past it are folded into "other" in
     // the transaction that applies the bucket (channel_cap.hpp).
     std::size_t max_channels_per_link_day = 100;
+    // REFGATE_STATS_RETENTION_DAYS: base rows of older days are deleted (the roll-ups keep
+    // them); 0 keeps every day.
+    int stats_retention_days = 0;
 };
 
 // The CountSink over one PostgreSQL connection (libpqxx), opened when first needed and again after

@@ -42,6 +42,9 @@ struct ClickConfig {
     std::size_t max_pending_keys = 1'000'000;  // while Redis is down; past it clicks are dropped
     // Distinct channels (src) per link and UTC day; past it clicks count under "other".
     std::size_t max_channels_per_link_day = 100;
+    // Days of per-channel counts kept (refgate_click_counts); older days stay in the roll-ups
+    // only. 0: every day.
+    int stats_retention_days = 0;
     std::string spill_file = "refgate-spill.json";  // counts left at stop while Redis is down
     std::string trusted_proxies;                    // comma-separated addresses or CIDRs
     // The click class `scanner`: the ASN database and the scanner networks file ("default": the

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <string>
 
+#include "refgate/disclosure/disclosure_answers.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
@@ -38,7 +39,12 @@ class DisclosureHandler final : public http::Handler {
                    std::string_view content_type, std::string_view etag, std::string_view vary,
                    std::string_view body, std::string_view content_language) const;
 
+    // The answers for the snapshot the reader holds (a handler serves one I/O thread).
+    const DisclosureAnswers& answers(const Snapshot& snapshot);
+
     SnapshotReader reader_;
+    std::uint64_t answers_generation_ = 0;  // 0: none built yet
+    DisclosureAnswers answers_;
     DisclosureOptions options_;
     std::string cache_control_;
 };

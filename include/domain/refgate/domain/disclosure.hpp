@@ -1,13 +1,14 @@
 #pragma once
 
 // The affiliate disclosure texts publishers show beside paid picks: their versions as stored,
-// locale tags, content and language negotiation, and the precomputed set that public requests
-// are answered from. Pure logic; no I/O.
+// locale tags, and the set that resolves a reader's locales to the current version. Pure logic;
+// the answers' bodies and validators are the disclosure module's (disclosure_answers.hpp).
 
 #include <cstdint>
+#include <functional>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -43,47 +44,18 @@ bool valid_disclosure_text(std::string_view text);
 // The html to store for an editor's input: sanitised when given, derived from text otherwise.
 std::string disclosure_html(std::string_view text, const std::optional<std::string>& html);
 
-// The import-format object of a version: key, locale, text and (when the editor gave it) html.
-nlohmann::ordered_json disclosure_to_json(const Disclosure& disclosure);
-// All versions as the snapshot file keeps them. Throws std::runtime_error when malformed.
-nlohmann::ordered_json disclosures_to_json(const std::vector<Disclosure>& versions);
-std::vector<Disclosure> disclosures_from_json(const nlohmann::ordered_json& array);
-
-// ---------------------------------------------------------------------------- negotiation
-
-enum class DisclosureFormat { text, html, json };
-
-// The representations, in the order preferred when the client does not care.
-std::string_view media_type_of(DisclosureFormat format);
-inline constexpr std::string_view kDisclosureTypes = "text/plain, text/html, application/json";
-
-// Picks the representation for an Accept header (RFC 9110 q-values, most specific range wins).
-// An absent or empty header accepts anything. nullopt: none of ours is acceptable (406).
-std::optional<DisclosureFormat> negotiate_format(std::string_view accept);
-
-// The language ranges of an Accept-Language header, best first (q=0 and "*" left out, invalid
-// ones skipped), each normalised.
-std::vector<std::string> accepted_languages(std::string_view accept_language);
+// The inlinable HTML fragment of a version: its html in an <aside> that names the locale.
+std::string disclosure_fragment(const Disclosure& disclosure);
 
 // "de-at-x" -> {"de-at-x", "de-at", "de"}.
 std::vector<std::string> locale_chain(std::string_view locale);
 
 // ---------------------------------------------------------------------------- the set
 
-// The current version of a (key, locale) with every answer precomputed.
+// The current version of a (key, locale), and every version of it, oldest first.
 struct DisclosureEntry {
     const Disclosure* current = nullptr;
-    std::string text_body;  // text + "\n"
-    std::string html_body;  // the inlinable fragment
-    std::string json_body;  // {"key","locale","text","html","version","updated_at"}
-    std::string text_etag;  // strong validators, one per representation
-    std::string html_etag;
-    std::string json_etag;
-    std::string history_body;  // {"key","locale","items":[...]}, oldest first
-    std::string history_etag;
-
-    const std::string& body(DisclosureFormat format) const;
-    const std::string& etag(DisclosureFormat format) const;
+    std::span<const Disclosure> history;
 };
 
 class DisclosureSet {
@@ -102,6 +74,8 @@ class DisclosureSet {
     const std::vector<Disclosure>& versions() const { return versions_; }
 
     const DisclosureEntry* find(std::string_view key, std::string_view locale) const;
+    // Calls `visit` for every (key, locale), in no particular order.
+    void each(const std::function<void(const DisclosureEntry&)>& visit) const;
 
     // The disclosure for a reader: for each locale in order (each with its fallbacks, then the
     // default locale), the partner's own text first, then the general one. `partner` may be
@@ -116,11 +90,5 @@ class DisclosureSet {
     std::vector<Disclosure> versions_;  // sorted by key, locale, version
     std::unordered_map<std::string, ByLocale, StringHash, std::equal_to<>> entries_;
 };
-
-// A strong validator for a body: "<version>-<16 hex digits>".
-std::string strong_etag(std::int64_t version, std::string_view body);
-
-// Whether an If-None-Match header matches `etag` (weak comparison, "*" matches anything).
-bool if_none_match_matches(std::string_view header, std::string_view etag);
 
 }  // namespace refgate

@@ -41,6 +41,9 @@ struct Chain {
     std::string body;
     bool body_capped = false;
     std::uint64_t body_bytes = 0;  // bytes read of the last body
+    // What the last page states of its schema.org availability when it is OutOfStock,
+    // Discontinued or SoldOut (read from the body by the checker, linkcheck/page_availability).
+    std::optional<std::string> unavailable;
 };
 
 enum class Finding {
@@ -75,10 +78,6 @@ inline constexpr std::size_t kMaxHops = 10;
 // What the chain of `destination` (the link's stored destination) says, given its partner's
 // referral parameter, the code in effect and its allowed domains.
 Verdict judge_chain(const Chain& chain, std::string_view destination, const Partner& partner);
-
-// The schema.org availability a page states (JSON-LD or microdata) when it is OutOfStock,
-// Discontinued or SoldOut; nullopt otherwise.
-std::optional<std::string> unavailable_marker(std::string_view html);
 
 // A link's stored health: the confirmed state (what alerts and filters count) and a finding seen
 // once that waits for its second check.

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -214,8 +213,8 @@ class Snapshot {
     UrlPolicy policy_;
     std::optional<SysSeconds> next_change_;
     bool schedule_due_ = false;
-    // The entries and the slug table are read at random by every redirect: table memory (huge
-    // pages from 1 MiB, table_memory.hpp).
+    // The entries and the slug table are read at random by every redirect: table memory (in
+    // serve, huge pages from 1 MiB: runtime/huge_table_memory.hpp).
     std::vector<LinkEntry, TableAllocator<LinkEntry>> entries_;
     // Slug -> position in entries_: open addressing, linear probing, a power-of-two table at most
     // half full, built once. At 100,000 links a node-based map took 12 % of a start from the

@@ -1,43 +1,55 @@
 #pragma once
 
 // Memory for the large tables a redirect reads at random: the slug table and the link entries
-// of the snapshot, the click counters of each I/O thread. At thousands of links the page of each
-// lookup is seldom in the TLB, and a TLB miss costs a page walk (under a hypervisor, a nested
-// one) before the load, or the prefetch meant to hide it, can even start: perf put about half of
-// the click counter's wait on the prefetch instruction itself. In 2 MiB pages such a table needs
-// a few TLB entries instead of hundreds.
-//
-// A table of at least kHugeTableBytes gets its own mapping, aligned to 2 MiB and advised
-// MADV_HUGEPAGE: transparent huge pages where the kernel's setting is "madvise" (Debian's
-// default) or "always", ordinary pages where it is "never". A smaller one comes from operator new.
+// of the snapshot, the click counters of each I/O thread. Where it comes from is the process's
+// choice: operator new unless serve installed another source (runtime/huge_table_memory.hpp,
+// which maps large tables in 2 MiB pages). The domain only names the seam.
 
 #include <cstddef>
 #include <new>
 
 namespace refgate {
 
-inline constexpr std::size_t kHugeTableBytes = std::size_t{1} << 20;
+// A source of table memory. free() receives the size given to allocate().
+class TableMemory {
+  public:
+    virtual ~TableMemory() = default;
+    // Throws std::bad_alloc.
+    virtual void* allocate(std::size_t bytes) = 0;
+    virtual void free(void* memory, std::size_t bytes) noexcept = 0;
+};
 
-// Memory for `bytes` (a mapping of its own when at least kHugeTableBytes); throws
-// std::bad_alloc.
-void* allocate_table(std::size_t bytes);
-void free_table(void* memory, std::size_t bytes) noexcept;
+// The source new tables take their memory from: the one installed last, operator new before.
+TableMemory& table_memory() noexcept;
+// Installs `memory` (kept by the caller for the life of the process) for tables made from now
+// on; nullptr goes back to operator new. Tables made before keep theirs: each table remembers
+// its source.
+void set_table_memory(TableMemory* memory) noexcept;
 
+// A vector's allocator over table memory; the source is taken when the table is made and stays
+// with it through copies and moves.
 template <class T>
 struct TableAllocator {
     using value_type = T;
-    TableAllocator() = default;
+    using propagate_on_container_copy_assignment = std::true_type;
+    using propagate_on_container_move_assignment = std::true_type;
+    using propagate_on_container_swap = std::true_type;
+
+    TableAllocator() noexcept : memory(&table_memory()) {}
     template <class U>
-    TableAllocator(const TableAllocator<U>&) noexcept {}
+    TableAllocator(const TableAllocator<U>& other) noexcept : memory(other.memory) {}
+
     T* allocate(std::size_t n) {
         if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
-        return static_cast<T*>(allocate_table(n * sizeof(T)));
+        return static_cast<T*>(memory->allocate(n * sizeof(T)));
     }
-    void deallocate(T* memory, std::size_t n) noexcept { free_table(memory, n * sizeof(T)); }
+    void deallocate(T* p, std::size_t n) noexcept { memory->free(p, n * sizeof(T)); }
     template <class U>
-    bool operator==(const TableAllocator<U>&) const noexcept {
-        return true;
+    bool operator==(const TableAllocator<U>& other) const noexcept {
+        return memory == other.memory;
     }
+
+    TableMemory* memory;
 };
 
 }  // namespace refgate

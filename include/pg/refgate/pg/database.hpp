@@ -22,7 +22,8 @@ class DatabaseError : public std::runtime_error {
 };
 
 // Applies every migration not yet recorded, each in its own transaction, under an advisory lock
-// so that two instances can run it at once. Returns the names it applied.
+// so that two instances can run it at once, then builds the click counts' roll-ups that are not
+// built yet (rollups.hpp), a short batch per transaction. Returns the names it applied.
 std::vector<std::string> migrate(const std::string& database_url);
 
 struct ImportReport {

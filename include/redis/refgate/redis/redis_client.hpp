@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "refgate/domain/sentinel_url.hpp"
 #include "refgate/redis/reply.hpp"
+#include "refgate/redis/sentinel_url.hpp"
 
 namespace refgate::redis {
 

@@ -58,6 +58,8 @@ class PublishedReader {
         }
         return held_.get();
     }
+    // The store's generation of what get() last returned: it changes exactly when that does.
+    std::uint64_t generation() const { return generation_; }
 
   private:
     const Published<T>& store_;

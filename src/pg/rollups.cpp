@@ -1,0 +1,402 @@
+#include "refgate/pg/rollups.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "refgate/pg/array_text.hpp"
+#include "refgate/runtime/log.hpp"
+
+namespace refgate::pg {
+namespace {
+
+constexpr const char* kRollupOwnerSql =
+    "SELECT pg_advisory_xact_lock($1), set_config('refgate.rollups', 'on', true)";
+
+constexpr const char* kStateColumns =
+    "SELECT complete, built_through, reset_pending, base_from - DATE '1970-01-01', "
+    "purged_through FROM refgate_rollup_state";
+
+// Everything a reset clears: with every day in the base table, all of it; with retention, the
+// sums over links (rebuilt from the kept link days) and the channels (kept days only). The link
+// days and months of kept days are replaced batch by batch.
+constexpr const char* kResetAll =
+    "TRUNCATE refgate_rollup_link_days, refgate_rollup_link_months, refgate_rollup_partner_days, "
+    "refgate_rollup_channel_days, refgate_rollup_unique_days";
+constexpr const char* kResetSums =
+    "TRUNCATE refgate_rollup_partner_days, refgate_rollup_channel_days, "
+    "refgate_rollup_unique_days";
+
+// The links to build next may hold ids of links deleted since (their counts stay, joined away).
+constexpr const char* kLastLinkId = R"sql(
+SELECT greatest((SELECT max(id) FROM refgate_links),
+                (SELECT max(link_id) FROM refgate_click_counts),
+                (SELECT max(link_id) FROM refgate_uniques),
+                (SELECT max(link_id) FROM refgate_rollup_link_days))
+)sql";
+
+// $1 < link_id <= $2; $3: base_from (days since 1970-01-01) or NULL.
+constexpr const char* kClearLinkDays = R"sql(
+DELETE FROM refgate_rollup_link_days
+WHERE link_id > $1 AND link_id <= $2 AND ($3::int IS NULL OR day >= DATE '1970-01-01' + $3::int)
+)sql";
+
+constexpr const char* kBuildLinkDays = R"sql(
+INSERT INTO refgate_rollup_link_days (link_id, day, human, bot, prefetch, scanner)
+SELECT link_id, day, sum(human), sum(bot), sum(prefetch), sum(scanner)
+FROM refgate_click_counts
+WHERE link_id > $1 AND link_id <= $2 AND ($3::int IS NULL OR day >= DATE '1970-01-01' + $3::int)
+GROUP BY link_id, day
+)sql";
+
+constexpr const char* kClearLinkMonths =
+    "DELETE FROM refgate_rollup_link_months WHERE link_id > $1 AND link_id <= $2";
+
+constexpr const char* kBuildLinkMonths = R"sql(
+INSERT INTO refgate_rollup_link_months (link_id, month, human, bot, prefetch, scanner)
+SELECT link_id, date_trunc('month', day::timestamp)::date, sum(human), sum(bot), sum(prefetch),
+       sum(scanner)
+FROM refgate_rollup_link_days
+WHERE link_id > $1 AND link_id <= $2
+GROUP BY 1, 2
+)sql";
+
+constexpr const char* kBuildPartnerDays = R"sql(
+INSERT INTO refgate_rollup_partner_days AS t (partner_id, day, human, bot, prefetch, scanner)
+SELECT l.partner_id, r.day, sum(r.human), sum(r.bot), sum(r.prefetch), sum(r.scanner)
+FROM refgate_rollup_link_days r JOIN refgate_links l ON l.id = r.link_id
+WHERE r.link_id > $1 AND r.link_id <= $2
+GROUP BY 1, 2
+ON CONFLICT (partner_id, day) DO UPDATE
+SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+    prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+)sql";
+
+constexpr const char* kBuildChannelDays = R"sql(
+INSERT INTO refgate_rollup_channel_days AS t (day, channel, human, bot, prefetch, scanner)
+SELECT c.day, c.channel, sum(c.human), sum(c.bot), sum(c.prefetch), sum(c.scanner)
+FROM refgate_click_counts c JOIN refgate_links l ON l.id = c.link_id
+WHERE c.link_id > $1 AND c.link_id <= $2
+  AND ($3::int IS NULL OR c.day >= DATE '1970-01-01' + $3::int)
+GROUP BY 1, 2
+ON CONFLICT (day, channel) DO UPDATE
+SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+    prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+)sql";
+
+constexpr const char* kBuildUniqueDays = R"sql(
+INSERT INTO refgate_rollup_unique_days AS t (day, unique_estimate)
+SELECT u.day, sum(u.unique_estimate)
+FROM refgate_uniques u JOIN refgate_links l ON l.id = u.link_id
+WHERE u.link_id > $1 AND u.link_id <= $2
+GROUP BY 1
+ON CONFLICT (day) DO UPDATE SET unique_estimate = t.unique_estimate + EXCLUDED.unique_estimate
+)sql";
+
+// The first day that retention keeps: the last `keep` UTC days, today included.
+constexpr const char* kRetentionStart =
+    "SELECT (now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01' - ($1::int - 1)";
+
+constexpr const char* kDeleteOldCounts = R"sql(
+DELETE FROM refgate_click_counts
+WHERE link_id > $1 AND link_id <= $2 AND day < DATE '1970-01-01' + $3::int
+)sql";
+
+std::optional<std::int32_t> optional_day(const pqxx::field& f) {
+    if (f.is_null()) return std::nullopt;
+    return f.as<std::int32_t>();
+}
+
+RollupState state_from(const pqxx::row& row) {
+    RollupState s;
+    s.complete = row[0].as<bool>();
+    s.built_through = row[1].as<std::int64_t>();
+    s.reset_pending = row[2].as<bool>();
+    s.base_from = optional_day(row[3]);
+    s.purged_through = row[4].as<std::int64_t>();
+    return s;
+}
+
+// pqxx 6.4 passes an empty optional as NULL.
+std::optional<std::int32_t> day_param(const RollupState& s) { return s.base_from; }
+
+std::int64_t last_link_id(pqxx::work& tx) {
+    auto f = tx.exec(kLastLinkId)[0][0];
+    return f.is_null() ? -1 : f.as<std::int64_t>();
+}
+
+}  // namespace
+
+RollupState read_rollup_state(pqxx::transaction_base& tx) {
+    return state_from(tx.exec(kStateColumns)[0]);
+}
+
+void BatchSizer::took(std::chrono::steady_clock::duration elapsed) {
+    double ms = std::max(1.0, std::chrono::duration<double, std::milli>(elapsed).count());
+    double scale = std::clamp(static_cast<double>(target_.count()) / ms, 0.25, 2.0);
+    links_ = std::clamp(static_cast<std::int64_t>(static_cast<double>(links_) * scale),
+                        std::int64_t{1}, std::int64_t{1'000'000});
+}
+
+Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
+    pqxx::work tx(conn);
+    tx.exec_params(kRollupOwnerSql, kRollupLock);
+    RollupState s = state_from(tx.exec(std::string(kStateColumns) + " FOR UPDATE")[0]);
+    if (s.reset_pending) {
+        tx.exec(s.base_from ? kResetSums : kResetAll);
+        tx.exec(
+            "UPDATE refgate_rollup_state SET reset_pending = false, complete = false, "
+            "built_through = -1, updated_at = now()");
+        tx.commit();
+        log::warn("rollups_reset", {{"detail",
+                                     "the counts were written without their roll-ups (an older "
+                                     "release or SQL by hand): building them again"}});
+        return Upkeep::reset;
+    }
+    if (s.complete) return Upkeep::idle;
+    std::int64_t after = s.built_through;
+    std::int64_t through = after + std::max<std::int64_t>(links, 1);
+    auto base_from = day_param(s);
+    tx.exec_params(kClearLinkDays, after, through, base_from);
+    tx.exec_params(kBuildLinkDays, after, through, base_from);
+    tx.exec_params(kClearLinkMonths, after, through);
+    tx.exec_params(kBuildLinkMonths, after, through);
+    tx.exec_params(kBuildPartnerDays, after, through);
+    tx.exec_params(kBuildChannelDays, after, through, base_from);
+    tx.exec_params(kBuildUniqueDays, after, through);
+    bool complete = through >= last_link_id(tx);
+    tx.exec_params(
+        "UPDATE refgate_rollup_state SET built_through = $1, complete = $2, updated_at = now()",
+        through, complete);
+    tx.commit();
+    if (complete) log::info("rollups_complete", {{"built_through", through}});
+    return Upkeep::progress;
+}
+
+Upkeep purge_old_counts_step(pqxx::connection& conn, std::int32_t keep_days, std::int64_t links) {
+    pqxx::work tx(conn);
+    tx.exec_params(kRollupOwnerSql, kRollupLock);
+    RollupState s = state_from(tx.exec(std::string(kStateColumns) + " FOR UPDATE")[0]);
+    if (!s.complete || keep_days <= 0) return Upkeep::idle;
+    auto keep_from = tx.exec_params(kRetentionStart, keep_days)[0][0].as<std::int32_t>();
+    if (!s.base_from || *s.base_from < keep_from) {
+        // From this commit on, no answer reads base rows before keep_from: they go, link by link.
+        tx.exec_params(
+            "DELETE FROM refgate_rollup_channel_days WHERE day < DATE '1970-01-01' + $1::int",
+            keep_from);
+        tx.exec_params(
+            "UPDATE refgate_rollup_state SET base_from = DATE '1970-01-01' + $1::int, "
+            "purged_through = -1, updated_at = now()",
+            keep_from);
+        tx.commit();
+        return Upkeep::progress;
+    }
+    auto last = tx.exec("SELECT max(link_id) FROM refgate_click_counts")[0][0];
+    if (last.is_null() || s.purged_through >= last.as<std::int64_t>()) return Upkeep::idle;
+    std::int64_t through = s.purged_through + std::max<std::int64_t>(links, 1);
+    tx.exec_params(kDeleteOldCounts, s.purged_through, through, *s.base_from);
+    tx.exec_params("UPDATE refgate_rollup_state SET purged_through = $1, updated_at = now()",
+                   through);
+    tx.commit();
+    return Upkeep::progress;
+}
+
+std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batch_time) {
+    BatchSizer sizer(batch_time);
+    std::size_t batches = 0;
+    auto next_log = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    int resets = 0;
+    for (;;) {
+        auto started = std::chrono::steady_clock::now();
+        auto step = build_rollups_step(conn, sizer.links());
+        if (step == Upkeep::idle) return batches;
+        if (step == Upkeep::reset) {
+            if (++resets == 1) continue;
+            log::warn("rollups_build_interrupted",
+                      {{"detail",
+                        "the counts are being written without their roll-ups (a previous release "
+                        "still flushing?): this release's flusher builds them once it is alone"}});
+            return batches;
+        }
+        ++batches;
+        auto now = std::chrono::steady_clock::now();
+        log::debug(
+            "rollups_batch",
+            {{"links", sizer.links()},
+             {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count()}});
+        sizer.took(now - started);
+        if (now >= next_log) {
+            pqxx::read_transaction tx(conn);
+            auto s = read_rollup_state(tx);
+            log::info("rollups_building",
+                      {{"built_through", s.built_through}, {"batches", batches}});
+            next_log = now + std::chrono::seconds(5);
+        }
+    }
+}
+
+namespace {
+
+std::string classes_text(const pqxx::row& row, int first) {
+    if (row[first].is_null()) return "none";
+    static constexpr std::array<const char*, 4> kNames{"human", "bot", "prefetch", "scanner"};
+    std::string out;
+    for (int i = 0; i < 4; ++i) {
+        if (i > 0) out += ", ";
+        out += std::string(kNames[static_cast<std::size_t>(i)]) + " " +
+               (row[first + i].is_null() ? std::string("0") : row[first + i].c_str());
+    }
+    return out;
+}
+
+// Each comparison returns the rows that differ: the key as text, then the roll-up's four class
+// sums and the recomputed ones (NULL: no row). A missing row and a row of zeros are the same.
+// Parameters: the links (NULL: all) or the days (NULL: all), then base_from (or NULL) where the
+// base table is read.
+constexpr const char* kDiffColumns = R"sql(
+WHERE (coalesce(r.human, 0), coalesce(r.bot, 0), coalesce(r.prefetch, 0), coalesce(r.scanner, 0))
+   <> (coalesce(b.human, 0), coalesce(b.bot, 0), coalesce(b.prefetch, 0), coalesce(b.scanner, 0))
+)sql";
+
+constexpr const char* kCheckLinkDays = R"sql(
+SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' || coalesce(r.day, b.day),
+       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+FROM (SELECT * FROM refgate_rollup_link_days
+      WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
+        AND ($2::int IS NULL OR day >= DATE '1970-01-01' + $2::int)) r
+FULL JOIN (SELECT link_id, day, sum(human) AS human, sum(bot) AS bot, sum(prefetch) AS prefetch,
+                  sum(scanner) AS scanner
+           FROM refgate_click_counts
+           WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
+             AND ($2::int IS NULL OR day >= DATE '1970-01-01' + $2::int)
+           GROUP BY 1, 2) b ON b.link_id = r.link_id AND b.day = r.day
+)sql";
+
+constexpr const char* kCheckLinkMonths = R"sql(
+SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' ||
+       to_char(coalesce(r.month, b.month), 'YYYY-MM'),
+       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+FROM (SELECT * FROM refgate_rollup_link_months
+      WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))) r
+FULL JOIN (SELECT link_id, date_trunc('month', day::timestamp)::date AS month, sum(human) AS human,
+                  sum(bot) AS bot, sum(prefetch) AS prefetch, sum(scanner) AS scanner
+           FROM refgate_rollup_link_days
+           WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
+           GROUP BY 1, 2) b ON b.link_id = r.link_id AND b.month = r.month
+)sql";
+
+constexpr const char* kCheckPartnerDays = R"sql(
+SELECT 'partner ' || coalesce(r.partner_id, b.partner_id) || ', ' || coalesce(r.day, b.day),
+       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+FROM (SELECT * FROM refgate_rollup_partner_days
+      WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
+FULL JOIN (SELECT l.partner_id, d.day, sum(d.human) AS human, sum(d.bot) AS bot,
+                  sum(d.prefetch) AS prefetch, sum(d.scanner) AS scanner
+           FROM refgate_rollup_link_days d JOIN refgate_links l ON l.id = d.link_id
+           WHERE ($1::date[] IS NULL OR d.day = ANY($1::date[]))
+           GROUP BY 1, 2) b ON b.partner_id = r.partner_id AND b.day = r.day
+)sql";
+
+// The base rows of sampled days are found through the link days (the base table has no index
+// by day); --all reads it whole.
+constexpr const char* kCheckChannelDays = R"sql(
+SELECT coalesce(r.day, b.day) || ', ' || coalesce(r.channel, b.channel),
+       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+FROM (SELECT * FROM refgate_rollup_channel_days
+      WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
+FULL JOIN (SELECT c.day, c.channel, sum(c.human) AS human, sum(c.bot) AS bot,
+                  sum(c.prefetch) AS prefetch, sum(c.scanner) AS scanner
+           FROM refgate_click_counts c JOIN refgate_links l ON l.id = c.link_id
+           WHERE ($2::int IS NULL OR c.day >= DATE '1970-01-01' + $2::int)
+             AND ($1::date[] IS NULL OR (c.link_id, c.day) IN (
+                     SELECT link_id, day FROM refgate_rollup_link_days
+                     WHERE day = ANY($1::date[])))
+           GROUP BY 1, 2) b ON b.day = r.day AND b.channel = r.channel
+)sql";
+
+constexpr const char* kCheckUniqueDays = R"sql(
+SELECT (coalesce(r.day, b.day))::text, r.unique_estimate, NULL::bigint, NULL::bigint, NULL::bigint,
+       b.unique_estimate, NULL::bigint, NULL::bigint, NULL::bigint
+FROM (SELECT * FROM refgate_rollup_unique_days
+      WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
+FULL JOIN (SELECT u.day, sum(u.unique_estimate) AS unique_estimate
+           FROM refgate_uniques u JOIN refgate_links l ON l.id = u.link_id
+           WHERE ($1::date[] IS NULL OR u.day = ANY($1::date[]))
+           GROUP BY 1) b ON b.day = r.day
+WHERE coalesce(r.unique_estimate, 0) <> coalesce(b.unique_estimate, 0)
+)sql";
+
+constexpr std::size_t kShownDifferences = 20;
+
+void count(const pqxx::result& rows, const char* table, RollupCheck& out, bool uniques) {
+    for (const auto& row : rows) {
+        ++out.differences;
+        if (out.shown.size() >= kShownDifferences) continue;
+        RollupDifference d{table, row[0].c_str(), "", ""};
+        if (uniques) {
+            d.rollup = row[1].is_null() ? "none" : "unique_estimate " + row[1].as<std::string>();
+            d.expected = row[5].is_null() ? "none" : "unique_estimate " + row[5].as<std::string>();
+        } else {
+            d.rollup = classes_text(row, 1);
+            d.expected = classes_text(row, 5);
+        }
+        out.shown.push_back(std::move(d));
+    }
+}
+
+}  // namespace
+
+RollupCheck check_rollups(pqxx::connection& conn, bool all, std::size_t sample_links,
+                          std::size_t sample_days) {
+    RollupCheck out;
+    out.all = all;
+    pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
+    out.state = read_rollup_state(tx);
+    if (!out.state.complete) return out;
+    std::optional<std::string> links, days;
+    if (all) {
+        out.links = tx.exec("SELECT count(DISTINCT link_id) FROM refgate_rollup_link_months")[0][0]
+                        .as<std::size_t>();
+        out.days =
+            tx.exec("SELECT count(*) FROM refgate_rollup_unique_days")[0][0].as<std::size_t>();
+    } else {
+        ArrayText link_ids, day_texts;
+        for (const auto& row : tx.exec_params(
+                 "SELECT id FROM refgate_links ORDER BY random() LIMIT $1", sample_links))
+            link_ids.add_number(row[0].as<std::int64_t>());
+        for (const auto& row : tx.exec_params("SELECT day::text FROM (SELECT DISTINCT day FROM "
+                                              "refgate_rollup_partner_days) d ORDER BY random() "
+                                              "LIMIT $1",
+                                              sample_days))
+            day_texts.add(row[0].c_str());
+        out.links = link_ids.size();
+        out.days = day_texts.size();
+        links = link_ids.finish();
+        days = day_texts.finish();
+    }
+    auto diff = [&](const char* sql) { return std::string(sql) + kDiffColumns; };
+    const auto& base_from = out.state.base_from;
+    count(tx.exec_params(diff(kCheckLinkDays), links, base_from), "refgate_rollup_link_days", out,
+          false);
+    count(tx.exec_params(diff(kCheckLinkMonths), links), "refgate_rollup_link_months", out, false);
+    count(tx.exec_params(diff(kCheckPartnerDays), days), "refgate_rollup_partner_days", out, false);
+    count(tx.exec_params(diff(kCheckChannelDays), days, base_from), "refgate_rollup_channel_days",
+          out, false);
+    count(tx.exec_params(kCheckUniqueDays, days), "refgate_rollup_unique_days", out, true);
+    // Retention deleted the channels of days before base_from along with their base rows.
+    if (out.state.base_from) {
+        for (const auto& row : tx.exec_params(
+                 "SELECT day::text, count(*) FROM refgate_rollup_channel_days WHERE day < DATE "
+                 "'1970-01-01' + $1::int GROUP BY 1 ORDER BY 1",
+                 *out.state.base_from)) {
+            ++out.differences;
+            if (out.shown.size() < kShownDifferences)
+                out.shown.push_back({"refgate_rollup_channel_days", row[0].c_str(),
+                                     row[1].as<std::string>() + " channel row(s)",
+                                     "none (before the retained days)"});
+        }
+    }
+    tx.commit();
+    return out;
+}
+
+}  // namespace refgate::pg

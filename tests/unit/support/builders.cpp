@@ -1,0 +1,34 @@
+#include "support/builders.hpp"
+
+#include <utility>
+
+namespace refgate::testing {
+
+Partner tailscale() {
+    Partner p;
+    p.id = 1;
+    p.slug = "tailscale";
+    p.name = "Tailscale";
+    p.ref_param = "ref";
+    p.ref_code = "picks42";
+    p.allowed_domains = {"tailscale.com"};
+    p.extra_params = {{"utm_medium", "affiliate"}};
+    return p;
+}
+
+Link make_link(std::string slug, std::string destination, std::string partner) {
+    Link l;
+    l.slug = std::move(slug);
+    l.partner = std::move(partner);
+    l.destination = std::move(destination);
+    return l;
+}
+
+std::shared_ptr<const Snapshot> make_snapshot(std::vector<Partner> partners,
+                                              std::vector<Link> links, std::uint64_t version,
+                                              std::string source) {
+    return Snapshot::build(version, std::move(partners), std::move(links), UrlPolicy{},
+                           std::move(source));
+}
+
+}  // namespace refgate::testing
