@@ -16,6 +16,7 @@ namespace admin_service_test {
 namespace {
 
 using namespace refgate::admin;
+using refgate::admin::testing::audited;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
 
@@ -119,9 +120,9 @@ TEST_CASE("admin service: every change leaves an audit entry with who, what, bef
     CHECK(created.entity == "partner");
     CHECK(created.slug == "tailscale");
     CHECK(created.action == "create");
-    CHECK(created.before.is_null());
-    CHECK(created.after["ref_code"] == "picks42");
-    CHECK(created.after["version"] == 1);
+    CHECK(audited(created.before).is_null());
+    CHECK(audited(created.after)["ref_code"] == "picks42");
+    CHECK(audited(created.after)["version"] == 1);
 
     Actor ada{"ada", Role::admin};
     REQUIRE(f.service.update_partner(ada, "tailscale", {.version = 1}, {{"active", false}}).kind ==
@@ -129,10 +130,10 @@ TEST_CASE("admin service: every change leaves an audit entry with who, what, bef
     const AuditRecord& updated = f.state().audit.back();
     CHECK(updated.actor == "ada");
     CHECK(updated.action == "update");
-    CHECK(updated.before["active"] == true);
-    CHECK(updated.before["version"] == 1);
-    CHECK(updated.after["active"] == false);
-    CHECK(updated.after["version"] == 2);
+    CHECK(audited(updated.before)["active"] == true);
+    CHECK(audited(updated.before)["version"] == 1);
+    CHECK(audited(updated.after)["active"] == false);
+    CHECK(audited(updated.after)["version"] == 2);
 
     // A change that changes nothing is answered, not audited.
     REQUIRE(f.service.update_partner(ada, "tailscale", {.any = true}, {{"active", false}}).kind ==
@@ -141,8 +142,8 @@ TEST_CASE("admin service: every change leaves an audit entry with who, what, bef
 
     REQUIRE(f.service.delete_partner(ada, "tailscale", {.any = true}).kind == OutcomeKind::deleted);
     CHECK(f.state().audit.back().action == "delete");
-    CHECK(f.state().audit.back().before["version"] == 2);
-    CHECK(f.state().audit.back().after.is_null());
+    CHECK(audited(f.state().audit.back().before)["version"] == 2);
+    CHECK(audited(f.state().audit.back().after).is_null());
 }
 
 TEST_CASE("admin service: narrowing a partner's domains past a stored link is refused",
@@ -233,7 +234,7 @@ TEST_CASE("admin service: tokens are created once per live name and revoked with
     auto created = f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "editor"}});
     REQUIRE(created.kind == OutcomeKind::created);
     CHECK(created.body["token"].get<std::string>().starts_with("rg_"));
-    CHECK(f.state().audit.back().after == Json{{"name", "ci-bot"}, {"role", "editor"}});
+    CHECK(audited(f.state().audit.back().after) == Json{{"name", "ci-bot"}, {"role", "editor"}});
     CHECK(f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "viewer"}}).kind ==
           OutcomeKind::conflict);
 
@@ -242,7 +243,7 @@ TEST_CASE("admin service: tokens are created once per live name and revoked with
           OutcomeKind::stale);
     CHECK(f.service.revoke_token(ada, "ci-bot", {.version = version}).kind == OutcomeKind::deleted);
     CHECK(f.state().audit.back().action == "revoke");
-    CHECK(f.state().audit.back().after["revoked"] == true);
+    CHECK(audited(f.state().audit.back().after)["revoked"] == true);
     CHECK(f.service.revoke_token(ada, "ci-bot", {.any = true}).kind == OutcomeKind::not_found);
 }
 
@@ -263,7 +264,7 @@ TEST_CASE("admin service: a disclosure is replaced only with If-Match, and a new
     CHECK(second.kind == OutcomeKind::ok);
     CHECK(second.version == 2);
     CHECK(second.body["updated_by"] == "eddie");
-    CHECK(f.state().audit.back().before["version"] == 1);
+    CHECK(audited(f.state().audit.back().before)["version"] == 1);
 }
 
 }  // namespace admin_service_test

@@ -19,6 +19,11 @@ using namespace refgate;
 using namespace refgate::admin;
 using namespace std::chrono_literals;
 
+// An audit entry's object as the service recorded it (null: none).
+nlohmann::ordered_json audited(const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json::parse(text);
+}
+
 struct Tables {
     std::map<std::string, UserRow> users;
     std::map<std::string, SessionRow> sessions;  // by id hash
@@ -165,7 +170,7 @@ TEST_CASE("sign-in refuses wrong passwords, unknown names and disabled users ali
     CHECK_FALSE(f.console.sign_in("eddie", "correct horse"));
     for (const auto& entry : f.tables.audit) {
         CHECK(entry.entity == "user");
-        CHECK(entry.after.dump().find("argon2") == std::string::npos);
+        CHECK(audited(entry.after).dump().find("argon2") == std::string::npos);
     }
 }
 
@@ -276,7 +281,7 @@ TEST_CASE("a user changes their own password with the current one; other session
     CHECK_FALSE(f.console.sign_in("eddie", "correct horse"));
     CHECK(f.console.sign_in("eddie", "a brand new phrase"));
     CHECK(f.tables.audit.back().actor == "user:eddie");
-    CHECK(f.tables.audit.back().after["password_changed"] == true);
+    CHECK(audited(f.tables.audit.back().after)["password_changed"] == true);
 }
 
 TEST_CASE("passwords are hashed with Argon2id at t=2, m=64 MiB, p=1", "[admin][console]") {

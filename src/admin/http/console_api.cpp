@@ -27,8 +27,6 @@ constexpr std::array kUserRoutes{
 class Users final : public Resource {
   public:
     explicit Users(ConsoleService& console) : console_(console) {}
-    std::string_view prefix() const override { return "/api/v1/users"; }
-    std::span<const Route> routes() const override { return kUserRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
@@ -70,8 +68,6 @@ class Session final : public Resource {
           public_base_url_(options.public_base_url),
           sign_ins_(options.sign_ins),
           throttle_(SignInLimits{}, options.clock) {}
-    std::string_view prefix() const override { return "/api/v1/session"; }
-    std::span<const Route> routes() const override { return kSessionRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         if (r.route->operation == Operation::sign_in) return sign_in(r, answer);

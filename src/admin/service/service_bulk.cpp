@@ -32,7 +32,8 @@ Outcome AdminService::import_document(const Actor& actor, const ImportRequest& r
     std::vector<ImportRefusal> refused;
     bool applied = false;
     write([&](AdminRows& rows) {
-        result = rows.import_document(*input.document, options_.url_policy, actor.name);
+        result =
+            rows.import_document(parse_import(*input.document), options_.url_policy, actor.name);
         refused = import_refusals(input, result.issues);
         applied = !request.dry_run && refused.empty();
         if (applied) rows.commit();  // otherwise the transaction rolls back
@@ -47,7 +48,9 @@ Outcome AdminService::import_document(const Actor& actor, const ImportRequest& r
 
 Outcome AdminService::export_document(bool csv) {
     return read([&](AdminRows& rows) {
-        Json doc = rows.export_document();
+        ImportDocument data = rows.export_document();
+        Json doc = refgate::export_document(data.partners, data.links, data.disclosures,
+                                            data.country_groups);
         if (!csv) return Outcome{.kind = OutcomeKind::ok, .body = std::move(doc)};
         auto parsed = parse_import(Json{{"links", doc["links"]}});
         return Outcome{.kind = OutcomeKind::ok, .body = links_to_csv(parsed.document.links)};

@@ -52,7 +52,7 @@ Outcome AdminService::create_link(const Actor& actor, const Json& body) {
         if (rows.link(link.slug, RowLock::none) || !rows.insert_link(link))
             return simple(OutcomeKind::conflict, "a link '" + link.slug + "' exists");
         Json after = link_object(*rows.link(link.slug, RowLock::none));
-        rows.insert_audit({actor.name, "link", link.slug, "create", nullptr, after});
+        rows.insert_audit(audit_record(actor.name, "link", link.slug, "create", nullptr, after));
         rows.commit();
         return object(OutcomeKind::created, std::move(after));
     });

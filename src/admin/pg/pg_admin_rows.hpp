@@ -9,14 +9,9 @@
 
 #include "refgate/admin/admin_rows.hpp"
 #include "refgate/pg/connection_pool.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::admin {
-
-// SQL for a timestamptz column as microseconds since the epoch: the API shows times to the
-// microsecond.
-inline std::string micros(std::string_view column) {
-    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
-}
 
 class PgAdminRows final : public AdminRows {
   public:
@@ -67,9 +62,9 @@ class PgAdminRows final : public AdminRows {
     bool put_country_group(const CountryGroup& group, bool create) override;
     void delete_country_group(const std::string& family) override;
 
-    ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,
+    ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,
                                  const std::string& actor) override;
-    nlohmann::ordered_json export_document() override;
+    ImportDocument export_document() override;
 
     void commit() override;
 

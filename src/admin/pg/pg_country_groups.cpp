@@ -8,16 +8,19 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// CountryGroupRow: group_row().
 constexpr const char* kGroupColumns =
-    "SELECT family, fallbacks::text, (extract(epoch FROM updated_at) * 1000000)::bigint, version "
+    "SELECT family, fallbacks::text AS fallbacks, "
+    "(extract(epoch FROM updated_at) * 1000000)::bigint AS updated_us, version "
     "FROM refgate_country_groups ";
 
 CountryGroupRow group_row(const pqxx::row& row) {
-    Json item{{"family", row[0].c_str()}, {"fallbacks", Json::parse(row[1].c_str())}};
+    Json item{{"family", row["family"].c_str()},
+              {"fallbacks", Json::parse(row["fallbacks"].c_str())}};
     CountryGroupRow out;
     out.group = country_groups_from_json(Json::array({std::move(item)})).front();
-    out.updated_us = row[2].as<std::int64_t>();
-    out.version = row[3].as<std::int64_t>();
+    out.updated_us = row["updated_us"].as<std::int64_t>();
+    out.version = row["version"].as<std::int64_t>();
     return out;
 }
 

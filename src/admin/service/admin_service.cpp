@@ -26,8 +26,8 @@ std::string insert_token(AdminRows& rows, const std::string& actor, const std::s
         throw std::invalid_argument("a live token is already named '" + name + "'");
     std::string role_name(to_string(role));
     rows.insert_token(name, role_name, hash_token(token));
-    rows.insert_audit(
-        {actor, "token", name, "create", nullptr, Json{{"name", name}, {"role", role_name}}});
+    rows.insert_audit(audit_record(actor, "token", name, "create", nullptr,
+                                   Json{{"name", name}, {"role", role_name}}));
     return token;
 }
 
@@ -37,7 +37,7 @@ bool revoke(AdminRows& rows, const std::string& actor, const std::string& name) 
     Json before{{"name", name}, {"role", *role}};
     Json after = before;
     after["revoked"] = true;
-    rows.insert_audit({actor, "token", name, "revoke", before, after});
+    rows.insert_audit(audit_record(actor, "token", name, "revoke", before, after));
     return true;
 }
 
@@ -228,8 +228,8 @@ Outcome AdminService::put_disclosure(const Actor& actor, const std::string& key,
             return simple(OutcomeKind::stale, "the disclosure changed; fetch it again");
         Json after = disclosure_object(*rows.disclosure(key, locale));
         Json before = current ? disclosure_object(*current) : Json();
-        rows.insert_audit({actor.name, "disclosure", key + "/" + locale,
-                           current ? "update" : "create", before, after});
+        rows.insert_audit(audit_record(actor.name, "disclosure", key + "/" + locale,
+                                       current ? "update" : "create", before, after));
         rows.commit();
         return object(current ? OutcomeKind::ok : OutcomeKind::created, std::move(after));
     });

@@ -63,12 +63,34 @@ std::unique_ptr<Middleware> read_preconditions();
 class Resource {
   public:
     virtual ~Resource() = default;
-    // The collection's path ("/api/v1/partners"): every route's pattern starts with it.
-    virtual std::string_view prefix() const = 0;
-    virtual std::span<const Route> routes() const = 0;
     // Throws StoreError when the database fails.
     virtual void serve(const ApiRequest& request, Answer& answer) = 0;
+    // Where the resource lives and its routes are its ResourceEntry's; stats_api.cpp still
+    // declares them too until it is converted after the roll-ups (nothing reads these).
+    virtual std::string_view prefix() const { return {}; }
+    virtual std::span<const Route> routes() const { return {}; }
 };
+
+// What the resources are built from.
+struct ResourceContext {
+    AdminStore& store;
+    StatsStore* stats;  // null: the stats routes answer 503
+    const Clock& clock;
+    const AdminOptions& options;  // the console (null: its resources are not served), link health
+};
+
+// One resource of the API: the collection's path every route of it starts with
+// ("/api/v1/partners"), its routes, and how it is built. resource_registry() is the one list:
+// the handler serves what it holds and routes() lists it.
+struct ResourceEntry {
+    std::string_view prefix;
+    std::span<const Route> (*routes)();
+    // Null when the resource is not served in this configuration (the console's without one).
+    std::unique_ptr<Resource> (*make)(const ResourceContext& context);
+    bool open = false;  // served without authentication: signing in needs no credentials
+};
+
+std::span<const ResourceEntry> resource_registry();
 
 std::span<const Route> partner_routes();
 std::span<const Route> link_routes();

@@ -88,8 +88,8 @@ Outcome AdminService::put_country_group(const Actor& actor, const std::string& f
             return simple(OutcomeKind::stale, "the country group exists");
         Json after = country_group_object(*rows.country_group(family, RowLock::none));
         Json before = current ? country_group_object(*current) : Json();
-        rows.insert_audit(
-            {actor.name, kEntity, family, current ? "update" : "create", before, after});
+        rows.insert_audit(audit_record(actor.name, kEntity, family, current ? "update" : "create",
+                                       before, after));
         rows.commit();
         return object(current ? OutcomeKind::ok : OutcomeKind::created, std::move(after));
     });
@@ -104,7 +104,7 @@ Outcome AdminService::delete_country_group(const Actor& actor, const std::string
             return simple(OutcomeKind::stale, "the country group changed; fetch it again");
         rows.delete_country_group(family);
         Json before = country_group_object(*current);
-        rows.insert_audit({actor.name, kEntity, family, "delete", before, nullptr});
+        rows.insert_audit(audit_record(actor.name, kEntity, family, "delete", before, nullptr));
         rows.commit();
         return object(OutcomeKind::deleted, std::move(before));
     });

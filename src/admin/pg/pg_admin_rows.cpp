@@ -1,10 +1,9 @@
 #include "pg_admin_rows.hpp"
 
-#include <map>
-
 #include "refgate/codec/import_document.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/importer.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -17,29 +16,23 @@ std::string from_micros(std::string_view parameter) {
            "::bigint * interval '1 microsecond')";
 }
 
-const std::string kPartnerColumns =
-    "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
-    "p.extra_params::text, p.active, " +
-    micros("p.created_at") + ", " + micros("p.updated_at") + ", p.version FROM refgate_partners p ";
+// Each row struct's columns, named as its reader below reads them.
 
-const std::string kLinkColumns =
-    "SELECT l.id, l.slug, p.slug, l.destination, l.status, "
-    "floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough, " +
-    micros("l.created_at") + ", " + micros("l.updated_at") +
-    ", l.version, l.rules::text FROM refgate_links l JOIN refgate_partners p ON p.id = "
-    "l.partner_id ";
-
+// DisclosureRow: disclosure_row().
 const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_given, d.version, " +
-                                      micros("d.created_at") +
-                                      ", d.created_by FROM refgate_disclosures d ";
+                                      pg::micros("d.created_at") +
+                                      " AS created_us, d.created_by FROM refgate_disclosures d ";
 
-const std::string kCodeHistory = "SELECT ref_param, ref_code, " + micros("live_from") + ", " +
-                                 micros("live_until") +
-                                 " FROM refgate_partner_codes WHERE partner_id = $1 "
-                                 "ORDER BY live_from, id";
+// CodeHistoryRow.
+const std::string kCodeHistory = "SELECT ref_param, ref_code, " + pg::micros("live_from") +
+                                 " AS live_from_us, " + pg::micros("live_until") +
+                                 " AS live_until_us FROM refgate_partner_codes "
+                                 "WHERE partner_id = $1 ORDER BY live_from, id";
 
-const std::string kAudit = "SELECT id, " + micros("at") +
-                           ", actor, entity, slug, action, before::text, after::text "
+// AuditRow.
+const std::string kAudit = "SELECT id, " + pg::micros("at") +
+                           " AS at_us, actor, entity, slug, action, before::text AS before, "
+                           "after::text AS after "
                            "FROM refgate_audit WHERE ($1 = '' OR entity = $1) "
                            "AND ($2 = '' OR slug = $2) AND ($4 = '' OR actor = $4) "
                            "AND ($5::bigint < 0 OR at >= " +
@@ -57,78 +50,40 @@ std::string lock_clause(RowLock lock, std::string_view table) {
     }
 }
 
-std::vector<std::string> text_array_field(const pqxx::field& field) {
-    std::vector<std::string> values;
-    auto parser = field.as_array();
-    for (auto [juncture, value] = parser.get_next(); juncture != pqxx::array_parser::done;
-         std::tie(juncture, value) = parser.get_next()) {
-        if (juncture == pqxx::array_parser::string_value) values.push_back(std::move(value));
-    }
-    return values;
+PartnerRow partner_row(pg::StoredPartner stored) {
+    std::int64_t id = stored.partner.id;
+    return {id, std::move(stored.partner), stored.stamps};
 }
 
-Stamps stamps_of(const pqxx::row& row, int first) {
-    return {row[first].as<std::int64_t>(), row[first + 1].as<std::int64_t>(),
-            row[first + 2].as<std::int64_t>()};
-}
-
-PartnerRow partner_row(const pqxx::row& row) {
-    PartnerRow r;
-    r.id = row[0].as<std::int64_t>();
-    Partner& p = r.partner;
-    p.id = r.id;
-    p.slug = row[1].c_str();
-    p.name = row[2].c_str();
-    p.ref_param = row[3].c_str();
-    p.ref_code = row[4].c_str();
-    p.allowed_domains = text_array_field(row[5]);
-    for (const auto& pair : Json::parse(row[6].c_str()))
-        p.extra_params.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    p.active = row[7].as<bool>();
-    r.stamps = stamps_of(row, 8);
-    return r;
-}
-
-LinkRow link_row(const pqxx::row& row) {
-    LinkRow r;
-    r.id = row[0].as<std::int64_t>();
-    Link& l = r.link;
-    l.id = r.id;
-    l.slug = row[1].c_str();
-    l.partner = row[2].c_str();
-    l.destination = row[3].c_str();
-    l.status = parse_link_status(row[4].c_str()).value_or(LinkStatus::disabled);
-    if (!row[5].is_null())
-        l.expires_at = SysSeconds{std::chrono::seconds{row[5].as<std::int64_t>()}};
-    if (!row[6].is_null()) l.fallback = row[6].c_str();
-    l.utm_passthrough = row[7].as<bool>();
-    r.stamps = stamps_of(row, 8);
-    l.rules = rules_from_json(nlohmann::ordered_json::parse(row[11].c_str()));
-    return r;
+LinkRow link_row(pg::StoredLink stored) {
+    std::int64_t id = stored.link.id;
+    return {id, std::move(stored.link), stored.stamps};
 }
 
 DisclosureRow disclosure_row(const pqxx::row& row) {
     DisclosureRow r;
     Disclosure& d = r.disclosure;
-    d.key = row[0].c_str();
-    d.locale = row[1].c_str();
-    d.text = row[2].c_str();
-    d.html = row[3].c_str();
-    d.html_given = row[4].as<bool>();
-    d.version = row[5].as<std::int64_t>();
-    r.created_us = row[6].as<std::int64_t>();
-    r.created_by = row[7].c_str();
+    d.key = row["key"].c_str();
+    d.locale = row["locale"].c_str();
+    d.text = row["text"].c_str();
+    d.html = row["html"].c_str();
+    d.html_given = row["html_given"].as<bool>();
+    d.version = row["version"].as<std::int64_t>();
+    r.created_us = row["created_us"].as<std::int64_t>();
+    r.created_by = row["created_by"].c_str();
     return r;
 }
 
+// TokenRow's columns as tokens() selects them (no hash: it is never shown).
 TokenRow token_row(const pqxx::row& row) {
-    return {row[5].as<std::int64_t>(),
-            row[0].c_str(),
-            row[1].c_str(),
-            "",
-            row[2].c_str(),
-            row[3].c_str(),
-            row[4].c_str()};
+    TokenRow t;
+    t.id = row["id"].as<std::int64_t>();
+    t.name = row["name"].c_str();
+    t.role = row["role"].c_str();
+    t.created_at = row["created_at"].c_str();
+    t.last_used_on = row["last_used_on"].c_str();
+    t.revoked_at = row["revoked_at"].c_str();
+    return t;
 }
 
 std::string extras_json(const Partner& p) {
@@ -147,46 +102,21 @@ std::string expires_text(const Link& l) {
     return l.expires_at ? format_rfc3339(*l.expires_at) : std::string();
 }
 
-// Scheduled codes of the partners in `rows`, by valid_from.
-void add_scheduled(pqxx::dbtransaction& tx, std::vector<PartnerRow>& rows) {
-    if (rows.empty()) return;
-    std::map<std::int64_t, PartnerRow*> by_id;
-    std::vector<std::int64_t> ids;
-    for (auto& r : rows) {
-        by_id[r.id] = &r;
-        ids.push_back(r.id);
-    }
-    auto codes = tx.exec_params(
-        "SELECT partner_id, ref_code, floor(extract(epoch FROM valid_from))::bigint "
-        "FROM refgate_code_schedule WHERE partner_id = ANY($1::bigint[]) "
-        "ORDER BY partner_id, valid_from",
-        pg::bigint_array(ids));
-    for (const auto& c : codes) {
-        by_id.at(c[0].as<std::int64_t>())
-            ->partner.scheduled_codes.push_back(
-                {SysSeconds{std::chrono::seconds{c[2].as<std::int64_t>()}}, c[1].c_str()});
-    }
-}
-
 }  // namespace
 
 std::optional<PartnerRow> PgAdminRows::partner(const std::string& slug, RowLock lock) {
-    auto found =
-        tx_.exec_params(kPartnerColumns + "WHERE p.slug = $1" + lock_clause(lock, "p"), slug);
+    auto found = pg::read_partners(tx_, "WHERE p.slug = $1" + lock_clause(lock, "p"), slug);
     if (found.empty()) return std::nullopt;
-    std::vector<PartnerRow> rows{partner_row(found[0])};
-    add_scheduled(tx_, rows);
-    return std::move(rows.front());
+    return partner_row(std::move(found.front()));
 }
 
 std::vector<PartnerRow> PgAdminRows::partners(const std::string& query) {
     std::vector<PartnerRow> rows;
-    for (const auto& row : tx_.exec_params(
-             kPartnerColumns + "WHERE strpos(lower(p.slug), lower($1)) > 0 "
-                               "OR strpos(lower(p.name), lower($1)) > 0 ORDER BY p.slug",
-             query))
-        rows.push_back(partner_row(row));
-    add_scheduled(tx_, rows);
+    for (auto& stored : pg::read_partners(tx_,
+                                          "WHERE strpos(lower(p.slug), lower($1)) > 0 "
+                                          "OR strpos(lower(p.name), lower($1)) > 0 ORDER BY p.slug",
+                                          query))
+        rows.push_back(partner_row(std::move(stored)));
     return rows;
 }
 
@@ -225,7 +155,8 @@ void PgAdminRows::delete_partner(std::int64_t id) {
 
 std::int64_t PgAdminRows::count_links(std::int64_t partner_id) {
     return tx_
-        .exec_params("SELECT count(*) FROM refgate_links WHERE partner_id = $1", partner_id)[0][0]
+        .exec_params("SELECT count(*) AS links FROM refgate_links WHERE partner_id = $1",
+                     partner_id)[0]["links"]
         .as<std::int64_t>();
 }
 
@@ -235,8 +166,10 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
     std::vector<CodeHistoryRow> history;
     auto rows = tx_.exec_params(kCodeHistory, partner_id);
     for (const auto& row : rows) {
-        CodeHistoryRow h{row[0].c_str(), row[1].c_str(), row[2].as<std::int64_t>(), std::nullopt};
-        if (!row[3].is_null()) h.live_until_us = row[3].as<std::int64_t>();
+        CodeHistoryRow h{row["ref_param"].c_str(), row["ref_code"].c_str(),
+                         row["live_from_us"].as<std::int64_t>(), std::nullopt};
+        if (auto until = row["live_until_us"]; !until.is_null())
+            h.live_until_us = until.as<std::int64_t>();
         history.push_back(std::move(h));
     }
     return history;
@@ -259,36 +192,36 @@ bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
 }
 
 std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
-    auto found = tx_.exec_params(kLinkColumns + "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
+    auto found = pg::read_links(tx_, "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
     if (found.empty()) return std::nullopt;
-    return link_row(found[0]);
+    return link_row(std::move(found.front()));
 }
 
 std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) {
     std::vector<LinkRow> rows;
-    for (const auto& row : tx_.exec_params(
-             kLinkColumns +
-                 "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
-                 "AND l.slug > $3 AND (strpos(l.slug, lower($5)) > 0 "
-                 "OR strpos(lower(l.destination), lower($5)) > 0) AND ($6 < 0 OR "
-                 "(l.expires_at >= now() AND l.expires_at <= now() + make_interval(days => $6))) "
-                 "AND ($7 = '' OR EXISTS (SELECT 1 FROM refgate_link_health h "
-                 "WHERE h.link_id = l.id AND h.state = $7)) ORDER BY l.slug LIMIT $4",
+    for (auto& stored : pg::read_links(
+             tx_,
+             "WHERE ($1 = '' OR p.slug = $1) AND ($2 = '' OR l.status = $2) "
+             "AND l.slug > $3 AND (strpos(l.slug, lower($5)) > 0 "
+             "OR strpos(lower(l.destination), lower($5)) > 0) AND ($6 < 0 OR "
+             "(l.expires_at >= now() AND l.expires_at <= now() + make_interval(days => $6))) "
+             "AND ($7 = '' OR EXISTS (SELECT 1 FROM refgate_link_health h "
+             "WHERE h.link_id = l.id AND h.state = $7)) ORDER BY l.slug LIMIT $4",
              f.partner, f.status, f.cursor, static_cast<std::int64_t>(limit), f.query,
              f.expiring_within_days.value_or(-1), f.health))
-        rows.push_back(link_row(row));
+        rows.push_back(link_row(std::move(stored)));
     return rows;
 }
 
 std::vector<Link> PgAdminRows::links_naming(const std::string& partner_slug) {
     // Lax jsonpath: a rule without "split" matches nothing there rather than failing.
     std::vector<Link> links;
-    for (const auto& row :
-         tx_.exec_params(kLinkColumns + "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
-                                        "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
-                                        "jsonb_build_object('p', $1::text)) ORDER BY l.slug",
-                         partner_slug))
-        links.push_back(link_row(row).link);
+    for (auto& stored : pg::read_links(tx_,
+                                       "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
+                                       "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
+                                       "jsonb_build_object('p', $1::text)) ORDER BY l.slug",
+                                       partner_slug))
+        links.push_back(std::move(stored.link));
     return links;
 }
 
@@ -323,40 +256,40 @@ void PgAdminRows::delete_link(std::int64_t id) {
 }
 
 void PgAdminRows::insert_audit(const AuditRecord& r) {
-    auto text = [](const Json& j) { return j.is_null() ? std::string() : j.dump(); };
     tx_.exec_params(
         "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
         "VALUES ($1, $2, $3, $4, NULLIF($5, '')::jsonb, NULLIF($6, '')::jsonb)",
-        r.actor, r.entity, r.slug, r.action, text(r.before), text(r.after));
+        r.actor, r.entity, r.slug, r.action, r.before, r.after);
 }
 
 std::vector<AuditRow> PgAdminRows::audit(const AuditFilter& f) {
     std::vector<AuditRow> entries;
     auto rows = tx_.exec_params(kAudit, f.entity, f.slug, static_cast<std::int64_t>(f.limit),
                                 f.actor, f.since_us.value_or(-1), f.until_us.value_or(-1));
-    auto json = [](const pqxx::field& field) {
-        return field.is_null() ? Json() : Json::parse(field.c_str());
+    auto text = [](const pqxx::field& field) {
+        return field.is_null() ? std::string() : std::string(field.c_str());
     };
     for (const auto& row : rows) {
-        entries.push_back({row[0].as<std::int64_t>(),
-                           row[1].as<std::int64_t>(),
-                           {row[2].c_str(), row[3].c_str(), row[4].c_str(), row[5].c_str(),
-                            json(row[6]), json(row[7])}});
+        entries.push_back({row["id"].as<std::int64_t>(),
+                           row["at_us"].as<std::int64_t>(),
+                           {row["actor"].c_str(), row["entity"].c_str(), row["slug"].c_str(),
+                            row["action"].c_str(), text(row["before"]), text(row["after"])}});
     }
     return entries;
 }
 
 std::optional<TokenRow> PgAdminRows::live_token_by_hash(const std::string& hash_hex) {
     auto rows = tx_.exec_params(
-        "SELECT id, name, role, encode(token_hash, 'hex') FROM refgate_api_tokens "
+        "SELECT id, name, role, encode(token_hash, 'hex') AS hash_hex FROM refgate_api_tokens "
         "WHERE token_hash = decode($1, 'hex') AND revoked_at IS NULL",
         hash_hex);
     if (rows.empty()) return std::nullopt;
     TokenRow t;
-    t.id = rows[0][0].as<std::int64_t>();
-    t.name = rows[0][1].c_str();
-    t.role = rows[0][2].c_str();
-    t.hash_hex = rows[0][3].c_str();
+    const auto& row = rows[0];
+    t.id = row["id"].as<std::int64_t>();
+    t.name = row["name"].c_str();
+    t.role = row["role"].c_str();
+    t.hash_hex = row["hash_hex"].c_str();
     return t;
 }
 
@@ -364,9 +297,11 @@ std::vector<TokenRow> PgAdminRows::tokens(const std::string& live_name) {
     std::vector<TokenRow> tokens;
     auto rows = tx_.exec_params(
         "SELECT name, role, to_char(created_at AT TIME ZONE 'UTC', "
-        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), coalesce(last_used_on::text, ''), "
-        "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''), "
-        "id FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS NULL)) "
+        "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS created_at, "
+        "coalesce(last_used_on::text, '') AS last_used_on, "
+        "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
+        "AS revoked_at, id FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS "
+        "NULL)) "
         "ORDER BY id",
         live_name);
     for (const auto& row : rows) tokens.push_back(token_row(row));
@@ -402,7 +337,7 @@ std::optional<std::string> PgAdminRows::revoke_token(const std::string& name) {
         "WHERE name = $1 AND revoked_at IS NULL RETURNING role",
         name);
     if (rows.empty()) return std::nullopt;
-    return rows[0][0].as<std::string>();
+    return rows[0]["role"].as<std::string>();
 }
 
 void PgAdminRows::lock_disclosure(const std::string& key, const std::string& locale) {
@@ -455,12 +390,12 @@ std::vector<DisclosureRow> PgAdminRows::disclosure_versions(const std::string& k
     return rows;
 }
 
-ImportResult PgAdminRows::import_document(const Json& doc, const UrlPolicy& policy,
+ImportResult PgAdminRows::import_document(const ParsedImport& parsed, const UrlPolicy& policy,
                                           const std::string& actor) {
-    auto report = pg::import_in(tx_, doc, policy, actor);
+    auto report = pg::import_in(tx_, parsed, policy, actor);
     return {std::move(report.issues), std::move(report.diff)};
 }
 
-Json PgAdminRows::export_document() { return pg::export_in(tx_); }
+ImportDocument PgAdminRows::export_document() { return pg::export_data_in(tx_); }
 
 }  // namespace refgate::admin

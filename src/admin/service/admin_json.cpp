@@ -1,55 +1,21 @@
 #include "refgate/admin/admin_json.hpp"
 
-#include <chrono>
-#include <cstdio>
-
 #include "refgate/codec/import_document.hpp"
-#include "refgate/domain/time.hpp"
 
 namespace refgate::admin {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-void add_stamps(Json& object, const Stamps& stamps) {
-    object["created_at"] = format_micros(stamps.created_us);
-    object["updated_at"] = format_micros(stamps.updated_us);
-    object["version"] = stamps.version;
-}
-
 Json or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
 
 }  // namespace
 
-std::string format_micros(std::int64_t unix_micros) {
-    auto micros =
-        std::chrono::sys_time<std::chrono::microseconds>(std::chrono::microseconds{unix_micros});
-    auto seconds = std::chrono::floor<std::chrono::seconds>(micros);
-    std::string text = format_rfc3339(seconds);  // "...T16:00:00Z"
-    char fraction[8];
-    std::snprintf(fraction, sizeof fraction, ".%06lld",
-                  static_cast<long long>((micros - seconds).count()));
-    text.insert(text.size() - 1, fraction);
-    return text;
-}
-
 Json partner_object(const PartnerRow& row) {
-    Json object = partner_to_json(row.partner);
-    Json scheduled = Json::array();
-    for (const auto& code : row.partner.scheduled_codes) {
-        scheduled.push_back(
-            {{"ref_code", code.ref_code}, {"valid_from", format_rfc3339(code.valid_from)}});
-    }
-    object["scheduled_codes"] = std::move(scheduled);
-    add_stamps(object, row.stamps);
-    return object;
+    return stored_partner_object(row.partner, row.stamps);
 }
 
-Json link_object(const LinkRow& row) {
-    Json object = link_to_json(row.link);
-    add_stamps(object, row.stamps);
-    return object;
-}
+Json link_object(const LinkRow& row) { return stored_link_object(row.link, row.stamps); }
 
 Json country_group_object(const CountryGroupRow& row) {
     Json j = country_group_to_json(row.group);
@@ -101,10 +67,22 @@ Json user_object(const UserRow& row) {
 
 Json audit_object(const AuditRow& row) {
     const AuditRecord& r = row.record;
-    return Json{{"id", row.id},       {"at", format_micros(row.at_us)},
-                {"actor", r.actor},   {"entity", r.entity},
-                {"slug", r.slug},     {"action", r.action},
-                {"before", r.before}, {"after", r.after}};
+    auto object = [](const std::string& text) { return text.empty() ? Json() : Json::parse(text); };
+    return Json{{"id", row.id},
+                {"at", format_micros(row.at_us)},
+                {"actor", r.actor},
+                {"entity", r.entity},
+                {"slug", r.slug},
+                {"action", r.action},
+                {"before", object(r.before)},
+                {"after", object(r.after)}};
+}
+
+AuditRecord audit_record(std::string actor, std::string entity, std::string slug,
+                         std::string action, const Json& before, const Json& after) {
+    auto text = [](const Json& j) { return j.is_null() ? std::string() : j.dump(); };
+    return {std::move(actor),  std::move(entity), std::move(slug),
+            std::move(action), text(before),      text(after)};
 }
 
 Json writable(Json object) {

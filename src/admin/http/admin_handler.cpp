@@ -66,8 +66,8 @@ struct Shared {
 // One resource on the router: preflights, then the chain, then the resource.
 class Endpoint final : public http::Handler {
   public:
-    Endpoint(Shared& shared, Resource* resource, const Chain& chain)
-        : shared_(shared), resource_(resource), chain_(chain) {}
+    Endpoint(Shared& shared, Resource* resource, std::span<const Route> routes, const Chain& chain)
+        : shared_(shared), resource_(resource), routes_(routes), chain_(chain) {}
 
     void handle(const http::Request& request, http::Response& response) override {
         std::string_view origin = allowed_origin(request, shared_.options.cors_origins);
@@ -95,7 +95,7 @@ class Endpoint final : public http::Handler {
     void match(ApiRequest& api) const {
         if (resource_ == nullptr) return;
         std::string_view path = without_trailing_slash(api.http.path());
-        for (const auto& r : resource_->routes()) {
+        for (const auto& r : routes_) {
             std::string name;
             std::string locale;
             if (!matches(r.pattern, path, name, locale)) continue;
@@ -135,19 +135,25 @@ class Endpoint final : public http::Handler {
 
     Shared& shared_;
     Resource* resource_;  // null: no resource lives here (404)
+    std::span<const Route> routes_;
     const Chain& chain_;
 };
 
 }  // namespace
 
 struct AdminHandler::Parts {
+    // A resource the registry built, with its entry.
+    struct Served {
+        const ResourceEntry* entry;
+        std::unique_ptr<Resource> resource;
+    };
+
     std::unique_ptr<AdminStore> store;
     std::unique_ptr<StatsStore> stats;
     FailureLimiter limiter;
     SystemClock system_clock;
     Shared shared;
-    std::vector<std::unique_ptr<Resource>> resources;
-    std::unique_ptr<Resource> session;  // with the open chain; null without a console
+    std::vector<Served> resources;
 
     Parts(std::unique_ptr<AdminStore> s, AdminOptions options, std::unique_ptr<StatsStore> st)
         : store(std::move(s)),
@@ -169,22 +175,15 @@ struct AdminHandler::Parts {
         shared.chain.push_back(check_names());
         shared.chain.push_back(read_body());
         shared.chain.push_back(read_preconditions());
-        const Clock& clock = shared.options.wall_clock ? *shared.options.wall_clock : system_clock;
-        resources.push_back(partners_resource(*store));
-        resources.push_back(links_resource(*store, shared.options.link_health.get()));
-        resources.push_back(audit_resource(*store));
-        resources.push_back(tokens_resource(*store));
-        resources.push_back(disclosures_resource(*store));
-        resources.push_back(stats_resource(stats.get(), clock));
-        resources.push_back(import_resource(*store));
-        resources.push_back(export_resource(*store));
-        resources.push_back(country_groups_resource(*store));
-        if (console == nullptr) return;
-        resources.push_back(users_resource(*console));
-        session = session_resource(*console, shared.options);
         shared.open_chain.push_back(authorize());
         shared.open_chain.push_back(check_query());
         shared.open_chain.push_back(read_body());
+        const Clock& clock = shared.options.wall_clock ? *shared.options.wall_clock : system_clock;
+        ResourceContext context{*store, stats.get(), clock, shared.options};
+        for (const ResourceEntry& entry : resource_registry()) {
+            if (auto resource = entry.make(context))
+                resources.push_back({&entry, std::move(resource)});
+        }
     }
 };
 
@@ -192,17 +191,14 @@ AdminHandler::AdminHandler(std::unique_ptr<AdminStore> store, AdminOptions optio
                            std::unique_ptr<StatsStore> stats)
     : parts_(std::make_unique<Parts>(std::move(store), std::move(options), std::move(stats))) {
     // Each resource under its collection's path; anything else under /api/v1/ is 404.
-    const Chain& chain = parts_->shared.chain;
-    for (const auto& resource : parts_->resources) {
-        router_.prefix(std::string(resource->prefix()),
-                       std::make_shared<Endpoint>(parts_->shared, resource.get(), chain));
+    Shared& shared = parts_->shared;
+    for (const auto& [entry, resource] : parts_->resources) {
+        router_.prefix(std::string(entry->prefix),
+                       std::make_shared<Endpoint>(shared, resource.get(), entry->routes(),
+                                                  entry->open ? shared.open_chain : shared.chain));
     }
-    if (Resource* session = parts_->session.get()) {
-        router_.prefix(
-            std::string(session->prefix()),
-            std::make_shared<Endpoint>(parts_->shared, session, parts_->shared.open_chain));
-    }
-    router_.prefix("/api/v1/", std::make_shared<Endpoint>(parts_->shared, nullptr, chain));
+    router_.prefix("/api/v1/", std::make_shared<Endpoint>(shared, nullptr, std::span<const Route>{},
+                                                          shared.chain));
 }
 
 AdminHandler::~AdminHandler() = default;
@@ -222,10 +218,10 @@ void AdminHandler::unavailable(const http::Request& request, http::Response& res
 std::span<const Route> routes() {
     static const std::vector<Route> all = [] {
         std::vector<Route> list;
-        for (auto table : {partner_routes(), link_routes(), audit_routes(), token_routes(),
-                           disclosure_routes(), stats_routes(), import_routes(), export_routes(),
-                           user_routes(), session_routes(), country_group_routes()})
+        for (const ResourceEntry& entry : resource_registry()) {
+            auto table = entry.routes();
             list.insert(list.end(), table.begin(), table.end());
+        }
         return list;
     }();
     return all;

@@ -6,24 +6,26 @@
 namespace refgate::admin {
 namespace {
 
-// Microseconds since the epoch to a timestamptz (micros() is the other way).
+// Microseconds since the epoch to a timestamptz (pg::micros() is the other way).
 std::string at_micros(std::string_view parameter) {
     return "('epoch'::timestamptz + " + std::string(parameter) + " * interval '1 microsecond')";
 }
 
-const std::string kUserColumns = "SELECT name, role, password_hash, disabled, " +
-                                 micros("created_at") + ", " + micros("updated_at") +
-                                 ", version, " + micros("last_sign_in_at") +
-                                 " FROM refgate_console_users ";
+// UserRow: user_row().
+const std::string kUserColumns =
+    "SELECT name, role, password_hash, disabled, " + pg::micros("created_at") + " AS created_us, " +
+    pg::micros("updated_at") + " AS updated_us, version, " + pg::micros("last_sign_in_at") +
+    " AS last_sign_in_us FROM refgate_console_users ";
 
 UserRow user_row(const pqxx::row& row) {
     UserRow r;
-    r.name = row[0].as<std::string>();
-    r.role = row[1].as<std::string>();
-    r.password_hash = row[2].as<std::string>();
-    r.disabled = row[3].as<bool>();
-    r.stamps = {row[4].as<std::int64_t>(), row[5].as<std::int64_t>(), row[6].as<std::int64_t>()};
-    if (!row[7].is_null()) r.last_sign_in_us = row[7].as<std::int64_t>();
+    r.name = row["name"].as<std::string>();
+    r.role = row["role"].as<std::string>();
+    r.password_hash = row["password_hash"].as<std::string>();
+    r.disabled = row["disabled"].as<bool>();
+    r.stamps = {row["created_us"].as<std::int64_t>(), row["updated_us"].as<std::int64_t>(),
+                row["version"].as<std::int64_t>()};
+    if (auto at = row["last_sign_in_us"]; !at.is_null()) r.last_sign_in_us = at.as<std::int64_t>();
     return r;
 }
 
@@ -57,7 +59,7 @@ std::vector<std::string> PgConsoleRows::lock_enabled_admins() {
     std::vector<std::string> names;
     for (const auto& row : tx_.exec("SELECT name FROM refgate_console_users WHERE role = 'admin' "
                                     "AND NOT disabled ORDER BY name FOR UPDATE"))
-        names.push_back(row[0].as<std::string>());
+        names.push_back(row["name"].as<std::string>());
     return names;
 }
 
@@ -89,9 +91,11 @@ void PgConsoleRows::insert_session(const SessionRow& s) {
 
 std::optional<SessionRow> PgConsoleRows::session(const std::string& id_hash) {
     auto rows = tx_.exec_params("SELECT s.user_name, u.role, u.disabled, s.csrf_token, " +
-                                    micros("s.created_at") + ", " + micros("s.last_seen_at") +
-                                    ", " + micros("s.expires_at") +
-                                    ", s.ended_at IS NOT NULL FROM refgate_console_sessions s "
+                                    pg::micros("s.created_at") + " AS created_us, " +
+                                    pg::micros("s.last_seen_at") + " AS last_seen_us, " +
+                                    pg::micros("s.expires_at") +
+                                    " AS expires_us, s.ended_at IS NOT NULL AS ended "
+                                    "FROM refgate_console_sessions s "
                                     "JOIN refgate_console_users u ON u.name = s.user_name "
                                     "WHERE s.id_hash = decode($1, 'hex')",
                                 id_hash);
@@ -99,14 +103,14 @@ std::optional<SessionRow> PgConsoleRows::session(const std::string& id_hash) {
     const auto& row = rows[0];
     SessionRow s;
     s.id_hash = id_hash;
-    s.user = row[0].as<std::string>();
-    s.role = row[1].as<std::string>();
-    s.user_disabled = row[2].as<bool>();
-    s.csrf_token = row[3].as<std::string>();
-    s.created_us = row[4].as<std::int64_t>();
-    s.last_seen_us = row[5].as<std::int64_t>();
-    s.expires_us = row[6].as<std::int64_t>();
-    s.ended = row[7].as<bool>();
+    s.user = row["user_name"].as<std::string>();
+    s.role = row["role"].as<std::string>();
+    s.user_disabled = row["disabled"].as<bool>();
+    s.csrf_token = row["csrf_token"].as<std::string>();
+    s.created_us = row["created_us"].as<std::int64_t>();
+    s.last_seen_us = row["last_seen_us"].as<std::int64_t>();
+    s.expires_us = row["expires_us"].as<std::int64_t>();
+    s.ended = row["ended"].as<bool>();
     return s;
 }
 

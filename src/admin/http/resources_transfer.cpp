@@ -46,8 +46,6 @@ constexpr std::array kImportRoutes{
 class Import final : public Resource {
   public:
     explicit Import(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/import"; }
-    std::span<const Route> routes() const override { return kImportRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         auto type = media_type(r.http.header("Content-Type"));
@@ -72,8 +70,6 @@ constexpr std::array kExportRoutes{
 class Export final : public Resource {
   public:
     explicit Export(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/export"; }
-    std::span<const Route> routes() const override { return kExportRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         auto format = query_value(r.http.query(), "format").value_or("json");
@@ -108,8 +104,6 @@ constexpr std::array kCountryGroupRoutes{
 class CountryGroups final : public Resource {
   public:
     explicit CountryGroups(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/country-groups"; }
-    std::span<const Route> routes() const override { return kCountryGroupRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {

@@ -71,7 +71,7 @@ Outcome AdminService::create_partner(const Actor& actor, const Json& body) {
         if (rows.partner(p.slug, RowLock::none) || !rows.insert_partner(p))
             return simple(OutcomeKind::conflict, "a partner '" + p.slug + "' exists");
         Json after = partner_object(*rows.partner(p.slug, RowLock::none));
-        rows.insert_audit({actor.name, "partner", p.slug, "create", nullptr, after});
+        rows.insert_audit(audit_record(actor.name, "partner", p.slug, "create", nullptr, after));
         rows.commit();
         return object(OutcomeKind::created, std::move(after));
     });

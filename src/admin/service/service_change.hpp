@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "outcomes.hpp"
+#include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_rows.hpp"
 
 namespace refgate::admin {
@@ -29,7 +30,8 @@ Outcome change(AdminRows& rows, std::string_view entity, const Actor& actor,
     nlohmann::ordered_json before = shape(*row);
     nlohmann::ordered_json after =
         deleted ? nlohmann::ordered_json() : shape(*find(slug, RowLock::none));
-    rows.insert_audit({actor.name, std::string(entity), slug, std::string(action), before, after});
+    rows.insert_audit(
+        audit_record(actor.name, std::string(entity), slug, std::string(action), before, after));
     rows.commit();
     return deleted ? object(OutcomeKind::deleted, std::move(before))
                    : object(OutcomeKind::ok, std::move(after));

@@ -70,8 +70,6 @@ constexpr std::array kPartnerRoutes{
 class Partners final : public Resource {
   public:
     explicit Partners(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/partners"; }
-    std::span<const Route> routes() const override { return kPartnerRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
@@ -118,8 +116,6 @@ constexpr std::array kLinkRoutes{
 class Links final : public Resource {
   public:
     Links(AdminStore& store, LinkHealthService* health) : store_(store), health_(health) {}
-    std::string_view prefix() const override { return "/api/v1/links"; }
-    std::span<const Route> routes() const override { return kLinkRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
@@ -199,8 +195,6 @@ constexpr std::array kAuditRoutes{
 class Audit final : public Resource {
   public:
     explicit Audit(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/audit"; }
-    std::span<const Route> routes() const override { return kAuditRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         auto query = r.http.query();
@@ -231,8 +225,6 @@ constexpr std::array kTokenRoutes{
 class Tokens final : public Resource {
   public:
     explicit Tokens(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/tokens"; }
-    std::span<const Route> routes() const override { return kTokenRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
@@ -266,8 +258,6 @@ constexpr std::array kDisclosureRoutes{
 class Disclosures final : public Resource {
   public:
     explicit Disclosures(AdminStore& store) : store_(store) {}
-    std::string_view prefix() const override { return "/api/v1/disclosures"; }
-    std::span<const Route> routes() const override { return kDisclosureRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {

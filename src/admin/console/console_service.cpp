@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/password_policy.hpp"
+#include "service/outcomes.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -29,8 +29,8 @@ std::string no_user(const std::string& name) { return "no user '" + name + "'"; 
 bool add_user(ConsoleRows& rows, const std::string& actor, const std::string& name, Role role,
               const std::string& hash) {
     if (!rows.insert_user(name, std::string(to_string(role)), hash)) return false;
-    rows.insert_audit(
-        {actor, "user", name, "create", nullptr, user_object(*rows.user(name, RowLock::none))});
+    rows.insert_audit(audit_record(actor, "user", name, "create", nullptr,
+                                   user_object(*rows.user(name, RowLock::none))));
     return true;
 }
 
@@ -304,7 +304,8 @@ Outcome ConsoleService::change_user(const Actor& actor, const std::string& name,
         Json after = user_object(*rows.user(name, RowLock::none));
         Json audited = after;
         if (change.password_hash) audited["password_changed"] = true;
-        rows.insert_audit({actor.name, "user", name, "update", user_object(*row), audited});
+        rows.insert_audit(
+            audit_record(actor.name, "user", name, "update", user_object(*row), audited));
         rows.commit();
         outcome = object(OutcomeKind::ok, std::move(after));
     });
@@ -348,8 +349,8 @@ OwnPasswordChange ConsoleService::change_own_password(const ConsoleSession& sess
         rows.end_sessions(session.user, session.id_hash, now);
         Json after = user_object(*rows.user(session.user, RowLock::none));
         after["password_changed"] = true;
-        rows.insert_audit(
-            {"user:" + session.user, "user", session.user, "update", user_object(*row), after});
+        rows.insert_audit(audit_record("user:" + session.user, "user", session.user, "update",
+                                       user_object(*row), after));
         rows.commit();
         result = OwnPasswordChange::Result::changed;
     });
