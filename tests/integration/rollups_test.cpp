@@ -294,10 +294,13 @@ TEST_CASE(
     check_same_answers(f);
     auto year = f.get("/api/v1/stats/top?limit=100&from=" + f.day(364) + "&to=" + f.today).body;
 
-    // The next flush's upkeep closes them, month by month.
+    // The flushes' upkeep closes them, month by month (for at most a second a flush).
     f.click({"/go/beta"});
-    f.flush();
-    CHECK(f.db.scalar("SELECT months_through::text FROM refgate_rollup_state") == this_month);
+    auto months_through = [&] {
+        return f.db.scalar("SELECT months_through::text FROM refgate_rollup_state");
+    };
+    for (int i = 0; i < 10 && months_through() != this_month; ++i) f.flush();
+    CHECK(months_through() == this_month);
     CHECK(f.db.scalar("SELECT months_closed_through FROM refgate_rollup_state") == "-1");
     CHECK(f.db.scalar("SELECT count(DISTINCT month) FROM refgate_rollup_link_months WHERE month >= "
                       "date_trunc('month', now() AT TIME ZONE 'UTC') - interval '3 months'") ==
