@@ -262,7 +262,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the flush keeps no month sum of the current month; months that have ended are closed into "
+    "the flush keeps no month sum of the current month, and months that have ended are closed into "
     "month sums by the upkeep, and the answers stay the same",
     "[stats][pg][redis]") {
     Fixture f;
