@@ -24,11 +24,13 @@ REFGATE_APT_PACKAGES=(
 # front of refgate and the manifests' parser; the link checker's test HTTPS server and its CA; zbarimg, which reads the QR codes back; the browsers
 # of tests/browser: Chromium, Firefox ESR, and WebKitGTK's WebDriver with the Xvfb display its
 # MiniBrowser draws on; libfaketime, for the fault matrix's clock steps; html5lib, the HTML5 parser
-# that reads the disclosure sanitiser's output as a browser would). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
+# that reads the disclosure sanitiser's output as a browser would; shellcheck and flake8, the
+# linters of the shell scripts and the Python, tests/lint). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
 # :9090, :80), so run.sh does not install them.
+# shellcheck disable=SC2034 # read by test.sh, which sources this file
 REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
   podman runc debootstrap nginx haproxy caddy openssl python3-yaml python3-cryptography zbar-tools chromium
-  firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib)
+  firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib shellcheck flake8)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
@@ -113,16 +115,12 @@ npm_ci_if_stale() {
 }
 
 # npm_ci_build_inputs: the npm packages every build of refgate reads: the console's toolchain
-# (src/console/web), the crawler patterns the click classifier embeds (src/domain/agents), the
-# common passwords console users may not choose (src/admin/passwords) and the address ranges the
-# ASN and country databases are built from (src/redirect/asn, .../country).
+# (src/console/web) and the data sets, all pinned in one lock file (third_party/package-lock.json:
+# the crawler patterns, the common passwords, the ASN and country ranges; third_party/README.md).
 npm_ci_build_inputs() {
   ensure_node
   npm_ci_if_stale "$ROOT/src/console/web"
-  npm_ci_if_stale "$ROOT/src/domain/agents"
-  npm_ci_if_stale "$ROOT/src/admin/passwords"
-  npm_ci_if_stale "$ROOT/src/redirect/asn"
-  npm_ci_if_stale "$ROOT/src/redirect/country"
+  npm_ci_if_stale "$ROOT/third_party"
 }
 
 # ------------------------------------------------------------------- build

@@ -24,6 +24,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# shellcheck disable=SC2119 # no packages but REFGATE_APT_PACKAGES
 ensure_packages
 npm_ci_build_inputs
 # The service only: the test suite is built (with sanitizers) by test.sh.

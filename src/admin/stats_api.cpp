@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "api.hpp"
+#include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/http/negotiation.hpp"
 

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "refgate/config/config.hpp"
-#include "refgate/metrics/health.hpp"
 #include "refgate/redirect/country_database.hpp"
 #include "refgate/redirect/scanner_check.hpp"
 #include "refgate/runtime/file_identity.hpp"
+#include "refgate/runtime/health_state.hpp"
 
 namespace refgate {
 

@@ -18,11 +18,11 @@
 #include "refgate/linkcheck/host_pace.hpp"
 #include "refgate/metrics/click_stats.hpp"
 #include "refgate/metrics/exporter.hpp"
-#include "refgate/metrics/health.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redis/redis_client.hpp"
+#include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 #include "scanner.hpp"
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <functional>
 
-#include "refgate/metrics/health.hpp"
+#include "refgate/runtime/health_state.hpp"
 
 namespace refgate {
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <optional>
 
-#include "refgate/domain/stats_report.hpp"
+#include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/time.hpp"
 #include "refgate/domain/utf8.hpp"
 

@@ -27,25 +27,25 @@ IdleParking::~IdleParking() {
     slots_.for_each([](std::uint32_t, const ParkedConnection& c) { ::close(c.fd); });
     // Sessions still listed are destroyed after this (a forced stop): they find themselves
     // unlisted and do not call back.
-    for (Session* s = head_; s != nullptr; s = s->idle_next_) s->idle_listed_ = false;
+    for (IdleHook* h = head_; h != nullptr; h = h->next) h->listed = false;
 }
 
-void IdleParking::waiting(Session& s) {
-    s.idle_since_ = coarse_steady_now();
-    s.idle_prev_ = tail_;
-    s.idle_next_ = nullptr;
-    (tail_ != nullptr ? tail_->idle_next_ : head_) = &s;
-    tail_ = &s;
-    s.idle_listed_ = true;
+void IdleParking::waiting(IdleHook& h) {
+    h.since = coarse_steady_now();
+    h.prev = tail_;
+    h.next = nullptr;
+    (tail_ != nullptr ? tail_->next : head_) = &h;
+    tail_ = &h;
+    h.listed = true;
     schedule_sweep();
 }
 
-void IdleParking::not_waiting(Session& s) {
-    if (!s.idle_listed_) return;
-    (s.idle_prev_ != nullptr ? s.idle_prev_->idle_next_ : head_) = s.idle_next_;
-    (s.idle_next_ != nullptr ? s.idle_next_->idle_prev_ : tail_) = s.idle_prev_;
-    s.idle_prev_ = s.idle_next_ = nullptr;
-    s.idle_listed_ = false;
+void IdleParking::not_waiting(IdleHook& h) {
+    if (!h.listed) return;
+    (h.prev != nullptr ? h.prev->next : head_) = h.next;
+    (h.next != nullptr ? h.next->prev : tail_) = h.prev;
+    h.prev = h.next = nullptr;
+    h.listed = false;
 }
 
 void IdleParking::schedule_sweep() {
@@ -63,10 +63,10 @@ void IdleParking::schedule_sweep() {
 void IdleParking::sweep() {
     auto now = coarse_steady_now();
     std::size_t parked_now = 0;
-    while (head_ != nullptr && head_->lean() && now - head_->idle_since_ >= kParkAfter) {
-        Session& s = *head_;
-        not_waiting(s);
-        s.park();
+    while (head_ != nullptr && head_->session->lean() && now - head_->since >= kParkAfter) {
+        IdleHook& h = *head_;
+        not_waiting(h);
+        h.session->park();
         ++parked_now;
     }
     while (!by_deadline_.empty()) {
@@ -163,36 +163,6 @@ void IdleParking::close_all() {
         expire_(c);
     });
     by_deadline_.clear();
-}
-
-// Waited kParkAfter for a next request among many connections (IdleParking::sweep): the buffers
-// go back to the pool, the socket to the parking, and this Session ends (its timer is
-// cancelled). Nothing was read since the wait began: a read takes the session off the list.
-void Session::park() {
-    parser_.reset();
-    if (buffers_) pool_.give_back(std::move(buffers_));
-    int fd = fd_;
-    if (poll_slot_ != ConnectionPoller::kNone) {
-        context_.poller.remove(std::exchange(poll_slot_, ConnectionPoller::kNone), fd);
-    }
-    fd_ = -1;
-    awaiting_input_ = false;
-    parked_ = true;
-    closed_ = true;
-    timer_.cancel();
-    listener_.stats.parked_connections.fetch_add(1, std::memory_order_relaxed);
-    context_.parking.park({.fd = fd,
-                           .no_delay = no_delay_,
-                           .listener = listener_index_,
-                           .peer = peer_,
-                           .deadline = deadline_});
-}
-
-void Session::resume(SteadyClock::time_point deadline, bool no_delay) {
-    no_delay_ = no_delay;
-    deadline_ = deadline;
-    wait_timer();
-    receive();
 }
 
 }  // namespace refgate::http

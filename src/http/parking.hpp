@@ -37,6 +37,17 @@ struct ParkedConnection {
     std::chrono::steady_clock::time_point deadline;  // its read timeout
 };
 
+// A Session's place in the list of connections waiting for a next request: kept in the Session
+// (no allocation), linked and unlinked by IdleParking only.
+struct IdleHook {
+    explicit IdleHook(Session& owner) : session(&owner) {}
+    Session* session;
+    IdleHook* prev = nullptr;
+    IdleHook* next = nullptr;
+    std::chrono::steady_clock::time_point since;  // when it started waiting
+    bool listed = false;
+};
+
 class IdleParking {
   public:
     // `wake` takes a parked connection back (a new Session); `expire` closes one whose read
@@ -55,9 +66,10 @@ class IdleParking {
     IdleParking(const IdleParking&) = delete;
     IdleParking& operator=(const IdleParking&) = delete;
 
-    // A lean session starts or stops waiting for its next request (intrusive list, in order).
-    void waiting(Session& session);
-    void not_waiting(Session& session);
+    // A session starts or stops waiting for its next request (intrusive list, in order). The
+    // sweep parks the lean ones that waited kParkAfter (Session::lean, Session::park).
+    void waiting(IdleHook& hook);
+    void not_waiting(IdleHook& hook);
     // Takes the socket of a connection whose Session lets it go.
     void park(const ParkedConnection& connection);
     std::size_t parked() const { return parked_; }
@@ -76,8 +88,8 @@ class IdleParking {
     Wake wake_;
     Expire expire_;
     Swept swept_;
-    Session* head_ = nullptr;  // waiting the longest
-    Session* tail_ = nullptr;
+    IdleHook* head_ = nullptr;  // waiting the longest
+    IdleHook* tail_ = nullptr;
     boost::asio::steady_timer sweep_timer_;
     bool sweep_armed_ = false;
     std::optional<boost::asio::posix::stream_descriptor> epoll_;  // the parked sockets' set

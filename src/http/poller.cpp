@@ -22,7 +22,7 @@ ConnectionPoller::ConnectionPoller(boost::asio::io_context& ioc, bool batch_io)
 }
 
 ConnectionPoller::~ConnectionPoller() {
-    slots_.for_each([](std::uint32_t, Session* session) { session->poll_slot_ = kNone; });
+    slots_.for_each([](std::uint32_t, Session* session) { session->forget_poll_slot(); });
 }
 
 std::uint32_t ConnectionPoller::add(int fd, Session& session) {
@@ -87,12 +87,12 @@ void ConnectionPoller::watch() {
 // reused since (its session closed) are skipped by their generation.
 //
 // A batch of several sockets goes in four passes: every socket is read, and its handler told the
-// path of the request that came (Session::read_ahead, receive_ahead); told again
-// (prepare_ahead); every request is parsed and answered (process_ahead); then every answer is
-// sent (write_ahead, wrote_ahead). So the link a request needs loads while the other sockets are
-// read, and each load that depends on another starts a pass later, instead of one after the other
-// while the request waits; and the answering code runs for the whole batch between two runs of
-// the kernel's. The batch's reads are one system call, and so are its sends (BatchIo).
+// path of the request that came (Session::do_batch_read, on_batch_read); told again
+// (do_batch_prepare); every request is parsed and answered (do_batch_answer); then every answer
+// is sent (do_batch_write, on_batch_write). So the link a request needs loads while the other
+// sockets are read, and each load that depends on another starts a pass later, instead of one after
+// the other while the request waits; and the answering code runs for the whole batch between two
+// runs of the kernel's. The batch's reads are one system call, and so are its sends (BatchIo).
 void ConnectionPoller::dispatch() {
     std::array<epoll_event, 64> events;
     static_assert(std::tuple_size_v<decltype(ahead_)> >= events.size());
@@ -112,27 +112,27 @@ void ConnectionPoller::dispatch() {
                 session.on_events(ev.events);
             } else {
                 auto held = session.shared_from_this();
-                if (session.read_ahead(ev.events, io_)) ahead_[ahead++] = std::move(held);
+                if (session.do_batch_read(ev.events, io_)) ahead_[ahead++] = std::move(held);
             }
         }
         io_.submit();
         std::size_t kept = 0;
         for (std::size_t i = 0; i < ahead; ++i) {
-            if (!ahead_[i]->receive_ahead(io_.result(i))) {
+            if (!ahead_[i]->on_batch_read(io_.result(i))) {
                 ahead_[i].reset();
             } else if (kept++ != i) {
                 ahead_[kept - 1] = std::move(ahead_[i]);
             }
         }
-        for (std::size_t i = 0; i < kept; ++i) ahead_[i]->prepare_ahead();
-        for (std::size_t i = 0; i < kept; ++i) ahead_[i]->process_ahead();
+        for (std::size_t i = 0; i < kept; ++i) ahead_[i]->do_batch_prepare();
+        for (std::size_t i = 0; i < kept; ++i) ahead_[i]->do_batch_answer();
         // The sessions that queued a send move to the front, in the order of their sends.
         std::size_t sends = 0;
         for (std::size_t i = 0; i < kept; ++i) {
-            if (ahead_[i]->write_ahead(io_)) ahead_[sends++].swap(ahead_[i]);
+            if (ahead_[i]->do_batch_write(io_)) ahead_[sends++].swap(ahead_[i]);
         }
         io_.submit();
-        for (std::size_t i = 0; i < sends; ++i) ahead_[i]->wrote_ahead(io_.result(i));
+        for (std::size_t i = 0; i < sends; ++i) ahead_[i]->on_batch_write(io_.result(i));
         for (std::size_t i = 0; i < kept; ++i) ahead_[i].reset();
         if (n == 1) return;  // see above: a lone socket's batch is the wake's last
     }

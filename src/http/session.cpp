@@ -44,11 +44,12 @@ Session::Session(int fd, const PeerAddress& peer, ThreadContext& context, std::u
 Session::~Session() {
     parser_.reset();  // it refers to the storage
     if (buffers_) pool_.give_back(std::move(buffers_));
-    if (idle_listed_) context_.parking.not_waiting(*this);
+    // Still listed only if the parking outlived it; a forced stop's parking unlists it first.
+    if (idle_.listed) context_.parking.not_waiting(idle_);
     if (poll_slot_ != ConnectionPoller::kNone) context_.poller.remove(poll_slot_);
     if (fd_ >= 0) ::close(fd_);
     context_.sessions.erase(this);
-    if (!parked_) listener_.closed(peer_);
+    if (phase_ != Phase::parked) listener_.closed(peer_);
 }
 
 // A new connection's request has usually arrived with it: it is read at once with recv(), and
@@ -58,8 +59,16 @@ Session::~Session() {
 // would reprogram its timerfd.
 void Session::start() {
     deadline_ = coarse_steady_now() + limits_.read_timeout;
-    receive();
-    if (!closed_) wait_timer();
+    do_read();
+    if (!ended()) do_wait_timer();
+}
+
+// A parked connection's new Session: its socket is readable.
+void Session::resume(SteadyClock::time_point deadline, bool no_delay) {
+    no_delay_ = no_delay;
+    deadline_ = deadline;
+    do_wait_timer();
+    do_read();
 }
 
 // With few connections on the thread, a waiting one keeps its buffers (the cheapest path per
@@ -73,12 +82,15 @@ void Session::stop() {
     stopping_ = true;
     // A draining connection closes at its linger deadline: closing now, with its input unread,
     // would reset the connection and could destroy the answer it lingers for.
-    if (!writing_ && !busy_ && !draining_ && !holds_request()) close_now();
+    if (phase_ != Phase::writing && phase_ != Phase::on_pool && phase_ != Phase::draining &&
+        !holds_request()) {
+        close_now();
+    }
 }
 
-// After its last answer the connection closes without draining (linger_close): no refusal, no
+// After its last answer the connection closes without draining (do_close): no refusal, no
 // bytes read and left unparsed.
-bool Session::closes_at_once() const { return !linger_ && input().size() == 0; }
+bool Session::closes_at_once() const { return ending_ != Ending::linger && input().size() == 0; }
 
 // Bytes of a request (or of empty lines before one) are in hand.
 bool Session::holds_request() const {
@@ -88,95 +100,109 @@ bool Session::holds_request() const {
 // Moving the deadline later is a store; moving it earlier re-arms the timer.
 void Session::arm(std::chrono::milliseconds timeout) {
     deadline_ = coarse_steady_now() + timeout;
-    if (deadline_ < timer_.expiry()) wait_timer();
+    if (deadline_ < timer_.expiry()) do_wait_timer();
 }
 
 // One timer per connection, re-armed only when it fires: moving the deadline is a store.
-void Session::wait_timer() {
+void Session::do_wait_timer() {
     timer_.expires_at(deadline_);
     timer_.async_wait(
         asio::bind_allocator(context_.allocator(), [self = shared_from_this()](error_code ec) {
-            if (ec || self->closed_) return;
+            if (ec || self->ended()) return;
             if (SteadyClock::now() >= self->deadline_) {
                 self->on_deadline();
             } else {
-                self->wait_timer();
+                self->do_wait_timer();
             }
         }));
 }
 
-void Session::read_more() {
-    if (closed_) return;
+// The deadline passed. A request still waiting for a pool thread is answered now; one that a
+// pool thread is working on gets another read timeout before the connection is closed.
+void Session::on_deadline() {
+    if (phase_ == Phase::on_pool && ticket_) {
+        bool started = ticket_->exchange(true);
+        ticket_.reset();
+        deadline_ = coarse_steady_now() + limits_.read_timeout;
+        do_wait_timer();
+        if (started) return;
+        enter(Phase::answering);
+        answer_unavailable("queue_wait");
+        parser_.reset();
+        do_answer();
+        return;
+    }
+    close_now();
+}
+
+// Waits for the socket's next bytes: Phase::idle before a request (listed for parking),
+// Phase::reading within one.
+void Session::do_wait_read() {
+    if (ended()) return;
     if (stopping_ && !holds_request()) {
         close_now();
         return;
     }
     // The read timeout covers the wait for a request and its whole header: a client that
     // trickles bytes does not push the deadline back.
-    bool waiting = !holds_request() && empty_line_bytes_ == 0;
-    if (waiting || rearm_read_) arm(limits_.read_timeout);
-    rearm_read_ = false;
-    if (waiting && lean()) {
+    bool idle = !holds_request() && empty_line_bytes_ == 0;
+    if (idle || header_ == HeaderCheck::continued) arm(limits_.read_timeout);
+    if (header_ == HeaderCheck::continued) header_ = HeaderCheck::passed;
+    if (idle && lean()) {
         // Among many connections one that waits holds no buffers: they go back to the thread's
         // pool, and come back from it (the most recently used, still in cache) with the next
         // request. So an idle keep-alive connection costs its Session and socket only.
         parser_.reset();
         if (buffers_) pool_.give_back(std::move(buffers_));
     }
-    if (waiting) context_.parking.waiting(*this);
-    awaiting_input_ = true;
+    enter(idle ? Phase::idle : Phase::reading);
     if (ready_) {
         // Bytes may be there already (the last read filled the buffer, or some came while the
         // connection was busy): read once this handler is done, not within it, so that a client
         // that keeps the socket full cannot nest reads.
         asio::post(context_.ioc,
                    asio::bind_allocator(context_.allocator(), [self = shared_from_this()] {
-                       if (self->ready_) self->readable();
+                       if (self->ready_) self->on_readable();
                    }));
         return;
     }
-    poll();
+    join_poller();
 }
 
 // The thread's ConnectionPoller reports the socket's events (edge-triggered: each new arrival
 // once); what is not waited for now is remembered.
 void Session::on_events(std::uint32_t events) {
     auto self = shared_from_this();
-    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0 && writing_) continue_write();
-    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) == 0 || closed_) return;
+    if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0 && phase_ == Phase::writing) {
+        on_writable();
+    }
+    if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLERR | EPOLLHUP)) == 0 || ended()) return;
     ready_ = true;
     if ((events & (EPOLLRDHUP | EPOLLERR | EPOLLHUP)) != 0) peer_done_ = true;
-    if (draining_) {
-        drain();
-    } else if (awaiting_input_) {
-        readable();
+    if (phase_ == Phase::draining) {
+        do_drain();
+    } else if (waiting()) {
+        on_readable();
     }
 }
 
-void Session::readable() {
-    if (stop_waiting()) receive();
+void Session::on_readable() {
+    if (end_wait()) do_read();
 }
 
 // The connection was waiting for input and is now to read it: false when it was not waiting.
-bool Session::stop_waiting() {
-    if (!awaiting_input_ || closed_) return false;
-    awaiting_input_ = false;
-    context_.parking.not_waiting(*this);
+bool Session::end_wait() {
+    if (!waiting()) return false;
+    enter(Phase::answering);
     return true;
 }
 
-// Reads what the socket holds now, without waiting: a new connection's request has usually
-// arrived with it (the listener defers the accept until it has), and a woken one's has.
-// Nothing there: the connection waits for more.
-void Session::receive() {
-    if (take_input()) process();
-}
-
-// receive() but for process(): true when bytes came. Otherwise the connection waits for more
-// (or closed).
-bool Session::take_input() {
+// Reads what the socket holds now, without waiting, and answers what came: a new connection's
+// request has usually arrived with it (the listener defers the accept until it has), and a woken
+// one's has. Nothing there: the connection waits for more.
+void Session::do_read() {
     auto room = input_room();
-    return took_input(receive_plain(fd_, room.data(), room.size()));
+    if (on_read(receive_plain(fd_, room.data(), room.size()))) do_answer();
 }
 
 // Where the next read puts its bytes (the connection takes buffers if it has none).
@@ -185,8 +211,9 @@ boost::asio::mutable_buffer Session::input_room() {
     return input().prepare(input().max_size() - input().size());
 }
 
-// take_input() after its read into input_room(): `n` bytes, or -errno.
-bool Session::took_input(ssize_t n) {
+// A read into input_room(): `n` bytes, or -errno. True when bytes came; otherwise the
+// connection waits for more (or closed).
+bool Session::on_read(ssize_t n) {
     if (n > 0) {
         // Less than there was room for: the socket is empty until its next event, unless the
         // peer's close came with the last one (a next read finds it; no event will say so).
@@ -196,24 +223,37 @@ bool Session::took_input(ssize_t n) {
     }
     if (n == -EAGAIN || n == -EWOULDBLOCK || n == -EINTR) {
         ready_ = n == -EINTR;
-        read_more();
+        do_wait_read();
     } else {
         close_now();  // the client closed, or the connection failed
     }
     return false;
 }
 
-void Session::start_parser() {
+// Puts the socket in the thread's ConnectionPoller, once, before the connection's first wait.
+// False (and the connection closed) when the set cannot take it (no memory, max_user_watches).
+bool Session::join_poller() {
+    if (poll_slot_ != ConnectionPoller::kNone) return true;
+    poll_slot_ = context_.poller.add(fd_, *this);
+    if (poll_slot_ != ConnectionPoller::kNone) return true;
+    if (context_.poll_failure_log.allow()) {
+        log::warn("poll_failed", {{"error", std::strerror(errno)}});
+    }
+    close_now();
+    return false;
+}
+
+void Session::start_request() {
     parser_.emplace(storage(), limits_, &handler_);
-    header_checked_ = false;
+    header_ = HeaderCheck::pending;
     empty_line_bytes_ = 0;
 }
 
 // Parses every complete request already buffered, answers each into the output buffer, then
-// writes (or reads more when nothing is ready).
-void Session::process() {
-    while (!closing_) {
-        if (!parser_) start_parser();
+// writes (or leaves the write to the batch, or reads more when nothing is ready).
+void Session::do_answer(Send send) {
+    while (ending_ == Ending::keep_open) {
+        if (!parser_) start_request();
         if (input().size() == 0) break;
         if (starts_with_line_break() && !parser_->got_some()) {
             if (!skip_empty_lines()) break;
@@ -227,15 +267,15 @@ void Session::process() {
             answer_error(step.refusal->status, step.refusal->title);
             break;
         }
-        if (parser_->header_done() && !header_checked_) {
-            header_checked_ = true;
+        if (parser_->header_done() && header_ == HeaderCheck::pending) {
+            header_ = HeaderCheck::passed;
             if (!check_header()) break;
         }
         if (parser_->done()) {
             if (handler_.blocking(make_request())) {
-                if (answer_on_pool()) return;  // resumes process() on this thread when done
+                if (do_pool_answer()) return;  // on_pool_answer() goes on
             } else {
-                answer();
+                answer_here();
             }
             parser_.reset();
             if (output().size() >= kMaxPendingOutput) break;
@@ -244,15 +284,15 @@ void Session::process() {
         if (step.used == 0) break;
     }
     if (!output().empty()) {
-        if (defer_write_) {
-            write_deferred_ = true;
+        if (send == Send::batched) {
+            enter(Phase::batched);
             return;
         }
-        write_output();
-    } else if (closing_) {
-        linger_close();
+        do_write();
+    } else if (ending_ != Ending::keep_open) {
+        do_close();
     } else {
-        read_more();
+        do_wait_read();
     }
 }
 
@@ -286,7 +326,7 @@ bool Session::check_header() {
     if (parser_->content_length() > input().size() && storage().version >= 11 &&
         storage().expects_continue()) {
         output().append("HTTP/1.1 100 Continue\r\n\r\n");
-        rearm_read_ = true;  // the body's wait starts now
+        header_ = HeaderCheck::continued;  // the body's wait starts now
     }
     return true;
 }
@@ -297,7 +337,7 @@ bool Session::check_header() {
 // listener's queue full is refused at once, and one still queued at its deadline is answered
 // then (on_deadline); the pool thread that finds it later drops it.
 // False when the request was refused (answered) at once.
-bool Session::answer_on_pool() {
+bool Session::do_pool_answer() {
     auto& queued = listener_.queued_blocking;
     if (queued.fetch_add(1, std::memory_order_relaxed) >= listener_.options.max_blocking_queue) {
         queued.fetch_sub(1, std::memory_order_relaxed);
@@ -305,7 +345,7 @@ bool Session::answer_on_pool() {
         return false;
     }
     response().reset();
-    busy_ = true;
+    enter(Phase::on_pool);
     ticket_ = std::make_shared<std::atomic<bool>>(false);
     arm(listener_.options.blocking_wait);
     asio::post(*context_.blocking_pool, [self = shared_from_this(), ticket = ticket_]() mutable {
@@ -317,77 +357,65 @@ bool Session::answer_on_pool() {
         // pool's thread (its destructor touches the thread's session set and pool).
         auto& ioc = self->context_.ioc;
         asio::post(ioc, [self = std::move(self), expired] {
-            if (expired) return;
-            self->busy_ = false;
-            self->ticket_.reset();
-            if (self->closed_) return;
-            self->finish_answer();
-            self->parser_.reset();
-            self->process();
+            if (!expired) self->on_pool_answer();
         });
     });
     return true;
 }
 
-// The deadline passed. A request still waiting for a pool thread is answered now; one that a
-// pool thread is working on gets another read timeout before the connection is closed.
-void Session::on_deadline() {
-    if (busy_ && ticket_) {
-        bool started = ticket_->exchange(true);
-        ticket_.reset();
-        deadline_ = coarse_steady_now() + limits_.read_timeout;
-        wait_timer();
-        if (started) return;
-        busy_ = false;
-        answer_unavailable("queue_wait");
-        parser_.reset();
-        process();
-        return;
-    }
-    close_now();
+// Back on the I/O thread with the handler's answer (the deadline did not claim the request).
+void Session::on_pool_answer() {
+    ticket_.reset();
+    if (ended()) return;
+    enter(Phase::answering);
+    finish_answer();
+    parser_.reset();
+    do_answer();
 }
 
-void Session::write_output() {
-    wrote(send_plain(fd_, output().data(), output().size(), write_flags()));
+void Session::do_write() {
+    on_write(send_plain(fd_, output().data(), output().size(), write_flags()));
 }
 
 // Readies the socket for the output's send() and says its flags.
 int Session::write_flags() {
+    const bool closing = ending_ != Ending::keep_open;
     // Nagle's algorithm could hold back a response while an earlier one is unacknowledged; only
     // a connection that stays open can have one. Switched off then, as nginx does, so that a
     // Connection: close exchange spends no system call on it.
-    if (!closing_ && !no_delay_) {
+    if (!closing && !no_delay_) {
         no_delay_ = true;
         int on = 1;
         ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
     }
     // An answer nearly always fits the socket's send buffer: one send() writes it. The rest of
-    // a large one goes as the socket takes it (continue_write). An answer after which the
+    // a large one goes as the socket takes it (on_writable). An answer after which the
     // connection closes at once is held back (MSG_MORE) until the close's shutdown(), so that
     // the FIN leaves in the answer's segment: one packet fewer per Connection: close exchange.
-    return closing_ && closes_at_once() ? MSG_MORE : 0;
+    return closing && closes_at_once() ? MSG_MORE : 0;
 }
 
-// write_output() after its send(): `n` bytes sent, or -errno.
-void Session::wrote(ssize_t n) {
+// do_write()'s send(): `n` bytes sent, or -errno.
+void Session::on_write(ssize_t n) {
     if (n < 0 && n != -EAGAIN && n != -EWOULDBLOCK && n != -EINTR) {
         close_now();
         return;
     }
     auto sent = static_cast<std::size_t>(std::max<ssize_t>(n, 0));
     if (sent == output().size()) {
-        written();
+        on_sent();
         return;
     }
     // The rest goes when the socket is writable again.
     sent_ = sent;
-    writing_ = true;
+    enter(Phase::writing);
     arm(limits_.write_timeout);
-    if (!poll()) return;
+    if (!join_poller()) return;
     if (!context_.poller.watch_writable(poll_slot_, fd_)) close_now();
 }
 
-void Session::continue_write() {
+// The socket reported room while Phase::writing: the rest of the output goes.
+void Session::on_writable() {
     while (sent_ < output().size()) {
         ssize_t n = send_plain(fd_, output().data() + sent_, output().size() - sent_);
         if (n < 0) {
@@ -397,17 +425,18 @@ void Session::continue_write() {
         }
         sent_ += static_cast<std::size_t>(n);
     }
-    writing_ = false;
     sent_ = 0;
-    written();
+    enter(Phase::answering);
+    on_sent();
 }
 
-void Session::written() {
+// The whole output went: the next requests, or the end.
+void Session::on_sent() {
     output().clear();
-    if (closing_) {
-        linger_close();
+    if (ending_ != Ending::keep_open) {
+        do_close();
     } else {
-        process();
+        do_answer();
     }
 }
 
@@ -416,9 +445,9 @@ void Session::written() {
 // when the client meant to keep the connection (the server is stopping), or with bytes already
 // read and not parsed, the input is drained for up to kLingerTime first. After an answer to a
 // client that asked for Connection: close, it has sent all it meant to, and the socket is closed
-// at once, as nginx does, the response and the FIN in one segment (write_output).
-void Session::linger_close() {
-    if (closed_) return;
+// at once, as nginx does, the response and the FIN in one segment (do_write).
+void Session::do_close() {
+    if (ended()) return;
     if (closes_at_once()) {
         // Pushes the held answer out with the FIN before close(): had the client sent more
         // meanwhile, close() would reset the connection and drop an answer still held.
@@ -431,12 +460,12 @@ void Session::linger_close() {
         return;
     }
     arm(kLingerTime);
-    draining_ = true;
-    drain();
+    enter(Phase::draining);
+    do_drain();
 }
 
 // Reads and drops what the client sends until it closes, or kLingerTime passes.
-void Session::drain() {
+void Session::do_drain() {
     // A bound per event: a client sending as fast as this reads cannot hold the thread. What it
     // sends next is a next event; the deadline ends it all.
     for (int reads = 0; reads < 16; ++reads) {
@@ -446,7 +475,7 @@ void Session::drain() {
         if (n > 0 || n == -EINTR) continue;
         if (n == -EAGAIN || n == -EWOULDBLOCK) {
             ready_ = false;
-            poll();
+            join_poller();
             return;
         }
         close_now();  // the client closed, or the connection failed
@@ -456,15 +485,13 @@ void Session::drain() {
     // after the thread's other work.
     asio::post(context_.ioc,
                asio::bind_allocator(context_.allocator(), [self = shared_from_this()] {
-                   if (self->draining_ && !self->closed_) self->drain();
+                   if (self->phase_ == Phase::draining) self->do_drain();
                }));
 }
 
 void Session::close_now() {
-    if (closed_) return;
-    closed_ = true;
-    awaiting_input_ = false;
-    if (idle_listed_) context_.parking.not_waiting(*this);
+    if (ended()) return;
+    enter(Phase::closed);
     if (poll_slot_ != ConnectionPoller::kNone) {
         context_.poller.remove(std::exchange(poll_slot_, ConnectionPoller::kNone));
     }
@@ -473,17 +500,25 @@ void Session::close_now() {
     timer_.cancel();
 }
 
-// Puts the socket in the thread's ConnectionPoller, once, before the connection's first wait.
-// False (and the connection closed) when the set cannot take it (no memory, max_user_watches).
-bool Session::poll() {
-    if (poll_slot_ != ConnectionPoller::kNone) return true;
-    poll_slot_ = context_.poller.add(fd_, *this);
-    if (poll_slot_ != ConnectionPoller::kNone) return true;
-    if (context_.poll_failure_log.allow()) {
-        log::warn("poll_failed", {{"error", std::strerror(errno)}});
+// Waited kParkAfter for a next request among many connections (IdleParking::sweep): the buffers
+// go back to the pool, the socket to the parking, and this Session ends (its timer is
+// cancelled). Nothing was read since the wait began: a read takes the session off the list.
+void Session::park() {
+    enter(Phase::parked);
+    parser_.reset();
+    if (buffers_) pool_.give_back(std::move(buffers_));
+    int fd = fd_;
+    if (poll_slot_ != ConnectionPoller::kNone) {
+        context_.poller.remove(std::exchange(poll_slot_, ConnectionPoller::kNone), fd);
     }
-    close_now();
-    return false;
+    fd_ = -1;
+    timer_.cancel();
+    listener_.stats.parked_connections.fetch_add(1, std::memory_order_relaxed);
+    context_.parking.park({.fd = fd,
+                           .no_delay = no_delay_,
+                           .listener = listener_index_,
+                           .peer = peer_,
+                           .deadline = deadline_});
 }
 
 }  // namespace refgate::http

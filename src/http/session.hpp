@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <cassert>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -146,8 +147,27 @@ PeerAddress peer_address(const sockaddr_storage& remote);
 
 // A connection: read -> parse -> handle -> write, pipelined requests answered in order in one
 // write, one deadline timer, no strand (it lives on one thread).
+//
+// Its state is one Phase; every change of phase goes through enter(), which checks it against
+// legal_transition() in debug builds and keeps the thread's idle list in step with Phase::idle.
+// The steps are named as in Beast's examples: do_x starts a step (a read, a write, a wait),
+// on_x takes its result.
 class Session final : public std::enable_shared_from_this<Session> {
   public:
+    enum class Phase : std::uint8_t {
+        answering,  // in the thread's hands: reading what the socket holds, parsing, answering
+        idle,       // waits for a next request, listed in the thread's IdleParking
+        reading,    // waits for the rest of a request
+        on_pool,    // a blocking handler has its request on the blocking pool
+        batched,    // its answers wait for the send of the poller's batch (do_batch_write)
+        writing,    // waits for the socket to take the rest of the output
+        draining,   // answered and shut down for writing: reads only to drop, then closes
+        parked,     // the socket went to IdleParking: this Session is over, not the connection
+        closed,     // the socket is closed
+    };
+    // Whether a Session may go from `from` to `to` (enter() checks it in debug builds).
+    static constexpr bool legal_transition(Phase from, Phase to);
+
     // Takes the connected, non-blocking socket `fd`.
     Session(int fd, const PeerAddress& peer, ThreadContext& context, std::uint8_t listener);
     ~Session();
@@ -157,70 +177,105 @@ class Session final : public std::enable_shared_from_this<Session> {
     void resume(SteadyClock::time_point deadline, bool no_delay);
     // The server is stopping: an idle connection closes now, a busy one after its response.
     void stop();
+    Phase phase() const { return phase_; }
+
+    // For the thread's ConnectionPoller (poller.cpp). The socket's events, one connection alone:
+    void on_events(std::uint32_t events);
+    // A batch of ready connections in passes (ConnectionPoller::dispatch), so that the loads a
+    // request needs overlap the other connections' reads: do_batch_read() queues the socket's
+    // read in the batch's BatchIo (true), or handles its events like on_events() when they are
+    // not a plain arrival; on_batch_read() takes the read's result and, when the bytes start a
+    // request, tells the handler its path (Handler::Parsed::arrived) and leaves it for later
+    // (true); do_batch_prepare() tells it again (a load that needs the first one's);
+    // do_batch_answer() answers like do_answer() but leaves the answers' send to
+    // do_batch_write(), which queues it in the BatchIo (true), and on_batch_write() takes its
+    // result.
+    bool do_batch_read(std::uint32_t events, BatchIo& io);
+    bool on_batch_read(ssize_t received);
+    void do_batch_prepare();
+    void do_batch_answer();
+    bool do_batch_write(BatchIo& io);
+    void on_batch_write(ssize_t sent);
+    // The poller is destroyed before this Session (a forced stop): its slot is gone.
+    void forget_poll_slot() { poll_slot_ = ConnectionPoller::kNone; }
+
+    // For the thread's IdleParking (parking.cpp): whether a waiting connection gives up its
+    // buffers (many connections on the thread), and the end of an idle one's Session.
+    bool lean() const;
+    void park();
 
   private:
-    friend class IdleParking;
-    friend class ConnectionPoller;
-    void park();
+    // How a batch of answers leaves do_answer(): sent at once, or by the poller's batch.
+    enum class Send : std::uint8_t { now, batched };
+    // What follows the answers in hand (ordered: a later value includes the earlier).
+    enum class Ending : std::uint8_t {
+        keep_open,
+        close,   // closes after the output, at once unless input is left unread
+        linger,  // drains the input before closing, whatever is buffered now
+    };
+    // The current request's header checks (check_header).
+    enum class HeaderCheck : std::uint8_t {
+        pending,
+        passed,
+        continued,  // passed, and a 100 Continue went out: the body's wait gets a full read timeout
+    };
+
+    void enter(Phase next);
+    bool waiting() const { return phase_ == Phase::idle || phase_ == Phase::reading; }
+    bool ended() const { return phase_ == Phase::closed || phase_ == Phase::parked; }
+    void end_after(Ending ending) {
+        if (ending > ending_) ending_ = ending;
+    }
+
+    // The deadline and its timer.
     void arm(std::chrono::milliseconds timeout);
-    void wait_timer();
-    void read_more();
-    void on_events(std::uint32_t events);
-    void readable();
-    bool stop_waiting();
-    void receive();
-    bool take_input();
+    void do_wait_timer();
+    void on_deadline();
+    // Reading.
+    void do_wait_read();
+    void on_readable();
+    bool end_wait();
+    void do_read();
     boost::asio::mutable_buffer input_room();
-    bool took_input(ssize_t n);
-    void start_parser();
-    // A batch of ready connections in four passes (ConnectionPoller::dispatch), so that the
-    // loads a request needs overlap the other connections' reads: read_ahead() queues the
-    // socket's read in the batch's BatchIo (true), or handles its events like on_events() when
-    // they are not a plain arrival; receive_ahead() takes the read's result and, when the bytes
-    // start a request, tells the handler its path (Handler::Parsed::arrived) and leaves it for
-    // later (true); prepare_ahead() tells it again (a load that needs the first one's);
-    // process_ahead() answers like process() but leaves the answers' send() to write_ahead(),
-    // which queues it in the BatchIo (true), and wrote_ahead() takes its result.
-    bool read_ahead(std::uint32_t events, BatchIo& io);
-    bool receive_ahead(ssize_t received);
-    void prepare_ahead();
-    void process_ahead();
-    bool write_ahead(BatchIo& io);
-    void wrote_ahead(ssize_t sent);
-    std::string_view arriving_path() const;
-    bool poll();
+    bool on_read(ssize_t n);
+    bool join_poller();
+    // Parsing and answering (session_answer.cpp has the answers themselves).
+    void start_request();
+    void do_answer(Send send = Send::now);
     bool holds_request() const;
+    bool starts_with_line_break() const;
+    bool skip_empty_lines();
+    bool check_header();
+    Request make_request() const;
+    void answer_here();
+    void answer_error(int status, std::string_view title);
+    void call_handler();
+    void handler_failed(const char* error);
+    void finish_answer();
+    bool do_pool_answer();
+    void on_pool_answer();
+    void answer_unavailable(std::string_view reason);
+    void serialize(bool head, bool keep_alive);
+    std::string_view arriving_path() const;
+    // Writing.
+    void do_write();
+    int write_flags();
+    void on_write(ssize_t n);
+    void on_writable();
+    void on_sent();
+    // Closing.
     bool closes_at_once() const;
-    bool lean() const;
+    void do_close();
+    void do_drain();
+    void close_now();
+
     boost::beast::flat_buffer& input() const { return buffers_->input; }
     std::string& output() const { return buffers_->output; }
     RequestStorage& storage() const { return buffers_->storage; }
     Response& response() const { return buffers_->response; }
-    void process();
-    bool starts_with_line_break() const;
-    bool skip_empty_lines();
-    bool check_header();
-    void answer_error(int status, std::string_view title);
-    Request make_request() const;
-    void answer();
-    void call_handler();
-    void handler_failed(const char* error);
-    void finish_answer();
-    bool answer_on_pool();
-    void on_deadline();
-    void answer_unavailable(std::string_view reason);
-    void serialize(bool head, bool keep_alive);
-    void write_output();
-    int write_flags();
-    void wrote(ssize_t n);
-    void continue_write();
-    void written();
-    void linger_close();
-    void drain();
-    void close_now();
 
     // The connection's socket, non-blocking from accept4(). It joins the thread's
-    // ConnectionPoller only when the connection first waits (poll()), so that an exchange
+    // ConnectionPoller only when the connection first waits (join_poller()), so that an exchange
     // answered at once (Connection: close) is accept4, recv, send, shutdown and close, and no
     // epoll_ctl.
     int fd_;
@@ -233,37 +288,62 @@ class Session final : public std::enable_shared_from_this<Session> {
     Handler& handler_;
     BufferPool& pool_;
     // Held while the connection has a request or a response in hand; an idle keep-alive
-    // connection among many gives them back to the thread's pool (read_more).
+    // connection among many gives them back to the thread's pool (do_wait_read).
     std::unique_ptr<SessionBuffers> buffers_;
     std::optional<RequestParser> parser_;
     PeerAddress peer_;
-    // Waiting for a next request among many connections: listed in the thread's IdleParking.
-    Session* idle_prev_ = nullptr;
-    Session* idle_next_ = nullptr;
-    SteadyClock::time_point idle_since_;
+    IdleHook idle_{*this};  // its place in the thread's IdleParking while Phase::idle
     std::uint8_t listener_index_;
-    bool idle_listed_ = false;
-    bool parked_ = false;  // the socket went to the parking: the connection is still open
+    Phase phase_ = Phase::answering;
+    Ending ending_ = Ending::keep_open;
+    HeaderCheck header_ = HeaderCheck::pending;
     // The socket may hold bytes: no read since its last event found it empty.
     bool ready_ = true;
-    bool peer_done_ = false;       // an event reported the peer's close (or an error)
-    bool awaiting_input_ = false;  // waits for the socket's next bytes (read_more)
-    bool draining_ = false;        // reads only to drop, then closes (linger_close)
-    bool header_checked_ = false;
-    bool rearm_read_ = false;  // a 100 Continue went out: the body gets a full read timeout
+    bool peer_done_ = false;            // an event reported the peer's close (or an error)
+    bool no_delay_ = false;             // TCP_NODELAY is set
+    bool stopping_ = false;             // the server stops: no keep-alive, no next wait
     std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request
-    bool closing_ = false;
-    bool linger_ = false;    // drain the input before closing, whatever is buffered now
-    bool no_delay_ = false;  // TCP_NODELAY is set
-    bool writing_ = false;   // waits for the socket to take the rest of output(), from sent_
-    std::size_t sent_ = 0;
-    bool busy_ = false;  // a blocking handler is working on this connection's request
-    // While busy_: claimed by the pool thread that starts the request or by its deadline.
+    std::size_t sent_ = 0;              // of output() while Phase::writing
+    // While Phase::on_pool: claimed by the pool thread that starts the request or by its
+    // deadline.
     std::shared_ptr<std::atomic<bool>> ticket_;
-    bool stopping_ = false;
-    bool closed_ = false;
-    bool defer_write_ = false;  // process() leaves the answers it wrote to write_ahead()
-    bool write_deferred_ = false;
 };
+
+// The phases and their transitions:
+//
+//   answering -> idle | reading     the answers are out; wait for the socket (do_wait_read)
+//   idle | reading -> answering     bytes came (end_wait)
+//   idle -> parked                  waited kParkAfter among many connections (park)
+//   answering -> on_pool -> answering   a blocking request and its answer (do_pool_answer)
+//   answering -> batched -> answering   the answers go in the batch's send (do_answer)
+//   answering -> writing -> answering   the socket took only part of them (on_write)
+//   answering -> draining           answered, closing, input to drop first (do_close)
+//   any but parked -> closed        an error, the deadline, the end (close_now)
+constexpr bool Session::legal_transition(Phase from, Phase to) {
+    switch (from) {
+        case Phase::answering:
+            return to != Phase::answering && to != Phase::parked;
+        case Phase::idle:
+            return to == Phase::answering || to == Phase::parked || to == Phase::closed;
+        case Phase::reading:
+        case Phase::on_pool:
+        case Phase::batched:
+        case Phase::writing:
+            return to == Phase::answering || to == Phase::closed;
+        case Phase::draining:
+            return to == Phase::closed;
+        case Phase::parked:
+        case Phase::closed:
+            return false;
+    }
+    return false;
+}
+
+inline void Session::enter(Phase next) {
+    assert(legal_transition(phase_, next));
+    if (phase_ == Phase::idle) context_.parking.not_waiting(idle_);
+    phase_ = next;
+    if (next == Phase::idle) context_.parking.waiting(idle_);
+}
 
 }  // namespace refgate::http

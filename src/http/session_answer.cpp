@@ -14,8 +14,7 @@ void Session::answer_error(int status, std::string_view title) {
     response().simple_page(status, title);
     response().set_close();
     serialize(false, false);
-    closing_ = true;
-    linger_ = true;  // the client may still be sending what was refused
+    end_after(Ending::linger);  // the client may still be sending what was refused
 }
 
 Request Session::make_request() const {
@@ -31,7 +30,8 @@ Request Session::make_request() const {
     return request;
 }
 
-void Session::answer() {
+// A handler that does not block answers on this thread.
+void Session::answer_here() {
     response().reset();
     call_handler();
     finish_answer();
@@ -64,9 +64,8 @@ void Session::finish_answer() {
     bool client_keeps = parser_->keep_alive();
     bool keep_alive = client_keeps && !response().close() && !stopping_;
     serialize(storage().method == Method::head, keep_alive);
-    if (!keep_alive) closing_ = true;
     // A client that meant to keep the connection may already be sending its next request.
-    if (!keep_alive && client_keeps) linger_ = true;
+    if (!keep_alive) end_after(client_keeps ? Ending::linger : Ending::close);
 }
 
 // Refuses a blocking request that the pool cannot take in time.

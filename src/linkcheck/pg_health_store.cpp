@@ -32,20 +32,22 @@ class PgHealthStore final : public HealthStore {
     std::optional<HealthRecord> record(std::int64_t link_id, const std::string& branch) override {
         pqxx::work tx(connection());
         auto rows = tx.exec_params(
-            "SELECT state, detail, extract(epoch FROM since)::bigint, pending_state, "
-            "pending_detail, extract(epoch FROM confirm_at)::bigint "
+            "SELECT state, detail, extract(epoch FROM since)::bigint AS since_s, pending_state, "
+            "pending_detail, extract(epoch FROM confirm_at)::bigint AS confirm_at_s "
             "FROM refgate_link_health WHERE link_id = $1 AND branch = $2",
             link_id, branch);
         tx.commit();
         if (rows.empty()) return std::nullopt;
         const auto& row = rows[0];
         HealthRecord r;
-        r.state = {parse_finding(row[0].c_str()).value_or(Finding::ok), row[1].c_str()};
-        r.since = *time_of(row[2]);
-        if (!row[3].is_null()) {
-            r.pending = Verdict{parse_finding(row[3].c_str()).value_or(Finding::ok),
-                                row[4].is_null() ? "" : row[4].c_str()};
-            r.confirm_at = time_of(row[5]);
+        r.state = {parse_finding(row["state"].c_str()).value_or(Finding::ok),
+                   row["detail"].c_str()};
+        r.since = *time_of(row["since_s"]);
+        if (auto pending = row["pending_state"]; !pending.is_null()) {
+            auto detail = row["pending_detail"];
+            r.pending = Verdict{parse_finding(pending.c_str()).value_or(Finding::ok),
+                                detail.is_null() ? "" : detail.c_str()};
+            r.confirm_at = time_of(row["confirm_at_s"]);
         }
         return r;
     }
@@ -97,13 +99,13 @@ class PgHealthStore final : public HealthStore {
         for (auto id : link_ids) found[id] = PlanLink{.id = id};
         pqxx::work tx(connection());
         for (const auto& row :
-             tx.exec("SELECT link_id, extract(epoch FROM min(checked_at))::bigint, "
-                     "extract(epoch FROM min(confirm_at))::bigint FROM refgate_link_health "
-                     "GROUP BY link_id")) {
-            auto it = found.find(row[0].as<std::int64_t>());
+             tx.exec("SELECT link_id, extract(epoch FROM min(checked_at))::bigint AS checked_s, "
+                     "extract(epoch FROM min(confirm_at))::bigint AS confirm_at_s "
+                     "FROM refgate_link_health GROUP BY link_id")) {
+            auto it = found.find(row["link_id"].as<std::int64_t>());
             if (it == found.end()) continue;
-            it->second.last_checked = time_of(row[1]);
-            it->second.confirm_at = time_of(row[2]);
+            it->second.last_checked = time_of(row["checked_s"]);
+            it->second.confirm_at = time_of(row["confirm_at_s"]);
         }
         tx.commit();
         std::vector<PlanLink> out;
@@ -115,9 +117,10 @@ class PgHealthStore final : public HealthStore {
         std::map<Finding, std::int64_t> counts;
         pqxx::work tx(connection());
         for (const auto& row :
-             tx.exec("SELECT state, count(DISTINCT link_id) FROM refgate_link_health "
+             tx.exec("SELECT state, count(DISTINCT link_id) AS links FROM refgate_link_health "
                      "GROUP BY state")) {
-            if (auto f = parse_finding(row[0].c_str())) counts[*f] = row[1].as<std::int64_t>();
+            if (auto f = parse_finding(row["state"].c_str()))
+                counts[*f] = row["links"].as<std::int64_t>();
         }
         tx.commit();
         return counts;
@@ -126,7 +129,9 @@ class PgHealthStore final : public HealthStore {
     bool try_lock() override {
         if (locked_ && conn_ && conn_->is_open()) return true;
         pqxx::nontransaction tx(connection());
-        locked_ = tx.exec_params("SELECT pg_try_advisory_lock($1)", kCheckerLock)[0][0].as<bool>();
+        locked_ =
+            tx.exec_params("SELECT pg_try_advisory_lock($1) AS locked", kCheckerLock)[0]["locked"]
+                .as<bool>();
         return locked_;
     }
 

@@ -7,7 +7,7 @@
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
-#include "refgate/pg/partner_sql.hpp"
+#include "refgate/pg/stored_rows.hpp"
 #include "snapshot_reader.hpp"
 
 namespace refgate::pg {
@@ -92,50 +92,74 @@ WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_pa
 RETURNING id
 )sql";
 
-// Audit rows for an import, one per changed partner or link, as the admin API writes them. The
-// objects before the upsert are read first ([{"slug", "object"}]); the upsert's RETURNING ids
-// name the rows that really changed, so an unchanged entity gets no entry.
-const std::string kPartnersBefore = "SELECT coalesce(json_agg(json_build_object('slug', p.slug, " +
-                                    std::string("'object', ") + kPartnerObjectJson +
-                                    ")), '[]')::text FROM refgate_partners p "
-                                    "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) "
-                                    "ON r.slug = p.slug";
-const std::string kLinksBefore =
-    "SELECT coalesce(json_agg(json_build_object('slug', l.slug, 'object', " +
-    std::string(kLinkObjectJson) +
-    ")), '[]')::text FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id "
-    "JOIN jsonb_to_recordset($1::jsonb) AS r(slug text) ON r.slug = l.slug";
-const std::string kAuditPartners =
-    "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
-    "SELECT $1, 'partner', p.slug, CASE WHEN b.object IS NULL THEN 'create' ELSE 'update' END, "
-    "b.object, " +
-    kPartnerObjectJson +
-    "::jsonb FROM refgate_partners p LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, "
-    "object jsonb) ON b.slug = p.slug WHERE p.id = ANY($3::bigint[]) ORDER BY p.slug";
-const std::string kAuditLinks =
-    "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
-    "SELECT $1, 'link', l.slug, CASE WHEN b.object IS NULL THEN 'create' ELSE 'update' END, "
-    "b.object, " +
-    std::string(kLinkObjectJson) +
-    "::jsonb FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id "
-    "LEFT JOIN jsonb_to_recordset($2::jsonb) AS b(slug text, object jsonb) "
-    "ON b.slug = l.slug WHERE l.id = ANY($3::bigint[]) ORDER BY l.slug";
+// Audit rows for an import, one per changed partner or link, with the objects as the admin API
+// shows them and records them (refgate/codec/stored_objects.hpp): [{slug, action, before,
+// after}] in the order given.
+constexpr const char* kInsertAudit = R"sql(
+INSERT INTO refgate_audit (actor, entity, slug, action, before, after)
+SELECT $1, $2, r.slug, r.action, r.before, r.after
+FROM ROWS FROM (jsonb_to_recordset($3::jsonb) AS (slug text, action text, before jsonb, after jsonb))
+     WITH ORDINALITY AS r(slug, action, before, after, ord)
+ORDER BY r.ord
+)sql";
 
 // The ids a RETURNING id gave, as a bigint[] parameter.
 std::string id_array(const pqxx::result& rows) {
     std::vector<std::int64_t> ids;
-    for (const auto& row : rows) ids.push_back(row[0].as<std::int64_t>());
+    for (const auto& row : rows) ids.push_back(row["id"].as<std::int64_t>());
     return bigint_array(ids);
 }
 
-// Upserts `rows` with `upsert` and audits each row it changed; returns how many it changed.
-std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor,
-                           const std::string& rows, const char* upsert,
-                           const std::string& before_sql, const std::string& audit_sql) {
-    std::string before = tx.exec_params(before_sql, rows)[0][0].c_str();
+using Objects = std::vector<std::pair<std::string, nlohmann::ordered_json>>;  // by slug
+
+// Upserts `entities` (as `rows`, with `upsert`) and audits each one that really changed, with its
+// object before and after as `objects` reads them (those that match the condition, by slug);
+// returns how many changed.
+template <typename Entity, typename Read>
+std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor, const char* entity,
+                           const std::vector<Entity>& entities, const char* upsert,
+                           const std::string& rows, Read&& objects) {
+    std::vector<std::string> slugs;
+    for (const auto& e : entities) slugs.push_back(e.slug);
+    std::map<std::string, nlohmann::ordered_json> before;
+    for (auto& [slug, object] : objects("slug = ANY($1::text[])", text_array(slugs)))
+        before[slug] = std::move(object);
     auto changed = tx.exec_params(upsert, rows);
-    if (!changed.empty()) tx.exec_params(audit_sql, actor, before, id_array(changed));
+    if (changed.empty()) return 0;
+    nlohmann::ordered_json audit = nlohmann::ordered_json::array();
+    for (auto& [slug, object] : objects("id = ANY($1::bigint[])", id_array(changed))) {
+        auto it = before.find(slug);
+        bool created = it == before.end();
+        audit.push_back({{"slug", slug},
+                         {"action", created ? "create" : "update"},
+                         {"before", created ? nlohmann::ordered_json() : std::move(it->second)},
+                         {"after", std::move(object)}});
+    }
+    tx.exec_params(kInsertAudit, actor, entity, audit.dump());
     return changed.size();
+}
+
+std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor,
+                            const std::vector<Partner>& partners) {
+    auto objects = [&tx](const std::string& condition, const std::string& values) {
+        Objects out;
+        for (const auto& s : read_partners(tx, "WHERE p." + condition + " ORDER BY p.slug", values))
+            out.emplace_back(s.partner.slug, stored_partner_object(s.partner, s.stamps));
+        return out;
+    };
+    return upsert_audited(tx, actor, "partner", partners, kUpsertPartner, partner_rows(partners),
+                          objects);
+}
+
+std::size_t upsert_links(pqxx::transaction_base& tx, const std::string& actor,
+                         const std::vector<Link>& links) {
+    auto objects = [&tx](const std::string& condition, const std::string& values) {
+        Objects out;
+        for (const auto& s : read_links(tx, "WHERE l." + condition + " ORDER BY l.slug", values))
+            out.emplace_back(s.link.slug, stored_link_object(s.link, s.stamps));
+        return out;
+    };
+    return upsert_audited(tx, actor, "link", links, kUpsertLink, link_rows(links), objects);
 }
 
 std::string disclosure_rows(const std::vector<Disclosure>& disclosures) {
@@ -253,12 +277,16 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
 
 ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json& doc,
                        const UrlPolicy& policy, const std::string& actor) {
+    return import_in(tx, parse_import(doc), policy, actor);
+}
+
+ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
+                       const UrlPolicy& policy, const std::string& actor) {
     ImportReport report;
     // Structural problems and link problems are reported together, so that an editor sees every
     // bad entry of a file at once.
-    ParsedImport parsed = parse_import(doc);
-    report.issues = std::move(parsed.issues);
-    auto& incoming = parsed.document;
+    report.issues = parsed.issues;
+    ImportDocument incoming = parsed.document;  // the links are canonicalised in place
     // Editors' other writes wait until this import has been validated and applied whole.
     tx.exec(
         "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures, refgate_country_groups "
@@ -271,12 +299,10 @@ ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json&
     if (!report.issues.empty()) return report;  // the caller rolls back
 
     if (!incoming.partners.empty()) {
-        report.partners_changed = upsert_audited(tx, actor, partner_rows(incoming.partners),
-                                                 kUpsertPartner, kPartnersBefore, kAuditPartners);
+        report.partners_changed = upsert_partners(tx, actor, incoming.partners);
     }
     if (!incoming.links.empty()) {
-        report.links_changed = upsert_audited(tx, actor, link_rows(incoming.links), kUpsertLink,
-                                              kLinksBefore, kAuditLinks);
+        report.links_changed = upsert_links(tx, actor, incoming.links);
     }
     if (!incoming.country_groups.empty()) upsert_country_groups(tx, incoming.country_groups, actor);
     if (!incoming.disclosures.empty()) {
@@ -302,10 +328,16 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
     }
 }
 
-nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
+ImportDocument export_data_in(pqxx::transaction_base& tx) {
     StoredData stored = read_all(tx);
-    return refgate::export_document(stored.partners, stored.links,
-                                    current_disclosures(stored.disclosures), stored.country_groups);
+    return {std::move(stored.partners), std::move(stored.links),
+            current_disclosures(stored.disclosures), std::move(stored.country_groups)};
+}
+
+nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
+    ImportDocument data = export_data_in(tx);
+    return refgate::export_document(data.partners, data.links, data.disclosures,
+                                    data.country_groups);
 }
 
 nlohmann::ordered_json export_document(const std::string& database_url) {

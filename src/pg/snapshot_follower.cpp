@@ -228,7 +228,7 @@ void SnapshotFollower::write_due_codes() {
     // Once per snapshot version: the NOTIFY of the write brings the next one.
     due_codes_written_for_ = current->version();
     pqxx::work tx(*connection_->conn);
-    auto applied = tx.exec("SELECT refgate_apply_due_codes()")[0][0].as<int>();
+    auto applied = tx.exec("SELECT refgate_apply_due_codes() AS applied")[0]["applied"].as<int>();
     tx.commit();
     if (applied > 0) log::info("scheduled_codes_written", {{"count", applied}});
 }

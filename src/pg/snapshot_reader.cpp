@@ -9,21 +9,17 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
-#include "refgate/pg/partner_sql.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::pg {
 namespace {
 
-const std::string kSelectPartners =
-    std::string("SELECT coalesce(json_agg(json_build_object('id', p.id, ") + kPartnerMembersJson +
-    ") ORDER BY p.id), '[]'::json)::text FROM refgate_partners p";
-
 // Links as plain rows: one JSON document of 100,000 links cost PostgreSQL time to build and us
 // time and memory to parse (about 20 MiB of text, then a DOM three times that).
 constexpr const char* kSelectLinks = R"sql(
-SELECT l.id, l.slug, p.slug, l.destination, l.status,
-       floor(extract(epoch FROM l.expires_at))::bigint, l.fallback, l.utm_passthrough,
-       CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END
+SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status,
+       floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, l.utm_passthrough,
+       CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END AS rules
 FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
 ORDER BY l.id
 )sql";
@@ -33,13 +29,13 @@ SELECT coalesce(json_agg(json_build_object(
     'key', d.key, 'locale', d.locale, 'version', d.version, 'text', d.text, 'html', d.html,
     'html_given', d.html_given,
     'updated_at', to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-    ORDER BY d.key, d.locale, d.version), '[]'::json)::text
+    ORDER BY d.key, d.locale, d.version), '[]'::json)::text AS disclosures
 FROM refgate_disclosures d
 )sql";
 
 constexpr const char* kSelectCountryGroups = R"sql(
 SELECT coalesce(json_agg(json_build_object('family', family, 'fallbacks', fallbacks)
-                         ORDER BY family), '[]')::text
+                         ORDER BY family), '[]')::text AS country_groups
 FROM refgate_country_groups
 )sql";
 
@@ -49,19 +45,19 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
     links.reserve(rows.size());
     for (const auto& row : rows) {
         Link l;
-        l.id = row[0].as<std::int64_t>();
-        l.slug = row[1].c_str();
-        l.partner = row[2].c_str();
-        l.destination = row[3].c_str();
-        auto status = parse_link_status(row[4].c_str());
+        l.id = row["id"].as<std::int64_t>();
+        l.slug = row["slug"].c_str();
+        l.partner = row["partner"].c_str();
+        l.destination = row["destination"].c_str();
+        auto status = parse_link_status(row["status"].c_str());
         if (!status) throw std::runtime_error("link " + l.slug + ": bad status");
         l.status = *status;
-        if (!row[5].is_null())
-            l.expires_at = SysSeconds{std::chrono::seconds{row[5].as<long long>()}};
-        if (!row[6].is_null()) l.fallback = row[6].c_str();
-        l.utm_passthrough = row[7].as<bool>();
-        if (!row[8].is_null())
-            l.rules = rules_from_json(nlohmann::ordered_json::parse(row[8].c_str()));
+        if (auto expires = row["expires_s"]; !expires.is_null())
+            l.expires_at = SysSeconds{std::chrono::seconds{expires.as<long long>()}};
+        if (auto fallback = row["fallback"]; !fallback.is_null()) l.fallback = fallback.c_str();
+        l.utm_passthrough = row["utm_passthrough"].as<bool>();
+        if (auto rules = row["rules"]; !rules.is_null())
+            l.rules = rules_from_json(nlohmann::ordered_json::parse(rules.c_str()));
         links.push_back(std::move(l));
     }
     return links;
@@ -70,19 +66,20 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
 }  // namespace
 
 std::uint64_t read_version(pqxx::transaction_base& tx) {
-    return tx.exec("SELECT version FROM refgate_snapshot_version")[0][0].as<std::uint64_t>();
+    return tx.exec("SELECT version FROM refgate_snapshot_version")[0]["version"]
+        .as<std::uint64_t>();
 }
 
 StoredData read_all(pqxx::transaction_base& tx) {
     StoredData data;
     data.version = read_version(tx);
-    data.partners =
-        partners_from_json(nlohmann::ordered_json::parse(tx.exec(kSelectPartners)[0][0].c_str()));
+    for (auto& stored : read_partners(tx, "ORDER BY p.id"))
+        data.partners.push_back(std::move(stored.partner));
     data.links = read_links(tx);
     data.disclosures = disclosures_from_json(
-        nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0][0].c_str()));
+        nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0]["disclosures"].c_str()));
     data.country_groups = country_groups_from_json(
-        nlohmann::ordered_json::parse(tx.exec(kSelectCountryGroups)[0][0].c_str()));
+        nlohmann::ordered_json::parse(tx.exec(kSelectCountryGroups)[0]["country_groups"].c_str()));
     return data;
 }
 

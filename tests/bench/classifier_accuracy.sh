@@ -35,8 +35,13 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/refgate-classifier-accuracy.XXXX")
 trap 'rm -rf "$WORK"' EXIT
 DATA=$ROOT/tests/data/agents
-npm_ci_if_stale "$ROOT/src/domain/agents"
+npm_ci_if_stale "$ROOT/third_party"
 npm_ci_if_stale "$DATA/npm"
+# The crawler patterns' text, converted once by this tree's refgate_data (the package is the same
+# for both parts).
+g++ -std=c++20 -O1 "$ROOT/src/tools/data_convert.cpp" -o "$WORK/refgate_data"
+"$WORK/refgate_data" crawler-patterns "$ROOT/third_party/node_modules/crawler-user-agents" \
+  "$WORK/crawler_patterns.txt"
 
 # compile_part NAME SOURCE_ROOT, as in classifier_cost.sh.
 compile_part() {
@@ -45,9 +50,7 @@ compile_part() {
   cmake -DIN="$src/src/domain/bot_patterns.txt" -DOUT="$out/bot_patterns_data.cpp" \
     -DFUNCTION=refgate::embedded_bot_patterns -DHEADER=refgate/domain/click_classifier.hpp \
     -P "$src/cmake/embed_text.cmake"
-  cmake -DPACKAGE="$ROOT/src/domain/agents/node_modules/crawler-user-agents" \
-    -DOUT="$out/crawler_patterns.txt" -P "$src/cmake/crawler_patterns.cmake"
-  cmake -DIN="$out/crawler_patterns.txt" -DOUT="$out/crawler_patterns_data.cpp" \
+  cmake -DIN="$WORK/crawler_patterns.txt" -DOUT="$out/crawler_patterns_data.cpp" \
     -DFUNCTION=refgate::embedded_crawler_patterns -DHEADER=refgate/domain/click_classifier.hpp \
     -P "$src/cmake/embed_text.cmake"
   local flags=(-std=c++20 -O1 -DNDEBUG -I"$src/include/domain" -Drefgate="refgate_$name")
@@ -72,7 +75,7 @@ g++ -std=c++20 -O1 "$HERE/classifier_accuracy.cpp" "$WORK"/baseline/*.o "$WORK"/
   -o "$WORK/classifier_accuracy"
 
 # The package's own examples, one a line, as a corpus file like the others.
-python3 - "$ROOT/src/domain/agents/node_modules/crawler-user-agents/crawler-user-agents.json" \
+python3 - "$ROOT/third_party/node_modules/crawler-user-agents/crawler-user-agents.json" \
   >"$WORK/crawlers-package-instances.txt" <<'PY'
 import json, sys
 for entry in json.load(open(sys.argv[1])):

@@ -10,7 +10,7 @@
 # corpora there, in a fixed pseudo-random order. Both classifiers are compiled with g++ -O2 from
 # their own sources (the baseline's from `git archive`) into one program, outside any build tree,
 # which alternates their passes (so both see the same load) and keeps each one's best pass;
-# needs `npm ci` in src/domain/agents (the crawler patterns). About 30 s. Single-threaded.
+# needs `npm ci` in third_party (the crawler patterns). About 30 s. Single-threaded.
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
@@ -33,7 +33,12 @@ done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/refgate-classifier-cost.XXXX")
 trap 'rm -rf "$WORK"' EXIT
-npm_ci_if_stale "$ROOT/src/domain/agents"
+npm_ci_if_stale "$ROOT/third_party"
+# The crawler patterns' text, converted once by this tree's refgate_data (the package is the same
+# for both parts).
+g++ -std=c++20 -O1 "$ROOT/src/tools/data_convert.cpp" -o "$WORK/refgate_data"
+"$WORK/refgate_data" crawler-patterns "$ROOT/third_party/node_modules/crawler-user-agents" \
+  "$WORK/crawler_patterns.txt"
 
 # compile_part NAME SOURCE_ROOT: SOURCE_ROOT's classifier sources and a cost pass over them into
 # objects whose namespace `refgate` is renamed to refgate_NAME, so that both parts link together.
@@ -44,10 +49,8 @@ compile_part() {
     -DFUNCTION=refgate::embedded_bot_patterns -DHEADER=refgate/domain/click_classifier.hpp \
     -P "$src/cmake/embed_text.cmake"
   local sources=("$src/src/domain/click_classifier.cpp" "$out/bot_patterns_data.cpp")
-  if [[ -e $src/cmake/crawler_patterns.cmake ]]; then
-    cmake -DPACKAGE="$ROOT/src/domain/agents/node_modules/crawler-user-agents" \
-      -DOUT="$out/crawler_patterns.txt" -P "$src/cmake/crawler_patterns.cmake"
-    cmake -DIN="$out/crawler_patterns.txt" -DOUT="$out/crawler_patterns_data.cpp" \
+  if [[ -e $src/src/domain/agent_regex.cpp ]]; then
+    cmake -DIN="$WORK/crawler_patterns.txt" -DOUT="$out/crawler_patterns_data.cpp" \
       -DFUNCTION=refgate::embedded_crawler_patterns -DHEADER=refgate/domain/click_classifier.hpp \
       -P "$src/cmake/embed_text.cmake"
     sources+=("$src/src/domain/agent_regex.cpp" "$src/src/domain/agent_rules.cpp"

@@ -6,7 +6,7 @@
 #   tests/bench/rules_cost.sh [--rounds N]
 #
 # Builds refgate_micro_bench Release in build/bench (as tests/bench/run.sh does) and the country
-# database from the pinned package (src/redirect/country, `npm ci` there), then runs the micro
+# database from the pinned package (third_party, `npm ci` there), then runs the micro
 # bench's "[rules-alloc]" check and "[rules-cost]" measurement: 10,000 links, each with the
 # issue's four rules (DE/AT store, iOS app, French store, 70/30 split), readers on a US desktop
 # in English from changing public addresses, so every redirect looks its country up in the real

@@ -291,6 +291,7 @@ WATCHDOG_PID=$!
 
 REFGATE_APT_PACKAGES+=(wrk nginx python3 curl)
 ((PERF)) && REFGATE_APT_PACKAGES+=(linux-perf)
+# shellcheck disable=SC2119 # no packages but REFGATE_APT_PACKAGES
 ensure_packages
 npm_ci_build_inputs
 

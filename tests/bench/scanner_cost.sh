@@ -3,7 +3,7 @@
 #
 #   tests/bench/scanner_cost.sh [--clicks N] [--rounds N]
 #
-# Converts the pinned ASN ranges (src/redirect/asn, `npm ci` there) into an .mmdb with the
+# Converts the pinned ASN ranges (third_party, `npm ci` there) into an .mmdb with the
 # converter compiled -O2 (timed), then measures this tree's classifier with the per-thread agent
 # cache, alone ("scanner check off") and followed by the scanner check a human click gets
 # (deploy/scanner-networks.txt, the ASN check, the burst window: "on"; the ASN check once as a
@@ -33,15 +33,14 @@ done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/refgate-scanner-cost.XXXX")
 trap 'rm -rf "$WORK"' EXIT
-npm_ci_if_stale "$ROOT/src/domain/agents"
-npm_ci_if_stale "$ROOT/src/redirect/asn"
+npm_ci_if_stale "$ROOT/third_party"
 FLAGS=(-std=c++20 -O2 -DNDEBUG -I"$ROOT/include/domain" -I"$ROOT/include/tools" -I"$ROOT/include/runtime"
   -I"$ROOT/include/clicks" -I"$ROOT/include/redirect")
 
 log "compiling the ASN converter"
 g++ "${FLAGS[@]}" "$ROOT/src/tools/asn_mmdb.cpp" "$ROOT/src/tools/mmdb_writer.cpp" \
   "$ROOT/src/domain/ip_network.cpp" -o "$WORK/asn_mmdb"
-package=$ROOT/src/redirect/asn/node_modules/@ip-location-db/asn
+package=$ROOT/third_party/node_modules/@ip-location-db/asn
 start=$(date +%s.%N)
 "$WORK/asn_mmdb" "$WORK/asn.mmdb" "bench" "$package/asn-ipv4.csv" "$package/asn-ipv6.csv" >/dev/null
 convert_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
@@ -51,8 +50,9 @@ log "compiling the classifier and the scanner check"
 cmake -DIN="$ROOT/src/domain/bot_patterns.txt" -DOUT="$WORK/bot_patterns_data.cpp" \
   -DFUNCTION=refgate::embedded_bot_patterns -DHEADER=refgate/domain/click_classifier.hpp \
   -P "$ROOT/cmake/embed_text.cmake"
-cmake -DPACKAGE="$ROOT/src/domain/agents/node_modules/crawler-user-agents" \
-  -DOUT="$WORK/crawler_patterns.txt" -P "$ROOT/cmake/crawler_patterns.cmake"
+g++ -std=c++20 -O1 "$ROOT/src/tools/data_convert.cpp" -o "$WORK/refgate_data"
+"$WORK/refgate_data" crawler-patterns "$ROOT/third_party/node_modules/crawler-user-agents" \
+  "$WORK/crawler_patterns.txt"
 cmake -DIN="$WORK/crawler_patterns.txt" -DOUT="$WORK/crawler_patterns_data.cpp" \
   -DFUNCTION=refgate::embedded_crawler_patterns -DHEADER=refgate/domain/click_classifier.hpp \
   -P "$ROOT/cmake/embed_text.cmake"

@@ -24,13 +24,12 @@ import time
 import types
 
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "ha"))
 
-from faults import _admin  # noqa: E402
-from load import Load  # noqa: E402
-from topology import (ROOT, Postgres, Redis, Refgate, SetupError, Topology,  # noqa: E402
-                      pg_user_default)
+# The fault matrices' harness package (tests/harness), through the link beside this file.
+from harness.faults import _admin  # noqa: E402
+from harness.load import Load  # noqa: E402
+from harness.topology import (ROOT, Postgres, Redis, SetupError, Topology,  # noqa: E402
+                              pg_user_default)
 
 RESULTS = os.path.join(ROOT, "tests", "bench", "results")
 PARTNER = "soak-partner"

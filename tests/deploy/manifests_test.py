@@ -77,17 +77,17 @@ def image_facts():
 def runtime_stage(path):
     """The instructions after the runtime stage's RUN (runtime-setup.sh) to the end: the same in
     both Containerfiles."""
-    lines = [l for l in path.read_text(encoding="utf-8").splitlines()
-             if l and not l.startswith("#")]
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines()
+             if line and not line.startswith("#")]
     instructions = []
     for line in lines:
         if instructions and instructions[-1].endswith("\\"):
             instructions[-1] = instructions[-1][:-1] + " " + line.strip()
         else:
             instructions.append(line)
-    start = next(i for i, l in enumerate(instructions)
-                 if l.startswith("RUN ") and "/tmp/setup/runtime-setup.sh" in l)
-    keep = [l for l in instructions[start + 1:] if not l.startswith("COPY")]
+    start = next(i for i, instruction in enumerate(instructions)
+                 if instruction.startswith("RUN ") and "/tmp/setup/runtime-setup.sh" in instruction)
+    keep = [i for i in instructions[start + 1:] if not i.startswith("COPY")]
     return keep
 
 

@@ -16,9 +16,9 @@
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
-# shellcheck source=../../deploy/local/lib.sh
+# shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
-# shellcheck source=proxy_lib.sh
+# shellcheck source-path=SCRIPTDIR source=proxy_lib.sh
 source "$HERE/proxy_lib.sh"
 
 : "${REFGATE_BIN:?REFGATE_BIN must name the refgate binary}"

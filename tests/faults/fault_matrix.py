@@ -7,8 +7,9 @@ stepping across midnight UTC (libfaketime); then compares, per fault, the 302s t
 with the human clicks PostgreSQL counted after a final `refgate flush`. Each fault has links of
 its own, so one settle at the end (a flush until PostgreSQL has every click, or nothing more
 moves) compares them all: a phase ends once the instance has handed its counts to Redis, and its
-counts must then also outlast the faults after it. The phases and the comparison are tests/ha's
-(faults.run_phase, settle_phases); the faults are in single_faults.py.
+counts must then also outlast the faults after it. The phases and the comparison are the
+harness's, shared with tests/ha (tests/harness/faults.py: run_phase, settle_phases); the faults are
+in tests/harness/single_faults.py.
 
   tests/faults/fault_matrix.py [--short | --long] [--keep] [--faults 1,2,...] [REFGATE_BIN]
 
@@ -32,16 +33,16 @@ import tempfile
 import threading
 import time
 
+# The suite runs this from the source tree: leave no __pycache__ there.
 sys.dont_write_bytecode = True
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.join(os.path.dirname(HERE), "ha"))
 
-from faults import Outcome, run_phase, settle_phases  # noqa: E402
-from report import render, write_long_results  # noqa: E402
-from single_faults import FAULTS, ROTATE_LINK, ROTATE_PARTNER, served_location  # noqa: E402
-from topology import (ROOT, Postgres, Redis, Refgate, SetupError, Topology,  # noqa: E402
-                      pg_user_default, wait_until)  # noqa: E402
+# The harness package (tests/harness), through the link beside this file.
+from harness.faults import Outcome, run_phase, settle_phases  # noqa: E402
+from harness.report import render, write_long_results  # noqa: E402
+from harness.single_faults import (FAULTS, ROTATE_LINK, ROTATE_PARTNER,  # noqa: E402
+                                   served_location)
+from harness.topology import (ROOT, Postgres, Redis, Refgate, SetupError,  # noqa: E402
+                              Topology, pg_user_default, wait_until)
 
 WINDOW_MS = 250
 RESULTS = os.path.join(ROOT, "tests", "bench", "results", "fault-matrix.md")

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/admin/console_http.hpp"
+#include "../../src/admin/http/console_http.hpp"
 #include "fuzz_check.hpp"
 
 namespace {

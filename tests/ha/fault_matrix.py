@@ -30,12 +30,12 @@ import time
 
 # The suite runs this from the source tree: leave no __pycache__ there.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from faults import FAULTS, ROTATE_SLUG, Outcome, run_phase  # noqa: E402
-from report import render, write_long_results  # noqa: E402
-from topology import (ROOT, SetupError, Topology, have_tools,  # noqa: E402
-                      pg_user_default)
+# The harness package (tests/harness), through the link beside this file.
+from harness.faults import FAULTS, ROTATE_SLUG, Outcome, run_phase  # noqa: E402
+from harness.report import render, write_long_results  # noqa: E402
+from harness.topology import (ROOT, SetupError, Topology, have_tools,  # noqa: E402
+                              pg_user_default)
 
 WINDOW_MS = 250
 PROFILES = {

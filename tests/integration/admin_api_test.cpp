@@ -512,6 +512,37 @@ TEST_CASE("admins create, list and revoke tokens over the API, and the text is s
     CHECK(audit["items"][1]["action"] == "create");
 }
 
+TEST_CASE("an import's audit entries record partners and links as the API shows them",
+          "[admin][audit][import][pg]") {
+    Fixture f;
+    auto created = f.post_partner();
+    REQUIRE(created.status == 201);
+    Json doc = {{"partners", Json::array({Json::parse(kPartner)})},
+                {"links", Json::array({link_json("pricing")})}};
+    doc["partners"][0]["ref_code"] = "picks43";
+    REQUIRE(f.call("POST", "/api/v1/import", json_write(f.editor), doc.dump()).status == 200);
+
+    auto get = [&](const std::string& target) {
+        auto r = f.call("GET", target, bearer(f.admin));
+        REQUIRE(r.status == 200);
+        return Json::parse(r.body);
+    };
+    auto partner = get("/api/v1/partners/tailscale");
+    CHECK(partner["ref_code"] == "picks43");
+    auto partner_audit = get("/api/v1/audit?entity=partner&slug=tailscale")["items"];
+    REQUIRE(partner_audit.size() == 2);
+    CHECK(partner_audit[0]["action"] == "update");
+    CHECK(partner_audit[0]["before"] == Json::parse(created.body));
+    CHECK(partner_audit[0]["after"] == partner);
+    // A link without rules, as the API shows it: no "rules" member.
+    auto link = get("/api/v1/links/pricing");
+    auto link_audit = get("/api/v1/audit?entity=link&slug=pricing")["items"];
+    REQUIRE(link_audit.size() == 1);
+    CHECK(link_audit[0]["action"] == "create");
+    CHECK(link_audit[0]["before"].is_null());
+    CHECK(link_audit[0]["after"] == link);
+}
+
 TEST_CASE("every route of the admin handler is described in api/openapi.json", "[admin][openapi]") {
     auto root = source_root();
     std::string path = (root / "api" / "openapi.json").string();

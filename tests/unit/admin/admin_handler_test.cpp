@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "refgate/admin/tokens.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace admin_handler_test {
@@ -526,9 +527,7 @@ TEST_CASE("admin: answers to a configured origin let its browser read them, even
 
 TEST_CASE("admin: over the ceiling of failures per second a failure is 429, a good token is not",
           "[admin][limiter]") {
-    struct StoppedClock final : refgate::MonotonicClock {
-        std::chrono::steady_clock::time_point now() const override { return {}; }
-    } clock;
+    refgate::testing::FakeMonotonicClock clock;  // stopped: every failure in the same second
     auto store = std::make_unique<FakeStore>();
     std::string admin = generate_token();
     store->tokens[hash_token(admin)] = {"ada", Role::admin};

@@ -87,9 +87,9 @@ TEST_CASE("admin json: a link object reads back as the same link", "[admin][json
 }
 
 TEST_CASE("admin json: audit entries and tokens keep their documented shape", "[admin][json]") {
-    AuditRow entry{42,
-                   1'800'000'000'000'000,
-                   {"eddie", "link", "pricing", "delete", Json{{"version", 2}}, nullptr}};
+    AuditRow entry{
+        42, 1'800'000'000'000'000,
+        audit_record("eddie", "link", "pricing", "delete", Json{{"version", 2}}, nullptr)};
     CHECK(audit_object(entry).dump() ==
           R"({"id":42,"at":"2027-01-15T08:00:00.000000Z","actor":"eddie","entity":"link",)"
           R"("slug":"pricing","action":"delete","before":{"version":2},"after":null})");

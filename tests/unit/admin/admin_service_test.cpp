@@ -8,6 +8,7 @@
 
 #include "fake_admin_rows.hpp"
 #include "refgate/domain/time.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace admin_service_test {
@@ -15,13 +16,9 @@ namespace admin_service_test {
 namespace {
 
 using namespace refgate::admin;
+using refgate::admin::testing::audited;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
-
-struct FixedClock final : refgate::Clock {
-    std::chrono::system_clock::time_point at;
-    std::chrono::system_clock::time_point now() const override { return at; }
-};
 
 const Actor kEddie{"eddie", Role::editor};
 
@@ -33,14 +30,14 @@ Json link_body(std::string slug, std::string destination) {
 }
 
 struct Fixture {
-    FixedClock clock;
+    refgate::testing::FakeClock clock;
     FakeRepository* rows;
     AdminService service;
 
     Fixture() : Fixture(std::make_unique<FakeRepository>()) {}
     explicit Fixture(std::unique_ptr<FakeRepository> r)
         : rows(r.get()), service(std::move(r), {.clock = &clock}) {
-        clock.at = std::chrono::sys_days{std::chrono::year{2027} / 1 / 15};
+        clock.set(std::chrono::sys_days{std::chrono::year{2027} / 1 / 15});
         REQUIRE(service.create_partner(kEddie, kPartner).kind == OutcomeKind::created);
     }
     const auto& state() const { return rows->state; }
@@ -123,9 +120,9 @@ TEST_CASE("admin service: every change leaves an audit entry with who, what, bef
     CHECK(created.entity == "partner");
     CHECK(created.slug == "tailscale");
     CHECK(created.action == "create");
-    CHECK(created.before.is_null());
-    CHECK(created.after["ref_code"] == "picks42");
-    CHECK(created.after["version"] == 1);
+    CHECK(audited(created.before).is_null());
+    CHECK(audited(created.after)["ref_code"] == "picks42");
+    CHECK(audited(created.after)["version"] == 1);
 
     Actor ada{"ada", Role::admin};
     REQUIRE(f.service.update_partner(ada, "tailscale", {.version = 1}, {{"active", false}}).kind ==
@@ -133,10 +130,10 @@ TEST_CASE("admin service: every change leaves an audit entry with who, what, bef
     const AuditRecord& updated = f.state().audit.back();
     CHECK(updated.actor == "ada");
     CHECK(updated.action == "update");
-    CHECK(updated.before["active"] == true);
-    CHECK(updated.before["version"] == 1);
-    CHECK(updated.after["active"] == false);
-    CHECK(updated.after["version"] == 2);
+    CHECK(audited(updated.before)["active"] == true);
+    CHECK(audited(updated.before)["version"] == 1);
+    CHECK(audited(updated.after)["active"] == false);
+    CHECK(audited(updated.after)["version"] == 2);
 
     // A change that changes nothing is answered, not audited.
     REQUIRE(f.service.update_partner(ada, "tailscale", {.any = true}, {{"active", false}}).kind ==
@@ -145,8 +142,8 @@ TEST_CASE("admin service: every change leaves an audit entry with who, what, bef
 
     REQUIRE(f.service.delete_partner(ada, "tailscale", {.any = true}).kind == OutcomeKind::deleted);
     CHECK(f.state().audit.back().action == "delete");
-    CHECK(f.state().audit.back().before["version"] == 2);
-    CHECK(f.state().audit.back().after.is_null());
+    CHECK(audited(f.state().audit.back().before)["version"] == 2);
+    CHECK(audited(f.state().audit.back().after).is_null());
 }
 
 TEST_CASE("admin service: narrowing a partner's domains past a stored link is refused",
@@ -224,7 +221,7 @@ TEST_CASE("admin service: a code is scheduled only for a moment after the clock'
           Json::array({Json{{"ref_code", "winter"}, {"valid_from", at(16)}}}));
     CHECK(future.body["ref_code"] == "picks42");
 
-    f.clock.at += std::chrono::hours{48};  // the 16th has passed now
+    f.clock.advance(std::chrono::hours{48});  // the 16th has passed now
     auto late = f.service.update_partner(kEddie, "tailscale", {.any = true},
                                          {{"ref_code", "spring"}, {"valid_from", at(16)}});
     CHECK(fields(late) == std::vector<std::string>{"valid_from"});
@@ -237,7 +234,7 @@ TEST_CASE("admin service: tokens are created once per live name and revoked with
     auto created = f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "editor"}});
     REQUIRE(created.kind == OutcomeKind::created);
     CHECK(created.body["token"].get<std::string>().starts_with("rg_"));
-    CHECK(f.state().audit.back().after == Json{{"name", "ci-bot"}, {"role", "editor"}});
+    CHECK(audited(f.state().audit.back().after) == Json{{"name", "ci-bot"}, {"role", "editor"}});
     CHECK(f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "viewer"}}).kind ==
           OutcomeKind::conflict);
 
@@ -246,7 +243,7 @@ TEST_CASE("admin service: tokens are created once per live name and revoked with
           OutcomeKind::stale);
     CHECK(f.service.revoke_token(ada, "ci-bot", {.version = version}).kind == OutcomeKind::deleted);
     CHECK(f.state().audit.back().action == "revoke");
-    CHECK(f.state().audit.back().after["revoked"] == true);
+    CHECK(audited(f.state().audit.back().after)["revoked"] == true);
     CHECK(f.service.revoke_token(ada, "ci-bot", {.any = true}).kind == OutcomeKind::not_found);
 }
 
@@ -267,7 +264,7 @@ TEST_CASE("admin service: a disclosure is replaced only with If-Match, and a new
     CHECK(second.kind == OutcomeKind::ok);
     CHECK(second.version == 2);
     CHECK(second.body["updated_by"] == "eddie");
-    CHECK(f.state().audit.back().before["version"] == 1);
+    CHECK(audited(f.state().audit.back().before)["version"] == 1);
 }
 
 }  // namespace admin_service_test

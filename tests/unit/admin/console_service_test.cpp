@@ -8,6 +8,7 @@
 
 #include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/console_crypto.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace console_service_test {
@@ -17,6 +18,11 @@ namespace {
 using namespace refgate;
 using namespace refgate::admin;
 using namespace std::chrono_literals;
+
+// An audit entry's object as the service recorded it (null: none).
+nlohmann::ordered_json audited(const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json::parse(text);
+}
 
 struct Tables {
     std::map<std::string, UserRow> users;
@@ -107,18 +113,10 @@ class FakeRepository final : public ConsoleRepository {
     Tables& tables_;
 };
 
-class ManualClock final : public Clock {
-  public:
-    std::chrono::system_clock::time_point now() const override { return now_; }
-    void advance(std::chrono::system_clock::duration d) { now_ += d; }
-
-  private:
-    std::chrono::system_clock::time_point now_{std::chrono::hours{24 * 20000}};
-};
-
 struct Fixture {
     Tables tables;
-    ManualClock clock;
+    refgate::testing::FakeClock clock{
+        std::chrono::sys_days{std::chrono::days{20000}}};  // 2024-10-04
     ConsoleService console{std::make_unique<FakeRepository>(tables),
                            ConsoleOptions{.idle = 10min, .max = 1h, .clock = &clock}};
     Fixture() { console.create_user_named("cli:test", "eddie", Role::editor, "correct horse"); }
@@ -172,7 +170,7 @@ TEST_CASE("sign-in refuses wrong passwords, unknown names and disabled users ali
     CHECK_FALSE(f.console.sign_in("eddie", "correct horse"));
     for (const auto& entry : f.tables.audit) {
         CHECK(entry.entity == "user");
-        CHECK(entry.after.dump().find("argon2") == std::string::npos);
+        CHECK(audited(entry.after).dump().find("argon2") == std::string::npos);
     }
 }
 
@@ -283,7 +281,7 @@ TEST_CASE("a user changes their own password with the current one; other session
     CHECK_FALSE(f.console.sign_in("eddie", "correct horse"));
     CHECK(f.console.sign_in("eddie", "a brand new phrase"));
     CHECK(f.tables.audit.back().actor == "user:eddie");
-    CHECK(f.tables.audit.back().after["password_changed"] == true);
+    CHECK(audited(f.tables.audit.back().after)["password_changed"] == true);
 }
 
 TEST_CASE("passwords are hashed with Argon2id at t=2, m=64 MiB, p=1", "[admin][console]") {

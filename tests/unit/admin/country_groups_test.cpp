@@ -11,6 +11,7 @@
 namespace country_groups_test {
 
 using namespace refgate::admin;
+using refgate::admin::testing::audited;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
 
@@ -58,7 +59,7 @@ TEST_CASE("country groups: a family's mapping is created, then replaced only at 
     CHECK(audit[1].entity == "country_group");
     CHECK(audit[1].slug == "amazon");
     CHECK(audit[1].action == "update");
-    CHECK(audit[1].before["fallbacks"]["NZ"] == "AU");
+    CHECK(audited(audit[1].before)["fallbacks"]["NZ"] == "AU");
 
     CHECK(f.service.delete_country_group(kEddie, "amazon", {.version = 1}).kind ==
           OutcomeKind::stale);

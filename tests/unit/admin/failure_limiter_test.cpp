@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
+#include "support/fake_clock.hpp"
+
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace failure_limiter_test {
 
@@ -12,14 +14,10 @@ using namespace std::chrono_literals;
 using refgate::admin::FailureLimiter;
 using refgate::admin::FailureLimits;
 
-class ManualClock final : public refgate::MonotonicClock {
-  public:
-    std::chrono::steady_clock::time_point now() const override { return now_; }
-    void advance(std::chrono::steady_clock::duration d) { now_ += d; }
+using refgate::testing::FakeMonotonicClock;
 
-  private:
-    std::chrono::steady_clock::time_point now_{std::chrono::hours{1}};
-};
+// An hour after the steady clock's epoch, as in a process that has run a while.
+constexpr std::chrono::steady_clock::time_point kStart{std::chrono::hours{1}};
 
 refgate::http::PeerAddress address(std::uint32_t n) {
     refgate::http::PeerAddress peer;
@@ -39,7 +37,7 @@ void lock_out(FailureLimiter& limiter, const refgate::http::PeerAddress& peer, s
 
 TEST_CASE("an address is locked for the rest of its minute after too many failures",
           "[admin][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     FailureLimiter limiter({.max_per_minute = 3, .max_addresses = 10, .max_total_per_second = 100},
                            &clock);
     lock_out(limiter, address(1), 2);
@@ -54,7 +52,7 @@ TEST_CASE("an address is locked for the rest of its minute after too many failur
 }
 
 TEST_CASE("a full table of addresses never unlocks a locked address", "[admin][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     FailureLimiter limiter(
         {.max_per_minute = 3, .max_addresses = 100, .max_total_per_second = 1000000}, &clock);
     lock_out(limiter, address(1), 3);
@@ -69,7 +67,7 @@ TEST_CASE("a full table of addresses never unlocks a locked address", "[admin][l
 
 TEST_CASE("when every tracked address is locked, the oldest lock is the one forgotten",
           "[admin][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     FailureLimiter limiter({.max_per_minute = 2, .max_addresses = 3, .max_total_per_second = 100},
                            &clock);
     for (std::uint32_t n = 1; n <= 3; ++n) {
@@ -85,7 +83,7 @@ TEST_CASE("when every tracked address is locked, the oldest lock is the one forg
 
 TEST_CASE("a locked address whose minute is over is forgotten before any unlocked one",
           "[admin][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     FailureLimiter limiter({.max_per_minute = 2, .max_addresses = 2, .max_total_per_second = 100},
                            &clock);
     lock_out(limiter, address(1), 2);
@@ -99,7 +97,7 @@ TEST_CASE("a locked address whose minute is over is forgotten before any unlocke
 
 TEST_CASE("over the ceiling of failures per second every failing address waits out that second",
           "[admin][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     FailureLimiter limiter({.max_per_minute = 20, .max_addresses = 100, .max_total_per_second = 5},
                            &clock);
     for (std::uint32_t n = 1; n <= 5; ++n) CHECK(limiter.record_failure(address(n)) == 0);
@@ -113,7 +111,7 @@ TEST_CASE("over the ceiling of failures per second every failing address waits o
 
 TEST_CASE("failures counted under a name are remembered for the limiter's window",
           "[admin][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     FailureLimiter limiter({.max_per_minute = 5,
                             .max_addresses = 10,
                             .max_total_per_second = 100,

@@ -6,10 +6,16 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "refgate/admin/admin_rows.hpp"
 
 namespace refgate::admin::testing {
+
+// An audit entry's object as the service recorded it (null: none).
+inline nlohmann::ordered_json audited(const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json::parse(text);
+}
 
 struct FakeState {
     std::map<std::string, PartnerRow> partners;  // by slug
@@ -207,16 +213,15 @@ class FakeRows final : public AdminRows {
     }
 
     // The import itself is PostgreSQL's (tested end to end); the fake applies nothing.
-    ImportResult import_document(const nlohmann::ordered_json&, const UrlPolicy&,
+    ImportResult import_document(const ParsedImport&, const UrlPolicy&,
                                  const std::string&) override {
         return {};
     }
-    nlohmann::ordered_json export_document() override {
-        std::vector<Partner> partners;
-        for (const auto& [slug, row] : s_.partners) partners.push_back(row.partner);
-        std::vector<Link> links;
-        for (const auto& [slug, row] : s_.links) links.push_back(row.link);
-        return refgate::export_document(partners, links);
+    ImportDocument export_document() override {
+        ImportDocument doc;
+        for (const auto& [slug, row] : s_.partners) doc.partners.push_back(row.partner);
+        for (const auto& [slug, row] : s_.links) doc.links.push_back(row.link);
+        return doc;
     }
 
     void commit() override {

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 
+#include "support/fake_clock.hpp"
+
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace sign_in_throttle_test {
 
@@ -11,14 +13,10 @@ namespace {
 using namespace std::chrono_literals;
 using refgate::admin::SignInThrottle;
 
-class ManualClock final : public refgate::MonotonicClock {
-  public:
-    std::chrono::steady_clock::time_point now() const override { return now_; }
-    void advance(std::chrono::steady_clock::duration d) { now_ += d; }
+using refgate::testing::FakeMonotonicClock;
 
-  private:
-    std::chrono::steady_clock::time_point now_{std::chrono::hours{1}};
-};
+// An hour after the steady clock's epoch, as in a process that has run a while.
+constexpr std::chrono::steady_clock::time_point kStart{std::chrono::hours{1}};
 
 refgate::IpBytes client(std::uint8_t n) {
     refgate::IpBytes address{};
@@ -31,7 +29,7 @@ refgate::IpBytes client(std::uint8_t n) {
 }  // namespace
 
 TEST_CASE("a client's failures on a name lock that name for that client only", "[admin][sign-in]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     SignInThrottle throttle({}, &clock);
     for (int i = 0; i < 5; ++i) {
         REQUIRE(throttle.before("ada", client(1)).retry_after == 0);
@@ -49,7 +47,7 @@ TEST_CASE("a client's failures on a name lock that name for that client only", "
 
 TEST_CASE("failures on one name from many clients delay attempts on it, growing, never refusing",
           "[admin][sign-in]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     SignInThrottle throttle({}, &clock);
     for (int i = 0; i < 49; ++i) throttle.failed("ada", client(static_cast<std::uint8_t>(i)));
     CHECK(throttle.before("ada", client(200)).delay == 0ms);
@@ -68,7 +66,7 @@ TEST_CASE("failures on one name from many clients delay attempts on it, growing,
 
 TEST_CASE("one client's failures on many names delay that client's attempts only",
           "[admin][sign-in]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{kStart};
     SignInThrottle throttle({}, &clock);
     for (int i = 0; i < 20; ++i) throttle.failed("user" + std::to_string(i), client(1));
     auto slowed = throttle.before("ada", client(1));

@@ -7,6 +7,7 @@
 #include "fakes.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/domain/click_classifier.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace click_sender_test {
@@ -14,6 +15,8 @@ namespace click_sender_test {
 using namespace refgate;
 using namespace refgate::clicks;
 using namespace refgate::clicks::test;
+using refgate::testing::FakeClock;
+using refgate::testing::unix_time;
 
 namespace {
 
@@ -25,7 +28,7 @@ CounterKey key(std::int64_t link, std::string_view channel = "direct") {
 
 struct Rig {
     FakeBucketStore store;
-    FakeClock clock{static_cast<std::int64_t>(kDay) * 86'400 + 3'600};
+    FakeClock clock{unix_time(static_cast<std::int64_t>(kDay) * 86'400 + 3'600)};
     ClickShard shard;
     SaltBox salts;
     HealthState health;
@@ -152,7 +155,7 @@ TEST_CASE("a key waiting in an unconfirmed batch counts once against the pending
 
 TEST_CASE("the sender keeps the salts of the clock's day and the next one", "[clicks][sender]") {
     Rig rig;
-    rig.clock.now_ = static_cast<std::int64_t>(kDay + 7) * 86'400 + 86'399;  // 23:59:59
+    rig.clock.set(unix_time(static_cast<std::int64_t>(kDay + 7) * 86'400 + 86'399));  // 23:59:59
     CHECK(rig.sender.send_round());
     SaltKey salt;
     CHECK(rig.salts.current().get(kDay + 7, salt));

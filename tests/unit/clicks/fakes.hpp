@@ -11,20 +11,10 @@
 
 #include "refgate/clicks/bucket_store.hpp"
 #include "refgate/clicks/count_sink.hpp"
-#include "refgate/domain/clock.hpp"
 
 namespace refgate::clicks::test {
 
 using Fields = std::map<std::string, std::uint64_t>;
-
-class FakeClock final : public Clock {
-  public:
-    explicit FakeClock(std::int64_t unix_seconds) : now_(unix_seconds) {}
-    std::chrono::system_clock::time_point now() const override {
-        return std::chrono::system_clock::time_point(std::chrono::seconds(now_));
-    }
-    std::int64_t now_;
-};
 
 class FakeBucketStore final : public BucketStore {
   public:

@@ -27,7 +27,7 @@ using refgate::ClickSignals;
 const std::filesystem::path kData = std::filesystem::path(REFGATE_SOURCE_DIR) / "tests/data/agents";
 const std::filesystem::path kPackageInstances =
     std::filesystem::path(REFGATE_SOURCE_DIR) /
-    "src/domain/agents/node_modules/crawler-user-agents/crawler-user-agents.json";
+    "third_party/node_modules/crawler-user-agents/crawler-user-agents.json";
 
 // The targets of issue 39, as whole agents of `total`: at most 0.5 % wrong. Under 200 agents one
 // agent is more than 0.5 %, so such a corpus may have one wrong (its rate is printed either way).

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "support/fake_clock.hpp"
+
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace link_check_plan_test {
 
@@ -11,14 +13,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-class ManualClock final : public MonotonicClock {
-  public:
-    std::chrono::steady_clock::time_point now() const override { return now_; }
-    void advance(std::chrono::milliseconds d) { now_ += d; }
-
-  private:
-    std::chrono::steady_clock::time_point now_{std::chrono::hours{1000}};
-};
+using refgate::testing::FakeMonotonicClock;
 
 IpBytes ip(const char* text) { return *parse_ip(text); }
 
@@ -65,7 +60,7 @@ TEST_CASE("a pending finding is due at its confirmation time, not before", "[lin
 
 TEST_CASE("one host gets at most one request per gap; other hosts are not held back",
           "[linkhealth][limiter]") {
-    ManualClock clock;
+    FakeMonotonicClock clock{std::chrono::steady_clock::time_point{1000h}};
     HostRateLimiter limiter(clock, 1000ms);
     CHECK(limiter.reserve("shop.example") == 0ms);
     CHECK(limiter.reserve("shop.example") == 1000ms);

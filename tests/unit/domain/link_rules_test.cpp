@@ -6,6 +6,7 @@
 
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/snapshot.hpp"
+#include "support/builders.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace link_rules_test {
@@ -15,21 +16,11 @@ namespace {
 using refgate::Link;
 using refgate::Partner;
 
-Partner tailscale() {
-    Partner p;
-    p.slug = "tailscale";
-    p.name = "Tailscale";
-    p.ref_param = "ref";
-    p.ref_code = "picks42";
-    p.allowed_domains = {"tailscale.com"};
-    return p;
-}
+using refgate::testing::make_snapshot;
+using refgate::testing::tailscale;
 
 Link link_to(std::string destination, std::optional<std::string> fallback = std::nullopt) {
-    Link l;
-    l.slug = "tailscale";
-    l.partner = "tailscale";
-    l.destination = std::move(destination);
+    Link l = refgate::testing::make_link("tailscale", std::move(destination));
     l.fallback = std::move(fallback);
     return l;
 }
@@ -73,7 +64,7 @@ TEST_CASE("every link a save path accepts is served by the snapshot, and none it
         INFO(url);
         Link link = link_to(url);
         bool accepted = save(link, partner).empty();
-        auto snapshot = refgate::Snapshot::build(1, {partner}, {link}, {}, "test");
+        auto snapshot = make_snapshot({partner}, {link});
         bool served = snapshot->find("tailscale") != nullptr;
         CHECK(accepted == served);
         CHECK(snapshot->rejected().empty() == accepted);
@@ -88,7 +79,7 @@ TEST_CASE("a link with a bad referral parameter on its partner is neither saved 
     auto checked = refgate::validate_link(link, partner, {});
     REQUIRE_FALSE(checked.ok());
     CHECK(checked.issues[0].field == "partner");
-    auto snapshot = refgate::Snapshot::build(1, {partner}, {link}, {}, "test");
+    auto snapshot = make_snapshot({partner}, {link});
     CHECK(snapshot->find("tailscale") == nullptr);
 }
 

@@ -13,6 +13,7 @@
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
+#include "support/builders.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace snapshot_test {
@@ -27,24 +28,13 @@ using refgate::Snapshot;
 using refgate::SysSeconds;
 using refgate::write_snapshot_json;
 
-Partner tailscale() {
-    Partner p;
-    p.id = 7;
-    p.slug = "tailscale";
-    p.name = "Tailscale";
-    p.ref_param = "ref";
-    p.ref_code = "picks42";
-    p.allowed_domains = {"tailscale.com"};
+using refgate::testing::make_link;
+
+// Tailscale with two more extra parameters, out of order: a location keeps the partner's order.
+Partner tailscale_with_extras() {
+    Partner p = refgate::testing::tailscale();
     p.extra_params = {{"utm_medium", "affiliate"}, {"b", "2"}, {"a", "1"}};
     return p;
-}
-
-Link make_link(std::string slug, std::string destination, std::string partner = "tailscale") {
-    Link l;
-    l.slug = std::move(slug);
-    l.partner = std::move(partner);
-    l.destination = std::move(destination);
-    return l;
 }
 
 // The snapshot file's text, as the follower writes it.
@@ -76,7 +66,7 @@ bool rejected_mentions(const Snapshot& snapshot, const std::string& slug) {
 TEST_CASE("a built snapshot finds each link with its precomputed location", "[snapshot]") {
     auto pricing = make_link("tailscale", "https://tailscale.com/pricing?plan=pro#teams");
     pricing.id = 11;
-    auto snapshot = Snapshot::build(3, {tailscale()}, {pricing}, {}, "test");
+    auto snapshot = Snapshot::build(3, {tailscale_with_extras()}, {pricing}, {}, "test");
 
     CHECK(snapshot->version() == 3);
     CHECK(snapshot->source() == "test");
@@ -93,7 +83,7 @@ TEST_CASE("a built snapshot finds each link with its precomputed location", "[sn
 }
 
 TEST_CASE("a snapshot does not find slugs it does not hold", "[snapshot]") {
-    auto snapshot = Snapshot::build(1, {tailscale()},
+    auto snapshot = Snapshot::build(1, {tailscale_with_extras()},
                                     {make_link("tailscale", "https://tailscale.com/")}, {}, "test");
     CHECK(snapshot->find("nope") == nullptr);
     CHECK(snapshot->find("") == nullptr);
@@ -106,7 +96,7 @@ TEST_CASE("prefetching slugs stays inside the tables and changes no answer", "[s
     std::vector<Link> links;
     for (int i = 0; i < 300; ++i)
         links.push_back(make_link("pick-" + std::to_string(i), "https://tailscale.com/"));
-    auto snapshot = Snapshot::build(1, {tailscale()}, links, {}, "test");
+    auto snapshot = Snapshot::build(1, {tailscale_with_extras()}, links, {}, "test");
     REQUIRE(snapshot->link_count() == 300);
     for (int i = 0; i < 600; ++i) {
         const std::string slug = "pick-" + std::to_string(i);
@@ -120,7 +110,7 @@ TEST_CASE("prefetching slugs stays inside the tables and changes no answer", "[s
     }
     // A hash of another slug finds nothing, even where it starts the probe elsewhere.
     CHECK(snapshot->find("pick-1", Snapshot::hash_of("pick-2")) == nullptr);
-    auto empty = Snapshot::build(2, {tailscale()}, {}, {}, "test");
+    auto empty = Snapshot::build(2, {tailscale_with_extras()}, {}, {}, "test");
     empty->prefetch(Snapshot::hash_of("pick-1"));
     empty->prefetch_entry(Snapshot::hash_of("pick-1"));
     CHECK(empty->find("pick-1") == nullptr);
@@ -128,7 +118,7 @@ TEST_CASE("prefetching slugs stays inside the tables and changes no answer", "[s
 
 TEST_CASE("a link edited by hand to leave the partner's domains is left out and reported",
           "[snapshot]") {
-    auto snapshot = Snapshot::build(1, {tailscale()},
+    auto snapshot = Snapshot::build(1, {tailscale_with_extras()},
                                     {make_link("good", "https://tailscale.com/"),
                                      make_link("hijacked", "https://evil.com/phish"),
                                      make_link("sneaky", "https://tailscale.com.evil.com/")},
@@ -143,7 +133,7 @@ TEST_CASE("a link edited by hand to leave the partner's domains is left out and 
 }
 
 TEST_CASE("a link whose stored data no longer validates is left out and reported", "[snapshot]") {
-    auto snapshot = Snapshot::build(1, {tailscale()},
+    auto snapshot = Snapshot::build(1, {tailscale_with_extras()},
                                     {make_link("plain-http", "http://tailscale.com/"),
                                      make_link("upper-case", "https://TAILSCALE.com/"),
                                      make_link("Bad_Slug", "https://tailscale.com/"),
@@ -159,9 +149,9 @@ TEST_CASE("a link whose stored data no longer validates is left out and reported
 }
 
 TEST_CASE("an http destination is kept when the policy allows http", "[snapshot]") {
-    auto snapshot =
-        Snapshot::build(1, {tailscale()}, {make_link("plain-http", "http://tailscale.com/")},
-                        refgate::UrlPolicy{.allow_http = true}, "test");
+    auto snapshot = Snapshot::build(1, {tailscale_with_extras()},
+                                    {make_link("plain-http", "http://tailscale.com/")},
+                                    refgate::UrlPolicy{.allow_http = true}, "test");
     REQUIRE(snapshot->find("plain-http") != nullptr);
     CHECK(snapshot->find("plain-http")->location ==
           "http://tailscale.com/?ref=picks42&utm_medium=affiliate&b=2&a=1");
@@ -171,14 +161,14 @@ TEST_CASE("a fallback outside the partner's domains is dropped but the link is k
           "[snapshot]") {
     auto l = make_link("tailscale", "https://tailscale.com/");
     l.fallback = "https://evil.com/";
-    auto snapshot = Snapshot::build(1, {tailscale()}, {l}, {}, "test");
+    auto snapshot = Snapshot::build(1, {tailscale_with_extras()}, {l}, {}, "test");
     REQUIRE(snapshot->find("tailscale") != nullptr);
     CHECK(snapshot->find("tailscale")->fallback.empty());
     CHECK(rejected_mentions(*snapshot, "tailscale"));
 }
 
 TEST_CASE("status, expiry, fallback and an inactive partner reach the link entry", "[snapshot]") {
-    auto partner = tailscale();
+    auto partner = tailscale_with_extras();
     partner.active = false;
     auto l = make_link("tailscale", "https://tailscale.com/");
     l.status = refgate::LinkStatus::disabled;
@@ -196,7 +186,7 @@ TEST_CASE("status, expiry, fallback and an inactive partner reach the link entry
 }
 
 TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot]") {
-    auto second = tailscale();
+    auto second = tailscale_with_extras();
     second.id = 8;
     second.slug = "mullvad";
     second.name = "Mullvad";
@@ -214,7 +204,8 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
     second_link.fallback = "https://xn--bcher-kva.example/";
     second_link.utm_passthrough = true;
 
-    auto original = Snapshot::build(42, {tailscale(), second}, {first_link, second_link}, {}, "pg");
+    auto original =
+        Snapshot::build(42, {tailscale_with_extras(), second}, {first_link, second_link}, {}, "pg");
     auto doc = file_text(*original);
     auto copy = read_snapshot_json(std::string_view(doc), {});
 
@@ -246,7 +237,7 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
 
 TEST_CASE("the snapshot file written in pieces is one JSON document that reads back",
           "[snapshot]") {
-    auto partner = tailscale();
+    auto partner = tailscale_with_extras();
     partner.name = "Tail \"scale\" \u00e9";
     partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
     std::vector<refgate::Link> links;
@@ -274,7 +265,7 @@ TEST_CASE("the snapshot file written in pieces is one JSON document that reads b
 }
 
 TEST_CASE("the snapshot file read as a stream gives the snapshot that wrote it", "[snapshot]") {
-    auto partner = tailscale();
+    auto partner = tailscale_with_extras();
     partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
     std::vector<refgate::Link> links;
     for (int i = 0; i < 3000; ++i) {
@@ -304,8 +295,8 @@ TEST_CASE("the snapshot file read as a stream gives the snapshot that wrote it",
 }
 
 TEST_CASE("a stream that is not a whole snapshot file is refused", "[snapshot]") {
-    auto text = file_text(
-        *Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test"));
+    auto text = file_text(*Snapshot::build(1, {tailscale_with_extras()},
+                                           {make_link("x", "https://tailscale.com/")}, {}, "test"));
     auto read = [](const std::string& t) {
         std::istringstream in(t);
         return read_snapshot_json(in, {});
@@ -330,14 +321,14 @@ TEST_CASE("a snapshot reader sees each newly published snapshot", "[snapshot]") 
     refgate::SnapshotReader reader(store);
     CHECK(reader.get() == nullptr);
 
-    auto first =
-        Snapshot::build(1, {tailscale()}, {make_link("a", "https://tailscale.com/")}, {}, "t");
+    auto first = Snapshot::build(1, {tailscale_with_extras()},
+                                 {make_link("a", "https://tailscale.com/")}, {}, "t");
     store.publish(first);
     CHECK(reader.get() == first.get());
     CHECK(reader.get()->version() == 1);
 
-    auto second =
-        Snapshot::build(2, {tailscale()}, {make_link("b", "https://tailscale.com/")}, {}, "t");
+    auto second = Snapshot::build(2, {tailscale_with_extras()},
+                                  {make_link("b", "https://tailscale.com/")}, {}, "t");
     store.publish(second);
     first.reset();
     REQUIRE(reader.get() == second.get());
@@ -357,8 +348,9 @@ TEST_CASE("a destination with an empty query before its fragment does not crash 
     REQUIRE(pid >= 0);
     if (pid == 0) {
         quiet_child();
-        auto snapshot = Snapshot::build(
-            1, {tailscale()}, {make_link("tailscale", "https://tailscale.com/p?#f")}, {}, "t");
+        auto snapshot =
+            Snapshot::build(1, {tailscale_with_extras()},
+                            {make_link("tailscale", "https://tailscale.com/p?#f")}, {}, "t");
         const refgate::LinkEntry* entry = snapshot->find("tailscale");
         bool served_right =
             entry == nullptr ||
@@ -376,7 +368,7 @@ TEST_CASE("a destination with an empty query before its fragment does not crash 
 TEST_CASE("scheduled codes take over at their second, and the snapshot file keeps the schedule",
           "[snapshot][schedule]") {
     const SysSeconds t0{seconds{1'800'000'000}};
-    Partner partner = tailscale();
+    Partner partner = tailscale_with_extras();
     partner.scheduled_codes = {{t0 + 60s, "later"}, {t0 + 10s, "soon"}};
     auto pricing = make_link("tailscale", "https://tailscale.com/pricing");
 
@@ -471,15 +463,15 @@ const std::vector<std::string> kTrickyUrls = {
 };
 
 std::vector<Partner> tricky_partners() {
-    auto plain = tailscale();
-    auto odd_code = tailscale();
+    auto plain = tailscale_with_extras();
+    auto odd_code = tailscale_with_extras();
     odd_code.slug = "odd-code";
     odd_code.ref_code = "a b&c=d#e/\xc3\xa9";
     odd_code.extra_params = {{"x y", "1"}};
-    auto repeated = tailscale();
+    auto repeated = tailscale_with_extras();
     repeated.slug = "repeated";
     repeated.extra_params = {{"a", "1"}, {"a", "2"}, {"ref", "3"}};
-    auto bare = tailscale();
+    auto bare = tailscale_with_extras();
     bare.slug = "bare";
     bare.ref_param = "via";
     bare.ref_code = "";
@@ -501,7 +493,7 @@ TEST_CASE("a snapshot keeps a destination exactly when the full URL check accept
             with_fallback.fallback = kTrickyUrls[i];
             links.push_back(with_fallback);
         }
-        auto snapshot = Snapshot::build(1, {tailscale()}, links, policy, "test");
+        auto snapshot = Snapshot::build(1, {tailscale_with_extras()}, links, policy, "test");
         for (std::size_t i = 0; i < kTrickyUrls.size(); ++i) {
             const auto& url = kTrickyUrls[i];
             INFO("allow_http " << allow_http << ", url " << url);
@@ -578,8 +570,8 @@ TEST_CASE("the snapshot file reader takes any JSON spelling of the same file", "
 }
 
 TEST_CASE("the snapshot file reader refuses text that is not strict JSON", "[snapshot]") {
-    auto text = file_text(
-        *Snapshot::build(1, {tailscale()}, {make_link("x", "https://tailscale.com/")}, {}, "test"));
+    auto text = file_text(*Snapshot::build(1, {tailscale_with_extras()},
+                                           {make_link("x", "https://tailscale.com/")}, {}, "test"));
     auto read = [](const std::string& t) { return read_snapshot_json(std::string_view(t), {}); };
     auto replace = [&](const std::string& from, const std::string& to) {
         auto copy = text;

@@ -7,6 +7,7 @@
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/metrics/counting_handler.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
+#include "support/builders.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace exporter_test {
@@ -50,19 +51,9 @@ bool has_line(const std::string& text, const std::string& line) {
 }
 
 std::shared_ptr<const Snapshot> one_partner_snapshot() {
-    Partner p;
-    p.id = 7;
-    p.slug = "tailscale";
-    p.name = "Tailscale";
-    p.ref_param = "ref";
-    p.ref_code = "picks42";
-    p.allowed_domains = {"tailscale.com"};
-    Link l;
+    Link l = refgate::testing::make_link("alpha", "https://tailscale.com/alpha");
     l.id = 42;
-    l.slug = "alpha";
-    l.partner = "tailscale";
-    l.destination = "https://tailscale.com/alpha";
-    return Snapshot::build(3, {p}, {l}, UrlPolicy{}, "postgres");
+    return refgate::testing::make_snapshot({refgate::testing::tailscale()}, {l}, 3, "postgres");
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "refgate/runtime/snapshot_store.hpp"
+#include "support/builders.hpp"
+#include "support/fake_clock.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace redirect_handler_test {
@@ -17,42 +19,15 @@ using namespace std::chrono;
 using refgate::Link;
 using refgate::Partner;
 using refgate::RedirectHandler;
-using refgate::Snapshot;
 using refgate::SnapshotStore;
+using refgate::testing::FakeClock;
+using refgate::testing::make_link;
+using refgate::testing::make_snapshot;
+using refgate::testing::tailscale;
+using refgate::testing::unix_time;
 namespace http = refgate::http;
 
 constexpr std::int64_t kNow = 1795968000;  // 2026-11-29T16:00:00Z
-
-class FakeClock final : public refgate::Clock {
-  public:
-    std::chrono::system_clock::time_point now() const override {
-        return std::chrono::system_clock::time_point(std::chrono::seconds(now_));
-    }
-    void set(std::int64_t unix_seconds) { now_ = unix_seconds; }
-
-  private:
-    std::int64_t now_ = kNow;
-};
-
-Partner tailscale() {
-    Partner p;
-    p.id = 1;
-    p.slug = "tailscale";
-    p.name = "Tailscale";
-    p.ref_param = "ref";
-    p.ref_code = "picks42";
-    p.allowed_domains = {"tailscale.com"};
-    p.extra_params = {{"utm_medium", "affiliate"}};
-    return p;
-}
-
-Link make_link(std::string slug, std::string partner = "tailscale") {
-    Link l;
-    l.slug = std::move(slug);
-    l.partner = std::move(partner);
-    l.destination = "https://tailscale.com/pricing?plan=pro#teams";
-    return l;
-}
 
 constexpr const char* kLocation =
     "https://tailscale.com/pricing?plan=pro&ref=picks42&utm_medium=affiliate#teams";
@@ -88,13 +63,13 @@ std::optional<std::string> header(const http::Response& response, std::string_vi
 // sends one request the way the server would.
 struct Fixture {
     SnapshotStore store;
-    FakeClock clock;
+    FakeClock clock{unix_time(kNow)};
     RedirectHandler handler{store, clock,
                             refgate::RedirectOptions{.referrer_policy = "no-referrer"}};
 
     explicit Fixture(std::vector<Link> links = {make_link("tailscale")},
                      std::vector<Partner> partners = {tailscale()}) {
-        auto snapshot = Snapshot::build(1, std::move(partners), std::move(links), {}, "test");
+        auto snapshot = make_snapshot(std::move(partners), std::move(links));
         REQUIRE(snapshot->rejected().empty());
         store.publish(snapshot);
     }
@@ -142,8 +117,7 @@ TEST_CASE("requests prepared before they are handled each go to their own link",
     other.slug = "other";
     other.name = "Other";
     other.allowed_domains = {"other.example"};
-    Link second = make_link("second", "other");
-    second.destination = "https://other.example/x";
+    Link second = make_link("second", "https://other.example/x", "other");
     Fixture f({make_link("tailscale"), second}, {tailscale(), other});
     // Pipelined requests: both headers read before the first is answered.
     http::RequestNotes first_notes, second_notes, unknown_notes;
@@ -165,8 +139,8 @@ TEST_CASE("requests prepared before they are handled each go to their own link",
 
 TEST_CASE("the referrer policy comes from the handler's options", "[redirect]") {
     SnapshotStore store;
-    store.publish(Snapshot::build(1, {tailscale()}, {make_link("tailscale")}, {}, "test"));
-    FakeClock clock;
+    store.publish(make_snapshot({tailscale()}, {make_link("tailscale")}));
+    FakeClock clock{unix_time(kNow)};
     RedirectHandler handler(store, clock, refgate::RedirectOptions{});
     std::vector<http::HeaderField> fields;
     http::Request request;
@@ -237,11 +211,11 @@ TEST_CASE("an expired link is gone from its expiry second on", "[redirect]") {
     l.expires_at = refgate::SysSeconds{seconds{kNow + 60}};
     Fixture f({l});
 
-    f.clock.set(kNow + 59);
+    f.clock.set(unix_time(kNow + 59));
     CHECK(f.send("/go/tailscale").status() == 302);
-    f.clock.set(kNow + 60);
+    f.clock.set(unix_time(kNow + 60));
     CHECK(f.send("/go/tailscale").status() == 410);
-    f.clock.set(kNow + 86'400);
+    f.clock.set(unix_time(kNow + 86'400));
     auto response = f.send("/go/tailscale");
     CHECK(response.status() == 410);
     CHECK_FALSE(header(response, "Location").has_value());
@@ -276,7 +250,7 @@ TEST_CASE("a link of an inactive partner is gone", "[redirect]") {
 
 TEST_CASE("before any snapshot is published redirects answer 503", "[redirect]") {
     SnapshotStore store;
-    FakeClock clock;
+    FakeClock clock{unix_time(kNow)};
     RedirectHandler handler(store, clock, {});
     std::vector<http::HeaderField> fields;
     http::Request request;
@@ -289,7 +263,7 @@ TEST_CASE("before any snapshot is published redirects answer 503", "[redirect]")
     CHECK(header(response, "Retry-After") == "1");
     CHECK_FALSE(header(response, "Location").has_value());
 
-    store.publish(Snapshot::build(1, {tailscale()}, {make_link("tailscale")}, {}, "test"));
+    store.publish(make_snapshot({tailscale()}, {make_link("tailscale")}));
     http::Response after;
     handler.handle(request, after);
     CHECK(after.status() == 302);
@@ -301,7 +275,7 @@ TEST_CASE("a newly published snapshot with a rotated code reaches the next redir
     CHECK(header(f.send("/go/tailscale"), "Location") == kLocation);
     auto rotated = tailscale();
     rotated.ref_code = "picks43";
-    f.store.publish(Snapshot::build(2, {rotated}, {make_link("tailscale")}, {}, "test"));
+    f.store.publish(make_snapshot({rotated}, {make_link("tailscale")}, 2));
     CHECK(header(f.send("/go/tailscale"), "Location") ==
           "https://tailscale.com/pricing?plan=pro&ref=picks43&utm_medium=affiliate#teams");
 }
@@ -362,8 +336,8 @@ TEST_CASE("a passthrough redirect after a plain one does not reuse the other's l
 
 TEST_CASE("a referrer policy with a line break cannot inject a header", "[redirect][security]") {
     SnapshotStore store;
-    store.publish(Snapshot::build(1, {tailscale()}, {make_link("tailscale")}, {}, "test"));
-    FakeClock clock;
+    store.publish(make_snapshot({tailscale()}, {make_link("tailscale")}));
+    FakeClock clock{unix_time(kNow)};
     RedirectHandler handler(
         store, clock,
         refgate::RedirectOptions{.referrer_policy = "no-referrer\r\nSet-Cookie: a=b"});

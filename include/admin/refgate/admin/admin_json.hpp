@@ -1,8 +1,8 @@
 #pragma once
 
-// The admin API's objects: the import format's partner, link and disclosure objects
-// (refgate/codec/import_document.hpp) plus what the database adds (times, version, author).
-// The one place these shapes are written; what editors send back is read by parse_import.
+// The admin API's objects: a partner and a link as refgate/codec/stored_objects.hpp shapes them
+// (the import format's objects plus what the database adds), disclosures, tokens, users and
+// audit entries. What editors send back is read by parse_import.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,11 +10,12 @@
 
 #include "refgate/admin/admin_rows.hpp"
 #include "refgate/admin/console_rows.hpp"
+#include "refgate/codec/stored_objects.hpp"
 
 namespace refgate::admin {
 
 // "2026-11-29T16:00:00.123456Z" from microseconds since the epoch.
-std::string format_micros(std::int64_t unix_micros);
+using refgate::format_micros;
 
 // {slug, name, ref_param, ref_code, allowed_domains, extra_params, active, scheduled_codes,
 //  created_at, updated_at, version}
@@ -34,6 +35,10 @@ nlohmann::ordered_json token_object(const TokenRow& row);
 nlohmann::ordered_json user_object(const UserRow& row);
 // {id, at, actor, entity, slug, action, before, after}
 nlohmann::ordered_json audit_object(const AuditRow& row);
+// The audit entry of a change: `before` and `after` as objects of this file (null: none).
+AuditRecord audit_record(std::string actor, std::string entity, std::string slug,
+                         std::string action, const nlohmann::ordered_json& before,
+                         const nlohmann::ordered_json& after);
 
 // The import-format part of an object: what an editor may send back in a PATCH.
 nlohmann::ordered_json writable(nlohmann::ordered_json object);

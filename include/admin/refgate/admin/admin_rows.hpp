@@ -1,8 +1,9 @@
 #pragma once
 
 // The rows the admin service reads and writes, and the repository that keeps them: PostgreSQL
-// rows in, rows out, no rules and no JSON shaping (admin_service.hpp decides, admin_json.hpp
-// shapes). A fake in memory stands in for PostgreSQL in the service's unit tests.
+// rows in, rows out, no rules and no JSON (admin_service.hpp decides, admin_json.hpp shapes; an
+// audit entry's objects reach the rows as the text it wrote). A fake in memory stands in for
+// PostgreSQL in the service's unit tests.
 
 #include <cstdint>
 #include <functional>
@@ -12,6 +13,8 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/codec/import_diff.hpp"
+#include "refgate/codec/import_document.hpp"
+#include "refgate/codec/stored_objects.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
@@ -19,11 +22,7 @@
 namespace refgate::admin {
 
 // When a row was written and which version it is (ETag and If-Match).
-struct Stamps {
-    std::int64_t created_us = 0;  // microseconds since the epoch, UTC
-    std::int64_t updated_us = 0;
-    std::int64_t version = 0;
-};
+using refgate::Stamps;
 
 // A partner with its row id; `partner.scheduled_codes` holds what is scheduled, by valid_from.
 struct PartnerRow {
@@ -70,14 +69,15 @@ struct TokenRow {
     std::string revoked_at;    // RFC 3339; empty: live
 };
 
-// One audit entry as the service builds it: the objects as the API shows them (null: none).
+// One audit entry as the service builds it (audit_record() in admin_json.hpp): the objects as
+// the API shows them, as JSON text (empty: none).
 struct AuditRecord {
     std::string actor;
     std::string entity;  // "partner", "link", "token", "disclosure", "country_group"
     std::string slug;
     std::string action;  // "create", "update", "delete", "revoke"
-    nlohmann::ordered_json before;
-    nlohmann::ordered_json after;
+    std::string before;
+    std::string after;
 };
 
 struct AuditRow {
@@ -162,12 +162,12 @@ class AdminRows {
     virtual bool put_country_group(const CountryGroup& group, bool create) = 0;
     virtual void delete_country_group(const std::string& family) = 0;
 
-    // The import of `doc` in this transaction (refgate/pg/importer.hpp: validated whole,
-    // changes audited as `actor`); commit() applies it.
-    virtual ImportResult import_document(const nlohmann::ordered_json& doc, const UrlPolicy& policy,
+    // The import of a parsed document in this transaction (refgate/pg/importer.hpp: validated
+    // whole with the issues parsing found, changes audited as `actor`); commit() applies it.
+    virtual ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,
                                          const std::string& actor) = 0;
-    // Every partner and link and the current disclosures, in the import format.
-    virtual nlohmann::ordered_json export_document() = 0;
+    // Every partner and link, the current disclosures and the country groups.
+    virtual ImportDocument export_document() = 0;
 
     virtual void commit() = 0;
 };

@@ -17,9 +17,9 @@ constexpr std::size_t kMaxPasswordBytes = 1024;
 constexpr std::size_t kMinNameInPassword = 3;
 
 // Commonly used passwords, compared in ASCII lower case. `text` is what
-// cmake/common_passwords.cmake writes: a line naming the source, then one password a line, most
-// common first; the kMostCommon first ones are kept, as a sorted index into `text`, which must
-// outlive the object. Empty text: no list.
+// refgate_data, src/tools/data_convert.cpp writes: a line naming the source, then one password a
+// line, most common first; the kMostCommon first ones are kept, as a sorted index into `text`,
+// which must outlive the object. Empty text: no list.
 class CommonPasswords {
   public:
     static constexpr std::size_t kMostCommon = 100'000;
@@ -48,7 +48,8 @@ PasswordVerdict check_password(std::string_view password, std::string_view name,
 // What the rule asks, for a field error ("must be at least 12 characters ..."); empty for ok.
 std::string_view password_rule(PasswordVerdict verdict);
 
-// The list's text, from the file generated at build time (cmake/common_passwords.cmake).
+// The list's text, from the file generated at build time (refgate_data,
+// src/tools/data_convert.cpp).
 std::string_view embedded_common_passwords();
 
 }  // namespace refgate::admin

@@ -21,8 +21,8 @@
 #include "refgate/domain/clock.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/metrics/click_stats.hpp"
-#include "refgate/metrics/health.hpp"
 #include "refgate/runtime/background_thread.hpp"
+#include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
 
 namespace refgate::clicks {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "refgate/clicks/count_sink.hpp"
-#include "refgate/metrics/health.hpp"
+#include "refgate/runtime/health_state.hpp"
 
 namespace refgate::clicks {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Turns the regular expressions of a crawler pattern source (src/domain/agents) into plain
+// Turns the regular expressions of a crawler pattern source (third_party) into plain
 // substrings for the click classifier's automaton, so that no regex engine runs on the hot path.
 //
 // The source's patterns are a small regex subset (literals, escaped punctuation, `^`, `$`, `|`,

@@ -53,7 +53,7 @@ inline constexpr std::size_t kMaxScannedUserAgentBytes = 512;
 
 // The pattern texts compiled into the binary: refgate's own list (src/domain/bot_patterns.txt)
 // and the crawler patterns converted at build time from the pinned npm package in
-// src/domain/agents (`bot-regex` lines; see docs/click-classes.md).
+// third_party (`bot-regex` lines; see docs/click-classes.md).
 std::string_view embedded_bot_patterns();
 std::string_view embedded_crawler_patterns();
 

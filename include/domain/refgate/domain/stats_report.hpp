@@ -1,11 +1,11 @@
 #pragma once
 
-// The stats API's figures and how they are shown (JSON, CSV), apart from where they come from.
-// Pure functions: the admin handler parses the query here, asks a StatsStore, renders here.
+// The stats API's figures, apart from where they come from and how they are shown (JSON and CSV:
+// codec/stats_formats.hpp). Pure functions: the admin handler parses the query here, asks a
+// StatsStore, renders with codec.
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,30 +102,8 @@ struct TopEntry {
 // Orders by human clicks (most first), then by slug, and keeps `limit`.
 void rank_top(std::vector<TopEntry>& entries, std::size_t limit);
 
-// Reports list `scanner` (a field after `prefetch`, a CSV column after it) only when some count
-// of the report has scanner clicks, so that a report without any reads as it did before the class.
-// A link's `targeting` becomes "by_country": [{country, human, bot, prefetch}] (most human clicks
-// first, then by code) and "by_rule": [{rule, human, bot, prefetch}] (in the rules' order); the CSV
-// form keeps the days only.
-nlohmann::ordered_json to_json(const LinkStats& stats);
-nlohmann::ordered_json to_json(const PartnerStats& stats);
-nlohmann::ordered_json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries);
-
-// Every link together: {from, to, days: [{day, human, bot, prefetch, unique_estimate,
-// human_by_channel}], totals}; as CSV like a link's.
-nlohmann::ordered_json overview_to_json(const LinkStats& overview);
-
 // Partners ranked by human clicks (most first, then by slug), from the links' figures; `limit`
-// kept. JSON: {from, to, by: "partner", items: [{partner, human, bot, prefetch}]}.
+// kept.
 std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size_t limit);
-nlohmann::ordered_json top_partners_to_json(const DayRange& range,
-                                            const std::vector<TopEntry>& partners);
-std::string top_partners_to_csv(const std::vector<TopEntry>& partners);
-
-// CSV (RFC 4180: CRLF line ends, a header row, fields quoted when they need it).
-std::string to_csv(const LinkStats& stats);
-std::string to_csv(const PartnerStats& stats);
-std::string top_to_csv(const std::vector<TopEntry>& entries);
-std::string csv_field(std::string_view text);
 
 }  // namespace refgate

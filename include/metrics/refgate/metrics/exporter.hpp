@@ -25,9 +25,9 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/metrics/click_stats.hpp"
-#include "refgate/metrics/health.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
+#include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate::metrics {

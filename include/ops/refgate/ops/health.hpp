@@ -4,7 +4,7 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/metrics/click_stats.hpp"
-#include "refgate/metrics/health.hpp"
+#include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {

@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 #include <string>
 
+#include "refgate/codec/import_document.hpp"
 #include "refgate/pg/database.hpp"
 
 namespace refgate::pg {
@@ -16,8 +17,13 @@ namespace refgate::pg {
 // Never commits: the caller commits to apply, or rolls back (a dry run, a refused import).
 ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json& doc,
                        const UrlPolicy& policy, const std::string& actor);
+// The same for a document parsed already: its parse issues are reported with the rest.
+ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
+                       const UrlPolicy& policy, const std::string& actor);
 
-// Every partner and link, and the current version of every disclosure, in the import format.
+// Every partner and link, the current version of every disclosure and the country groups.
+ImportDocument export_data_in(pqxx::transaction_base& tx);
+// The same in the import format.
 nlohmann::ordered_json export_in(pqxx::transaction_base& tx);
 
 }  // namespace refgate::pg

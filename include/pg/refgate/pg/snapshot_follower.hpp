@@ -8,7 +8,7 @@
 #include "refgate/domain/clock.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/snapshot.hpp"
-#include "refgate/metrics/health.hpp"
+#include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 

@@ -1,0 +1,67 @@
+#pragma once
+
+// A partner's and a link's row as stored, read by column name: each select beside the reader of
+// its columns, shared by the admin API's rows, the import (its audit entries) and the snapshot.
+
+#include <pqxx/pqxx>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "refgate/codec/stored_objects.hpp"
+#include "refgate/domain/model.hpp"
+
+namespace refgate::pg {
+
+// SQL for a timestamptz column as microseconds since the epoch: the API shows times to the
+// microsecond.
+inline std::string micros(std::string_view column) {
+    return "(extract(epoch FROM " + std::string(column) + ") * 1000000)::bigint";
+}
+
+// A partner with its stamps; partner.id is the row's id.
+struct StoredPartner {
+    Partner partner;
+    Stamps stamps;
+};
+
+// A link with its stamps; link.id is the row's id, link.partner its partner's slug.
+struct StoredLink {
+    Link link;
+    Stamps stamps;
+};
+
+// "SELECT <the partner columns> FROM refgate_partners p ": stored_partner() reads them.
+extern const std::string kPartnerSelect;
+// "SELECT <the link columns> FROM refgate_links l JOIN refgate_partners p ...": stored_link().
+extern const std::string kLinkSelect;
+
+// Without the scheduled codes (add_scheduled_codes reads them).
+StoredPartner stored_partner(const pqxx::row& row);
+StoredLink stored_link(const pqxx::row& row);
+// The scheduled codes of `partners`, by valid_from.
+void add_scheduled_codes(pqxx::transaction_base& tx, std::vector<StoredPartner>& partners);
+
+// kPartnerSelect + `rest` (WHERE, ORDER BY, locks) with `params`, scheduled codes included.
+template <typename... Params>
+std::vector<StoredPartner> read_partners(pqxx::transaction_base& tx, const std::string& rest,
+                                         Params&&... params) {
+    std::vector<StoredPartner> partners;
+    for (const auto& row : tx.exec_params(kPartnerSelect + rest, std::forward<Params>(params)...))
+        partners.push_back(stored_partner(row));
+    add_scheduled_codes(tx, partners);
+    return partners;
+}
+
+// kLinkSelect + `rest` with `params`.
+template <typename... Params>
+std::vector<StoredLink> read_links(pqxx::transaction_base& tx, const std::string& rest,
+                                   Params&&... params) {
+    std::vector<StoredLink> links;
+    for (const auto& row : tx.exec_params(kLinkSelect + rest, std::forward<Params>(params)...))
+        links.push_back(stored_link(row));
+    return links;
+}
+
+}  // namespace refgate::pg

@@ -1,0 +1,130 @@
+#pragma once
+
+// The admin API's pieces behind the router: the typed request the middleware chain builds, the
+// chain's steps, and the per-resource handlers that answer a typed request.
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "answer.hpp"
+#include "refgate/admin/admin_handler.hpp"
+#include "refgate/admin/failure_limiter.hpp"
+#include "refgate/domain/ip_network.hpp"
+
+namespace refgate::admin {
+
+// A request once the chain is through: who asks, for which route, with which names, body and
+// preconditions.
+struct ApiRequest {
+    const http::Request& http;
+    std::vector<const Route*> matches;  // the routes whose pattern matches the path
+    const Route* route = nullptr;       // the one for the request's method; set by authorization
+    IpBytes client{};  // the socket peer, or the address a trusted proxy forwarded for
+    Actor actor;
+    std::string name;             // the {slug}, {name} or {key} segment
+    std::string locale;           // the {locale} segment, normalised
+    nlohmann::ordered_json body;  // POST, PATCH and PUT: a JSON object
+    Precondition if_match;        // PATCH and DELETE
+    PutPrecondition put;          // PUT
+};
+
+// One step of the chain: fills in the request, or answers and stops it (false).
+// Throws StoreError when the database cannot say.
+class Middleware {
+  public:
+    virtual ~Middleware() = default;
+    virtual bool apply(ApiRequest& request, Answer& answer) = 0;
+};
+
+using Chain = std::vector<std::unique_ptr<Middleware>>;
+
+// Authentication: tries each authenticator; 401 when none accepts. Failures are limited per
+// client and in total (429 with Retry-After); a credential that is valid is accepted whatever
+// failures its client had, so no one is locked out by someone else's. Comes before anything else
+// is revealed.
+std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticator>> authenticators,
+                                         FailureLimiter& limiter);
+// The route for the method (405 with Allow otherwise) and the role it needs (403).
+std::unique_ptr<Middleware> authorize();
+// Names in the path by their own rules (404 otherwise); the locale normalised.
+std::unique_ptr<Middleware> check_names();
+// Query parameters are UTF-8 without control characters (400 naming the parameter), so that no
+// bad byte reaches the database.
+std::unique_ptr<Middleware> check_query();
+// Bodies of POST, PATCH and PUT: JSON objects of the right media type (415, 400, 422).
+std::unique_ptr<Middleware> read_body();
+// If-Match on PATCH and DELETE (428, 412); If-Match and If-None-Match: * on PUT.
+std::unique_ptr<Middleware> read_preconditions();
+
+// Answers the typed requests of one resource's routes.
+class Resource {
+  public:
+    virtual ~Resource() = default;
+    // Throws StoreError when the database fails.
+    virtual void serve(const ApiRequest& request, Answer& answer) = 0;
+    // Where the resource lives and its routes are its ResourceEntry's; stats_api.cpp still
+    // declares them too until it is converted after the roll-ups (nothing reads these).
+    virtual std::string_view prefix() const { return {}; }
+    virtual std::span<const Route> routes() const { return {}; }
+};
+
+// What the resources are built from.
+struct ResourceContext {
+    AdminStore& store;
+    StatsStore* stats;  // null: the stats routes answer 503
+    const Clock& clock;
+    const AdminOptions& options;  // the console (null: its resources are not served), link health
+};
+
+// One resource of the API: the collection's path every route of it starts with
+// ("/api/v1/partners"), its routes, and how it is built. resource_registry() is the one list:
+// the handler serves what it holds and routes() lists it.
+struct ResourceEntry {
+    std::string_view prefix;
+    std::span<const Route> (*routes)();
+    // Null when the resource is not served in this configuration (the console's without one).
+    std::unique_ptr<Resource> (*make)(const ResourceContext& context);
+    bool open = false;  // served without authentication: signing in needs no credentials
+};
+
+std::span<const ResourceEntry> resource_registry();
+
+std::span<const Route> partner_routes();
+std::span<const Route> link_routes();
+std::span<const Route> audit_routes();
+std::span<const Route> token_routes();
+std::span<const Route> disclosure_routes();
+std::span<const Route> stats_routes();
+std::span<const Route> user_routes();
+std::span<const Route> session_routes();
+std::span<const Route> import_routes();
+std::span<const Route> export_routes();
+std::span<const Route> country_group_routes();
+
+std::unique_ptr<Resource> partners_resource(AdminStore& store);
+std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health);
+std::unique_ptr<Resource> audit_resource(AdminStore& store);
+std::unique_ptr<Resource> tokens_resource(AdminStore& store);
+std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
+std::unique_ptr<Resource> import_resource(AdminStore& store);
+std::unique_ptr<Resource> export_resource(AdminStore& store);
+std::unique_ptr<Resource> country_groups_resource(AdminStore& store);
+// GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
+void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
+// `stats` may be null (503); `clock` says which day is today.
+std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock);
+std::unique_ptr<Resource> users_resource(ConsoleService& console);
+// /api/v1/session: served without the authentication step (signing in needs no credentials).
+std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);
+
+// "application/json; charset=utf-8" -> "application/json".
+std::string_view media_type(std::string_view content_type);
+
+// An integer query parameter from 1 to max; `fallback` when absent, nullopt when invalid.
+std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,
+                                           std::size_t max);
+
+}  // namespace refgate::admin
