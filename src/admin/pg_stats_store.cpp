@@ -1,5 +1,6 @@
 #include "refgate/admin/pg_stats_store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -91,17 +92,27 @@ ClassCounts class_sums(const pqxx::row& row, int first) {
 struct Source {
     bool rollups = false;
     std::optional<std::int32_t> base_from;
+    std::int32_t months_through = 0;  // month sums exist for the months before it
 };
+
+// The range's whole months that have month sums (sql/015_rollup_closed_months.sql): those before
+// months_through; the others are read by day.
+MonthSpan summed_months(const DayRange& range, const Source& source) {
+    auto months = whole_months(range);
+    months.end = std::max(months.first, std::min(months.end, source.months_through));
+    return months;
+}
 
 // Also turns JIT compilation off for the rest of the transaction: the planner deems the roll-ups'
 // queries costly enough for it, and compiling them takes longer than running them.
 Source read_source(ReadTx& tx) {
     auto row = tx.exec(
-        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true) FROM "
-        "refgate_rollup_state")[0];
+        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true), "
+        "months_through - DATE '1970-01-01' FROM refgate_rollup_state")[0];
     Source s;
     s.rollups = row[0].as<bool>();
     if (!row[1].is_null()) s.base_from = row[1].as<std::int32_t>();
+    s.months_through = row[3].as<std::int32_t>();
     return s;
 }
 
@@ -225,7 +236,8 @@ class PgStatsStore final : public StatsStore {
                 stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
                 links[link].add(cls, n);
             };
-            if (read_source(tx).rollups) {
+            Source source = read_source(tx);
+            if (source.rollups) {
                 auto partner_id = found[0][0].as<std::int64_t>();
                 std::string d = kDay;
                 for (const auto& row : tx.exec_params(
@@ -238,7 +250,7 @@ class PgStatsStore final : public StatsStore {
                         stats->days[static_cast<std::size_t>(day - range.from)].second.add(
                             class_sums(row, 1));
                 }
-                auto months = whole_months(range);
+                auto months = summed_months(range, source);
                 for (const auto& row : tx.exec_params(link_sums_sql(true), range.from, range.to,
                                                       months.first, months.end, partner_id))
                     links[row[0].c_str()].add(class_sums(row, 2));
@@ -275,8 +287,9 @@ class PgStatsStore final : public StatsStore {
                 e.partner = partner;
                 e.clicks.add(cls, n);
             };
-            if (read_source(tx).rollups) {
-                auto months = whole_months(range);
+            Source source = read_source(tx);
+            if (source.rollups) {
+                auto months = summed_months(range, source);
                 for (const auto& row : tx.exec_params(link_sums_sql(false), range.from, range.to,
                                                       months.first, months.end)) {
                     auto& e = entries[row[0].c_str()];
