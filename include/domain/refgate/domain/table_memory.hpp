@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <new>
+#include <type_traits>
 
 namespace refgate {
 
