@@ -1,7 +1,6 @@
 #include "refgate/linkcheck/checker.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "refgate/runtime/log.hpp"
 
@@ -168,14 +167,14 @@ RoundOutcome HealthWorker::round() {
             if (checkable(entry, now)) ids.push_back(entry.id);
         }
         auto due = due_links(store_->plan(ids), now, config_.interval);
-        std::set<std::int64_t> due_set(due.begin(), due.end());
+        std::sort(due.begin(), due.end());  // a set of 100,000 ids held 4.8 MiB for the round
         LinkChecker checker(
             *fetcher_, *store_, clock_, config_.confirm_after,
             [this](const std::string& host) { pace_.wait(host); }, &stats_, &pace_.stopping());
         // The snapshot's order, as before; a link's targets exist only while it is checked.
         for (const auto& entry : snapshot->entries()) {
             if (pace_.stopping().load()) break;
-            if (due_set.count(entry.id) == 0) continue;
+            if (!std::binary_search(due.begin(), due.end(), entry.id)) continue;
             for (const auto& target : link_targets(*snapshot, entry)) {
                 if (pace_.stopping().load()) break;
                 checker.check(target);
