@@ -49,4 +49,39 @@ Json stored_link_object(const Link& link, const Stamps& stamps) {
     return object;
 }
 
+Json view_json(const PartnerView& view) { return stored_partner_object(view.partner, view.stamps); }
+
+Json view_json(const LinkView& view) { return stored_link_object(view.link, view.stamps); }
+
+Json view_json(const CodeView& view) {
+    return {{"ref_param", view.ref_param},
+            {"ref_code", view.ref_code},
+            {"live_from", format_micros(view.live_from_us)},
+            {"live_until", view.live_until_us ? Json(format_micros(*view.live_until_us)) : Json()},
+            {"scheduled", view.scheduled}};
+}
+
+Json view_json(const LinkPreviewView& view) {
+    Json answer{{"location", view.location ? Json(*view.location) : Json()},
+                {"public_url", view.public_url ? Json(*view.public_url) : Json()}};
+    if (!view.skipped_branches.empty()) {
+        Json skipped = Json::array();
+        for (const auto& b : view.skipped_branches) {
+            skipped.push_back({{"branch", b.branch},
+                               {"partner", b.partner},
+                               {"reason", b.reason},
+                               {"rule_skipped", b.rule_skipped}});
+        }
+        answer["skipped_branches"] = std::move(skipped);
+    }
+    if (view.rule) answer["rule"] = *view.rule;
+    if (view.split_locations) answer["split_locations"] = *view.split_locations;
+    return answer;
+}
+
+Json view_json(const LinkShareView& view) {
+    return {{"public_url", view.public_url ? Json(*view.public_url) : Json()},
+            {"html_snippet", view.html_snippet ? Json(*view.html_snippet) : Json()}};
+}
+
 }  // namespace refgate

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/codec/stored_objects.hpp"
 #include "refgate/http/response.hpp"
 
 namespace refgate::admin {
@@ -31,6 +32,17 @@ class Answer {
     void invalid_query(const std::vector<FieldError>& errors);
     // What the service decided; `location` names a created resource.
     void outcome(const Outcome& outcome, std::string_view location = {});
+    // The same for a typed answer: its view as the codec shapes it (view_json).
+    template <typename View>
+    void outcome(const Result<View>& result, std::string_view location = {}) {
+        bool shown = result.kind == OutcomeKind::ok || result.kind == OutcomeKind::created;
+        outcome(Outcome{.kind = result.kind,
+                        .body = shown ? view_json(result.view) : nlohmann::ordered_json(),
+                        .version = result.version,
+                        .detail = result.detail,
+                        .errors = result.errors},
+                location);
+    }
     void csv(std::string body);
 
     http::Response& response() { return response_; }

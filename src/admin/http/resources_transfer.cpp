@@ -140,12 +140,12 @@ void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
     auto download = flag(query, "download");
     if (!download) errors.push_back({"download", "must be 1, true, 0 or false"});
     if (!errors.empty()) return answer.invalid_query(errors);
-    Outcome share = store.share_link(r.name);
+    auto share = store.share_link(r.name);
     if (share.kind != OutcomeKind::ok) return answer.outcome(share);
-    if (share.body["public_url"].is_null())
+    if (!share.view.public_url)
         return answer.problem(409, "no-public-base-url",
                               "QR codes need REFGATE_PUBLIC_BASE_URL to be configured");
-    std::string url = share.body["public_url"].get<std::string>();
+    std::string url = *share.view.public_url;
     if (src) url += "?src=" + *src;
     auto matrix = encode_qr(url);
     if (!matrix) throw std::runtime_error("libqrencode could not encode " + url);

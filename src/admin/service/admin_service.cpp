@@ -68,19 +68,6 @@ std::variant<Disclosure, std::vector<FieldError>> disclosure_input(const std::st
 AdminService::AdminService(std::unique_ptr<AdminRepository> repository, AdminServiceOptions options)
     : repository_(std::move(repository)), options_(std::move(options)) {}
 
-Outcome AdminService::write(const std::function<Outcome(AdminRows&)>& work) {
-    Outcome outcome;
-    repository_->run(AdminRepository::Access::write,
-                     [&](AdminRows& rows) { outcome = work(rows); });
-    return outcome;
-}
-
-Outcome AdminService::read(const std::function<Outcome(AdminRows&)>& work) {
-    Outcome outcome;
-    repository_->run(AdminRepository::Access::read, [&](AdminRows& rows) { outcome = work(rows); });
-    return outcome;
-}
-
 std::optional<StoredToken> AdminService::find_token(const std::string& hash_hex) {
     std::optional<StoredToken> found;
     repository_->run(AdminRepository::Access::write, [&](AdminRows& rows) {

@@ -23,6 +23,17 @@ namespace {
 namespace http = refgate::http;
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
+using refgate::CodeView;
+using refgate::LinkPatch;
+using refgate::LinkPreview;
+using refgate::LinkPreviewView;
+using refgate::LinkShareView;
+using refgate::LinkView;
+using refgate::NewLink;
+using refgate::NewPartner;
+using refgate::Page;
+using refgate::PartnerPatch;
+using refgate::PartnerView;
 
 // Answers every call with `next` (or throws `fail`), and remembers what it was asked.
 class FakeStore final : public AdminStore {
@@ -34,6 +45,7 @@ class FakeStore final : public AdminStore {
     std::string last_slug;
     std::string last_actor;
     Json last_body;
+    refgate::Partner last_partner;
     Precondition last_precondition;
     LinkFilter last_filter;
     AuditFilter last_audit;
@@ -44,47 +56,55 @@ class FakeStore final : public AdminStore {
         if (it == tokens.end()) return std::nullopt;
         return StoredToken{it->second, hash};
     }
-    Outcome list_partners(const std::string& query) override {
-        return answer("list_partners", query);
+    Result<Page<PartnerView>> list_partners(const std::string& query) override {
+        return typed<Page<PartnerView>>("list_partners", query);
     }
-    Outcome get_partner(const std::string& slug) override { return answer("get_partner", slug); }
-    Outcome create_partner(const Actor& a, const Json& body) override {
-        return answer("create_partner", "", &a, &body);
+    Result<PartnerView> get_partner(const std::string& slug) override {
+        return typed_partner("get_partner", slug);
     }
-    Outcome update_partner(const Actor& a, const std::string& slug, const Precondition& p,
-                           const Json& body) override {
+    Result<PartnerView> create_partner(const Actor& a, const NewPartner& partner) override {
+        last_partner = partner.partner;
+        return typed_partner("create_partner", "", &a);
+    }
+    Result<PartnerView> update_partner(const Actor& a, const std::string& slug,
+                                       const Precondition& p, const PartnerPatch&) override {
         last_precondition = p;
-        return answer("update_partner", slug, &a, &body);
+        return typed_partner("update_partner", slug, &a);
     }
-    Outcome delete_partner(const Actor& a, const std::string& slug,
-                           const Precondition& p) override {
+    Result<PartnerView> delete_partner(const Actor& a, const std::string& slug,
+                                       const Precondition& p) override {
         last_precondition = p;
-        return answer("delete_partner", slug, &a);
+        return typed_partner("delete_partner", slug, &a);
     }
-    Outcome partner_codes(const std::string& slug) override {
-        return answer("partner_codes", slug);
+    Result<Page<CodeView>> partner_codes(const std::string& slug) override {
+        return typed<Page<CodeView>>("partner_codes", slug);
     }
-    Outcome list_links(const LinkFilter& f) override {
+    Result<Page<LinkView>> list_links(const LinkFilter& f) override {
         last_filter = f;
-        return answer("list_links");
+        return typed<Page<LinkView>>("list_links");
     }
-    Outcome get_link(const std::string& slug) override { return answer("get_link", slug); }
-    Outcome create_link(const Actor& a, const Json& body) override {
-        return answer("create_link", "", &a, &body);
+    Result<LinkView> get_link(const std::string& slug) override {
+        return typed_link("get_link", slug);
     }
-    Outcome update_link(const Actor& a, const std::string& slug, const Precondition& p,
-                        const Json& body) override {
+    Result<LinkView> create_link(const Actor& a, const NewLink&) override {
+        return typed_link("create_link", "", &a);
+    }
+    Result<LinkView> update_link(const Actor& a, const std::string& slug, const Precondition& p,
+                                 const LinkPatch&) override {
         last_precondition = p;
-        return answer("update_link", slug, &a, &body);
+        return typed_link("update_link", slug, &a);
     }
-    Outcome delete_link(const Actor& a, const std::string& slug, const Precondition& p) override {
+    Result<LinkView> delete_link(const Actor& a, const std::string& slug,
+                                 const Precondition& p) override {
         last_precondition = p;
-        return answer("delete_link", slug, &a);
+        return typed_link("delete_link", slug, &a);
     }
-    Outcome preview_link(const Json& body) override {
-        return answer("preview_link", "", nullptr, &body);
+    Result<LinkPreviewView> preview_link(const LinkPreview&) override {
+        return typed<LinkPreviewView>("preview_link");
     }
-    Outcome share_link(const std::string& slug) override { return answer("share_link", slug); }
+    Result<LinkShareView> share_link(const std::string& slug) override {
+        return typed<LinkShareView>("share_link", slug);
+    }
     Outcome audit(const AuditFilter& f) override {
         last_audit = f;
         return answer("audit");
@@ -134,6 +154,31 @@ class FakeStore final : public AdminStore {
     }
 
   private:
+    // `next` as a typed answer: its decision; a partner's or link's view has its slug and version.
+    template <typename View>
+    Result<View> typed(std::string call, std::string slug = "", const Actor* actor = nullptr,
+                       View view = {}) {
+        Outcome o = answer(std::move(call), std::move(slug), actor);
+        return Result<View>{.kind = o.kind,
+                            .view = std::move(view),
+                            .version = o.version,
+                            .detail = o.detail,
+                            .errors = o.errors};
+    }
+    Result<PartnerView> typed_partner(std::string call, std::string slug,
+                                      const Actor* actor = nullptr) {
+        PartnerView view;
+        view.partner.slug = next.body.is_object() ? next.body.value("slug", "") : "";
+        view.stamps.version = next.version;
+        return typed(std::move(call), std::move(slug), actor, std::move(view));
+    }
+    Result<LinkView> typed_link(std::string call, std::string slug, const Actor* actor = nullptr) {
+        LinkView view;
+        view.link.slug = next.body.is_object() ? next.body.value("slug", "") : "";
+        view.stamps.version = next.version;
+        return typed(std::move(call), std::move(slug), actor, std::move(view));
+    }
+
     Outcome answer(std::string call, std::string slug = "", const Actor* actor = nullptr,
                    const Json* body = nullptr) {
         last_call = std::move(call);
@@ -306,7 +351,7 @@ TEST_CASE("admin: bodies must be JSON objects of the right media type", "[admin]
     f.store->next.version = 1;
     auto created = f.post_json("/api/v1/partners", f.editor, R"({"slug": "x"})");
     CHECK(created.status == 201);
-    CHECK(f.store->last_body == Json{{"slug", "x"}});
+    CHECK(f.store->last_partner.slug == "x");
     CHECK(f.store->last_actor == "eddie");
     CHECK(created.header("ETag") == "\"1\"");
 }

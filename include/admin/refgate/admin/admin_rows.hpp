@@ -37,6 +37,10 @@ struct LinkRow {
     Stamps stamps;
 };
 
+// What the API shows of a row.
+inline PartnerView view_of(const PartnerRow& row) { return {row.partner, row.stamps}; }
+inline LinkView view_of(const LinkRow& row) { return {row.link, row.stamps}; }
+
 // One version of a disclosure text and who wrote it.
 struct DisclosureRow {
     Disclosure disclosure;

@@ -29,25 +29,25 @@ class AdminService final : public AdminStore {
 
     std::optional<StoredToken> find_token(const std::string& hash_hex) override;
 
-    Outcome list_partners(const std::string& query) override;
-    Outcome get_partner(const std::string& slug) override;
-    Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) override;
-    Outcome update_partner(const Actor& actor, const std::string& slug,
-                           const Precondition& if_match,
-                           const nlohmann::ordered_json& patch) override;
-    Outcome delete_partner(const Actor& actor, const std::string& slug,
-                           const Precondition& if_match) override;
-    Outcome partner_codes(const std::string& slug) override;
+    Result<Page<PartnerView>> list_partners(const std::string& query) override;
+    Result<PartnerView> get_partner(const std::string& slug) override;
+    Result<PartnerView> create_partner(const Actor& actor, const NewPartner& partner) override;
+    Result<PartnerView> update_partner(const Actor& actor, const std::string& slug,
+                                       const Precondition& if_match,
+                                       const PartnerPatch& patch) override;
+    Result<PartnerView> delete_partner(const Actor& actor, const std::string& slug,
+                                       const Precondition& if_match) override;
+    Result<Page<CodeView>> partner_codes(const std::string& slug) override;
 
-    Outcome list_links(const LinkFilter& filter) override;
-    Outcome get_link(const std::string& slug) override;
-    Outcome create_link(const Actor& actor, const nlohmann::ordered_json& body) override;
-    Outcome update_link(const Actor& actor, const std::string& slug, const Precondition& if_match,
-                        const nlohmann::ordered_json& patch) override;
-    Outcome delete_link(const Actor& actor, const std::string& slug,
-                        const Precondition& if_match) override;
-    Outcome preview_link(const nlohmann::ordered_json& body) override;
-    Outcome share_link(const std::string& slug) override;
+    Result<Page<LinkView>> list_links(const LinkFilter& filter) override;
+    Result<LinkView> get_link(const std::string& slug) override;
+    Result<LinkView> create_link(const Actor& actor, const NewLink& link) override;
+    Result<LinkView> update_link(const Actor& actor, const std::string& slug,
+                                 const Precondition& if_match, const LinkPatch& patch) override;
+    Result<LinkView> delete_link(const Actor& actor, const std::string& slug,
+                                 const Precondition& if_match) override;
+    Result<LinkPreviewView> preview_link(const LinkPreview& preview) override;
+    Result<LinkShareView> share_link(const std::string& slug) override;
 
     Outcome audit(const AuditFilter& filter) override;
 
@@ -81,16 +81,31 @@ class AdminService final : public AdminStore {
 
   private:
     // Runs `work` in a transaction and returns what it decided.
-    Outcome write(const std::function<Outcome(AdminRows&)>& work);
-    Outcome read(const std::function<Outcome(AdminRows&)>& work);
-    std::optional<Outcome> schedule_code(AdminRows& rows, const Actor& actor, const PartnerRow& row,
-                                         const nlohmann::ordered_json& patch);
-    std::optional<Outcome> update_partner_row(AdminRows& rows, const PartnerRow& row,
-                                              const nlohmann::ordered_json& patch);
+    template <typename R>
+    R run(AdminRepository::Access access, const std::function<R(AdminRows&)>& work) {
+        R result;
+        repository_->run(access, [&](AdminRows& rows) { result = work(rows); });
+        return result;
+    }
+    template <typename R>
+    R write(const std::function<R(AdminRows&)>& work) {
+        return run(AdminRepository::Access::write, work);
+    }
+    template <typename R>
+    R read(const std::function<R(AdminRows&)>& work) {
+        return run(AdminRepository::Access::read, work);
+    }
+    Outcome write(const std::function<Outcome(AdminRows&)>& work) { return write<Outcome>(work); }
+    Outcome read(const std::function<Outcome(AdminRows&)>& work) { return read<Outcome>(work); }
+    std::optional<Result<PartnerView>> schedule_code(AdminRows& rows, const Actor& actor,
+                                                     const PartnerRow& row,
+                                                     const CodeSchedule& schedule);
+    std::optional<Result<PartnerView>> update_partner_row(AdminRows& rows, const PartnerRow& row,
+                                                          const PartnerPatch& patch);
     std::vector<FieldError> validate(AdminRows& rows, Link& link);
     const Clock& clock() const;
-    // "<public_base_url>/go/<slug>", or null without a public base URL.
-    nlohmann::ordered_json public_url(const std::string& slug) const;
+    // "<public_base_url>/go/<slug>", or none without a public base URL.
+    std::optional<std::string> public_url(const std::string& slug) const;
 
     std::unique_ptr<AdminRepository> repository_;
     AdminServiceOptions options_;

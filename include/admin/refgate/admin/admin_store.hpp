@@ -1,8 +1,9 @@
 #pragma once
 
-// What the admin API's resource handlers ask, and how the answer comes back: a decision
-// (Outcome) with the object as admin_json.hpp shapes it. AdminService (admin_service.hpp)
-// implements it over a row repository; handler tests use a fake.
+// What the admin API's resource handlers ask, and how the answer comes back: typed commands in
+// (refgate/codec/admin_objects.hpp), a decision with a typed view out (Result). Resources not
+// typed yet answer an Outcome with the object as admin_json.hpp shapes it. AdminService
+// (admin_service.hpp) implements it over a row repository; handler tests use a fake.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "refgate/codec/admin_objects.hpp"
 
 namespace refgate::admin {
 
@@ -31,10 +34,7 @@ struct StoredToken {
     std::string hash_hex;
 };
 
-struct FieldError {
-    std::string field;
-    std::string message;
-};
+using refgate::FieldError;
 
 enum class OutcomeKind {
     ok,
@@ -52,6 +52,17 @@ struct Outcome {
     OutcomeKind kind = OutcomeKind::ok;
     nlohmann::ordered_json body;     // the object, or {"items": [...], "next_cursor": ...}
     std::int64_t version = 0;        // of a single object; 0 for collections
+    std::string detail;              // for conflicts and not-found answers
+    std::vector<FieldError> errors;  // for invalid
+};
+
+// What the service decided, with the view it answers (ok and created: the object now; deleted:
+// the object as it was). `version` is a single object's (its ETag), 0 for other answers.
+template <typename View>
+struct Result {
+    OutcomeKind kind = OutcomeKind::ok;
+    View view{};
+    std::int64_t version = 0;
     std::string detail;              // for conflicts and not-found answers
     std::vector<FieldError> errors;  // for invalid
 };
@@ -117,30 +128,29 @@ class AdminStore {
     virtual std::optional<StoredToken> find_token(const std::string& hash_hex) = 0;
 
     // Partners whose slug or name contains `query` (any case); empty: all.
-    virtual Outcome list_partners(const std::string& query) = 0;
-    virtual Outcome get_partner(const std::string& slug) = 0;
-    virtual Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) = 0;
-    virtual Outcome update_partner(const Actor& actor, const std::string& slug,
-                                   const Precondition& if_match,
-                                   const nlohmann::ordered_json& patch) = 0;
-    virtual Outcome delete_partner(const Actor& actor, const std::string& slug,
-                                   const Precondition& if_match) = 0;
-    virtual Outcome partner_codes(const std::string& slug) = 0;
+    virtual Result<Page<PartnerView>> list_partners(const std::string& query) = 0;
+    virtual Result<PartnerView> get_partner(const std::string& slug) = 0;
+    virtual Result<PartnerView> create_partner(const Actor& actor, const NewPartner& partner) = 0;
+    virtual Result<PartnerView> update_partner(const Actor& actor, const std::string& slug,
+                                               const Precondition& if_match,
+                                               const PartnerPatch& patch) = 0;
+    virtual Result<PartnerView> delete_partner(const Actor& actor, const std::string& slug,
+                                               const Precondition& if_match) = 0;
+    virtual Result<Page<CodeView>> partner_codes(const std::string& slug) = 0;
 
-    virtual Outcome list_links(const LinkFilter& filter) = 0;
-    virtual Outcome get_link(const std::string& slug) = 0;
-    virtual Outcome create_link(const Actor& actor, const nlohmann::ordered_json& body) = 0;
-    virtual Outcome update_link(const Actor& actor, const std::string& slug,
-                                const Precondition& if_match,
-                                const nlohmann::ordered_json& patch) = 0;
-    virtual Outcome delete_link(const Actor& actor, const std::string& slug,
-                                const Precondition& if_match) = 0;
-    // What a reader would get from a link as create would store it, with nothing stored:
-    // {location, public_url}; invalid: the errors create would give. `body.slug` is optional.
-    virtual Outcome preview_link(const nlohmann::ordered_json& body) = 0;
-    // {public_url, html_snippet}: the link's public URL and the snippet GET /snippet/{slug}
-    // serves (both null without a public base URL); not_found for an unknown slug.
-    virtual Outcome share_link(const std::string& slug) = 0;
+    virtual Result<Page<LinkView>> list_links(const LinkFilter& filter) = 0;
+    virtual Result<LinkView> get_link(const std::string& slug) = 0;
+    virtual Result<LinkView> create_link(const Actor& actor, const NewLink& link) = 0;
+    virtual Result<LinkView> update_link(const Actor& actor, const std::string& slug,
+                                         const Precondition& if_match, const LinkPatch& patch) = 0;
+    virtual Result<LinkView> delete_link(const Actor& actor, const std::string& slug,
+                                         const Precondition& if_match) = 0;
+    // What a reader would get from a link as create would store it, with nothing stored;
+    // invalid: the errors create would give.
+    virtual Result<LinkPreviewView> preview_link(const LinkPreview& preview) = 0;
+    // The link's public URL and the snippet GET /snippet/{slug} serves (both none without a
+    // public base URL); not_found for an unknown slug.
+    virtual Result<LinkShareView> share_link(const std::string& slug) = 0;
 
     virtual Outcome audit(const AuditFilter& filter) = 0;
 

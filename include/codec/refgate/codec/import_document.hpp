@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "refgate/codec/admin_objects.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
@@ -39,6 +40,17 @@ struct ParsedImport {
 // Checks shape, types, unknown fields, slugs, parameter names and domains. Partners come back
 // with canonical allowed domains.
 ParsedImport parse_import(const nlohmann::ordered_json& doc);
+
+// The admin API's commands, read by the import's rules with the import's messages (the field
+// errors carry no entry name). A partner or link object, as POST sends it:
+NewPartner parse_new_partner(const nlohmann::ordered_json& object);
+NewLink parse_new_link(const nlohmann::ordered_json& object);
+// A JSON merge patch of a partner: its fields; or "valid_from" with "ref_code", a code schedule;
+// "scheduled_codes" is read-only. Errors found here come first in PatchedPartner::errors.
+PartnerPatch parse_partner_patch(const nlohmann::ordered_json& patch);
+LinkPatch parse_link_patch(const nlohmann::ordered_json& patch);
+// A link object whose slug is optional, with an optional "reader" (its errors alone, first).
+LinkPreview parse_link_preview(const nlohmann::ordered_json& body);
 
 // The import format's objects, with keys in the documented order.
 nlohmann::ordered_json partner_to_json(const Partner& partner);
