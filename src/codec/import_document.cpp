@@ -5,6 +5,7 @@
 #include "refgate/codec/disclosure_json.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/link_rules.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/targeting.hpp"
 #include "targeting_json.hpp"
 
@@ -15,6 +16,7 @@ constexpr std::size_t kMaxName = 200;
 constexpr std::size_t kMaxCode = 128;
 constexpr std::size_t kMaxParamValue = 256;
 constexpr std::size_t kMaxDomains = 64;
+constexpr std::size_t kMaxChannelCodes = 64;
 
 bool printable(const std::string& text) {
     for (unsigned char c : text) {
@@ -85,10 +87,65 @@ std::string entry_name(const char* array, std::size_t index, const nlohmann::ord
     return name;
 }
 
+// The partner's placement fields (issue 42); absent or null: none, opaque, "a-z0-9", none.
+void read_placements(Reader& r, Partner& p) {
+    if (r.string("subid_param", p.subid_param, false)) {
+        if (auto problem = subid_param_problem(p)) r.add("subid_param", *problem);
+    }
+    std::string style;
+    if (r.string("subid_style", style, false)) {
+        if (style == "readable") {
+            p.subid_style = SubidStyle::readable;
+        } else if (style != "opaque") {
+            r.add("subid_style", "must be opaque or readable");
+        }
+    }
+    if (r.string("subid_charset", p.subid_charset, false) && !SubidCharset::parse(p.subid_charset))
+        r.add("subid_charset",
+              "must be ranges such as a-z, A-Z, 0-9 and the characters - _ . (at most 64)");
+    const nlohmann::ordered_json* codes = r.find("channel_codes");
+    if (codes == nullptr || codes->is_null()) return;
+    if (!codes->is_array() || codes->size() > kMaxChannelCodes) {
+        r.add("channel_codes", "must be a list of at most 64 {channel, ref_code} objects");
+        return;
+    }
+    for (std::size_t i = 0; i < codes->size(); ++i) {
+        const auto& item = (*codes)[i];
+        std::string field = "channel_codes[" + std::to_string(i) + "]";
+        if (!item.is_object() || item.size() != 2 || !item.contains("channel") ||
+            !item.contains("ref_code")) {
+            r.add(field, "must be an object {\"channel\": ..., \"ref_code\": ...}");
+            continue;
+        }
+        const auto& channel = item["channel"];
+        const auto& code = item["ref_code"];
+        bool ok = true;
+        if (!channel.is_string() || !valid_channel_pattern(channel.get<std::string>())) {
+            r.add(field + ".channel",
+                  "must be a channel ([a-z0-9][a-z0-9._-]{0,47}) or a prefix of one followed by *");
+            ok = false;
+        }
+        if (!code.is_string() || code.get<std::string>().empty() ||
+            code.get<std::string>().size() > kMaxCode || !printable(code.get<std::string>())) {
+            r.add(field + ".ref_code", "must be 1 to 128 printable characters");
+            ok = false;
+        }
+        if (!ok) continue;
+        ChannelCode entry{channel.get<std::string>(), code.get<std::string>()};
+        for (const auto& earlier : p.channel_codes) {
+            if (earlier.channel == entry.channel) {
+                r.add(field + ".channel", "appears twice");
+                ok = false;
+            }
+        }
+        if (ok) p.channel_codes.push_back(std::move(entry));
+    }
+}
+
 Partner read_partner(Reader& r) {
     Partner p;
-    r.reject_unknown(
-        {"slug", "name", "ref_param", "ref_code", "allowed_domains", "extra_params", "active"});
+    r.reject_unknown({"slug", "name", "ref_param", "ref_code", "allowed_domains", "extra_params",
+                      "active", "subid_param", "subid_style", "subid_charset", "channel_codes"});
     if (r.string("slug", p.slug) && !valid_slug(p.slug))
         r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
     if (r.string("name", p.name) &&
@@ -138,6 +195,7 @@ Partner read_partner(Reader& r) {
         }
     }
     r.boolean("active", p.active);
+    read_placements(r, p);
     return p;
 }
 
@@ -334,13 +392,22 @@ nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
 nlohmann::ordered_json partner_to_json(const Partner& partner) {
     nlohmann::ordered_json extras = nlohmann::ordered_json::object();
     for (const auto& [key, value] : partner.extra_params) extras[key] = value;
-    return {{"slug", partner.slug},
-            {"name", partner.name},
-            {"ref_param", partner.ref_param},
-            {"ref_code", partner.ref_code},
-            {"allowed_domains", partner.allowed_domains},
-            {"extra_params", extras},
-            {"active", partner.active}};
+    nlohmann::ordered_json channel_codes = nlohmann::ordered_json::array();
+    for (const auto& c : partner.channel_codes)
+        channel_codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+    return {
+        {"slug", partner.slug},
+        {"name", partner.name},
+        {"ref_param", partner.ref_param},
+        {"ref_code", partner.ref_code},
+        {"allowed_domains", partner.allowed_domains},
+        {"extra_params", extras},
+        {"active", partner.active},
+        {"subid_param", partner.subid_param.empty() ? nlohmann::ordered_json()
+                                                    : nlohmann::ordered_json(partner.subid_param)},
+        {"subid_style", partner.subid_style == SubidStyle::readable ? "readable" : "opaque"},
+        {"subid_charset", partner.subid_charset},
+        {"channel_codes", channel_codes}};
 }
 
 nlohmann::ordered_json link_to_json(const Link& link) {

@@ -7,6 +7,7 @@
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/time.hpp"
 #include "service_change.hpp"
 
@@ -214,6 +215,8 @@ std::optional<Outcome> AdminService::update_partner_row(AdminRows& rows, const P
                                                      issue.field + " " + issue.message});
         return invalid(std::move(errors));
     }
+    if (auto problem = readable_token_problem(p, links))
+        return invalid({{"subid_style", *problem}});
     rows.update_partner(row.id, p);
     return std::nullopt;
 }
