@@ -13,6 +13,8 @@
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
+#include "refgate/admin/pg_stats_store.hpp"
+#include "refgate/admin/placements.hpp"
 #include "refgate/app/app.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/clicks/pg_count_sink.hpp"
@@ -50,6 +52,9 @@ commands:
                  recompute the stats roll-ups of a sample of links and days (--all: of every
                  link and day) from the base tables and print any difference; exit 1 when one
                  differs or they are not built yet (`refgate migrate` builds them)
+  placements [--slug S]
+                 print every link's placement tokens (or only link S's): link, channel, token
+                 and human clicks of the last 30 days per channel with clicks
   check-links [--slug S] [--partner P]
                  check the active links' redirect chains now (referral code, availability)
   token create --name NAME --role viewer|editor|admin
@@ -353,6 +358,47 @@ int user_command(const Config& c, const std::vector<std::string>& args,
     return kExitUsage;
 }
 
+// `refgate placements [--slug S]`: what GET /api/v1/links/{slug}/placements answers, for one link
+// or every link, as tab-separated lines.
+int placements_command(const Config& c, const po::variables_map& vm) {
+    auto stores = admin::make_pg_admin_stores(
+        {.database_url = c.database_url,
+         .url_policy = UrlPolicy{.allow_http = c.allow_http_destinations}});
+    auto stats =
+        admin::make_pg_stats_store({.database_url = c.database_url, .redis = redis_address(c)});
+    SystemClock clock;
+    std::vector<RangeProblem> problems;
+    auto range = parse_range(std::nullopt, std::nullopt, admin::utc_today(clock), problems);
+    std::vector<std::string> slugs;
+    if (vm.count("slug")) {
+        slugs.push_back(vm["slug"].as<std::string>());
+    } else {
+        admin::LinkFilter filter;
+        filter.limit = 200;
+        for (;;) {
+            auto page = stores.store->list_links(filter);
+            for (const auto& item : page.body["items"])
+                slugs.push_back(item["slug"].get<std::string>());
+            if (page.body["next_cursor"].is_null()) break;
+            filter.cursor = page.body["next_cursor"].get<std::string>();
+        }
+    }
+    std::cout << "link\tchannel\ttoken\thuman_clicks\n";
+    for (const auto& slug : slugs) {
+        auto found = admin::link_placements(*stores.store, *stats, slug, *range);
+        if (found.kind == admin::OutcomeKind::not_found) {
+            std::cerr << "refgate placements: no link '" << slug << "'\n";
+            return kExitFailure;
+        }
+        for (const auto& item : found.body["items"]) {
+            std::cout << slug << "\t" << item["channel"].get<std::string>() << "\t"
+                      << item["token"].get<std::string>() << "\t"
+                      << item["human_clicks"].get<std::uint64_t>() << "\n";
+        }
+    }
+    return kExitOk;
+}
+
 // Loads the settings and applies the log level; false (after logging why) when they are invalid.
 bool load_cli_config(const po::variables_map& vm, const std::string& command, Config& config) {
     try {
@@ -387,8 +433,8 @@ int run_cli(int argc, char** argv) {
         "role", po::value<std::string>(), "role (token create, user create)")(
         "actor", po::value<std::string>(), "who the audit trail names (import, token, user)")(
         "password-stdin", "read the password from standard input (user)")(
-        "dry-run", "import: show the changes, apply nothing")("slug", po::value<std::string>(),
-                                                              "check-links: only this link")(
+        "dry-run", "import: show the changes, apply nothing")(
+        "slug", po::value<std::string>(), "check-links, placements: only this link")(
         "partner", po::value<std::string>(), "check-links: only this partner's links")(
         "all", "rollups check: every link and day, not a sample");
     po::positional_options_description positional;
@@ -435,6 +481,7 @@ int run_cli(int argc, char** argv) {
             return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
         }
         if (command == "rollups") return rollups_command(config, args, vm);
+        if (command == "placements" && args.empty()) return placements_command(config, vm);
         if (command == "token") return token_command(config, args, vm);
         if (command == "user") return user_command(config, args, vm);
         if (command == "export" && args.empty()) {

@@ -6,6 +6,7 @@
 #include "refgate/codec/disclosure_json.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/link_rules.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/targeting.hpp"
 #include "targeting_json.hpp"
 
@@ -16,6 +17,7 @@ constexpr std::size_t kMaxName = 200;
 constexpr std::size_t kMaxCode = 128;
 constexpr std::size_t kMaxParamValue = 256;
 constexpr std::size_t kMaxDomains = 64;
+constexpr std::size_t kMaxChannelCodes = 64;
 
 bool printable(const std::string& text) {
     for (unsigned char c : text) {
@@ -113,6 +115,47 @@ std::optional<std::string> string_value(const Json& value) {
     return value.get<std::string>();
 }
 
+// A partner's channel_codes: a list of {channel, ref_code}, each channel once.
+void read_channel_codes(Reader& r, Partner& p) {
+    const Json* codes = r.find("channel_codes");
+    if (codes == nullptr || codes->is_null()) return;
+    if (!codes->is_array() || codes->size() > kMaxChannelCodes) {
+        r.add("channel_codes", "must be a list of at most 64 {channel, ref_code} objects");
+        return;
+    }
+    for (std::size_t i = 0; i < codes->size(); ++i) {
+        const auto& item = (*codes)[i];
+        std::string field = "channel_codes[" + std::to_string(i) + "]";
+        if (!item.is_object() || item.size() != 2 || !item.contains("channel") ||
+            !item.contains("ref_code")) {
+            r.add(field, "must be an object {\"channel\": ..., \"ref_code\": ...}");
+            continue;
+        }
+        const auto& channel = item["channel"];
+        const auto& code = item["ref_code"];
+        bool ok = true;
+        if (!channel.is_string() || !valid_channel_pattern(channel.get<std::string>())) {
+            r.add(field + ".channel",
+                  "must be a channel ([a-z0-9][a-z0-9._-]{0,47}) or a prefix of one followed by *");
+            ok = false;
+        }
+        if (!code.is_string() || code.get<std::string>().empty() ||
+            code.get<std::string>().size() > kMaxCode || !printable(code.get<std::string>())) {
+            r.add(field + ".ref_code", "must be 1 to 128 printable characters");
+            ok = false;
+        }
+        if (!ok) continue;
+        ChannelCode entry{channel.get<std::string>(), code.get<std::string>()};
+        for (const auto& earlier : p.channel_codes) {
+            if (earlier.channel == entry.channel) {
+                r.add(field + ".channel", "appears twice");
+                ok = false;
+            }
+        }
+        if (ok) p.channel_codes.push_back(std::move(entry));
+    }
+}
+
 // One field of a partner or a link: how the import reads it from an object (by its rules), and
 // how a patch carries it onto a stored value. A new field is an entry of its table.
 template <typename T>
@@ -188,6 +231,34 @@ const FieldRule<Partner> kPartnerFields[] = {
      [](const Partner& f, Partner& t) { t.extra_params = f.extra_params; }},
     {"active", [](Reader& r, Partner& p) { r.boolean("active", p.active); },
      [](const Partner& f, Partner& t) { t.active = f.active; }},
+    // Placements (issue 42); absent or null: none, opaque, "a-z0-9", none. The sub-ID
+    // parameter is checked against the referral and extra parameters once all are known
+    // (subid_param_problem, in read_partner and apply_patch).
+    {"subid_param", [](Reader& r, Partner& p) { r.string("subid_param", p.subid_param, false); },
+     [](const Partner& f, Partner& t) { t.subid_param = f.subid_param; }},
+    {"subid_style",
+     [](Reader& r, Partner& p) {
+         std::string style;
+         if (!r.string("subid_style", style, false)) return;
+         if (style == "readable") {
+             p.subid_style = SubidStyle::readable;
+         } else if (style == "opaque") {
+             p.subid_style = SubidStyle::opaque;
+         } else {
+             r.add("subid_style", "must be opaque or readable");
+         }
+     },
+     [](const Partner& f, Partner& t) { t.subid_style = f.subid_style; }},
+    {"subid_charset",
+     [](Reader& r, Partner& p) {
+         if (r.string("subid_charset", p.subid_charset, false) &&
+             !SubidCharset::parse(p.subid_charset))
+             r.add("subid_charset",
+                   "must be ranges such as a-z, A-Z, 0-9 and the characters - _ . (at most 64)");
+     },
+     [](const Partner& f, Partner& t) { t.subid_charset = f.subid_charset; }},
+    {"channel_codes", [](Reader& r, Partner& p) { read_channel_codes(r, p); },
+     [](const Partner& f, Partner& t) { t.channel_codes = f.channel_codes; }},
 };
 
 const FieldRule<Link> kLinkFields[] = {
@@ -255,6 +326,8 @@ void read_fields(Reader& r, const FieldRule<T> (&fields)[N], T& out) {
 Partner read_partner(Reader& r) {
     Partner p;
     read_fields(r, kPartnerFields, p);
+    if (auto problem = p.subid_param.empty() ? std::nullopt : subid_param_problem(p))
+        r.add("subid_param", *problem);
     return p;
 }
 
@@ -546,13 +619,22 @@ nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
 nlohmann::ordered_json partner_to_json(const Partner& partner) {
     nlohmann::ordered_json extras = nlohmann::ordered_json::object();
     for (const auto& [key, value] : partner.extra_params) extras[key] = value;
-    return {{"slug", partner.slug},
-            {"name", partner.name},
-            {"ref_param", partner.ref_param},
-            {"ref_code", partner.ref_code},
-            {"allowed_domains", partner.allowed_domains},
-            {"extra_params", extras},
-            {"active", partner.active}};
+    nlohmann::ordered_json channel_codes = nlohmann::ordered_json::array();
+    for (const auto& c : partner.channel_codes)
+        channel_codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+    return {
+        {"slug", partner.slug},
+        {"name", partner.name},
+        {"ref_param", partner.ref_param},
+        {"ref_code", partner.ref_code},
+        {"allowed_domains", partner.allowed_domains},
+        {"extra_params", extras},
+        {"active", partner.active},
+        {"subid_param", partner.subid_param.empty() ? nlohmann::ordered_json()
+                                                    : nlohmann::ordered_json(partner.subid_param)},
+        {"subid_style", partner.subid_style == SubidStyle::readable ? "readable" : "opaque"},
+        {"subid_charset", partner.subid_charset},
+        {"channel_codes", channel_codes}};
 }
 
 nlohmann::ordered_json link_to_json(const Link& link) {
@@ -642,6 +724,8 @@ PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored) {
             out.errors.push_back({f, m});
         },
         stored);
+    if (auto problem = stored.subid_param.empty() ? std::nullopt : subid_param_problem(stored))
+        out.errors.push_back({"subid_param", *problem});
     std::stable_sort(
         out.errors.begin(), out.errors.end(), [](const FieldError& a, const FieldError& b) {
             return report_rank(kPartnerFields, a.field) < report_rank(kPartnerFields, b.field);

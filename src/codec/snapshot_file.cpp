@@ -475,6 +475,17 @@ std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
             p.extra_params.emplace_back(key, value.get<std::string>());
         }
         p.active = j.value("active", true);
+        // Placements (absent from files written before them).
+        if (auto subid = j.find("subid_param"); subid != j.end() && subid->is_string())
+            p.subid_param = subid->get<std::string>();
+        if (j.value("subid_style", std::string("opaque")) == "readable")
+            p.subid_style = SubidStyle::readable;
+        p.subid_charset = j.value("subid_charset", p.subid_charset);
+        if (auto codes = j.find("channel_codes"); codes != j.end() && codes->is_array()) {
+            for (const auto& c : *codes)
+                p.channel_codes.push_back(
+                    {c.at("channel").get<std::string>(), c.at("ref_code").get<std::string>()});
+        }
         if (auto codes = j.find("scheduled_codes"); codes != j.end()) {
             for (const auto& s : *codes) {
                 auto valid_from = parse_rfc3339(s.at("valid_from").get<std::string>());

@@ -7,7 +7,9 @@
 #include <optional>
 #include <vector>
 
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/html.hpp"
+#include "refgate/domain/placement.hpp"
 
 namespace refgate {
 namespace {
@@ -97,9 +99,28 @@ std::string reencode_value(std::string_view encoded) {
     return out;
 }
 
-// A key the partner locks: its referral parameter or one of its extra parameters.
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        char x = a[i], y = b[i];
+        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+        if (x != y) return false;
+    }
+    return true;
+}
+
+// The partner's sub-ID parameter, in any case: networks differ in how they compare names, so no
+// spelling of it but the token's may reach one.
+bool subid_key(const Partner& partner, std::string_view decoded_key) {
+    return !partner.subid_param.empty() && equals_ignoring_case(decoded_key, partner.subid_param);
+}
+
+// A key the partner locks: its referral parameter, one of its extra parameters or its sub-ID
+// parameter.
 bool locked_key(const Partner& partner, std::string_view decoded_key) {
-    return decoded_key == partner.ref_param || is_extra_key(partner, decoded_key);
+    return decoded_key == partner.ref_param || is_extra_key(partner, decoded_key) ||
+           subid_key(partner, decoded_key);
 }
 
 bool locked_piece(std::string_view piece, const Partner& partner) {
@@ -179,6 +200,33 @@ class Params {
         if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
     }
 
+    // set() with keys compared decoded and ignoring case: every spelling of the key goes, the
+    // first one's place taking `encoded_key` and the value.
+    void set_any_case(std::string_view encoded_key, std::string_view encoded_value) {
+        auto key = boost::urls::pct_string_view(encoded_key).decode();
+        bool found = false;
+        for (auto it = params_.begin(); it != params_.end();) {
+            if (!equals_ignoring_case(boost::urls::pct_string_view(it->key).decode(), key)) {
+                ++it;
+            } else if (!found) {
+                it->key = std::string(encoded_key);
+                it->value = std::string(encoded_value);
+                found = true;
+                ++it;
+            } else {
+                it = params_.erase(it);
+            }
+        }
+        if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+    }
+
+    // Removes every parameter whose decoded key is `key` in any case.
+    void remove_any_case(std::string_view key) {
+        std::erase_if(params_, [&](const Param& p) {
+            return equals_ignoring_case(boost::urls::pct_string_view(p.key).decode(), key);
+        });
+    }
+
     // No ';'-separated piece of the destination's query may name a parameter the partner
     // locks (escape_locked_key(), escape_locked_value()).
     void escape_locked(const Partner& partner) {
@@ -225,6 +273,13 @@ bool query_has_utm(std::string_view raw_query) {
 
 std::string build_location(std::string_view destination, const Partner& partner,
                            bool utm_passthrough, std::string_view incoming_query) {
+    return build_placement_location(destination, partner, partner.ref_code, std::nullopt,
+                                    utm_passthrough, incoming_query);
+}
+
+std::string build_placement_location(std::string_view destination, const Partner& partner,
+                                     std::string_view code, std::optional<std::string_view> token,
+                                     bool utm_passthrough, std::string_view incoming_query) {
     boost::urls::url url{destination};
     Params params(url);
     params.escape_locked(partner);
@@ -238,8 +293,7 @@ std::string build_location(std::string_view destination, const Partner& partner,
             std::size_t taken = 0;
             for (auto param : *incoming) {
                 if (taken == kMaxUtmParams) break;
-                if (!param.has_value || param.key == partner.ref_param ||
-                    is_extra_key(partner, param.key) ||
+                if (!param.has_value || locked_key(partner, param.key) ||
                     !acceptable_utm(param.key, param.value.decode())) {
                     continue;
                 }
@@ -248,9 +302,16 @@ std::string build_location(std::string_view destination, const Partner& partner,
             }
         }
     }
-    params.set(encode_component(partner.ref_param), encode_component(partner.ref_code));
+    params.set(encode_component(partner.ref_param), encode_component(code));
     for (const auto& [key, value] : partner.extra_params) {
         if (key != partner.ref_param) params.set(encode_component(key), encode_component(value));
+    }
+    if (!partner.subid_param.empty()) {
+        if (token) {
+            params.set_any_case(encode_component(partner.subid_param), encode_component(*token));
+        } else {
+            params.remove_any_case(partner.subid_param);
+        }
     }
     params.write_to(url);
     return std::string(url.buffer());
@@ -288,6 +349,8 @@ void append_redirect_page(std::string& out, std::string_view location, std::stri
 // (taken from build_location() itself, so the encoding is its own). Empty when the partner's
 // parameters are not plain enough for the fast path (a repeated key, say).
 LocationSuffix location_suffix(const Partner& partner) {
+    // A Location per channel is built by placed_location(), whose destination check is its own.
+    if (has_placements(partner)) return {};
     std::vector<std::string_view> keys{partner.ref_param};
     for (const auto& [key, value] : partner.extra_params) {
         if (key == partner.ref_param) continue;
@@ -344,6 +407,93 @@ std::string build_location(std::string_view destination, const Partner& partner,
     out.append(base).push_back(question == std::string_view::npos ? '?' : '&');
     out.append(suffix.text).append(fragment);
     return out;
+}
+
+bool has_placements(const Partner& partner) {
+    return !partner.subid_param.empty() || !partner.channel_codes.empty();
+}
+
+std::optional<PlacedLocation> placed_location(std::string_view destination, const Partner& partner,
+                                              std::int64_t link_id, std::string_view slug) {
+    // Built once with markers in the code's and the token's places, which are then found and
+    // replaced by the "direct" channel's. A marker that the destination already holds is
+    // replaced by another, so each is found exactly once.
+    char token[kMaxToken];
+    std::size_t token_length =
+        write_token(token, placement_style(partner), link_id, slug, kDirectChannel);
+    const std::string& direct_code = code_for_channel(partner, kDirectChannel);
+    bool code_slot = !partner.channel_codes.empty();
+    bool token_slot = !partner.subid_param.empty();
+    auto once = [](const std::string& text, const std::string& marker) {
+        auto at = text.find(marker);
+        return at != std::string::npos && text.find(marker, at + 1) == std::string::npos;
+    };
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        std::string code_marker = "zqRGcode" + std::to_string(attempt) + "Xq";
+        std::string token_marker = "zqRGtoken" + std::to_string(attempt) + "Xq";
+        std::string built = build_placement_location(
+            destination, partner, code_slot ? std::string_view(code_marker) : direct_code,
+            token_slot ? std::optional<std::string_view>(token_marker) : std::nullopt);
+        if ((code_slot && !once(built, code_marker)) || (token_slot && !once(built, token_marker)))
+            continue;
+        std::string encoded_code = encode_component(direct_code);
+        PlacedLocation placed;
+        // Each replacement moves the other part when that part comes after it.
+        std::size_t code_at = code_slot ? built.find(code_marker) : 0;
+        std::size_t token_at = token_slot ? built.find(token_marker) : 0;
+        auto replace_code = [&] {
+            built.replace(code_at, code_marker.size(), encoded_code);
+            if (token_slot && token_at > code_at)
+                token_at = token_at - code_marker.size() + encoded_code.size();
+        };
+        auto replace_token = [&] {
+            built.replace(token_at, token_marker.size(), token, token_length);
+            if (code_slot && code_at > token_at)
+                code_at = code_at - token_marker.size() + token_length;
+        };
+        if (code_slot) replace_code();
+        if (token_slot) replace_token();
+        if (built.size() > 0xffff) return std::nullopt;
+        placed.slots.code_at = static_cast<std::uint16_t>(code_at);
+        placed.slots.code_length = code_slot ? static_cast<std::uint16_t>(encoded_code.size()) : 0;
+        placed.slots.token_at = static_cast<std::uint16_t>(token_at);
+        placed.slots.token_length = static_cast<std::uint16_t>(token_slot ? token_length : 0);
+        placed.location = std::move(built);
+        return placed;
+    }
+    return std::nullopt;
+}
+
+void write_placed_location(std::string& out, std::string_view location, const PlacementSlots& slots,
+                           std::string_view code, std::string_view token) {
+    out.clear();
+    // The two parts in the order they come in the Location.
+    struct Part {
+        std::size_t at = 0;
+        std::size_t length = 0;
+        bool code = false;
+    };
+    Part first{slots.code_at, slots.code_length, true};
+    Part second{slots.token_at, slots.token_length, false};
+    if (first.at == 0 || (second.at != 0 && second.at < first.at)) std::swap(first, second);
+    std::size_t from = 0;
+    for (const Part& part : {first, second}) {
+        if (part.at == 0) continue;
+        out.append(location.substr(from, part.at - from));
+        if (part.code) {
+            for (unsigned char c : code) {
+                if (unreserved(c)) {
+                    out.push_back(static_cast<char>(c));
+                } else {
+                    append_escaped(out, c);
+                }
+            }
+        } else {
+            out.append(token);
+        }
+        from = part.at + part.length;
+    }
+    out.append(location.substr(from));
 }
 
 }  // namespace refgate

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "refgate/domain/clock.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/link_rules.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
@@ -37,6 +38,7 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->built_at_ = now.time_since_epoch().count();
     snapshot->policy_ = policy_;
     snapshot->partners_ = partners_;
+    snapshot->placement_styles_ = placement_styles_;
     snapshot->apply_schedule(now);
     // Only the Locations of partners whose code changed are built again (at 100,000 links all of
     // them through Boost.URL took a quarter of a second); the slugs, and so the index, are the
@@ -50,8 +52,18 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->entries_ = entries_;
     for (LinkEntry& entry : snapshot->entries_) {
         if (!changed[entry.partner_index]) continue;
-        entry.location = build_location(entry.destination, snapshot->partners_[entry.partner_index],
-                                        suffixes[entry.partner_index]);
+        // It was built with the old code, so it builds with the new one (codes are not part of
+        // the destination check).
+        if (!snapshot->locate(entry.location, entry.placement, entry.destination,
+                              entry.partner_index, entry.id, entry.slug,
+                              suffixes[entry.partner_index])) {
+            // Past 64 KiB with the new code: every channel gets the "direct" placement.
+            const Partner& partner = snapshot->partners_[entry.partner_index];
+            entry.location = build_placement_location(
+                entry.destination, partner, partner.ref_code,
+                placement_token(partner, entry.id, entry.slug, kDirectChannel));
+            entry.placement = {};
+        }
         entry.location.shrink_to_fit();
     }
     snapshot->slots_ = slots_;
@@ -63,6 +75,22 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->partner_fallbacks_ = partner_fallbacks_;
     snapshot->rebuild_branches(changed);
     return snapshot;
+}
+
+bool Snapshot::locate(std::string& location, PlacementSlots& slots, std::string_view destination,
+                      std::size_t partner_index, std::int64_t link_id, std::string_view slug,
+                      const LocationSuffix& suffix) const {
+    const Partner& partner = partners_[partner_index];
+    if (!has_placements(partner)) {
+        location = build_location(destination, partner, suffix);
+        slots = {};
+        return true;
+    }
+    auto placed = placed_location(destination, partner, link_id, slug);
+    if (!placed) return false;
+    location = std::move(placed->location);
+    slots = placed->slots;
+    return true;
 }
 
 void Snapshot::apply_schedule(SysSeconds now) {
@@ -125,9 +153,11 @@ Snapshot::Builder::Builder(std::uint64_t version, std::vector<Partner> partners,
     s.apply_schedule(now);
     partner_index_.reserve(s.partners_.size());
     suffixes_.reserve(s.partners_.size());
+    s.placement_styles_.reserve(s.partners_.size());
     for (std::size_t i = 0; i < s.partners_.size(); ++i) {
         partner_index_.emplace(s.partners_[i].slug, i);
         suffixes_.push_back(location_suffix(s.partners_[i]));
+        s.placement_styles_.push_back(refgate::placement_style(s.partners_[i]));
     }
     // Sized once: the slug index must stay at most half full.
     s.entries_.reserve(max_links);
@@ -161,6 +191,13 @@ void Snapshot::Builder::add(Link&& link) {
         s.rejected_.push_back(link.slug + ": destination is not canonical");
         return;
     }
+    std::string location;
+    PlacementSlots placement;
+    if (!s.locate(location, placement, link.destination, p->second, link.id, link.slug,
+                  suffixes_[p->second])) {
+        s.rejected_.push_back(link.slug + ": its Location is longer than 64 KiB");
+        return;
+    }
     LinkEntry& entry = s.entries_.emplace_back();
     entry.slug = std::move(link.slug);
     // The first of a slug wins: one lookup, undone when the slug is taken.
@@ -174,7 +211,8 @@ void Snapshot::Builder::add(Link&& link) {
     entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
     entry.utm_passthrough = link.utm_passthrough;
     entry.partner_active = partner.active;
-    entry.location = build_location(link.destination, partner, suffixes_[p->second]);
+    entry.location = std::move(location);
+    entry.placement = placement;
     entry.location.shrink_to_fit();
     if (link.fallback) {
         if (checked.ok()) {

@@ -20,14 +20,22 @@ CountryCode Snapshot::fallback_country(std::size_t partner_index,
 
 void Snapshot::rebuild_branches(const std::vector<bool>& changed) {
     if (branches_.empty()) return;
-    for (const TargetRule& rule : rules_) {
-        const auto& source = rule.source;
-        for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
-            TargetBranch& branch = branches_[rule.first_branch + b];
-            if (!changed[branch.partner_index]) continue;
-            const std::string& destination =
-                rule.split ? source.split[b].destination : source.destination;
-            branch.location = build_location(destination, partners_[branch.partner_index]);
+    // By link: a placement Location needs the link's id and slug.
+    for (const LinkEntry& entry : entries_) {
+        for (std::uint32_t r = 0; r < entry.rule_count; ++r) {
+            const TargetRule& rule = rules_[entry.first_rule + r];
+            const auto& source = rule.source;
+            for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
+                TargetBranch& branch = branches_[rule.first_branch + b];
+                if (!changed[branch.partner_index]) continue;
+                const std::string& destination =
+                    rule.split ? source.split[b].destination : source.destination;
+                if (!locate(branch.location, branch.placement, destination, branch.partner_index,
+                            entry.id, entry.slug, LocationSuffix{})) {
+                    branch.location = build_location(destination, partners_[branch.partner_index]);
+                    branch.placement = {};
+                }
+            }
         }
     }
 }
@@ -90,7 +98,12 @@ void Snapshot::Builder::add_rules(LinkEntry& entry, std::vector<LinkRule>& rules
             TargetBranch& branch = s.branches_.emplace_back();
             branch.partner_index = static_cast<std::uint32_t>(partner);
             branch.partner_active = s.partners_[partner].active;
-            branch.location = build_location(destination, s.partners_[partner], suffixes_[partner]);
+            if (!s.locate(branch.location, branch.placement, destination, partner, entry.id,
+                          entry.slug, suffixes_[partner])) {
+                // Past 64 KiB: the branch goes without the channel's parts.
+                branch.location = build_location(destination, s.partners_[partner]);
+                branch.placement = {};
+            }
             if (branch.partner_active) end += weight;
             s.branch_ends_.push_back(end);
         };

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "refgate/codec/import_diff.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
@@ -20,13 +21,22 @@ std::string partner_rows(const std::vector<Partner>& partners) {
     for (const auto& p : partners) {
         nlohmann::json pairs = nlohmann::json::array();
         for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
-        rows.push_back({{"slug", p.slug},
-                        {"name", p.name},
-                        {"ref_param", p.ref_param},
-                        {"ref_code", p.ref_code},
-                        {"allowed_domains", p.allowed_domains},
-                        {"extra_params", pairs},
-                        {"active", p.active}});
+        nlohmann::json channel_codes = nlohmann::json::array();
+        for (const auto& c : p.channel_codes)
+            channel_codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+        rows.push_back(
+            {{"slug", p.slug},
+             {"name", p.name},
+             {"ref_param", p.ref_param},
+             {"ref_code", p.ref_code},
+             {"allowed_domains", p.allowed_domains},
+             {"extra_params", pairs},
+             {"active", p.active},
+             {"subid_param",
+              p.subid_param.empty() ? nlohmann::json() : nlohmann::json(p.subid_param)},
+             {"subid_style", p.subid_style == SubidStyle::readable ? "readable" : "opaque"},
+             {"subid_charset", p.subid_charset},
+             {"channel_codes", channel_codes}});
     }
     return rows.dump();
 }
@@ -56,19 +66,27 @@ std::string link_rows(const std::vector<Link>& links) {
 // Upserts bump version and updated_at only when something really changed, so that re-importing
 // the same file is a no-op.
 constexpr const char* kUpsertPartner = R"sql(
-INSERT INTO refgate_partners AS t (slug, name, ref_param, ref_code, allowed_domains, extra_params, active)
+INSERT INTO refgate_partners AS t (slug, name, ref_param, ref_code, allowed_domains, extra_params, active,
+                                   subid_param, subid_style, subid_charset, channel_codes)
 SELECT r.slug, r.name, r.ref_param, r.ref_code,
-       ARRAY(SELECT jsonb_array_elements_text(r.allowed_domains)), r.extra_params, r.active
+       ARRAY(SELECT jsonb_array_elements_text(r.allowed_domains)), r.extra_params, r.active,
+       r.subid_param, r.subid_style, r.subid_charset, r.channel_codes
 FROM jsonb_to_recordset($1::jsonb) AS r(slug text, name text, ref_param text, ref_code text,
-                                        allowed_domains jsonb, extra_params jsonb, active boolean)
+                                        allowed_domains jsonb, extra_params jsonb, active boolean,
+                                        subid_param text, subid_style text, subid_charset text,
+                                        channel_codes jsonb)
 ON CONFLICT (slug) DO UPDATE SET
     name = EXCLUDED.name, ref_param = EXCLUDED.ref_param, ref_code = EXCLUDED.ref_code,
     allowed_domains = EXCLUDED.allowed_domains, extra_params = EXCLUDED.extra_params,
-    active = EXCLUDED.active, updated_at = now(), version = t.version + 1
-WHERE (t.name, t.ref_param, t.ref_code, t.allowed_domains, t.extra_params, t.active)
+    active = EXCLUDED.active, subid_param = EXCLUDED.subid_param,
+    subid_style = EXCLUDED.subid_style, subid_charset = EXCLUDED.subid_charset,
+    channel_codes = EXCLUDED.channel_codes, updated_at = now(), version = t.version + 1
+WHERE (t.name, t.ref_param, t.ref_code, t.allowed_domains, t.extra_params, t.active,
+       t.subid_param, t.subid_style, t.subid_charset, t.channel_codes)
       IS DISTINCT FROM
       (EXCLUDED.name, EXCLUDED.ref_param, EXCLUDED.ref_code, EXCLUDED.allowed_domains,
-       EXCLUDED.extra_params, EXCLUDED.active)
+       EXCLUDED.extra_params, EXCLUDED.active, EXCLUDED.subid_param, EXCLUDED.subid_style,
+       EXCLUDED.subid_charset, EXCLUDED.channel_codes)
 RETURNING id
 )sql";
 
@@ -270,6 +288,15 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
     }
     auto more = validate_links(affected, lookup, policy, "stored links");
     issues.insert(issues.end(), more.begin(), more.end());
+    // Readable placement tokens: over every link as it will be, per partner that writes them.
+    std::vector<Link> all = incoming.links;
+    for (const auto& l : stored.links) {
+        if (incoming_links.count(l.slug) == 0) all.push_back(l);
+    }
+    for (const auto& [slug, partner] : partners) {
+        if (auto problem = readable_token_problem(partner, all))
+            issues.push_back({"partners (" + slug + ")", "subid_style", *problem});
+    }
     return issues;
 }
 

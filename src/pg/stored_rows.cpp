@@ -30,7 +30,8 @@ Stamps stamps_of(const pqxx::row& row) {
 
 const std::string kPartnerSelect =
     "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
-    "p.extra_params::text AS extra_params, p.active, " +
+    "p.extra_params::text AS extra_params, p.active, p.subid_param, p.subid_style, "
+    "p.subid_charset, p.channel_codes::text AS channel_codes, " +
     micros("p.created_at") + " AS created_us, " + micros("p.updated_at") +
     " AS updated_us, p.version FROM refgate_partners p ";
 
@@ -55,6 +56,13 @@ StoredPartner stored_partner(const pqxx::row& row) {
     for (const auto& pair : Json::parse(row["extra_params"].c_str()))
         p.extra_params.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
     p.active = row["active"].as<bool>();
+    if (!row["subid_param"].is_null()) p.subid_param = row["subid_param"].c_str();
+    if (std::string_view(row["subid_style"].c_str()) == "readable")
+        p.subid_style = SubidStyle::readable;
+    p.subid_charset = row["subid_charset"].c_str();
+    for (const auto& code : Json::parse(row["channel_codes"].c_str()))
+        p.channel_codes.push_back(
+            {code.at("channel").get<std::string>(), code.at("ref_code").get<std::string>()});
     stored.stamps = stamps_of(row);
     return stored;
 }

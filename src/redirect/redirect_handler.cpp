@@ -1,12 +1,15 @@
 #include "refgate/redirect/redirect_handler.hpp"
 
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/location.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
 namespace {
 
 constexpr std::string_view kGoPrefix = "/go/";
+constexpr std::size_t kLocationRoom = 8192;
 
 // Starts loading the first two cache lines of `text` (a Location is rarely longer).
 [[gnu::always_inline]] inline void prefetch_bytes(const std::string& text) {
@@ -29,6 +32,9 @@ RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
       options_(std::move(options)),
       recorder_(recorder),
       targeting_(targeting) {
+    // Placement Locations are written here per redirect: room for the longest destination and
+    // then some, so that they allocate nothing.
+    dynamic_location_.reserve(kLocationRoom);
     http::Response fixed;
     fixed.add_header("Content-Type", "text/html; charset=utf-8");
     fixed.add_header("Cache-Control", "private, no-store");
@@ -141,6 +147,30 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
 void RedirectHandler::answer(const http::Request& request, http::Response& response,
                              const Snapshot& snapshot, const LinkEntry& link,
                              const Target& target) {
+    // A partner with placements: the Location of this click's channel, from the precomputed one
+    // of "direct" with the code and the token of the channel written in their places.
+    const PlacementSlots& slots = target.rule != 0 ? target.placement : link.placement;
+    if (slots.any()) {
+        std::size_t partner_index = target.rule != 0 ? target.partner_index : link.partner_index;
+        const Partner& partner = snapshot.partners()[partner_index];
+        std::string_view channel = read_channel(request.query()).channel;
+        char token[kMaxToken];
+        std::size_t length = write_token(token, snapshot.placement_style(partner_index), link.id,
+                                         link.slug, channel);
+        const std::string& code = code_for_channel(partner, channel);
+        if (target.rule == 0 && link.utm_passthrough && query_has_utm(request.query())) {
+            // Assigned, not moved in: the buffer keeps its room for the next redirect.
+            dynamic_location_.assign(build_placement_location(link.destination, partner, code,
+                                                              std::string_view(token, length), true,
+                                                              request.query()));
+        } else {
+            const std::string& location = target.rule != 0 ? *target.location : link.location;
+            write_placed_location(dynamic_location_, location, slots, code,
+                                  std::string_view(token, length));
+        }
+        redirect(response, dynamic_location_, "Continue to ", partner.name);
+        return;
+    }
     if (target.rule != 0) {
         // A rule's branch: its Location was precomputed with its partner's code. utm_*
         // passthrough applies to the link's own destination only.
@@ -148,8 +178,8 @@ void RedirectHandler::answer(const http::Request& request, http::Response& respo
         return;
     }
     if (link.utm_passthrough && query_has_utm(request.query())) {
-        dynamic_location_ =
-            build_location(link.destination, snapshot.partner(link), true, request.query());
+        dynamic_location_.assign(
+            build_location(link.destination, snapshot.partner(link), true, request.query()));
         redirect(response, dynamic_location_, "Continue to ", snapshot.partner(link).name);
         return;
     }

@@ -103,15 +103,23 @@ std::span<const Route> session_routes();
 std::span<const Route> import_routes();
 std::span<const Route> export_routes();
 std::span<const Route> country_group_routes();
+std::span<const Route> placement_routes();
 
 std::unique_ptr<Resource> partners_resource(AdminStore& store);
-std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health);
+std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
+                                         StatsStore* stats, const Clock& clock);
 std::unique_ptr<Resource> audit_resource(AdminStore& store);
 std::unique_ptr<Resource> tokens_resource(AdminStore& store);
 std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
 std::unique_ptr<Resource> import_resource(AdminStore& store);
 std::unique_ptr<Resource> export_resource(AdminStore& store);
 std::unique_ptr<Resource> country_groups_resource(AdminStore& store);
+// GET /api/v1/placements/{token}; GET /api/v1/links/{slug}/placements is the links' route and
+// served by serve_placements() too (src/admin/placements.cpp). `stats` may be null (503).
+std::unique_ptr<Resource> placements_resource(AdminStore& store, StatsStore* stats,
+                                              const Clock& clock);
+void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
+                      const ApiRequest& request, Answer& answer);
 // GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 // `stats` may be null (503); `clock` says which day is today.

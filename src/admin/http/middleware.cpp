@@ -8,6 +8,7 @@
 #include "refgate/admin/tokens.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/utf8.hpp"
 
@@ -118,7 +119,8 @@ class CheckNames final : public Middleware {
         bool valid = op == Operation::revoke_token ? valid_token_name(name)
                      : op == Operation::get_user || op == Operation::update_user
                          ? valid_user_name(name)
-                         : valid_slug(name);
+                     : op == Operation::get_placement ? valid_placement_token(name)
+                                                      : valid_slug(name);
         if (!name.empty() && !valid) {
             answer.problem(404, "not-found", "no such resource");
             return false;

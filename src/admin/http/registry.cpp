@@ -15,8 +15,11 @@ constexpr std::array kResources{
                   [](const ResourceContext& c) { return partners_resource(c.store); }},
     ResourceEntry{"/api/v1/links", link_routes,
                   [](const ResourceContext& c) {
-                      return links_resource(c.store, c.options.link_health.get());
+                      return links_resource(c.store, c.options.link_health.get(), c.stats, c.clock);
                   }},
+    ResourceEntry{
+        "/api/v1/placements", placement_routes,
+        [](const ResourceContext& c) { return placements_resource(c.store, c.stats, c.clock); }},
     ResourceEntry{"/api/v1/audit", audit_routes,
                   [](const ResourceContext& c) { return audit_resource(c.store); }},
     ResourceEntry{"/api/v1/tokens", token_routes,

@@ -120,11 +120,14 @@ constexpr std::array kLinkRoutes{
     Route{Method::get, "GET", "/api/v1/links/{slug}/health", Role::viewer, Operation::link_health},
     Route{Method::post, "POST", "/api/v1/links/{slug}/health/check", Role::editor,
           Operation::check_link_health},
+    Route{Method::get, "GET", "/api/v1/links/{slug}/placements", Role::viewer,
+          Operation::link_placements},
 };
 
 class Links final : public Resource {
   public:
-    Links(AdminStore& store, LinkHealthService* health) : store_(store), health_(health) {}
+    Links(AdminStore& store, LinkHealthService* health, StatsStore* stats, const Clock& clock)
+        : store_(store), health_(health), stats_(stats), clock_(clock) {}
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
@@ -149,6 +152,8 @@ class Links final : public Resource {
             case Operation::link_health:
             case Operation::check_link_health:
                 return serve_health(r, answer);
+            case Operation::link_placements:
+                return serve_placements(store_, stats_, clock_, r, answer);
             default:
                 return answer.outcome(store_.delete_link(r.actor, r.name, r.if_match));
         }
@@ -196,6 +201,8 @@ class Links final : public Resource {
 
     AdminStore& store_;
     LinkHealthService* health_;
+    StatsStore* stats_;
+    const Clock& clock_;
 };
 
 constexpr std::array kAuditRoutes{
@@ -304,8 +311,9 @@ std::span<const Route> disclosure_routes() { return kDisclosureRoutes; }
 std::unique_ptr<Resource> partners_resource(AdminStore& store) {
     return std::make_unique<Partners>(store);
 }
-std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health) {
-    return std::make_unique<Links>(store, health);
+std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
+                                         StatsStore* stats, const Clock& clock) {
+    return std::make_unique<Links>(store, health, stats, clock);
 }
 std::unique_ptr<Resource> audit_resource(AdminStore& store) {
     return std::make_unique<Audit>(store);

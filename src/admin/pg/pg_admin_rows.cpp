@@ -92,6 +92,17 @@ std::string extras_json(const Partner& p) {
     return pairs.dump();
 }
 
+std::string channel_codes_json(const Partner& p) {
+    Json codes = Json::array();
+    for (const auto& c : p.channel_codes)
+        codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+    return codes.dump();
+}
+
+std::string subid_style_text(const Partner& p) {
+    return p.subid_style == SubidStyle::readable ? "readable" : "opaque";
+}
+
 std::string rules_text(const Link& l) {
     auto rules = nlohmann::ordered_json::array();
     for (const auto& rule : l.rules) rules.push_back(rule_to_json(rule));
@@ -125,9 +136,12 @@ bool PgAdminRows::insert_partner(const Partner& p) {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(
             "INSERT INTO refgate_partners (slug, name, ref_param, ref_code, allowed_domains, "
-            "extra_params, active) VALUES ($1, $2, $3, $4, $5::text[], $6::jsonb, $7)",
+            "extra_params, active, subid_param, subid_style, subid_charset, channel_codes) "
+            "VALUES ($1, $2, $3, $4, $5::text[], $6::jsonb, $7, NULLIF($8, ''), $9, $10, "
+            "$11::jsonb)",
             p.slug, p.name, p.ref_param, p.ref_code, pg::text_array(p.allowed_domains),
-            extras_json(p), p.active);
+            extras_json(p), p.active, p.subid_param, subid_style_text(p), p.subid_charset,
+            channel_codes_json(p));
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -139,9 +153,11 @@ void PgAdminRows::update_partner(std::int64_t id, const Partner& p) {
     tx_.exec_params(
         "UPDATE refgate_partners SET name = $2, ref_param = $3, ref_code = $4, "
         "allowed_domains = $5::text[], extra_params = $6::jsonb, active = $7, "
+        "subid_param = NULLIF($8, ''), subid_style = $9, subid_charset = $10, channel_codes = "
+        "$11::jsonb, "
         "updated_at = now(), version = version + 1 WHERE id = $1",
         id, p.name, p.ref_param, p.ref_code, pg::text_array(p.allowed_domains), extras_json(p),
-        p.active);
+        p.active, p.subid_param, subid_style_text(p), p.subid_charset, channel_codes_json(p));
 }
 
 void PgAdminRows::touch_partner(std::int64_t id) {
@@ -193,6 +209,12 @@ bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
 
 std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
     auto found = pg::read_links(tx_, "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
+    if (found.empty()) return std::nullopt;
+    return link_row(std::move(found.front()));
+}
+
+std::optional<LinkRow> PgAdminRows::link_by_id(std::int64_t id) {
+    auto found = pg::read_links(tx_, "WHERE l.id = $1", id);
     if (found.empty()) return std::nullopt;
     return link_row(std::move(found.front()));
 }

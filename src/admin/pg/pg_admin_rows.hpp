@@ -34,6 +34,7 @@ class PgAdminRows final : public AdminRows {
     std::optional<LinkRow> link(const std::string& slug, RowLock lock) override;
     std::vector<LinkRow> links(const LinkFilter& filter, std::size_t limit) override;
     std::vector<Link> links_naming(const std::string& partner_slug) override;
+    std::optional<LinkRow> link_by_id(std::int64_t id) override;
     bool insert_link(const Link& link) override;
     void update_link(std::int64_t id, const Link& link) override;
     void delete_link(std::int64_t id) override;

@@ -2,12 +2,14 @@
 // must be within the partner's allowed domains; both are stored in canonical form.
 
 #include <map>
+#include <set>
 
 #include "outcomes.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/stored_objects.hpp"
+#include "refgate/domain/placement.hpp"
 #include "service_change.hpp"
 
 namespace refgate::admin {
@@ -102,7 +104,28 @@ std::vector<FieldError> AdminService::validate(AdminRows& rows, Link& link) {
     std::vector<Link> links{link};
     auto issues = validate_links(links, lookup, options_.url_policy);
     link = links.front();
-    return field_errors(issues);
+    auto errors = field_errors(issues);
+    // Readable placement tokens of the partners the link routes to must stay apart from those
+    // of their other links.
+    std::set<std::string> checked;
+    auto check = [&](const std::string& slug) {
+        if (slug.empty() || !checked.insert(slug).second) return;
+        const Partner* partner = lookup(slug);
+        if (partner == nullptr || partner->subid_param.empty() ||
+            partner->subid_style != SubidStyle::readable)
+            return;
+        std::vector<Link> all = rows.links_naming(slug);
+        std::erase_if(all, [&](const Link& l) { return l.slug == link.slug; });
+        all.push_back(link);
+        if (auto problem = readable_token_problem(*partner, all))
+            errors.push_back({"slug", *problem});
+    };
+    check(link.partner);
+    for (const auto& rule : link.rules) {
+        check(rule.partner);
+        for (const auto& b : rule.split) check(b.partner);
+    }
+    return errors;
 }
 
 }  // namespace refgate::admin

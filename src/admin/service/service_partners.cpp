@@ -8,6 +8,7 @@
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/stored_objects.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/time.hpp"
 #include "service_change.hpp"
 
@@ -182,6 +183,8 @@ std::optional<PartnerResult> AdminService::update_partner_row(AdminRows& rows,
                                                      issue.field + " " + issue.message});
         return refused(std::move(errors));
     }
+    if (auto problem = readable_token_problem(p, links))
+        return refused({{"subid_style", *problem}});
     rows.update_partner(row.id, p);
     return std::nullopt;
 }

@@ -48,12 +48,20 @@ LinkRow stored_link() {
 
 TEST_CASE("admin json: a partner object reads back as the same partner", "[admin][json]") {
     PartnerRow row = stored_partner();
+    row.partner.subid_param = "subId1";
+    row.partner.subid_style = refgate::SubidStyle::readable;
+    row.partner.subid_charset = "a-z0-9_";
+    row.partner.channel_codes = {{"newsletter", "picks-nl"}, {"blog-*", "picks-blog"}};
     Json object = partner_object(row);
     std::vector<std::string> keys;
     for (const auto& [key, value] : object.items()) keys.push_back(key);
     CHECK(keys == std::vector<std::string>{
                       "slug", "name", "ref_param", "ref_code", "allowed_domains", "extra_params",
-                      "active", "scheduled_codes", "created_at", "updated_at", "version"});
+                      "active", "subid_param", "subid_style", "subid_charset", "channel_codes",
+                      "scheduled_codes", "created_at", "updated_at", "version"});
+    CHECK(object["channel_codes"].dump() == R"([{"channel":"newsletter","ref_code":"picks-nl"},)"
+                                            R"({"channel":"blog-*","ref_code":"picks-blog"}])");
+    CHECK(object["subid_style"] == "readable");
     CHECK(object["created_at"] == "2027-01-15T08:00:00.123456Z");
     CHECK(object["updated_at"] == "2027-01-15T08:01:40.000001Z");
     CHECK(object["version"] == 3);

@@ -90,6 +90,31 @@ TEST_CASE("extra parameters keep the order the editor wrote them in", "[import]"
           std::vector<std::pair<std::string, std::string>>{{"z", "1"}, {"a", "2"}, {"m", "3"}});
 }
 
+TEST_CASE("a partner's placements are read and written back in order", "[import][placement]") {
+    auto doc = example();
+    doc["partners"][0]["subid_param"] = "ascsubtag";
+    doc["partners"][0]["subid_style"] = "readable";
+    doc["partners"][0]["subid_charset"] = "a-z0-9_";
+    doc["partners"][0]["channel_codes"] = {{{"channel", "newsletter"}, {"ref_code", "pub-nl-20"}},
+                                           {{"channel", "blog-*"}, {"ref_code", "pub-blog-20"}}};
+    auto parsed = refgate::parse_import(doc);
+    REQUIRE(parsed.issues.empty());
+    const Partner& p = parsed.document.partners.at(0);
+    CHECK(p.subid_param == "ascsubtag");
+    CHECK(p.subid_style == refgate::SubidStyle::readable);
+    CHECK(p.channel_codes == std::vector<refgate::ChannelCode>{{"newsletter", "pub-nl-20"},
+                                                               {"blog-*", "pub-blog-20"}});
+    auto written = refgate::partner_to_json(p);
+    for (const char* key : {"subid_param", "subid_style", "subid_charset", "channel_codes"})
+        CHECK(written[key] == doc["partners"][0][key]);
+    // Without them: no sub-ID, opaque tokens of a-z0-9, no channel codes.
+    auto plain = refgate::partner_to_json(refgate::parse_import(example()).document.partners.at(0));
+    CHECK(plain["subid_param"].is_null());
+    CHECK(plain["subid_style"] == "opaque");
+    CHECK(plain["subid_charset"] == "a-z0-9");
+    CHECK(plain["channel_codes"] == json::array());
+}
+
 TEST_CASE("a link with an expiry, a fallback and utm passthrough is read", "[import]") {
     auto doc = example();
     doc["links"][0]["expires_at"] = "2026-12-31T23:59:59Z";
@@ -151,6 +176,41 @@ TEST_CASE("each bad entry gives an issue that names the entry and the field", "[
         doc["partners"][0]["extra_params"]["ref"] = "someone-else";
         entry = "partners[0] (tailscale)";
         field = "extra_params";
+    }
+    SECTION("a sub-ID parameter named like the referral parameter") {
+        doc["partners"][0]["subid_param"] = "Ref";
+        entry = "partners[0] (tailscale)";
+        field = "subid_param";
+    }
+    SECTION("a sub-ID parameter that a visitor's utm_* passthrough could carry") {
+        doc["partners"][0]["subid_param"] = "UTM_content";
+        entry = "partners[0] (tailscale)";
+        field = "subid_param";
+    }
+    SECTION("a sub-ID parameter named like an extra parameter") {
+        doc["partners"][0]["subid_param"] = "utm_medium";
+        entry = "partners[0] (tailscale)";
+        field = "subid_param";
+    }
+    SECTION("an unknown sub-ID style") {
+        doc["partners"][0]["subid_style"] = "pretty";
+        entry = "partners[0] (tailscale)";
+        field = "subid_style";
+    }
+    SECTION("a sub-ID charset outside its syntax") {
+        doc["partners"][0]["subid_charset"] = "a-z0-9~";
+        entry = "partners[0] (tailscale)";
+        field = "subid_charset";
+    }
+    SECTION("a channel code for something that is no channel") {
+        doc["partners"][0]["channel_codes"] = {{{"channel", "News Letter"}, {"ref_code", "x"}}};
+        entry = "partners[0] (tailscale)";
+        field = "channel_codes[0].channel";
+    }
+    SECTION("a channel code without a code") {
+        doc["partners"][0]["channel_codes"] = {{{"channel", "nl-*"}, {"ref_code", ""}}};
+        entry = "partners[0] (tailscale)";
+        field = "channel_codes[0].ref_code";
     }
     SECTION("an empty list of allowed domains") {
         doc["partners"][0]["allowed_domains"] = json::array();

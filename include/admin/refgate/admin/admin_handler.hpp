@@ -70,6 +70,8 @@ enum class Operation {
     get_country_group,
     put_country_group,
     delete_country_group,
+    link_placements,
+    get_placement,
 };
 
 struct Route {

@@ -124,6 +124,11 @@ class AdminRows {
     virtual std::vector<LinkRow> links(const LinkFilter& filter, std::size_t limit) = 0;
     // Links that name the partner anywhere: as their own partner or in a rule or split branch.
     virtual std::vector<Link> links_naming(const std::string& partner_slug) = 0;
+    // A link by its database id (placement tokens name it so); none by default.
+    virtual std::optional<LinkRow> link_by_id(std::int64_t id) {
+        (void)id;
+        return std::nullopt;
+    }
     // False when the slug is taken.
     virtual bool insert_link(const Link& link) = 0;
     virtual void update_link(std::int64_t id, const Link& link) = 0;

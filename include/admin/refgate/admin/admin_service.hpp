@@ -48,6 +48,12 @@ class AdminService final : public AdminStore {
                                  const Precondition& if_match) override;
     Result<LinkPreviewView> preview_link(const LinkPreview& preview) override;
     Result<LinkShareView> share_link(const std::string& slug) override;
+    Outcome link_placements(
+        const std::string& slug,
+        const std::vector<std::pair<std::string, std::uint64_t>>& channels) override;
+    Outcome find_placement(const std::string& token,
+                           const std::function<std::vector<std::string>(const std::string& link)>&
+                               channels_of) override;
 
     Outcome audit(const AuditFilter& filter) override;
 

@@ -6,10 +6,12 @@
 // (admin_service.hpp) implements it over a row repository; handler tests use a fake.
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "refgate/codec/admin_objects.hpp"
@@ -151,6 +153,24 @@ class AdminStore {
     // The link's public URL and the snippet GET /snippet/{slug} serves (both none without a
     // public base URL); not_found for an unknown slug.
     virtual Result<LinkShareView> share_link(const std::string& slug) = 0;
+    // Placements (issue 42; src/admin/placements.cpp adds the clicks). The link's token for each
+    // of `channels` (channel, human clicks): {"items": [{channel, token, human_clicks}]};
+    // not_found for an unknown slug.
+    virtual Outcome link_placements(
+        const std::string& slug,
+        const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
+        (void)channels;
+        return {OutcomeKind::not_found, {}, 0, "no link '" + slug + "'", {}};
+    }
+    // The link a token names and its channel: {token, link, channel}, the channel null when the
+    // token names the link but none of "direct", "other" and `channels_of(link slug)`;
+    // not_found when it names no link.
+    virtual Outcome find_placement(
+        const std::string& token,
+        const std::function<std::vector<std::string>(const std::string& link)>& channels_of) {
+        (void)channels_of;
+        return {OutcomeKind::not_found, {}, 0, "no placement '" + token + "'", {}};
+    }
 
     virtual Outcome audit(const AuditFilter& filter) = 0;
 

@@ -5,6 +5,8 @@
 // incoming request's utm_* parameters. Nothing from the request can change the referral code,
 // the host or the path.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,6 +18,42 @@ namespace refgate {
 // the link passes utm_* parameters through. `destination` must be a canonical, validated URL.
 std::string build_location(std::string_view destination, const Partner& partner,
                            bool utm_passthrough = false, std::string_view incoming_query = {});
+// The same with `code` as the referral code and, when the partner has a sub-ID parameter, that
+// parameter set once to `token` (every other spelling of it, in any case, removed; without a
+// token it is only removed, as build_location() does).
+std::string build_placement_location(std::string_view destination, const Partner& partner,
+                                     std::string_view code, std::optional<std::string_view> token,
+                                     bool utm_passthrough = false,
+                                     std::string_view incoming_query = {});
+
+// Whether a partner's Locations depend on the click's channel: it has a sub-ID parameter or
+// per-channel codes.
+bool has_placements(const Partner& partner);
+
+// Where the channel's parts sit in a placement Location precomputed for the channel "direct":
+// its referral code (only when the partner has per-channel codes) and its sub-ID token (only
+// when it has a sub-ID parameter), as offsets and lengths; an offset of 0 (a Location starts
+// with its scheme) means no such part. Small: a link's entry holds one.
+struct PlacementSlots {
+    std::uint16_t code_at = 0;
+    std::uint16_t code_length = 0;
+    std::uint16_t token_at = 0;
+    std::uint16_t token_length = 0;
+    bool any() const { return code_at != 0 || token_at != 0; }
+};
+struct PlacedLocation {
+    std::string location;  // for the channel "direct"
+    PlacementSlots slots;
+};
+// build_placement_location() for the channel "direct" with the parts' places found; nullopt when
+// the Location is too long for the offsets (64 KiB).
+std::optional<PlacedLocation> placed_location(std::string_view destination, const Partner& partner,
+                                              std::int64_t link_id, std::string_view slug);
+// The Location of another channel: `location` with its code replaced by `code` (raw; encoded
+// here as build_location() encodes it) and its token by `token` (written as it is: tokens are
+// unreserved characters), into `out`. Allocates nothing when `out` has the room.
+void write_placed_location(std::string& out, std::string_view location, const PlacementSlots& slots,
+                           std::string_view code, std::string_view token);
 
 // A snapshot builds the Locations of many links per partner; building each through Boost.URL
 // took most of a build. What build_location() appends to a destination without a query

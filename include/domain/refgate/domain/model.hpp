@@ -20,6 +20,17 @@ struct ScheduledCode {
     bool operator==(const ScheduledCode&) const = default;
 };
 
+// How a partner's sub-ID placement tokens are written (domain/placement.hpp).
+enum class SubidStyle : std::uint8_t { opaque, readable };
+
+// A per-channel referral code: clicks of `channel` ("newsletter"), or of every channel starting
+// with a prefix ("nl-*"), carry `ref_code` instead of the partner's.
+struct ChannelCode {
+    std::string channel;
+    std::string ref_code;
+    bool operator==(const ChannelCode&) const = default;
+};
+
 struct Partner {
     std::int64_t id = 0;  // database id; 0 when not stored yet
     std::string slug;
@@ -32,6 +43,13 @@ struct Partner {
     // Codes scheduled to take over, by valid_from; not part of the import format (the admin API
     // schedules them), but carried by snapshots so that every instance switches on time.
     std::vector<ScheduledCode> scheduled_codes;
+    // Placements (issue 42): the network's sub-ID parameter (empty: none), which every Location
+    // of the partner carries with the click's placement token; the tokens' style and, for
+    // readable ones, the characters they may hold; per-channel codes, first match wins.
+    std::string subid_param;
+    SubidStyle subid_style = SubidStyle::opaque;
+    std::string subid_charset = "a-z0-9";
+    std::vector<ChannelCode> channel_codes;
 };
 
 enum class LinkStatus { active, disabled };

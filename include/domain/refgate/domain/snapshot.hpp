@@ -16,6 +16,7 @@
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/string_hash.hpp"
 #include "refgate/domain/table_memory.hpp"
 #include "refgate/domain/targeting.hpp"
@@ -28,9 +29,11 @@ struct LinkEntry {
     std::string slug;
     std::size_t partner_index = 0;
     LinkStatus status = LinkStatus::active;
-    std::int64_t expires_at = 0;  // unix seconds; 0: never
     bool utm_passthrough = false;
     bool partner_active = true;
+    // A partner with placements: where `location`'s code and token sit (in what was padding).
+    PlacementSlots placement;
+    std::int64_t expires_at = 0;  // unix seconds; 0: never
     std::string destination;
     std::string location;  // destination + referral code + extra parameters
     std::string fallback;  // empty: none
@@ -42,6 +45,9 @@ struct LinkEntry {
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
 };
 
+// Prefetched whole by every redirect: placements fit into what was padding.
+static_assert(sizeof(LinkEntry) <= 176);
+
 // Where a reader of a link goes: the link's own Location (rule 0) or the branch of the rule that
 // matched (rule = its index + 1, branch = the split's branch or 0).
 struct Target {
@@ -49,6 +55,7 @@ struct Target {
     std::uint32_t partner_index = 0;
     std::uint16_t rule = 0;
     std::uint16_t branch = 0;
+    PlacementSlots placement;  // of `location`, for partners with placements
 };
 
 // Country fallbacks are followed at most this many steps (NZ -> AU -> US).
@@ -137,6 +144,10 @@ class Snapshot {
     }
     const Partner& partner(const LinkEntry& entry) const { return partners_[entry.partner_index]; }
     const Partner& partner(const Target& target) const { return partners_[target.partner_index]; }
+    // How the partner writes placement tokens (parsed once per snapshot).
+    const PlacementStyle& placement_style(std::size_t partner_index) const {
+        return placement_styles_[partner_index];
+    }
 
     // The target of a reader of an active link: its rules in order, the first that matches wins;
     // when none does, again as a reader from the country's fallback in the link's partner family
@@ -156,12 +167,13 @@ class Snapshot {
                 }
                 const TargetBranch& b = branches_[rule.first_branch + branch];
                 return {&b.location, b.partner_index, static_cast<std::uint16_t>(i + 1),
-                        static_cast<std::uint16_t>(branch)};
+                        static_cast<std::uint16_t>(branch), b.placement};
             }
             if (!entry.country_rules || reader.country == 0) break;
             reader.country = fallback_country(entry.partner_index, reader.country);
         }
-        return {&entry.location, static_cast<std::uint32_t>(entry.partner_index), 0, 0};
+        return {&entry.location, static_cast<std::uint32_t>(entry.partner_index), 0, 0,
+                entry.placement};
     }
     // The country a reader from `country` is tried as when no rule matched, in the family of
     // partner `partner_index`; 0 when none.
@@ -200,6 +212,11 @@ class Snapshot {
     void apply_schedule(SysSeconds now);
     // Builds again the Locations of the rules' branches whose partner's code changed.
     void rebuild_branches(const std::vector<bool>& changed);
+    // A Location of `destination` for partner `partner_index` on the link (id, slug): with its
+    // placement slots when the partner has placements; false when it cannot be built.
+    bool locate(std::string& location, PlacementSlots& slots, std::string_view destination,
+                std::size_t partner_index, std::int64_t link_id, std::string_view slug,
+                const LocationSuffix& suffix) const;
     // Sizes the slug index for up to `links` entries; then index() adds entries_[position],
     // false (and nothing added) when its slug is already there.
     void reserve_index(std::size_t links);
@@ -209,6 +226,7 @@ class Snapshot {
     std::string source_;
     std::int64_t built_at_ = 0;
     std::vector<Partner> partners_;
+    std::vector<PlacementStyle> placement_styles_;  // per partner
     std::vector<std::string> rejected_;
     UrlPolicy policy_;
     std::optional<SysSeconds> next_change_;

@@ -14,6 +14,7 @@
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/domain/link_rules.hpp"
+#include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
 
 namespace refgate {
@@ -100,6 +101,7 @@ struct TargetBranch {
     std::string location;
     std::uint32_t partner_index = 0;
     bool partner_active = true;  // an inactive partner's branch is never chosen
+    PlacementSlots placement;    // for a partner with placements
 };
 
 // Whether every condition of the rule holds for the reader. An unknown country matches no

@@ -57,8 +57,9 @@ class RedirectHandler final : public http::Handler {
     const Clock& clock_;
     RedirectOptions options_;
     ClickRecorder* recorder_;
-    std::string dynamic_location_;  // reused for links that pass utm_* through
-    std::string fixed_headers_;     // a redirect's header lines after its Location
+    // Reused for links that pass utm_* through and for Locations with placements.
+    std::string dynamic_location_;
+    std::string fixed_headers_;  // a redirect's header lines after its Location
     ReaderTargeting targeting_;
 };
 

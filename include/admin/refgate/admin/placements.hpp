@@ -1,0 +1,31 @@
+#pragma once
+
+// Placements (issue 42) for the admin API and the CLI: a link's placement tokens with their
+// human clicks, and the link and channel of a token. The clicks are the per-link stats' (deltas
+// still in Redis included); the tokens are the admin store's.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/stats_store.hpp"
+
+namespace refgate::admin {
+
+// The channels with human clicks of a link in `range`, most clicked first (then by name);
+// nullopt when there is no such link.
+std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks(
+    StatsStore& stats, const std::string& slug, const DayRange& range);
+
+// {"items": [{channel, token, human_clicks}]} for every channel with human clicks in `range`.
+Outcome link_placements(AdminStore& store, StatsStore& stats, const std::string& slug,
+                        const DayRange& range);
+// {token, link, channel}: the channel is looked for among the link's channels with clicks in
+// `range` (and "direct", "other"); null when none gives the token.
+Outcome find_placement(AdminStore& store, StatsStore& stats, const std::string& token,
+                       const DayRange& range);
+
+}  // namespace refgate::admin

@@ -1,0 +1,119 @@
+// The admin service's placements (issue 42): a link's tokens per channel, and the link and
+// channel a token names, recomputed from the partners' settings (nothing about tokens is stored).
+
+#include <map>
+
+#include "outcomes.hpp"
+#include "refgate/admin/admin_service.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/domain/placement.hpp"
+
+namespace refgate::admin {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// The partner whose tokens a link's placements are: the first of its own partner and its rules'
+// (in order) that has a sub-ID parameter; its own partner when none has one.
+std::optional<PartnerRow> token_partner(AdminRows& rows, const Link& link) {
+    std::vector<std::string> slugs{link.partner};
+    for (const auto& rule : link.rules) {
+        if (!rule.partner.empty()) slugs.push_back(rule.partner);
+        for (const auto& b : rule.split) {
+            if (!b.partner.empty()) slugs.push_back(b.partner);
+        }
+    }
+    std::optional<PartnerRow> own;
+    for (const auto& slug : slugs) {
+        auto row = rows.partner(slug, RowLock::none);
+        if (!row) continue;
+        if (!row->partner.subid_param.empty()) return row;
+        if (!own && slug == link.partner) own = std::move(row);
+    }
+    return own;
+}
+
+// The channel among "direct", "other" and `channels` whose token for `link` is `token`.
+std::optional<std::string> channel_of_token(const Partner& partner, const Link& link,
+                                            const std::string& token,
+                                            std::vector<std::string> channels) {
+    channels.insert(channels.begin(), {std::string(kDirectChannel), std::string(kOtherChannel)});
+    for (const auto& channel : channels) {
+        if (placement_token(partner, link.id, link.slug, channel) == token) return channel;
+    }
+    return std::nullopt;
+}
+
+Json placement_object(const std::string& token, const std::string& link,
+                      const std::optional<std::string>& channel) {
+    return {{"token", token}, {"link", link}, {"channel", channel ? Json(*channel) : Json()}};
+}
+
+}  // namespace
+
+Outcome AdminService::link_placements(
+    const std::string& slug, const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
+    return read([&](AdminRows& rows) {
+        auto row = rows.link(slug, RowLock::none);
+        if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
+        Link link = row->link;
+        link.id = row->id;
+        auto partner = token_partner(rows, link);
+        if (!partner) return simple(OutcomeKind::not_found, "no partner '" + link.partner + "'");
+        Json items = Json::array();
+        for (const auto& [channel, clicks] : channels) {
+            items.push_back({{"channel", channel},
+                             {"token", placement_token(partner->partner, link.id, slug, channel)},
+                             {"human_clicks", clicks}});
+        }
+        return object(OutcomeKind::ok, Json{{"items", std::move(items)}});
+    });
+}
+
+Outcome AdminService::find_placement(
+    const std::string& token,
+    const std::function<std::vector<std::string>(const std::string& link)>& channels_of) {
+    // The reads first, the clicks (Redis, the stats' connections) after the transaction.
+    struct Found {
+        Link link;
+        Partner partner;
+    };
+    std::optional<Found> found;
+    read([&](AdminRows& rows) {
+        // An opaque token: the link's id, when that link's token partner writes opaque ones.
+        if (auto opaque = parse_opaque_token(token)) {
+            if (auto row = rows.link_by_id(opaque->link_id)) {
+                Link link = row->link;
+                link.id = row->id;
+                auto partner = token_partner(rows, link);
+                if (partner && partner->partner.subid_style == SubidStyle::opaque) {
+                    found = Found{std::move(link), partner->partner};
+                    return Outcome{};
+                }
+            }
+        }
+        // A readable one: the link of a partner with readable tokens whose slug begins it (at
+        // most one per partner: the save paths refuse links whose tokens could collide).
+        for (const auto& p : rows.partners("")) {
+            const Partner& partner = p.partner;
+            if (partner.subid_param.empty() || partner.subid_style != SubidStyle::readable)
+                continue;
+            auto charset = SubidCharset::parse(partner.subid_charset);
+            if (!charset) continue;
+            for (auto& link : rows.links_naming(partner.slug)) {
+                std::string prefix = readable_prefix(link.slug, *charset);
+                if (prefix.empty() || !std::string_view(token).starts_with(prefix)) continue;
+                found = Found{std::move(link), partner};
+                return Outcome{};
+            }
+        }
+        return Outcome{};
+    });
+    if (!found)
+        return simple(OutcomeKind::not_found, "no link's placement token is '" + token + "'");
+    auto channel =
+        channel_of_token(found->partner, found->link, token, channels_of(found->link.slug));
+    return object(OutcomeKind::ok, placement_object(token, found->link.slug, channel));
+}
+
+}  // namespace refgate::admin
