@@ -377,10 +377,9 @@ int placements_command(const Config& c, const po::variables_map& vm) {
         filter.limit = 200;
         for (;;) {
             auto page = stores.store->list_links(filter);
-            for (const auto& item : page.body["items"])
-                slugs.push_back(item["slug"].get<std::string>());
-            if (page.body["next_cursor"].is_null()) break;
-            filter.cursor = page.body["next_cursor"].get<std::string>();
+            for (const auto& item : page.view.items) slugs.push_back(item.link.slug);
+            if (!page.view.next_cursor) break;
+            filter.cursor = *page.view.next_cursor;
         }
     }
     std::cout << "link\tchannel\ttoken\thuman_clicks\n";
