@@ -1,5 +1,8 @@
 #include "refgate/admin/admin_json.hpp"
 
+#include "refgate/admin/password_policy.hpp"
+#include "refgate/admin/tokens.hpp"
+#include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/import_document.hpp"
 
 namespace refgate::admin {
@@ -9,6 +12,30 @@ using Json = nlohmann::ordered_json;
 
 Json or_null(const std::string& text) { return text.empty() ? Json() : Json(text); }
 
+constexpr const char* kUserNameRule = "must be 1 to 64 characters of a-z, 0-9, '.', '_' and '-'";
+
+// The role of a request body's member, or an error.
+std::optional<Role> role_field(const Json& value, std::vector<FieldError>& errors) {
+    std::optional<Role> role;
+    if (value.is_string()) role = parse_role(value.get<std::string>());
+    if (!role) errors.push_back({"role", "must be viewer, editor or admin"});
+    return role;
+}
+
+// A new password for the user `name` from the body's member, or the rule it breaks.
+std::optional<std::string> password_field(const Json& value, const std::string& name,
+                                          std::vector<FieldError>& errors) {
+    if (!value.is_string()) {
+        errors.push_back({"password", "must be a string"});
+        return std::nullopt;
+    }
+    if (auto error = password_error(value.get_ref<const std::string&>(), name, "password")) {
+        errors.push_back(std::move(*error));
+        return std::nullopt;
+    }
+    return value.get<std::string>();
+}
+
 }  // namespace
 
 Json partner_object(const PartnerRow& row) {
@@ -17,65 +44,142 @@ Json partner_object(const PartnerRow& row) {
 
 Json link_object(const LinkRow& row) { return stored_link_object(row.link, row.stamps); }
 
-Json country_group_object(const CountryGroupRow& row) {
-    Json j = country_group_to_json(row.group);
-    j["updated_at"] = format_micros(row.updated_us);
-    j["version"] = row.version;
-    return j;
+Json view_json(const TokenView& view) {
+    return Json{{"name", view.name},
+                {"role", view.role},
+                {"created_at", view.created_at},
+                {"last_used_on", or_null(view.last_used_on)},
+                {"revoked_at", or_null(view.revoked_at)},
+                {"version", view.version}};
 }
 
-Json disclosure_object(const DisclosureRow& row) {
-    const Disclosure& d = row.disclosure;
-    return Json{{"key", d.key},
-                {"locale", d.locale},
-                {"text", d.text},
-                {"html", d.html},
-                {"html_given", d.html_given},
-                {"version", d.version},
-                {"updated_at", format_micros(row.created_us)},
-                {"updated_by", row.created_by}};
+Json view_json(const CreatedToken& view) {
+    Json created = view_json(view.token);
+    created["token"] = view.text;
+    return created;
 }
 
-Json disclosure_version_object(const DisclosureRow& row) {
-    const Disclosure& d = row.disclosure;
-    return Json{{"version", d.version},
-                {"text", d.text},
-                {"html", d.html},
-                {"created_at", format_micros(row.created_us)},
-                {"created_by", row.created_by}};
+NewToken parse_new_token(const Json& body) {
+    NewToken token;
+    auto& errors = token.errors;
+    for (const auto& [key, value] : body.items()) {
+        if (key != "name" && key != "role") errors.push_back({key, "is not a token field"});
+    }
+    auto name = body.find("name");
+    if (name != body.end() && name->is_string()) token.name = name->get<std::string>();
+    if (name == body.end() || !name->is_string() || !valid_token_name(token.name))
+        errors.push_back({"name", "must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}"});
+    auto role_field = body.find("role");
+    std::optional<Role> role;
+    if (role_field != body.end() && role_field->is_string())
+        role = parse_role(role_field->get<std::string>());
+    if (role) {
+        token.role = *role;
+    } else {
+        errors.push_back({"role", "must be viewer, editor or admin"});
+    }
+    return token;
 }
 
-Json token_object(const TokenRow& row) {
-    return Json{{"name", row.name},
-                {"role", row.role},
-                {"created_at", row.created_at},
-                {"last_used_on", or_null(row.last_used_on)},
-                {"revoked_at", or_null(row.revoked_at)},
-                {"version", row.id}};
-}
-
-Json user_object(const UserRow& row) {
-    return Json{{"name", row.name},
-                {"role", row.role},
-                {"disabled", row.disabled},
-                {"created_at", format_micros(row.stamps.created_us)},
-                {"updated_at", format_micros(row.stamps.updated_us)},
+Json view_json(const UserView& view) {
+    return Json{{"name", view.name},
+                {"role", view.role},
+                {"disabled", view.disabled},
+                {"created_at", format_micros(view.stamps.created_us)},
+                {"updated_at", format_micros(view.stamps.updated_us)},
                 {"last_sign_in_at",
-                 row.last_sign_in_us ? Json(format_micros(*row.last_sign_in_us)) : Json()},
-                {"version", row.stamps.version}};
+                 view.last_sign_in_us ? Json(format_micros(*view.last_sign_in_us)) : Json()},
+                {"version", view.stamps.version}};
 }
 
-Json audit_object(const AuditRow& row) {
-    const AuditRecord& r = row.record;
+Json view_json(const CreatedUser& view) {
+    Json created = view_json(view.user);
+    if (!view.password.empty()) created["password"] = view.password;
+    return created;
+}
+
+std::optional<FieldError> password_error(const std::string& password, const std::string& name,
+                                         const char* field) {
+    auto verdict = check_password(password, name);
+    if (verdict == PasswordVerdict::ok) return std::nullopt;
+    return FieldError{field, std::string(password_rule(verdict))};
+}
+
+NewUser parse_new_user(const Json& body) {
+    NewUser user;
+    auto& errors = user.errors;
+    for (const auto& [key, value] : body.items()) {
+        if (key != "name" && key != "role" && key != "password")
+            errors.push_back({key, "is not a user field"});
+    }
+    auto name = body.find("name");
+    if (name == body.end() || !name->is_string() || !valid_user_name(name->get<std::string>()))
+        errors.push_back({"name", kUserNameRule});
+    else
+        user.name = name->get<std::string>();
+    if (auto role = role_field(body.value("role", Json()), errors)) user.role = *role;
+    if (body.contains("password"))
+        user.password = password_field(body["password"], user.name, errors);
+    return user;
+}
+
+UserPatch parse_user_patch(const std::string& name, const Json& patch) {
+    UserPatch change;
+    auto& errors = change.errors;
+    for (const auto& [key, value] : patch.items()) {
+        if (key == "role") {
+            change.role = role_field(value, errors);
+        } else if (key == "disabled") {
+            if (value.is_boolean())
+                change.disabled = value.get<bool>();
+            else
+                errors.push_back({"disabled", "must be true or false"});
+        } else if (key == "password") {
+            change.password = password_field(value, name, errors);
+        } else if (key == "name") {
+            if (value != name) errors.push_back({"name", "must be the name of the URL"});
+        } else if (key != "created_at" && key != "updated_at" && key != "last_sign_in_at" &&
+                   key != "version") {
+            errors.push_back({key, "is not a user field"});
+        }
+    }
+    return change;
+}
+
+PasswordChange parse_password_change(const Json& body) {
+    PasswordChange change;
+    auto& errors = change.errors;
+    for (const auto& [key, value] : body.items()) {
+        if (key != "current" && key != "new")
+            errors.push_back({key, "is not a field of a password change"});
+    }
+    auto current = body.find("current");
+    if (current == body.end() || !current->is_string())
+        errors.push_back({"current", "is required (a string): your current password"});
+    else
+        change.current = current->get<std::string>();
+    auto next = body.find("new");
+    if (next == body.end())
+        errors.push_back({"new", "is required (a string)"});
+    else if (next->is_string())
+        change.next = next->get<std::string>();
+    return change;
+}
+
+Json view_json(const ImportReport& view) {
+    return import_result_json(view.diff, view.refused, view.dry_run, view.applied);
+}
+
+Json view_json(const AuditView& view) {
     auto object = [](const std::string& text) { return text.empty() ? Json() : Json::parse(text); };
-    return Json{{"id", row.id},
-                {"at", format_micros(row.at_us)},
-                {"actor", r.actor},
-                {"entity", r.entity},
-                {"slug", r.slug},
-                {"action", r.action},
-                {"before", object(r.before)},
-                {"after", object(r.after)}};
+    return Json{{"id", view.id},
+                {"at", format_micros(view.at_us)},
+                {"actor", view.actor},
+                {"entity", view.entity},
+                {"slug", view.slug},
+                {"action", view.action},
+                {"before", object(view.before)},
+                {"after", object(view.after)}};
 }
 
 AuditRecord audit_record(std::string actor, std::string entity, std::string slug,
