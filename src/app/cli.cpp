@@ -389,10 +389,9 @@ int placements_command(const Config& c, const po::variables_map& vm) {
             std::cerr << "refgate placements: no link '" << slug << "'\n";
             return kExitFailure;
         }
-        for (const auto& item : found.body["items"]) {
-            std::cout << slug << "\t" << item["channel"].get<std::string>() << "\t"
-                      << item["token"].get<std::string>() << "\t"
-                      << item["human_clicks"].get<std::uint64_t>() << "\n";
+        for (const auto& item : found.view.items) {
+            std::cout << slug << "\t" << item.channel << "\t" << item.token << "\t"
+                      << item.human_clicks << "\n";
         }
     }
     return kExitOk;

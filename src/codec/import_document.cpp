@@ -765,4 +765,50 @@ LinkPreview parse_link_preview(const Json& body) {
     return out;
 }
 
+CountryGroupPut parse_country_group_put(const std::string& family, const Json& body) {
+    CountryGroupPut out;
+    Json item = body;
+    if (auto it = item.find("family"); it != item.end() && *it != Json(family)) {
+        out.errors.push_back({"family", "must be the family the path names"});
+        return out;
+    }
+    item["family"] = family;
+    ParsedImport parsed = parse_import(Json{{"country_groups", Json::array({item})}});
+    add_errors(out.errors, parsed.issues);
+    if (out.errors.empty()) out.group = std::move(parsed.document.country_groups.front());
+    return out;
+}
+
+DisclosureInput parse_disclosure_put(const std::string& key, const std::string& locale,
+                                     const Json& body) {
+    DisclosureInput out;
+    Json input = body;
+    for (const char* read_only : {"version", "updated_at", "updated_by", "html_given"})
+        input.erase(read_only);
+    if (input.contains("key") && input["key"] != key)
+        out.errors.push_back({"key", "must be the key of the URL"});
+    if (input.contains("locale") &&
+        (!input["locale"].is_string() ||
+         normalize_locale(input["locale"].get<std::string>()) != locale))
+        out.errors.push_back({"locale", "must be the locale of the URL"});
+    if (!out.errors.empty()) return out;
+    input["key"] = key;
+    input["locale"] = locale;
+    ParsedImport parsed = parse_import(Json{{"disclosures", Json::array({input})}});
+    add_errors(out.errors, parsed.issues);
+    out.disclosure = std::move(parsed.document.disclosures.front());
+    return out;
+}
+
+DisclosureInput parse_disclosure_preview(const Json& body) {
+    DisclosureInput out;
+    Json input = body;
+    if (!input.contains("key")) input["key"] = std::string(kGeneralDisclosure);
+    if (!input.contains("locale")) input["locale"] = "en";
+    ParsedImport parsed = parse_import(Json{{"disclosures", Json::array({input})}});
+    add_errors(out.errors, parsed.issues);
+    out.disclosure = std::move(parsed.document.disclosures.front());
+    return out;
+}
+
 }  // namespace refgate

@@ -79,9 +79,56 @@ Json view_json(const LinkPreviewView& view) {
     return answer;
 }
 
+Json view_json(const CountryGroupView& view) {
+    Json j = country_group_to_json(view.group);
+    j["updated_at"] = format_micros(view.updated_us);
+    j["version"] = view.version;
+    return j;
+}
+
+Json view_json(const DisclosureView& view) {
+    const Disclosure& d = view.disclosure;
+    return Json{{"key", d.key},
+                {"locale", d.locale},
+                {"text", d.text},
+                {"html", d.html},
+                {"html_given", d.html_given},
+                {"version", d.version},
+                {"updated_at", format_micros(view.created_us)},
+                {"updated_by", view.created_by}};
+}
+
+Json view_json(const DisclosureVersionView& view) {
+    const Disclosure& d = view.disclosure;
+    return Json{{"version", d.version},
+                {"text", d.text},
+                {"html", d.html},
+                {"created_at", format_micros(view.created_us)},
+                {"created_by", view.created_by}};
+}
+
+Json view_json(const DisclosurePreviewView& view) {
+    return Json{{"html", view.html}, {"fragment", view.fragment}};
+}
+
+Json view_json(const ImportDocument& document) {
+    return export_document(document.partners, document.links, document.disclosures,
+                           document.country_groups);
+}
+
 Json view_json(const LinkShareView& view) {
     return {{"public_url", view.public_url ? Json(*view.public_url) : Json()},
             {"html_snippet", view.html_snippet ? Json(*view.html_snippet) : Json()}};
+}
+
+Json view_json(const PlacementView& view) {
+    return {{"channel", view.channel}, {"token", view.token}, {"human_clicks", view.human_clicks}};
+}
+
+Json view_json(const PlacementFound& view) {
+    return {{"token", view.token},
+            {"link", view.link},
+            {"channel", view.channel ? Json(*view.channel) : Json()}};
 }
 
 }  // namespace refgate

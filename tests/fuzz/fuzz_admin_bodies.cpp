@@ -78,10 +78,10 @@ bool accepted(const Answer& o) {
 }
 
 // The object an answer shows, as the API writes it.
-Json shown(const Outcome& o) { return o.body; }
 template <typename View>
 Json shown(const Result<View>& r) {
-    return refgate::view_json(r.view);
+    using refgate::view_json;
+    return view_json(r.view);
 }
 
 // The object GET answers, written out and read back as a client would.
@@ -133,13 +133,14 @@ void run(World& w, std::uint8_t op, const Json& body) {
             check(s.preview_link(parse_link_preview(body)));
             break;
         case 5:
-            check(s.put_disclosure(kEditor, "general", "en", {}, body));
+            check(s.put_disclosure(kEditor, "general", "en", {},
+                                   refgate::parse_disclosure_put("general", "en", body)));
             break;
         case 6:
-            check(s.preview_disclosure(body));
+            check(s.preview_disclosure(refgate::parse_disclosure_preview(body)));
             break;
         default:
-            check(s.create_token(kAdmin, body));
+            check(s.create_token(kAdmin, parse_new_token(body)));
             break;
     }
     if (kind != OutcomeKind::ok && kind != OutcomeKind::created) return;
@@ -156,8 +157,9 @@ void run(World& w, std::uint8_t op, const Json& body) {
             [&](const Json& p) { return s.update_link(kEditor, link, any, parse_link_patch(p)); });
     } else if (op % 8 == 5) {
         Json before = read_back(s.get_disclosure("general", "en"));
-        Outcome again =
-            s.put_disclosure(kEditor, "general", "en", {.if_match = any}, writable(before));
+        auto again =
+            s.put_disclosure(kEditor, "general", "en", {.if_match = any},
+                             refgate::parse_disclosure_put("general", "en", writable(before)));
         FUZZ_CHECK(again.kind == OutcomeKind::ok);
         FUZZ_CHECK(read_back(s.get_disclosure("general", "en")).value("text", Json()) ==
                    before.value("text", Json()));

@@ -35,13 +35,6 @@ std::string created_at(std::string_view collection, const Result<View>& r,
     return std::string(collection) + slug;
 }
 
-std::string created_at(std::string_view collection, const Outcome& o, const char* member) {
-    if (o.kind != OutcomeKind::created) return {};
-    auto it = o.body.find(member);
-    if (it == o.body.end() || !it->is_string()) return {};
-    return std::string(collection) + it->get<std::string>();
-}
-
 // A whole number from min to max, or nullopt.
 std::optional<int> whole_number(std::string_view text, int min, int max) {
     int n = 0;
@@ -248,8 +241,8 @@ class Tokens final : public Resource {
             case Operation::list_tokens:
                 return answer.outcome(store_.list_tokens());
             case Operation::create_token: {
-                auto o = store_.create_token(r.actor, r.body);
-                return answer.outcome(o, created_at("/api/v1/tokens/", o, "name"));
+                auto o = store_.create_token(r.actor, parse_new_token(r.body));
+                return answer.outcome(o, created_at("/api/v1/tokens/", o, o.view.token.name));
             }
             default:
                 return answer.outcome(store_.revoke_token(r.actor, r.name, r.if_match));
@@ -285,10 +278,11 @@ class Disclosures final : public Resource {
             case Operation::disclosure_versions:
                 return answer.outcome(store_.disclosure_versions(r.name, r.locale));
             case Operation::preview_disclosure:
-                return answer.outcome(store_.preview_disclosure(r.body));
+                return answer.outcome(store_.preview_disclosure(parse_disclosure_preview(r.body)));
             default: {
                 // The key and the normalised locale were checked: no percent-encoding needed.
-                auto o = store_.put_disclosure(r.actor, r.name, r.locale, r.put, r.body);
+                auto o = store_.put_disclosure(r.actor, r.name, r.locale, r.put,
+                                               parse_disclosure_put(r.name, r.locale, r.body));
                 answer.outcome(o, o.kind == OutcomeKind::created
                                       ? "/api/v1/disclosures/" + r.name + "/" + r.locale
                                       : std::string());

@@ -11,22 +11,6 @@
 
 namespace refgate::admin {
 
-inline Outcome invalid(std::vector<FieldError> errors) {
-    return Outcome{.kind = OutcomeKind::invalid, .errors = std::move(errors)};
-}
-
-inline Outcome simple(OutcomeKind kind, std::string detail) {
-    return Outcome{.kind = kind, .detail = std::move(detail)};
-}
-
-// One object; its "version" is the answer's ETag.
-inline Outcome object(OutcomeKind kind, nlohmann::ordered_json body) {
-    Outcome o{.kind = kind};
-    o.version = body.value("version", std::int64_t{0});
-    o.body = std::move(body);
-    return o;
-}
-
 // A refusal, for any typed answer: not found, a conflict, a stale If-Match, invalid.
 struct Refusal {
     OutcomeKind kind = OutcomeKind::invalid;
@@ -50,6 +34,10 @@ inline Refusal refused(std::vector<FieldError> errors) {
 // A single object's version is the answer's ETag; other views have none.
 inline std::int64_t version_of(const PartnerView& view) { return view.stamps.version; }
 inline std::int64_t version_of(const LinkView& view) { return view.stamps.version; }
+inline std::int64_t version_of(const CountryGroupView& view) { return view.version; }
+inline std::int64_t version_of(const TokenView& view) { return view.version; }
+inline std::int64_t version_of(const CreatedToken& view) { return view.token.version; }
+inline std::int64_t version_of(const DisclosureView& view) { return view.disclosure.version; }
 template <typename View>
 std::int64_t version_of(const View&) {
     return 0;

@@ -118,10 +118,9 @@ PartnerResult AdminService::delete_partner(const Actor& actor, const std::string
 Result<Page<CodeView>> AdminService::partner_codes(const std::string& slug) {
     // A code whose moment passed while no instance was running is written first, so the history
     // answers with the moment it took over.
-    write([](AdminRows& rows) {
+    repository_->run(AdminRepository::Access::write, [](AdminRows& rows) {
         rows.apply_due_codes();
         rows.commit();
-        return Outcome{};
     });
     return read<Result<Page<CodeView>>>([&](AdminRows& rows) -> Result<Page<CodeView>> {
         auto partner = rows.partner(slug, RowLock::none);

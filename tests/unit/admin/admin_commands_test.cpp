@@ -82,6 +82,7 @@ TEST_CASE("admin commands: a partner patch answers as the merged object read by 
         R"({"ref_param": "utm_medium"})",
         R"({"ref_param": "utm_medium", "extra_params": {"utm_medium": 7, "bad key": "x"}})",
         R"({"ref_param": 5, "ref_code": "", "active": 1})",
+        R"({"active": 1, "extra_params": {"bad key": "x"}, "name": ""})",
         R"({"allowed_domains": [5, "Tailscale.COM", "bad domain", "tailscale.io"]})",
         R"({"allowed_domains": null})",
         R"({"allowed_domains": {"a": null}})",

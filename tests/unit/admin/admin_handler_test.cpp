@@ -24,6 +24,12 @@ namespace http = refgate::http;
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
 using refgate::CodeView;
+using refgate::CountryGroupPut;
+using refgate::CountryGroupView;
+using refgate::DisclosureInput;
+using refgate::DisclosurePreviewView;
+using refgate::DisclosureVersionView;
+using refgate::DisclosureView;
 using refgate::LinkPatch;
 using refgate::LinkPreview;
 using refgate::LinkPreviewView;
@@ -34,6 +40,15 @@ using refgate::NewPartner;
 using refgate::Page;
 using refgate::PartnerPatch;
 using refgate::PartnerView;
+
+// A store's answer as the test states it: the decision and the object as JSON.
+struct Outcome {
+    OutcomeKind kind = OutcomeKind::ok;
+    Json body;
+    std::int64_t version = 0;
+    std::string detail;
+    std::vector<FieldError> errors;
+};
 
 // Answers every call with `next` (or throws `fail`), and remembers what it was asked.
 class FakeStore final : public AdminStore {
@@ -105,52 +120,64 @@ class FakeStore final : public AdminStore {
     Result<LinkShareView> share_link(const std::string& slug) override {
         return typed<LinkShareView>("share_link", slug);
     }
-    Outcome audit(const AuditFilter& f) override {
+    Result<Page<AuditView>> audit(const AuditFilter& f) override {
         last_audit = f;
-        return answer("audit");
+        return typed<Page<AuditView>>("audit");
     }
-    Outcome list_tokens() override { return answer("list_tokens"); }
-    Outcome create_token(const Actor& a, const Json& body) override {
-        return answer("create_token", "", &a, &body);
+    Result<Page<TokenView>> list_tokens() override { return typed<Page<TokenView>>("list_tokens"); }
+    Result<CreatedToken> create_token(const Actor& a, const NewToken&) override {
+        CreatedToken token;
+        token.token.name = next.body.is_object() ? next.body.value("name", "") : "";
+        token.token.version = next.version;
+        return typed("create_token", "", &a, std::move(token));
     }
-    Outcome revoke_token(const Actor& a, const std::string& name, const Precondition& p) override {
+    Result<TokenView> revoke_token(const Actor& a, const std::string& name,
+                                   const Precondition& p) override {
         last_precondition = p;
-        return answer("revoke_token", name, &a);
+        return typed<TokenView>("revoke_token", name, &a);
     }
 
-    Outcome list_country_groups() override { return answer("list_country_groups"); }
-    Outcome get_country_group(const std::string& family) override {
-        return answer("get_country_group", family);
+    Result<Page<CountryGroupView>> list_country_groups() override {
+        return typed<Page<CountryGroupView>>("list_country_groups");
     }
-    Outcome put_country_group(const Actor& a, const std::string& family, const PutPrecondition&,
-                              const Json& body) override {
-        return answer("put_country_group", family, &a, &body);
+    Result<CountryGroupView> get_country_group(const std::string& family) override {
+        return typed<CountryGroupView>("get_country_group", family);
     }
-    Outcome delete_country_group(const Actor& a, const std::string& family,
-                                 const Precondition& p) override {
+    Result<CountryGroupView> put_country_group(const Actor& a, const std::string& family,
+                                               const PutPrecondition&,
+                                               const CountryGroupPut&) override {
+        return typed<CountryGroupView>("put_country_group", family, &a);
+    }
+    Result<CountryGroupView> delete_country_group(const Actor& a, const std::string& family,
+                                                  const Precondition& p) override {
         last_precondition = p;
-        return answer("delete_country_group", family, &a);
+        return typed<CountryGroupView>("delete_country_group", family, &a);
     }
-    Outcome list_disclosures() override { return answer("list_disclosures"); }
-    Outcome get_disclosure(const std::string& key, const std::string& locale) override {
-        return answer("get_disclosure", key + "/" + locale);
+    Result<Page<DisclosureView>> list_disclosures() override {
+        return typed<Page<DisclosureView>>("list_disclosures");
     }
-    Outcome put_disclosure(const Actor& a, const std::string& key, const std::string& locale,
-                           const PutPrecondition&, const Json& body) override {
-        return answer("put_disclosure", key + "/" + locale, &a, &body);
+    Result<DisclosureView> get_disclosure(const std::string& key,
+                                          const std::string& locale) override {
+        return typed<DisclosureView>("get_disclosure", key + "/" + locale);
     }
-    Outcome disclosure_versions(const std::string& key, const std::string& locale) override {
-        return answer("disclosure_versions", key + "/" + locale);
+    Result<DisclosureView> put_disclosure(const Actor& a, const std::string& key,
+                                          const std::string& locale, const PutPrecondition&,
+                                          const DisclosureInput&) override {
+        return typed<DisclosureView>("put_disclosure", key + "/" + locale, &a);
     }
-    Outcome preview_disclosure(const Json& body) override {
-        return answer("preview_disclosure", "", nullptr, &body);
+    Result<Page<DisclosureVersionView>> disclosure_versions(const std::string& key,
+                                                            const std::string& locale) override {
+        return typed<Page<DisclosureVersionView>>("disclosure_versions", key + "/" + locale);
     }
-    Outcome import_document(const Actor& a, const ImportRequest& request) override {
+    Result<DisclosurePreviewView> preview_disclosure(const DisclosureInput&) override {
+        return typed<DisclosurePreviewView>("preview_disclosure");
+    }
+    Result<ImportReport> import_document(const Actor& a, const ImportRequest& request) override {
         last_import = request;
-        return answer("import_document", "", &a);
+        return typed<ImportReport>("import_document", "", &a);
     }
-    Outcome export_document(bool csv) override {
-        return answer("export_document", csv ? "csv" : "");
+    Result<refgate::ImportDocument> export_document() override {
+        return typed<refgate::ImportDocument>("export_document");
     }
 
   private:

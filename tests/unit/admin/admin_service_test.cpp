@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "fake_admin_rows.hpp"
+#include "refgate/admin/admin_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/time.hpp"
 #include "support/fake_clock.hpp"
@@ -49,6 +50,11 @@ struct Fixture {
     }
     const auto& state() const { return rows->state; }
 };
+
+// A PUT of the general disclosure in English, read as the API reads it.
+refgate::DisclosureInput put_text(const Json& body) {
+    return refgate::parse_disclosure_put("general", "en", body);
+}
 
 template <typename Answer>
 std::vector<std::string> fields(const Answer& o) {
@@ -258,12 +264,13 @@ TEST_CASE("admin service: tokens are created once per live name and revoked with
           "[admin][service]") {
     Fixture f;
     Actor ada{"ada", Role::admin};
-    auto created = f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "editor"}});
+    auto created =
+        f.service.create_token(ada, parse_new_token({{"name", "ci-bot"}, {"role", "editor"}}));
     REQUIRE(created.kind == OutcomeKind::created);
-    CHECK(created.body["token"].get<std::string>().starts_with("rg_"));
+    CHECK(body(created)["token"].get<std::string>().starts_with("rg_"));
     CHECK(audited(f.state().audit.back().after) == Json{{"name", "ci-bot"}, {"role", "editor"}});
-    CHECK(f.service.create_token(ada, {{"name", "ci-bot"}, {"role", "viewer"}}).kind ==
-          OutcomeKind::conflict);
+    CHECK(f.service.create_token(ada, parse_new_token({{"name", "ci-bot"}, {"role", "viewer"}}))
+              .kind == OutcomeKind::conflict);
 
     auto version = created.version;
     CHECK(f.service.revoke_token(ada, "ci-bot", {.version = version + 1}).kind ==
@@ -278,19 +285,20 @@ TEST_CASE("admin service: a disclosure is replaced only with If-Match, and a new
           "[admin][service]") {
     Fixture f;
     Json text{{"text", "Paid picks we use ourselves."}};
-    auto first = f.service.put_disclosure(kEddie, "general", "en", {}, text);
+    auto first = f.service.put_disclosure(kEddie, "general", "en", {}, put_text(text));
     REQUIRE(first.kind == OutcomeKind::created);
     CHECK(first.version == 1);
-    CHECK(f.service.put_disclosure(kEddie, "general", "en", {}, {{"text", "B"}}).kind ==
+    CHECK(f.service.put_disclosure(kEddie, "general", "en", {}, put_text({{"text", "B"}})).kind ==
           OutcomeKind::precondition_required);
-    CHECK(
-        f.service.put_disclosure(kEddie, "general", "en", {.if_none_match_any = true}, text).kind ==
-        OutcomeKind::stale);
-    auto second = f.service.put_disclosure(
-        kEddie, "general", "en", {.if_match = Precondition{.version = 1}}, {{"text", "B"}});
+    CHECK(f.service
+              .put_disclosure(kEddie, "general", "en", {.if_none_match_any = true}, put_text(text))
+              .kind == OutcomeKind::stale);
+    auto second =
+        f.service.put_disclosure(kEddie, "general", "en", {.if_match = Precondition{.version = 1}},
+                                 put_text({{"text", "B"}}));
     CHECK(second.kind == OutcomeKind::ok);
     CHECK(second.version == 2);
-    CHECK(second.body["updated_by"] == "eddie");
+    CHECK(body(second)["updated_by"] == "eddie");
     CHECK(audited(f.state().audit.back().before)["version"] == 1);
 }
 

@@ -35,8 +35,9 @@ struct Fixture {
 
     Fixture() : Fixture(std::make_unique<FakeRepository>()) {}
     explicit Fixture(std::unique_ptr<FakeRepository> r) : rows(r.get()), service(std::move(r)) {}
-    Outcome put(const Json& body, PutPrecondition pre = {}) {
-        return service.put_country_group(kEddie, "amazon", pre, body);
+    Result<refgate::CountryGroupView> put(const Json& body, PutPrecondition pre = {}) {
+        return service.put_country_group(kEddie, "amazon", pre,
+                                         refgate::parse_country_group_put("amazon", body));
     }
 };
 
@@ -45,9 +46,9 @@ TEST_CASE("country groups: a family's mapping is created, then replaced only at 
     Fixture f;
     auto created = f.put(Json::parse(R"({"fallbacks": {"AT": "DE", "NZ": "AU"}})"));
     REQUIRE(created.kind == OutcomeKind::created);
-    CHECK(created.body["fallbacks"] == Json::parse(R"({"AT": "DE", "NZ": "AU"})"));
+    CHECK(body(created)["fallbacks"] == Json::parse(R"({"AT": "DE", "NZ": "AU"})"));
     CHECK(created.version == 1);
-    CHECK(f.service.list_country_groups().body["items"].size() == 1);
+    CHECK(body(f.service.list_country_groups())["items"].size() == 1);
 
     Json change = Json::parse(R"({"fallbacks": {"AT": "DE", "CH": "DE"}})");
     CHECK(f.put(change).kind == OutcomeKind::precondition_required);
@@ -55,7 +56,7 @@ TEST_CASE("country groups: a family's mapping is created, then replaced only at 
     CHECK(f.put(change, {.if_none_match_any = true}).kind == OutcomeKind::stale);
     auto replaced = f.put(change, {.if_match = Precondition{.version = 1}});
     REQUIRE(replaced.kind == OutcomeKind::ok);
-    CHECK(replaced.body["fallbacks"] == Json::parse(R"({"AT": "DE", "CH": "DE"})"));
+    CHECK(body(replaced)["fallbacks"] == Json::parse(R"({"AT": "DE", "CH": "DE"})"));
     CHECK(replaced.version == 2);
 
     const auto& audit = f.rows->state.audit;

@@ -48,42 +48,46 @@ class AdminService final : public AdminStore {
                                  const Precondition& if_match) override;
     Result<LinkPreviewView> preview_link(const LinkPreview& preview) override;
     Result<LinkShareView> share_link(const std::string& slug) override;
-    Outcome link_placements(
+    Result<Page<PlacementView>> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) override;
-    Outcome find_placement(const std::string& token,
-                           const std::function<std::vector<std::string>(const std::string& link)>&
-                               channels_of) override;
+    Result<PlacementFound> find_placement(
+        const std::string& token,
+        const std::function<std::vector<std::string>(const std::string& link)>& channels_of)
+        override;
 
-    Outcome audit(const AuditFilter& filter) override;
+    Result<Page<AuditView>> audit(const AuditFilter& filter) override;
 
-    Outcome list_tokens() override;
-    Outcome create_token(const Actor& actor, const nlohmann::ordered_json& body) override;
-    Outcome revoke_token(const Actor& actor, const std::string& name,
-                         const Precondition& if_match) override;
+    Result<Page<TokenView>> list_tokens() override;
+    Result<CreatedToken> create_token(const Actor& actor, const NewToken& token) override;
+    Result<TokenView> revoke_token(const Actor& actor, const std::string& name,
+                                   const Precondition& if_match) override;
     // The CLI's token commands: the same rows and audit entries as the API's.
     // Throws std::invalid_argument on a bad name or a name that names a live token.
     std::string create_token_text(const std::string& actor, const std::string& name, Role role);
     std::vector<TokenInfo> token_list();
     bool revoke_token_named(const std::string& actor, const std::string& name);
 
-    Outcome list_country_groups() override;
-    Outcome get_country_group(const std::string& family) override;
-    Outcome put_country_group(const Actor& actor, const std::string& family,
-                              const PutPrecondition& pre,
-                              const nlohmann::ordered_json& body) override;
-    Outcome delete_country_group(const Actor& actor, const std::string& family,
-                                 const Precondition& pre) override;
+    Result<Page<CountryGroupView>> list_country_groups() override;
+    Result<CountryGroupView> get_country_group(const std::string& family) override;
+    Result<CountryGroupView> put_country_group(const Actor& actor, const std::string& family,
+                                               const PutPrecondition& pre,
+                                               const CountryGroupPut& put) override;
+    Result<CountryGroupView> delete_country_group(const Actor& actor, const std::string& family,
+                                                  const Precondition& pre) override;
 
-    Outcome list_disclosures() override;
-    Outcome get_disclosure(const std::string& key, const std::string& locale) override;
-    Outcome put_disclosure(const Actor& actor, const std::string& key, const std::string& locale,
-                           const PutPrecondition& pre, const nlohmann::ordered_json& body) override;
-    Outcome disclosure_versions(const std::string& key, const std::string& locale) override;
-    Outcome preview_disclosure(const nlohmann::ordered_json& body) override;
+    Result<Page<DisclosureView>> list_disclosures() override;
+    Result<DisclosureView> get_disclosure(const std::string& key,
+                                          const std::string& locale) override;
+    Result<DisclosureView> put_disclosure(const Actor& actor, const std::string& key,
+                                          const std::string& locale, const PutPrecondition& pre,
+                                          const DisclosureInput& put) override;
+    Result<Page<DisclosureVersionView>> disclosure_versions(const std::string& key,
+                                                            const std::string& locale) override;
+    Result<DisclosurePreviewView> preview_disclosure(const DisclosureInput& preview) override;
 
-    Outcome import_document(const Actor& actor, const ImportRequest& request) override;
-    Outcome export_document(bool csv) override;
+    Result<ImportReport> import_document(const Actor& actor, const ImportRequest& request) override;
+    Result<ImportDocument> export_document() override;
 
   private:
     // Runs `work` in a transaction and returns what it decided.
@@ -101,8 +105,6 @@ class AdminService final : public AdminStore {
     R read(const std::function<R(AdminRows&)>& work) {
         return run(AdminRepository::Access::read, work);
     }
-    Outcome write(const std::function<Outcome(AdminRows&)>& work) { return write<Outcome>(work); }
-    Outcome read(const std::function<Outcome(AdminRows&)>& work) { return read<Outcome>(work); }
     std::optional<Result<PartnerView>> schedule_code(AdminRows& rows, const Actor& actor,
                                                      const PartnerRow& row,
                                                      const CodeSchedule& schedule);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/targeting.hpp"
 
@@ -78,6 +79,59 @@ struct LinkPreviewView {
 struct LinkShareView {
     std::optional<std::string> public_url;
     std::optional<std::string> html_snippet;
+};
+
+// A placement of a link (issue 42): its channel, the token its Locations carry, the human clicks.
+struct PlacementView {
+    std::string channel;
+    std::string token;
+    std::uint64_t human_clicks = 0;
+};
+
+// What a placement token names: the link, and its channel (none: no channel of the link with
+// clicks, nor "direct" or "other", gives the token).
+struct PlacementFound {
+    std::string token;
+    std::string link;
+    std::optional<std::string> channel;
+};
+
+// The import document (import_document.hpp), and the export: every partner and link, the
+// current disclosures and the country groups.
+struct ImportDocument {
+    std::vector<Partner> partners;
+    std::vector<Link> links;
+    // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
+    std::vector<Disclosure> disclosures;
+    // Optional "country_groups": [{"family", "fallbacks": {"AT": "DE", ...}}].
+    std::vector<CountryGroup> country_groups;
+};
+
+// A partner family's country fallbacks as stored; `version` is the ETag.
+struct CountryGroupView {
+    CountryGroup group;
+    std::int64_t updated_us = 0;
+    std::int64_t version = 0;
+};
+
+// The current version of a disclosure text and who wrote it.
+struct DisclosureView {
+    Disclosure disclosure;
+    std::int64_t created_us = 0;
+    std::string created_by;
+};
+
+// One version in a disclosure's history.
+struct DisclosureVersionView {
+    Disclosure disclosure;
+    std::int64_t created_us = 0;
+    std::string created_by;
+};
+
+// A disclosure text as pages would show it.
+struct DisclosurePreviewView {
+    std::string html;
+    std::string fragment;
 };
 
 // ---- Commands ----
@@ -155,6 +209,18 @@ struct LinkPreview {
     Link link;
     bool named = false;  // the body gave a slug: the answer has the public URL
     std::optional<PreviewReader> reader;
+    std::vector<FieldError> errors;
+};
+
+// PUT /country-groups/{family}: the family's whole mapping.
+struct CountryGroupPut {
+    CountryGroup group;
+    std::vector<FieldError> errors;
+};
+
+// PUT /disclosures/{key}/{locale}, and a preview: the text (and HTML) as the import reads it.
+struct DisclosureInput {
+    Disclosure disclosure;
     std::vector<FieldError> errors;
 };
 

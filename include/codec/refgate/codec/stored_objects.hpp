@@ -34,6 +34,20 @@ nlohmann::ordered_json view_json(const CodeView& view);
 nlohmann::ordered_json view_json(const LinkPreviewView& view);
 // {public_url, html_snippet}
 nlohmann::ordered_json view_json(const LinkShareView& view);
+// {channel, token, human_clicks}
+nlohmann::ordered_json view_json(const PlacementView& view);
+// {token, link, channel}
+nlohmann::ordered_json view_json(const PlacementFound& view);
+// {family, fallbacks: {"AT": "DE"}, updated_at, version}
+nlohmann::ordered_json view_json(const CountryGroupView& view);
+// {key, locale, text, html, html_given, version, updated_at, updated_by}
+nlohmann::ordered_json view_json(const DisclosureView& view);
+// {version, text, html, created_at, created_by}
+nlohmann::ordered_json view_json(const DisclosureVersionView& view);
+// {html, fragment}
+nlohmann::ordered_json view_json(const DisclosurePreviewView& view);
+// The export: the import document of everything (import_document.hpp's export_document).
+nlohmann::ordered_json view_json(const ImportDocument& document);
 
 // {"items": [...], "next_cursor": cursor}
 template <typename T>
