@@ -25,8 +25,8 @@ std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks
     return out;
 }
 
-Result<Page<PlacementView>> link_placements(AdminStore& store, StatsStore& stats,
-                                            const std::string& slug, const DayRange& range) {
+Result<LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,
+                                       const std::string& slug, const DayRange& range) {
     auto channels = channel_clicks(stats, slug, range);
     if (!channels) return {OutcomeKind::not_found, {}, 0, "no link '" + slug + "'", {}};
     return store.link_placements(slug, *channels);

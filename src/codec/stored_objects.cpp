@@ -125,6 +125,12 @@ Json view_json(const PlacementView& view) {
     return {{"channel", view.channel}, {"token", view.token}, {"human_clicks", view.human_clicks}};
 }
 
+Json view_json(const LinkPlacements& view) {
+    Json items = Json::array();
+    for (const auto& item : view.items) items.push_back(view_json(item));
+    return {{"items", std::move(items)}};
+}
+
 Json view_json(const PlacementFound& view) {
     return {{"token", view.token},
             {"link", view.link},

@@ -44,16 +44,16 @@ std::optional<std::string> channel_of_token(const Partner& partner, const Link& 
 
 }  // namespace
 
-Result<Page<PlacementView>> AdminService::link_placements(
+Result<LinkPlacements> AdminService::link_placements(
     const std::string& slug, const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
-    return read<Result<Page<PlacementView>>>([&](AdminRows& rows) -> Result<Page<PlacementView>> {
+    return read<Result<LinkPlacements>>([&](AdminRows& rows) -> Result<LinkPlacements> {
         auto row = rows.link(slug, RowLock::none);
         if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
         Link link = row->link;
         link.id = row->id;
         auto partner = token_partner(rows, link);
         if (!partner) return refused(OutcomeKind::not_found, "no partner '" + link.partner + "'");
-        Page<PlacementView> page;
+        LinkPlacements page;
         for (const auto& [channel, clicks] : channels) {
             page.items.push_back(
                 {channel, placement_token(partner->partner, link.id, slug, channel), clicks});

@@ -48,7 +48,7 @@ class AdminService final : public AdminStore {
                                  const Precondition& if_match) override;
     Result<LinkPreviewView> preview_link(const LinkPreview& preview) override;
     Result<LinkShareView> share_link(const std::string& slug) override;
-    Result<Page<PlacementView>> link_placements(
+    Result<LinkPlacements> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) override;
     Result<PlacementFound> find_placement(

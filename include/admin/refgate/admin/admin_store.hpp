@@ -191,7 +191,7 @@ class AdminStore {
     virtual Result<LinkShareView> share_link(const std::string& slug) = 0;
     // Placements (issue 42; src/admin/placements.cpp adds the clicks). The link's token for each
     // of `channels` (channel, human clicks); not_found for an unknown slug.
-    virtual Result<Page<PlacementView>> link_placements(
+    virtual Result<LinkPlacements> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
         (void)channels;

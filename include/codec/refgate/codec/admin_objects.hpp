@@ -88,6 +88,12 @@ struct PlacementView {
     std::uint64_t human_clicks = 0;
 };
 
+// A link's placements, every channel with clicks (no pages: a link has at most the channels its
+// daily cap lets through).
+struct LinkPlacements {
+    std::vector<PlacementView> items;
+};
+
 // What a placement token names: the link, and its channel (none: no channel of the link with
 // clicks, nor "direct" or "other", gives the token).
 struct PlacementFound {

@@ -36,6 +36,8 @@ nlohmann::ordered_json view_json(const LinkPreviewView& view);
 nlohmann::ordered_json view_json(const LinkShareView& view);
 // {channel, token, human_clicks}
 nlohmann::ordered_json view_json(const PlacementView& view);
+// {"items": [{channel, token, human_clicks}]}
+nlohmann::ordered_json view_json(const LinkPlacements& view);
 // {token, link, channel}
 nlohmann::ordered_json view_json(const PlacementFound& view);
 // {family, fallbacks: {"AT": "DE"}, updated_at, version}
