@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -419,9 +420,8 @@ bool load_cli_config(const po::variables_map& vm, const std::string& command, Co
     return true;
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
+// Every option of every command (the usage text says which command takes which).
+po::options_description cli_options() {
     po::options_description options("options");
     options.add_options()("help,h", "show usage")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "JSON config file")(
@@ -435,6 +435,43 @@ int run_cli(int argc, char** argv) {
         "slug", po::value<std::string>(), "check-links, placements: only this link")(
         "partner", po::value<std::string>(), "check-links: only this partner's links")(
         "all", "rollups check: every link and day, not a sample");
+    return options;
+}
+
+// The command named with its arguments; nullopt when there is no such command or its arguments
+// do not fit it.
+std::optional<int> run_command(const Config& config, const std::string& command,
+                               const std::vector<std::string>& args, const po::variables_map& vm) {
+    if (command == "serve" && args.empty()) return App(config).serve();
+    if (command == "check-config" && args.empty()) return check_config(config);
+    if (command == "migrate" && args.empty()) {
+        auto applied = pg::migrate(config.database_url);
+        std::cout << "migrations applied: " << applied.size() << "\n";
+        return kExitOk;
+    }
+    if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
+    if (command == "flush" && args.empty()) return flush(config);
+    if (command == "check-links" && args.empty()) {
+        auto option = [&](const char* name) {
+            return vm.count(name) ? vm[name].as<std::string>() : std::string();
+        };
+        return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
+    }
+    if (command == "rollups") return rollups_command(config, args, vm);
+    if (command == "placements" && args.empty()) return placements_command(config, vm);
+    if (command == "token") return token_command(config, args, vm);
+    if (command == "user") return user_command(config, args, vm);
+    if (command == "export" && args.empty()) {
+        std::cout << pg::export_document(config.database_url).dump(2) << "\n";
+        return kExitOk;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    po::options_description options = cli_options();
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -463,29 +500,7 @@ int run_cli(int argc, char** argv) {
 
     try {
         admin::init_console_crypto();
-        if (command == "serve" && args.empty()) return App(config).serve();
-        if (command == "check-config" && args.empty()) return check_config(config);
-        if (command == "migrate" && args.empty()) {
-            auto applied = pg::migrate(config.database_url);
-            std::cout << "migrations applied: " << applied.size() << "\n";
-            return kExitOk;
-        }
-        if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
-        if (command == "flush" && args.empty()) return flush(config);
-        if (command == "check-links" && args.empty()) {
-            auto option = [&](const char* name) {
-                return vm.count(name) ? vm[name].as<std::string>() : std::string();
-            };
-            return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
-        }
-        if (command == "rollups") return rollups_command(config, args, vm);
-        if (command == "placements" && args.empty()) return placements_command(config, vm);
-        if (command == "token") return token_command(config, args, vm);
-        if (command == "user") return user_command(config, args, vm);
-        if (command == "export" && args.empty()) {
-            std::cout << pg::export_document(config.database_url).dump(2) << "\n";
-            return kExitOk;
-        }
+        if (auto code = run_command(config, command, args, vm)) return *code;
     } catch (const pg::DatabaseError& e) {
         log::error("database_error", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
