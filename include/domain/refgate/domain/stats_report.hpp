@@ -94,6 +94,14 @@ struct TargetingBreakdown {
              std::uint64_t n);
 };
 
+// A placement's human clicks in a link's stats (issue 42): the channel, the token the partner's
+// Locations carry for it, and its clicks over the answer's range.
+struct PlacementClicks {
+    std::string channel;
+    std::string token;
+    std::uint64_t human_clicks = 0;
+};
+
 struct LinkStats {
     std::string link;
     std::string partner;
@@ -102,6 +110,9 @@ struct LinkStats {
     // Present for a link with rules (or with such clicks in the range); none: the JSON has no
     // by_country or by_rule.
     std::optional<TargetingBreakdown> targeting;
+    // Present for a link whose partner (or a rule's) has a sub-ID parameter: every channel with
+    // human clicks in the range, most clicked first; none: the JSON has no placements.
+    std::optional<std::vector<PlacementClicks>> placements;
 };
 
 struct PartnerStats {
