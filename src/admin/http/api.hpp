@@ -123,7 +123,7 @@ void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
 // GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 // `stats` may be null (503); `clock` says which day is today.
-std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock);
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock);
 std::unique_ptr<Resource> users_resource(ConsoleService& console);
 // /api/v1/session: served without the authentication step (signing in needs no credentials).
 std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);

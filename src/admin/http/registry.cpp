@@ -26,8 +26,9 @@ constexpr std::array kResources{
                   [](const ResourceContext& c) { return tokens_resource(c.store); }},
     ResourceEntry{"/api/v1/disclosures", disclosure_routes,
                   [](const ResourceContext& c) { return disclosures_resource(c.store); }},
-    ResourceEntry{"/api/v1/stats", stats_routes,
-                  [](const ResourceContext& c) { return stats_resource(c.stats, c.clock); }},
+    ResourceEntry{
+        "/api/v1/stats", stats_routes,
+        [](const ResourceContext& c) { return stats_resource(c.store, c.stats, c.clock); }},
     ResourceEntry{"/api/v1/import", import_routes,
                   [](const ResourceContext& c) { return import_resource(c.store); }},
     ResourceEntry{"/api/v1/export", export_routes,

@@ -92,6 +92,9 @@ struct PlacementView {
 // daily cap lets through).
 struct LinkPlacements {
     std::vector<PlacementView> items;
+    // Whether the link's Locations carry these tokens (its partner, or a rule's, has a sub-ID
+    // parameter); not in the answer.
+    bool carried = false;
 };
 
 // What a placement token names: the link, and its channel (none: no channel of the link with
