@@ -106,13 +106,14 @@ Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
     });
 }
 
-Result<LinkShareView> AdminService::share_link(const std::string& slug) {
+Result<LinkShareView> AdminService::share_link(const std::string& slug, const std::string& src) {
     using ShareResult = Result<LinkShareView>;
     return read<ShareResult>([&](AdminRows& rows) -> ShareResult {
         auto row = rows.link(slug, RowLock::none);
         if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
         auto url = public_url(slug);
         if (!url) return answered(OutcomeKind::ok, LinkShareView{});
+        if (!src.empty()) url->append("?src=").append(src);
         auto partner = rows.partner(row->link.partner, RowLock::none);
         std::vector<Disclosure> current;
         for (auto& d : rows.disclosures()) current.push_back(std::move(d.disclosure));

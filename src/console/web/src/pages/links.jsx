@@ -328,21 +328,48 @@ function CopyField({ id, label, value }) {
   );
 }
 
+// The public link, snippet and QR code, optionally for a channel: `?src=` in all three, the
+// channel checked by the share API as the redirect counts it (a refused one keeps the last good).
 function Share({ link }) {
   const base = `/api/v1/links/${enc(link.slug)}`;
+  const [channel, setChannel] = useState('');
+  const [made, setMade] = useState({ share: link.share, src: '' });
+  const [channelError, setChannelError] = useState(null);
+  useEffect(() => {
+    let current = true;
+    const src = channel.trim();
+    if (!src) {
+      setMade({ share: link.share, src: '' });
+      setChannelError(null);
+      return undefined;
+    }
+    const timer = setTimeout(() => api('GET', `/links/${enc(link.slug)}/share${query({ src })}`).then(
+      ({ data }) => current && (setMade({ share: data, src }), setChannelError(null)),
+      (err) => current && setChannelError(err instanceof ApiError ? (err.fieldErrors().src || err.message) : String(err)),
+    ), 250);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [channel, link.share]);
   if (link.share.error) return <Notice error={link.share.error} />;
   if (!link.share.public_url) {
     return <p class="notice">Set REFGATE_PUBLIC_BASE_URL to share this link and get its QR code.</p>;
   }
+  const { share, src } = made;
+  const qr = (type, size, download) => `${base}/qr.${type}${query({ size, src, download: download ? 1 : '' })}`;
   return (
     <section class="card" aria-labelledby="share-title">
       <h2 id="share-title">Share</h2>
-      <CopyField id="share-url" label="Public link" value={link.share.public_url} />
-      <CopyField id="share-snippet" label="HTML snippet" value={link.share.html_snippet} />
-      <img class="qr" src={`${base}/qr.svg?size=192`} width="192" height="192" alt={`QR code for ${link.share.public_url}`} />
+      <Field id="share-channel" label="Channel (src)" value={channel} error={channelError}
+        hint="Optional: the newsletter, page or post this link goes into, e.g. newsletter-2026-48. Lower-case letters, digits, . _ -"
+        onInput={(e) => setChannel(e.currentTarget.value)} />
+      <CopyField id="share-url" label="Public link" value={share.public_url} />
+      <CopyField id="share-snippet" label="HTML snippet" value={share.html_snippet} />
+      <img class="qr" src={qr('svg', 192)} width="192" height="192" alt={`QR code for ${share.public_url}`} />
       <ul class="inline">
-        <li><a href={`${base}/qr.svg?size=512&download=1`} download>Download QR code (SVG)</a></li>
-        <li><a href={`${base}/qr.png?size=512&download=1`} download>Download QR code (PNG)</a></li>
+        <li><a href={qr('svg', 512, true)} download>Download QR code (SVG)</a></li>
+        <li><a href={qr('png', 512, true)} download>Download QR code (PNG)</a></li>
       </ul>
     </section>
   );
