@@ -367,6 +367,11 @@ void PgAdminRows::lock_disclosure(const std::string& key, const std::string& loc
                     key + "/" + locale);
 }
 
+void PgAdminRows::lock_readable_tokens(const std::string& partner_slug) {
+    tx_.exec_params("SELECT pg_advisory_xact_lock(hashtext('refgate_readable_tokens:' || $1))",
+                    partner_slug);
+}
+
 std::optional<DisclosureRow> PgAdminRows::disclosure(const std::string& key,
                                                      const std::string& locale) {
     auto rows = tx_.exec_params("SELECT " + kDisclosureFields +

@@ -167,6 +167,10 @@ class AdminRows {
 
     // Writers of one (key, locale) take turns until the transaction ends.
     virtual void lock_disclosure(const std::string& key, const std::string& locale) = 0;
+    // Link saves that check the readable placement tokens of one partner take turns until the
+    // transaction ends: the check reads the partner's other links, which a concurrent save
+    // could be adding (the partner row's share lock lets both through). Taken in slug order.
+    virtual void lock_readable_tokens(const std::string& partner_slug) = 0;
     virtual std::optional<DisclosureRow> disclosure(const std::string& key,
                                                     const std::string& locale) = 0;
     // The current version of each (key, locale).
