@@ -76,6 +76,16 @@ Json view_json(const LinkPreviewView& view) {
     }
     if (view.rule) answer["rule"] = *view.rule;
     if (view.split_locations) answer["split_locations"] = *view.split_locations;
+    if (!view.placements.empty()) {
+        Json placements = Json::array();
+        for (const auto& p : view.placements) {
+            placements.push_back({{"channel", p.channel},
+                                  {"ref_code", p.ref_code},
+                                  {"token", p.token ? Json(*p.token) : Json()},
+                                  {"location", p.location ? Json(*p.location) : Json()}});
+        }
+        answer["placements"] = std::move(placements);
+    }
     return answer;
 }
 

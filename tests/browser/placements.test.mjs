@@ -51,3 +51,62 @@ test('the share card makes its link, snippet and QR code for the channel typed i
   assert.doesNotMatch(await qr.getAttribute('src'), /src=/);
   await context.close();
 });
+
+test('an editor sets the sub-ID and ordered channel codes; clicks and the link preview follow', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.goto(`${stack.adminUrl}/console/#/partners/tailscale`);
+  await page.getByRole('heading', { name: 'Partner Tailscale' }).waitFor();
+  await page.getByLabel('Sub-ID parameter').fill('subId1');
+  await page.getByLabel('Token style').selectOption('readable');
+  await page.getByLabel('Characters of readable tokens').fill('a-z0-9_');
+  await page.getByRole('button', { name: 'Add a channel code' }).click();
+  await page.getByLabel('Channel 1', { exact: true }).fill('newsletter');
+  await page.getByLabel('Code for channel 1').fill('picks-nl');
+  await page.getByRole('button', { name: 'Add a channel code' }).click();
+  await page.getByLabel('Channel 2', { exact: true }).fill('blog-*');
+  await page.getByLabel('Code for channel 2').fill('picks-blog');
+  // The order is the rule (the first match wins): the prefix goes first.
+  await page.getByRole('button', { name: 'Move channel 2 up' }).click();
+  assert.equal(await page.getByLabel('Channel 1', { exact: true }).inputValue(), 'blog-*');
+  assert.deepEqual(await seriousViolations(page), []);
+  await page.getByRole('button', { name: 'Save placements' }).click();
+  await page.getByText('Placements saved.').waitFor();
+  await screenshots(page, 'partner-placements');
+  const stored = await page.evaluate(async () => (await (await fetch('/api/v1/partners/tailscale')).json()));
+  assert.equal(stored.subid_param, 'subId1');
+  assert.equal(stored.subid_style, 'readable');
+  assert.deepEqual(stored.channel_codes, [
+    { channel: 'blog-*', ref_code: 'picks-blog' }, { channel: 'newsletter', ref_code: 'picks-nl' },
+  ]);
+
+  // A refused entry is named beside the list and changes nothing.
+  await page.getByRole('button', { name: 'Add a channel code' }).click();
+  await page.getByLabel('Channel 3', { exact: true }).fill('Not A Channel');
+  await page.getByLabel('Code for channel 3').fill('x');
+  await page.getByRole('button', { name: 'Save placements' }).click();
+  await page.getByRole('alert').filter({ hasText: /channel/i }).waitFor();
+
+  // A newsletter click carries its code and token within a second or two.
+  let location = '';
+  for (let i = 0; i < 40 && !/[?&]subId1=tailscale_newsletter(&|$)/.test(location); i++) {
+    const r = await fetch(`${stack.publicUrl}/go/tailscale?src=newsletter`, { redirect: 'manual' });
+    location = r.headers.get('location') || '';
+    if (!/subId1=/.test(location)) await new Promise((done) => setTimeout(done, 100));
+  }
+  assert.match(location, /[?&]ref=picks-nl(&|$)/);
+  assert.match(location, /[?&]subId1=tailscale_newsletter(&|$)/);
+
+  // The link page's preview lists the code and token of direct and of each named channel.
+  await page.goto(`${stack.adminUrl}/console/#/links/tailscale`);
+  const table = page.getByRole('table', { name: 'Code and sub-ID token per channel' });
+  await table.waitFor();
+  const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+  assert.deepEqual(rows, [
+    ['direct', 'picks42', 'tailscale_direct'],
+    ['blog-*', 'picks-blog', 'each channel its own'],
+    ['newsletter', 'picks-nl', 'tailscale_newsletter'],
+  ]);
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'link-placements');
+  await context.close();
+});

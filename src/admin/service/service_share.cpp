@@ -1,6 +1,7 @@
 // What editors see of a link before and after they save it: the Location a reader gets, the
 // public URL and the snippet, from the code paths the redirect and /snippet/ use.
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -8,7 +9,10 @@
 #include "outcomes.hpp"
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/html.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/reader_location.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/domain/targeting.hpp"
@@ -89,6 +93,42 @@ std::optional<std::string> AdminService::public_url(const std::string& slug) con
     return options_.public_base_url + "/go/" + slug;
 }
 
+namespace {
+
+// The code and token a click of `direct` and of each channel the partner names in channel_codes
+// carries, as the redirect writes them (code_for_channel, write_token); `link_id` 0: not saved.
+std::vector<PreviewPlacement> preview_placements(const Link& link, std::int64_t link_id,
+                                                 Partner partner, SysSeconds now) {
+    std::vector<PreviewPlacement> out;
+    if (!has_placements(partner)) return out;
+    apply_due_codes(partner, now);
+    std::vector<std::string> channels{std::string(kDirectChannel)};
+    for (const auto& c : partner.channel_codes) {
+        if (std::find(channels.begin(), channels.end(), c.channel) == channels.end())
+            channels.push_back(c.channel);
+    }
+    for (const auto& channel : channels) {
+        PreviewPlacement p{.channel = channel};
+        bool pattern = channel.ends_with('*');
+        std::string_view as_clicked =
+            pattern ? std::string_view(channel).substr(0, channel.size() - 1) : channel;
+        p.ref_code = code_for_channel(partner, as_clicked);
+        bool token_known =
+            !pattern && (partner.subid_style == SubidStyle::readable || link_id != 0);
+        if (!partner.subid_param.empty() && token_known)
+            p.token = placement_token(partner, link_id, link.slug, channel);
+        if (!pattern && (partner.subid_param.empty() || p.token)) {
+            p.location = build_placement_location(
+                link.destination, partner, p.ref_code,
+                p.token ? std::optional<std::string_view>(*p.token) : std::nullopt);
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace
+
 Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
     using PreviewResult = Result<LinkPreviewView>;
     if (!preview.errors.empty()) return refused(preview.errors);
@@ -102,6 +142,13 @@ Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
         if (preview.named) answer.public_url = public_url(link.slug);
         if (preview.reader || !link.rules.empty())
             preview_rules(rows, link, preview.reader, options_.url_policy, now, answer);
+        bool live = link.status == LinkStatus::active && partner->partner.active &&
+                    !(link.expires_at && now >= *link.expires_at);
+        if (live) {
+            auto stored = link.slug.empty() ? std::nullopt : rows.link(link.slug, RowLock::none);
+            answer.placements =
+                preview_placements(link, stored ? stored->id : 0, partner->partner, now);
+        }
         return answered(OutcomeKind::ok, std::move(answer));
     });
 }

@@ -128,7 +128,9 @@ function usePreview(values) {
     let current = true;
     const timer = setTimeout(() => {
       api('POST', '/links/preview', { body: { ...linkBody(values), ...readerBody(values) } }).then(
-        ({ data }) => current && setPreview({ location: data.location, publicUrl: data.public_url, rule: data.rule, errors: {} }),
+        ({ data }) => current && setPreview({
+          location: data.location, publicUrl: data.public_url, rule: data.rule, placements: data.placements || [], errors: {},
+        }),
         (err) => current && setPreview({ location: null, errors: err instanceof ApiError ? err.fieldErrors() : {} }),
       );
     }, 250);
@@ -173,6 +175,14 @@ function LinkFields({ values, set, errors, partners, isNew }) {
   );
 }
 
+// A channel's token as the preview knows it: none without a sub-ID parameter (the Location is
+// known then), per channel for a prefix pattern, and an opaque one only once the link has an id.
+function previewToken(p) {
+  if (p.token) return <code>{p.token}</code>;
+  if (p.location) return 'none (no sub-ID parameter)';
+  return p.channel.endsWith('*') ? 'each channel its own' : 'given when the link is saved';
+}
+
 function PreviewBox({ preview, values, set }) {
   return (
     <>
@@ -194,6 +204,13 @@ function PreviewBox({ preview, values, set }) {
         {preview.location ? <code class="break">{preview.location}</code> : <span>(fill in a partner and a valid destination)</span>}
         {preview.rule ? <span> (rule {preview.rule})</span> : null}
       </div>
+      {preview.placements && preview.placements.length > 0 && (
+        <Table caption="Code and sub-ID token per channel" head={['Channel', 'Referral code', 'Sub-ID token']}
+          rows={preview.placements.map((p) => [
+            <code>{p.channel}</code>, <code>{p.ref_code}</code>,
+            previewToken(p),
+          ])} />
+      )}
     </>
   );
 }
