@@ -17,6 +17,12 @@ void add_stamps(Json& object, const Stamps& stamps) {
     object["version"] = stamps.version;
 }
 
+Json channel_codes_json(const std::vector<ChannelCode>& codes) {
+    Json out = Json::array();
+    for (const auto& c : codes) out.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+    return out;
+}
+
 }  // namespace
 
 std::string format_micros(std::int64_t unix_micros) {
@@ -58,7 +64,8 @@ Json view_json(const CodeView& view) {
             {"ref_code", view.ref_code},
             {"live_from", format_micros(view.live_from_us)},
             {"live_until", view.live_until_us ? Json(format_micros(*view.live_until_us)) : Json()},
-            {"scheduled", view.scheduled}};
+            {"scheduled", view.scheduled},
+            {"channel_codes", channel_codes_json(view.channel_codes)}};
 }
 
 Json view_json(const LinkPreviewView& view) {

@@ -26,7 +26,8 @@ const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_g
 // CodeHistoryRow.
 const std::string kCodeHistory = "SELECT ref_param, ref_code, " + pg::micros("live_from") +
                                  " AS live_from_us, " + pg::micros("live_until") +
-                                 " AS live_until_us FROM refgate_partner_codes "
+                                 " AS live_until_us, channel_codes::text AS channel_codes "
+                                 "FROM refgate_partner_codes "
                                  "WHERE partner_id = $1 ORDER BY live_from, id";
 
 // AuditRow.
@@ -186,6 +187,9 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
                          row["live_from_us"].as<std::int64_t>(), std::nullopt};
         if (auto until = row["live_until_us"]; !until.is_null())
             h.live_until_us = until.as<std::int64_t>();
+        for (const auto& code : nlohmann::json::parse(row["channel_codes"].c_str()))
+            h.channel_codes.push_back(
+                {code.at("channel").get<std::string>(), code.at("ref_code").get<std::string>()});
         history.push_back(std::move(h));
     }
     return history;

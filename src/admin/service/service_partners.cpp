@@ -27,13 +27,16 @@ Page<CodeView> code_items(const PartnerRow& partner, const std::vector<CodeHisto
     Page<CodeView> page;
     for (const auto& h : history) {
         page.items.push_back({h.ref_param, h.ref_code, h.live_from_us,
-                              h.live_until_us ? h.live_until_us : first_scheduled, false});
+                              h.live_until_us ? h.live_until_us : first_scheduled, false,
+                              h.channel_codes});
     }
     for (std::size_t i = 0; i < scheduled.size(); ++i) {
         std::optional<std::int64_t> next;
         if (i + 1 < scheduled.size()) next = micros(scheduled[i + 1].valid_from);
+        // A scheduled switch changes the code only: the channel codes stay the current ones.
         page.items.push_back({partner.partner.ref_param, scheduled[i].ref_code,
-                              micros(scheduled[i].valid_from), next, true});
+                              micros(scheduled[i].valid_from), next, true,
+                              partner.partner.channel_codes});
     }
     return page;
 }

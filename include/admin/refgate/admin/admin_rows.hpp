@@ -54,6 +54,7 @@ struct CodeHistoryRow {
     std::string ref_code;
     std::int64_t live_from_us = 0;
     std::optional<std::int64_t> live_until_us;
+    std::vector<ChannelCode> channel_codes;  // live with the code (issue 42)
 };
 
 // A partner family's country fallbacks as stored; `version` is the API's ETag.

@@ -56,6 +56,7 @@ struct CodeView {
     std::int64_t live_from_us = 0;
     std::optional<std::int64_t> live_until_us;  // none: still live
     bool scheduled = false;
+    std::vector<ChannelCode> channel_codes;  // the per-channel codes live with it
 };
 
 // A branch of a link's rules that no reader gets: "rules[0]" or "rules[1].split[0]".

@@ -88,9 +88,11 @@ export function PartnerPage({ id, can }) {
       {can.edit ? <CodeForm partner={partner} patcher={patcher} />
         : <p class="notice">You have the viewer role: you can read this partner but not change it.</p>}
       <Scheduled partner={partner} patcher={patcher} can={can} />
-      <Table caption="Code history" head={['Code', 'Live from', 'Live until', 'Kind']}
+      <Table caption="Code history" head={['Code', 'Channel codes', 'Live from', 'Live until', 'Kind']}
         rows={[...partner.codes].reverse().map((c) => [
-          <code>{c.ref_code}</code>, showTime(c.live_from), showTime(c.live_until), c.scheduled ? 'scheduled' : 'was live',
+          <code>{c.ref_code}</code>,
+          (c.channel_codes || []).length ? <code>{c.channel_codes.map((x) => `${x.channel}=${x.ref_code}`).join(', ')}</code> : 'none',
+          showTime(c.live_from), showTime(c.live_until), c.scheduled ? 'scheduled' : 'was live',
         ])} />
       {can.edit && <RulesForm partner={partner} patcher={patcher} />}
       {can.edit ? <PlacementsForm partner={partner} patcher={patcher} /> : <PlacementsSummary partner={partner} />}
