@@ -84,17 +84,19 @@ test('an editor sets the sub-ID and ordered channel codes; clicks and the link p
   await page.getByLabel('Channel 3', { exact: true }).fill('Not A Channel');
   await page.getByLabel('Code for channel 3').fill('x');
   await page.getByRole('button', { name: 'Save placements' }).click();
-  await page.getByRole('alert').filter({ hasText: /channel/i }).waitFor();
+  await page.locator('#channel-code-2-channel-error').waitFor();
+  assert.equal(await page.getByLabel('Channel 3', { exact: true }).getAttribute('aria-invalid'), 'true');
+  await page.getByRole('button', { name: 'Remove channel 3' }).click();
 
   // A newsletter click carries its code and token within a second or two.
   let location = '';
-  for (let i = 0; i < 40 && !/[?&]subId1=tailscale_newsletter(&|$)/.test(location); i++) {
+  for (let i = 0; i < 40 && !/[?&]subId1=tailscale_newsletter(&|#|$)/.test(location); i++) {
     const r = await fetch(`${stack.publicUrl}/go/tailscale?src=newsletter`, { redirect: 'manual' });
     location = r.headers.get('location') || '';
     if (!/subId1=/.test(location)) await new Promise((done) => setTimeout(done, 100));
   }
-  assert.match(location, /[?&]ref=picks-nl(&|$)/);
-  assert.match(location, /[?&]subId1=tailscale_newsletter(&|$)/);
+  assert.match(location, /[?&]ref=picks-nl(&|#|$)/);
+  assert.match(location, /[?&]subId1=tailscale_newsletter(&|#|$)/);
 
   // The link page's preview lists the code and token of direct and of each named channel.
   await page.goto(`${stack.adminUrl}/console/#/links/tailscale`);
@@ -106,6 +108,8 @@ test('an editor sets the sub-ID and ordered channel codes; clicks and the link p
     ['blog-*', 'picks-blog', 'each channel its own'],
     ['newsletter', 'picks-nl', 'tailscale_newsletter'],
   ]);
+  // "A reader is sent to" is what a click without src gets: the direct token included.
+  assert.match(await page.locator('.preview code').first().innerText(), /[?&]subId1=tailscale_direct(&|#|$)/);
   assert.deepEqual(await seriousViolations(page), []);
   await screenshots(page, 'link-placements');
   await context.close();

@@ -27,7 +27,7 @@ const char* const kDocument = R"json({
 }  // namespace
 
 TEST_CASE(
-    "a change of channel_codes starts a new interval of the code history and is audited; a "
+    "a change of channel_codes starts a new interval of the code history and is audited, and a "
     "scheduled switch changes the code only",
     "[placements][admin][pg]") {
     TestDatabase db;

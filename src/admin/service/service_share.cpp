@@ -43,7 +43,7 @@ std::vector<SkippedBranch> skipped_branches(const Snapshot& snapshot, const Link
 // from AT gets the DE store when the family says AT -> DE), as a redirect would; and which of
 // the rules' branches lead to an inactive partner, and so are never taken.
 void preview_rules(AdminRows& rows, const Link& link, const std::optional<PreviewReader>& reader,
-                   const UrlPolicy& policy, SysSeconds now, LinkPreviewView& answer) {
+                   bool live, const UrlPolicy& policy, SysSeconds now, LinkPreviewView& answer) {
     std::vector<Partner> partners;
     auto add = [&](const std::string& slug) {
         if (slug.empty()) return;
@@ -65,11 +65,13 @@ void preview_rules(AdminRows& rows, const Link& link, const std::optional<Previe
     const LinkEntry* entry = snapshot->find(link.slug);
     if (entry == nullptr) return;
     answer.skipped_branches = skipped_branches(*snapshot, *entry);
-    if (!reader || !answer.location || *answer.location != entry->location)
+    if (!reader || !live)
         return;  // a disabled or expired link: its fallback, whatever the rules say
     ReaderTraits traits{reader->country, reader->platform, reader->language};
     Target target = snapshot->target(*entry, traits, [] { return std::uint64_t{0}; });
-    answer.location = *target.location;
+    // The link's own destination keeps the Location found before (a placement partner's token
+    // needs the stored id, which a preview of an unsaved link does not have).
+    if (target.rule != 0) answer.location = *target.location;
     answer.rule = target.rule;
     if (target.rule == 0) return;
     const TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];
@@ -96,8 +98,9 @@ std::optional<std::string> AdminService::public_url(const std::string& slug) con
 namespace {
 
 // The code and token a click of `direct` and of each channel the partner names in channel_codes
-// carries, as the redirect writes them (code_for_channel, write_token); `link_id` 0: not saved.
-std::vector<PreviewPlacement> preview_placements(const Link& link, std::int64_t link_id,
+// carries, as the redirect writes them (code_for_channel, write_token). Tokens need the link's
+// slug (`named`: the preview gave one) and, for opaque ones, its id (`link_id` 0: not saved).
+std::vector<PreviewPlacement> preview_placements(const Link& link, bool named, std::int64_t link_id,
                                                  Partner partner, SysSeconds now) {
     std::vector<PreviewPlacement> out;
     if (!has_placements(partner)) return out;
@@ -114,7 +117,7 @@ std::vector<PreviewPlacement> preview_placements(const Link& link, std::int64_t 
             pattern ? std::string_view(channel).substr(0, channel.size() - 1) : channel;
         p.ref_code = code_for_channel(partner, as_clicked);
         bool token_known =
-            !pattern && (partner.subid_style == SubidStyle::readable || link_id != 0);
+            !pattern && named && (partner.subid_style == SubidStyle::readable || link_id != 0);
         if (!partner.subid_param.empty() && token_known)
             p.token = placement_token(partner, link_id, link.slug, channel);
         if (!pattern && (partner.subid_param.empty() || p.token)) {
@@ -140,15 +143,21 @@ Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
         auto now = std::chrono::floor<std::chrono::seconds>(clock().now());
         LinkPreviewView answer{.location = reader_location(link, partner->partner, now)};
         if (preview.named) answer.public_url = public_url(link.slug);
-        if (preview.reader || !link.rules.empty())
-            preview_rules(rows, link, preview.reader, options_.url_policy, now, answer);
         bool live = link.status == LinkStatus::active && partner->partner.active &&
                     !(link.expires_at && now >= *link.expires_at);
-        if (live) {
-            auto stored = link.slug.empty() ? std::nullopt : rows.link(link.slug, RowLock::none);
-            answer.placements =
-                preview_placements(link, stored ? stored->id : 0, partner->partner, now);
+        // A stored link's id: its opaque tokens, in the placements and the rules' Locations.
+        if (preview.named) {
+            if (auto stored = rows.link(link.slug, RowLock::none)) link.id = stored->id;
         }
+        if (live) {
+            answer.placements =
+                preview_placements(link, preview.named, link.id, partner->partner, now);
+            // A click without `src` gets the channel direct's Location, its token included.
+            if (!answer.placements.empty() && answer.placements.front().location)
+                answer.location = answer.placements.front().location;
+        }
+        if (preview.reader || !link.rules.empty())
+            preview_rules(rows, link, preview.reader, live, options_.url_policy, now, answer);
         return answered(OutcomeKind::ok, std::move(answer));
     });
 }

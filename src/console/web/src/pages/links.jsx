@@ -121,13 +121,13 @@ function readerBody(v) {
 // The Location a reader would get, built by the server as the values change.
 // Only the answer for the values now in the form is shown: an answer for earlier values that
 // arrives late (typing paused past the 250 ms, then went on) is dropped, not shown over it.
-function usePreview(values) {
+function usePreview(values, slug) {
   const [preview, setPreview] = useState({ location: null, errors: {} });
   useEffect(() => {
     if (!values.partner || !values.destination) return setPreview({ location: null, errors: {} });
     let current = true;
     const timer = setTimeout(() => {
-      api('POST', '/links/preview', { body: { ...linkBody(values), ...readerBody(values) } }).then(
+      api('POST', '/links/preview', { body: { ...linkBody(values), ...(slug ? { slug } : {}), ...readerBody(values) } }).then(
         ({ data }) => current && setPreview({
           location: data.location, publicUrl: data.public_url, rule: data.rule, placements: data.placements || [], errors: {},
         }),
@@ -138,7 +138,7 @@ function usePreview(values) {
       current = false;
       clearTimeout(timer);
     };
-  }, [JSON.stringify(values)]);
+  }, [JSON.stringify(values), slug]);
   return preview;
 }
 
@@ -285,7 +285,8 @@ function LinkEditor({ link, reload }) {
   const [error, setError] = useState(null);
   const [message, setMessage] = useState(null);
   const [conflict, setConflict] = useState(null);
-  const preview = usePreview(values);
+  // Named: the preview's tokens are the link's own.
+  const preview = usePreview(values, link.slug);
   async function save(patch, etag) {
     setErrors({});
     setError(null);

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, enc, query, showFailure } from '../api.js';
+import { api, ApiError, enc, query, showFailure } from '../api.js';
 import {
   Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, timeZone, useLoad,
 } from '../ui.jsx';
@@ -244,6 +244,7 @@ function PlacementsForm({ partner, patcher }) {
   const [charset, setCharset] = useState(partner.subid_charset || 'a-z0-9');
   const [codes, setCodes] = useState((partner.channel_codes || []).map((c) => ({ ...c })));
   const [errors, setErrors] = useState({});
+  const [codeErrors, setCodeErrors] = useState([]);
   const [error, setError] = useState(null);
   const [message, setMessage] = useState(null);
   const change = (i, field, value) => setCodes(codes.map((c, j) => (j === i ? { ...c, [field]: value } : c)));
@@ -256,6 +257,7 @@ function PlacementsForm({ partner, patcher }) {
   async function submit(e) {
     e.preventDefault();
     setErrors({});
+    setCodeErrors([]);
     setError(null);
     setMessage(null);
     try {
@@ -266,6 +268,15 @@ function PlacementsForm({ partner, patcher }) {
       if (result === 'saved') setMessage('Placements saved.');
     } catch (err) {
       showFailure(err, setErrors, setError);
+      // Each entry's own errors beside its fields: "channel_codes[2].channel".
+      if (err instanceof ApiError && err.status === 422) {
+        const byEntry = [];
+        for (const e of err.problem.errors || []) {
+          const m = /^channel_codes\[(\d+)\]\.(channel|ref_code)$/.exec(String(e.field || ''));
+          if (m) byEntry[Number(m[1])] = { ...byEntry[Number(m[1])], [m[2]]: e.message };
+        }
+        setCodeErrors(byEntry);
+      }
     }
   }
   return (
@@ -288,8 +299,10 @@ function PlacementsForm({ partner, patcher }) {
           {codes.map((c, i) => (
             <li key={i}>
               <Field id={`channel-code-${i}-channel`} label={`Channel ${i + 1}`} value={c.channel}
+                error={codeErrors[i] && codeErrors[i].channel}
                 hint="A channel, or a prefix followed by * (nl-*)." onInput={(e) => change(i, 'channel', e.currentTarget.value)} />
               <Field id={`channel-code-${i}-code`} label={`Code for channel ${i + 1}`} value={c.ref_code}
+                error={codeErrors[i] && codeErrors[i].ref_code}
                 onInput={(e) => change(i, 'ref_code', e.currentTarget.value)} />
               <div class="actions">
                 <button type="button" class="secondary" disabled={i === 0} onClick={() => move(i, -1)}>Move channel {i + 1} up</button>
@@ -299,7 +312,7 @@ function PlacementsForm({ partner, patcher }) {
             </li>
           ))}
         </ol>
-        {errors.channel_codes && <p class="error" role="alert"><span aria-hidden="true">⚠ </span>{errors.channel_codes}</p>}
+        {errors.channel_codes && !codeErrors.length && <p class="error" role="alert"><span aria-hidden="true">⚠ </span>{errors.channel_codes}</p>}
         <button type="button" class="secondary" onClick={() => setCodes([...codes, { channel: '', ref_code: '' }])}>Add a channel code</button>
       </fieldset>
       <Notice error={error} />
