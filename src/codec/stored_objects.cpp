@@ -41,8 +41,10 @@ Json stored_partner_object(const Partner& partner, const Stamps& stamps) {
     Json object = partner_to_json(partner);
     Json scheduled = Json::array();
     for (const auto& code : partner.scheduled_codes) {
-        scheduled.push_back(
-            {{"ref_code", code.ref_code}, {"valid_from", format_rfc3339(code.valid_from)}});
+        scheduled.push_back({{"ref_code", code.ref_code.empty() ? Json() : Json(code.ref_code)},
+                             {"valid_from", format_rfc3339(code.valid_from)}});
+        if (code.channel_codes)
+            scheduled.back()["channel_codes"] = channel_codes_json(*code.channel_codes);
     }
     object["scheduled_codes"] = std::move(scheduled);
     add_stamps(object, stamps);

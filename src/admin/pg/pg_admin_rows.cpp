@@ -197,11 +197,21 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
 
 void PgAdminRows::schedule_code(std::int64_t partner_id, const ScheduledCode& code,
                                 const std::string& actor) {
+    std::optional<std::string> codes;
+    if (code.channel_codes) {
+        Json list = Json::array();
+        for (const auto& c : *code.channel_codes)
+            list.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+        codes = list.dump();
+    }
+    std::optional<std::string> ref_code;
+    if (!code.ref_code.empty()) ref_code = code.ref_code;
     tx_.exec_params(
-        "INSERT INTO refgate_code_schedule (partner_id, ref_code, valid_from, created_by) "
-        "VALUES ($1, $2, $3, $4) ON CONFLICT (partner_id, valid_from) DO UPDATE SET "
-        "ref_code = EXCLUDED.ref_code, created_by = EXCLUDED.created_by, created_at = now()",
-        partner_id, code.ref_code, format_rfc3339(code.valid_from), actor);
+        "INSERT INTO refgate_code_schedule (partner_id, ref_code, channel_codes, valid_from, "
+        "created_by) VALUES ($1, $2, $3::jsonb, $4, $5) ON CONFLICT (partner_id, valid_from) DO "
+        "UPDATE SET ref_code = EXCLUDED.ref_code, channel_codes = EXCLUDED.channel_codes, "
+        "created_by = EXCLUDED.created_by, created_at = now()",
+        partner_id, ref_code, codes, format_rfc3339(code.valid_from), actor);
 }
 
 bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {

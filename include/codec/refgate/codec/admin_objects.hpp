@@ -178,7 +178,8 @@ struct ParamEdit {
 // scheduled at T.
 struct CodeSchedule {
     SysSeconds valid_from{};
-    std::optional<std::string> ref_code;  // none: cancel
+    std::optional<std::string> ref_code;                    // none (and no channel_codes): cancel
+    std::optional<std::vector<ChannelCode>> channel_codes;  // issue 42: switched at valid_from
 };
 
 // A JSON merge patch (RFC 7396) of a partner, read field by field as the import reads them:

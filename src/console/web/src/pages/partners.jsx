@@ -174,13 +174,15 @@ function Scheduled({ partner, patcher, can }) {
     <section aria-labelledby="scheduled-title">
       <h2 id="scheduled-title">Scheduled switches</h2>
       <Notice error={error} />
-      <Table caption="Scheduled switches" head={['Code', `At (${timeZone()})`, 'At (UTC)', '']}
+      <Table caption="Scheduled switches" head={['Code', 'Channel codes', `At (${timeZone()})`, 'At (UTC)', '']}
         empty="No switch is scheduled."
         rows={partner.scheduled_codes.map((s) => [
-          <code>{s.ref_code}</code>, showTime(s.valid_from), <time datetime={s.valid_from}>{s.valid_from}</time>,
+          s.ref_code ? <code>{s.ref_code}</code> : 'unchanged',
+          s.channel_codes ? <code>{s.channel_codes.map((x) => `${x.channel}=${x.ref_code}`).join(', ') || '(none)'}</code> : 'unchanged',
+          showTime(s.valid_from), <time datetime={s.valid_from}>{s.valid_from}</time>,
           can.edit ? (
             <button type="button" class="secondary" onClick={() => cancel(s)}>
-              Cancel switch to {s.ref_code}
+              {s.ref_code ? `Cancel switch to ${s.ref_code}` : `Cancel switch at ${s.valid_from}`}
             </button>
           ) : '',
         ])} />
