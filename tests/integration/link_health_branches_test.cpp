@@ -74,6 +74,17 @@ EnvPairs env_confirming_at_once(const TestDatabase& db, const ScenarioServer& s)
     return env;
 }
 
+// GET of the admin API as the viewer whose token is `token`: the parsed answer, which must be 200.
+auto viewer_api(const ServiceProcess& service, std::string token) {
+    return [&service, token = std::move(token)](const std::string& target) {
+        auto answer = http_request(service.admin_port(), "GET", target,
+                                   {{"Authorization", "Bearer " + token}});
+        INFO(answer.body);
+        REQUIRE(answer.status == 200);
+        return Json::parse(answer.body);
+    };
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -106,14 +117,7 @@ TEST_CASE(
           "rules[1].split[1] code_dropped");
 
     ServiceProcess service(ServiceOptions{.database_url = db.url(), .env = env});
-    std::string viewer = create_api_token(db.url(), "vera", "viewer");
-    auto api = [&](const std::string& target) {
-        auto answer = http_request(service.admin_port(), "GET", target,
-                                   {{"Authorization", "Bearer " + viewer}});
-        INFO(answer.body);
-        REQUIRE(answer.status == 200);
-        return Json::parse(answer.body);
-    };
+    auto api = viewer_api(service, create_api_token(db.url(), "vera", "viewer"));
     auto health = api("/api/v1/links/multi/health");
     CHECK(health["state"] == "code_dropped");
     CHECK(health["branch"] == "rules[1].split[1]");
@@ -164,14 +168,7 @@ TEST_CASE(
     // Confirmed by the second check: the API, the filter and the metric's state name it.
     REQUIRE(run_refgate({"check-links"}, env).exit_code == 0);
     ServiceProcess service(ServiceOptions{.database_url = db.url(), .env = env});
-    std::string viewer = create_api_token(db.url(), "vera", "viewer");
-    auto api = [&](const std::string& target) {
-        auto answer = http_request(service.admin_port(), "GET", target,
-                                   {{"Authorization", "Bearer " + viewer}});
-        INFO(answer.body);
-        REQUIRE(answer.status == 200);
-        return Json::parse(answer.body);
-    };
+    auto api = viewer_api(service, create_api_token(db.url(), "vera", "viewer"));
     auto health = api("/api/v1/links/sub-drop/health");
     CHECK(health["state"] == "code_dropped");
     CHECK(health["detail"] == "subid_missing");
