@@ -1,0 +1,44 @@
+#pragma once
+
+// Commissions as editors and scripts send them (issue 43): CSV with the header
+// kCommissionsCsvHeader, or JSON (an array of objects, or an object with "items"). Only the
+// fields of kCommissionFields are read; any other column or member is dropped here, before
+// anything is stored or logged. Checking the values is check_commission()'s.
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "refgate/domain/commission.hpp"
+
+namespace refgate {
+
+struct CommissionRow {
+    std::size_t line =
+        0;  // CSV: the line the record starts on (1 is the header); JSON: item, from 1
+    CommissionFields fields;
+};
+
+struct CommissionInputProblem {
+    std::size_t line = 0;  // 0: the input as a whole
+    std::string field;     // empty when the problem is the record's, not a field's
+    std::string message;
+};
+
+struct CommissionsInput {
+    std::vector<CommissionRow> rows;
+    std::vector<CommissionInputProblem> problems;  // records that could not be read
+};
+
+// The header must name each of the seven fields once, in any order; other columns are dropped.
+// A spreadsheet's BOM is skipped; blank lines are ignored; a record with the wrong number of
+// cells, an unclosed quote or text that is not UTF-8 is a problem at its line.
+CommissionsInput parse_commissions_csv(std::string_view text);
+
+// An array of objects, or {"items": [...]}: each member of the seven must be a string (an amount
+// as a JSON number would not be exact) or null; other members are dropped.
+CommissionsInput parse_commissions_json(const nlohmann::json& document);
+
+}  // namespace refgate
