@@ -105,7 +105,10 @@ std::span<const Route> export_routes();
 std::span<const Route> country_group_routes();
 std::span<const Route> placement_routes();
 
-std::unique_ptr<Resource> partners_resource(AdminStore& store);
+// `commissions` may be null: its routes answer 503 then.
+std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* commissions);
+// POST /api/v1/partners/{slug}/commissions and .../postback-secret (src/admin/commissions.cpp).
+void serve_commissions(CommissionStore& store, const ApiRequest& request, Answer& answer);
 std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
                                          StatsStore* stats, const Clock& clock);
 std::unique_ptr<Resource> audit_resource(AdminStore& store);

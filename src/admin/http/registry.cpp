@@ -12,7 +12,9 @@ ConsoleService* console_of(const ResourceContext& c) { return c.options.console.
 
 constexpr std::array kResources{
     ResourceEntry{"/api/v1/partners", partner_routes,
-                  [](const ResourceContext& c) { return partners_resource(c.store); }},
+                  [](const ResourceContext& c) {
+                      return partners_resource(c.store, c.options.commissions.get());
+                  }},
     ResourceEntry{"/api/v1/links", link_routes,
                   [](const ResourceContext& c) {
                       return links_resource(c.store, c.options.link_health.get(), c.stats, c.clock);
