@@ -357,8 +357,10 @@ TEST_CASE("privacy canary: extra fields of commissions are nowhere afterwards",
     Setup s;
     PrivateRedis redis;
     std::string admin = create_api_token(s.db.url(), "ada", "admin");
-    const std::vector<std::string> probes{"canary.reader@example.org", "203.0.113.77",
-                                          "Ada Canary"};
+    // As sent and as they would read once decoded.
+    const std::vector<std::string> probes{"canary.reader@example.org",
+                                          "canary.reader%40example.org", "203.0.113.77",
+                                          "Ada Canary", "Ada%20Canary"};
     std::string log;
     {
         ServiceProcess service{{.database_url = s.db.url(),
