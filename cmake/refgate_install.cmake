@@ -23,15 +23,15 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/systemd/refgate.env DESTINATION ${CMA
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/prometheus/rules.yml
               ${PROJECT_SOURCE_DIR}/deploy/prometheus/prometheus.yml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate/prometheus)
-# The scanner networks and (when built) the ASN and country databases: `serve` finds them in ../share/refgate
+# The scanner networks and (when built) the ASN and country databases with their compact ranges: `serve` finds them in ../share/refgate
 # beside its binary.
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/scanner-networks.txt
         DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate)
 if(REFGATE_ASN_DATABASE)
-  install(FILES ${PROJECT_BINARY_DIR}/asn.mmdb DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate)
+  install(FILES ${PROJECT_BINARY_DIR}/asn.mmdb ${PROJECT_BINARY_DIR}/asn.ranges DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate)
 endif()
 if(REFGATE_COUNTRY_DATABASE)
-  install(FILES ${PROJECT_BINARY_DIR}/country.mmdb DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate)
+  install(FILES ${PROJECT_BINARY_DIR}/country.mmdb ${PROJECT_BINARY_DIR}/country.ranges DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate)
 endif()
 install(FILES ${PROJECT_SOURCE_DIR}/deploy/grafana/refgate-dashboard.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/refgate/grafana)

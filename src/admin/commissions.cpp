@@ -10,17 +10,6 @@
 namespace refgate::admin {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-Json commission_refusal_json(std::size_t line, const std::string& field,
-                             const std::string& message) {
-    Json j = Json::object();
-    if (line != 0) j["line"] = line;
-    j["field"] = field;
-    j["message"] = message;
-    return j;
-}
-
 // The path's partner: the segment after the prefix, by the slugs' rule; nullopt otherwise.
 std::optional<std::string> postback_partner(std::string_view path) {
     if (!path.starts_with(PostbackHandler::kPrefix)) return std::nullopt;
@@ -53,41 +42,39 @@ std::string_view to_string(CommissionSource source) noexcept {
     }
 }
 
-Outcome import_commissions(CommissionStore& store, const std::string& partner,
-                           const CommissionsInput& input, CommissionSource source, bool dry_run) {
-    Json refused = Json::array();
+Result<CommissionsReport> import_commissions(CommissionStore& store,
+                                             const CommissionImport& command) {
+    CommissionsReport report{.dry_run = command.dry_run};
     std::vector<FieldError> errors;
     auto refuse = [&](std::size_t line, const std::string& field, const std::string& message) {
-        refused.push_back(commission_refusal_json(line, field, message));
+        report.refused.push_back({line, field, message});
         std::string where = line != 0 ? "line " + std::to_string(line) + ": " : std::string();
         errors.push_back({field, where + message});
     };
-    for (const auto& p : input.problems) refuse(p.line, p.field, p.message);
+    for (const auto& p : command.input.problems) refuse(p.line, p.field, p.message);
     std::vector<Commission> commissions;
-    for (const auto& row : input.rows) {
+    for (const auto& row : command.input.rows) {
         auto check = check_commission(row.fields);
         for (const auto& p : check.problems) refuse(row.line, p.field, p.message);
         if (check.commission) commissions.push_back(std::move(*check.commission));
     }
-    bool apply = !dry_run && refused.empty();
-    auto recorded = store.record(partner, commissions, source, !apply);
-    if (!recorded) return {OutcomeKind::not_found, {}, 0, "no partner '" + partner + "'", {}};
-    Json body{{"dry_run", dry_run},
-              {"applied", apply},
-              {"created", recorded->created},
-              {"updated", recorded->updated},
-              {"unchanged", recorded->unchanged},
-              {"unattributed", recorded->unattributed},
-              {"refused", std::move(refused)}};
-    if (dry_run || apply) return Outcome{.kind = OutcomeKind::ok, .body = std::move(body)};
-    return Outcome{.kind = OutcomeKind::invalid, .body = std::move(body), .errors = errors};
+    report.applied = !command.dry_run && report.refused.empty();
+    auto recorded = store.record(command.partner, commissions, command.source, !report.applied);
+    if (!recorded)
+        return {.kind = OutcomeKind::not_found, .detail = "no partner '" + command.partner + "'"};
+    report.recorded = *recorded;
+    bool refused = !command.dry_run && !report.applied;
+    return {.kind = refused ? OutcomeKind::invalid : OutcomeKind::ok,
+            .view = std::move(report),
+            .errors = refused ? std::move(errors) : std::vector<FieldError>{}};
 }
 
-Outcome rotate_postback_secret(CommissionStore& store, const std::string& partner) {
+Result<PostbackSecretView> rotate_postback_secret(CommissionStore& store,
+                                                  const std::string& partner) {
     std::string secret = generate_token();
     if (!store.set_postback_secret(partner, hash_token(secret)))
-        return {OutcomeKind::not_found, {}, 0, "no partner '" + partner + "'", {}};
-    return Outcome{.kind = OutcomeKind::ok, .body = Json{{"secret", secret}}};
+        return {.kind = OutcomeKind::not_found, .detail = "no partner '" + partner + "'"};
+    return {.view = {std::move(secret)}};
 }
 
 void serve_commissions(CommissionStore& store, const ApiRequest& r, Answer& answer) {
@@ -109,8 +96,10 @@ void serve_commissions(CommissionStore& store, const ApiRequest& r, Answer& answ
             return answer.problem(400, "bad-json", "the request body is not valid JSON");
         input = parse_commissions_json(document);
     }
-    answer.outcome(import_commissions(store, r.name, input, CommissionSource::api,
-                                      dry_run == "1" || dry_run == "true"));
+    answer.outcome(import_commissions(store, {.partner = r.name,
+                                              .input = std::move(input),
+                                              .source = CommissionSource::api,
+                                              .dry_run = dry_run == "1" || dry_run == "true"}));
 }
 
 PostbackLimiter::PostbackLimiter(double rate, double burst, const MonotonicClock* clock)

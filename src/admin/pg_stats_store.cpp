@@ -1,5 +1,6 @@
 #include "refgate/admin/pg_stats_store.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -91,18 +92,87 @@ ClassCounts class_sums(const pqxx::row& row, int first) {
 struct Source {
     bool rollups = false;
     std::optional<std::int32_t> base_from;
+    std::int32_t months_through = 0;  // month sums exist for the months before it
 };
+
+// The range's whole months that have month sums (sql/015_rollup_closed_months.sql): those before
+// months_through; the others are read by day.
+MonthSpan summed_months(const DayRange& range, const Source& source) {
+    auto months = whole_months(range);
+    months.end = std::max(months.first, std::min(months.end, source.months_through));
+    return months;
+}
 
 // Also turns JIT compilation off for the rest of the transaction: the planner deems the roll-ups'
 // queries costly enough for it, and compiling them takes longer than running them.
 Source read_source(ReadTx& tx) {
     auto row = tx.exec(
-        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true) FROM "
-        "refgate_rollup_state")[0];
+        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true), "
+        "months_through - DATE '1970-01-01' FROM refgate_rollup_state")[0];
     Source s;
     s.rollups = row[0].as<bool>();
     if (!row[1].is_null()) s.base_from = row[1].as<std::int32_t>();
+    s.months_through = row[3].as<std::int32_t>();
     return s;
+}
+
+// The day of a link's answer, nullptr outside its range.
+LinkDay* day_in(LinkStats& stats, std::int32_t day) {
+    if (day < stats.range.from || day > stats.range.to) return nullptr;
+    return &stats.days[static_cast<std::size_t>(day - stats.range.from)];
+}
+
+void add_clicks(LinkStats& stats, std::int32_t day, std::string_view channel, std::uint8_t cls,
+                std::uint64_t n) {
+    LinkDay* d = day_in(stats, day);
+    if (d == nullptr) return;
+    d->clicks.add(cls, n);
+    if (cls == 0) d->human_by_channel[std::string(channel)] += n;
+}
+
+// A link's stored clicks by day, class and (on the days the base table keeps) channel: from the
+// roll-ups, or from the base table while they are built.
+void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, LinkStats& stats) {
+    const DayRange& range = stats.range;
+    if (!source.rollups) {
+        for (const auto& row : tx.exec_params(
+                 "SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, class, clicks FROM "
+                 "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
+                 stats.link, format_day(range.from), format_day(range.to))) {
+            add_clicks(stats, day_of(row["day"]), row["channel"].c_str(),
+                       class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
+        }
+        return;
+    }
+    std::string d = kDay;
+    for (const auto& row :
+         tx.exec_params("SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
+                        "FROM refgate_rollup_link_days WHERE link_id = $1 AND day BETWEEN " +
+                            d + "$2::int AND " + d + "$3::int",
+                        link_id, range.from, range.to)) {
+        if (LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
+            day->clicks.add(class_sums(row, 1));
+    }
+    // The channels of the days the base table keeps.
+    for (const auto& row : tx.exec_params(
+             "SELECT day - DATE '1970-01-01' AS day, channel, human FROM refgate_click_counts "
+             "WHERE link_id = $1 AND day BETWEEN " +
+                 d + "$2::int AND " + d + "$3::int AND human > 0",
+             link_id, std::max(range.from, source.base_from.value_or(range.from)), range.to)) {
+        if (LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
+            day->human_by_channel[row["channel"].c_str()] += row["human"].as<std::uint64_t>();
+    }
+}
+
+// The stored unique estimates of a link's days.
+void read_link_uniques(ReadTx& tx, LinkStats& stats) {
+    for (const auto& row : tx.exec_params(
+             "SELECT to_char(day, 'YYYY-MM-DD') AS day, unique_estimate FROM "
+             "refgate_uniques_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
+             stats.link, format_day(stats.range.from), format_day(stats.range.to))) {
+        if (LinkDay* d = day_in(stats, day_of(row["day"])))
+            d->unique_estimate = row["unique_estimate"].as<std::uint64_t>();
+    }
 }
 
 class PgStatsStore final : public StatsStore {
@@ -116,73 +186,25 @@ class PgStatsStore final : public StatsStore {
         std::int64_t link_id = 0;
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params(
-                "SELECT l.id, p.slug, l.rules <> '[]'::jsonb FROM refgate_links l JOIN "
-                "refgate_partners p ON p.id = l.partner_id WHERE l.slug = $1",
+                "SELECT l.id, p.slug AS partner, l.rules <> '[]'::jsonb AS has_rules FROM "
+                "refgate_links l JOIN refgate_partners p ON p.id = l.partner_id WHERE l.slug = $1",
                 slug);
             if (found.empty()) return;
-            link_id = found[0][0].as<std::int64_t>();
+            link_id = found[0]["id"].as<std::int64_t>();
             stats.emplace();
             stats->link = slug;
-            stats->partner = found[0][1].c_str();
+            stats->partner = found[0]["partner"].c_str();
             stats->range = range;
             for (std::int32_t d = range.from; d <= range.to; ++d)
                 stats->days.push_back({d, {}, 0, {}});
-            auto index = [&](std::int32_t day) -> LinkDay* {
-                if (day < range.from || day > range.to) return nullptr;
-                return &stats->days[static_cast<std::size_t>(day - range.from)];
-            };
-            auto add = [&](std::int32_t day, std::string_view channel, std::uint8_t cls,
-                           std::uint64_t n) {
-                LinkDay* d = index(day);
-                if (d == nullptr) return;
-                d->clicks.add(cls, n);
-                if (cls == 0) d->human_by_channel[std::string(channel)] += n;
-            };
-            Source source = read_source(tx);
-            if (source.rollups) {
-                std::string d = kDay;
-                for (const auto& row : tx.exec_params(
-                         "SELECT day - DATE '1970-01-01', human, bot, prefetch, scanner FROM "
-                         "refgate_rollup_link_days WHERE link_id = $1 AND day BETWEEN " +
-                             d + "$2::int AND " + d + "$3::int",
-                         link_id, range.from, range.to)) {
-                    if (LinkDay* day = index(row[0].as<std::int32_t>()))
-                        day->clicks.add(class_sums(row, 1));
-                }
-                // The channels of the days the base table keeps.
-                for (const auto& row : tx.exec_params(
-                         "SELECT day - DATE '1970-01-01', channel, human FROM refgate_click_counts "
-                         "WHERE link_id = $1 AND day BETWEEN " +
-                             d + "$2::int AND " + d + "$3::int AND human > 0",
-                         link_id, std::max(range.from, source.base_from.value_or(range.from)),
-                         range.to)) {
-                    if (LinkDay* day = index(row[0].as<std::int32_t>()))
-                        day->human_by_channel[row[1].c_str()] += row[2].as<std::uint64_t>();
-                }
-            } else {
-                for (const auto& row : tx.exec_params(
-                         "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, clicks FROM "
-                         "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND "
-                         "$3::date",
-                         slug, format_day(range.from), format_day(range.to))) {
-                    add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
-                        row[3].as<std::uint64_t>());
-                }
-            }
+            read_link_days(tx, read_source(tx), link_id, *stats);
             auto flushed = flushed_among(tx, unflushed);
             for (const auto& u : unflushed) {
                 if (u.key.link_id != link_id || flushed.count(u.bucket) != 0) continue;
-                add(u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
+                add_clicks(*stats, u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
             }
-            for (const auto& row : tx.exec_params(
-                     "SELECT to_char(day, 'YYYY-MM-DD'), unique_estimate FROM "
-                     "refgate_uniques_daily WHERE link = $1 AND day BETWEEN $2::date AND "
-                     "$3::date",
-                     slug, format_day(range.from), format_day(range.to))) {
-                if (LinkDay* d = index(day_of(row[0])))
-                    d->unique_estimate = row[1].as<std::uint64_t>();
-            }
-            stats->targeting = read_targeting(tx, slug, range, found[0][2].as<bool>());
+            read_link_uniques(tx, *stats);
+            stats->targeting = read_targeting(tx, slug, range, found[0]["has_rules"].as<bool>());
         });
         if (!stats) return stats;
         // A recent day's estimate in Redis covers every sample of that day, flushed or not.
@@ -225,7 +247,8 @@ class PgStatsStore final : public StatsStore {
                 stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
                 links[link].add(cls, n);
             };
-            if (read_source(tx).rollups) {
+            Source source = read_source(tx);
+            if (source.rollups) {
                 auto partner_id = found[0][0].as<std::int64_t>();
                 std::string d = kDay;
                 for (const auto& row : tx.exec_params(
@@ -238,7 +261,7 @@ class PgStatsStore final : public StatsStore {
                         stats->days[static_cast<std::size_t>(day - range.from)].second.add(
                             class_sums(row, 1));
                 }
-                auto months = whole_months(range);
+                auto months = summed_months(range, source);
                 for (const auto& row : tx.exec_params(link_sums_sql(true), range.from, range.to,
                                                       months.first, months.end, partner_id))
                     links[row[0].c_str()].add(class_sums(row, 2));
@@ -275,8 +298,9 @@ class PgStatsStore final : public StatsStore {
                 e.partner = partner;
                 e.clicks.add(cls, n);
             };
-            if (read_source(tx).rollups) {
-                auto months = whole_months(range);
+            Source source = read_source(tx);
+            if (source.rollups) {
+                auto months = summed_months(range, source);
                 for (const auto& row : tx.exec_params(link_sums_sql(false), range.from, range.to,
                                                       months.first, months.end)) {
                     auto& e = entries[row[0].c_str()];

@@ -25,15 +25,15 @@ std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks
     return out;
 }
 
-Outcome link_placements(AdminStore& store, StatsStore& stats, const std::string& slug,
-                        const DayRange& range) {
+Result<LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,
+                                       const std::string& slug, const DayRange& range) {
     auto channels = channel_clicks(stats, slug, range);
     if (!channels) return {OutcomeKind::not_found, {}, 0, "no link '" + slug + "'", {}};
     return store.link_placements(slug, *channels);
 }
 
-Outcome find_placement(AdminStore& store, StatsStore& stats, const std::string& token,
-                       const DayRange& range) {
+Result<PlacementFound> find_placement(AdminStore& store, StatsStore& stats,
+                                      const std::string& token, const DayRange& range) {
     return store.find_placement(token, [&](const std::string& link) {
         std::vector<std::string> names;
         if (auto channels = channel_clicks(stats, link, range)) {

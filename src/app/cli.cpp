@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -382,10 +383,9 @@ int placements_command(const Config& c, const po::variables_map& vm) {
         filter.limit = 200;
         for (;;) {
             auto page = stores.store->list_links(filter);
-            for (const auto& item : page.body["items"])
-                slugs.push_back(item["slug"].get<std::string>());
-            if (page.body["next_cursor"].is_null()) break;
-            filter.cursor = page.body["next_cursor"].get<std::string>();
+            for (const auto& item : page.view.items) slugs.push_back(item.link.slug);
+            if (!page.view.next_cursor) break;
+            filter.cursor = *page.view.next_cursor;
         }
     }
     std::cout << "link\tchannel\ttoken\thuman_clicks\n";
@@ -395,10 +395,9 @@ int placements_command(const Config& c, const po::variables_map& vm) {
             std::cerr << "refgate placements: no link '" << slug << "'\n";
             return kExitFailure;
         }
-        for (const auto& item : found.body["items"]) {
-            std::cout << slug << "\t" << item["channel"].get<std::string>() << "\t"
-                      << item["token"].get<std::string>() << "\t"
-                      << item["human_clicks"].get<std::uint64_t>() << "\n";
+        for (const auto& item : found.view.items) {
+            std::cout << slug << "\t" << item.channel << "\t" << item.token << "\t"
+                      << item.human_clicks << "\n";
         }
     }
     return kExitOk;
@@ -434,29 +433,30 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
         {.database_url = c.database_url, .max_idle_connections = 0, .max_open_connections = 1});
     bool dry_run = vm.count("dry-run") != 0;
     std::string partner = vm["partner"].as<std::string>();
-    auto o =
-        admin::import_commissions(*store, partner, input, admin::CommissionSource::import, dry_run);
+    auto o = admin::import_commissions(*store, {.partner = partner,
+                                                .input = std::move(input),
+                                                .source = admin::CommissionSource::import,
+                                                .dry_run = dry_run});
     if (o.kind == admin::OutcomeKind::not_found) {
         std::cerr << "refgate commissions import: " << o.detail << "\n";
         return kExitFailure;
     }
-    for (const auto& r : o.body["refused"]) {
+    const CommissionsReport& report = o.view;
+    for (const auto& r : report.refused) {
         std::cerr << "invalid: ";
-        if (r.contains("line")) std::cerr << "line " << r["line"].get<std::size_t>() << ": ";
-        std::string field = r["field"].get<std::string>();
-        std::cerr << (field.empty() ? "" : field + ": ") << r["message"].get<std::string>() << "\n";
+        if (r.line != 0) std::cerr << "line " << r.line << ": ";
+        std::cerr << (r.field.empty() ? "" : r.field + ": ") << r.message << "\n";
     }
-    std::cout << "commissions: " << o.body["created"].get<std::size_t>() << " created, "
-              << o.body["updated"].get<std::size_t>() << " updated, "
-              << o.body["unchanged"].get<std::size_t>() << " unchanged ("
-              << o.body["unattributed"].get<std::size_t>() << " unattributed)"
+    std::cout << "commissions: " << report.recorded.created << " created, "
+              << report.recorded.updated << " updated, " << report.recorded.unchanged
+              << " unchanged (" << report.recorded.unattributed << " unattributed)"
               << (dry_run ? "; dry run: nothing applied" : "") << "\n";
     if (o.kind == admin::OutcomeKind::invalid) {
-        std::cerr << "refgate commissions import: nothing applied, " << o.body["refused"].size()
+        std::cerr << "refgate commissions import: nothing applied, " << report.refused.size()
                   << " problem(s)\n";
         return kExitFailure;
     }
-    return o.body["refused"].empty() ? kExitOk : kExitFailure;
+    return report.refused.empty() ? kExitOk : kExitFailure;
 }
 
 // Loads the settings and applies the log level; false (after logging why) when they are invalid.
@@ -481,9 +481,8 @@ bool load_cli_config(const po::variables_map& vm, const std::string& command, Co
     return true;
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
+// Every option of every command (the usage text says which command takes which).
+po::options_description cli_options() {
     po::options_description options("options");
     options.add_options()("help,h", "show usage")("version", "print the version and exit")(
         "config,c", po::value<std::string>(), "JSON config file")(
@@ -498,6 +497,44 @@ int run_cli(int argc, char** argv) {
         "partner", po::value<std::string>(),
         "check-links: only this partner's links; commissions import: the partner")(
         "all", "rollups check: every link and day, not a sample");
+    return options;
+}
+
+// The command named with its arguments; nullopt when there is no such command or its arguments
+// do not fit it.
+std::optional<int> run_command(const Config& config, const std::string& command,
+                               const std::vector<std::string>& args, const po::variables_map& vm) {
+    if (command == "serve" && args.empty()) return App(config).serve();
+    if (command == "check-config" && args.empty()) return check_config(config);
+    if (command == "migrate" && args.empty()) {
+        auto applied = pg::migrate(config.database_url);
+        std::cout << "migrations applied: " << applied.size() << "\n";
+        return kExitOk;
+    }
+    if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
+    if (command == "flush" && args.empty()) return flush(config);
+    if (command == "check-links" && args.empty()) {
+        auto option = [&](const char* name) {
+            return vm.count(name) ? vm[name].as<std::string>() : std::string();
+        };
+        return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
+    }
+    if (command == "rollups") return rollups_command(config, args, vm);
+    if (command == "placements" && args.empty()) return placements_command(config, vm);
+    if (command == "commissions") return commissions_command(config, args, vm);
+    if (command == "token") return token_command(config, args, vm);
+    if (command == "user") return user_command(config, args, vm);
+    if (command == "export" && args.empty()) {
+        std::cout << pg::export_document(config.database_url).dump(2) << "\n";
+        return kExitOk;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+    po::options_description options = cli_options();
     po::positional_options_description positional;
     positional.add("command", 1).add("args", -1);
     po::variables_map vm;
@@ -526,30 +563,7 @@ int run_cli(int argc, char** argv) {
 
     try {
         admin::init_console_crypto();
-        if (command == "serve" && args.empty()) return App(config).serve();
-        if (command == "check-config" && args.empty()) return check_config(config);
-        if (command == "migrate" && args.empty()) {
-            auto applied = pg::migrate(config.database_url);
-            std::cout << "migrations applied: " << applied.size() << "\n";
-            return kExitOk;
-        }
-        if (command == "import" && args.size() == 1) return import_file(config, args[0], vm);
-        if (command == "flush" && args.empty()) return flush(config);
-        if (command == "check-links" && args.empty()) {
-            auto option = [&](const char* name) {
-                return vm.count(name) ? vm[name].as<std::string>() : std::string();
-            };
-            return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
-        }
-        if (command == "rollups") return rollups_command(config, args, vm);
-        if (command == "placements" && args.empty()) return placements_command(config, vm);
-        if (command == "commissions") return commissions_command(config, args, vm);
-        if (command == "token") return token_command(config, args, vm);
-        if (command == "user") return user_command(config, args, vm);
-        if (command == "export" && args.empty()) {
-            std::cout << pg::export_document(config.database_url).dump(2) << "\n";
-            return kExitOk;
-        }
+        if (auto code = run_command(config, command, args, vm)) return *code;
     } catch (const pg::DatabaseError& e) {
         log::error("database_error", {{"command", command}, {"error", e.what()}});
         return kExitFailure;

@@ -31,6 +31,14 @@ std::string beside_binary(const std::string& name) {
     return {};
 }
 
+// The compact ranges file `name` in the directory of the database at `database_path` (where the
+// build and `cmake --install` put both); empty when there is none.
+std::string ranges_beside(const std::string& database_path, const char* name) {
+    std::error_code ec;
+    auto candidate = std::filesystem::path(database_path).parent_path() / name;
+    return std::filesystem::is_regular_file(candidate, ec) ? candidate.string() : std::string();
+}
+
 ScannerNetworks read_networks(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot be read");
@@ -53,7 +61,7 @@ constexpr std::chrono::seconds kWalkDelayAtStart{20};
 void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
     data.ranges_walk = {};
     auto networks = data.networks.current();
-    if (!data.asn || networks->asns.empty()) return;
+    if (!data.asn || data.asn_ranges || networks->asns.empty()) return;
     data.ranges_walk = std::jthread([&data, networks, delay](std::stop_token stop) {
         become_background_thread("asn_ranges", BackgroundPriority::low);
         std::mutex mutex;
@@ -74,7 +82,7 @@ void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
         data.networks.set(std::move(with_ranges));
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
-        log::info("scanner_asn_ranges", {{"ranges", size}, {"ms", ms.count()}});
+        log::info("scanner_asn_ranges", {{"form", "built"}, {"ranges", size}, {"ms", ms.count()}});
         malloc_trim(0);  // the walk's freed working memory goes back to the system
     });
 }
@@ -89,6 +97,23 @@ void load_scanner(const ClickConfig& config, ScannerData& out) {
         } catch (const std::runtime_error& e) {
             throw std::runtime_error(std::string("REFGATE_ASN_DB (asn_db): ") + e.what());
         }
+        std::string ranges_path =
+            config.asn_db == kDefault ? ranges_beside(asn_path, "asn.ranges") : std::string();
+        if (!ranges_path.empty()) {
+            try {
+                out.asn_ranges = std::make_unique<MappedAsnRanges>(ranges_path, out.asn->source());
+                log::info("scanner_asn_ranges", {{"form", "mapped"},
+                                                 {"path", ranges_path},
+                                                 {"ranges", out.asn_ranges->size()},
+                                                 {"bytes", out.asn_ranges->bytes()}});
+            } catch (const std::runtime_error& e) {
+                log::error("range_file_rejected",
+                           {{"error", e.what()},
+                            {"detail",
+                             "each click asks the ASN database until its ranges are "
+                             "built in the background"}});
+            }
+        }
     }
     out.networks_path = config.scanner_networks == kDefault ? beside_binary("scanner-networks.txt")
                                                             : config.scanner_networks;
@@ -101,6 +126,7 @@ void load_scanner(const ClickConfig& config, ScannerData& out) {
         }
     }
     out.sources = {.asn = out.asn.get(),
+                   .asn_ranges = out.asn_ranges.get(),
                    .networks = &out.networks,
                    .burst_links = config.scanner_burst_links,
                    .burst_seconds = config.scanner_burst_seconds};
@@ -133,6 +159,34 @@ void reload_scanner_networks(ScannerData& data) {
     }
 }
 
+namespace {
+
+// The database's ranges from its range file when there is a good one (the database itself is not
+// kept), else the database, flattened in the background.
+void publish_country_database(CountryData& data, std::shared_ptr<const CountryDatabase> db) {
+    if (!data.ranges_path.empty()) {
+        try {
+            auto ranges =
+                std::make_shared<const MappedCountryRanges>(data.ranges_path, db->source());
+            log::info("country_ranges", {{"form", "mapped"},
+                                         {"path", data.ranges_path},
+                                         {"ranges", ranges->size()},
+                                         {"bytes", ranges->bytes()}});
+            data.box.publish_ranges(std::move(ranges));
+            return;
+        } catch (const std::runtime_error& e) {
+            log::error("range_file_rejected",
+                       {{"error", e.what()},
+                        {"detail",
+                         "each lookup walks the country database until its ranges are "
+                         "built in the background"}});
+        }
+    }
+    data.box.publish(std::move(db));
+}
+
+}  // namespace
+
 void load_country_database(const ClickConfig& config, CountryData& out, HealthState& health) {
     out.path = config.geoip_db == kDefault ? beside_binary("country.mmdb") : config.geoip_db;
     if (out.path.empty()) {
@@ -143,11 +197,12 @@ void load_country_database(const ClickConfig& config, CountryData& out, HealthSt
                     "match no reader"}});
         return;
     }
+    if (config.geoip_db == kDefault) out.ranges_path = ranges_beside(out.path, "country.ranges");
     try {
         out.loaded = file_identity(out.path);  // before opening: a change meanwhile is seen later
         auto db = std::make_shared<const CountryDatabase>(out.path);
         log::info("country_database", {{"path", out.path}, {"database", db->describe()}});
-        out.box.publish(std::move(db));
+        publish_country_database(out, std::move(db));
         health.country_db.store(1);
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string("REFGATE_GEOIP_DB (geoip_db): ") + e.what());
@@ -162,7 +217,7 @@ void reopen_country_database(CountryData& data, const std::optional<FileIdentity
     try {
         auto db = std::make_shared<const CountryDatabase>(data.path);
         std::string described = db->describe();
-        data.box.publish(std::move(db));
+        publish_country_database(data, std::move(db));
         data.loaded = identity;
         data.refused.reset();
         log::info("country_database_reloaded",

@@ -20,6 +20,8 @@ namespace refgate {
 
 struct ScannerData {
     std::unique_ptr<AsnDatabase> asn;
+    // asn.ranges beside the built database (REFGATE_ASN_DB=default), mapped: no walk is needed.
+    std::unique_ptr<MappedAsnRanges> asn_ranges;
     ScannerNetworksBox networks;
     std::string networks_path;  // empty: none
     ScannerSources sources;
@@ -41,6 +43,9 @@ void reload_scanner_networks(ScannerData& data);
 struct CountryData {
     CountryLookupBox box;
     std::string path;  // empty: none
+    // country.ranges beside the built database (REFGATE_GEOIP_DB=default); empty for a database
+    // the operator names, whose ranges are built in the background.
+    std::string ranges_path;
     // The file loaded and the last one refused, so that the poll opens a file once; SIGHUP's
     // reload and the poll run on different threads, hence the mutex.
     std::mutex mutex;

@@ -115,4 +115,26 @@ CommissionsInput parse_commissions_json(const nlohmann::json& document) {
     return input;
 }
 
+nlohmann::ordered_json view_json(const CommissionsReport& report) {
+    auto refused = nlohmann::ordered_json::array();
+    for (const auto& r : report.refused) {
+        auto j = nlohmann::ordered_json::object();
+        if (r.line != 0) j["line"] = r.line;
+        j["field"] = r.field;
+        j["message"] = r.message;
+        refused.push_back(std::move(j));
+    }
+    return {{"dry_run", report.dry_run},
+            {"applied", report.applied},
+            {"created", report.recorded.created},
+            {"updated", report.recorded.updated},
+            {"unchanged", report.recorded.unchanged},
+            {"unattributed", report.recorded.unattributed},
+            {"refused", std::move(refused)}};
+}
+
+nlohmann::ordered_json view_json(const PostbackSecretView& view) {
+    return {{"secret", view.secret}};
+}
+
 }  // namespace refgate

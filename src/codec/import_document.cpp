@@ -1,5 +1,6 @@
 #include "refgate/codec/import_document.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "refgate/codec/disclosure_json.hpp"
@@ -35,7 +36,7 @@ class Reader {
         issues_.push_back({entry_, field, message});
     }
 
-    void reject_unknown(std::initializer_list<const char*> known) {
+    void reject_unknown(const std::vector<const char*>& known) {
         for (const auto& [key, value] : object_.items()) {
             bool ok = false;
             for (const char* k : known) ok = ok || key == k;
@@ -87,23 +88,36 @@ std::string entry_name(const char* array, std::size_t index, const nlohmann::ord
     return name;
 }
 
-// The partner's placement fields (issue 42); absent or null: none, opaque, "a-z0-9", none.
-void read_placements(Reader& r, Partner& p) {
-    if (r.string("subid_param", p.subid_param, false)) {
-        if (auto problem = subid_param_problem(p)) r.add("subid_param", *problem);
-    }
-    std::string style;
-    if (r.string("subid_style", style, false)) {
-        if (style == "readable") {
-            p.subid_style = SubidStyle::readable;
-        } else if (style != "opaque") {
-            r.add("subid_style", "must be opaque or readable");
+using Json = nlohmann::ordered_json;
+
+// A partner's extra parameters in order; a value that is not a string is none.
+using ParamList = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// The extra parameters' rules, which need the referral parameter: the import's and a patch's.
+void check_extra_params(const ParamList& extras, const std::string& ref_param, const IssueSink& add,
+                        Partner& p) {
+    for (const auto& [key, value] : extras) {
+        if (!valid_param_name(key)) {
+            add("extra_params", "has an invalid parameter name '" + key + "'");
+        } else if (key == ref_param) {
+            add("extra_params", "must not set the referral parameter '" + key + "'");
+        } else if (!value || value->size() > kMaxParamValue || !printable(*value)) {
+            add("extra_params",
+                "value of '" + key + "' must be a string of up to 256 printable characters");
+        } else {
+            p.extra_params.emplace_back(key, *value);
         }
     }
-    if (r.string("subid_charset", p.subid_charset, false) && !SubidCharset::parse(p.subid_charset))
-        r.add("subid_charset",
-              "must be ranges such as a-z, A-Z, 0-9 and the characters - _ . (at most 64)");
-    const nlohmann::ordered_json* codes = r.find("channel_codes");
+}
+
+std::optional<std::string> string_value(const Json& value) {
+    if (!value.is_string()) return std::nullopt;
+    return value.get<std::string>();
+}
+
+// A partner's channel_codes: a list of {channel, ref_code}, each channel once.
+void read_channel_codes(Reader& r, Partner& p) {
+    const Json* codes = r.find("channel_codes");
     if (codes == nullptr || codes->is_null()) return;
     if (!codes->is_array() || codes->size() > kMaxChannelCodes) {
         r.add("channel_codes", "must be a list of at most 64 {channel, ref_code} objects");
@@ -142,92 +156,305 @@ void read_placements(Reader& r, Partner& p) {
     }
 }
 
+// One field of a partner or a link: how the import reads it from an object (by its rules), and
+// how a patch carries it onto a stored value. A new field is an entry of its table.
+template <typename T>
+struct FieldRule {
+    std::string_view name;
+    void (*read)(Reader&, T&);
+    void (*copy)(const T& from, T& to);
+};
+
+// In the order the import reports them.
+const FieldRule<Partner> kPartnerFields[] = {
+    {"slug",
+     [](Reader& r, Partner& p) {
+         if (r.string("slug", p.slug) && !valid_slug(p.slug))
+             r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
+     },
+     [](const Partner& f, Partner& t) { t.slug = f.slug; }},
+    {"name",
+     [](Reader& r, Partner& p) {
+         if (r.string("name", p.name) &&
+             (p.name.empty() || p.name.size() > kMaxName || !printable(p.name))) {
+             r.add("name", "must be 1 to 200 printable characters");
+         }
+     },
+     [](const Partner& f, Partner& t) { t.name = f.name; }},
+    {"ref_param",
+     [](Reader& r, Partner& p) {
+         if (r.string("ref_param", p.ref_param) && !valid_param_name(p.ref_param))
+             r.add("ref_param", "must be 1 to 64 of A-Z a-z 0-9 _ . -");
+     },
+     [](const Partner& f, Partner& t) { t.ref_param = f.ref_param; }},
+    {"ref_code",
+     [](Reader& r, Partner& p) {
+         if (r.string("ref_code", p.ref_code) &&
+             (p.ref_code.empty() || p.ref_code.size() > kMaxCode || !printable(p.ref_code))) {
+             r.add("ref_code", "must be 1 to 128 printable characters");
+         }
+     },
+     [](const Partner& f, Partner& t) { t.ref_code = f.ref_code; }},
+    {"allowed_domains",
+     [](Reader& r, Partner& p) {
+         const Json* domains = r.find("allowed_domains");
+         if (domains == nullptr || !domains->is_array() || domains->empty() ||
+             domains->size() > kMaxDomains) {
+             r.add("allowed_domains", "must be a list of 1 to 64 domain names");
+             return;
+         }
+         for (const auto& d : *domains) {
+             std::string canonical = d.is_string() ? canonical_domain(d.get<std::string>()) : "";
+             if (canonical.empty()) {
+                 r.add("allowed_domains", "has an invalid domain name " + d.dump());
+             } else {
+                 p.allowed_domains.push_back(canonical);
+             }
+         }
+     },
+     [](const Partner& f, Partner& t) { t.allowed_domains = f.allowed_domains; }},
+    {"extra_params",
+     [](Reader& r, Partner& p) {
+         const Json* extras = r.find("extra_params");
+         if (extras == nullptr || extras->is_null()) return;
+         if (!extras->is_object()) {
+             r.add("extra_params", "must be an object of parameter names to string values");
+             return;
+         }
+         ParamList list;
+         for (const auto& [key, value] : extras->items())
+             list.emplace_back(key, string_value(value));
+         check_extra_params(
+             list, p.ref_param, [&](const std::string& f, const std::string& m) { r.add(f, m); },
+             p);
+     },
+     [](const Partner& f, Partner& t) { t.extra_params = f.extra_params; }},
+    {"active", [](Reader& r, Partner& p) { r.boolean("active", p.active); },
+     [](const Partner& f, Partner& t) { t.active = f.active; }},
+    // Placements (issue 42); absent or null: none, opaque, "a-z0-9", none. The sub-ID
+    // parameter is checked against the referral and extra parameters once all are known
+    // (subid_param_problem, in read_partner and apply_patch).
+    {"subid_param", [](Reader& r, Partner& p) { r.string("subid_param", p.subid_param, false); },
+     [](const Partner& f, Partner& t) { t.subid_param = f.subid_param; }},
+    {"subid_style",
+     [](Reader& r, Partner& p) {
+         std::string style;
+         if (!r.string("subid_style", style, false)) return;
+         if (style == "readable") {
+             p.subid_style = SubidStyle::readable;
+         } else if (style == "opaque") {
+             p.subid_style = SubidStyle::opaque;
+         } else {
+             r.add("subid_style", "must be opaque or readable");
+         }
+     },
+     [](const Partner& f, Partner& t) { t.subid_style = f.subid_style; }},
+    {"subid_charset",
+     [](Reader& r, Partner& p) {
+         if (r.string("subid_charset", p.subid_charset, false) &&
+             !SubidCharset::parse(p.subid_charset))
+             r.add("subid_charset",
+                   "must be ranges such as a-z, A-Z, 0-9 and the characters - _ . (at most 64)");
+     },
+     [](const Partner& f, Partner& t) { t.subid_charset = f.subid_charset; }},
+    {"channel_codes", [](Reader& r, Partner& p) { read_channel_codes(r, p); },
+     [](const Partner& f, Partner& t) { t.channel_codes = f.channel_codes; }},
+};
+
+const FieldRule<Link> kLinkFields[] = {
+    {"slug",
+     [](Reader& r, Link& l) {
+         if (r.string("slug", l.slug) && !valid_slug(l.slug))
+             r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
+     },
+     [](const Link& f, Link& t) { t.slug = f.slug; }},
+    {"partner",
+     [](Reader& r, Link& l) {
+         if (r.string("partner", l.partner) && !valid_slug(l.partner))
+             r.add("partner", "is not a valid partner slug");
+     },
+     [](const Link& f, Link& t) { t.partner = f.partner; }},
+    {"destination", [](Reader& r, Link& l) { r.string("destination", l.destination); },
+     [](const Link& f, Link& t) { t.destination = f.destination; }},
+    {"status",
+     [](Reader& r, Link& l) {
+         std::string status = "active";
+         r.string("status", status, false);
+         if (auto parsed = parse_link_status(status)) {
+             l.status = *parsed;
+         } else {
+             r.add("status", "must be active or disabled");
+         }
+     },
+     [](const Link& f, Link& t) { t.status = f.status; }},
+    {"expires_at",
+     [](Reader& r, Link& l) {
+         std::string expires;
+         if (r.string("expires_at", expires, false)) {
+             l.expires_at = parse_rfc3339(expires);
+             if (!l.expires_at)
+                 r.add("expires_at",
+                       "must be an RFC 3339 time such as 2026-12-31T23:59:59Z, or null");
+         }
+     },
+     [](const Link& f, Link& t) { t.expires_at = f.expires_at; }},
+    {"fallback",
+     [](Reader& r, Link& l) {
+         std::string fallback;
+         if (r.string("fallback", fallback, false)) l.fallback = fallback;
+     },
+     [](const Link& f, Link& t) { t.fallback = f.fallback; }},
+    {"utm_passthrough", [](Reader& r, Link& l) { r.boolean("utm_passthrough", l.utm_passthrough); },
+     [](const Link& f, Link& t) { t.utm_passthrough = f.utm_passthrough; }},
+    {"rules",
+     [](Reader& r, Link& l) {
+         if (const auto* rules = r.find("rules"); rules != nullptr && !rules->is_null())
+             read_rules(*rules, l.rules,
+                        [&](const std::string& f, const std::string& m) { r.add(f, m); });
+     },
+     [](const Link& f, Link& t) { t.rules = f.rules; }},
+};
+
+template <typename T, std::size_t N>
+void read_fields(Reader& r, const FieldRule<T> (&fields)[N], T& out) {
+    std::vector<const char*> known;
+    for (const auto& field : fields) known.push_back(field.name.data());
+    r.reject_unknown(known);
+    for (const auto& field : fields) field.read(r, out);
+}
+
 Partner read_partner(Reader& r) {
     Partner p;
-    r.reject_unknown({"slug", "name", "ref_param", "ref_code", "allowed_domains", "extra_params",
-                      "active", "subid_param", "subid_style", "subid_charset", "channel_codes"});
-    if (r.string("slug", p.slug) && !valid_slug(p.slug))
-        r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
-    if (r.string("name", p.name) &&
-        (p.name.empty() || p.name.size() > kMaxName || !printable(p.name))) {
-        r.add("name", "must be 1 to 200 printable characters");
-    }
-    if (r.string("ref_param", p.ref_param) && !valid_param_name(p.ref_param)) {
-        r.add("ref_param", "must be 1 to 64 of A-Z a-z 0-9 _ . -");
-    }
-    if (r.string("ref_code", p.ref_code) &&
-        (p.ref_code.empty() || p.ref_code.size() > kMaxCode || !printable(p.ref_code))) {
-        r.add("ref_code", "must be 1 to 128 printable characters");
-    }
-    const nlohmann::ordered_json* domains = r.find("allowed_domains");
-    if (domains == nullptr || !domains->is_array() || domains->empty() ||
-        domains->size() > kMaxDomains) {
-        r.add("allowed_domains", "must be a list of 1 to 64 domain names");
-    } else {
-        for (const auto& d : *domains) {
-            std::string canonical = d.is_string() ? canonical_domain(d.get<std::string>()) : "";
-            if (canonical.empty()) {
-                r.add("allowed_domains", "has an invalid domain name " + d.dump());
-            } else {
-                p.allowed_domains.push_back(canonical);
-            }
-        }
-    }
-    if (const nlohmann::ordered_json* extras = r.find("extra_params");
-        extras != nullptr && !extras->is_null()) {
-        if (!extras->is_object()) {
-            r.add("extra_params", "must be an object of parameter names to string values");
-        } else {
-            for (const auto& [key, value] : extras->items()) {
-                if (!valid_param_name(key)) {
-                    r.add("extra_params", "has an invalid parameter name '" + key + "'");
-                } else if (key == p.ref_param) {
-                    r.add("extra_params", "must not set the referral parameter '" + key + "'");
-                } else if (!value.is_string() || value.get<std::string>().size() > kMaxParamValue ||
-                           !printable(value.get<std::string>())) {
-                    r.add("extra_params",
-                          "value of '" + key +
-                              "' must be a string of up to 256 printable characters");
-                } else {
-                    p.extra_params.emplace_back(key, value.get<std::string>());
-                }
-            }
-        }
-    }
-    r.boolean("active", p.active);
-    read_placements(r, p);
+    read_fields(r, kPartnerFields, p);
+    if (auto problem = p.subid_param.empty() ? std::nullopt : subid_param_problem(p))
+        r.add("subid_param", *problem);
     return p;
 }
 
 Link read_link(Reader& r) {
     Link l;
-    r.reject_unknown({"slug", "partner", "destination", "status", "expires_at", "fallback",
-                      "utm_passthrough", "rules"});
-    if (r.string("slug", l.slug) && !valid_slug(l.slug))
-        r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
-    if (r.string("partner", l.partner) && !valid_slug(l.partner))
-        r.add("partner", "is not a valid partner slug");
-    r.string("destination", l.destination);
-    std::string status = "active";
-    r.string("status", status, false);
-    if (auto parsed = parse_link_status(status)) {
-        l.status = *parsed;
-    } else {
-        r.add("status", "must be active or disabled");
-    }
-    std::string expires;
-    if (r.string("expires_at", expires, false)) {
-        l.expires_at = parse_rfc3339(expires);
-        if (!l.expires_at)
-            r.add("expires_at", "must be an RFC 3339 time such as 2026-12-31T23:59:59Z, or null");
-    }
-    std::string fallback;
-    if (r.string("fallback", fallback, false)) l.fallback = fallback;
-    r.boolean("utm_passthrough", l.utm_passthrough);
-    if (const auto* rules = r.find("rules"); rules != nullptr && !rules->is_null())
-        read_rules(*rules, l.rules,
-                   [&](const std::string& f, const std::string& m) { r.add(f, m); });
+    read_fields(r, kLinkFields, l);
     return l;
+}
+
+template <typename T, std::size_t N>
+const FieldRule<T>* field_named(const FieldRule<T> (&fields)[N], std::string_view name) {
+    for (const auto& field : fields) {
+        if (field.name == name) return &field;
+    }
+    return nullptr;
+}
+
+// Where a field's problems come in the import's report: unknown fields first, then by field.
+template <typename T, std::size_t N>
+int report_rank(const FieldRule<T> (&fields)[N], std::string_view name) {
+    const FieldRule<T>* field = field_named(fields, name);
+    return field == nullptr ? -1 : static_cast<int>(field - fields);
+}
+
+void add_errors(std::vector<FieldError>& errors, const std::vector<ImportIssue>& issues) {
+    for (const auto& issue : issues) errors.push_back({issue.field, issue.message});
+}
+
+// A merge patch's member read as the import reads that field of a whole object: a null as if
+// the member were absent (RFC 7396 removes it), so a required field "is required" and another
+// takes its default.
+template <typename T>
+void read_member(const FieldRule<T>& field, const Json& value, T& out,
+                 std::vector<FieldError>& errors) {
+    Json object = Json::object();
+    if (!value.is_null()) object[std::string(field.name)] = value;
+    std::vector<ImportIssue> issues;
+    Reader r(issues, "", object);
+    field.read(r, out);
+    add_errors(errors, issues);
+}
+
+// The members of a patch that no field of the object has; a null one removes nothing.
+template <typename T, std::size_t N>
+void reject_unknown_members(const Json& patch, const FieldRule<T> (&fields)[N],
+                            std::vector<FieldError>& errors) {
+    for (const auto& [key, value] : patch.items()) {
+        if (!value.is_null() && field_named(fields, key) == nullptr)
+            errors.push_back({key, "is not a known field"});
+    }
+}
+
+// The patch's fields as the import reads them, in the import's order. The slug cannot change:
+// it is only kept (one that is not a string, or null, is none, never the stored one).
+// `special` reads a member its own way (true) or leaves it to its field (false).
+template <typename T, typename Patch, std::size_t N>
+void read_patch_fields(const Json& patch, const FieldRule<T> (&fields)[N], Patch& out,
+                       const std::function<bool(std::string_view, const Json&)>& special) {
+    reject_unknown_members(patch, fields, out.errors);
+    for (const auto& field : fields) {
+        auto it = patch.find(std::string(field.name));
+        if (it == patch.end()) continue;
+        if (field.name == "slug") {
+            out.given.emplace_back(field.name);
+            out.fields.slug = it->is_string() ? it->template get<std::string>() : std::string();
+            continue;
+        }
+        if (special && special(field.name, *it)) continue;
+        out.given.emplace_back(field.name);
+        read_member(field, *it, out.fields, out.errors);
+    }
+}
+
+// PATCH {"ref_code", "valid_from"} and nothing else.
+CodeSchedule read_schedule(const Json& patch, std::vector<FieldError>& errors) {
+    for (const auto& [key, value] : patch.items()) {
+        if (key != "ref_code" && key != "valid_from")
+            errors.push_back({key, "cannot be changed together with valid_from"});
+    }
+    CodeSchedule schedule;
+    const Json& when = patch.at("valid_from");
+    std::optional<SysSeconds> valid_from;
+    if (when.is_string()) valid_from = parse_rfc3339(when.get<std::string>());
+    if (valid_from) {
+        schedule.valid_from = *valid_from;
+    } else {
+        errors.push_back({"valid_from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"});
+    }
+    auto code = patch.find("ref_code");
+    if (code == patch.end()) {
+        errors.push_back({"ref_code", "is required with valid_from (null cancels)"});
+    } else if (!code->is_null()) {
+        Partner p;
+        read_member(*field_named(kPartnerFields, "ref_code"), *code, p, errors);
+        schedule.ref_code = p.ref_code;
+    }
+    return schedule;
+}
+
+bool names(const std::vector<std::string>& given, std::string_view field) {
+    for (const auto& g : given) {
+        if (g == field) return true;
+    }
+    return false;
+}
+
+// A preview's "reader": {"country", "platform", "language"}, each optional.
+std::optional<PreviewReader> read_reader(const Json& reader, std::vector<FieldError>& errors) {
+    PreviewReader traits;
+    if (!reader.is_object()) {
+        errors.push_back({"reader", "must be an object with country, platform and language"});
+        return std::nullopt;
+    }
+    for (const auto& [key, value] : reader.items()) {
+        std::string text = value.is_string() ? value.get<std::string>() : std::string();
+        if (key == "country" && country_code(text) != 0) {
+            traits.country = country_code(text);
+        } else if (key == "platform" && parse_platform(text)) {
+            traits.platform = *parse_platform(text);
+        } else if (key == "language" && valid_language_tag(text)) {
+            traits.language = text;
+        } else {
+            errors.push_back({"reader." + key, "is not a country code, platform or language tag"});
+        }
+    }
+    if (!errors.empty()) return std::nullopt;
+    return traits;
 }
 
 Disclosure read_disclosure(Reader& r) {
@@ -425,6 +652,163 @@ nlohmann::ordered_json link_to_json(const Link& link) {
         for (const auto& rule : link.rules) j["rules"].push_back(rule_to_json(rule));
     }
     return j;
+}
+
+bool PartnerPatch::sets(std::string_view field) const { return names(given, field); }
+
+bool LinkPatch::sets(std::string_view field) const { return names(given, field); }
+
+NewPartner parse_new_partner(const Json& object) {
+    ParsedImport parsed = parse_import(Json{{"partners", Json::array({object})}});
+    NewPartner out{.partner = std::move(parsed.document.partners.front())};
+    add_errors(out.errors, parsed.issues);
+    return out;
+}
+
+NewLink parse_new_link(const Json& object) {
+    ParsedImport parsed = parse_import(Json{{"links", Json::array({object})}});
+    NewLink out{.link = std::move(parsed.document.links.front())};
+    add_errors(out.errors, parsed.issues);
+    return out;
+}
+
+PartnerPatch parse_partner_patch(const Json& patch) {
+    PartnerPatch out;
+    if (patch.contains("scheduled_codes")) {
+        out.errors.push_back(
+            {"scheduled_codes", "is read-only; schedule a code with ref_code and valid_from"});
+        return out;
+    }
+    if (patch.contains("valid_from")) {
+        out.schedule = read_schedule(patch, out.errors);
+        return out;
+    }
+    read_patch_fields(patch, kPartnerFields, out, [&](std::string_view field, const Json& value) {
+        if (field != "extra_params" || !value.is_object()) return false;
+        // Merged name by name (RFC 7396); checked once merged, against the referral parameter.
+        for (const auto& [key, v] : value.items())
+            out.extra_params.push_back({key, string_value(v), v.is_null()});
+        return true;
+    });
+    return out;
+}
+
+LinkPatch parse_link_patch(const Json& patch) {
+    LinkPatch out;
+    read_patch_fields(patch, kLinkFields, out, {});
+    return out;
+}
+
+PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored) {
+    for (const auto& field : kPartnerFields) {
+        if (patch.sets(field.name)) field.copy(patch.fields, stored);
+    }
+    ParamList extras;
+    for (auto& [key, value] : stored.extra_params) extras.emplace_back(key, std::move(value));
+    for (const auto& edit : patch.extra_params) {
+        auto it = std::find_if(extras.begin(), extras.end(),
+                               [&](const auto& e) { return e.first == edit.name; });
+        if (edit.remove) {
+            if (it != extras.end()) extras.erase(it);
+        } else if (it != extras.end()) {
+            it->second = edit.value;
+        } else {
+            extras.emplace_back(edit.name, edit.value);
+        }
+    }
+    PatchedPartner out{.errors = patch.errors};
+    stored.extra_params.clear();
+    check_extra_params(
+        extras, stored.ref_param,
+        [&](const std::string& f, const std::string& m) {
+            out.errors.push_back({f, m});
+        },
+        stored);
+    if (auto problem = stored.subid_param.empty() ? std::nullopt : subid_param_problem(stored))
+        out.errors.push_back({"subid_param", *problem});
+    std::stable_sort(
+        out.errors.begin(), out.errors.end(), [](const FieldError& a, const FieldError& b) {
+            return report_rank(kPartnerFields, a.field) < report_rank(kPartnerFields, b.field);
+        });
+    out.partner = std::move(stored);
+    return out;
+}
+
+Link apply_patch(const LinkPatch& patch, Link stored) {
+    for (const auto& field : kLinkFields) {
+        if (patch.sets(field.name)) field.copy(patch.fields, stored);
+    }
+    return stored;
+}
+
+bool same_fields(const Partner& a, const Partner& b) {
+    return partner_to_json(a) == partner_to_json(b);
+}
+
+bool same_fields(const Link& a, const Link& b) { return link_to_json(a) == link_to_json(b); }
+
+LinkPreview parse_link_preview(const Json& body) {
+    LinkPreview out;
+    out.named = body.contains("slug");
+    Json input = body;
+    if (!out.named) input["slug"] = "preview";  // never shown
+    Json reader;
+    if (auto it = input.find("reader"); it != input.end()) {
+        reader = *it;
+        input.erase(it);
+    }
+    if (!reader.is_null()) out.reader = read_reader(reader, out.errors);
+    if (!out.errors.empty()) return out;
+    NewLink link = parse_new_link(input);
+    out.link = std::move(link.link);
+    out.errors = std::move(link.errors);
+    return out;
+}
+
+CountryGroupPut parse_country_group_put(const std::string& family, const Json& body) {
+    CountryGroupPut out;
+    Json item = body;
+    if (auto it = item.find("family"); it != item.end() && *it != Json(family)) {
+        out.errors.push_back({"family", "must be the family the path names"});
+        return out;
+    }
+    item["family"] = family;
+    ParsedImport parsed = parse_import(Json{{"country_groups", Json::array({item})}});
+    add_errors(out.errors, parsed.issues);
+    if (out.errors.empty()) out.group = std::move(parsed.document.country_groups.front());
+    return out;
+}
+
+DisclosureInput parse_disclosure_put(const std::string& key, const std::string& locale,
+                                     const Json& body) {
+    DisclosureInput out;
+    Json input = body;
+    for (const char* read_only : {"version", "updated_at", "updated_by", "html_given"})
+        input.erase(read_only);
+    if (input.contains("key") && input["key"] != key)
+        out.errors.push_back({"key", "must be the key of the URL"});
+    if (input.contains("locale") &&
+        (!input["locale"].is_string() ||
+         normalize_locale(input["locale"].get<std::string>()) != locale))
+        out.errors.push_back({"locale", "must be the locale of the URL"});
+    if (!out.errors.empty()) return out;
+    input["key"] = key;
+    input["locale"] = locale;
+    ParsedImport parsed = parse_import(Json{{"disclosures", Json::array({input})}});
+    add_errors(out.errors, parsed.issues);
+    out.disclosure = std::move(parsed.document.disclosures.front());
+    return out;
+}
+
+DisclosureInput parse_disclosure_preview(const Json& body) {
+    DisclosureInput out;
+    Json input = body;
+    if (!input.contains("key")) input["key"] = std::string(kGeneralDisclosure);
+    if (!input.contains("locale")) input["locale"] = "en";
+    ParsedImport parsed = parse_import(Json{{"disclosures", Json::array({input})}});
+    add_errors(out.errors, parsed.issues);
+    out.disclosure = std::move(parsed.document.disclosures.front());
+    return out;
 }
 
 }  // namespace refgate

@@ -49,4 +49,92 @@ Json stored_link_object(const Link& link, const Stamps& stamps) {
     return object;
 }
 
+Json view_json(const PartnerView& view) { return stored_partner_object(view.partner, view.stamps); }
+
+Json view_json(const LinkView& view) { return stored_link_object(view.link, view.stamps); }
+
+Json view_json(const CodeView& view) {
+    return {{"ref_param", view.ref_param},
+            {"ref_code", view.ref_code},
+            {"live_from", format_micros(view.live_from_us)},
+            {"live_until", view.live_until_us ? Json(format_micros(*view.live_until_us)) : Json()},
+            {"scheduled", view.scheduled}};
+}
+
+Json view_json(const LinkPreviewView& view) {
+    Json answer{{"location", view.location ? Json(*view.location) : Json()},
+                {"public_url", view.public_url ? Json(*view.public_url) : Json()}};
+    if (!view.skipped_branches.empty()) {
+        Json skipped = Json::array();
+        for (const auto& b : view.skipped_branches) {
+            skipped.push_back({{"branch", b.branch},
+                               {"partner", b.partner},
+                               {"reason", b.reason},
+                               {"rule_skipped", b.rule_skipped}});
+        }
+        answer["skipped_branches"] = std::move(skipped);
+    }
+    if (view.rule) answer["rule"] = *view.rule;
+    if (view.split_locations) answer["split_locations"] = *view.split_locations;
+    return answer;
+}
+
+Json view_json(const CountryGroupView& view) {
+    Json j = country_group_to_json(view.group);
+    j["updated_at"] = format_micros(view.updated_us);
+    j["version"] = view.version;
+    return j;
+}
+
+Json view_json(const DisclosureView& view) {
+    const Disclosure& d = view.disclosure;
+    return Json{{"key", d.key},
+                {"locale", d.locale},
+                {"text", d.text},
+                {"html", d.html},
+                {"html_given", d.html_given},
+                {"version", d.version},
+                {"updated_at", format_micros(view.created_us)},
+                {"updated_by", view.created_by}};
+}
+
+Json view_json(const DisclosureVersionView& view) {
+    const Disclosure& d = view.disclosure;
+    return Json{{"version", d.version},
+                {"text", d.text},
+                {"html", d.html},
+                {"created_at", format_micros(view.created_us)},
+                {"created_by", view.created_by}};
+}
+
+Json view_json(const DisclosurePreviewView& view) {
+    return Json{{"html", view.html}, {"fragment", view.fragment}};
+}
+
+Json view_json(const ImportDocument& document) {
+    return export_document(document.partners, document.links, document.disclosures,
+                           document.country_groups);
+}
+
+Json view_json(const LinkShareView& view) {
+    return {{"public_url", view.public_url ? Json(*view.public_url) : Json()},
+            {"html_snippet", view.html_snippet ? Json(*view.html_snippet) : Json()}};
+}
+
+Json view_json(const PlacementView& view) {
+    return {{"channel", view.channel}, {"token", view.token}, {"human_clicks", view.human_clicks}};
+}
+
+Json view_json(const LinkPlacements& view) {
+    Json items = Json::array();
+    for (const auto& item : view.items) items.push_back(view_json(item));
+    return {{"items", std::move(items)}};
+}
+
+Json view_json(const PlacementFound& view) {
+    return {{"token", view.token},
+            {"link", view.link},
+            {"channel", view.channel ? Json(*view.channel) : Json()}};
+}
+
 }  // namespace refgate

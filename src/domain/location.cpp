@@ -183,41 +183,16 @@ class Params {
     // and the value, every other of that key goes; appended when there is none. Keys compare
     // decoded, so that "r%65f" cannot stand beside a locked "ref".
     void set(std::string_view encoded_key, std::string_view encoded_value) {
-        auto key = boost::urls::pct_string_view(encoded_key).decode();
-        bool found = false;
-        for (auto it = params_.begin(); it != params_.end();) {
-            if (boost::urls::pct_string_view(it->key).decode() != key) {
-                ++it;
-            } else if (!found) {
-                it->key = std::string(encoded_key);
-                it->value = std::string(encoded_value);
-                found = true;
-                ++it;
-            } else {
-                it = params_.erase(it);
-            }
-        }
-        if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+        set_where(encoded_key, encoded_value,
+                  [](std::string_view a, std::string_view b) { return a == b; });
     }
 
     // set() with keys compared decoded and ignoring case: every spelling of the key goes, the
     // first one's place taking `encoded_key` and the value.
     void set_any_case(std::string_view encoded_key, std::string_view encoded_value) {
-        auto key = boost::urls::pct_string_view(encoded_key).decode();
-        bool found = false;
-        for (auto it = params_.begin(); it != params_.end();) {
-            if (!equals_ignoring_case(boost::urls::pct_string_view(it->key).decode(), key)) {
-                ++it;
-            } else if (!found) {
-                it->key = std::string(encoded_key);
-                it->value = std::string(encoded_value);
-                found = true;
-                ++it;
-            } else {
-                it = params_.erase(it);
-            }
-        }
-        if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+        set_where(encoded_key, encoded_value, [](std::string_view a, std::string_view b) {
+            return equals_ignoring_case(a, b);
+        });
     }
 
     // Removes every parameter whose decoded key is `key` in any case.
@@ -251,6 +226,25 @@ class Params {
     }
 
   private:
+    template <typename SameKey>
+    void set_where(std::string_view encoded_key, std::string_view encoded_value, SameKey same) {
+        auto key = boost::urls::pct_string_view(encoded_key).decode();
+        bool found = false;
+        for (auto it = params_.begin(); it != params_.end();) {
+            if (!same(boost::urls::pct_string_view(it->key).decode(), key)) {
+                ++it;
+            } else if (!found) {
+                it->key = std::string(encoded_key);
+                it->value = std::string(encoded_value);
+                found = true;
+                ++it;
+            } else {
+                it = params_.erase(it);
+            }
+        }
+        if (!found) params_.push_back({std::string(encoded_key), std::string(encoded_value)});
+    }
+
     struct Param {
         std::string key;
         std::optional<std::string> value;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/runtime/log.hpp"
 
@@ -14,7 +15,8 @@ constexpr const char* kRollupOwnerSql =
 
 constexpr const char* kStateColumns =
     "SELECT complete, built_through, reset_pending, base_from - DATE '1970-01-01', "
-    "purged_through FROM refgate_rollup_state";
+    "purged_through, months_through - DATE '1970-01-01', months_closed_through FROM "
+    "refgate_rollup_state";
 
 // Everything a reset clears: with every day in the base table, all of it; with retention, the
 // sums over links (rebuilt from the kept link days) and the channels (kept days only). The link
@@ -57,8 +59,28 @@ SELECT link_id, date_trunc('month', day::timestamp)::date, sum(human), sum(bot),
        sum(scanner)
 FROM refgate_rollup_link_days
 WHERE link_id > $1 AND link_id <= $2
+  AND day < (SELECT months_through FROM refgate_rollup_state)
 GROUP BY 1, 2
 )sql";
+
+// Closing the month that starts at months_through ($3, days since 1970-01-01) for the links
+// $1 < link_id <= $2.
+constexpr const char* kClearClosedMonth = R"sql(
+DELETE FROM refgate_rollup_link_months
+WHERE link_id > $1 AND link_id <= $2 AND month = DATE '1970-01-01' + $3::int
+)sql";
+constexpr const char* kCloseMonth = R"sql(
+INSERT INTO refgate_rollup_link_months (link_id, month, human, bot, prefetch, scanner)
+SELECT link_id, DATE '1970-01-01' + $3::int, sum(human), sum(bot), sum(prefetch), sum(scanner)
+FROM refgate_rollup_link_days
+WHERE link_id > $1 AND link_id <= $2 AND day >= DATE '1970-01-01' + $3::int
+  AND day < DATE '1970-01-01' + $3::int + interval '1 month'
+GROUP BY link_id
+)sql";
+
+// The UTC month that has begun, as days since 1970-01-01.
+constexpr const char* kCurrentMonth =
+    "SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01'";
 
 constexpr const char* kBuildPartnerDays = R"sql(
 INSERT INTO refgate_rollup_partner_days AS t (partner_id, day, human, bot, prefetch, scanner)
@@ -113,6 +135,8 @@ RollupState state_from(const pqxx::row& row) {
     s.reset_pending = row[2].as<bool>();
     s.base_from = optional_day(row[3]);
     s.purged_through = row[4].as<std::int64_t>();
+    s.months_through = row[5].as<std::int32_t>();
+    s.months_closed_through = row[6].as<std::int64_t>();
     return s;
 }
 
@@ -122,6 +146,27 @@ std::optional<std::int32_t> day_param(const RollupState& s) { return s.base_from
 std::int64_t last_link_id(pqxx::work& tx) {
     auto f = tx.exec(kLastLinkId)[0][0];
     return f.is_null() ? -1 : f.as<std::int64_t>();
+}
+
+// A batch of closing the month at months_through, once it has ended (build_rollups_step()).
+Upkeep close_month_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
+    if (s.months_through >= tx.exec(kCurrentMonth)[0][0].as<std::int32_t>()) return Upkeep::idle;
+    if (s.months_closed_through >= last_link_id(tx)) {
+        tx.exec(
+            "UPDATE refgate_rollup_state SET months_through = (months_through + interval '1 "
+            "month')::date, months_closed_through = -1, updated_at = now()");
+        tx.commit();
+        log::info("rollups_month_closed", {{"month", format_day(s.months_through)}});
+        return Upkeep::progress;
+    }
+    std::int64_t after = s.months_closed_through;
+    std::int64_t through = after + std::max<std::int64_t>(links, 1);
+    tx.exec_params(kClearClosedMonth, after, through, s.months_through);
+    tx.exec_params(kCloseMonth, after, through, s.months_through);
+    tx.exec_params("UPDATE refgate_rollup_state SET months_closed_through = $1, updated_at = now()",
+                   through);
+    tx.commit();
+    return Upkeep::progress;
 }
 
 }  // namespace
@@ -145,14 +190,14 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
         tx.exec(s.base_from ? kResetSums : kResetAll);
         tx.exec(
             "UPDATE refgate_rollup_state SET reset_pending = false, complete = false, "
-            "built_through = -1, updated_at = now()");
+            "built_through = -1, months_closed_through = -1, updated_at = now()");
         tx.commit();
         log::warn("rollups_reset", {{"detail",
                                      "the counts were written without their roll-ups (an older "
                                      "release or SQL by hand): building them again"}});
         return Upkeep::reset;
     }
-    if (s.complete) return Upkeep::idle;
+    if (s.complete) return close_month_step(tx, s, links);
     std::int64_t after = s.built_through;
     std::int64_t through = after + std::max<std::int64_t>(links, 1);
     auto base_from = day_param(s);
@@ -275,12 +320,17 @@ constexpr const char* kCheckLinkMonths = R"sql(
 SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' ||
        to_char(coalesce(r.month, b.month), 'YYYY-MM'),
        r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
-FROM (SELECT * FROM refgate_rollup_link_months
-      WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))) r
+FROM (SELECT * FROM refgate_rollup_link_months, refgate_rollup_state s
+      WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
+        AND (month < s.months_through
+             OR (month = s.months_through AND link_id <= s.months_closed_through))) r
 FULL JOIN (SELECT link_id, date_trunc('month', day::timestamp)::date AS month, sum(human) AS human,
                   sum(bot) AS bot, sum(prefetch) AS prefetch, sum(scanner) AS scanner
-           FROM refgate_rollup_link_days
+           FROM refgate_rollup_link_days, refgate_rollup_state s
            WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
+             AND (day < s.months_through
+                  OR (day < s.months_through + interval '1 month'
+                      AND link_id <= s.months_closed_through))
            GROUP BY 1, 2) b ON b.link_id = r.link_id AND b.month = r.month
 )sql";
 
@@ -354,7 +404,7 @@ RollupCheck check_rollups(pqxx::connection& conn, bool all, std::size_t sample_l
     if (!out.state.complete) return out;
     std::optional<std::string> links, days;
     if (all) {
-        out.links = tx.exec("SELECT count(DISTINCT link_id) FROM refgate_rollup_link_months")[0][0]
+        out.links = tx.exec("SELECT count(DISTINCT link_id) FROM refgate_rollup_link_days")[0][0]
                         .as<std::size_t>();
         out.days =
             tx.exec("SELECT count(*) FROM refgate_rollup_unique_days")[0][0].as<std::size_t>();

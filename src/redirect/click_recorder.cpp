@@ -20,6 +20,7 @@ ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRe
     click.cls = classifier_.classify(signals, agents_.match(signals.user_agent));
     click.day = utc_day(unix_seconds);
     ChannelTag tag = read_channel(request.query());
+    click.validated_channel = tag.channel;
     ChannelCap::Admitted admitted = channels_.admit(link_id, click.day, tag.channel);
     click.channel = admitted.channel;
     if (tag.identifier) {

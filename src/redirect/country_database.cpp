@@ -5,7 +5,6 @@
 
 #include <condition_variable>
 #include <mutex>
-#include <unordered_map>
 
 #include "mmdb_lookup.hpp"
 #include "refgate/runtime/background_thread.hpp"
@@ -44,37 +43,14 @@ CountryCode CountryDatabase::country_of(const IpBytes& address) const noexcept {
 }
 
 std::optional<CountryRanges> CountryDatabase::ranges(std::stop_token stop) const {
-    constexpr Address128 kV4Last = 0xffffffffu;
-    constexpr Address128 kMapped = Address128{0xffff} << 32;
-    constexpr Address128 k6to4 = Address128{0x2002} << 112;
-    CountryRanges out;
-    // libmaxminddb refuses IPv6 lookups in an IPv4 database: those addresses have no country.
-    // In an IPv6 one, IPv4 (and IPv4-mapped) addresses are looked up in the IPv4 subtree, ::/96,
-    // which IPv4-compatible addresses reach too, and often 6to4 ones through an alias: those are
-    // answered from the IPv4 table instead of being repeated in the IPv6 one.
-    const bool v6 = db_->metadata.ip_version == 6;
-    auto v4_root = mmdb_node_at(*db_, 0, 96);
-    const bool six_to_four = v6 && v4_root && mmdb_node_at(*db_, k6to4, 16) == v4_root;
-    out.alias_ipv4(v6, six_to_four);
-    auto enter = [&](Address128 prefix, int depth) {
-        // Mapped addresses never reach the IPv6 table.
-        return !(depth == 96 && prefix == kMapped) &&
-               !(six_to_four && depth == 16 && prefix == k6to4);
-    };
-    std::unordered_map<std::uint32_t, CountryCode> seen;  // data offset -> country
-    auto leaf = [&](Address128 first, Address128 last, MMDB_entry_s& e) {
-        auto [it, inserted] = seen.try_emplace(e.offset, 0);
-        if (inserted) it->second = entry_country(e);
-        if (first <= kV4Last) {
-            out.add_v4(static_cast<std::uint32_t>(first),
-                       static_cast<std::uint32_t>(std::min(last, kV4Last)), it->second);
-            if (last <= kV4Last) return;
-        }
-        if (v6) out.add_v6(first, last, it->second);
-    };
-    if (!mmdb_walk(*db_, stop, leaf, enter)) return std::nullopt;
-    out.finish();
-    return out;
+    RangeTableBuilder<CountryCode> table;
+    if (!mmdb_flatten(*db_, stop, entry_country, table)) return std::nullopt;
+    table.finish();
+    return CountryRanges(std::move(table));
+}
+
+MmdbSource CountryDatabase::source() const noexcept {
+    return {.build_epoch = db_->metadata.build_epoch, .node_count = db_->metadata.node_count};
 }
 
 std::string CountryDatabase::describe() const { return mmdb_describe(*db_); }
@@ -111,10 +87,16 @@ void CountryLookupBox::publish(std::shared_ptr<const CountryDatabase> database) 
         if (!publish_over(std::make_shared<const CountryRanges>(std::move(*ranges)), db)) return;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
-        log::info("country_ranges", {{"ranges", size}, {"bytes", bytes}, {"ms", ms.count()}});
+        log::info("country_ranges",
+                  {{"form", "built"}, {"ranges", size}, {"bytes", bytes}, {"ms", ms.count()}});
         // The walk's working memory is freed but stays resident until trimmed.
         malloc_trim(0);
     });
+}
+
+void CountryLookupBox::publish_ranges(std::shared_ptr<const CountryLookup> ranges) {
+    flatten_ = {};
+    Published<CountryLookup>::publish(std::move(ranges));
 }
 
 }  // namespace refgate

@@ -140,20 +140,22 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     // The click's counter loads while the answer is written.
     std::optional<ClickRecorder::Click> click;
     if (recorder_ != nullptr) click = recorder_->begin(request, reader, link->id, now);
-    answer(request, response, *snapshot, *link, target);
+    answer(request, response, *snapshot, *link, target,
+           click ? click->validated_channel : std::string_view{});
     if (click) record(*click, *snapshot, *link, target);
 }
 
 void RedirectHandler::answer(const http::Request& request, http::Response& response,
-                             const Snapshot& snapshot, const LinkEntry& link,
-                             const Target& target) {
+                             const Snapshot& snapshot, const LinkEntry& link, const Target& target,
+                             std::string_view channel) {
     // A partner with placements: the Location of this click's channel, from the precomputed one
     // of "direct" with the code and the token of the channel written in their places.
     const PlacementSlots& slots = target.rule != 0 ? target.placement : link.placement;
     if (slots.any()) {
         std::size_t partner_index = target.rule != 0 ? target.partner_index : link.partner_index;
         const Partner& partner = snapshot.partners()[partner_index];
-        std::string_view channel = read_channel(request.query()).channel;
+        // The recorder's reading of it when the click is counted (read_channel once a click).
+        if (channel.empty()) channel = read_channel(request.query()).channel;
         char token[kMaxToken];
         std::size_t length = write_token(token, snapshot.placement_style(partner_index), link.id,
                                          link.slug, channel);

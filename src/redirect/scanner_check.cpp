@@ -54,6 +54,25 @@ std::optional<AddressRanges> AsnDatabase::ranges_of(const std::vector<std::uint3
     return out;
 }
 
+std::optional<RangeTableBuilder<std::uint32_t>> AsnDatabase::all_ranges(
+    std::stop_token stop) const {
+    RangeTableBuilder<std::uint32_t> out;
+    auto asn = [](MMDB_entry_s& entry) -> std::uint32_t {
+        MMDB_entry_data_s data{};
+        if (MMDB_get_value(&entry, &data, "autonomous_system_number", nullptr) != MMDB_SUCCESS ||
+            !data.has_data || data.type != MMDB_DATA_TYPE_UINT32)
+            return 0;
+        return data.uint32;
+    };
+    if (!mmdb_flatten(*db_, stop, asn, out)) return std::nullopt;
+    out.finish();
+    return out;
+}
+
+MmdbSource AsnDatabase::source() const noexcept {
+    return {.build_epoch = db_->metadata.build_epoch, .node_count = db_->metadata.node_count};
+}
+
 std::string AsnDatabase::describe() const { return mmdb_describe(*db_); }
 
 ScannerCheck::ScannerCheck(const ScannerSources& sources) : sources_(sources) {
@@ -67,8 +86,13 @@ bool ScannerCheck::from_listed_network(const IpBytes& address) noexcept {
     if (networks == nullptr || networks->empty()) return false;
     if (networks->listed_address(address)) return true;
     if (networks->asn_ranges) return networks->asn_ranges->contains(address);
-    if (sources_.asn == nullptr || networks->asns.empty()) return false;
-    auto asn = sources_.asn->asn_of(address);
+    if (networks->asns.empty()) return false;
+    std::optional<std::uint32_t> asn;
+    if (sources_.asn_ranges != nullptr) {
+        asn = sources_.asn_ranges->asn_of(address);
+    } else if (sources_.asn != nullptr) {
+        asn = sources_.asn->asn_of(address);
+    }
     return asn && networks->listed_asn(*asn);
 }
 

@@ -1,5 +1,6 @@
 #include "refgate/runtime/background_thread.hpp"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -20,6 +21,12 @@ void become_background_thread(const char* name, BackgroundPriority priority) {
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
     // On Linux the nice value belongs to the thread, not the process (see setpriority(2)).
     setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kLowPriorityNice);
+}
+
+void release_free_heap(std::size_t threshold) {
+    // mallinfo2 walks the arenas' free lists, as malloc_trim does: a few milliseconds at most,
+    // on a background thread.
+    if (mallinfo2().fordblks > threshold) malloc_trim(0);
 }
 
 }  // namespace refgate

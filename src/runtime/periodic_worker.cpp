@@ -52,6 +52,7 @@ void PeriodicWorker::run() {
     if (!options_.first_round_at_once && !wait(options_.interval, false)) return;
     for (;;) {
         RoundOutcome outcome = round_();
+        release_free_heap();
         bool backing_off = outcome == RoundOutcome::failed;
         if (!wait(pacing.after(outcome), backing_off && idle_)) return;
     }

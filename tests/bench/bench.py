@@ -12,7 +12,8 @@ Subcommands:
   startup --bin B --label L --out F [--timeout S]
                                     starts `B serve` (environment as given), polls the admin
                                     /readyz every 2 ms, reads VmRSS/VmHWM, stops it with SIGTERM
-  rss PID                           VmRSS and VmHWM of PID in KiB, as JSON
+  rss PID                           VmRSS, VmHWM, RssAnon, RssFile and RssShmem of PID in KiB, as
+                                    JSON
   report --raw F --out F --meta F   median per (part, server, case), ratios, table and JSON
 """
 
@@ -188,13 +189,14 @@ def read_status(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
-                if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:")):
+                if line.startswith(("VmRSS:", "VmHWM:", "RssAnon:", "RssFile:", "RssShmem:")):
                     k, v = line.split(":", 1)
                     out[k] = int(v.split()[0])
     except OSError:
         pass
     return {"rss_kib": out.get("VmRSS"), "hwm_kib": out.get("VmHWM"),
-            "anon_kib": out.get("RssAnon")}
+            "anon_kib": out.get("RssAnon"), "file_kib": out.get("RssFile"),
+            "shmem_kib": out.get("RssShmem")}
 
 
 def cmd_rss(args):

@@ -12,6 +12,7 @@
 #                           deprioritize_dependencies)
 #          --only LIST      some of: redirect,flush,startup,micro,idle (default: all)
 #          --budget SECONDS stop everything after this long (default 900)
+#          --links N        links of the redirect part (default 10000; 200 with --smoke)
 #          --baseline REV   also build REV (a commit, e.g. main~3) and run it as a third server in
 #                           the redirect part's alternating rounds: "before and after" in one run,
 #                           reported as ratios of this tree to REV
@@ -48,6 +49,7 @@ DEPS_NICE=1
 ONLY="redirect,flush,startup,micro,idle"
 PERF=0
 BUDGET=900
+LINKS=""
 BASELINE_REV=""
 FLOOR_SRC=""
 [[ -f $HERE/../../../shared/bench/floor.c ]] && FLOOR_SRC=$HERE/../../../shared/bench/floor.c
@@ -59,6 +61,7 @@ while (($#)); do
     --deps-full-priority) DEPS_NICE=0 ;;
     --only) ONLY=${2:?--only needs a list}; shift ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
+    --links) LINKS=${2:?--links needs a number}; shift ;;
     --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
     --floor) FLOOR_SRC=${2:?--floor needs a C file}; shift ;;
     --no-floor) FLOOR_SRC="" ;;
@@ -69,6 +72,7 @@ while (($#)); do
   shift
 done
 [[ $BUDGET =~ ^[0-9]+$ ]] || die "--budget takes whole seconds"
+[[ -z $LINKS || $LINKS =~ ^[1-9][0-9]*$ ]] || die "--links takes a whole number"
 [[ $THREADS_LIST =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--threads takes a list such as 1,2"
 
 STARTED_AT=$SECONDS
@@ -113,6 +117,7 @@ else
   STARTUP_LINKS=1000 STARTUP_RUNS=1
   MICRO_ARGS=(--benchmark-samples 3 --benchmark-warmup-time 1 --benchmark-resamples 100)
 fi
+[[ -n $LINKS ]] && REDIRECT_LINKS=$LINKS
 
 # Progress lines carry the seconds since the start.
 log() { printf '[bench %3ds] %s\n' "$((SECONDS - STARTED_AT))" "$*" >&2; }
@@ -700,7 +705,7 @@ redirect_part() {
     fi
     local rss
     rss=$("$PY" "$BENCH_PY" rss "$RG_PID")
-    REDIRECT_EXTRA+=("refgate RSS after the load with $REDIRECT_LINKS links, REFGATE_THREADS=$threads: $(jq -r '"\(.rss_kib/1024*10|floor/10) MiB (VmHWM \(.hwm_kib/1024*10|floor/10) MiB)"' <<<"$rss")")
+    REDIRECT_EXTRA+=("refgate RSS after the load with $REDIRECT_LINKS links, REFGATE_THREADS=$threads: $(jq -r '"\(.rss_kib/1024*10|floor/10) MiB (RssAnon \(.anon_kib/1024*10|floor/10) MiB, RssFile \(.file_kib/1024*10|floor/10) MiB, RssShmem \(.shmem_kib/1024*10|floor/10) MiB; VmHWM \(.hwm_kib/1024*10|floor/10) MiB)"' <<<"$rss")")
     stop_refgate
     stop_baseline
     stop_nginx

@@ -80,11 +80,11 @@ def cmd_fill(args):
     # "link|YYYY-MM-DD|channel|class clicks", the id in refgate:buckets, refgate:bucket:last),
     # ids an hour in the past so that `refgate flush` closes them all. A bucket holds what a
     # busy publisher's links get in 10 s: consecutive links (from --first, wrapping at --last),
-    # each with human clicks on its three channels and bot clicks on one, on today's counts.
+    # each with human clicks on its three channels and bot clicks on one, on --day (default today).
     now = int(time.time())
     # Each fill of a run its own ids (--seq), so that none is taken for one already flushed.
     newest = now - now % 10 - 3600 - args.seq * 100_000
-    day = datetime.date.today().isoformat()
+    day = args.day or datetime.date.today().isoformat()
     counters = [("direct", "human"), ("newsletter", "human"), ("social", "human"), ("direct", "bot")]
     span = args.last - args.first + 1
     link = args.first + args.offset % span
@@ -175,6 +175,7 @@ def main():
     f.add_argument("--last", type=int, required=True)
     f.add_argument("--offset", type=int, default=0)
     f.add_argument("--seq", type=int, default=0)
+    f.add_argument("--day", help="the counts' UTC day, YYYY-MM-DD (default: today)")
     f.set_defaults(func=cmd_fill)
     r = sub.add_parser("report")
     r.add_argument("results")

@@ -21,8 +21,8 @@
 # connection, round-robin, and its median reported as a ratio to one link's year answer of the
 # same run (goal: at most 20x, and below 250 ms); then the same answers from the base table (the
 # roll-ups marked incomplete, which is how the stats answered before them) for the "before"
-# column. The flush part fills Redis with buckets of 1,000 and 10,000 counters on today's rows of
-# the largest database and times `refgate flush` of this tree and of the baseline alternately
+# column. The flush part fills Redis with buckets of 1,000 and 10,000 counters on tomorrow's rows
+# of the largest database and times `refgate flush` of this tree and of the baseline alternately
 # (goal: at most 1.3x). Private PostgreSQL (fsync on, 127.0.0.1:54399) and Redis (63869), refgate
 # on 18396/18397, under .state/stats-scale, all stopped at the end however the script ends;
 # REFGATE_BENCH_PORT_SHIFT=N adds N to each port. Prints a Markdown table (paste it into
@@ -263,7 +263,7 @@ flush_once() {
   local bin=$1 buckets=$2 per=$3 db=$4 seq=$5 start out took
   redis-cli -h 127.0.0.1 -p "$REDIS_PORT" flushall >/dev/null
   "$PY" "$HELPER" fill --buckets "$buckets" --per-bucket "$per" --first "$FIRST_ID" \
-    --last "$LAST_ID" --offset "$((seq * 977))" --seq "$seq" |
+    --last "$LAST_ID" --offset "$((seq * 977))" --seq "$seq" --day "$FLUSH_DAY" |
     bounded 120 redis-cli -h 127.0.0.1 -p "$REDIS_PORT" --pipe >/dev/null
   start=$EPOCHREALTIME
   out=$(REFGATE_DATABASE_URL="postgresql://refgate@127.0.0.1:$PG_PORT/$db" bounded 300 "$bin" flush) ||
@@ -276,6 +276,10 @@ flush_once() {
 
 flush_part() {
   local db=$1 n=$2 buckets per case run this base seq=0
+  # The counts go to tomorrow: a day whose rows the flushes write, as every day after the
+  # migration's (the build writes a link's days together, so today's link-day rows lie a page
+  # apart; the flushes of a day write its rows side by side).
+  FLUSH_DAY=$(date -u -d tomorrow +%F)
   FIRST_ID=$(psql_q "$db" -c "SELECT min(id) FROM refgate_links")
   LAST_ID=$(psql_q "$db" -c "SELECT max(id) FROM refgate_links")
   # The baseline writes counts without roll-ups, which would mark them for a rebuild (that this

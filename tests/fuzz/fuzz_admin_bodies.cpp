@@ -1,11 +1,12 @@
 // The admin API's JSON bodies through the admin service itself (src/admin, over the rows kept in
-// memory that its unit tests use): partner create and PATCH (a code schedule too), link create,
-// PATCH and preview, disclosure PUT and preview, token create. The first byte picks the call, the
-// rest is the request body, refused as the middleware refuses it (not JSON: 400; not an object:
-// 422). Invariants: nothing throws (an exception would be a 500); a refusal is a 4xx outcome
-// with a reason (every 422 names its fields); what a call accepted reads back with GET, and that
-// object, sent back as the body of a PATCH or PUT, is accepted and changes nothing: what is
-// stored re-serialises and re-parses to the same value.
+// memory that its unit tests use), each read into its command as the HTTP layer reads it:
+// partner create and PATCH (a code schedule too), link create, PATCH and preview, disclosure PUT
+// and preview, token create. The first byte picks the call, the rest is the request body,
+// refused as the middleware refuses it (not JSON: 400; not an object: 422). Invariants: nothing
+// throws (an exception would be a 500); a refusal is a 4xx outcome with a reason (every 422
+// names its fields); what a call accepted reads back with GET, and that object, sent back as the
+// body of a PATCH or PUT, is accepted and changes nothing: what is stored re-serialises and
+// re-parses to the same value.
 
 #include <chrono>
 
@@ -13,11 +14,18 @@
 #include "fuzz_check.hpp"
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
+#include "refgate/codec/import_document.hpp"
+#include "refgate/codec/stored_objects.hpp"
 
 namespace {
 
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
+using refgate::parse_link_patch;
+using refgate::parse_link_preview;
+using refgate::parse_new_link;
+using refgate::parse_new_partner;
+using refgate::parse_partner_patch;
 
 struct FixedClock final : refgate::Clock {
     std::chrono::system_clock::time_point now() const override {
@@ -36,14 +44,17 @@ struct World {
                   {.clock = &clock, .public_base_url = "https://picks.example.com"}) {
         auto partner = Json::parse(R"({"slug": "tailscale", "name": "Tailscale",
             "ref_param": "ref", "ref_code": "picks42", "allowed_domains": ["tailscale.com"]})");
-        FUZZ_CHECK(service.create_partner(kEditor, partner).kind == OutcomeKind::created);
+        FUZZ_CHECK(service.create_partner(kEditor, refgate::parse_new_partner(partner)).kind ==
+                   OutcomeKind::created);
         Json link{
             {"slug", "demo"}, {"partner", "tailscale"}, {"destination", "https://tailscale.com/"}};
-        FUZZ_CHECK(service.create_link(kEditor, link).kind == OutcomeKind::created);
+        FUZZ_CHECK(service.create_link(kEditor, refgate::parse_new_link(link)).kind ==
+                   OutcomeKind::created);
     }
 };
 
-void check_refusal(const Outcome& o) {
+template <typename Answer>
+void check_refusal(const Answer& o) {
     switch (o.kind) {
         case OutcomeKind::invalid:
             FUZZ_CHECK(!o.errors.empty());
@@ -61,15 +72,25 @@ void check_refusal(const Outcome& o) {
     }
 }
 
-bool accepted(const Outcome& o) {
+template <typename Answer>
+bool accepted(const Answer& o) {
     return o.kind == OutcomeKind::ok || o.kind == OutcomeKind::created;
 }
 
+// The object an answer shows, as the API writes it.
+template <typename View>
+Json shown(const Result<View>& r) {
+    using refgate::view_json;
+    return view_json(r.view);
+}
+
 // The object GET answers, written out and read back as a client would.
-Json read_back(const Outcome& got) {
-    FUZZ_CHECK(got.kind == OutcomeKind::ok && got.body.is_object());
-    Json again = Json::parse(got.body.dump(), nullptr, false);
-    FUZZ_CHECK(again == got.body);
+template <typename Answer>
+Json read_back(const Answer& got) {
+    Json body = shown(got);
+    FUZZ_CHECK(got.kind == OutcomeKind::ok && body.is_object());
+    Json again = Json::parse(body.dump(), nullptr, false);
+    FUZZ_CHECK(again == body);
     return again;
 }
 
@@ -77,7 +98,7 @@ Json read_back(const Outcome& got) {
 template <typename Get, typename Patch>
 void check_round_trip(Get get, Patch patch) {
     Json before = read_back(get());
-    Outcome o = patch(writable(before));
+    auto o = patch(writable(before));
     for (const auto& e : o.errors)
         std::fprintf(stderr, "%s: %s\n", e.field.c_str(), e.message.c_str());
     FUZZ_CHECK(o.kind == OutcomeKind::ok);
@@ -87,47 +108,58 @@ void check_round_trip(Get get, Patch patch) {
 void run(World& w, std::uint8_t op, const Json& body) {
     auto& s = w.service;
     const Precondition any{.any = true};
-    Outcome o;
+    // What the call answered: its kind, and the object when it was accepted.
+    OutcomeKind kind = OutcomeKind::ok;
+    Json object;
+    auto check = [&](const auto& o) {
+        check_refusal(o);
+        kind = o.kind;
+        if (accepted(o)) object = shown(o);
+    };
     switch (op % 8) {
         case 0:
-            o = s.create_partner(kEditor, body);
+            check(s.create_partner(kEditor, parse_new_partner(body)));
             break;
         case 1:
-            o = s.update_partner(kEditor, "tailscale", any, body);
+            check(s.update_partner(kEditor, "tailscale", any, parse_partner_patch(body)));
             break;
         case 2:
-            o = s.create_link(kEditor, body);
+            check(s.create_link(kEditor, parse_new_link(body)));
             break;
         case 3:
-            o = s.update_link(kEditor, "demo", any, body);
+            check(s.update_link(kEditor, "demo", any, parse_link_patch(body)));
             break;
         case 4:
-            o = s.preview_link(body);
+            check(s.preview_link(parse_link_preview(body)));
             break;
         case 5:
-            o = s.put_disclosure(kEditor, "general", "en", {}, body);
+            check(s.put_disclosure(kEditor, "general", "en", {},
+                                   refgate::parse_disclosure_put("general", "en", body)));
             break;
         case 6:
-            o = s.preview_disclosure(body);
+            check(s.preview_disclosure(refgate::parse_disclosure_preview(body)));
             break;
         default:
-            o = s.create_token(kAdmin, body);
+            check(s.create_token(kAdmin, parse_new_token(body)));
             break;
     }
-    check_refusal(o);
-    if (!accepted(o)) return;
-    std::string partner = op % 8 == 0 ? o.body.value("slug", "") : "tailscale";
-    std::string link = op % 8 == 2 ? o.body.value("slug", "") : "demo";
+    if (kind != OutcomeKind::ok && kind != OutcomeKind::created) return;
+    std::string partner = op % 8 == 0 ? object.value("slug", "") : "tailscale";
+    std::string link = op % 8 == 2 ? object.value("slug", "") : "demo";
     if (op % 8 <= 1) {
         check_round_trip([&] { return s.get_partner(partner); },
-                         [&](const Json& p) { return s.update_partner(kEditor, partner, any, p); });
+                         [&](const Json& p) {
+                             return s.update_partner(kEditor, partner, any, parse_partner_patch(p));
+                         });
     } else if (op % 8 <= 3) {
-        check_round_trip([&] { return s.get_link(link); },
-                         [&](const Json& p) { return s.update_link(kEditor, link, any, p); });
+        check_round_trip(
+            [&] { return s.get_link(link); },
+            [&](const Json& p) { return s.update_link(kEditor, link, any, parse_link_patch(p)); });
     } else if (op % 8 == 5) {
         Json before = read_back(s.get_disclosure("general", "en"));
-        Outcome again =
-            s.put_disclosure(kEditor, "general", "en", {.if_match = any}, writable(before));
+        auto again =
+            s.put_disclosure(kEditor, "general", "en", {.if_match = any},
+                             refgate::parse_disclosure_put("general", "en", writable(before)));
         FUZZ_CHECK(again.kind == OutcomeKind::ok);
         FUZZ_CHECK(read_back(s.get_disclosure("general", "en")).value("text", Json()) ==
                    before.value("text", Json()));

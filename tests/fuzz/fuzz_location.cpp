@@ -8,6 +8,11 @@
 // referral and every extra parameter appear once, with the partner's values; a passed utm_* value
 // holds nothing but unreserved bytes, '+' and %XX escapes, so none of its bytes can start a
 // parameter.
+// A sixth line, when given, is a sub-ID parameter (placements, issue 42; partners whose save
+// checks refuse it are built without one): the Location of the incoming query's channel, as the
+// redirect writes it from the snapshot's and as built afresh (with utm_* passed through), carries
+// that parameter exactly once in any case, whichever way the query is split, with the
+// placement's token (never a visitor's value), and the channel's code as the referral code.
 
 #include <algorithm>
 #include <boost/url/parse.hpp>
@@ -17,9 +22,11 @@
 #include <map>
 
 #include "fuzz_check.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/placement.hpp"
 
 namespace {
 
@@ -33,12 +40,19 @@ bool printable(std::string_view text) {
     return true;
 }
 
+bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
 // The rules of location.cpp for a utm_* parameter that passes through, restated independently.
 bool passes(const urls::param_pct_view& p, const refgate::Partner& partner) {
     std::string_view key = p.key;
     if (!p.has_value || !key.starts_with("utm_") || key.size() <= 4 || key.size() > 64)
         return false;
-    if (key == partner.ref_param) return false;
+    if (key == partner.ref_param || iequals(key, partner.subid_param)) return false;
     for (const auto& [k, v] : partner.extra_params) {
         if (k == key) return false;
     }
@@ -138,8 +152,11 @@ std::size_t pluses(std::string_view text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '+'));
 }
 
+// `partner`'s ref_code is the code expected (the channel's, for a partner with placements);
+// `token` the sub-ID expected when it has a sub-ID parameter.
 void check_location(const urls::url_view& dest, const refgate::Partner& partner,
-                    std::string_view incoming, const std::string& location) {
+                    std::string_view incoming, const std::string& location,
+                    const std::string& token = {}) {
     for (unsigned char c : location) FUZZ_CHECK(c > 0x20 && c < 0x7f);
     auto parsed = urls::parse_uri(location);
     FUZZ_CHECK(parsed.has_value());
@@ -186,9 +203,22 @@ void check_location(const urls::url_view& dest, const refgate::Partner& partner,
         check_read_once(read, partner.ref_param, partner.ref_code);
         for (const auto& [k, v] : partner.extra_params) check_read_once(read, k, v);
     }
+    // The sub-ID parameter: once, in any case and however split, with the placement's token.
+    if (!partner.subid_param.empty()) {
+        for (std::string_view separators : {"&", "&;"}) {
+            std::size_t n = 0;
+            for (const auto& [k, v] : read_query(out, separators)) {
+                if (!iequals(k, partner.subid_param)) continue;
+                ++n;
+                FUZZ_CHECK(v == token);
+            }
+            FUZZ_CHECK(n == 1);
+        }
+    }
     // Nothing else: every other parameter of the output was in the destination.
     for (auto p : out.params()) {
-        bool partner_key = p.key == partner.ref_param;
+        bool partner_key = p.key == partner.ref_param ||
+                           (!partner.subid_param.empty() && iequals(p.key, partner.subid_param));
         for (const auto& [k, v] : partner.extra_params) partner_key = partner_key || p.key == k;
         FUZZ_CHECK(partner_key || utm.contains(p.key) || count_key(dest, p.key) > 0);
     }
@@ -197,7 +227,7 @@ void check_location(const urls::url_view& dest, const refgate::Partner& partner,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    auto parts = refgate::fuzz::split_lines(as_text(data, size), 5);
+    auto parts = refgate::fuzz::split_lines(as_text(data, size), 6);
     refgate::Partner partner;
     partner.ref_param = parts[1];
     partner.ref_code = parts[2];
@@ -223,5 +253,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_location(*dest, partner, {}, refgate::build_location(check.canonical, partner));
     check_location(*dest, partner, parts[4],
                    refgate::build_location(check.canonical, partner, true, parts[4]));
+
+    partner.subid_param = parts[5];
+    if (partner.subid_param.empty() || refgate::subid_param_problem(partner)) return 0;
+    partner.channel_codes = {{"newsletter", "nl-" + partner.ref_code.substr(0, 100)},
+                             {"blog-*", "blog code&="}};
+    if (partner.subid_param.size() % 2 == 1) {
+        partner.subid_style = refgate::SubidStyle::readable;
+        partner.subid_charset = "a-z0-9_";
+    }
+    // The channel and the token come from the validated channel only.
+    std::string_view channel = refgate::read_channel(parts[4]).channel;
+    const std::string& code = refgate::code_for_channel(partner, channel);
+    std::string token = refgate::placement_token(partner, 42, "pick-1", channel);
+    refgate::Partner expected = partner;
+    expected.ref_code = code;
+    auto placed = refgate::placed_location(check.canonical, partner, 42, "pick-1");
+    FUZZ_CHECK(placed.has_value());
+    std::string written;
+    refgate::write_placed_location(written, placed->location, placed->slots, code, token);
+    FUZZ_CHECK(written == refgate::build_placement_location(check.canonical, partner, code, token));
+    check_location(*dest, expected, {}, written, token);
+    check_location(
+        *dest, expected, parts[4],
+        refgate::build_placement_location(check.canonical, partner, code, token, true, parts[4]),
+        token);
     return 0;
 }

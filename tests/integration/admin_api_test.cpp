@@ -223,7 +223,12 @@ TEST_CASE("partners are created, read, patched with If-Match and deleted, with a
     CHECK(body.contains("created_at"));
     CHECK(body.contains("updated_at"));
     CHECK(body["scheduled_codes"] == Json::array());
-    CHECK(body.size() == 11);
+    // No placements unless asked for: no sub-ID, opaque tokens of a-z0-9, no channel codes.
+    CHECK(body["subid_param"].is_null());
+    CHECK(body["subid_style"] == "opaque");
+    CHECK(body["subid_charset"] == "a-z0-9");
+    CHECK(body["channel_codes"] == Json::array());
+    CHECK(body.size() == 15);
 
     auto got = f.call("GET", "/api/v1/partners/tailscale", bearer(f.viewer));
     CHECK(got.status == 200);

@@ -262,6 +262,57 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the flush keeps no month sum of the current month, and months that have ended are closed into "
+    "month sums by the upkeep, and the answers stay the same",
+    "[stats][pg][redis]") {
+    Fixture f;
+    f.db.exec(counts_sql(420));
+    f.migrate();
+    REQUIRE(f.complete());
+    std::string this_month =
+        f.db.scalar("SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date::text");
+    CHECK(f.db.scalar("SELECT months_through::text FROM refgate_rollup_state") == this_month);
+    auto months_from_current = [&] {
+        return f.db.scalar(
+            "SELECT count(*) FROM refgate_rollup_link_months WHERE month >= (SELECT "
+            "months_through FROM refgate_rollup_state)");
+    };
+    CHECK(months_from_current() == "0");
+    CHECK(f.db.scalar("SELECT count(*) FROM refgate_rollup_link_months") != "0");
+    f.serve();
+    f.click({"/go/alpha", "/go/search?src=news"});
+    f.flush();
+    CHECK(months_from_current() == "0");
+    f.check_rollups();
+
+    // As after three month ends that no upkeep saw: the answers read those months by day.
+    f.db.exec(
+        "UPDATE refgate_rollup_state SET months_through = months_through - interval '3 months'; "
+        "DELETE FROM refgate_rollup_link_months WHERE month >= (SELECT months_through FROM "
+        "refgate_rollup_state)");
+    f.check_rollups();
+    check_same_answers(f);
+    auto year = f.get("/api/v1/stats/top?limit=100&from=" + f.day(364) + "&to=" + f.today).body;
+
+    // The flushes' upkeep closes them, month by month (for at most a second a flush).
+    f.click({"/go/beta"});
+    auto months_through = [&] {
+        return f.db.scalar("SELECT months_through::text FROM refgate_rollup_state");
+    };
+    for (int i = 0; i < 10 && months_through() != this_month; ++i) f.flush();
+    CHECK(months_through() == this_month);
+    CHECK(f.db.scalar("SELECT months_closed_through FROM refgate_rollup_state") == "-1");
+    CHECK(f.db.scalar("SELECT count(DISTINCT month) FROM refgate_rollup_link_months WHERE month >= "
+                      "date_trunc('month', now() AT TIME ZONE 'UTC') - interval '3 months'") ==
+          "3");
+    CHECK(months_from_current() == "0");
+    f.check_rollups();
+    check_same_answers(f);
+    auto beta_year = f.get("/api/v1/stats/top?limit=100&from=" + f.day(364) + "&to=" + f.today);
+    CHECK(beta_year.body != year);
+}
+
+TEST_CASE(
     "retention deletes the base rows of old days and the stats answers keep those days from the "
     "roll-ups",
     "[stats][pg][redis]") {

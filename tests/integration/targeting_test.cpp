@@ -3,10 +3,12 @@
 // X-Forwarded-For) with a small country database written by MmdbCountryWriter.
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "refgate/tools/mmdb_writer.hpp"
@@ -14,6 +16,7 @@
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
+#include "support/test_env.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace targeting_test {
@@ -111,6 +114,16 @@ struct Fixture {
         return n;
     }
 };
+
+// The log line of `event` that also says `text`; empty when there is none.
+std::string log_line(const std::string& log, const std::string& event, const std::string& text) {
+    std::istringstream lines(log);
+    for (std::string line; std::getline(lines, line);)
+        if (line.find("\"" + event + "\"") != std::string::npos &&
+            line.find(text) != std::string::npos)
+            return line;
+    return {};
+}
 
 const std::string kIphone =
     "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148";
@@ -259,6 +272,99 @@ TEST_CASE("a storefront partner set inactive gets no rule traffic, and the previ
             .body);
     CHECK(body["skipped_branches"].size() == 1);
     CHECK_FALSE(body.contains("rule"));
+}
+
+TEST_CASE(
+    "serve maps the built country and ASN ranges and answers by country and scanner class as the "
+    "databases do",
+    "[targeting][pg]") {
+    // The databases and their range files the build puts beside the binary (REFGATE_GEOIP_DB and
+    // REFGATE_ASN_DB default), made from the data packages: addresses of well-known networks.
+    auto beside = std::filesystem::path(require_env("REFGATE_BIN")).parent_path();
+    if (!std::filesystem::exists(beside / "country.ranges") ||
+        !std::filesystem::exists(beside / "asn.ranges")) {
+        WARN("built without the country or ASN data set: nothing to map");
+        return;
+    }
+    TestDatabase db;
+    PrivateRedis redis;
+    REQUIRE(import_json(db.url(), document()).exit_code == 0);
+    auto serve = [&](std::vector<std::pair<std::string, std::string>> databases) {
+        ServiceOptions options{.database_url = db.url(),
+                               .redis_url = redis.url(),
+                               .env = {{"REFGATE_FLUSH_INTERVAL_MS", "300"},
+                                       {"REFGATE_BUCKET_SECONDS", "1"},
+                                       {"REFGATE_TRUSTED_PROXIES", "127.0.0.1"}}};
+        for (auto& pair : databases) options.env.push_back(std::move(pair));
+        return std::make_unique<ServiceProcess>(std::move(options));
+    };
+    auto location = [](ServiceProcess& service, const std::string& client,
+                       const std::string& agent) {
+        auto r = http_request(service.port(), "GET", "/go/kindle",
+                              {{"User-Agent", agent},
+                               {"X-Forwarded-For", client},
+                               {"Accept-Language", "en-US,en;q=0.8"}});
+        REQUIRE(r.status == 302);
+        return r.header("Location");
+    };
+    const std::vector<std::pair<std::string, std::string>> readers = {
+        {"85.214.1.1", kBrowser},
+        {"2a01:4f8::1", kBrowser},
+        {"1.1.1.1", kBrowser},
+        {"8.8.8.8", kIphone},
+        {"::ffff:85.214.1.1", kIphone}};
+
+    auto mapped = serve({});
+    REQUIRE(mapped->wait_for_log("scanner_check"));
+    std::string log = mapped->log();
+    INFO(log);
+    CHECK_FALSE(log_line(log, "country_ranges", "\"form\":\"mapped\"").empty());
+    CHECK_FALSE(log_line(log, "scanner_asn_ranges", "\"form\":\"mapped\"").empty());
+    CHECK(log.find("range_file_rejected") == std::string::npos);
+    CHECK(location(*mapped, "85.214.1.1", kBrowser) == "https://www.amazon.de/dp/B0X?tag=picks-21");
+    CHECK(location(*mapped, "2a01:4f8::1", kBrowser) ==
+          "https://www.amazon.de/dp/B0X?tag=picks-21");
+    CHECK(location(*mapped, "1.1.1.1", kBrowser) ==
+          "https://www.amazon.com.au/dp/B0X?tag=picks-au");
+    CHECK(location(*mapped, "8.8.8.8", kIphone) ==
+          "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
+    // 40.76.4.15 is Microsoft's AS8075, in the scanner networks beside the binary, as are Hetzner's
+    // AS24940 (2a01:4f8::1, found in the IPv6 table) and Google's AS15169 (8.8.8.8): scanner
+    // clicks; the reader at Strato (85.214.1.1, AS6724) is a human one.
+    REQUIRE(mapped->wait_for_log("daily_salts_loaded"));
+    location(*mapped, "40.76.4.15", kBrowser);
+    std::vector<std::string> answers;
+    for (const auto& [client, agent] : readers) answers.push_back(location(*mapped, client, agent));
+    auto counted = [&](const std::string& where, std::int64_t expected) {
+        std::int64_t n = -1;
+        auto deadline = std::chrono::steady_clock::now() + 15s;
+        do {
+            if (n >= 0) std::this_thread::sleep_for(100ms);
+            pqxx::connection c(db.url());
+            pqxx::work tx(c);
+            n = tx.exec1(
+                      "SELECT coalesce(sum(clicks), 0) FROM refgate_clicks_by_country_daily "
+                      "WHERE link = 'kindle' AND " +
+                      where)[0]
+                    .as<std::int64_t>();
+        } while (n < expected && std::chrono::steady_clock::now() < deadline);
+        return n;
+    };
+    // With a pass over the readers: two more scanner clicks, two more human ones from Germany.
+    CHECK(counted("class = 'scanner'", 5) == 5);
+    CHECK(counted("country = 'DE' AND class = 'human'", 3) == 3);
+    mapped.reset();
+
+    // The same databases named by path: looked up in the MMDB files, as before the range files.
+    auto named = serve({{"REFGATE_GEOIP_DB", (beside / "country.mmdb").string()},
+                        {"REFGATE_ASN_DB", (beside / "asn.mmdb").string()}});
+    REQUIRE(named->wait_for_log("scanner_check"));
+    CHECK(log_line(named->log(), "country_ranges", "\"form\":\"mapped\"").empty());
+    for (std::size_t i = 0; i < readers.size(); ++i)
+        CHECK(location(*named, readers[i].first, readers[i].second) == answers[i]);
+    location(*named, "40.76.4.15", kBrowser);
+    CHECK(counted("class = 'scanner'", 8) == 8);
+    CHECK(counted("country = 'DE' AND class = 'human'", 5) == 5);
 }
 
 }  // namespace targeting_test

@@ -9,6 +9,14 @@
 #include "service/outcomes.hpp"
 
 namespace refgate::admin {
+
+UserView view_of(const UserRow& row) {
+    return {row.name, row.role, row.disabled, row.stamps, row.last_sign_in_us};
+}
+// The answer's ETag.
+std::int64_t version_of(const UserView& view) { return view.stamps.version; }
+std::int64_t version_of(const CreatedUser& view) { return view.user.stamps.version; }
+
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -19,7 +27,6 @@ constexpr std::size_t kMaxPassword = kMaxPasswordBytes;
 constexpr std::int64_t kTouchEveryUs = 60'000'000;
 
 constexpr const char* kNameRule = "must be 1 to 64 characters of a-z, 0-9, '.', '_' and '-'";
-constexpr const char* kRoleRule = "must be viewer, editor or admin";
 
 std::int64_t micros(std::chrono::seconds s) { return s.count() * 1'000'000; }
 
@@ -30,30 +37,8 @@ bool add_user(ConsoleRows& rows, const std::string& actor, const std::string& na
               const std::string& hash) {
     if (!rows.insert_user(name, std::string(to_string(role)), hash)) return false;
     rows.insert_audit(audit_record(actor, "user", name, "create", nullptr,
-                                   user_object(*rows.user(name, RowLock::none))));
+                                   view_json(view_of(*rows.user(name, RowLock::none)))));
     return true;
-}
-
-// The role of a request body's member, or an error.
-std::optional<Role> role_field(const Json& value, std::vector<FieldError>& errors) {
-    std::optional<Role> role;
-    if (value.is_string()) role = parse_role(value.get<std::string>());
-    if (!role) errors.push_back({"role", kRoleRule});
-    return role;
-}
-
-// A new password for the user `name` from the body's member `field`, or the rule it breaks.
-std::optional<std::string> password_field(const Json& value, const std::string& name,
-                                          std::vector<FieldError>& errors,
-                                          const char* field = "password") {
-    if (!value.is_string()) {
-        errors.push_back({field, "must be a string"});
-        return std::nullopt;
-    }
-    auto verdict = check_password(value.get_ref<const std::string&>(), name);
-    if (verdict == PasswordVerdict::ok) return value.get<std::string>();
-    errors.push_back({field, std::string(password_rule(verdict))});
-    return std::nullopt;
 }
 
 // The CLI's check: std::invalid_argument naming the rule.
@@ -193,87 +178,56 @@ bool ConsoleService::sign_out(const std::string& id_hash) {
     return ended;
 }
 
-Outcome ConsoleService::list_users() {
-    Outcome outcome;
+Result<Page<UserView>> ConsoleService::list_users() {
+    Page<UserView> page;
     repository_->run(ConsoleRepository::Access::read, [&](ConsoleRows& rows) {
-        Json items = Json::array();
-        for (const auto& user : rows.users()) items.push_back(user_object(user));
-        outcome = object(OutcomeKind::ok, collection(std::move(items)));
+        for (const auto& user : rows.users()) page.items.push_back(view_of(user));
     });
-    return outcome;
+    return answered(OutcomeKind::ok, std::move(page));
 }
 
-Outcome ConsoleService::get_user(const std::string& name) {
-    Outcome outcome = simple(OutcomeKind::not_found, no_user(name));
+Result<UserView> ConsoleService::get_user(const std::string& name) {
+    Result<UserView> result = refused(OutcomeKind::not_found, no_user(name));
     repository_->run(ConsoleRepository::Access::read, [&](ConsoleRows& rows) {
         if (auto user = rows.user(name, RowLock::none))
-            outcome = object(OutcomeKind::ok, user_object(*user));
+            result = answered(OutcomeKind::ok, view_of(*user));
     });
-    return outcome;
+    return result;
 }
 
-Outcome ConsoleService::create_user(const Actor& actor, const Json& body) {
-    std::vector<FieldError> errors;
-    for (const auto& [key, value] : body.items()) {
-        if (key != "name" && key != "role" && key != "password")
-            errors.push_back({key, "is not a user field"});
-    }
-    auto name = body.find("name");
-    std::string user;
-    if (name == body.end() || !name->is_string() || !valid_user_name(name->get<std::string>()))
-        errors.push_back({"name", kNameRule});
-    else
-        user = name->get<std::string>();
-    auto role = role_field(body.value("role", Json()), errors);
-    std::optional<std::string> password;
-    if (body.contains("password")) password = password_field(body["password"], user, errors);
-    if (!errors.empty()) return invalid(std::move(errors));
+Result<CreatedUser> ConsoleService::create_user(const Actor& actor, const NewUser& command) {
+    if (!command.errors.empty()) return refused(command.errors);
+    const std::string& user = command.name;
+    const std::optional<std::string>& password = command.password;
     std::string generated = password ? std::string() : generated_password(user);
     std::string hash = hash_password(password ? *password : generated);
-    Outcome outcome;
+    Result<CreatedUser> result;
     repository_->run(ConsoleRepository::Access::write, [&](ConsoleRows& rows) {
-        if (!add_user(rows, actor.name, user, *role, hash)) {
-            outcome = simple(OutcomeKind::conflict, "a user is already named '" + user + "'");
+        if (!add_user(rows, actor.name, user, command.role, hash)) {
+            result = refused(OutcomeKind::conflict, "a user is already named '" + user + "'");
             return;
         }
-        Json created = user_object(*rows.user(user, RowLock::none));
+        CreatedUser created{view_of(*rows.user(user, RowLock::none)), generated};
         rows.commit();
-        if (!generated.empty()) created["password"] = generated;
-        outcome = object(OutcomeKind::created, std::move(created));
+        result = answered(OutcomeKind::created, std::move(created));
     });
-    return outcome;
+    return result;
 }
 
-Outcome ConsoleService::update_user(const Actor& actor, const std::string& name,
-                                    const Precondition& if_match, const Json& patch) {
-    std::vector<FieldError> errors;
+Result<UserView> ConsoleService::update_user(const Actor& actor, const std::string& name,
+                                             const Precondition& if_match, const UserPatch& patch) {
+    if (!patch.errors.empty()) return refused(patch.errors);
     UserChange change;
-    for (const auto& [key, value] : patch.items()) {
-        if (key == "role") {
-            if (auto role = role_field(value, errors)) change.role = std::string(to_string(*role));
-        } else if (key == "disabled") {
-            if (value.is_boolean())
-                change.disabled = value.get<bool>();
-            else
-                errors.push_back({"disabled", "must be true or false"});
-        } else if (key == "password") {
-            if (auto password = password_field(value, name, errors))
-                change.password_hash = hash_password(*password);
-        } else if (key == "name") {
-            if (value != name) errors.push_back({"name", "must be the name of the URL"});
-        } else if (key != "created_at" && key != "updated_at" && key != "last_sign_in_at" &&
-                   key != "version") {
-            errors.push_back({key, "is not a user field"});
-        }
-    }
-    if (!errors.empty()) return invalid(std::move(errors));
+    if (patch.role) change.role = std::string(to_string(*patch.role));
+    change.disabled = patch.disabled;
+    if (patch.password) change.password_hash = hash_password(*patch.password);
     return change_user(actor, name, if_match, change, AdminGuard::refuse);
 }
 
-Outcome ConsoleService::change_user(const Actor& actor, const std::string& name,
-                                    const Precondition& pre, const UserChange& change,
-                                    AdminGuard guard, bool* removed_last_admin) {
-    Outcome outcome;
+Result<UserView> ConsoleService::change_user(const Actor& actor, const std::string& name,
+                                             const Precondition& pre, const UserChange& change,
+                                             AdminGuard guard, bool* removed_last_admin) {
+    Result<UserView> result;
     std::int64_t now = now_us();
     repository_->run(ConsoleRepository::Access::write, [&](ConsoleRows& rows) {
         // The enabled admins are locked before the user (always in this order, so two changes
@@ -281,61 +235,53 @@ Outcome ConsoleService::change_user(const Actor& actor, const std::string& name,
         std::vector<std::string> admins;
         if (change.role || change.disabled) admins = rows.lock_enabled_admins();
         auto row = rows.user(name, RowLock::update);
-        if (!row) return void(outcome = simple(OutcomeKind::not_found, no_user(name)));
+        if (!row) return void(result = refused(OutcomeKind::not_found, no_user(name)));
         if (!precondition_holds(pre, row->stamps.version))
-            return void(outcome = simple(OutcomeKind::stale, "the user changed; fetch it again"));
+            return void(result = refused(OutcomeKind::stale, "the user changed; fetch it again"));
         UserRow next = *row;
         next.role = change.role.value_or(row->role);
         next.disabled = change.disabled.value_or(row->disabled);
         if (change.password_hash) next.password_hash = *change.password_hash;
         if (next.role == row->role && next.disabled == row->disabled && !change.password_hash)
-            return void(outcome = object(OutcomeKind::ok, user_object(*row)));
-        std::string refused = admin_guard(actor, *row, next, admins);
-        if (!refused.empty() && guard == AdminGuard::refuse)
-            return void(outcome = simple(OutcomeKind::conflict, refused));
+            return void(result = answered(OutcomeKind::ok, view_of(*row)));
+        std::string refusal = admin_guard(actor, *row, next, admins);
+        if (!refusal.empty() && guard == AdminGuard::refuse)
+            return void(result = refused(OutcomeKind::conflict, refusal));
         if (removed_last_admin != nullptr)
-            *removed_last_admin = !refused.empty() && row->role == "admin" && !row->disabled;
+            *removed_last_admin = !refusal.empty() && row->role == "admin" && !row->disabled;
         rows.update_user(next);
         // A disabled user's sessions end; a new password ends every other session of the user.
         if (next.disabled)
             rows.end_sessions(name, "", now);
         else if (change.password_hash)
             rows.end_sessions(name, actor.session, now);
-        Json after = user_object(*rows.user(name, RowLock::none));
-        Json audited = after;
+        UserView after = view_of(*rows.user(name, RowLock::none));
+        Json audited = view_json(after);
         if (change.password_hash) audited["password_changed"] = true;
         rows.insert_audit(
-            audit_record(actor.name, "user", name, "update", user_object(*row), audited));
+            audit_record(actor.name, "user", name, "update", view_json(view_of(*row)), audited));
         rows.commit();
-        outcome = object(OutcomeKind::ok, std::move(after));
+        result = answered(OutcomeKind::ok, std::move(after));
     });
-    return outcome;
+    return result;
 }
 
 OwnPasswordChange ConsoleService::change_own_password(const ConsoleSession& session,
-                                                      const Json& body) {
-    std::vector<FieldError> errors;
-    for (const auto& [key, value] : body.items()) {
-        if (key != "current" && key != "new")
-            errors.push_back({key, "is not a field of a password change"});
-    }
-    auto current = body.find("current");
-    if (current == body.end() || !current->is_string())
-        errors.push_back({"current", "is required (a string): your current password"});
-    if (!body.contains("new")) errors.push_back({"new", "is required (a string)"});
-    if (!errors.empty()) return {OwnPasswordChange::Result::invalid, std::move(errors)};
+                                                      const PasswordChange& change) {
+    if (!change.errors.empty()) return {OwnPasswordChange::Result::invalid, change.errors};
 
     std::optional<UserRow> user;
     repository_->run(ConsoleRepository::Access::read,
                      [&](ConsoleRows& rows) { user = rows.user(session.user, RowLock::none); });
     if (!user || user->disabled) return {OwnPasswordChange::Result::ended, {}};
-    const auto& given = current->get_ref<const std::string&>();
+    const std::string& given = change.current;
     if (given.size() > kMaxPassword || !verify_password(user->password_hash, given))
         return {OwnPasswordChange::Result::wrong_current, {}};
-    auto password = password_field(body["new"], session.user, errors, "new");
-    if (!password) return {OwnPasswordChange::Result::invalid, std::move(errors)};
+    if (!change.next) return {OwnPasswordChange::Result::invalid, {{"new", "must be a string"}}};
+    if (auto error = password_error(*change.next, session.user, "new"))
+        return {OwnPasswordChange::Result::invalid, {std::move(*error)}};
 
-    std::string hash = hash_password(*password);
+    std::string hash = hash_password(*change.next);
     std::int64_t now = now_us();
     auto result = OwnPasswordChange::Result::ended;
     repository_->run(ConsoleRepository::Access::write, [&](ConsoleRows& rows) {
@@ -347,10 +293,10 @@ OwnPasswordChange ConsoleService::change_own_password(const ConsoleSession& sess
         next.password_hash = hash;
         rows.update_user(next);
         rows.end_sessions(session.user, session.id_hash, now);
-        Json after = user_object(*rows.user(session.user, RowLock::none));
+        Json after = view_json(view_of(*rows.user(session.user, RowLock::none)));
         after["password_changed"] = true;
         rows.insert_audit(audit_record("user:" + session.user, "user", session.user, "update",
-                                       user_object(*row), after));
+                                       view_json(view_of(*row)), after));
         rows.commit();
         result = OwnPasswordChange::Result::changed;
     });

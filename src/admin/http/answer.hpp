@@ -6,12 +6,25 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
+#include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/codec/commissions_input.hpp"
+#include "refgate/codec/stored_objects.hpp"
 #include "refgate/http/response.hpp"
 
 namespace refgate::admin {
+
+// A decision with its object as JSON: what a typed Result is written as.
+struct Outcome {
+    OutcomeKind kind = OutcomeKind::ok;
+    nlohmann::ordered_json body;     // the object, or {"items": [...], "next_cursor": ...}
+    std::int64_t version = 0;        // of a single object; 0 for collections
+    std::string detail;              // for conflicts and not-found answers
+    std::vector<FieldError> errors;  // for invalid
+};
 
 class Answer {
   public:
@@ -31,6 +44,21 @@ class Answer {
     void invalid_query(const std::vector<FieldError>& errors);
     // What the service decided; `location` names a created resource.
     void outcome(const Outcome& outcome, std::string_view location = {});
+    // The same for a typed answer: its view as the codec shapes it (view_json).
+    // A refusal shows no view, but an import's report beside its errors.
+    template <typename View>
+    void outcome(const Result<View>& result, std::string_view location = {}) {
+        bool shown = result.kind == OutcomeKind::ok || result.kind == OutcomeKind::created;
+        bool report =
+            result.kind == OutcomeKind::invalid &&
+            (std::is_same_v<View, ImportReport> || std::is_same_v<View, CommissionsReport>);
+        outcome(Outcome{.kind = result.kind,
+                        .body = shown || report ? view_json(result.view) : nlohmann::ordered_json(),
+                        .version = result.version,
+                        .detail = result.detail,
+                        .errors = result.errors},
+                location);
+    }
     void csv(std::string body);
 
     http::Response& response() { return response_; }

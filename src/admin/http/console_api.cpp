@@ -33,17 +33,17 @@ class Users final : public Resource {
             case Operation::list_users:
                 return answer.outcome(console_.list_users());
             case Operation::create_user: {
-                auto o = console_.create_user(r.actor, r.body);
+                auto o = console_.create_user(r.actor, parse_new_user(r.body));
                 // User names are [a-z0-9._-]: no percent-encoding needed.
                 std::string location;
-                if (o.kind == OutcomeKind::created)
-                    location = "/api/v1/users/" + o.body.value("name", std::string());
+                if (o.kind == OutcomeKind::created) location = "/api/v1/users/" + o.view.user.name;
                 return answer.outcome(o, location);
             }
             case Operation::get_user:
                 return answer.outcome(console_.get_user(r.name));
             default:
-                return answer.outcome(console_.update_user(r.actor, r.name, r.if_match, r.body));
+                return answer.outcome(console_.update_user(r.actor, r.name, r.if_match,
+                                                           parse_user_patch(r.name, r.body)));
         }
     }
 
@@ -113,7 +113,7 @@ class Session final : public Resource {
     // A wrong current password is a failed sign-in: counted and limited as one.
     void change_password(const ApiRequest& r, const ConsoleSession& session, Answer& answer) {
         if (!pass_throttle(session.user, r.client, answer)) return;
-        auto change = console_.change_own_password(session, r.body);
+        auto change = console_.change_own_password(session, parse_password_change(r.body));
         switch (change.result) {
             case OwnPasswordChange::Result::changed:
                 answer.response().set_status(204);

@@ -7,6 +7,7 @@
 
 #include "api.hpp"
 #include "refgate/admin/link_health_service.hpp"
+#include "refgate/codec/import_document.hpp"
 #include "refgate/domain/link_health.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
@@ -25,13 +26,13 @@ constexpr std::size_t kMaxAuditPage = 500;
 constexpr std::size_t kMaxSearchText = 200;
 constexpr int kMaxExpiringDays = 3650;
 
-// The URL of the resource a 201 created (RFC 9110 section 15.3.2), from a member of its object.
-// Slugs and token names are checked before they are stored, so they need no percent-encoding.
-std::string created_at(std::string_view collection, const Outcome& o, const char* member) {
-    if (o.kind != OutcomeKind::created) return {};
-    auto it = o.body.find(member);
-    if (it == o.body.end() || !it->is_string()) return {};
-    return std::string(collection) + it->get<std::string>();
+// The URL of the resource a 201 created (RFC 9110 section 15.3.2), from its slug. Slugs and token
+// names are checked before they are stored, so they need no percent-encoding.
+template <typename View>
+std::string created_at(std::string_view collection, const Result<View>& r,
+                       const std::string& slug) {
+    if (r.kind != OutcomeKind::created) return {};
+    return std::string(collection) + slug;
 }
 
 // A whole number from min to max, or nullopt.
@@ -85,13 +86,14 @@ class Partners final : public Resource {
                 return answer.outcome(store_.list_partners(q));
             }
             case Operation::create_partner: {
-                auto o = store_.create_partner(r.actor, r.body);
-                return answer.outcome(o, created_at("/api/v1/partners/", o, "slug"));
+                auto o = store_.create_partner(r.actor, parse_new_partner(r.body));
+                return answer.outcome(o, created_at("/api/v1/partners/", o, o.view.partner.slug));
             }
             case Operation::get_partner:
                 return answer.outcome(store_.get_partner(r.name));
             case Operation::update_partner:
-                return answer.outcome(store_.update_partner(r.actor, r.name, r.if_match, r.body));
+                return answer.outcome(store_.update_partner(r.actor, r.name, r.if_match,
+                                                            parse_partner_patch(r.body)));
             case Operation::delete_partner:
                 return answer.outcome(store_.delete_partner(r.actor, r.name, r.if_match));
             case Operation::import_commissions:
@@ -135,15 +137,16 @@ class Links final : public Resource {
             case Operation::list_links:
                 return list(r, answer);
             case Operation::create_link: {
-                auto o = store_.create_link(r.actor, r.body);
-                return answer.outcome(o, created_at("/api/v1/links/", o, "slug"));
+                auto o = store_.create_link(r.actor, parse_new_link(r.body));
+                return answer.outcome(o, created_at("/api/v1/links/", o, o.view.link.slug));
             }
             case Operation::get_link:
                 return answer.outcome(store_.get_link(r.name));
             case Operation::update_link:
-                return answer.outcome(store_.update_link(r.actor, r.name, r.if_match, r.body));
+                return answer.outcome(
+                    store_.update_link(r.actor, r.name, r.if_match, parse_link_patch(r.body)));
             case Operation::preview_link:
-                return answer.outcome(store_.preview_link(r.body));
+                return answer.outcome(store_.preview_link(parse_link_preview(r.body)));
             case Operation::share_link:
                 return answer.outcome(store_.share_link(r.name));
             case Operation::qr_svg:
@@ -248,8 +251,8 @@ class Tokens final : public Resource {
             case Operation::list_tokens:
                 return answer.outcome(store_.list_tokens());
             case Operation::create_token: {
-                auto o = store_.create_token(r.actor, r.body);
-                return answer.outcome(o, created_at("/api/v1/tokens/", o, "name"));
+                auto o = store_.create_token(r.actor, parse_new_token(r.body));
+                return answer.outcome(o, created_at("/api/v1/tokens/", o, o.view.token.name));
             }
             default:
                 return answer.outcome(store_.revoke_token(r.actor, r.name, r.if_match));
@@ -285,10 +288,11 @@ class Disclosures final : public Resource {
             case Operation::disclosure_versions:
                 return answer.outcome(store_.disclosure_versions(r.name, r.locale));
             case Operation::preview_disclosure:
-                return answer.outcome(store_.preview_disclosure(r.body));
+                return answer.outcome(store_.preview_disclosure(parse_disclosure_preview(r.body)));
             default: {
                 // The key and the normalised locale were checked: no percent-encoding needed.
-                auto o = store_.put_disclosure(r.actor, r.name, r.locale, r.put, r.body);
+                auto o = store_.put_disclosure(r.actor, r.name, r.locale, r.put,
+                                               parse_disclosure_put(r.name, r.locale, r.body));
                 answer.outcome(o, o.kind == OutcomeKind::created
                                       ? "/api/v1/disclosures/" + r.name + "/" + r.locale
                                       : std::string());

@@ -6,6 +6,8 @@
 
 #include "api.hpp"
 #include "refgate/admin/qr_code.hpp"
+#include "refgate/codec/import_document.hpp"
+#include "refgate/codec/links_csv.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/query.hpp"
 
@@ -75,13 +77,13 @@ class Export final : public Resource {
         auto format = query_value(r.http.query(), "format").value_or("json");
         if (format != "json" && format != "csv")
             return answer.invalid_query({{"format", "must be json or csv"}});
-        Outcome o = store_.export_document(format == "csv");
+        auto o = store_.export_document();
         if (o.kind != OutcomeKind::ok) return answer.outcome(o);
         if (format == "csv") {
-            answer.csv(o.body.get<std::string>());
+            answer.csv(links_to_csv(o.view.links));
             return attachment(answer, "refgate-links.csv");
         }
-        answer.json(200, o.body);
+        answer.json(200, view_json(o.view));
         attachment(answer, "refgate-export.json");
     }
 
@@ -114,7 +116,8 @@ class CountryGroups final : public Resource {
             case Operation::delete_country_group:
                 return answer.outcome(store_.delete_country_group(r.actor, r.name, r.if_match));
             default: {
-                auto o = store_.put_country_group(r.actor, r.name, r.put, r.body);
+                auto o = store_.put_country_group(r.actor, r.name, r.put,
+                                                  parse_country_group_put(r.name, r.body));
                 answer.outcome(o, o.kind == OutcomeKind::created
                                       ? "/api/v1/country-groups/" + r.name
                                       : std::string());
@@ -140,12 +143,12 @@ void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
     auto download = flag(query, "download");
     if (!download) errors.push_back({"download", "must be 1, true, 0 or false"});
     if (!errors.empty()) return answer.invalid_query(errors);
-    Outcome share = store.share_link(r.name);
+    auto share = store.share_link(r.name);
     if (share.kind != OutcomeKind::ok) return answer.outcome(share);
-    if (share.body["public_url"].is_null())
+    if (!share.view.public_url)
         return answer.problem(409, "no-public-base-url",
                               "QR codes need REFGATE_PUBLIC_BASE_URL to be configured");
-    std::string url = share.body["public_url"].get<std::string>();
+    std::string url = *share.view.public_url;
     if (src) url += "?src=" + *src;
     auto matrix = encode_qr(url);
     if (!matrix) throw std::runtime_error("libqrencode could not encode " + url);

@@ -33,7 +33,7 @@ std::vector<std::string> commission_candidate_channels(pqxx::dbtransaction& tx,
     }
     for (const auto& row : tx.exec_params(
              "SELECT DISTINCT channel FROM refgate_click_counts WHERE link_id = $1", link_id))
-        channels.push_back(row[0].as<std::string>());
+        channels.push_back(row["channel"].as<std::string>());
     return channels;
 }
 
@@ -130,7 +130,7 @@ class PgCommissionStore final : public CommissionStore {
                     partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status,
                     amount, c.currency, at);
                 if (!inserted.empty()) {
-                    add_commission_history(tx, inserted[0][0].as<std::int64_t>(), source);
+                    add_commission_history(tx, inserted[0]["id"].as<std::int64_t>(), source);
                     ++r.created;
                     continue;
                 }
@@ -149,7 +149,7 @@ class PgCommissionStore final : public CommissionStore {
                     ++r.unchanged;
                     continue;
                 }
-                add_commission_history(tx, updated[0][0].as<std::int64_t>(), source);
+                add_commission_history(tx, updated[0]["id"].as<std::int64_t>(), source);
                 ++r.updated;
             }
             if (!dry_run) tx.commit();
@@ -177,10 +177,11 @@ class PgCommissionStore final : public CommissionStore {
         std::optional<std::string> hash;
         run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {
             auto r = t.tx.exec_params(
-                "SELECT encode(s.secret_hash, 'hex') FROM refgate_postback_secrets s JOIN "
+                "SELECT encode(s.secret_hash, 'hex') AS secret_hash FROM refgate_postback_secrets "
+                "s JOIN "
                 "refgate_partners p ON p.id = s.partner_id WHERE p.slug = $1",
                 partner);
-            if (!r.empty()) hash = r[0][0].as<std::string>();
+            if (!r.empty()) hash = r[0]["secret_hash"].as<std::string>();
         });
         return hash;
     }

@@ -1,5 +1,7 @@
 #include "refgate/admin/admin_json.hpp"
 
+#include "refgate/admin/tokens.hpp"
+#include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/import_document.hpp"
 
 namespace refgate::admin {
@@ -17,65 +19,57 @@ Json partner_object(const PartnerRow& row) {
 
 Json link_object(const LinkRow& row) { return stored_link_object(row.link, row.stamps); }
 
-Json country_group_object(const CountryGroupRow& row) {
-    Json j = country_group_to_json(row.group);
-    j["updated_at"] = format_micros(row.updated_us);
-    j["version"] = row.version;
-    return j;
+Json view_json(const TokenView& view) {
+    return Json{{"name", view.name},
+                {"role", view.role},
+                {"created_at", view.created_at},
+                {"last_used_on", or_null(view.last_used_on)},
+                {"revoked_at", or_null(view.revoked_at)},
+                {"version", view.version}};
 }
 
-Json disclosure_object(const DisclosureRow& row) {
-    const Disclosure& d = row.disclosure;
-    return Json{{"key", d.key},
-                {"locale", d.locale},
-                {"text", d.text},
-                {"html", d.html},
-                {"html_given", d.html_given},
-                {"version", d.version},
-                {"updated_at", format_micros(row.created_us)},
-                {"updated_by", row.created_by}};
+Json view_json(const CreatedToken& view) {
+    Json created = view_json(view.token);
+    created["token"] = view.text;
+    return created;
 }
 
-Json disclosure_version_object(const DisclosureRow& row) {
-    const Disclosure& d = row.disclosure;
-    return Json{{"version", d.version},
-                {"text", d.text},
-                {"html", d.html},
-                {"created_at", format_micros(row.created_us)},
-                {"created_by", row.created_by}};
+NewToken parse_new_token(const Json& body) {
+    NewToken token;
+    auto& errors = token.errors;
+    for (const auto& [key, value] : body.items()) {
+        if (key != "name" && key != "role") errors.push_back({key, "is not a token field"});
+    }
+    auto name = body.find("name");
+    if (name != body.end() && name->is_string()) token.name = name->get<std::string>();
+    if (name == body.end() || !name->is_string() || !valid_token_name(token.name))
+        errors.push_back({"name", "must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}"});
+    auto role_field = body.find("role");
+    std::optional<Role> role;
+    if (role_field != body.end() && role_field->is_string())
+        role = parse_role(role_field->get<std::string>());
+    if (role) {
+        token.role = *role;
+    } else {
+        errors.push_back({"role", "must be viewer, editor or admin"});
+    }
+    return token;
 }
 
-Json token_object(const TokenRow& row) {
-    return Json{{"name", row.name},
-                {"role", row.role},
-                {"created_at", row.created_at},
-                {"last_used_on", or_null(row.last_used_on)},
-                {"revoked_at", or_null(row.revoked_at)},
-                {"version", row.id}};
+Json view_json(const ImportReport& view) {
+    return import_result_json(view.diff, view.refused, view.dry_run, view.applied);
 }
 
-Json user_object(const UserRow& row) {
-    return Json{{"name", row.name},
-                {"role", row.role},
-                {"disabled", row.disabled},
-                {"created_at", format_micros(row.stamps.created_us)},
-                {"updated_at", format_micros(row.stamps.updated_us)},
-                {"last_sign_in_at",
-                 row.last_sign_in_us ? Json(format_micros(*row.last_sign_in_us)) : Json()},
-                {"version", row.stamps.version}};
-}
-
-Json audit_object(const AuditRow& row) {
-    const AuditRecord& r = row.record;
+Json view_json(const AuditView& view) {
     auto object = [](const std::string& text) { return text.empty() ? Json() : Json::parse(text); };
-    return Json{{"id", row.id},
-                {"at", format_micros(row.at_us)},
-                {"actor", r.actor},
-                {"entity", r.entity},
-                {"slug", r.slug},
-                {"action", r.action},
-                {"before", object(r.before)},
-                {"after", object(r.after)}};
+    return Json{{"id", view.id},
+                {"at", format_micros(view.at_us)},
+                {"actor", view.actor},
+                {"entity", view.entity},
+                {"slug", view.slug},
+                {"action", view.action},
+                {"before", object(view.before)},
+                {"after", object(view.after)}};
 }
 
 AuditRecord audit_record(std::string actor, std::string entity, std::string slug,

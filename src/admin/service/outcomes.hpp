@@ -5,25 +5,48 @@
 #include <string>
 #include <vector>
 
+#include "refgate/admin/admin_rows.hpp"
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/codec/import_document.hpp"
 
 namespace refgate::admin {
 
-inline Outcome invalid(std::vector<FieldError> errors) {
-    return Outcome{.kind = OutcomeKind::invalid, .errors = std::move(errors)};
+// A refusal, for any typed answer: not found, a conflict, a stale If-Match, invalid.
+struct Refusal {
+    OutcomeKind kind = OutcomeKind::invalid;
+    std::string detail;
+    std::vector<FieldError> errors;
+
+    template <typename View>
+    operator Result<View>() const {
+        return Result<View>{.kind = kind, .detail = detail, .errors = errors};
+    }
+};
+
+inline Refusal refused(OutcomeKind kind, std::string detail) {
+    return Refusal{.kind = kind, .detail = std::move(detail)};
 }
 
-inline Outcome simple(OutcomeKind kind, std::string detail) {
-    return Outcome{.kind = kind, .detail = std::move(detail)};
+inline Refusal refused(std::vector<FieldError> errors) {
+    return Refusal{.kind = OutcomeKind::invalid, .errors = std::move(errors)};
 }
 
-// One object; its "version" is the answer's ETag.
-inline Outcome object(OutcomeKind kind, nlohmann::ordered_json body) {
-    Outcome o{.kind = kind};
-    o.version = body.value("version", std::int64_t{0});
-    o.body = std::move(body);
-    return o;
+// A single object's version is the answer's ETag; other views have none.
+inline std::int64_t version_of(const PartnerView& view) { return view.stamps.version; }
+inline std::int64_t version_of(const LinkView& view) { return view.stamps.version; }
+inline std::int64_t version_of(const CountryGroupView& view) { return view.version; }
+inline std::int64_t version_of(const TokenView& view) { return view.version; }
+inline std::int64_t version_of(const CreatedToken& view) { return view.token.version; }
+inline std::int64_t version_of(const DisclosureView& view) { return view.disclosure.version; }
+template <typename View>
+std::int64_t version_of(const View&) {
+    return 0;
+}
+
+template <typename View>
+Result<View> answered(OutcomeKind kind, View view) {
+    std::int64_t version = version_of(view);
+    return Result<View>{.kind = kind, .view = std::move(view), .version = version};
 }
 
 inline std::vector<FieldError> field_errors(const std::vector<ImportIssue>& issues) {

@@ -5,7 +5,6 @@
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_diff.hpp"
-#include "refgate/codec/links_csv.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -24,65 +23,55 @@ std::vector<FieldError> refusal_errors(const std::vector<ImportRefusal>& refused
 
 }  // namespace
 
-Outcome AdminService::import_document(const Actor& actor, const ImportRequest& request) {
+Result<ImportReport> AdminService::import_document(const Actor& actor,
+                                                   const ImportRequest& request) {
     ImportInput input = read_import_text(request.text, request.csv);
     if (!input.document)
-        return simple(OutcomeKind::bad_request, "the request body is not valid JSON");
+        return refused(OutcomeKind::bad_request, "the request body is not valid JSON");
     ImportResult result;
-    std::vector<ImportRefusal> refused;
-    bool applied = false;
-    write([&](AdminRows& rows) {
+    ImportReport report{.dry_run = request.dry_run};
+    repository_->run(AdminRepository::Access::write, [&](AdminRows& rows) {
         result =
             rows.import_document(parse_import(*input.document), options_.url_policy, actor.name);
-        refused = import_refusals(input, result.issues);
-        applied = !request.dry_run && refused.empty();
-        if (applied) rows.commit();  // otherwise the transaction rolls back
-        return Outcome{};
+        report.refused = import_refusals(input, result.issues);
+        report.applied = !request.dry_run && report.refused.empty();
+        if (report.applied) rows.commit();  // otherwise the transaction rolls back
     });
-    Json body = import_result_json(result.diff, refused, request.dry_run, applied);
-    if (request.dry_run || applied) return Outcome{.kind = OutcomeKind::ok, .body = body};
-    Outcome o = invalid(refusal_errors(refused));
-    o.body = std::move(body);
-    return o;
+    report.diff = std::move(result.diff);
+    if (request.dry_run || report.applied) return answered(OutcomeKind::ok, std::move(report));
+    Result<ImportReport> refusal = refused(refusal_errors(report.refused));
+    refusal.view = std::move(report);
+    return refusal;
 }
 
-Outcome AdminService::export_document(bool csv) {
-    return read([&](AdminRows& rows) {
-        ImportDocument data = rows.export_document();
-        Json doc = refgate::export_document(data.partners, data.links, data.disclosures,
-                                            data.country_groups);
-        if (!csv) return Outcome{.kind = OutcomeKind::ok, .body = std::move(doc)};
-        auto parsed = parse_import(Json{{"links", doc["links"]}});
-        return Outcome{.kind = OutcomeKind::ok, .body = links_to_csv(parsed.document.links)};
-    });
+Result<ImportDocument> AdminService::export_document() {
+    return read<Result<ImportDocument>>(
+        [&](AdminRows& rows) { return answered(OutcomeKind::ok, rows.export_document()); });
 }
 
-Outcome AdminService::disclosure_versions(const std::string& key, const std::string& locale) {
-    return read([&](AdminRows& rows) {
-        Json items = Json::array();
+Result<Page<DisclosureVersionView>> AdminService::disclosure_versions(const std::string& key,
+                                                                      const std::string& locale) {
+    using Versions = Result<Page<DisclosureVersionView>>;
+    return read<Versions>([&](AdminRows& rows) -> Versions {
+        Page<DisclosureVersionView> page;
         for (const auto& row : rows.disclosure_versions(key, locale))
-            items.push_back(disclosure_version_object(row));
-        if (items.empty())
-            return simple(OutcomeKind::not_found,
-                          "no disclosure '" + key + "' for locale '" + locale + "'");
-        return object(OutcomeKind::ok, collection(std::move(items)));
+            page.items.push_back({row.disclosure, row.created_us, row.created_by});
+        if (page.items.empty())
+            return refused(OutcomeKind::not_found,
+                           "no disclosure '" + key + "' for locale '" + locale + "'");
+        return answered(OutcomeKind::ok, std::move(page));
     });
 }
 
-Outcome AdminService::preview_disclosure(const Json& body) {
-    Json input = body;
-    if (!input.contains("key")) input["key"] = std::string(kGeneralDisclosure);
-    if (!input.contains("locale")) input["locale"] = "en";
-    auto parsed = parse_import(Json{{"disclosures", Json::array({input})}});
-    if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
-    Disclosure d = parsed.document.disclosures.front();
+Result<DisclosurePreviewView> AdminService::preview_disclosure(const DisclosureInput& preview) {
+    if (!preview.errors.empty()) return refused(preview.errors);
+    Disclosure d = preview.disclosure;
     d.version = 1;
     // Built as pages are answered: the set sanitises again and wraps the fragment.
     DisclosureSet set(std::vector<Disclosure>{d});
     const DisclosureEntry* entry = set.find(d.key, d.locale);
-    return Outcome{.kind = OutcomeKind::ok,
-                   .body = Json{{"html", entry->current->html},
-                                {"fragment", disclosure_fragment(*entry->current)}}};
+    return answered(OutcomeKind::ok, DisclosurePreviewView{entry->current->html,
+                                                           disclosure_fragment(*entry->current)});
 }
 
 }  // namespace refgate::admin

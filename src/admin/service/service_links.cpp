@@ -8,87 +8,82 @@
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/codec/stored_objects.hpp"
 #include "refgate/domain/placement.hpp"
 #include "service_change.hpp"
 
 namespace refgate::admin {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-Json link_in_import(const Json& object) { return Json{{"links", Json::array({object})}}; }
+using LinkResult = Result<LinkView>;
 
 }  // namespace
 
-Outcome AdminService::list_links(const LinkFilter& f) {
-    return read([&](AdminRows& rows) {
+Result<Page<LinkView>> AdminService::list_links(const LinkFilter& f) {
+    return read<Result<Page<LinkView>>>([&](AdminRows& rows) {
         // One more than asked, to know whether there is a next page.
         auto found = rows.links(f, f.limit + 1);
-        Json items = Json::array();
-        Json next = nullptr;
+        Page<LinkView> page;
         for (std::size_t i = 0; i < found.size(); ++i) {
             if (i == f.limit) {
-                next = found[i - 1].link.slug;
+                page.next_cursor = found[i - 1].link.slug;
                 break;
             }
-            items.push_back(link_object(found[i]));
+            page.items.push_back(view_of(found[i]));
         }
-        return object(OutcomeKind::ok, collection(std::move(items), std::move(next)));
+        return answered(OutcomeKind::ok, std::move(page));
     });
 }
 
-Outcome AdminService::get_link(const std::string& slug) {
-    return read([&](AdminRows& rows) {
+LinkResult AdminService::get_link(const std::string& slug) {
+    return read<LinkResult>([&](AdminRows& rows) -> LinkResult {
         auto row = rows.link(slug, RowLock::none);
-        if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
-        return object(OutcomeKind::ok, link_object(*row));
+        if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
+        return answered(OutcomeKind::ok, view_of(*row));
     });
 }
 
-Outcome AdminService::create_link(const Actor& actor, const Json& body) {
-    auto parsed = parse_import(link_in_import(body));
-    if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
-    Link link = parsed.document.links.front();
-    return write([&](AdminRows& rows) {
-        if (auto errors = validate(rows, link); !errors.empty()) return invalid(errors);
+LinkResult AdminService::create_link(const Actor& actor, const NewLink& command) {
+    if (!command.errors.empty()) return refused(command.errors);
+    Link link = command.link;
+    return write<LinkResult>([&](AdminRows& rows) -> LinkResult {
+        if (auto errors = validate(rows, link); !errors.empty()) return refused(errors);
         if (rows.link(link.slug, RowLock::none) || !rows.insert_link(link))
-            return simple(OutcomeKind::conflict, "a link '" + link.slug + "' exists");
-        Json after = link_object(*rows.link(link.slug, RowLock::none));
-        rows.insert_audit(audit_record(actor.name, "link", link.slug, "create", nullptr, after));
+            return refused(OutcomeKind::conflict, "a link '" + link.slug + "' exists");
+        LinkView after = view_of(*rows.link(link.slug, RowLock::none));
+        rows.insert_audit(
+            audit_record(actor.name, "link", link.slug, "create", nullptr, view_json(after)));
         rows.commit();
-        return object(OutcomeKind::created, std::move(after));
+        return answered(OutcomeKind::created, std::move(after));
     });
 }
 
-Outcome AdminService::update_link(const Actor& actor, const std::string& slug,
-                                  const Precondition& pre, const Json& patch) {
-    return write([&](AdminRows& rows) {
+LinkResult AdminService::update_link(const Actor& actor, const std::string& slug,
+                                     const Precondition& pre, const LinkPatch& patch) {
+    return write<LinkResult>([&](AdminRows& rows) {
         auto find = [&](const std::string& s, RowLock lock) { return rows.link(s, lock); };
-        return change(rows, "link", actor, slug, pre, "update", find, link_object,
-                      [&](const LinkRow& row) -> std::optional<Outcome> {
-                          Json merged = writable(link_object(row));
-                          merged.merge_patch(patch);
-                          if (merged.value("slug", std::string()) != slug)
-                              return invalid({{"slug", "cannot be changed"}});
-                          auto parsed = parse_import(link_in_import(merged));
-                          if (!parsed.issues.empty()) return invalid(field_errors(parsed.issues));
-                          Link link = parsed.document.links.front();
+        return change(rows, "link", actor, slug, pre, "update", find,
+                      [&](const LinkRow& row) -> std::optional<LinkResult> {
+                          if (patch.sets("slug") && patch.fields.slug != slug)
+                              return refused({{"slug", "cannot be changed"}});
+                          if (!patch.errors.empty()) return refused(patch.errors);
+                          Link link = apply_patch(patch, row.link);
                           if (auto errors = validate(rows, link); !errors.empty())
-                              return invalid(errors);
-                          if (link_to_json(link) == link_to_json(row.link))
-                              return object(OutcomeKind::ok, link_object(row));  // unchanged
+                              return refused(errors);
+                          if (same_fields(link, row.link))
+                              return answered(OutcomeKind::ok, view_of(row));  // unchanged
                           rows.update_link(row.id, link);
                           return std::nullopt;
                       });
     });
 }
 
-Outcome AdminService::delete_link(const Actor& actor, const std::string& slug,
-                                  const Precondition& pre) {
-    return write([&](AdminRows& rows) {
+LinkResult AdminService::delete_link(const Actor& actor, const std::string& slug,
+                                     const Precondition& pre) {
+    return write<LinkResult>([&](AdminRows& rows) {
         auto find = [&](const std::string& s, RowLock lock) { return rows.link(s, lock); };
-        return change(rows, "link", actor, slug, pre, "delete", find, link_object,
-                      [&](const LinkRow& row) -> std::optional<Outcome> {
+        return change(rows, "link", actor, slug, pre, "delete", find,
+                      [&](const LinkRow& row) -> std::optional<LinkResult> {
                           rows.delete_link(row.id);
                           return std::nullopt;
                       });

@@ -11,8 +11,6 @@
 namespace refgate::admin {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 // The partner whose tokens a link's placements are: the first of its own partner and its rules'
 // (in order) that has a sub-ID parameter; its own partner when none has one.
 std::optional<PartnerRow> token_partner(AdminRows& rows, const Link& link) {
@@ -44,33 +42,27 @@ std::optional<std::string> channel_of_token(const Partner& partner, const Link& 
     return std::nullopt;
 }
 
-Json placement_object(const std::string& token, const std::string& link,
-                      const std::optional<std::string>& channel) {
-    return {{"token", token}, {"link", link}, {"channel", channel ? Json(*channel) : Json()}};
-}
-
 }  // namespace
 
-Outcome AdminService::link_placements(
+Result<LinkPlacements> AdminService::link_placements(
     const std::string& slug, const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
-    return read([&](AdminRows& rows) {
+    return read<Result<LinkPlacements>>([&](AdminRows& rows) -> Result<LinkPlacements> {
         auto row = rows.link(slug, RowLock::none);
-        if (!row) return simple(OutcomeKind::not_found, "no link '" + slug + "'");
+        if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
         Link link = row->link;
         link.id = row->id;
         auto partner = token_partner(rows, link);
-        if (!partner) return simple(OutcomeKind::not_found, "no partner '" + link.partner + "'");
-        Json items = Json::array();
+        if (!partner) return refused(OutcomeKind::not_found, "no partner '" + link.partner + "'");
+        LinkPlacements page;
         for (const auto& [channel, clicks] : channels) {
-            items.push_back({{"channel", channel},
-                             {"token", placement_token(partner->partner, link.id, slug, channel)},
-                             {"human_clicks", clicks}});
+            page.items.push_back(
+                {channel, placement_token(partner->partner, link.id, slug, channel), clicks});
         }
-        return object(OutcomeKind::ok, Json{{"items", std::move(items)}});
+        return answered(OutcomeKind::ok, std::move(page));
     });
 }
 
-Outcome AdminService::find_placement(
+Result<PlacementFound> AdminService::find_placement(
     const std::string& token,
     const std::function<std::vector<std::string>(const std::string& link)>& channels_of) {
     // The reads first, the clicks (Redis, the stats' connections) after the transaction.
@@ -79,7 +71,7 @@ Outcome AdminService::find_placement(
         Partner partner;
     };
     std::optional<Found> found;
-    read([&](AdminRows& rows) {
+    read<bool>([&](AdminRows& rows) {
         // An opaque token: the link's id, when that link's token partner writes opaque ones.
         if (auto opaque = parse_opaque_token(token)) {
             if (auto row = rows.link_by_id(opaque->link_id)) {
@@ -88,7 +80,7 @@ Outcome AdminService::find_placement(
                 auto partner = token_partner(rows, link);
                 if (partner && partner->partner.subid_style == SubidStyle::opaque) {
                     found = Found{std::move(link), partner->partner};
-                    return Outcome{};
+                    return true;
                 }
             }
         }
@@ -104,16 +96,16 @@ Outcome AdminService::find_placement(
                 std::string prefix = readable_prefix(link.slug, *charset);
                 if (prefix.empty() || !std::string_view(token).starts_with(prefix)) continue;
                 found = Found{std::move(link), partner};
-                return Outcome{};
+                return true;
             }
         }
-        return Outcome{};
+        return false;
     });
     if (!found)
-        return simple(OutcomeKind::not_found, "no link's placement token is '" + token + "'");
+        return refused(OutcomeKind::not_found, "no link's placement token is '" + token + "'");
     auto channel =
         channel_of_token(found->partner, found->link, token, channels_of(found->link.slug));
-    return object(OutcomeKind::ok, placement_object(token, found->link.slug, channel));
+    return answered(OutcomeKind::ok, PlacementFound{token, found->link.slug, std::move(channel)});
 }
 
 }  // namespace refgate::admin

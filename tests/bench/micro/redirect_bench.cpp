@@ -2,8 +2,14 @@
 //
 //   refgate_micro_bench                 all benchmarks and checks
 //   refgate_micro_bench "[alloc]"       only the allocation count
+//   refgate_micro_bench "[placements-cost]"
+//                                       CPU ns per redirect of a partner with subid_param and
+//                                       channel_codes against one without, and the ratio
 //   REFGATE_BENCH_OUT=DIR               also writes DIR/alloc.json and DIR/oneshot.json
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
+#include <time.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdio>
@@ -72,9 +78,18 @@ std::string destination(int i) {
            std::to_string(i) + "?plan=pro#top";
 }
 
-std::vector<Partner> partners() {
+// With `placements`, every partner has a sub-ID parameter and three channel codes, the last of
+// which matches the channel the benchmarks send (the longest walk to a code).
+std::vector<Partner> partners(bool placements = false) {
     std::vector<Partner> out;
     for (int p = 0; p < kPartners; ++p) out.push_back(partner(p));
+    if (placements) {
+        for (auto& p : out) {
+            p.subid_param = "subId1";
+            p.channel_codes = {
+                {"podcast", "picks-pod"}, {"blog-*", "picks-blog"}, {"newsletter-*", "picks-nl"}};
+        }
+    }
     return out;
 }
 
@@ -94,15 +109,18 @@ std::vector<Link> links(int n) {
     return out;
 }
 
-// The 100k-link snapshot, built once for the whole run.
-const std::shared_ptr<const Snapshot>& big_snapshot() {
-    static const auto snapshot = [] {
-        auto s = Snapshot::build(1, partners(), links(kLinks), {}, "bench");
+// The 100k-link snapshot, built once for the whole run (one with placements, one without).
+const std::shared_ptr<const Snapshot>& big_snapshot(bool placements = false) {
+    auto build = [](bool with) {
+        auto s = Snapshot::build(1, partners(with), links(kLinks), {}, "bench");
         REQUIRE(s->rejected().empty());
         REQUIRE(s->link_count() == static_cast<std::size_t>(kLinks) + 1);
         return s;
-    }();
-    return snapshot;
+    };
+    static const auto plain = build(false);
+    if (!placements) return plain;
+    static const auto placed = build(true);
+    return placed;
 }
 
 // A handler over the big snapshot with a recorder, as the server's I/O thread has it, and a
@@ -120,10 +138,11 @@ struct World {
     std::vector<http::HeaderField> fields;
     http::Response response;
 
-    explicit World(const char* user_agent = kChrome, std::string_view query = {})
+    explicit World(const char* user_agent = kChrome, std::string_view query = {},
+                   bool placements = false)
         : handler(store, clock, RedirectOptions{}, &recorder),
           handler_without_recorder(store, clock, RedirectOptions{}) {
-        store.publish(big_snapshot());
+        store.publish(big_snapshot(placements));
         SaltKey salt{};
         salt[0] = 7;
         salts.set(utc_day(kNow), salt);
@@ -269,6 +288,14 @@ TEST_CASE("RedirectHandler::handle end to end", "[micro]") {
         t = (t + 7919) % tagged.targets.size();
         return tagged.send(tagged.handler, tagged.targets[t]);
     };
+    World placed(kChrome, "src=newsletter-2026-48", true);
+    REQUIRE(placed.send(placed.handler, placed.targets[0]) == 302);
+    REQUIRE(placed.response.headers().find("subId1=") != std::string::npos);
+    std::size_t u = 0;
+    BENCHMARK("handle: 302, browser, ?src= channel, sub-ID + channel code, counted, 100k links") {
+        u = (u + 7919) % placed.targets.size();
+        return placed.send(placed.handler, placed.targets[u]);
+    };
     BENCHMARK("handle: 404 unknown slug") { return w.send(w.handler, "/go/no-such-link"); };
     std::string utm = "/go/" + slug(kLinks + 1) + "?utm_source=news&utm_campaign=bf";
     REQUIRE(w.send(w.handler, utm) == 302);
@@ -346,6 +373,14 @@ TEST_CASE("the steady-state redirect path allocates nothing", "[alloc]") {
         cases.push_back(count_allocations("302, browser, counted, all 100k links", w, w.handler,
                                           w.targets, kCalls));
     }
+    {
+        // Placements: the Location written per click from the snapshot's (token and code).
+        World w(kChrome, "src=newsletter-2026-48", true);
+        std::vector<std::string> some(w.targets.begin(), w.targets.begin() + 10'000);
+        cases.push_back(count_allocations(
+            "302, browser, ?src= channel, sub-ID + channel code, counted, 10k links", w, w.handler,
+            some, kCalls));
+    }
 
     nlohmann::ordered_json out = {{"calls_after_warm_up", kCalls},
                                   {"cases", nlohmann::json::array()}};
@@ -364,6 +399,48 @@ TEST_CASE("the steady-state redirect path allocates nothing", "[alloc]") {
         INFO(c.name);
         if (c.expect_zero) CHECK(c.allocations == 0);
     }
+}
+
+namespace {
+
+double cpu_ns() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
+}
+
+// CPU ns of one pass of `calls` redirects, spread over the 100k links.
+double pass_ns(World& w, std::uint64_t calls) {
+    std::size_t i = 0;
+    double start = cpu_ns();
+    for (std::uint64_t n = 0; n < calls; ++n) {
+        i = (i + 7919) % w.targets.size();
+        w.send(w.handler, w.targets[i]);
+    }
+    return (cpu_ns() - start) / double(calls);
+}
+
+}  // namespace
+
+TEST_CASE("the CPU a redirect costs with placements against without", "[placements-cost]") {
+    // Both with the same ?src= channel, counted, over 100k links; short passes alternate so
+    // that a change of the machine's speed (other sessions' builds) reaches both sides alike.
+    // Best of REFGATE_BENCH_ROUNDS (default 100) passes of 20,000 redirects each.
+    constexpr std::uint64_t kCalls = 20'000;
+    const char* rounds_text = std::getenv("REFGATE_BENCH_ROUNDS");
+    int rounds = rounds_text != nullptr ? std::max(1, std::atoi(rounds_text)) : 100;
+    World plain(kChrome, "src=newsletter-2026-48", false);
+    World placed(kChrome, "src=newsletter-2026-48", true);
+    for (World* w : {&plain, &placed}) pass_ns(*w, w->targets.size());  // every counter exists
+    double without = 1e18, with = 1e18;
+    for (int r = 0; r < rounds; ++r) {
+        without = std::min(without, pass_ns(plain, kCalls));
+        with = std::min(with, pass_ns(placed, kCalls));
+    }
+    std::printf("%-62s %10.1f\n", "CPU ns per redirect, partner without placements", without);
+    std::printf("%-62s %10.1f\n", "CPU ns per redirect, subid_param + 3 channel_codes", with);
+    std::printf("%-62s %10.3f\n", "ratio with / without", with / without);
+    std::printf("%-62s %10.1f\n", "ns added per redirect", with - without);
 }
 
 TEST_CASE("one-shot timings of start-up work with 100k links", "[oneshot]") {

@@ -23,6 +23,32 @@ namespace {
 namespace http = refgate::http;
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
+using refgate::CodeView;
+using refgate::CountryGroupPut;
+using refgate::CountryGroupView;
+using refgate::DisclosureInput;
+using refgate::DisclosurePreviewView;
+using refgate::DisclosureVersionView;
+using refgate::DisclosureView;
+using refgate::LinkPatch;
+using refgate::LinkPreview;
+using refgate::LinkPreviewView;
+using refgate::LinkShareView;
+using refgate::LinkView;
+using refgate::NewLink;
+using refgate::NewPartner;
+using refgate::Page;
+using refgate::PartnerPatch;
+using refgate::PartnerView;
+
+// A store's answer as the test states it: the decision and the object as JSON.
+struct Outcome {
+    OutcomeKind kind = OutcomeKind::ok;
+    Json body;
+    std::int64_t version = 0;
+    std::string detail;
+    std::vector<FieldError> errors;
+};
 
 // Answers every call with `next` (or throws `fail`), and remembers what it was asked.
 class FakeStore final : public AdminStore {
@@ -34,6 +60,7 @@ class FakeStore final : public AdminStore {
     std::string last_slug;
     std::string last_actor;
     Json last_body;
+    refgate::Partner last_partner;
     Precondition last_precondition;
     LinkFilter last_filter;
     AuditFilter last_audit;
@@ -44,96 +71,141 @@ class FakeStore final : public AdminStore {
         if (it == tokens.end()) return std::nullopt;
         return StoredToken{it->second, hash};
     }
-    Outcome list_partners(const std::string& query) override {
-        return answer("list_partners", query);
+    Result<Page<PartnerView>> list_partners(const std::string& query) override {
+        return typed<Page<PartnerView>>("list_partners", query);
     }
-    Outcome get_partner(const std::string& slug) override { return answer("get_partner", slug); }
-    Outcome create_partner(const Actor& a, const Json& body) override {
-        return answer("create_partner", "", &a, &body);
+    Result<PartnerView> get_partner(const std::string& slug) override {
+        return typed_partner("get_partner", slug);
     }
-    Outcome update_partner(const Actor& a, const std::string& slug, const Precondition& p,
-                           const Json& body) override {
+    Result<PartnerView> create_partner(const Actor& a, const NewPartner& partner) override {
+        last_partner = partner.partner;
+        return typed_partner("create_partner", "", &a);
+    }
+    Result<PartnerView> update_partner(const Actor& a, const std::string& slug,
+                                       const Precondition& p, const PartnerPatch&) override {
         last_precondition = p;
-        return answer("update_partner", slug, &a, &body);
+        return typed_partner("update_partner", slug, &a);
     }
-    Outcome delete_partner(const Actor& a, const std::string& slug,
-                           const Precondition& p) override {
+    Result<PartnerView> delete_partner(const Actor& a, const std::string& slug,
+                                       const Precondition& p) override {
         last_precondition = p;
-        return answer("delete_partner", slug, &a);
+        return typed_partner("delete_partner", slug, &a);
     }
-    Outcome partner_codes(const std::string& slug) override {
-        return answer("partner_codes", slug);
+    Result<Page<CodeView>> partner_codes(const std::string& slug) override {
+        return typed<Page<CodeView>>("partner_codes", slug);
     }
-    Outcome list_links(const LinkFilter& f) override {
+    Result<Page<LinkView>> list_links(const LinkFilter& f) override {
         last_filter = f;
-        return answer("list_links");
+        return typed<Page<LinkView>>("list_links");
     }
-    Outcome get_link(const std::string& slug) override { return answer("get_link", slug); }
-    Outcome create_link(const Actor& a, const Json& body) override {
-        return answer("create_link", "", &a, &body);
+    Result<LinkView> get_link(const std::string& slug) override {
+        return typed_link("get_link", slug);
     }
-    Outcome update_link(const Actor& a, const std::string& slug, const Precondition& p,
-                        const Json& body) override {
+    Result<LinkView> create_link(const Actor& a, const NewLink&) override {
+        return typed_link("create_link", "", &a);
+    }
+    Result<LinkView> update_link(const Actor& a, const std::string& slug, const Precondition& p,
+                                 const LinkPatch&) override {
         last_precondition = p;
-        return answer("update_link", slug, &a, &body);
+        return typed_link("update_link", slug, &a);
     }
-    Outcome delete_link(const Actor& a, const std::string& slug, const Precondition& p) override {
-        last_precondition = p;
-        return answer("delete_link", slug, &a);
-    }
-    Outcome preview_link(const Json& body) override {
-        return answer("preview_link", "", nullptr, &body);
-    }
-    Outcome share_link(const std::string& slug) override { return answer("share_link", slug); }
-    Outcome audit(const AuditFilter& f) override {
-        last_audit = f;
-        return answer("audit");
-    }
-    Outcome list_tokens() override { return answer("list_tokens"); }
-    Outcome create_token(const Actor& a, const Json& body) override {
-        return answer("create_token", "", &a, &body);
-    }
-    Outcome revoke_token(const Actor& a, const std::string& name, const Precondition& p) override {
-        last_precondition = p;
-        return answer("revoke_token", name, &a);
-    }
-
-    Outcome list_country_groups() override { return answer("list_country_groups"); }
-    Outcome get_country_group(const std::string& family) override {
-        return answer("get_country_group", family);
-    }
-    Outcome put_country_group(const Actor& a, const std::string& family, const PutPrecondition&,
-                              const Json& body) override {
-        return answer("put_country_group", family, &a, &body);
-    }
-    Outcome delete_country_group(const Actor& a, const std::string& family,
+    Result<LinkView> delete_link(const Actor& a, const std::string& slug,
                                  const Precondition& p) override {
         last_precondition = p;
-        return answer("delete_country_group", family, &a);
+        return typed_link("delete_link", slug, &a);
     }
-    Outcome list_disclosures() override { return answer("list_disclosures"); }
-    Outcome get_disclosure(const std::string& key, const std::string& locale) override {
-        return answer("get_disclosure", key + "/" + locale);
+    Result<LinkPreviewView> preview_link(const LinkPreview&) override {
+        return typed<LinkPreviewView>("preview_link");
     }
-    Outcome put_disclosure(const Actor& a, const std::string& key, const std::string& locale,
-                           const PutPrecondition&, const Json& body) override {
-        return answer("put_disclosure", key + "/" + locale, &a, &body);
+    Result<LinkShareView> share_link(const std::string& slug) override {
+        return typed<LinkShareView>("share_link", slug);
     }
-    Outcome disclosure_versions(const std::string& key, const std::string& locale) override {
-        return answer("disclosure_versions", key + "/" + locale);
+    Result<Page<AuditView>> audit(const AuditFilter& f) override {
+        last_audit = f;
+        return typed<Page<AuditView>>("audit");
     }
-    Outcome preview_disclosure(const Json& body) override {
-        return answer("preview_disclosure", "", nullptr, &body);
+    Result<Page<TokenView>> list_tokens() override { return typed<Page<TokenView>>("list_tokens"); }
+    Result<CreatedToken> create_token(const Actor& a, const NewToken&) override {
+        CreatedToken token;
+        token.token.name = next.body.is_object() ? next.body.value("name", "") : "";
+        token.token.version = next.version;
+        return typed("create_token", "", &a, std::move(token));
     }
-    Outcome import_document(const Actor& a, const ImportRequest& request) override {
+    Result<TokenView> revoke_token(const Actor& a, const std::string& name,
+                                   const Precondition& p) override {
+        last_precondition = p;
+        return typed<TokenView>("revoke_token", name, &a);
+    }
+
+    Result<Page<CountryGroupView>> list_country_groups() override {
+        return typed<Page<CountryGroupView>>("list_country_groups");
+    }
+    Result<CountryGroupView> get_country_group(const std::string& family) override {
+        return typed<CountryGroupView>("get_country_group", family);
+    }
+    Result<CountryGroupView> put_country_group(const Actor& a, const std::string& family,
+                                               const PutPrecondition&,
+                                               const CountryGroupPut&) override {
+        return typed<CountryGroupView>("put_country_group", family, &a);
+    }
+    Result<CountryGroupView> delete_country_group(const Actor& a, const std::string& family,
+                                                  const Precondition& p) override {
+        last_precondition = p;
+        return typed<CountryGroupView>("delete_country_group", family, &a);
+    }
+    Result<Page<DisclosureView>> list_disclosures() override {
+        return typed<Page<DisclosureView>>("list_disclosures");
+    }
+    Result<DisclosureView> get_disclosure(const std::string& key,
+                                          const std::string& locale) override {
+        return typed<DisclosureView>("get_disclosure", key + "/" + locale);
+    }
+    Result<DisclosureView> put_disclosure(const Actor& a, const std::string& key,
+                                          const std::string& locale, const PutPrecondition&,
+                                          const DisclosureInput&) override {
+        return typed<DisclosureView>("put_disclosure", key + "/" + locale, &a);
+    }
+    Result<Page<DisclosureVersionView>> disclosure_versions(const std::string& key,
+                                                            const std::string& locale) override {
+        return typed<Page<DisclosureVersionView>>("disclosure_versions", key + "/" + locale);
+    }
+    Result<DisclosurePreviewView> preview_disclosure(const DisclosureInput&) override {
+        return typed<DisclosurePreviewView>("preview_disclosure");
+    }
+    Result<ImportReport> import_document(const Actor& a, const ImportRequest& request) override {
         last_import = request;
-        return answer("import_document", "", &a);
+        return typed<ImportReport>("import_document", "", &a);
     }
-    Outcome export_document(bool csv) override {
-        return answer("export_document", csv ? "csv" : "");
+    Result<refgate::ImportDocument> export_document() override {
+        return typed<refgate::ImportDocument>("export_document");
     }
 
   private:
+    // `next` as a typed answer: its decision; a partner's or link's view has its slug and version.
+    template <typename View>
+    Result<View> typed(std::string call, std::string slug = "", const Actor* actor = nullptr,
+                       View view = {}) {
+        Outcome o = answer(std::move(call), std::move(slug), actor);
+        return Result<View>{.kind = o.kind,
+                            .view = std::move(view),
+                            .version = o.version,
+                            .detail = o.detail,
+                            .errors = o.errors};
+    }
+    Result<PartnerView> typed_partner(std::string call, std::string slug,
+                                      const Actor* actor = nullptr) {
+        PartnerView view;
+        view.partner.slug = next.body.is_object() ? next.body.value("slug", "") : "";
+        view.stamps.version = next.version;
+        return typed(std::move(call), std::move(slug), actor, std::move(view));
+    }
+    Result<LinkView> typed_link(std::string call, std::string slug, const Actor* actor = nullptr) {
+        LinkView view;
+        view.link.slug = next.body.is_object() ? next.body.value("slug", "") : "";
+        view.stamps.version = next.version;
+        return typed(std::move(call), std::move(slug), actor, std::move(view));
+    }
+
     Outcome answer(std::string call, std::string slug = "", const Actor* actor = nullptr,
                    const Json* body = nullptr) {
         last_call = std::move(call);
@@ -306,7 +378,7 @@ TEST_CASE("admin: bodies must be JSON objects of the right media type", "[admin]
     f.store->next.version = 1;
     auto created = f.post_json("/api/v1/partners", f.editor, R"({"slug": "x"})");
     CHECK(created.status == 201);
-    CHECK(f.store->last_body == Json{{"slug", "x"}});
+    CHECK(f.store->last_partner.slug == "x");
     CHECK(f.store->last_actor == "eddie");
     CHECK(created.header("ETag") == "\"1\"");
 }

@@ -98,11 +98,11 @@ TEST_CASE("admin json: audit entries and tokens keep their documented shape", "[
     AuditRow entry{
         42, 1'800'000'000'000'000,
         audit_record("eddie", "link", "pricing", "delete", Json{{"version", 2}}, nullptr)};
-    CHECK(audit_object(entry).dump() ==
+    CHECK(view_json(view_of(entry)).dump() ==
           R"({"id":42,"at":"2027-01-15T08:00:00.000000Z","actor":"eddie","entity":"link",)"
           R"("slug":"pricing","action":"delete","before":{"version":2},"after":null})");
     TokenRow token{9, "ci-bot", "editor", "", "2027-01-15T08:00:00Z", "", ""};
-    CHECK(token_object(token).dump() ==
+    CHECK(view_json(view_of(token)).dump() ==
           R"({"name":"ci-bot","role":"editor","created_at":"2027-01-15T08:00:00Z",)"
           R"("last_used_on":null,"revoked_at":null,"version":9})");
 }

@@ -19,12 +19,12 @@ using refgate::admin::OutcomeKind;
 // Remembers what it was asked to record; knows one partner.
 class FakeStore final : public refgate::admin::CommissionStore {
   public:
-    std::optional<refgate::admin::RecordedCommissions> record(
+    std::optional<refgate::RecordedCommissions> record(
         const std::string& partner, const std::vector<refgate::Commission>& commissions,
         CommissionSource, bool dry_run) override {
         if (partner != "impact-co") return std::nullopt;
         calls.push_back({commissions.size(), dry_run});
-        refgate::admin::RecordedCommissions r;
+        refgate::RecordedCommissions r;
         r.created = commissions.size();
         return r;
     }
@@ -52,24 +52,27 @@ TEST_CASE("an import with a bad row records nothing and names the row's line and
     std::string csv =
         std::string(kCsv) + "ORD-3,,picks-nl,approved,12;50,EUR,2026-11-29T16:00:00Z\n";
     auto o = refgate::admin::import_commissions(
-        store, "impact-co", refgate::parse_commissions_csv(csv), CommissionSource::api, false);
+        store, {"impact-co", refgate::parse_commissions_csv(csv), CommissionSource::api, false});
     CHECK(o.kind == OutcomeKind::invalid);
-    REQUIRE(o.body["refused"].size() == 1);
-    CHECK(o.body["refused"][0]["line"] == 4);
-    CHECK(o.body["refused"][0]["field"] == "amount");
-    CHECK(o.body["applied"] == false);
+    REQUIRE(o.view.refused.size() == 1);
+    CHECK(o.view.refused[0].line == 4);
+    CHECK(o.view.refused[0].field == "amount");
+    CHECK_FALSE(o.view.applied);
+    // The API's 422 shows the report beside the errors.
+    CHECK(refgate::view_json(o.view)["refused"][0]["line"] == 4);
     // Counted in a transaction that is rolled back: nothing kept.
     REQUIRE(store.calls.size() == 1);
     CHECK(store.calls[0].second);
 
     auto good = refgate::admin::import_commissions(
-        store, "impact-co", refgate::parse_commissions_csv(kCsv), CommissionSource::api, false);
+        store, {"impact-co", refgate::parse_commissions_csv(kCsv), CommissionSource::api, false});
     CHECK(good.kind == OutcomeKind::ok);
-    CHECK(good.body["created"] == 2);
+    CHECK(good.view.recorded.created == 2);
+    CHECK(refgate::view_json(good.view)["created"] == 2);
     CHECK_FALSE(store.calls.back().second);
 
     auto unknown = refgate::admin::import_commissions(
-        store, "nobody", refgate::parse_commissions_csv(kCsv), CommissionSource::api, false);
+        store, {"nobody", refgate::parse_commissions_csv(kCsv), CommissionSource::api, false});
     CHECK(unknown.kind == OutcomeKind::not_found);
 }
 
@@ -111,7 +114,8 @@ TEST_CASE("a new postback secret is shown once and stored as its hash", "[commis
     FakeStore store;
     auto o = refgate::admin::rotate_postback_secret(store, "impact-co");
     REQUIRE(o.kind == OutcomeKind::ok);
-    std::string secret = o.body["secret"].get<std::string>();
+    std::string secret = o.view.secret;
+    CHECK(refgate::view_json(o.view)["secret"] == secret);
     CHECK(store.secret_hash == refgate::admin::hash_token(secret));
     CHECK(store.secret_hash.find(secret) == std::string::npos);
     CHECK(refgate::admin::rotate_postback_secret(store, "nobody").kind == OutcomeKind::not_found);

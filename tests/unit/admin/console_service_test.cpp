@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/authenticator.hpp"
 #include "refgate/admin/console_crypto.hpp"
 #include "support/fake_clock.hpp"
@@ -219,31 +220,45 @@ TEST_CASE("no API change disables or demotes the caller's own account or the las
     Actor token{.name = "ops", .role = Role::admin};
     Precondition any{.any = true};
     using nlohmann::ordered_json;
-    auto self_disable = f.console.update_user(ada, "ada", any, ordered_json{{"disabled", true}});
+    auto self_disable = f.console.update_user(
+        ada, "ada", any, parse_user_patch("ada", ordered_json{{"disabled", true}}));
     CHECK(self_disable.kind == OutcomeKind::conflict);
     CHECK(self_disable.detail.find("your own account") != std::string::npos);
-    CHECK(f.console.update_user(ada, "ada", any, ordered_json{{"role", "editor"}}).kind ==
-          OutcomeKind::conflict);
-    auto last = f.console.update_user(token, "ada", any, ordered_json{{"disabled", true}});
+    CHECK(
+        f.console
+            .update_user(ada, "ada", any, parse_user_patch("ada", ordered_json{{"role", "editor"}}))
+            .kind == OutcomeKind::conflict);
+    auto last = f.console.update_user(token, "ada", any,
+                                      parse_user_patch("ada", ordered_json{{"disabled", true}}));
     CHECK(last.kind == OutcomeKind::conflict);
     CHECK(last.detail.find("last enabled admin") != std::string::npos);
     CHECK(last.detail.find("refgate user disable ada") != std::string::npos);
-    CHECK(f.console.update_user(token, "ada", any, ordered_json{{"role", "viewer"}}).kind ==
-          OutcomeKind::conflict);
+    CHECK(f.console
+              .update_user(token, "ada", any,
+                           parse_user_patch("ada", ordered_json{{"role", "viewer"}}))
+              .kind == OutcomeKind::conflict);
     CHECK(f.tables.users["ada"].role == "admin");
     CHECK_FALSE(f.tables.users["ada"].disabled);
     REQUIRE(f.console.session(in->id));
 
     // With a second admin, another admin (or a token) may demote or disable either.
     f.console.create_user_named("cli:test", "bea", Role::admin, "words of the second");
-    CHECK(f.console.update_user(ada, "ada", any, ordered_json{{"disabled", true}}).kind ==
-          OutcomeKind::conflict);
-    CHECK(f.console.update_user(ada, "bea", any, ordered_json{{"role", "editor"}}).kind ==
-          OutcomeKind::ok);
-    CHECK(f.console.update_user(token, "bea", any, ordered_json{{"role", "admin"}}).kind ==
-          OutcomeKind::ok);
-    CHECK(f.console.update_user(token, "ada", any, ordered_json{{"disabled", true}}).kind ==
-          OutcomeKind::ok);
+    CHECK(
+        f.console
+            .update_user(ada, "ada", any, parse_user_patch("ada", ordered_json{{"disabled", true}}))
+            .kind == OutcomeKind::conflict);
+    CHECK(
+        f.console
+            .update_user(ada, "bea", any, parse_user_patch("bea", ordered_json{{"role", "editor"}}))
+            .kind == OutcomeKind::ok);
+    CHECK(f.console
+              .update_user(token, "bea", any,
+                           parse_user_patch("bea", ordered_json{{"role", "admin"}}))
+              .kind == OutcomeKind::ok);
+    CHECK(f.console
+              .update_user(token, "ada", any,
+                           parse_user_patch("ada", ordered_json{{"disabled", true}}))
+              .kind == OutcomeKind::ok);
     CHECK_FALSE(f.console.session(in->id));
 
     // The CLI disables the last enabled admin too, and says it was the last.
@@ -262,8 +277,9 @@ TEST_CASE("a user changes their own password with the current one; other session
     using nlohmann::ordered_json;
     using R = OwnPasswordChange::Result;
     auto change = [&](const char* current, const char* next) {
-        return f.console.change_own_password(laptop->session,
-                                             ordered_json{{"current", current}, {"new", next}});
+        return f.console.change_own_password(
+            laptop->session,
+            parse_password_change(ordered_json{{"current", current}, {"new", next}}));
     };
     CHECK(change("wrong horse!", "a brand new phrase").result == R::wrong_current);
     auto weak = change("correct horse", "€€€€");
@@ -271,7 +287,8 @@ TEST_CASE("a user changes their own password with the current one; other session
     REQUIRE(weak.errors.size() == 1);
     CHECK(weak.errors[0].field == "new");
     CHECK(change("correct horse", "hi eddie, it's me").result == R::invalid);
-    auto missing = f.console.change_own_password(laptop->session, ordered_json{{"new", "x"}});
+    auto missing = f.console.change_own_password(laptop->session,
+                                                 parse_password_change(ordered_json{{"new", "x"}}));
     CHECK(missing.result == R::invalid);
     REQUIRE(f.console.session(phone->id));
 

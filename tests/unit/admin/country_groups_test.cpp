@@ -6,14 +6,18 @@
 
 #include "fake_admin_rows.hpp"
 #include "refgate/admin/admin_service.hpp"
+#include "refgate/codec/import_document.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace country_groups_test {
 
 using namespace refgate::admin;
 using refgate::admin::testing::audited;
+using refgate::admin::testing::body;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
+using refgate::parse_link_preview;
+using refgate::parse_new_partner;
 
 const Actor kEddie{"eddie", Role::editor};
 
@@ -31,8 +35,9 @@ struct Fixture {
 
     Fixture() : Fixture(std::make_unique<FakeRepository>()) {}
     explicit Fixture(std::unique_ptr<FakeRepository> r) : rows(r.get()), service(std::move(r)) {}
-    Outcome put(const Json& body, PutPrecondition pre = {}) {
-        return service.put_country_group(kEddie, "amazon", pre, body);
+    Result<refgate::CountryGroupView> put(const Json& body, PutPrecondition pre = {}) {
+        return service.put_country_group(kEddie, "amazon", pre,
+                                         refgate::parse_country_group_put("amazon", body));
     }
 };
 
@@ -41,9 +46,9 @@ TEST_CASE("country groups: a family's mapping is created, then replaced only at 
     Fixture f;
     auto created = f.put(Json::parse(R"({"fallbacks": {"AT": "DE", "NZ": "AU"}})"));
     REQUIRE(created.kind == OutcomeKind::created);
-    CHECK(created.body["fallbacks"] == Json::parse(R"({"AT": "DE", "NZ": "AU"})"));
+    CHECK(body(created)["fallbacks"] == Json::parse(R"({"AT": "DE", "NZ": "AU"})"));
     CHECK(created.version == 1);
-    CHECK(f.service.list_country_groups().body["items"].size() == 1);
+    CHECK(body(f.service.list_country_groups())["items"].size() == 1);
 
     Json change = Json::parse(R"({"fallbacks": {"AT": "DE", "CH": "DE"}})");
     CHECK(f.put(change).kind == OutcomeKind::precondition_required);
@@ -51,7 +56,7 @@ TEST_CASE("country groups: a family's mapping is created, then replaced only at 
     CHECK(f.put(change, {.if_none_match_any = true}).kind == OutcomeKind::stale);
     auto replaced = f.put(change, {.if_match = Precondition{.version = 1}});
     REQUIRE(replaced.kind == OutcomeKind::ok);
-    CHECK(replaced.body["fallbacks"] == Json::parse(R"({"AT": "DE", "CH": "DE"})"));
+    CHECK(body(replaced)["fallbacks"] == Json::parse(R"({"AT": "DE", "CH": "DE"})"));
     CHECK(replaced.version == 2);
 
     const auto& audit = f.rows->state.audit;
@@ -89,21 +94,22 @@ TEST_CASE("country groups: the preview sends a reader from AT to the DE store by
     Fixture f;
     for (const auto& p : {store("amazon-us", "amazon.com", "picks-20"),
                           store("amazon-de", "amazon.de", "picks-21")})
-        REQUIRE(f.service.create_partner(kEddie, p).kind == OutcomeKind::created);
+        REQUIRE(f.service.create_partner(kEddie, parse_new_partner(p)).kind ==
+                OutcomeKind::created);
     Json link = Json::parse(R"({"slug": "kindle", "partner": "amazon-us",
         "destination": "https://www.amazon.com/dp/B0X",
         "rules": [{"country": ["DE"], "partner": "amazon-de",
                    "destination": "https://www.amazon.de/dp/B0X"}],
         "reader": {"country": "AT"}})");
-    auto before = f.service.preview_link(link);
+    auto before = f.service.preview_link(parse_link_preview(link));
     REQUIRE(before.kind == OutcomeKind::ok);
-    CHECK(before.body["location"] == "https://www.amazon.com/dp/B0X?tag=picks-20");
-    CHECK(before.body["rule"] == 0);
+    CHECK(body(before)["location"] == "https://www.amazon.com/dp/B0X?tag=picks-20");
+    CHECK(body(before)["rule"] == 0);
 
     REQUIRE(f.put(Json::parse(R"({"fallbacks": {"AT": "DE"}})")).kind == OutcomeKind::created);
-    auto after = f.service.preview_link(link);
-    CHECK(after.body["location"] == "https://www.amazon.de/dp/B0X?tag=picks-21");
-    CHECK(after.body["rule"] == 1);
+    auto after = f.service.preview_link(parse_link_preview(link));
+    CHECK(body(after)["location"] == "https://www.amazon.de/dp/B0X?tag=picks-21");
+    CHECK(body(after)["rule"] == 1);
 }
 
 }  // namespace country_groups_test

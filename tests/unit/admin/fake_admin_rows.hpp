@@ -9,12 +9,19 @@
 #include <nlohmann/json.hpp>
 
 #include "refgate/admin/admin_rows.hpp"
+#include "refgate/codec/stored_objects.hpp"
 
 namespace refgate::admin::testing {
 
 // An audit entry's object as the service recorded it (null: none).
 inline nlohmann::ordered_json audited(const std::string& text) {
     return text.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json::parse(text);
+}
+
+// A typed answer's object as the API shows it.
+template <typename View>
+nlohmann::ordered_json body(const Result<View>& r) {
+    return view_json(r.view);
 }
 
 struct FakeState {

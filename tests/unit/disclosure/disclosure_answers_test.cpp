@@ -9,6 +9,7 @@
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/snapshot.hpp"
+#include "support/builders.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace disclosure_answers_test {
@@ -19,21 +20,7 @@ using refgate::DisclosureFormat;
 using refgate::DisclosureSet;
 using refgate::negotiate_format;
 using Json = nlohmann::ordered_json;
-
-namespace {
-
-Disclosure version(std::string key, std::string locale, std::int64_t v, std::string text) {
-    Disclosure d;
-    d.key = std::move(key);
-    d.locale = std::move(locale);
-    d.version = v;
-    d.text = std::move(text);
-    d.html = refgate::text_to_html(d.text);
-    d.updated_at = "2026-11-" + std::to_string(10 + v) + "T12:00:00Z";
-    return d;
-}
-
-}  // namespace
+using refgate::testing::disclosure_version;
 
 TEST_CASE("Accept is negotiated by q-value and specificity", "[disclosure][negotiation]") {
     CHECK(negotiate_format("") == DisclosureFormat::text);
@@ -57,8 +44,9 @@ TEST_CASE("Accept is negotiated by q-value and specificity", "[disclosure][negot
 }
 
 TEST_CASE("the set serves the newest version and keeps the history", "[disclosure]") {
-    DisclosureSet set({version("general", "en", 2, "Second"), version("general", "en", 1, "First"),
-                       version("general", "en", 3, "Third & <last>")});
+    DisclosureSet set({disclosure_version("general", "en", 2, "Second"),
+                       disclosure_version("general", "en", 1, "First"),
+                       disclosure_version("general", "en", 3, "Third & <last>")});
     const auto* entry = set.find("general", "en");
     REQUIRE(entry != nullptr);
     CHECK(entry->current->version == 3);
@@ -84,14 +72,14 @@ TEST_CASE("the set serves the newest version and keeps the history", "[disclosur
     // One strong validator per representation, each changing with the words.
     CHECK(e->text_etag != e->html_etag);
     CHECK(e->text_etag.starts_with("\"3-"));
-    DisclosureSet changed({version("general", "en", 3, "Third, reworded")});
+    DisclosureSet changed({disclosure_version("general", "en", 3, "Third, reworded")});
     CHECK(DisclosureAnswers(changed).of(*changed.find("general", "en")).text_etag != e->text_etag);
 }
 
 TEST_CASE("disclosures travel in the snapshot file", "[disclosure][snapshot]") {
-    auto original = refgate::Snapshot::build(
-        7, {}, {}, {}, "postgres",
-        {version("general", "en", 1, "One"), version("general", "en", 2, "Two")});
+    auto original = refgate::Snapshot::build(7, {}, {}, {}, "postgres",
+                                             {disclosure_version("general", "en", 1, "One"),
+                                              disclosure_version("general", "en", 2, "Two")});
     // The file as refgate writes it (in pieces) and reads it at start-up (streaming).
     std::string text;
     write_snapshot_json(*original, [&](std::string_view piece) { text.append(piece); });

@@ -9,6 +9,7 @@
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/snapshot.hpp"
+#include "support/builders.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace disclosure_test {
@@ -17,21 +18,7 @@ using refgate::Disclosure;
 using refgate::DisclosureSet;
 using refgate::normalize_locale;
 using Json = nlohmann::ordered_json;
-
-namespace {
-
-Disclosure version(std::string key, std::string locale, std::int64_t v, std::string text) {
-    Disclosure d;
-    d.key = std::move(key);
-    d.locale = std::move(locale);
-    d.version = v;
-    d.text = std::move(text);
-    d.html = refgate::text_to_html(d.text);
-    d.updated_at = "2026-11-" + std::to_string(10 + v) + "T12:00:00Z";
-    return d;
-}
-
-}  // namespace
+using refgate::testing::disclosure_version;
 
 TEST_CASE("locale tags are validated and normalised to lower case", "[disclosure][locale]") {
     CHECK(normalize_locale("en") == "en");
@@ -64,9 +51,9 @@ TEST_CASE("a locale's chain is the tag, then each shorter prefix", "[disclosure]
 }
 
 TEST_CASE("a locale falls back to its language, then to the default", "[disclosure][locale]") {
-    DisclosureSet set({version("general", "en", 1, "English"),
-                       version("general", "de", 1, "Deutsch"),
-                       version("general", "de-ch", 1, "Schweiz")});
+    DisclosureSet set({disclosure_version("general", "en", 1, "English"),
+                       disclosure_version("general", "de", 1, "Deutsch"),
+                       disclosure_version("general", "de-ch", 1, "Schweiz")});
     auto text_of = [&](std::vector<std::string> locales) {
         const auto* e = set.resolve("", locales, "en");
         return e == nullptr ? std::string("none") : e->current->text;
@@ -81,9 +68,9 @@ TEST_CASE("a locale falls back to its language, then to the default", "[disclosu
 
 TEST_CASE("a partner's own disclosure wins over the general one in the same locale",
           "[disclosure]") {
-    DisclosureSet set({version("general", "en", 1, "General"),
-                       version("tailscale", "en", 1, "Tailscale's own"),
-                       version("general", "de", 1, "Allgemein")});
+    DisclosureSet set({disclosure_version("general", "en", 1, "General"),
+                       disclosure_version("tailscale", "en", 1, "Tailscale's own"),
+                       disclosure_version("general", "de", 1, "Allgemein")});
     CHECK(set.resolve("tailscale", {"en"}, "en")->current->text == "Tailscale's own");
     CHECK(set.resolve("backblaze", {"en"}, "en")->current->text == "General");
     CHECK(set.resolve("tailscale", {"de"}, "en")->current->text == "Allgemein");
@@ -91,7 +78,7 @@ TEST_CASE("a partner's own disclosure wins over the general one in the same loca
 }
 
 TEST_CASE("stored html is sanitised again when the set is built", "[disclosure][sanitize]") {
-    auto d = version("general", "en", 1, "t");
+    auto d = disclosure_version("general", "en", 1, "t");
     d.html = "<p onclick=x>hi<script>alert(1)</script>";
     DisclosureSet set({d});
     CHECK(set.find("general", "en")->current->html == "<p>hi</p>");

@@ -2,21 +2,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/builders.hpp"
+
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace link_health_test {
 
 using namespace refgate;
+using refgate::testing::shop;
 
 namespace {
-
-Partner shop() {
-    Partner p;
-    p.slug = "shop";
-    p.ref_param = "ref";
-    p.ref_code = "picks42";
-    p.allowed_domains = {"shop.example"};
-    return p;
-}
 
 const std::string kDestination = "https://shop.example/p/widget";
 

@@ -3,22 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include "refgate/domain/link_health.hpp"
+#include "support/builders.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace page_availability_test {
 
 using namespace refgate;
+using refgate::testing::shop;
 
 namespace {
-
-Partner shop() {
-    Partner p;
-    p.slug = "shop";
-    p.ref_param = "ref";
-    p.ref_code = "picks42";
-    p.allowed_domains = {"shop.example"};
-    return p;
-}
 
 Hop answer(std::string url, int status = 200) {
     return Hop{.url = std::move(url), .status = status};

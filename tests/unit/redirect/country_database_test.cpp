@@ -12,6 +12,7 @@
 
 #include "refgate/domain/country_ranges.hpp"
 #include "refgate/tools/mmdb_writer.hpp"
+#include "refgate/tools/range_file_writer.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace country_database_test {
@@ -202,6 +203,52 @@ TEST_CASE("a published country database answers at once and from its ranges once
     CHECK(reader.get()->country_of(ip("198.51.100.7")) == country_code("DE"));
     CHECK(reader.get()->country_of(ip("2001:db8::1")) == country_code("AT"));
     CHECK(reader.get()->country_of(ip("203.0.113.1")) == 0);
+}
+
+TEST_CASE("the country database's range file, mapped, answers every address as the database does",
+          "[country]") {
+    std::mt19937_64 rng(23);
+    RandomDatabase random(rng);
+    TestDatabase file(random.writer);
+    CountryDatabase db(file.path);
+    auto ranges = db.ranges({});
+    REQUIRE(ranges);
+    TestDatabase ranges_file(MmdbCountryWriter{});  // a temporary path, overwritten
+    {
+        std::ofstream out(ranges_file.path, std::ios::binary | std::ios::trunc);
+        auto bytes = tools::write_range_file(ranges->tables(), db.source().build_epoch,
+                                             db.source().node_count);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    MappedCountryRanges mapped(ranges_file.path, db.source());
+    CHECK(mapped.size() == ranges->size());
+    int mismatches = 0, known = 0;
+    auto check = [&](const IpBytes& a) {
+        CountryCode expected = db.country_of(a);
+        known += expected != 0;
+        mismatches += mapped.country_of(a) != expected;
+    };
+    for (const IpBytes& a : random.edges) check(a);
+    for (int i = 0; i < 100'000; ++i) check(random_address(rng, i));
+    CHECK(mismatches == 0);
+    CHECK(known > 20'000);
+
+    // Published in a box, the mapped ranges answer at once, and no walk replaces them.
+    CountryLookupBox box(std::chrono::milliseconds{0});
+    box.publish_ranges(std::make_shared<const MappedCountryRanges>(ranges_file.path, db.source()));
+    PublishedReader<CountryLookup> reader(box);
+    REQUIRE(dynamic_cast<const MappedCountryRanges*>(reader.get()) != nullptr);
+    CHECK(reader.get()->country_of(ip("0.0.0.7")) == country_code("NZ"));
+
+    // Ranges of another build of the database, or a file that is not one, are refused.
+    MmdbSource other = db.source();
+    ++other.node_count;
+    CHECK_THROWS_WITH(MappedCountryRanges(ranges_file.path, other),
+                      Catch::Contains("made from another build of the database"));
+    CHECK_THROWS_WITH(MappedCountryRanges(file.path, db.source()), Catch::Contains("wrong magic"));
+    std::filesystem::resize_file(ranges_file.path, 100);
+    CHECK_THROWS_WITH(MappedCountryRanges(ranges_file.path, db.source()),
+                      Catch::Contains("truncated"));
 }
 
 TEST_CASE("a stopped walk of the country database gives no ranges", "[country]") {

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "refgate/domain/placement.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 #include "support/builders.hpp"
 #include "support/fake_clock.hpp"
@@ -91,6 +92,23 @@ struct Fixture {
         handler.handle(request, response);
         return response;
     }
+
+    // A GET from a reader of its own: these header fields, this peer address (IPv4 192.0.2.x).
+    http::Response send_as(std::string_view target, std::vector<http::HeaderField> fields,
+                           std::uint8_t address) {
+        http::Request request;
+        request.method = http::Method::get;
+        request.method_name = "GET";
+        request.target = target;
+        request.fields = &fields;
+        request.peer.bytes[10] = request.peer.bytes[11] = 0xff;
+        request.peer.bytes[12] = 192;
+        request.peer.bytes[14] = 2;
+        request.peer.bytes[15] = address;
+        http::Response response;
+        handler.handle(request, response);
+        return response;
+    }
 };
 
 }  // namespace
@@ -109,6 +127,39 @@ TEST_CASE("a known slug redirects with 302 to the destination carrying the refer
                Catch::Contains("href=\"https://tailscale.com/pricing?plan=pro&amp;ref=picks42&amp;"
                                "utm_medium=affiliate#teams\""));
     CHECK_THAT(response.body(), Catch::Contains("Continue to Tailscale"));
+}
+
+TEST_CASE("two readers of one placement get the same Location, whatever else they send",
+          "[redirect][placement]") {
+    Partner impact = tailscale();
+    impact.subid_param = "subId1";
+    impact.channel_codes = {{"newsletter", "picks-nl"}};
+    Link link = make_link("tailscale");
+    link.id = 42;
+    Fixture f({link}, {impact});
+    auto first = f.send_as("/go/tailscale?src=newsletter",
+                           {{"Host", "picks.example.com"},
+                            {"User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0"},
+                            {"Accept-Language", "de-DE"},
+                            {"Cookie", "subId1=someone"}},
+                           7);
+    auto second = f.send_as("/go/tailscale?src=newsletter&subId1=evil",
+                            {{"Host", "picks.example.com"},
+                             {"User-Agent", "Mozilla/5.0 (iPhone) Safari/604.1"},
+                             {"Accept-Language", "fr"},
+                             {"Referer", "https://mail.example/?subId1=x"}},
+                            200);
+    const std::string expected =
+        "https://tailscale.com/pricing?plan=pro&ref=picks-nl&utm_medium=affiliate&subId1=" +
+        refgate::placement_token(impact, 42, "tailscale", "newsletter") + "#teams";
+    CHECK(header(first, "Location") == expected);
+    CHECK(header(second, "Location") == expected);
+    CHECK(first.body() == second.body());
+    // The reused buffer holds no trace of a longer Location before it.
+    auto direct = f.send("/go/tailscale");
+    CHECK(header(direct, "Location") ==
+          "https://tailscale.com/pricing?plan=pro&ref=picks42&utm_medium=affiliate&subId1=" +
+              refgate::placement_token(impact, 42, "tailscale", "direct") + "#teams");
 }
 
 TEST_CASE("requests prepared before they are handled each go to their own link", "[redirect]") {

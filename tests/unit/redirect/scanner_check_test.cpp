@@ -10,6 +10,7 @@
 
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/tools/mmdb_writer.hpp"
+#include "refgate/tools/range_file_writer.hpp"
 
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace scanner_check_test {
@@ -187,6 +188,60 @@ TEST_CASE("the listed ASNs' ranges walked out of the database answer every addre
         IpBytes a = random_address(rng, i);
         CHECK(check.from_listed_network(a) == listed_by_database(a));
     }
+}
+
+TEST_CASE("the ASN database's range file, mapped, answers every address as the database does",
+          "[scanner]") {
+    std::mt19937_64 rng(11);
+    MmdbAsnWriter writer;
+    std::uint32_t first = 0x01000000;
+    for (int i = 0; i < 3000; ++i) {
+        auto width = rng() % 5 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 70000);
+        writer.add(v4(first), v4(first + width), 64500 + static_cast<std::uint32_t>(rng() % 6),
+                   "AS");
+        first += width + 1 + (rng() % 3 == 0 ? 0 : static_cast<std::uint32_t>(rng() % 65536));
+    }
+    writer.add(ip("2001:db8::"), ip("2001:db8::7f"), 64500, "AS");
+    writer.add(ip("2001:db9::"), ip("2001:db9::ffff"), 64505, "AS");
+    TestDatabase db(writer);
+    AsnDatabase asn(db.path);
+    auto table = asn.all_ranges({});
+    REQUIRE(table);
+    TestDatabase ranges_file(MmdbAsnWriter{});  // a temporary path, overwritten
+    {
+        std::ofstream out(ranges_file.path, std::ios::binary | std::ios::trunc);
+        auto bytes = tools::write_range_file(table->tables(), asn.source().build_epoch,
+                                             asn.source().node_count);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+    MappedAsnRanges mapped(ranges_file.path, asn.source());
+    int mismatches = 0, known = 0;
+    for (int i = 0; i < 80'000; ++i) {
+        IpBytes a = random_address(rng, i);
+        auto expected = asn.asn_of(a);
+        known += expected.has_value();
+        mismatches += mapped.asn_of(a) != expected;
+    }
+    CHECK(mismatches == 0);
+    CHECK(known > 10'000);
+    for (const char* a : {"::", "::1.0.0.1", "2002:100:1::", "2001:db8::1", "255.255.255.255"})
+        CHECK(mapped.asn_of(ip(a)) == asn.asn_of(ip(a)));
+
+    // The check asks the mapped ranges, and a new list needs no walk.
+    ScannerNetworksBox box(ScannerNetworks::parse("AS64500\n"));
+    ScannerCheck check({.asn = &asn, .asn_ranges = &mapped, .networks = &box});
+    CHECK(check.from_listed_network(ip("2001:db8::1")));
+    CHECK_FALSE(check.from_listed_network(ip("2001:db9::1")));
+    box.set(ScannerNetworks::parse("AS64505\n"));
+    CHECK(check.from_listed_network(ip("2001:db9::1")));
+    CHECK_FALSE(check.from_listed_network(ip("2001:db8::1")));
+
+    // Ranges of another build of the database are refused.
+    MmdbSource other = asn.source();
+    ++other.build_epoch;
+    CHECK_THROWS_WITH(MappedAsnRanges(ranges_file.path, other),
+                      Catch::Contains("made from another build of the database"));
+    CHECK_THROWS_WITH(MappedAsnRanges(db.path, asn.source()), Catch::Contains("wrong magic"));
 }
 
 TEST_CASE("a stopped walk of the ASN database gives no ranges", "[scanner]") {

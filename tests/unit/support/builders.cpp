@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "refgate/domain/html.hpp"
+
 namespace refgate::testing {
 
 Partner tailscale() {
@@ -14,6 +16,27 @@ Partner tailscale() {
     p.allowed_domains = {"tailscale.com"};
     p.extra_params = {{"utm_medium", "affiliate"}};
     return p;
+}
+
+Partner shop() {
+    Partner p;
+    p.slug = "shop";
+    p.ref_param = "ref";
+    p.ref_code = "picks42";
+    p.allowed_domains = {"shop.example"};
+    return p;
+}
+
+Disclosure disclosure_version(std::string key, std::string locale, std::int64_t v,
+                              std::string text) {
+    Disclosure d;
+    d.key = std::move(key);
+    d.locale = std::move(locale);
+    d.version = v;
+    d.text = std::move(text);
+    d.html = text_to_html(d.text);
+    d.updated_at = "2026-11-" + std::to_string(10 + v) + "T12:00:00Z";
+    return d;
 }
 
 Link make_link(std::string slug, std::string destination, std::string partner) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/snapshot.hpp"
 
@@ -24,6 +25,15 @@ Partner tailscale();
 // A link of `partner` (by slug), active, with no rules.
 Link make_link(std::string slug, std::string destination = kPricing,
                std::string partner = "tailscale");
+
+// Shop (slug `shop`, no id): referral parameter `ref` with code `picks42`, links allowed on
+// shop.example only, no extra parameters: the partner whose pages link-health tests judge.
+Partner shop();
+
+// Version `v` of the disclosure `key` in `locale`, its HTML made from `text` as the admin API
+// makes it, updated at 2026-11-(10 + v) 12:00 UTC.
+Disclosure disclosure_version(std::string key, std::string locale, std::int64_t v,
+                              std::string text);
 
 // A snapshot of `partners` and `links` with the default URL policy and no disclosures, built at
 // the system clock's time.

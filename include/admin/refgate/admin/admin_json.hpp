@@ -10,6 +10,7 @@
 
 #include "refgate/admin/admin_rows.hpp"
 #include "refgate/admin/console_rows.hpp"
+#include "refgate/admin/console_service.hpp"
 #include "refgate/codec/stored_objects.hpp"
 
 namespace refgate::admin {
@@ -23,18 +24,28 @@ nlohmann::ordered_json partner_object(const PartnerRow& row);
 // {slug, partner, destination, status, expires_at, fallback, utm_passthrough, created_at,
 //  updated_at, version}
 nlohmann::ordered_json link_object(const LinkRow& row);
-// {key, locale, text, html, html_given, version, updated_at, updated_by}
-nlohmann::ordered_json disclosure_object(const DisclosureRow& row);
-// {version, text, html, created_at, created_by}: one version in a disclosure's history
-nlohmann::ordered_json disclosure_version_object(const DisclosureRow& row);
-// {family, fallbacks: {"AT": "DE"}, updated_at, version}
-nlohmann::ordered_json country_group_object(const CountryGroupRow& row);
 // {name, role, created_at, last_used_on, revoked_at, version}
-nlohmann::ordered_json token_object(const TokenRow& row);
+nlohmann::ordered_json view_json(const TokenView& view);
+// The token's object and its text, "token".
+nlohmann::ordered_json view_json(const CreatedToken& view);
+// POST /tokens: {name, role}; any other member is refused.
+NewToken parse_new_token(const nlohmann::ordered_json& body);
 // {name, role, disabled, created_at, updated_at, last_sign_in_at, version}; never the hash
-nlohmann::ordered_json user_object(const UserRow& row);
+nlohmann::ordered_json view_json(const UserView& view);
+// The user's object and, when the server made it, "password".
+nlohmann::ordered_json view_json(const CreatedUser& view);
+// POST /users: {name, role, password?}; PATCH /users/{name}: {role, disabled, password} (what
+// GET answered may be sent back); PUT /session/password: {current, new}.
+NewUser parse_new_user(const nlohmann::ordered_json& body);
+UserPatch parse_user_patch(const std::string& name, const nlohmann::ordered_json& patch);
+PasswordChange parse_password_change(const nlohmann::ordered_json& body);
+// The rule a new password for the user `name` breaks, as a field error, or none.
+std::optional<FieldError> password_error(const std::string& password, const std::string& name,
+                                         const char* field);
+// {dry_run, applied, created, changed, unchanged, refused}
+nlohmann::ordered_json view_json(const ImportReport& view);
 // {id, at, actor, entity, slug, action, before, after}
-nlohmann::ordered_json audit_object(const AuditRow& row);
+nlohmann::ordered_json view_json(const AuditView& view);
 // The audit entry of a change: `before` and `after` as objects of this file (null: none).
 AuditRecord audit_record(std::string actor, std::string entity, std::string slug,
                          std::string action, const nlohmann::ordered_json& before,

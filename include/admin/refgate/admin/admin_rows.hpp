@@ -37,6 +37,10 @@ struct LinkRow {
     Stamps stamps;
 };
 
+// What the API shows of a row.
+inline PartnerView view_of(const PartnerRow& row) { return {row.partner, row.stamps}; }
+inline LinkView view_of(const LinkRow& row) { return {row.link, row.stamps}; }
+
 // One version of a disclosure text and who wrote it.
 struct DisclosureRow {
     Disclosure disclosure;
@@ -58,6 +62,13 @@ struct CountryGroupRow {
     std::int64_t updated_us = 0;
     std::int64_t version = 0;
 };
+
+inline DisclosureView view_of(const DisclosureRow& row) {
+    return {row.disclosure, row.created_us, row.created_by};
+}
+inline CountryGroupView view_of(const CountryGroupRow& row) {
+    return {row.group, row.updated_us, row.version};
+}
 
 struct TokenRow {
     std::int64_t id = 0;
@@ -85,6 +96,14 @@ struct AuditRow {
     std::int64_t at_us = 0;
     AuditRecord record;
 };
+
+inline TokenView view_of(const TokenRow& row) {
+    return {row.name, row.role, row.created_at, row.last_used_on, row.revoked_at, row.id};
+}
+inline AuditView view_of(const AuditRow& row) {
+    const AuditRecord& r = row.record;
+    return {row.id, row.at_us, r.actor, r.entity, r.slug, r.action, r.before, r.after};
+}
 
 enum class RowLock { none, share, update };
 

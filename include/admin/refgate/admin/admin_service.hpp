@@ -29,74 +29,91 @@ class AdminService final : public AdminStore {
 
     std::optional<StoredToken> find_token(const std::string& hash_hex) override;
 
-    Outcome list_partners(const std::string& query) override;
-    Outcome get_partner(const std::string& slug) override;
-    Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) override;
-    Outcome update_partner(const Actor& actor, const std::string& slug,
-                           const Precondition& if_match,
-                           const nlohmann::ordered_json& patch) override;
-    Outcome delete_partner(const Actor& actor, const std::string& slug,
-                           const Precondition& if_match) override;
-    Outcome partner_codes(const std::string& slug) override;
+    Result<Page<PartnerView>> list_partners(const std::string& query) override;
+    Result<PartnerView> get_partner(const std::string& slug) override;
+    Result<PartnerView> create_partner(const Actor& actor, const NewPartner& partner) override;
+    Result<PartnerView> update_partner(const Actor& actor, const std::string& slug,
+                                       const Precondition& if_match,
+                                       const PartnerPatch& patch) override;
+    Result<PartnerView> delete_partner(const Actor& actor, const std::string& slug,
+                                       const Precondition& if_match) override;
+    Result<Page<CodeView>> partner_codes(const std::string& slug) override;
 
-    Outcome list_links(const LinkFilter& filter) override;
-    Outcome get_link(const std::string& slug) override;
-    Outcome create_link(const Actor& actor, const nlohmann::ordered_json& body) override;
-    Outcome update_link(const Actor& actor, const std::string& slug, const Precondition& if_match,
-                        const nlohmann::ordered_json& patch) override;
-    Outcome delete_link(const Actor& actor, const std::string& slug,
-                        const Precondition& if_match) override;
-    Outcome preview_link(const nlohmann::ordered_json& body) override;
-    Outcome share_link(const std::string& slug) override;
-    Outcome link_placements(
+    Result<Page<LinkView>> list_links(const LinkFilter& filter) override;
+    Result<LinkView> get_link(const std::string& slug) override;
+    Result<LinkView> create_link(const Actor& actor, const NewLink& link) override;
+    Result<LinkView> update_link(const Actor& actor, const std::string& slug,
+                                 const Precondition& if_match, const LinkPatch& patch) override;
+    Result<LinkView> delete_link(const Actor& actor, const std::string& slug,
+                                 const Precondition& if_match) override;
+    Result<LinkPreviewView> preview_link(const LinkPreview& preview) override;
+    Result<LinkShareView> share_link(const std::string& slug) override;
+    Result<LinkPlacements> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) override;
-    Outcome find_placement(const std::string& token,
-                           const std::function<std::vector<std::string>(const std::string& link)>&
-                               channels_of) override;
+    Result<PlacementFound> find_placement(
+        const std::string& token,
+        const std::function<std::vector<std::string>(const std::string& link)>& channels_of)
+        override;
 
-    Outcome audit(const AuditFilter& filter) override;
+    Result<Page<AuditView>> audit(const AuditFilter& filter) override;
 
-    Outcome list_tokens() override;
-    Outcome create_token(const Actor& actor, const nlohmann::ordered_json& body) override;
-    Outcome revoke_token(const Actor& actor, const std::string& name,
-                         const Precondition& if_match) override;
+    Result<Page<TokenView>> list_tokens() override;
+    Result<CreatedToken> create_token(const Actor& actor, const NewToken& token) override;
+    Result<TokenView> revoke_token(const Actor& actor, const std::string& name,
+                                   const Precondition& if_match) override;
     // The CLI's token commands: the same rows and audit entries as the API's.
     // Throws std::invalid_argument on a bad name or a name that names a live token.
     std::string create_token_text(const std::string& actor, const std::string& name, Role role);
     std::vector<TokenInfo> token_list();
     bool revoke_token_named(const std::string& actor, const std::string& name);
 
-    Outcome list_country_groups() override;
-    Outcome get_country_group(const std::string& family) override;
-    Outcome put_country_group(const Actor& actor, const std::string& family,
-                              const PutPrecondition& pre,
-                              const nlohmann::ordered_json& body) override;
-    Outcome delete_country_group(const Actor& actor, const std::string& family,
-                                 const Precondition& pre) override;
+    Result<Page<CountryGroupView>> list_country_groups() override;
+    Result<CountryGroupView> get_country_group(const std::string& family) override;
+    Result<CountryGroupView> put_country_group(const Actor& actor, const std::string& family,
+                                               const PutPrecondition& pre,
+                                               const CountryGroupPut& put) override;
+    Result<CountryGroupView> delete_country_group(const Actor& actor, const std::string& family,
+                                                  const Precondition& pre) override;
 
-    Outcome list_disclosures() override;
-    Outcome get_disclosure(const std::string& key, const std::string& locale) override;
-    Outcome put_disclosure(const Actor& actor, const std::string& key, const std::string& locale,
-                           const PutPrecondition& pre, const nlohmann::ordered_json& body) override;
-    Outcome disclosure_versions(const std::string& key, const std::string& locale) override;
-    Outcome preview_disclosure(const nlohmann::ordered_json& body) override;
+    Result<Page<DisclosureView>> list_disclosures() override;
+    Result<DisclosureView> get_disclosure(const std::string& key,
+                                          const std::string& locale) override;
+    Result<DisclosureView> put_disclosure(const Actor& actor, const std::string& key,
+                                          const std::string& locale, const PutPrecondition& pre,
+                                          const DisclosureInput& put) override;
+    Result<Page<DisclosureVersionView>> disclosure_versions(const std::string& key,
+                                                            const std::string& locale) override;
+    Result<DisclosurePreviewView> preview_disclosure(const DisclosureInput& preview) override;
 
-    Outcome import_document(const Actor& actor, const ImportRequest& request) override;
-    Outcome export_document(bool csv) override;
+    Result<ImportReport> import_document(const Actor& actor, const ImportRequest& request) override;
+    Result<ImportDocument> export_document() override;
 
   private:
     // Runs `work` in a transaction and returns what it decided.
-    Outcome write(const std::function<Outcome(AdminRows&)>& work);
-    Outcome read(const std::function<Outcome(AdminRows&)>& work);
-    std::optional<Outcome> schedule_code(AdminRows& rows, const Actor& actor, const PartnerRow& row,
-                                         const nlohmann::ordered_json& patch);
-    std::optional<Outcome> update_partner_row(AdminRows& rows, const PartnerRow& row,
-                                              const nlohmann::ordered_json& patch);
+    template <typename R>
+    R run(AdminRepository::Access access, const std::function<R(AdminRows&)>& work) {
+        R result;
+        repository_->run(access, [&](AdminRows& rows) { result = work(rows); });
+        return result;
+    }
+    template <typename R>
+    R write(const std::function<R(AdminRows&)>& work) {
+        return run(AdminRepository::Access::write, work);
+    }
+    template <typename R>
+    R read(const std::function<R(AdminRows&)>& work) {
+        return run(AdminRepository::Access::read, work);
+    }
+    std::optional<Result<PartnerView>> schedule_code(AdminRows& rows, const Actor& actor,
+                                                     const PartnerRow& row,
+                                                     const CodeSchedule& schedule);
+    std::optional<Result<PartnerView>> update_partner_row(AdminRows& rows, const PartnerRow& row,
+                                                          const PartnerPatch& patch);
     std::vector<FieldError> validate(AdminRows& rows, Link& link);
     const Clock& clock() const;
-    // "<public_base_url>/go/<slug>", or null without a public base URL.
-    nlohmann::ordered_json public_url(const std::string& slug) const;
+    // "<public_base_url>/go/<slug>", or none without a public base URL.
+    std::optional<std::string> public_url(const std::string& slug) const;
 
     std::unique_ptr<AdminRepository> repository_;
     AdminServiceOptions options_;

@@ -1,17 +1,20 @@
 #pragma once
 
-// What the admin API's resource handlers ask, and how the answer comes back: a decision
-// (Outcome) with the object as admin_json.hpp shapes it. AdminService (admin_service.hpp)
-// implements it over a row repository; handler tests use a fake.
+// What the admin API's resource handlers ask, and how the answer comes back: typed commands in
+// (refgate/codec/admin_objects.hpp and below), a decision with a typed view out (Result); no
+// JSON type (the HTTP layer reads bodies into commands and writes views with the codec).
+// AdminService (admin_service.hpp) implements it over a row repository; handler tests use a fake.
 
 #include <cstdint>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "refgate/codec/admin_objects.hpp"
+#include "refgate/codec/import_diff.hpp"
 
 namespace refgate::admin {
 
@@ -33,10 +36,7 @@ struct StoredToken {
     std::string hash_hex;
 };
 
-struct FieldError {
-    std::string field;
-    std::string message;
-};
+using refgate::FieldError;
 
 enum class OutcomeKind {
     ok,
@@ -50,12 +50,59 @@ enum class OutcomeKind {
     bad_request  // a body that is not what its media type says (400)
 };
 
-struct Outcome {
+// What the service decided, with the view it answers (ok and created: the object now; deleted:
+// the object as it was). `version` is a single object's (its ETag), 0 for other answers.
+template <typename View>
+struct Result {
     OutcomeKind kind = OutcomeKind::ok;
-    nlohmann::ordered_json body;     // the object, or {"items": [...], "next_cursor": ...}
-    std::int64_t version = 0;        // of a single object; 0 for collections
+    View view{};
+    std::int64_t version = 0;
     std::string detail;              // for conflicts and not-found answers
     std::vector<FieldError> errors;  // for invalid
+};
+
+// A token as the API shows it; never its hash. Its version is its row's id.
+struct TokenView {
+    std::string name;
+    std::string role;
+    std::string created_at;    // RFC 3339, whole seconds
+    std::string last_used_on;  // "YYYY-MM-DD"; empty: never
+    std::string revoked_at;    // RFC 3339; empty: live
+    std::int64_t version = 0;
+};
+
+// A token just created, with its text: shown this once.
+struct CreatedToken {
+    TokenView token;
+    std::string text;
+};
+
+// POST /tokens: {name, role}, and the rules the body broke.
+struct NewToken {
+    std::string name;
+    Role role = Role::viewer;
+    std::vector<FieldError> errors;
+};
+
+// An audit entry as the API shows it; `before` and `after` are the objects' JSON text as the
+// change recorded them (empty: none).
+struct AuditView {
+    std::int64_t id = 0;
+    std::int64_t at_us = 0;
+    std::string actor;
+    std::string entity;
+    std::string slug;
+    std::string action;
+    std::string before;
+    std::string after;
+};
+
+// What an import did or would do: {dry_run, applied, created, changed, unchanged, refused}.
+struct ImportReport {
+    ImportDiff diff;
+    std::vector<ImportRefusal> refused;
+    bool dry_run = false;
+    bool applied = false;
 };
 
 // An If-Match precondition: a version, or any (`*`).
@@ -119,85 +166,88 @@ class AdminStore {
     virtual std::optional<StoredToken> find_token(const std::string& hash_hex) = 0;
 
     // Partners whose slug or name contains `query` (any case); empty: all.
-    virtual Outcome list_partners(const std::string& query) = 0;
-    virtual Outcome get_partner(const std::string& slug) = 0;
-    virtual Outcome create_partner(const Actor& actor, const nlohmann::ordered_json& body) = 0;
-    virtual Outcome update_partner(const Actor& actor, const std::string& slug,
-                                   const Precondition& if_match,
-                                   const nlohmann::ordered_json& patch) = 0;
-    virtual Outcome delete_partner(const Actor& actor, const std::string& slug,
-                                   const Precondition& if_match) = 0;
-    virtual Outcome partner_codes(const std::string& slug) = 0;
+    virtual Result<Page<PartnerView>> list_partners(const std::string& query) = 0;
+    virtual Result<PartnerView> get_partner(const std::string& slug) = 0;
+    virtual Result<PartnerView> create_partner(const Actor& actor, const NewPartner& partner) = 0;
+    virtual Result<PartnerView> update_partner(const Actor& actor, const std::string& slug,
+                                               const Precondition& if_match,
+                                               const PartnerPatch& patch) = 0;
+    virtual Result<PartnerView> delete_partner(const Actor& actor, const std::string& slug,
+                                               const Precondition& if_match) = 0;
+    virtual Result<Page<CodeView>> partner_codes(const std::string& slug) = 0;
 
-    virtual Outcome list_links(const LinkFilter& filter) = 0;
-    virtual Outcome get_link(const std::string& slug) = 0;
-    virtual Outcome create_link(const Actor& actor, const nlohmann::ordered_json& body) = 0;
-    virtual Outcome update_link(const Actor& actor, const std::string& slug,
-                                const Precondition& if_match,
-                                const nlohmann::ordered_json& patch) = 0;
-    virtual Outcome delete_link(const Actor& actor, const std::string& slug,
-                                const Precondition& if_match) = 0;
-    // What a reader would get from a link as create would store it, with nothing stored:
-    // {location, public_url}; invalid: the errors create would give. `body.slug` is optional.
-    virtual Outcome preview_link(const nlohmann::ordered_json& body) = 0;
-    // {public_url, html_snippet}: the link's public URL and the snippet GET /snippet/{slug}
-    // serves (both null without a public base URL); not_found for an unknown slug.
-    virtual Outcome share_link(const std::string& slug) = 0;
+    virtual Result<Page<LinkView>> list_links(const LinkFilter& filter) = 0;
+    virtual Result<LinkView> get_link(const std::string& slug) = 0;
+    virtual Result<LinkView> create_link(const Actor& actor, const NewLink& link) = 0;
+    virtual Result<LinkView> update_link(const Actor& actor, const std::string& slug,
+                                         const Precondition& if_match, const LinkPatch& patch) = 0;
+    virtual Result<LinkView> delete_link(const Actor& actor, const std::string& slug,
+                                         const Precondition& if_match) = 0;
+    // What a reader would get from a link as create would store it, with nothing stored;
+    // invalid: the errors create would give.
+    virtual Result<LinkPreviewView> preview_link(const LinkPreview& preview) = 0;
+    // The link's public URL and the snippet GET /snippet/{slug} serves (both none without a
+    // public base URL); not_found for an unknown slug.
+    virtual Result<LinkShareView> share_link(const std::string& slug) = 0;
     // Placements (issue 42; src/admin/placements.cpp adds the clicks). The link's token for each
-    // of `channels` (channel, human clicks): {"items": [{channel, token, human_clicks}]};
-    // not_found for an unknown slug.
-    virtual Outcome link_placements(
+    // of `channels` (channel, human clicks); not_found for an unknown slug.
+    virtual Result<LinkPlacements> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
         (void)channels;
         return {OutcomeKind::not_found, {}, 0, "no link '" + slug + "'", {}};
     }
-    // The link a token names and its channel: {token, link, channel}, the channel null when the
-    // token names the link but none of "direct", "other" and `channels_of(link slug)`;
-    // not_found when it names no link.
-    virtual Outcome find_placement(
+    // The link a token names and its channel, none when the token names the link but none of
+    // "direct", "other" and `channels_of(link slug)`; not_found when it names no link.
+    virtual Result<PlacementFound> find_placement(
         const std::string& token,
         const std::function<std::vector<std::string>(const std::string& link)>& channels_of) {
         (void)channels_of;
         return {OutcomeKind::not_found, {}, 0, "no placement '" + token + "'", {}};
     }
 
-    virtual Outcome audit(const AuditFilter& filter) = 0;
+    // Newest first.
+    virtual Result<Page<AuditView>> audit(const AuditFilter& filter) = 0;
 
-    // Tokens: objects {name, role, created_at, last_used_on, revoked_at, version}; the token
-    // text itself appears once, in the answer to create ("token").
-    virtual Outcome list_tokens() = 0;
-    virtual Outcome create_token(const Actor& actor, const nlohmann::ordered_json& body) = 0;
-    virtual Outcome revoke_token(const Actor& actor, const std::string& name,
-                                 const Precondition& if_match) = 0;
+    // The token text itself appears once, in the answer to create.
+    virtual Result<Page<TokenView>> list_tokens() = 0;
+    virtual Result<CreatedToken> create_token(const Actor& actor, const NewToken& token) = 0;
+    virtual Result<TokenView> revoke_token(const Actor& actor, const std::string& name,
+                                           const Precondition& if_match) = 0;
 
-    // An import, all or nothing: {dry_run, applied, created, changed, unchanged, refused}; with
-    // a refusal and no dry run, invalid with that body (nothing applied).
-    virtual Outcome import_document(const Actor& actor, const ImportRequest& request) = 0;
-    // The import document of everything; with `csv`, the links as CSV text (a JSON string).
-    virtual Outcome export_document(bool csv) = 0;
+    // An import, all or nothing; with a refusal and no dry run, invalid with the report too
+    // (nothing applied); bad_request for a body that is not JSON.
+    virtual Result<ImportReport> import_document(const Actor& actor,
+                                                 const ImportRequest& request) = 0;
+    // Everything, as the import document holds it.
+    virtual Result<ImportDocument> export_document() = 0;
 
-    // The partner families' country fallbacks: {items: [{family, fallbacks, ...}]}.
-    virtual Outcome list_country_groups() = 0;
-    virtual Outcome get_country_group(const std::string& family) = 0;
-    // Creates (201) or replaces (200; If-Match needed) one family's whole mapping: {fallbacks}.
-    virtual Outcome put_country_group(const Actor& actor, const std::string& family,
-                                      const PutPrecondition& pre,
-                                      const nlohmann::ordered_json& body) = 0;
-    virtual Outcome delete_country_group(const Actor& actor, const std::string& family,
-                                         const Precondition& pre) = 0;
+    // The partner families' country fallbacks, by family.
+    virtual Result<Page<CountryGroupView>> list_country_groups() = 0;
+    virtual Result<CountryGroupView> get_country_group(const std::string& family) = 0;
+    // Creates (201) or replaces (200; If-Match needed) one family's whole mapping.
+    virtual Result<CountryGroupView> put_country_group(const Actor& actor,
+                                                       const std::string& family,
+                                                       const PutPrecondition& pre,
+                                                       const CountryGroupPut& put) = 0;
+    virtual Result<CountryGroupView> delete_country_group(const Actor& actor,
+                                                          const std::string& family,
+                                                          const Precondition& pre) = 0;
 
     // Disclosure texts by (key, locale); every change stores a new version.
-    virtual Outcome list_disclosures() = 0;
-    virtual Outcome get_disclosure(const std::string& key, const std::string& locale) = 0;
+    virtual Result<Page<DisclosureView>> list_disclosures() = 0;
+    virtual Result<DisclosureView> get_disclosure(const std::string& key,
+                                                  const std::string& locale) = 0;
     // Creates version 1 (201) or the next version (200); replacing needs If-Match.
-    virtual Outcome put_disclosure(const Actor& actor, const std::string& key,
-                                   const std::string& locale, const PutPrecondition& pre,
-                                   const nlohmann::ordered_json& body) = 0;
-    // Every version, newest first: {version, text, html, created_at, created_by}.
-    virtual Outcome disclosure_versions(const std::string& key, const std::string& locale) = 0;
-    // {html}: `body.text` (and optional `body.html`) as pages would show it, nothing stored.
-    virtual Outcome preview_disclosure(const nlohmann::ordered_json& body) = 0;
+    virtual Result<DisclosureView> put_disclosure(const Actor& actor, const std::string& key,
+                                                  const std::string& locale,
+                                                  const PutPrecondition& pre,
+                                                  const DisclosureInput& put) = 0;
+    // Every version, newest first.
+    virtual Result<Page<DisclosureVersionView>> disclosure_versions(const std::string& key,
+                                                                    const std::string& locale) = 0;
+    // The text (and optional HTML) as pages would show it, nothing stored.
+    virtual Result<DisclosurePreviewView> preview_disclosure(const DisclosureInput& preview) = 0;
 };
 
 }  // namespace refgate::admin

@@ -25,13 +25,6 @@ namespace refgate::admin {
 enum class CommissionSource { import, api, postback };
 std::string_view to_string(CommissionSource source) noexcept;
 
-struct RecordedCommissions {
-    std::size_t created = 0;
-    std::size_t updated = 0;
-    std::size_t unchanged = 0;
-    std::size_t unattributed = 0;  // of those recorded, resolving to neither link nor channel
-};
-
 // Implementations are thread-safe; methods throw StoreError when the database fails.
 class CommissionStore {
   public:
@@ -57,15 +50,25 @@ struct PgCommissionStoreOptions {
 };
 std::unique_ptr<CommissionStore> make_pg_commission_store(PgCommissionStoreOptions options);
 
-// The import: every row checked (each problem with its line and field), then all of them
-// recorded in one transaction, or none when any is refused. The answer's body:
-// {dry_run, applied, created, updated, unchanged, unattributed, refused: [{line, field, message}]};
-// invalid (422) with that body when refused and not a dry run; not_found for an unknown partner.
-Outcome import_commissions(CommissionStore& store, const std::string& partner,
-                           const CommissionsInput& input, CommissionSource source, bool dry_run);
+// An import of a partner's commissions: the rows as read (CSV, JSON or a network's export),
+// where they came from, and whether to apply them.
+struct CommissionImport {
+    std::string partner;
+    CommissionsInput input;
+    CommissionSource source = CommissionSource::import;
+    bool dry_run = false;
+};
 
-// "POST /api/v1/partners/{slug}/postback-secret": a new secret, {"secret": "..."}, shown once.
-Outcome rotate_postback_secret(CommissionStore& store, const std::string& partner);
+// The import: every row checked (each problem with its line and field), then all of them
+// recorded in one transaction, or none when any is refused. ok with the report; invalid (422)
+// with the report beside the errors when refused and not a dry run; not_found for an unknown
+// partner.
+Result<CommissionsReport> import_commissions(CommissionStore& store,
+                                             const CommissionImport& command);
+
+// "POST /api/v1/partners/{slug}/postback-secret": a new secret, shown once.
+Result<PostbackSecretView> rotate_postback_secret(CommissionStore& store,
+                                                  const std::string& partner);
 
 // A token bucket per partner: `rate` postbacks a second, bursts of `burst`. Thread-safe.
 class PostbackLimiter {

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,6 +45,45 @@ bool valid_user_name(std::string_view name);
 // recovery path), never through the API.
 enum class DisableResult { no_such_user, disabled, disabled_last_admin };
 
+// A console user as the API shows it; never the password's hash.
+struct UserView {
+    std::string name;
+    std::string role;
+    bool disabled = false;
+    Stamps stamps;
+    std::optional<std::int64_t> last_sign_in_us;
+};
+
+// A user just created, with the password the server made (empty: the request gave one).
+struct CreatedUser {
+    UserView user;
+    std::string password;
+};
+
+// POST /users: {name, role, password?}, the password checked against the policy.
+struct NewUser {
+    std::string name;
+    Role role = Role::viewer;
+    std::optional<std::string> password;  // none: the server makes one
+    std::vector<FieldError> errors;
+};
+
+// PATCH /users/{name}: a merge patch of {role, disabled, password}; what it leaves is none.
+struct UserPatch {
+    std::optional<Role> role;
+    std::optional<bool> disabled;
+    std::optional<std::string> password;  // checked against the policy for the user's name
+    std::vector<FieldError> errors;
+};
+
+// PUT /session/password: {current, new}. The new password is checked once the current one
+// matched: none when it is not a string.
+struct PasswordChange {
+    std::string current;
+    std::optional<std::string> next;
+    std::vector<FieldError> errors;
+};
+
 // A user's change of their own password (PUT /api/v1/session/password).
 struct OwnPasswordChange {
     enum class Result {
@@ -73,20 +111,19 @@ class ConsoleService {
     // Ends the session; false when it had ended.
     bool sign_out(const std::string& id_hash);
 
-    // {name, role, disabled, created_at, updated_at, last_sign_in_at, version}
-    Outcome list_users();
-    Outcome get_user(const std::string& name);
-    // {name, role, password?}; the answer carries "password" when the server made it.
-    Outcome create_user(const Actor& actor, const nlohmann::ordered_json& body);
-    // Merge patch of {role, disabled, password}: disabling ends the user's sessions, a new
-    // password the user's sessions but the caller's own. A conflict when it would disable or
-    // demote the caller's own account, or leave no enabled admin.
-    Outcome update_user(const Actor& actor, const std::string& name, const Precondition& if_match,
-                        const nlohmann::ordered_json& patch);
-    // {"current", "new"} from the session's own user: the current password must match, the new
-    // one pass the policy; every other session of the user ends.
+    Result<Page<UserView>> list_users();
+    Result<UserView> get_user(const std::string& name);
+    // The answer carries the password when the server made it.
+    Result<CreatedUser> create_user(const Actor& actor, const NewUser& user);
+    // Disabling ends the user's sessions, a new password the user's sessions but the caller's
+    // own. A conflict when it would disable or demote the caller's own account, or leave no
+    // enabled admin.
+    Result<UserView> update_user(const Actor& actor, const std::string& name,
+                                 const Precondition& if_match, const UserPatch& patch);
+    // From the session's own user: the current password must match, the new one pass the
+    // policy; every other session of the user ends.
     OwnPasswordChange change_own_password(const ConsoleSession& session,
-                                          const nlohmann::ordered_json& body);
+                                          const PasswordChange& change);
 
     // The CLI's commands: the same rows and audit entries as the API's. Throw
     // std::invalid_argument on a bad name, role or password (naming the rule it breaks), or a
@@ -117,9 +154,9 @@ class ConsoleService {
     ConsoleSession view(const SessionRow& row) const;
     // `removed_last_admin` (when given) is set when the change disabled or demoted the last
     // enabled admin.
-    Outcome change_user(const Actor& actor, const std::string& name, const Precondition& pre,
-                        const UserChange& change, AdminGuard guard,
-                        bool* removed_last_admin = nullptr);
+    Result<UserView> change_user(const Actor& actor, const std::string& name,
+                                 const Precondition& pre, const UserChange& change,
+                                 AdminGuard guard, bool* removed_last_admin = nullptr);
 
     std::unique_ptr<ConsoleRepository> repository_;
     ConsoleOptions options_;

@@ -20,12 +20,12 @@ namespace refgate::admin {
 std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks(
     StatsStore& stats, const std::string& slug, const DayRange& range);
 
-// {"items": [{channel, token, human_clicks}]} for every channel with human clicks in `range`.
-Outcome link_placements(AdminStore& store, StatsStore& stats, const std::string& slug,
-                        const DayRange& range);
-// {token, link, channel}: the channel is looked for among the link's channels with clicks in
-// `range` (and "direct", "other"); null when none gives the token.
-Outcome find_placement(AdminStore& store, StatsStore& stats, const std::string& token,
-                       const DayRange& range);
+// Every channel with human clicks in `range`, its token and clicks.
+Result<LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,
+                                       const std::string& slug, const DayRange& range);
+// The link and channel of a token: the channel is looked for among the link's channels with
+// clicks in `range` (and "direct", "other"); none when none gives the token.
+Result<PlacementFound> find_placement(AdminStore& store, StatsStore& stats,
+                                      const std::string& token, const DayRange& range);
 
 }  // namespace refgate::admin

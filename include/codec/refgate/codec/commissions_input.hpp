@@ -41,4 +41,28 @@ CommissionsInput parse_commissions_csv(std::string_view text);
 // as a JSON number would not be exact) or null; other members are dropped.
 CommissionsInput parse_commissions_json(const nlohmann::json& document);
 
+// What recording commissions did (or, in a dry run, would do).
+struct RecordedCommissions {
+    std::size_t created = 0;
+    std::size_t updated = 0;
+    std::size_t unchanged = 0;
+    std::size_t unattributed = 0;  // of those recorded, resolving to neither link nor channel
+};
+
+// The import's answer: {dry_run, applied, created, updated, unchanged, unattributed,
+// refused: [{line, field, message}]}.
+struct CommissionsReport {
+    bool dry_run = false;
+    bool applied = false;
+    RecordedCommissions recorded;
+    std::vector<CommissionInputProblem> refused;
+};
+nlohmann::ordered_json view_json(const CommissionsReport& report);
+
+// A partner's new postback secret, shown once: {"secret": "..."}.
+struct PostbackSecretView {
+    std::string secret;
+};
+nlohmann::ordered_json view_json(const PostbackSecretView& view);
+
 }  // namespace refgate

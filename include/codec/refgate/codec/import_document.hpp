@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "refgate/codec/admin_objects.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
@@ -22,15 +23,6 @@ struct ImportIssue {
     std::string to_string() const;
 };
 
-struct ImportDocument {
-    std::vector<Partner> partners;
-    std::vector<Link> links;
-    // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
-    std::vector<Disclosure> disclosures;
-    // Optional "country_groups": [{"family", "fallbacks": {"AT": "DE", ...}}].
-    std::vector<CountryGroup> country_groups;
-};
-
 struct ParsedImport {
     ImportDocument document;
     std::vector<ImportIssue> issues;
@@ -39,6 +31,28 @@ struct ParsedImport {
 // Checks shape, types, unknown fields, slugs, parameter names and domains. Partners come back
 // with canonical allowed domains.
 ParsedImport parse_import(const nlohmann::ordered_json& doc);
+
+// The admin API's commands, read by the import's rules with the import's messages (the field
+// errors carry no entry name). A partner or link object, as POST sends it:
+NewPartner parse_new_partner(const nlohmann::ordered_json& object);
+NewLink parse_new_link(const nlohmann::ordered_json& object);
+// A JSON merge patch of a partner: its fields; or "valid_from" with "ref_code", a code schedule;
+// "scheduled_codes" is read-only. Errors found here come first in PatchedPartner::errors.
+PartnerPatch parse_partner_patch(const nlohmann::ordered_json& patch);
+LinkPatch parse_link_patch(const nlohmann::ordered_json& patch);
+// A link object whose slug is optional, with an optional "reader" (its errors alone, first).
+LinkPreview parse_link_preview(const nlohmann::ordered_json& body);
+
+// {fallbacks} (a "family" the body names must be the path's), read as the import reads
+// "country_groups".
+CountryGroupPut parse_country_group_put(const std::string& family,
+                                        const nlohmann::ordered_json& body);
+// What GET answered may be sent back: its read-only fields are ignored, key and locale must name
+// the path's (the locale normalised); the rest is read as the import reads "disclosures".
+DisclosureInput parse_disclosure_put(const std::string& key, const std::string& locale,
+                                     const nlohmann::ordered_json& body);
+// {text, html?, key?, locale?}: the key "general" and the locale "en" unless given.
+DisclosureInput parse_disclosure_preview(const nlohmann::ordered_json& body);
 
 // The import format's objects, with keys in the documented order.
 nlohmann::ordered_json partner_to_json(const Partner& partner);

@@ -34,8 +34,16 @@ struct CheckTarget {
     std::vector<std::string> link_branches;  // every branch of the link (stale ones are dropped)
 };
 
-// Every Location of the links a reader can follow now (active, partner active, not expired),
-// one target per branch, optionally only one slug's or one partner's links.
+// Whether a reader can follow the link now: active, its partner active, not expired.
+bool checkable(const LinkEntry& entry, SysSeconds now);
+
+// Every Location of one link, one target per branch: its own, then each rule's branches.
+std::vector<CheckTarget> link_targets(const Snapshot& snapshot, const LinkEntry& entry);
+
+// Every Location of the links a reader can follow now, one target per branch, optionally only
+// one slug's or one partner's links. A target copies its partner: the scheduled round does not
+// gather them for every link (at 100,000 links that held about 95 MiB for the whole round), it
+// takes link_targets() of one due link at a time.
 std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
                                        const std::string& slug = "",
                                        const std::string& partner = "");

@@ -29,6 +29,10 @@ struct RollupState {
     bool reset_pending = false;
     std::optional<std::int32_t> base_from;  // days before it: no base rows (retention)
     std::int64_t purged_through = -1;
+    // Month sums exist for the months before this (its first day); while the month it starts
+    // is closed (it has ended), for the links up to months_closed_through too.
+    std::int32_t months_through = 0;
+    std::int64_t months_closed_through = -1;
 };
 
 // Reads the state in `tx`.
@@ -57,7 +61,9 @@ class BatchSizer {
 };
 
 // The build: first clears what a reset asks for, then rolls up the next `links` link ids from the
-// base tables, and says complete after the last.
+// base tables, and says complete after the last. Once complete, closes the months that have
+// ended (sql/015_rollup_closed_months.sql): the month sums of the next `links` link ids from
+// their link days, and moves months_through on after the last.
 Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links);
 
 // Retention (REFGATE_STATS_RETENTION_DAYS = keep_days): once the roll-ups are complete, base rows

@@ -51,6 +51,9 @@ class ClickRecorder {
         ClickClass cls = ClickClass::human;
         std::string_view channel;
         OtherChannel other = OtherChannel::no;  // why `channel` is "other", if it is for a reason
+        // The channel as read_channel() validated it, before the cap: what a placement token
+        // names (read once per click).
+        std::string_view validated_channel;
     };
     // A click in two steps, so that the caller can answer the request in between: begin()
     // classifies it and starts loading the counter it will add to (at thousands of links that

@@ -13,6 +13,7 @@
 
 #include "refgate/domain/country_ranges.hpp"
 #include "refgate/domain/targeting.hpp"
+#include "refgate/redirect/range_files.hpp"
 #include "refgate/runtime/published.hpp"
 
 struct MMDB_s;
@@ -34,6 +35,8 @@ class CountryDatabase final : public CountryLookup {
     // background thread). nullopt when stopped or when the tree is malformed.
     std::optional<CountryRanges> ranges(std::stop_token stop) const;
     std::string describe() const;
+    // What a range file made from this database records (range_files.hpp).
+    MmdbSource source() const noexcept;
 
   private:
     std::unique_ptr<MMDB_s> db_;
@@ -55,6 +58,8 @@ class CountryLookupBox : public Published<CountryLookup> {
 
     using Published<CountryLookup>::publish;
     void publish(std::shared_ptr<const CountryDatabase> database);
+    // Ranges that need no flattening (a range file mapped): a flattening under way stops.
+    void publish_ranges(std::shared_ptr<const CountryLookup> ranges);
 
   private:
     std::chrono::milliseconds delay_;

@@ -43,9 +43,10 @@ class RedirectHandler final : public http::Handler {
     // The key prepare() noted for the request of `path`, else key_of(path).
     SlugKey key_of(std::string_view path, const http::RequestNotes& notes) const;
 
-    // The 302 of an active link: to the rule's branch, or the link's own Location.
+    // The 302 of an active link: to the rule's branch, or the link's own Location. `channel`:
+    // the click's validated channel when the recorder read it already (empty: read here).
     void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,
-                const LinkEntry& link, const Target& target);
+                const LinkEntry& link, const Target& target, std::string_view channel = {});
     // Counts the click, per country and rule too when a country database is configured.
     void record(const ClickRecorder::Click& click, const Snapshot& snapshot, const LinkEntry& link,
                 const Target& target);

@@ -15,7 +15,9 @@
 #include "refgate/domain/address_ranges.hpp"
 #include "refgate/domain/burst_window.hpp"
 #include "refgate/domain/ip_network.hpp"
+#include "refgate/domain/range_table.hpp"
 #include "refgate/domain/scanner_networks.hpp"
+#include "refgate/redirect/range_files.hpp"
 #include "refgate/runtime/published.hpp"
 
 struct MMDB_s;
@@ -39,6 +41,10 @@ class AsnDatabase {
     // when the tree is malformed (a node reached more often than a tree allows).
     std::optional<AddressRanges> ranges_of(const std::vector<std::uint32_t>& asns,
                                            std::stop_token stop) const;
+    // Every address range with its autonomous system (0: none), answering as asn_of() does: what
+    // the build writes into asn.ranges. nullopt when stopped or malformed.
+    std::optional<RangeTableBuilder<std::uint32_t>> all_ranges(std::stop_token stop) const;
+    MmdbSource source() const noexcept;
     // The database's type and description, for the start log.
     std::string describe() const;
 
@@ -58,6 +64,8 @@ class ScannerNetworksBox : public Published<ScannerNetworks> {
 // What every recorder's check reads. burst_links 0 turns the burst rule off.
 struct ScannerSources {
     const AsnDatabase* asn = nullptr;  // null: no ASN lookups
+    // The database's ranges mapped (asn.ranges): asked instead of it when set.
+    const MappedAsnRanges* asn_ranges = nullptr;
     const ScannerNetworksBox* networks = nullptr;
     unsigned burst_links = 4;
     std::int64_t burst_seconds = 10;

@@ -1,0 +1,233 @@
+#pragma once
+
+// The admin API's objects as C++ values, with no JSON type in sight: what the service is asked
+// (commands: a new partner, a partner's patch, ...) and what it answers (views). Their JSON,
+// read and written, is in import_document.hpp (commands) and stored_objects.hpp (views), the
+// one place each shape is defined.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "refgate/domain/disclosure.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/targeting.hpp"
+
+namespace refgate {
+
+// When a row was written and which version it is (ETag and If-Match).
+struct Stamps {
+    std::int64_t created_us = 0;  // microseconds since the epoch, UTC
+    std::int64_t updated_us = 0;
+    std::int64_t version = 0;
+};
+
+// A rule a request breaks, named by the field of its body (or query) it is about.
+struct FieldError {
+    std::string field;
+    std::string message;
+};
+
+// ---- Views ----
+
+struct PartnerView {
+    Partner partner;  // with what is scheduled, by valid_from
+    Stamps stamps;
+};
+
+struct LinkView {
+    Link link;
+    Stamps stamps;
+};
+
+// A page of a collection; next_cursor: where the next page starts (none: this is the last).
+template <typename T>
+struct Page {
+    std::vector<T> items;
+    std::optional<std::string> next_cursor;
+};
+
+// A code a partner had, has or will have: live from its moment until the next took over.
+struct CodeView {
+    std::string ref_param;
+    std::string ref_code;
+    std::int64_t live_from_us = 0;
+    std::optional<std::int64_t> live_until_us;  // none: still live
+    bool scheduled = false;
+};
+
+// A branch of a link's rules that no reader gets: "rules[0]" or "rules[1].split[0]".
+struct SkippedBranch {
+    std::string branch;
+    std::string partner;
+    std::string reason;  // "partner_inactive"
+    bool rule_skipped = false;
+};
+
+// What a reader would get from a link as it would be stored.
+struct LinkPreviewView {
+    std::optional<std::string> location;    // none: the link answers 404 or its fallback
+    std::optional<std::string> public_url;  // when the preview names its slug
+    std::vector<SkippedBranch> skipped_branches;
+    std::optional<std::uint32_t> rule;  // with a reader: the rule taken (0: none)
+    std::optional<std::vector<std::string>> split_locations;  // the split's, when it splits
+};
+
+// A link's public URL and the snippet /snippet/ serves; both none without a public base URL.
+struct LinkShareView {
+    std::optional<std::string> public_url;
+    std::optional<std::string> html_snippet;
+};
+
+// A placement of a link (issue 42): its channel, the token its Locations carry, the human clicks.
+struct PlacementView {
+    std::string channel;
+    std::string token;
+    std::uint64_t human_clicks = 0;
+};
+
+// A link's placements, every channel with clicks (no pages: a link has at most the channels its
+// daily cap lets through).
+struct LinkPlacements {
+    std::vector<PlacementView> items;
+};
+
+// What a placement token names: the link, and its channel (none: no channel of the link with
+// clicks, nor "direct" or "other", gives the token).
+struct PlacementFound {
+    std::string token;
+    std::string link;
+    std::optional<std::string> channel;
+};
+
+// The import document (import_document.hpp), and the export: every partner and link, the
+// current disclosures and the country groups.
+struct ImportDocument {
+    std::vector<Partner> partners;
+    std::vector<Link> links;
+    // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
+    std::vector<Disclosure> disclosures;
+    // Optional "country_groups": [{"family", "fallbacks": {"AT": "DE", ...}}].
+    std::vector<CountryGroup> country_groups;
+};
+
+// A partner family's country fallbacks as stored; `version` is the ETag.
+struct CountryGroupView {
+    CountryGroup group;
+    std::int64_t updated_us = 0;
+    std::int64_t version = 0;
+};
+
+// The current version of a disclosure text and who wrote it.
+struct DisclosureView {
+    Disclosure disclosure;
+    std::int64_t created_us = 0;
+    std::string created_by;
+};
+
+// One version in a disclosure's history.
+struct DisclosureVersionView {
+    Disclosure disclosure;
+    std::int64_t created_us = 0;
+    std::string created_by;
+};
+
+// A disclosure text as pages would show it.
+struct DisclosurePreviewView {
+    std::string html;
+    std::string fragment;
+};
+
+// ---- Commands ----
+// Each carries the rules its body broke (`errors`); the service answers those where it always
+// has: a create before it looks anything up, a patch once the object is found and If-Match holds.
+
+struct NewPartner {
+    Partner partner;  // allowed domains canonical
+    std::vector<FieldError> errors;
+};
+
+struct NewLink {
+    Link link;
+    std::vector<FieldError> errors;
+};
+
+// An extra parameter a partner patch sets (value), removes (null) or sets to something that is
+// not a string (neither).
+struct ParamEdit {
+    std::string name;
+    std::optional<std::string> value;
+    bool remove = false;
+};
+
+// PATCH {"ref_code": C, "valid_from": T}: C takes over at T; a null code cancels what is
+// scheduled at T.
+struct CodeSchedule {
+    SysSeconds valid_from{};
+    std::optional<std::string> ref_code;  // none: cancel
+};
+
+// A JSON merge patch (RFC 7396) of a partner, read field by field as the import reads them:
+// `fields` holds the values of the fields named in `given` (a null gives the field its default,
+// or "is required"), extra parameters merge name by name.
+struct PartnerPatch {
+    Partner fields;
+    std::vector<std::string> given;
+    std::vector<ParamEdit> extra_params;
+    std::optional<CodeSchedule> schedule;  // valid_from given: a code scheduled instead
+    std::vector<FieldError> errors;
+
+    bool sets(std::string_view field) const;
+};
+
+// The stored partner with the patch applied, and every rule the result breaks, in the order the
+// import reports them.
+struct PatchedPartner {
+    Partner partner;
+    std::vector<FieldError> errors;
+};
+PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored);
+
+struct LinkPatch {
+    Link fields;
+    std::vector<std::string> given;
+    std::vector<FieldError> errors;
+
+    bool sets(std::string_view field) const;
+};
+Link apply_patch(const LinkPatch& patch, Link stored);
+
+// Whether two partners (links) have the same import-format fields (not ids nor schedules).
+bool same_fields(const Partner& a, const Partner& b);
+bool same_fields(const Link& a, const Link& b);
+
+// A reader of a link preview: each trait optional.
+struct PreviewReader {
+    CountryCode country = 0;
+    Platform platform = Platform::unknown;
+    std::string language;
+};
+
+// POST /links/preview: a link as create would read it (the slug optional) and a reader.
+struct LinkPreview {
+    Link link;
+    bool named = false;  // the body gave a slug: the answer has the public URL
+    std::optional<PreviewReader> reader;
+    std::vector<FieldError> errors;
+};
+
+// PUT /country-groups/{family}: the family's whole mapping.
+struct CountryGroupPut {
+    CountryGroup group;
+    std::vector<FieldError> errors;
+};
+
+// PUT /disclosures/{key}/{locale}, and a preview: the text (and HTML) as the import reads it.
+struct DisclosureInput {
+    Disclosure disclosure;
+    std::vector<FieldError> errors;
+};
+
+}  // namespace refgate
