@@ -155,6 +155,16 @@ std::optional<std::string> tracking_id_channel(const Partner& partner,
     return std::nullopt;
 }
 
+std::optional<SysSeconds> parse_commission_time(std::string_view text) {
+    if (auto t = parse_rfc3339(text)) return t;
+    // The networks' "YYYY-MM-DD HH:MM:SS" (or with a 'T'), without an offset: UTC.
+    constexpr std::size_t kLocalLength = 19;
+    if (text.size() != kLocalLength) return std::nullopt;
+    std::string utc(text);
+    utc += 'Z';
+    return parse_rfc3339(utc);
+}
+
 CommissionCheck check_commission(const CommissionFields& f) {
     CommissionCheck check;
     auto& problems = check.problems;
@@ -207,11 +217,12 @@ CommissionCheck check_commission(const CommissionFields& f) {
     }
     if (const auto* at = given(f.occurred_at); at == nullptr) {
         problems.push_back({"occurred_at", "is required"});
-    } else if (auto t = parse_rfc3339(*at)) {
+    } else if (auto t = parse_commission_time(*at)) {
         c.occurred_at = *t;
     } else {
-        problems.push_back(
-            {"occurred_at", "must be an RFC 3339 time such as 2026-11-29T16:00:00Z"});
+        problems.push_back({"occurred_at",
+                            "must be an RFC 3339 time such as 2026-11-29T16:00:00Z, or "
+                            "2026-11-29 16:00:00 in UTC"});
     }
     if (problems.empty()) check.commission = std::move(c);
     return check;

@@ -66,6 +66,31 @@ TEST_CASE("a valid commission reads into one value", "[commission]") {
     CHECK(check_commission(tracking).commission);
 }
 
+TEST_CASE("occurred_at: RFC 3339, and the networks' times without an offset read as UTC",
+          "[commission]") {
+    auto utc = [](const char* text) {
+        auto t = refgate::parse_commission_time(text);
+        return t ? refgate::format_rfc3339(*t) : std::string("refused");
+    };
+    CHECK(utc("2026-11-29T17:00:00+01:00") == "2026-11-29T16:00:00Z");
+    // Awin's transaction notifications (documented as UTC) and ShareASale's transDate.
+    CHECK(utc("2026-11-29 16:00:00") == "2026-11-29T16:00:00Z");
+    CHECK(utc("2026-11-29T23:59:59") == "2026-11-29T23:59:59Z");
+    // An offset after the networks' form, as a template may add one.
+    CHECK(utc("2026-11-29 23:30:00-05:00") == "2026-11-30T04:30:00Z");
+    for (const char* bad :
+         {"2026-11-29", "2026-11-29 16:00", "29/11/2026 16:00:00", "2026-11-29 16:00:60",
+          "2026-02-30 10:00:00", "2026-11-29 16:00:00 ", "2026-11-29 16:00:00Q"}) {
+        INFO(bad);
+        CHECK(utc(bad) == "refused");
+    }
+    auto f = good();
+    f.occurred_at = "2026-11-29 16:00:00";
+    REQUIRE(check_commission(f).commission);
+    CHECK(refgate::format_rfc3339(check_commission(f).commission->occurred_at) ==
+          "2026-11-29T16:00:00Z");
+}
+
 TEST_CASE("every problem names its field, and none repeats the value", "[commission]") {
     CommissionFields f;
     f.order_id = "=HYPERLINK(\"http://evil\")";

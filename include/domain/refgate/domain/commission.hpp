@@ -83,9 +83,16 @@ struct CommissionCheck {
     std::vector<CommissionProblem> problems;
 };
 
+// A commission's time: RFC 3339 (with "Z" or an offset, 'T' or a space between date and time),
+// or the form Awin's transaction notifications and ShareASale's postback transDate write,
+// "YYYY-MM-DD HH:MM:SS" (a 'T' for the space as well) without an offset, which is read as UTC.
+// Leap seconds are refused. nullopt for anything else.
+std::optional<SysSeconds> parse_commission_time(std::string_view text);
+
 // The one validation: order_id 1-128 of [A-Za-z0-9_.:/#-], beginning with a letter or digit
 // (so no spreadsheet formula); exactly one of subid (a placement token's characters) and
-// tracking_id (1-128 of [A-Za-z0-9_.-]); status; amount; currency; occurred_at (RFC 3339).
+// tracking_id (1-128 of [A-Za-z0-9_.-]); status; amount; currency; occurred_at
+// (parse_commission_time).
 CommissionCheck check_commission(const CommissionFields& fields);
 
 // Attribution: the link and channel a commission's subid or tracking_id names, recomputed from
