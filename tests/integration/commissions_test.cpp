@@ -300,6 +300,16 @@ TEST_CASE("a commission postback records with the secret, 401 and 400 write noth
     CHECK(repeat.status == 204);
     CHECK(s.count("refgate_commission_history") == "1");
 
+    // The public listener takes no request body: parameters sent as a form are refused before
+    // any handler runs (413), and nothing is written, even with the right secret.
+    auto form = http_request(
+        service.port(), "POST", "/postback/impact-co",
+        {{"X-Refgate-Secret", secret}, {"Content-Type", "application/x-www-form-urlencoded"}},
+        "order_id=PB-9&tracking_id=picks-nl&status=approved&amount=1&currency=USD&"
+        "occurred_at=2026-11-29T10%3A00%3A00Z");
+    CHECK(form.status == 413);
+    CHECK(s.count("refgate_commissions") == "1");
+
     // A wrong secret, an unknown partner, no secret: 401 with nothing to read, nothing written.
     for (const std::string& target :
          {"/postback/impact-co?" + params + "&secret=wrong",
@@ -350,6 +360,32 @@ TEST_CASE("commission postbacks past the partner's rate are answered 429", "[com
     // A burst of two, then about one a second: most of six at once are refused.
     CHECK(limited >= 3);
     CHECK(std::stoi(s.count("refgate_commissions")) == 6 - limited);
+}
+
+TEST_CASE("guessing a partner's postback secret is rate-limited too: 429 before the secret counts",
+          "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    ServiceProcess service{{.database_url = s.db.url(), .env = {{"REFGATE_POSTBACK_RATE", "1"}}}};
+    REQUIRE(http_request(service.admin_port(), "POST", "/api/v1/partners/impact-co/postback-secret",
+                         with_token(admin))
+                .status == 200);
+    int limited = 0;
+    int unauthorized = 0;
+    for (int i = 0; i < 8; ++i) {
+        auto r = http_get(service.port(), "/postback/impact-co?order_id=G-" + std::to_string(i) +
+                                              "&tracking_id=picks-nl&status=pending&amount=1&"
+                                              "currency=EUR&occurred_at=2026-11-29T10%3A00%3A00Z&"
+                                              "secret=guess" +
+                                              std::to_string(i));
+        if (r.status == 429) ++limited;
+        if (r.status == 401) ++unauthorized;
+    }
+    // A burst of two wrong guesses is answered 401; the rest wait for the partner's rate, whatever
+    // their secret, so a guesser learns nothing faster than the rate allows.
+    CHECK(unauthorized <= 3);
+    CHECK(limited >= 5);
+    CHECK(s.count("refgate_commissions") == "0");
 }
 
 TEST_CASE("privacy canary: extra fields of commissions are nowhere afterwards",
