@@ -87,15 +87,14 @@ void serve_commissions(CommissionStore& store, const ApiRequest& r, Answer& answ
     auto dry_run = query_value(r.http.query(), "dry_run").value_or("0");
     if (dry_run != "0" && dry_run != "1" && dry_run != "true" && dry_run != "false")
         return answer.invalid_query({{"dry_run", "must be 1, true, 0 or false"}});
-    CommissionsInput input;
-    if (csv) {
-        input = parse_commissions_csv(r.http.body);
-    } else {
-        auto document = nlohmann::json::parse(r.http.body, nullptr, false);
-        if (document.is_discarded())
-            return answer.problem(400, "bad-json", "the request body is not valid JSON");
-        input = parse_commissions_json(document);
-    }
+    auto format = parse_commissions_format(query_value(r.http.query(), "format").value_or(""));
+    if (!format) return answer.invalid_query({{"format", "must be impact or awin"}});
+    if (csv && *format == CommissionsFormat::awin)
+        return answer.problem(415, "unsupported-media-type",
+                              "Awin's transactions come as application/json");
+    if (!csv && nlohmann::json::parse(r.http.body, nullptr, false).is_discarded())
+        return answer.problem(400, "bad-json", "the request body is not valid JSON");
+    CommissionsInput input = read_commissions(r.http.body, *format, csv);
     answer.outcome(import_commissions(store, {.partner = r.name,
                                               .input = std::move(input),
                                               .source = CommissionSource::api,

@@ -54,10 +54,11 @@ commands:
                  recompute the stats roll-ups of a sample of links and days (--all: of every
                  link and day) from the base tables and print any difference; exit 1 when one
                  differs or they are not built yet (`refgate migrate` builds them)
-  commissions import --partner P [--dry-run] FILE
+  commissions import --partner P [--format impact|awin] [--dry-run] FILE
                  record partner P's commissions from a CSV file (a JSON array or {"items": []}
                  when FILE ends in .json; '-' reads CSV from standard input); all or nothing,
-                 every refused row listed by line; --dry-run applies nothing
+                 every refused row listed by line; --dry-run applies nothing; --format reads
+                 Impact's Actions (CSV, or JSON for .json) or Awin's transactions (JSON)
   placements [--slug S]
                  print every link's placement tokens (or only link S's): link, channel, token
                  and human clicks of the last 30 days per channel with clicks
@@ -412,23 +413,24 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
                   << kUsage;
         return kExitUsage;
     }
+    auto format =
+        parse_commissions_format(vm.count("format") ? vm["format"].as<std::string>() : "");
+    if (!format) {
+        std::cerr << "refgate commissions import: --format must be impact or awin\n";
+        return kExitUsage;
+    }
     const std::string& path = args[1];
     auto text = read_text(path);
     if (!text) {
         std::cerr << "refgate commissions import: cannot read " << path << "\n";
         return kExitFailure;
     }
-    CommissionsInput input;
-    if (path.ends_with(".json")) {
-        auto document = nlohmann::json::parse(*text, nullptr, false);
-        if (document.is_discarded()) {
-            std::cerr << "refgate commissions import: " << path << " is not valid JSON\n";
-            return kExitFailure;
-        }
-        input = parse_commissions_json(document);
-    } else {
-        input = parse_commissions_csv(*text);
+    bool csv = *format != CommissionsFormat::awin && !path.ends_with(".json");
+    if (!csv && nlohmann::json::parse(*text, nullptr, false).is_discarded()) {
+        std::cerr << "refgate commissions import: " << path << " is not valid JSON\n";
+        return kExitFailure;
     }
+    CommissionsInput input = read_commissions(*text, *format, csv);
     auto store = admin::make_pg_commission_store(
         {.database_url = c.database_url, .max_idle_connections = 0, .max_open_connections = 1});
     bool dry_run = vm.count("dry-run") != 0;
@@ -496,6 +498,8 @@ po::options_description cli_options() {
         "slug", po::value<std::string>(), "check-links, placements: only this link")(
         "partner", po::value<std::string>(),
         "check-links: only this partner's links; commissions import: the partner")(
+        "format", po::value<std::string>(),
+        "commissions import: a network's export, impact or awin")(
         "all", "rollups check: every link and day, not a sample");
     return options;
 }

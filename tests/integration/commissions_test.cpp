@@ -268,6 +268,55 @@ TEST_CASE("the API imports commissions as CSV and JSON, unknown sub-IDs kept, cu
     CHECK(unknown.status == 404);
 }
 
+TEST_CASE("named formats: Impact's Actions by the CLI, Awin's transactions by the API",
+          "[commissions][pg]") {
+    Setup s;
+    const std::string data = std::string(REFGATE_SOURCE_DIR) + "/tests/data/commissions/";
+    auto bad = run_refgate({"commissions", "import", "--partner", "impact-co", "--format", "cj",
+                            data + "impact_actions.csv"},
+                           {{"REFGATE_DATABASE_URL", s.db.url()}});
+    CHECK(bad.exit_code == 2);
+    auto impact = run_refgate({"commissions", "import", "--partner", "impact-co", "--format",
+                               "impact", data + "impact_actions.csv"},
+                              {{"REFGATE_DATABASE_URL", s.db.url()}});
+    INFO(impact.err);
+    REQUIRE(impact.exit_code == 0);
+    CHECK(impact.out.find("3 created") != std::string::npos);
+    CHECK(s.db.scalar("SELECT string_agg(status || ' ' || amount || ' ' || currency || ' ' || "
+                      "to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), '; ' ORDER "
+                      "BY order_id) FROM refgate_commissions") ==
+          "approved 0.88 USD 2024-09-10 17:42; pending 4.50 USD 2024-09-11 06:30; "
+          "reversed 1.20 USD 2024-09-11 15:00");
+    // Refgate's own format does not take Impact's header: nothing more is recorded.
+    auto own = run_refgate(
+        {"commissions", "import", "--partner", "impact-co", data + "impact_actions.csv"},
+        {{"REFGATE_DATABASE_URL", s.db.url()}});
+    CHECK(own.exit_code == 1);
+    CHECK(s.count("refgate_commissions") == "3");
+
+    std::string editor = create_api_token(s.db.url(), "eddie", "editor");
+    ServiceProcess service{{.database_url = s.db.url()}};
+    const std::string path = "/api/v1/partners/impact-co/commissions";
+    auto awin = read_text(data + "awin_transactions.json");
+    CHECK(http_request(service.admin_port(), "POST", path + "?format=awin",
+                       with_token(editor, "text/csv"), awin)
+              .status == 415);
+    CHECK(http_request(service.admin_port(), "POST", path + "?format=zanox",
+                       with_token(editor, "application/json"), awin)
+              .status == 422);
+    auto r = http_request(service.admin_port(), "POST", path + "?format=awin",
+                          with_token(editor, "application/json"), awin);
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    CHECK(Json::parse(r.body)["created"] == 4);
+    CHECK(s.db.scalar("SELECT string_agg(status || ' ' || amount || ' ' || currency, '; ' ORDER BY "
+                      "order_id) FROM refgate_commissions WHERE order_id LIKE '2596303%'") ==
+          "pending 5.59 GBP; paid 12 EUR; reversed 3.1 EUR; approved 7.25 EUR");
+    // The customer's parameters and IP hash of Awin's record are nowhere.
+    CHECK(s.db.scalar("SELECT count(*) FROM refgate_commissions WHERE order_id || "
+                      "coalesce(subid, '') LIKE '%ada@%'") == "0");
+}
+
 TEST_CASE("a commission postback records with the secret, 401 and 400 write nothing",
           "[commissions][pg]") {
     Setup s;

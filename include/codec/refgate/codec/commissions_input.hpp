@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,30 @@ CommissionsInput parse_commissions_csv(std::string_view text);
 // An array of objects, or {"items": [...]}: each member of the seven must be a string (an amount
 // as a JSON number would not be exact) or null; other members are dropped.
 CommissionsInput parse_commissions_json(const nlohmann::json& document);
+
+// The networks' own exports (issue 43's named formats), mapped onto the same seven fields; every
+// other column or member is dropped unread, as above.
+//
+// Impact: its partner API's Actions, as CSV with a header naming the fields as the API does
+// (Id, SubId1, State, Payout, Currency, EventDate; in any order, others dropped) or as JSON
+// ({"Actions": [...]} or an array): order_id <- Id, subid <- SubId1, status <- State (PENDING,
+// APPROVED, REVERSED), amount <- Payout, currency <- Currency, occurred_at <- EventDate.
+CommissionsInput parse_impact_actions_csv(std::string_view text);
+CommissionsInput parse_impact_actions_json(const nlohmann::json& document);
+// Awin: the array its publisher API's transactions list answers (fetched with timezone=UTC,
+// its default): order_id <- id, subid <- clickRefs.clickRef, status <- commissionStatus
+// (declined and deleted are reversed; paidToPublisher true is paid), amount <-
+// commissionAmount.amount (a number as JSON writes it, or a string), currency <-
+// commissionAmount.currency, occurred_at <- transactionDate (without an offset: UTC).
+CommissionsInput parse_awin_transactions_json(const nlohmann::json& document);
+
+// The format of a commissions file: refgate's own (the seven fields), or a network's export.
+enum class CommissionsFormat { refgate, impact, awin };
+// "refgate" (or empty), "impact" or "awin"; nullopt for another name.
+std::optional<CommissionsFormat> parse_commissions_format(std::string_view name) noexcept;
+// A file of that format: CSV when `csv`, else JSON (text that is not JSON is a problem at line
+// 0; Awin's transactions are JSON only).
+CommissionsInput read_commissions(std::string_view text, CommissionsFormat format, bool csv);
 
 // What recording commissions did (or, in a dry run, would do).
 struct RecordedCommissions {
