@@ -126,7 +126,9 @@ void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
 // GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 // `stats` may be null (503); `clock` says which day is today.
-std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock);
+// The stats routes; `commissions` answers /api/v1/stats/earnings (none: 503).
+std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock,
+                                         CommissionStore* commissions);
 std::unique_ptr<Resource> users_resource(ConsoleService& console);
 // /api/v1/session: served without the authentication step (signing in needs no credentials).
 std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);

@@ -29,7 +29,9 @@ constexpr std::array kResources{
     ResourceEntry{"/api/v1/disclosures", disclosure_routes,
                   [](const ResourceContext& c) { return disclosures_resource(c.store); }},
     ResourceEntry{"/api/v1/stats", stats_routes,
-                  [](const ResourceContext& c) { return stats_resource(c.stats, c.clock); }},
+                  [](const ResourceContext& c) {
+                      return stats_resource(c.stats, c.clock, c.options.commissions.get());
+                  }},
     ResourceEntry{"/api/v1/import", import_routes,
                   [](const ResourceContext& c) { return import_resource(c.store); }},
     ResourceEntry{"/api/v1/export", export_routes,

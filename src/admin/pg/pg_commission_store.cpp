@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "pg_earnings.hpp"
 #include "pg_transaction.hpp"
 #include "refgate/admin/commissions.hpp"
 #include "refgate/domain/counter_key.hpp"
@@ -184,6 +185,13 @@ class PgCommissionStore final : public CommissionStore {
             if (!r.empty()) hash = r[0]["secret_hash"].as<std::string>();
         });
         return hash;
+    }
+
+    EarningsReport earnings(const DayRange& range, EarningsGroup group) override {
+        EarningsReport report;
+        run_transaction<CommissionTx>(
+            pool_, true, [&](CommissionTx& t) { report = read_earnings(t.tx, range, group); });
+        return report;
     }
 
   private:

@@ -33,6 +33,9 @@ class FakeStore final : public refgate::admin::CommissionStore {
         secret_hash = hash;
         return true;
     }
+    refgate::EarningsReport earnings(const refgate::DayRange&, refgate::EarningsGroup) override {
+        return {};
+    }
     std::optional<std::string> postback_secret_hash(const std::string&) override {
         return secret_hash;
     }

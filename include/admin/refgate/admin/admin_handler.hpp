@@ -76,6 +76,7 @@ enum class Operation {
     get_placement,
     import_commissions,
     rotate_postback_secret,
+    stats_earnings,
 };
 
 struct Route {

@@ -16,6 +16,7 @@
 
 #include "refgate/admin/admin_store.hpp"
 #include "refgate/codec/commissions_input.hpp"
+#include "refgate/codec/earnings.hpp"
 #include "refgate/domain/clock.hpp"
 #include "refgate/domain/commission.hpp"
 #include "refgate/http/server.hpp"
@@ -40,6 +41,9 @@ class CommissionStore {
     virtual bool set_postback_secret(const std::string& partner, const std::string& hash_hex) = 0;
     // The hash of the partner's postback secret (lower-case hex); nullopt: no partner or none.
     virtual std::optional<std::string> postback_secret_hash(const std::string& partner) = 0;
+    // GET /api/v1/stats/earnings: the commissions of the range's UTC days (by occurred_at) per
+    // group, beside the human clicks of the same days (codec/earnings.hpp).
+    virtual EarningsReport earnings(const DayRange& range, EarningsGroup group) = 0;
 };
 
 struct PgCommissionStoreOptions {
