@@ -1,7 +1,8 @@
 // A partner's commissions file on its way through the import, as
 // `POST /api/v1/partners/{slug}/commissions` and `refgate commissions import` read it: CSV, or
-// JSON when the input begins with '[' or '{'; every row through check_commission(), and the
-// import's answer written as the API writes it.
+// JSON when the input begins with '[' or '{', in refgate's format and the networks' (Impact's
+// Actions, Awin's transactions); every row through check_commission(), and the import's answer
+// written as the API writes it.
 // Invariants: nothing throws (a cell may hold any bytes, and the JSON answer must still be
 // written); CSV rows have the line they start on (after the header), lines increase, and a
 // problem's line is the header's or a record's; no problem message repeats a value (checked by a
@@ -14,7 +15,7 @@
 
 namespace {
 
-std::string quoted(std::string_view text) {
+std::string csv_quoted(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
         if (c == '"') out += '"';
@@ -35,30 +36,20 @@ std::string written_back(const refgate::Commission& c) {
                                  refgate::format_rfc3339(c.occurred_at)};
     for (std::size_t i = 0; i < std::size(cells); ++i) {
         if (i > 0) out += ',';
-        out += quoted(cells[i]);
+        out += csv_quoted(cells[i]);
     }
     return out + "\r\n";
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::string_view text = refgate::fuzz::as_text(data, size);
-    const bool json = !text.empty() && (text[0] == '[' || text[0] == '{');
-    refgate::CommissionsInput input;
-    if (json) {
-        auto document = nlohmann::json::parse(text, nullptr, false);
-        if (document.is_discarded()) return 0;
-        input = refgate::parse_commissions_json(document);
-    } else {
-        input = refgate::parse_commissions_csv(text);
+// Every row of `input` through the check, into the import's answer; an accepted commission
+// written back as refgate's CSV reads and checks to the same commission.
+void check_rows(const refgate::CommissionsInput& input, bool csv) {
+    if (csv) {
         for (std::size_t i = 0; i < input.rows.size(); ++i) {
             FUZZ_CHECK(input.rows[i].line >= 2);
             if (i > 0) FUZZ_CHECK(input.rows[i].line > input.rows[i - 1].line);
         }
-        for (const auto& p : input.problems) FUZZ_CHECK(p.line >= 1);
     }
-
     refgate::CommissionsReport report;
     for (const auto& p : input.problems) {
         FUZZ_CHECK(p.message.find('@') == std::string::npos);
@@ -81,5 +72,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // The import's answer as the API writes it.
     FUZZ_CHECK(!refgate::view_json(report).dump().empty());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view text = refgate::fuzz::as_text(data, size);
+    const bool json = !text.empty() && (text[0] == '[' || text[0] == '{');
+    if (json && nlohmann::json::parse(text, nullptr, false).is_discarded()) return 0;
+    // refgate's own format and the networks' (Impact's Actions as CSV or JSON, Awin's JSON).
+    for (auto format : {refgate::CommissionsFormat::refgate, refgate::CommissionsFormat::impact,
+                        refgate::CommissionsFormat::awin}) {
+        if (!json && format == refgate::CommissionsFormat::awin) continue;
+        check_rows(refgate::read_commissions(text, format, !json), !json);
+    }
     return 0;
 }
