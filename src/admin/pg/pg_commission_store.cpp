@@ -72,22 +72,26 @@ class Attributor {
 
   private:
     const std::vector<Link>& partner_links() {
-        if (!links_) {
-            links_.emplace();
+        if (!links_read_) {
+            links_read_ = true;
             for (auto& stored : pg::read_links(tx_,
                                                "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
                                                "'$[*] ? (@.partner == $p || @.split[*].partner == "
                                                "$p)', jsonb_build_object('p', $1::text)) "
                                                "ORDER BY l.slug",
                                                partner_.slug))
-                links_->push_back(std::move(stored.link));
+                links_.push_back(std::move(stored.link));
         }
-        return *links_;
+        return links_;
     }
 
     pqxx::dbtransaction& tx_;
     const Partner& partner_;
-    std::optional<std::vector<Link>> links_;
+    // Read once, when a readable token first needs them. A flag beside the vector rather than an
+    // optional vector: g++ 12 at -O3 (the Release build) took the optional's vector for
+    // uninitialised (-Werror=maybe-uninitialized).
+    std::vector<Link> links_;
+    bool links_read_ = false;
 };
 
 void add_commission_history(pqxx::dbtransaction& tx, std::int64_t id, CommissionSource source) {
