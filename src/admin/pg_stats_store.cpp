@@ -45,12 +45,13 @@ std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& 
                                                  const DayRange& range, bool has_rules) {
     TargetingBreakdown breakdown;
     auto rows = tx.exec_params(
-        "SELECT country, rule, class, sum(clicks)::bigint FROM refgate_clicks_by_country_daily "
+        "SELECT country, rule, class, sum(clicks)::bigint AS clicks FROM "
+        "refgate_clicks_by_country_daily "
         "WHERE link = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
         slug, format_day(range.from), format_day(range.to));
     for (const auto& row : rows)
-        breakdown.add(row[0].c_str(), row[1].c_str(), class_index(row[2].c_str()),
-                      row[3].as<std::uint64_t>());
+        breakdown.add(row["country"].c_str(), row["rule"].c_str(),
+                      class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
     if (!has_rules && rows.empty()) return std::nullopt;
     return breakdown;
 }
@@ -58,33 +59,37 @@ std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& 
 // Days as the roll-ups' queries take them: days since 1970-01-01.
 constexpr const char* kDay = "DATE '1970-01-01' + ";
 
-// Every link's class sums over a range from the roll-ups, with its slug and its partner's: the
-// range's whole months ($3 <= month < $4) from the month sums, its other days ($1 <= day < $3,
-// $4 <= day <= $2) from the day sums, so that a year costs about as much as a month. Only
-// existing links, as the views join them; with `one_partner`, only the links of partner $5.
+// Every link's class sums over a range from the roll-ups, with its slug and its partner's, read
+// as rollup_reads() says: the month sums of $7 <= month < $8, and the link days of
+// $1 <= day < $2 and $4 <= day < $5, times $3 and $6 (1, or -1 where an edge month's sum is read
+// less its days outside the range), so that a year costs about as much as a month. Only existing
+// links, as the views join them; with `one_partner`, only the links of partner $9.
 std::string link_sums_sql(bool one_partner) {
     std::string links =
-        one_partner ? " AND link_id IN (SELECT id FROM refgate_links WHERE partner_id = $5)" : "";
+        one_partner ? " AND link_id IN (SELECT id FROM refgate_links WHERE partner_id = $9)" : "";
     std::string d = kDay;
-    return "SELECT l.slug, p.slug, s.human, s.bot, s.prefetch, s.scanner FROM (SELECT link_id, "
-           "sum(human)::bigint AS human, sum(bot)::bigint AS bot, sum(prefetch)::bigint AS "
-           "prefetch, sum(scanner)::bigint AS scanner FROM ("
-           "SELECT link_id, human, bot, prefetch, scanner FROM refgate_rollup_link_days WHERE "
-           "day >= " +
-           d + "$1::int AND day < " + d + "$3::int" + links +
-           " UNION ALL SELECT link_id, human, bot, prefetch, scanner FROM "
-           "refgate_rollup_link_days WHERE day >= " +
-           d + "$4::int AND day <= " + d + "$2::int" + links +
+    auto days = [&](const char* first, const char* end, const char* sign) {
+        std::string times = std::string(sign) + "::int * ";
+        return "SELECT link_id, " + times + "human AS human, " + times + "bot AS bot, " + times +
+               "prefetch AS prefetch, " + times + "scanner AS scanner FROM " +
+               "refgate_rollup_link_days WHERE day >= " + d + first + "::int AND day < " + d + end +
+               "::int" + links;
+    };
+    return "SELECT l.slug AS link, p.slug AS partner, s.human, s.bot, s.prefetch, s.scanner FROM "
+           "(SELECT link_id, sum(human)::bigint AS human, sum(bot)::bigint AS bot, "
+           "sum(prefetch)::bigint AS prefetch, sum(scanner)::bigint AS scanner FROM (" +
+           days("$1", "$2", "$3") + " UNION ALL " + days("$4", "$5", "$6") +
            " UNION ALL SELECT link_id, human, bot, prefetch, scanner FROM "
            "refgate_rollup_link_months WHERE month >= " +
-           d + "$3::int AND month < " + d + "$4::int" + links +
+           d + "$7::int AND month < " + d + "$8::int" + links +
            ") t GROUP BY link_id) s JOIN refgate_links l ON l.id = s.link_id "
            "JOIN refgate_partners p ON p.id = l.partner_id";
 }
 
-ClassCounts class_sums(const pqxx::row& row, int first) {
-    return {row[first].as<std::uint64_t>(), row[first + 1].as<std::uint64_t>(),
-            row[first + 2].as<std::uint64_t>(), row[first + 3].as<std::uint64_t>()};
+// The columns human, bot, prefetch and scanner of a roll-up row.
+ClassCounts class_sums(const pqxx::row& row) {
+    return {row["human"].as<std::uint64_t>(), row["bot"].as<std::uint64_t>(),
+            row["prefetch"].as<std::uint64_t>(), row["scanner"].as<std::uint64_t>()};
 }
 
 // Whether the stats read the roll-ups (complete) or, while they are built, the base table; and
@@ -95,24 +100,30 @@ struct Source {
     std::int32_t months_through = 0;  // month sums exist for the months before it
 };
 
-// The range's whole months that have month sums (sql/015_rollup_closed_months.sql): those before
-// months_through; the others are read by day.
-MonthSpan summed_months(const DayRange& range, const Source& source) {
-    auto months = whole_months(range);
-    months.end = std::max(months.first, std::min(months.end, source.months_through));
-    return months;
+// Every link's sums over `range` (link_sums_sql()), or those of partner `partner`'s links.
+pqxx::result link_sums(ReadTx& tx, const DayRange& range, std::int32_t months_through,
+                       std::optional<std::int64_t> partner) {
+    RollupReads r = rollup_reads(range, months_through);
+    auto sign = [](const DaySpan& s) { return s.subtract ? -1 : 1; };
+    if (partner) {
+        return tx.exec_params(link_sums_sql(true), r.before.first, r.before.end, sign(r.before),
+                              r.after.first, r.after.end, sign(r.after), r.months.first,
+                              r.months.end, *partner);
+    }
+    return tx.exec_params(link_sums_sql(false), r.before.first, r.before.end, sign(r.before),
+                          r.after.first, r.after.end, sign(r.after), r.months.first, r.months.end);
 }
 
 // Also turns JIT compilation off for the rest of the transaction: the planner deems the roll-ups'
 // queries costly enough for it, and compiling them takes longer than running them.
 Source read_source(ReadTx& tx) {
     auto row = tx.exec(
-        "SELECT complete, base_from - DATE '1970-01-01', set_config('jit', 'off', true), "
-        "months_through - DATE '1970-01-01' FROM refgate_rollup_state")[0];
+        "SELECT complete, base_from - DATE '1970-01-01' AS base_from, set_config('jit', 'off', "
+        "true), months_through - DATE '1970-01-01' AS months_through FROM refgate_rollup_state")[0];
     Source s;
-    s.rollups = row[0].as<bool>();
-    if (!row[1].is_null()) s.base_from = row[1].as<std::int32_t>();
-    s.months_through = row[3].as<std::int32_t>();
+    s.rollups = row["complete"].as<bool>();
+    if (!row["base_from"].is_null()) s.base_from = row["base_from"].as<std::int32_t>();
+    s.months_through = row["months_through"].as<std::int32_t>();
     return s;
 }
 
@@ -151,7 +162,7 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
                             d + "$2::int AND " + d + "$3::int",
                         link_id, range.from, range.to)) {
         if (LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
-            day->clicks.add(class_sums(row, 1));
+            day->clicks.add(class_sums(row));
     }
     // The channels of the days the base table keeps.
     for (const auto& row : tx.exec_params(
@@ -237,9 +248,9 @@ class PgStatsStore final : public StatsStore {
             std::unordered_map<std::int64_t, std::string> slugs;
             for (const auto& row :
                  tx.exec_params("SELECT id, slug FROM refgate_links WHERE partner_id = $1",
-                                found[0][0].as<std::int64_t>())) {
-                slugs[row[0].as<std::int64_t>()] = row[1].c_str();
-                links[row[1].c_str()];
+                                found[0]["id"].as<std::int64_t>())) {
+                slugs[row["id"].as<std::int64_t>()] = row["slug"].c_str();
+                links[row["slug"].c_str()];
             }
             auto add = [&](const std::string& link, std::int32_t day, std::uint8_t cls,
                            std::uint64_t n) {
@@ -249,30 +260,28 @@ class PgStatsStore final : public StatsStore {
             };
             Source source = read_source(tx);
             if (source.rollups) {
-                auto partner_id = found[0][0].as<std::int64_t>();
+                auto partner_id = found[0]["id"].as<std::int64_t>();
                 std::string d = kDay;
                 for (const auto& row : tx.exec_params(
-                         "SELECT day - DATE '1970-01-01', human, bot, prefetch, scanner FROM "
-                         "refgate_rollup_partner_days WHERE partner_id = $1 AND day BETWEEN " +
+                         "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
+                         "FROM refgate_rollup_partner_days WHERE partner_id = $1 AND day BETWEEN " +
                              d + "$2::int AND " + d + "$3::int",
                          partner_id, range.from, range.to)) {
-                    auto day = row[0].as<std::int32_t>();
+                    auto day = row["day"].as<std::int32_t>();
                     if (day >= range.from && day <= range.to)
                         stats->days[static_cast<std::size_t>(day - range.from)].second.add(
-                            class_sums(row, 1));
+                            class_sums(row));
                 }
-                auto months = summed_months(range, source);
-                for (const auto& row : tx.exec_params(link_sums_sql(true), range.from, range.to,
-                                                      months.first, months.end, partner_id))
-                    links[row[0].c_str()].add(class_sums(row, 2));
+                for (const auto& row : link_sums(tx, range, source.months_through, partner_id))
+                    links[row["link"].c_str()].add(class_sums(row));
             } else {
                 for (const auto& row : tx.exec_params(
-                         "SELECT link, to_char(day, 'YYYY-MM-DD'), class, sum(clicks)::bigint "
-                         "FROM refgate_clicks_daily WHERE partner = $1 AND day BETWEEN $2::date "
-                         "AND $3::date GROUP BY 1, 2, 3",
+                         "SELECT link, to_char(day, 'YYYY-MM-DD') AS day, class, "
+                         "sum(clicks)::bigint AS clicks FROM refgate_clicks_daily WHERE partner = "
+                         "$1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
                          slug, format_day(range.from), format_day(range.to))) {
-                    add(row[0].c_str(), day_of(row[1]), class_index(row[2].c_str()),
-                        row[3].as<std::uint64_t>());
+                    add(row["link"].c_str(), day_of(row["day"]), class_index(row["class"].c_str()),
+                        row["clicks"].as<std::uint64_t>());
                 }
             }
             auto flushed = flushed_among(tx, unflushed);
@@ -300,22 +309,20 @@ class PgStatsStore final : public StatsStore {
             };
             Source source = read_source(tx);
             if (source.rollups) {
-                auto months = summed_months(range, source);
-                for (const auto& row : tx.exec_params(link_sums_sql(false), range.from, range.to,
-                                                      months.first, months.end)) {
-                    auto& e = entries[row[0].c_str()];
-                    e.link = row[0].c_str();
-                    e.partner = row[1].c_str();
-                    e.clicks.add(class_sums(row, 2));
+                for (const auto& row : link_sums(tx, range, source.months_through, std::nullopt)) {
+                    auto& e = entries[row["link"].c_str()];
+                    e.link = row["link"].c_str();
+                    e.partner = row["partner"].c_str();
+                    e.clicks.add(class_sums(row));
                 }
             } else {
                 for (const auto& row :
-                     tx.exec_params("SELECT link, partner, class, sum(clicks)::bigint FROM "
-                                    "refgate_clicks_daily WHERE day BETWEEN $1::date AND "
+                     tx.exec_params("SELECT link, partner, class, sum(clicks)::bigint AS clicks "
+                                    "FROM refgate_clicks_daily WHERE day BETWEEN $1::date AND "
                                     "$2::date GROUP BY 1, 2, 3",
                                     format_day(range.from), format_day(range.to))) {
-                    add(row[0].c_str(), row[1].c_str(), class_index(row[2].c_str()),
-                        row[3].as<std::uint64_t>());
+                    add(row["link"].c_str(), row["partner"].c_str(),
+                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
                 }
             }
             auto flushed = flushed_among(tx, unflushed);
@@ -326,10 +333,10 @@ class PgStatsStore final : public StatsStore {
             if (ids.empty()) return;
             std::unordered_map<std::int64_t, std::pair<std::string, std::string>> names;
             for (const auto& row : tx.exec_params(
-                     "SELECT l.id, l.slug, p.slug FROM refgate_links l JOIN refgate_partners p "
-                     "ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[])",
+                     "SELECT l.id, l.slug AS link, p.slug AS partner FROM refgate_links l JOIN "
+                     "refgate_partners p ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[])",
                      pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end())))) {
-                names[row[0].as<std::int64_t>()] = {row[1].c_str(), row[2].c_str()};
+                names[row["id"].as<std::int64_t>()] = {row["link"].c_str(), row["partner"].c_str()};
             }
             for (const auto& u : unflushed) {
                 auto it = names.find(u.key.link_id);
@@ -355,13 +362,14 @@ class PgStatsStore final : public StatsStore {
             from_rollups = true;
             std::string d = kDay;
             for (const auto& row :
-                 tx.exec_params("SELECT p.slug, sum(r.human)::bigint, sum(r.bot)::bigint, "
-                                "sum(r.prefetch)::bigint, sum(r.scanner)::bigint FROM "
+                 tx.exec_params("SELECT p.slug AS partner, sum(r.human)::bigint AS human, "
+                                "sum(r.bot)::bigint AS bot, sum(r.prefetch)::bigint AS prefetch, "
+                                "sum(r.scanner)::bigint AS scanner FROM "
                                 "refgate_rollup_partner_days r JOIN refgate_partners p ON p.id = "
                                 "r.partner_id WHERE r.day BETWEEN " +
                                     d + "$1::int AND " + d + "$2::int GROUP BY 1",
                                 range.from, range.to))
-                sums[row[0].c_str()].add(class_sums(row, 1));
+                sums[row["partner"].c_str()].add(class_sums(row));
             auto flushed = flushed_among(tx, unflushed);
             std::set<std::int64_t> ids;
             for (const auto& u : unflushed) {
@@ -370,10 +378,10 @@ class PgStatsStore final : public StatsStore {
             if (ids.empty()) return;
             std::unordered_map<std::int64_t, std::string> partners;
             for (const auto& row : tx.exec_params(
-                     "SELECT l.id, p.slug FROM refgate_links l JOIN refgate_partners p ON p.id = "
-                     "l.partner_id WHERE l.id = ANY($1::bigint[])",
+                     "SELECT l.id, p.slug AS partner FROM refgate_links l JOIN refgate_partners p "
+                     "ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[])",
                      pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end()))))
-                partners[row[0].as<std::int64_t>()] = row[1].c_str();
+                partners[row["id"].as<std::int64_t>()] = row["partner"].c_str();
             for (const auto& u : unflushed) {
                 auto it = partners.find(u.key.link_id);
                 if (it == partners.end() || flushed.count(u.bucket) != 0) continue;
@@ -411,12 +419,12 @@ class PgStatsStore final : public StatsStore {
                 read_overview_rollups(tx, stats);
             } else {
                 for (const auto& row : tx.exec_params(
-                         "SELECT to_char(day, 'YYYY-MM-DD'), channel, class, sum(clicks)::bigint "
-                         "FROM refgate_clicks_daily WHERE day BETWEEN $1::date AND $2::date "
-                         "GROUP BY 1, 2, 3",
+                         "SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, class, "
+                         "sum(clicks)::bigint AS clicks FROM refgate_clicks_daily WHERE day "
+                         "BETWEEN $1::date AND $2::date GROUP BY 1, 2, 3",
                          format_day(range.from), format_day(range.to))) {
-                    add(day_of(row[0]), row[1].c_str(), class_index(row[2].c_str()),
-                        row[3].as<std::uint64_t>());
+                    add(day_of(row["day"]), row["channel"].c_str(),
+                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
                 }
             }
             auto flushed = flushed_among(tx, unflushed);
@@ -431,14 +439,14 @@ class PgStatsStore final : public StatsStore {
             }
             if (!source.rollups) {
                 for (const auto& row : tx.exec_params(
-                         "SELECT to_char(day, 'YYYY-MM-DD'), sum(unique_estimate)::bigint FROM "
-                         "refgate_uniques_daily WHERE day BETWEEN $1::date AND $2::date GROUP BY "
-                         "1",
+                         "SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(unique_estimate)::bigint "
+                         "AS unique_estimate FROM refgate_uniques_daily WHERE day BETWEEN "
+                         "$1::date AND $2::date GROUP BY 1",
                          format_day(range.from), format_day(range.to))) {
-                    std::int32_t day = day_of(row[0]);
+                    std::int32_t day = day_of(row["day"]);
                     if (day >= range.from && day <= range.to)
                         stats.days[static_cast<std::size_t>(day - range.from)].unique_estimate =
-                            row[1].as<std::uint64_t>();
+                            row["unique_estimate"].as<std::uint64_t>();
                 }
             }
             read_recent_uniques(tx, live, recent, source.rollups);
@@ -463,7 +471,7 @@ class PgStatsStore final : public StatsStore {
         for (const auto& row :
              tx.exec_params("SELECT id FROM refgate_links WHERE id = ANY($1::bigint[])",
                             pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end()))))
-            live.insert(row[0].as<std::int64_t>());
+            live.insert(row["id"].as<std::int64_t>());
         return live;
     }
 
@@ -479,13 +487,14 @@ class PgStatsStore final : public StatsStore {
                      " c JOIN refgate_links l ON l.id = c.link_id WHERE c.day BETWEEN $1::date "
                      "AND $2::date",
                  format_day(recent.from), format_day(recent.to)))
-            recent.stored[row[0].as<std::int64_t>()];
+            recent.stored[row["link_id"].as<std::int64_t>()];
         for (const auto& row :
-             tx.exec_params("SELECT link_id, to_char(day, 'YYYY-MM-DD'), unique_estimate FROM "
-                            "refgate_uniques WHERE day BETWEEN $1::date AND $2::date",
+             tx.exec_params("SELECT link_id, to_char(day, 'YYYY-MM-DD') AS day, unique_estimate "
+                            "FROM refgate_uniques WHERE day BETWEEN $1::date AND $2::date",
                             format_day(recent.from), format_day(recent.to))) {
-            auto it = recent.stored.find(row[0].as<std::int64_t>());
-            if (it != recent.stored.end()) it->second[day_of(row[1])] = row[2].as<std::uint64_t>();
+            auto it = recent.stored.find(row["link_id"].as<std::int64_t>());
+            if (it != recent.stored.end())
+                it->second[day_of(row["day"])] = row["unique_estimate"].as<std::uint64_t>();
         }
     }
 
@@ -500,27 +509,28 @@ class PgStatsStore final : public StatsStore {
         };
         std::string between = std::string(" BETWEEN ") + kDay + "$1::int AND " + kDay + "$2::int";
         for (const auto& row : tx.exec_params(
-                 "SELECT day - DATE '1970-01-01', sum(human)::bigint, sum(bot)::bigint, "
-                 "sum(prefetch)::bigint, sum(scanner)::bigint FROM refgate_rollup_partner_days "
-                 "WHERE day" +
+                 "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, "
+                 "sum(bot)::bigint AS bot, sum(prefetch)::bigint AS prefetch, "
+                 "sum(scanner)::bigint AS scanner FROM refgate_rollup_partner_days WHERE day" +
                      between + " GROUP BY 1",
                  range.from, range.to)) {
-            if (LinkDay* d = day_at(row[0])) d->clicks.add(class_sums(row, 1));
+            if (LinkDay* d = day_at(row["day"])) d->clicks.add(class_sums(row));
         }
         for (const auto& row :
-             tx.exec_params("SELECT day - DATE '1970-01-01', channel, human FROM "
+             tx.exec_params("SELECT day - DATE '1970-01-01' AS day, channel, human FROM "
                             "refgate_rollup_channel_days WHERE human > 0 AND day" +
                                 between,
                             range.from, range.to)) {
-            if (LinkDay* d = day_at(row[0]))
-                d->human_by_channel[row[1].c_str()] += row[2].as<std::uint64_t>();
+            if (LinkDay* d = day_at(row["day"]))
+                d->human_by_channel[row["channel"].c_str()] += row["human"].as<std::uint64_t>();
         }
         for (const auto& row :
-             tx.exec_params("SELECT day - DATE '1970-01-01', unique_estimate FROM "
+             tx.exec_params("SELECT day - DATE '1970-01-01' AS day, unique_estimate FROM "
                             "refgate_rollup_unique_days WHERE day" +
                                 between,
                             range.from, range.to)) {
-            if (LinkDay* d = day_at(row[0])) d->unique_estimate = row[1].as<std::uint64_t>();
+            if (LinkDay* d = day_at(row["day"]))
+                d->unique_estimate = row["unique_estimate"].as<std::uint64_t>();
         }
     }
 
@@ -586,7 +596,7 @@ class PgStatsStore final : public StatsStore {
         for (const auto& row : tx.exec_params(
                  "SELECT bucket FROM refgate_flushed_buckets WHERE bucket = ANY($1::bigint[])",
                  pg::bigint_array(std::vector<std::int64_t>(buckets.begin(), buckets.end())))) {
-            flushed.insert(row[0].as<std::int64_t>());
+            flushed.insert(row["bucket"].as<std::int64_t>());
         }
         return flushed;
     }

@@ -12,8 +12,12 @@ std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks
     StatsStore& stats, const std::string& slug, const DayRange& range) {
     auto link = stats.link(slug, range);
     if (!link) return std::nullopt;
+    return channel_clicks(*link);
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> channel_clicks(const LinkStats& link) {
     std::map<std::string, std::uint64_t> sums;
-    for (const auto& day : link->days) {
+    for (const auto& day : link.days) {
         for (const auto& [channel, n] : day.human_by_channel) sums[channel] += n;
     }
     std::vector<std::pair<std::string, std::uint64_t>> out;
@@ -30,6 +34,16 @@ Result<LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,
     auto channels = channel_clicks(stats, slug, range);
     if (!channels) return {OutcomeKind::not_found, {}, 0, "no link '" + slug + "'", {}};
     return store.link_placements(slug, *channels);
+}
+
+std::optional<std::vector<PlacementClicks>> stats_placements(AdminStore& store,
+                                                             const LinkStats& stats) {
+    auto found = store.link_placements(stats.link, channel_clicks(stats));
+    if (found.kind != OutcomeKind::ok || !found.view.carried) return std::nullopt;
+    std::vector<PlacementClicks> out;
+    for (auto& p : found.view.items)
+        out.push_back({std::move(p.channel), std::move(p.token), p.human_clicks});
+    return out;
 }
 
 Result<PlacementFound> find_placement(AdminStore& store, StatsStore& stats,

@@ -6,6 +6,7 @@
 
 #include "api.hpp"
 #include "refgate/admin/commissions.hpp"
+#include "refgate/admin/placements.hpp"
 #include "refgate/codec/earnings.hpp"
 #include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/query.hpp"
@@ -32,7 +33,7 @@ StatsAnswer answer_found(StatsAnswer answer, const std::optional<Stats>& stats,
 }  // namespace
 
 StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
-                         const StatsQuery& query, std::int32_t today) {
+                         const StatsQuery& query, std::int32_t today, AdminStore* tokens) {
     StatsAnswer answer;
     std::vector<RangeProblem> problems;
     auto range = parse_range(query.from, query.to, today, problems);
@@ -56,8 +57,13 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
     }
     answer.is_csv = query.csv;
     switch (operation) {
-        case Operation::stats_link:
-            return answer_found(std::move(answer), store.link(slug, *range), "link", slug);
+        case Operation::stats_link: {
+            auto link = store.link(slug, *range);
+            // The CSV has a row per day: a link's placements are in its JSON only.
+            if (link && tokens != nullptr && !query.csv)
+                link->placements = stats_placements(*tokens, *link);
+            return answer_found(std::move(answer), link, "link", slug);
+        }
         case Operation::stats_partner:
             return answer_found(std::move(answer), store.partner(slug, *range), "partner", slug);
         case Operation::stats_overview: {
@@ -123,8 +129,8 @@ void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
 
 class Stats final : public Resource {
   public:
-    Stats(StatsStore* stats, const Clock& clock, CommissionStore* commissions)
-        : stats_(stats), clock_(clock), commissions_(commissions) {}
+    Stats(AdminStore& store, StatsStore* stats, const Clock& clock, CommissionStore* commissions)
+        : store_(store), stats_(stats), clock_(clock), commissions_(commissions) {}
     std::string_view prefix() const override { return "/api/v1/stats"; }
     std::span<const Route> routes() const override { return kStatsRoutes; }
 
@@ -138,7 +144,8 @@ class Stats final : public Resource {
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
                      query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
                      query_value(query, "by")};
-        auto stats = answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_));
+        auto stats =
+            answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_), &store_);
         if (stats.status == 422) return answer.invalid_query(stats.errors);
         if (stats.status == 404) return answer.problem(404, "not-found", stats.detail);
         if (stats.is_csv) return answer.csv(std::move(stats.csv));
@@ -146,6 +153,7 @@ class Stats final : public Resource {
     }
 
   private:
+    AdminStore& store_;
     StatsStore* stats_;
     const Clock& clock_;
     CommissionStore* commissions_;
@@ -155,9 +163,9 @@ class Stats final : public Resource {
 
 std::span<const Route> stats_routes() { return kStatsRoutes; }
 
-std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock,
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,
                                          CommissionStore* commissions) {
-    return std::make_unique<Stats>(stats, clock, commissions);
+    return std::make_unique<Stats>(store, stats, clock, commissions);
 }
 
 }  // namespace refgate::admin

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "refgate/admin/admin_handler.hpp"
+#include "refgate/admin/admin_store.hpp"
 #include "refgate/admin/stats_store.hpp"
 
 namespace refgate::admin {
@@ -31,8 +32,9 @@ struct StatsAnswer {
 constexpr std::size_t kDefaultTopLimit = 10;
 constexpr std::size_t kMaxTopLimit = 100;
 
-// Throws StoreError when the figures cannot be read.
+// Throws StoreError when the figures cannot be read. `tokens`: the admin store whose partners
+// give a link's placement tokens (issue 42; none: a link's answer has no placements).
 StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
-                         const StatsQuery& query, std::int32_t today);
+                         const StatsQuery& query, std::int32_t today, AdminStore* tokens = nullptr);
 
 }  // namespace refgate::admin

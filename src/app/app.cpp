@@ -10,6 +10,7 @@
 #include "refgate/linkcheck/checker.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redis/sentinel_watcher.hpp"
+#include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/components.hpp"
 #include "refgate/runtime/huge_table_memory.hpp"
 #include "refgate/runtime/log.hpp"
@@ -156,6 +157,7 @@ std::vector<ClickShard*> Counting::shard_pointers() const {
 int App::serve() {
     sigset_t signals = block_stop_signals();  // before any thread starts
     use_huge_table_memory();                  // before the first snapshot or click table
+    keep_large_blocks_mapped();
     log::info("starting", {{"version", REFGATE_VERSION},
                            {"commit", REFGATE_GIT_COMMIT},
                            {"state_dir", config_.state_dir}});

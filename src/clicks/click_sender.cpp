@@ -96,11 +96,14 @@ void ClickSender::report_failure(const Fault& fault) {
 // Moves the shards' counts into pending_, within the bound on distinct keys waiting for the store
 // (those in pending_ and in unconfirmed batches, each counted once).
 void ClickSender::collect() {
-    drained_.counts.clear();
-    drained_.samples.clear();
+    keys_room_.fit(drained_.counts);
+    samples_room_.fit(drained_.samples);
+    std::erase_if(spare_counts_, [this](const BatchCounts& c) { return !keys_room_.fits(c); });
     drained_.samples_dropped = 0;
     drained_.capped = drained_.identifiers = 0;
     for (ClickShard* shard : shards_) shard->drain(drained_);
+    keys_room_.note(drained_.counts.size());
+    samples_room_.note(drained_.samples.size());
     std::span<const std::pair<CounterKey, std::uint64_t>> drained(drained_.counts);
     for (std::size_t i = 0; i < drained.size(); i += CpuSlicer::kStepsPerSlice) {
         auto part = drained.subspan(
@@ -178,7 +181,9 @@ void ClickSender::seal_pending() {
     counts.assign(pending_.begin(), pending_.end());
     seal(counts);
     spare_counts_.push_back(std::move(counts));
-    pending_.clear();
+    // Only a lagging store fills these maps: their buckets go with them (at a million keys
+    // waiting, 8 MiB of them).
+    pending_ = {};
     pending_new_keys_ = 0;
 }
 
@@ -208,7 +213,7 @@ BatchCounts ClickSender::take_spare() {
     if (spare_counts_.empty()) return {};
     auto counts = std::move(spare_counts_.back());
     spare_counts_.pop_back();
-    counts.clear();
+    keys_room_.fit(counts);
     return counts;
 }
 
@@ -219,7 +224,7 @@ void ClickSender::confirm_in_flight() {
             spare_counts_.push_back(std::move(batch.counts));
     }
     in_flight_.clear();
-    in_flight_keys_.clear();
+    in_flight_keys_ = {};
     in_flight_keys_indexed_ = true;
 }
 
@@ -281,7 +286,7 @@ Status ClickSender::send_samples() {
     Status added = store_.add_samples(samples_);
     if (!added) return added;
     for (const auto& s : samples_) sent_samples_.insert(s);
-    samples_.clear();
+    samples_room_.fit(samples_);
     return done();
 }
 

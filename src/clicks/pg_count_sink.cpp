@@ -9,9 +9,12 @@
 #include <set>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "fault_points.hpp"
 #include "refgate/clicks/channel_cap.hpp"
+#include "refgate/clicks/rollup_sums.hpp"
 #include "refgate/config/postgres_url.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/pg/array_text.hpp"
@@ -48,71 +51,46 @@ SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
     prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 )sql";
 
-// The roll-ups (sql/014_rollups.sql) of the rows kAddCounts just wrote ($1-$7, the same arrays),
-// for the links rolled up so far (s: refgate_rollup_state, read after the transaction took the
-// lock; all links once the build is complete); the channels only for the days the base table
-// keeps (retention). Only links that exist count towards partners and channels, as the views
-// join them: looked up once per link, not per row, by the primary key (`IN (SELECT ...)` of a CTE
-// was planned as a scan of every link: 1-5 ms a bucket at 10,000 links). Month sums only of the
-// months that have ended (sql/015_rollup_closed_months.sql): a late bucket's; the current month's
-// days are read from the link days.
+// The roll-ups (sql/014_rollups.sql) of the rows kAddCounts just wrote, summed by rollup_sums():
+// a row per (link, day) ($1-$6), per (link, month) of an ended month ($7-$12, a late bucket's),
+// per (partner, day) ($13-$18) and per (day, channel) ($19-$24), each a column per array. Plain
+// upserts: the grouping, the links' partners and the state's limits were applied in the flusher.
 constexpr const char* kRollUpCounts = R"sql(
-WITH s AS MATERIALIZED (
-    SELECT CASE WHEN complete THEN 9223372036854775807 ELSE built_through END AS through,
-           coalesce(base_from, '-infinity') AS base_from, months_through, months_closed_through
-    FROM refgate_rollup_state
-), r AS MATERIALIZED (
-    SELECT r.link_id, r.day, r.channel, r.human, r.bot, r.prefetch, r.scanner
-    FROM unnest($1::bigint[], $2::date[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[],
-                $7::bigint[]) AS r(link_id, day, channel, human, bot, prefetch, scanner)
-    WHERE r.link_id <= (SELECT through FROM s)
-), d AS MATERIALIZED (
-    SELECT link_id, day, sum(human) AS human, sum(bot) AS bot, sum(prefetch) AS prefetch,
-           sum(scanner) AS scanner
-    FROM r GROUP BY link_id, day
-), l AS MATERIALIZED (
-    SELECT id, partner_id FROM refgate_links WHERE id = ANY (ARRAY(SELECT link_id FROM d))
-), link_days AS (
+WITH link_days AS (
     INSERT INTO refgate_rollup_link_days AS t (link_id, day, human, bot, prefetch, scanner)
-    SELECT link_id, day, human, bot, prefetch, scanner FROM d ORDER BY link_id, day
+    SELECT * FROM unnest($1::bigint[], $2::date[], $3::bigint[], $4::bigint[], $5::bigint[],
+                         $6::bigint[])
     ON CONFLICT (link_id, day) DO UPDATE
     SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
         prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 ), link_months AS (
     INSERT INTO refgate_rollup_link_months AS t (link_id, month, human, bot, prefetch, scanner)
-    SELECT m.* FROM (
-        SELECT link_id, date_trunc('month', day::timestamp)::date AS month, sum(human),
-               sum(bot), sum(prefetch), sum(scanner)
-        FROM d, s
-        WHERE d.day < s.months_through
-           OR (d.day < s.months_through + interval '1 month'
-               AND d.link_id <= s.months_closed_through)
-        GROUP BY 1, 2) m, s
-    WHERE m.month < s.months_through
-       OR (m.month = s.months_through AND m.link_id <= s.months_closed_through)
-    ORDER BY 1, 2
+    SELECT * FROM unnest($7::bigint[], $8::date[], $9::bigint[], $10::bigint[], $11::bigint[],
+                         $12::bigint[])
     ON CONFLICT (link_id, month) DO UPDATE
     SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
         prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 ), partner_days AS (
     INSERT INTO refgate_rollup_partner_days AS t (partner_id, day, human, bot, prefetch, scanner)
-    SELECT l.partner_id, d.day, sum(d.human), sum(d.bot), sum(d.prefetch), sum(d.scanner)
-    FROM d JOIN l ON l.id = d.link_id GROUP BY 1, 2
+    SELECT * FROM unnest($13::bigint[], $14::date[], $15::bigint[], $16::bigint[], $17::bigint[],
+                         $18::bigint[])
     ON CONFLICT (partner_id, day) DO UPDATE
     SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
         prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 ), channel_days AS (
     INSERT INTO refgate_rollup_channel_days AS t (day, channel, human, bot, prefetch, scanner)
-    SELECT day, channel, sum(human), sum(bot), sum(prefetch), sum(scanner)
-    FROM r
-    WHERE link_id IN (SELECT id FROM l) AND day >= (SELECT base_from FROM s)
-    GROUP BY 1, 2
+    SELECT * FROM unnest($19::date[], $20::text[], $21::bigint[], $22::bigint[], $23::bigint[],
+                         $24::bigint[])
     ON CONFLICT (day, channel) DO UPDATE
     SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
         prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 )
 SELECT 1
 )sql";
+
+// The partners of a bucket's links that exist, by the primary key (a probe per link).
+constexpr const char* kLinkPartners =
+    "SELECT id AS link_id, partner_id FROM refgate_links WHERE id = ANY ($1::bigint[])";
 
 // Targeting counters (CounterKey::targeting): per (link, day, country, rule), a column per class.
 constexpr const char* kAddTargetCounts = R"sql(
@@ -128,7 +106,7 @@ SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
 // For the channel cap: how many channels other than direct and other each (link, day) of a bucket
 // has stored, and which of the bucket's channels are stored already (days as numbers).
 constexpr const char* kStoredChannelCounts = R"sql(
-SELECT c.link_id, c.day - DATE '1970-01-01', count(*)
+SELECT c.link_id, c.day - DATE '1970-01-01' AS day, count(*) AS channels
 FROM refgate_click_counts c
 JOIN unnest($1::bigint[], $2::date[]) AS b(link_id, day) USING (link_id, day)
 WHERE c.channel NOT IN ('direct', 'other')
@@ -136,7 +114,7 @@ GROUP BY 1, 2
 )sql";
 
 constexpr const char* kStoredChannels = R"sql(
-SELECT c.link_id, c.day - DATE '1970-01-01', c.channel
+SELECT c.link_id, c.day - DATE '1970-01-01' AS day, c.channel
 FROM refgate_click_counts c
 JOIN unnest($1::bigint[], $2::date[], $3::text[]) AS b(link_id, day, channel)
   USING (link_id, day, channel)
@@ -194,6 +172,7 @@ struct CounterRows {
     ArrayText links, days, channels;
     ArrayText rules;  // targeting rows only: `channels` holds their countries
     std::array<ArrayText, kClickClassCount> classes;  // human, bot, prefetch, scanner
+    std::vector<ChannelCountRow> channel_rows;        // the channel rows again, for the roll-ups
     std::size_t rows = 0;
     std::size_t counters = 0;  // the counts that parsed
     std::uint64_t total = 0;
@@ -251,6 +230,7 @@ CounterRows counter_rows(ChannelCounts parsed, bool targeting) {
     std::sort(parsed.begin(), parsed.end(),
               [&](const auto& a, const auto& b) { return row_key(a.first) < row_key(b.first); });
     CounterRows rows(parsed.size());
+    if (!targeting) rows.channel_rows.reserve(parsed.size());
     rows.counters = parsed.size();
     CpuSlicer slicer;
     char day[kDayLength];
@@ -268,10 +248,42 @@ CounterRows counter_rows(ChannelCounts parsed, bool targeting) {
         rows.channels.add(targeting ? key.target_country() : key.channel_view());
         if (targeting) rows.rules.add(key.target_rule());
         for (std::size_t c = 0; c < by_class.size(); ++c) rows.classes[c].add_number(by_class[c]);
+        if (!targeting)
+            rows.channel_rows.push_back(
+                {key.link_id, key.day, std::string(key.channel_view()), by_class});
         ++rows.rows;
     }
     return rows;
 }
+
+// A roll-up table's rows as kRollUpCounts's six arrays: the key's two columns, then the classes.
+class RollupArrays {
+  public:
+    template <typename A, typename B>
+    explicit RollupArrays(const std::vector<std::tuple<A, B, ClassSums>>& rows) {
+        for (const auto& [a, b, classes] : rows) {
+            add(first_, a);
+            add(second_, b);
+            for (std::size_t c = 0; c < classes.size(); ++c) classes_[c].add_number(classes[c]);
+        }
+    }
+    // The arrays in the statement's order.
+    std::array<std::string, 6> finish() {
+        return {first_.finish(),      second_.finish(),     classes_[0].finish(),
+                classes_[1].finish(), classes_[2].finish(), classes_[3].finish()};
+    }
+
+  private:
+    static void add(ArrayText& to, std::int64_t number) { to.add_number(number); }
+    static void add(ArrayText& to, std::int32_t day) {
+        char text[kDayLength];
+        format_day(day, text);
+        to.add(std::string_view(text, sizeof text));
+    }
+    static void add(ArrayText& to, const std::string& text) { to.add(text); }
+    ArrayText first_, second_;
+    std::array<ArrayText, 4> classes_;
+};
 
 // The adapter's boundary: a libpqxx (or any) failure becomes a Fault here, and the connection is
 // dropped, which also ends the session's flush lock.
@@ -307,7 +319,7 @@ class PgCountTransaction final : public CountTransaction {
             for (const auto& row : tx_.exec_params(
                      "SELECT field, clicks FROM refgate_early_bucket_fields WHERE bucket = $1",
                      bucket))
-                out.emplace_back(row[0].as<std::string>(), row[1].as<std::uint64_t>());
+                out.emplace_back(row["field"].as<std::string>(), row["clicks"].as<std::uint64_t>());
             return out;
         });
     }
@@ -338,8 +350,7 @@ class PgCountTransaction final : public CountTransaction {
                 tx_.exec_params(kAddCounts, links, days, channels, human, bot, prefetch, scanner);
                 // A kill here shows that the counts and their roll-ups commit together.
                 REFGATE_FAULT_POINT("before_rollups");
-                tx_.exec_params(kRollUpCounts, links, days, channels, human, bot, prefetch,
-                                scanner);
+                roll_up(rows.channel_rows);
             }
             auto target = counter_rows(std::move(parsed), true);
             if (target.rows > 0) {
@@ -361,6 +372,36 @@ class PgCountTransaction final : public CountTransaction {
     }
 
   private:
+    // The roll-ups of the channel rows just added, in this transaction: the state read after the
+    // shared roll-up lock (no build batch or link move runs meanwhile), the partners of the links
+    // that exist, then plain upserts of what rollup_sums() adds up.
+    void roll_up(const std::vector<ChannelCountRow>& rows) {
+        pg::RollupState state = pg::read_rollup_state(tx_);
+        RollupScope scope;
+        if (!state.complete) scope.rolled_up_through = state.built_through;
+        scope.base_from = state.base_from;
+        scope.months_through = state.months_through;
+        scope.months_closed_through = state.months_closed_through;
+        ArrayText link_ids(rows.size() * 3);
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (i > 0 && rows[i].link_id == rows[i - 1].link_id) continue;
+            if (scope.rolled_up_through && rows[i].link_id > *scope.rolled_up_through) continue;
+            link_ids.add_number(rows[i].link_id);
+        }
+        std::unordered_map<std::int64_t, std::int64_t> partner_of;
+        for (const auto& row : tx_.exec_params(kLinkPartners, link_ids.finish()))
+            partner_of.emplace(row["link_id"].as<std::int64_t>(),
+                               row["partner_id"].as<std::int64_t>());
+        RollupSums sums = rollup_sums(rows, scope, partner_of);
+        auto d = RollupArrays(sums.link_days).finish();
+        auto m = RollupArrays(sums.link_months).finish();
+        auto p = RollupArrays(sums.partner_days).finish();
+        auto c = RollupArrays(sums.channel_days).finish();
+        tx_.exec_params(kRollUpCounts, d[0], d[1], d[2], d[3], d[4], d[5], m[0], m[1], m[2], m[3],
+                        m[4], m[5], p[0], p[1], p[2], p[3], p[4], p[5], c[0], c[1], c[2], c[3],
+                        c[4], c[5]);
+    }
+
     // The channels of `parsed` that would take their (link, day) past the cap, as stored in this
     // transaction, become "other" (fold_channels()). The flush lock keeps other flushers out
     // until the commit, so no other transaction adds channels meanwhile.
@@ -374,8 +415,8 @@ class PgCountTransaction final : public CountTransaction {
         }
         std::map<LinkAndDay, std::size_t> stored;
         for (const auto& row : tx_.exec_params(kStoredChannelCounts, links.finish(), days.finish()))
-            stored[{row[0].as<std::int64_t>(), row[1].as<std::int32_t>()}] =
-                row[2].as<std::size_t>();
+            stored[{row["link_id"].as<std::int64_t>(), row["day"].as<std::int32_t>()}] =
+                row["channels"].as<std::size_t>();
         auto check = channels_to_check(parsed, max_channels_, stored);
         std::set<StoredChannel> known;
         if (!check.empty()) {
@@ -388,8 +429,8 @@ class PgCountTransaction final : public CountTransaction {
             }
             for (const auto& row : tx_.exec_params(kStoredChannels, check_links.finish(),
                                                    check_days.finish(), check_channels.finish()))
-                known.emplace(row[0].as<std::int64_t>(), row[1].as<std::int32_t>(),
-                              row[2].as<std::string>());
+                known.emplace(row["link_id"].as<std::int64_t>(), row["day"].as<std::int32_t>(),
+                              row["channel"].as<std::string>());
         }
         return fold_channels(parsed, max_channels_, stored, known);
     }
@@ -406,7 +447,9 @@ class PgCountSink final : public CountSink {
     Result<bool> try_lock() override {
         return pg_guard(broken_, [&] {
             pqxx::nontransaction tx(connection());
-            return tx.exec_params("SELECT pg_try_advisory_lock($1)", kFlushLock)[0][0].as<bool>();
+            return tx
+                .exec_params("SELECT pg_try_advisory_lock($1) AS locked", kFlushLock)[0]["locked"]
+                .as<bool>();
         });
     }
 
@@ -499,7 +542,10 @@ class PgCountSink final : public CountSink {
     void check_replication(pqxx::connection& conn) {
         pqxx::nontransaction tx(conn);
         bool replicated =
-            !tx.exec("SHOW synchronous_standby_names")[0][0].as<std::string>().empty();
+            !tx.exec(
+                   "SELECT current_setting('synchronous_standby_names') AS standbys")[0]["standbys"]
+                 .as<std::string>()
+                 .empty();
         if (options_.health != nullptr)
             options_.health->postgres_sync_replication.store(replicated ? 1 : 0);
         auto hosts = postgres_url_hosts(options_.database_url);

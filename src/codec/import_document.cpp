@@ -401,10 +401,11 @@ void read_patch_fields(const Json& patch, const FieldRule<T> (&fields)[N], Patch
     }
 }
 
-// PATCH {"ref_code", "valid_from"} and nothing else.
+// PATCH {"ref_code", "valid_from"}, {"channel_codes", "valid_from"} or all three, and nothing
+// else.
 CodeSchedule read_schedule(const Json& patch, std::vector<FieldError>& errors) {
     for (const auto& [key, value] : patch.items()) {
-        if (key != "ref_code" && key != "valid_from")
+        if (key != "ref_code" && key != "valid_from" && key != "channel_codes")
             errors.push_back({key, "cannot be changed together with valid_from"});
     }
     CodeSchedule schedule;
@@ -416,13 +417,26 @@ CodeSchedule read_schedule(const Json& patch, std::vector<FieldError>& errors) {
     } else {
         errors.push_back({"valid_from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z"});
     }
+    if (auto codes = patch.find("channel_codes"); codes != patch.end()) {
+        if (codes->is_null()) {
+            errors.push_back({"channel_codes", "must be a list with valid_from ([] clears them)"});
+        } else {
+            Partner p;
+            read_member(*field_named(kPartnerFields, "channel_codes"), *codes, p, errors);
+            schedule.channel_codes = std::move(p.channel_codes);
+        }
+    }
     auto code = patch.find("ref_code");
     if (code == patch.end()) {
-        errors.push_back({"ref_code", "is required with valid_from (null cancels)"});
+        if (!schedule.channel_codes)
+            errors.push_back({"ref_code", "is required with valid_from (null cancels)"});
     } else if (!code->is_null()) {
         Partner p;
         read_member(*field_named(kPartnerFields, "ref_code"), *code, p, errors);
         schedule.ref_code = p.ref_code;
+    } else if (schedule.channel_codes) {
+        errors.push_back(
+            {"ref_code", "null cancels the switch at valid_from: give no channel_codes"});
     }
     return schedule;
 }

@@ -490,7 +490,14 @@ std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
             for (const auto& s : *codes) {
                 auto valid_from = parse_rfc3339(s.at("valid_from").get<std::string>());
                 if (!valid_from) throw std::runtime_error("partner " + p.slug + ": bad valid_from");
-                p.scheduled_codes.push_back({*valid_from, s.at("ref_code").get<std::string>()});
+                ScheduledCode code{*valid_from, s.at("ref_code").get<std::string>(), std::nullopt};
+                if (auto list = s.find("channel_codes"); list != s.end() && list->is_array()) {
+                    code.channel_codes.emplace();
+                    for (const auto& c : *list)
+                        code.channel_codes->push_back({c.at("channel").get<std::string>(),
+                                                       c.at("ref_code").get<std::string>()});
+                }
+                p.scheduled_codes.push_back(std::move(code));
             }
         }
         partners.push_back(std::move(p));

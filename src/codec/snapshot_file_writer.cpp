@@ -16,9 +16,15 @@ nlohmann::ordered_json partner_file_json(const Partner& p) {
     j["id"] = p.id;
     if (!p.scheduled_codes.empty()) {
         auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
-        for (const auto& s : p.scheduled_codes)
+        for (const auto& s : p.scheduled_codes) {
             codes.push_back(
                 {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
+            if (s.channel_codes) {
+                auto& list = codes.back()["channel_codes"] = nlohmann::ordered_json::array();
+                for (const auto& c : *s.channel_codes)
+                    list.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+            }
+        }
     }
     return j;
 }

@@ -106,6 +106,14 @@ Json to_json(const LinkStats& s) {
     Json j = {{"link", s.link},          {"partner", s.partner},    {"from", range_from(s.range)},
               {"to", range_to(s.range)}, {"days", std::move(days)}, {"totals", std::move(totals)}};
     if (s.targeting) add_breakdown(j, *s.targeting, scanner);
+    if (s.placements) {
+        Json placements = Json::array();
+        for (const auto& p : *s.placements) {
+            placements.push_back(
+                {{"channel", p.channel}, {"token", p.token}, {"human_clicks", p.human_clicks}});
+        }
+        j["placements"] = std::move(placements);
+    }
     return j;
 }
 

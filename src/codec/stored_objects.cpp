@@ -17,6 +17,12 @@ void add_stamps(Json& object, const Stamps& stamps) {
     object["version"] = stamps.version;
 }
 
+Json channel_codes_json(const std::vector<ChannelCode>& codes) {
+    Json out = Json::array();
+    for (const auto& c : codes) out.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+    return out;
+}
+
 }  // namespace
 
 std::string format_micros(std::int64_t unix_micros) {
@@ -35,8 +41,10 @@ Json stored_partner_object(const Partner& partner, const Stamps& stamps) {
     Json object = partner_to_json(partner);
     Json scheduled = Json::array();
     for (const auto& code : partner.scheduled_codes) {
-        scheduled.push_back(
-            {{"ref_code", code.ref_code}, {"valid_from", format_rfc3339(code.valid_from)}});
+        scheduled.push_back({{"ref_code", code.ref_code.empty() ? Json() : Json(code.ref_code)},
+                             {"valid_from", format_rfc3339(code.valid_from)}});
+        if (code.channel_codes)
+            scheduled.back()["channel_codes"] = channel_codes_json(*code.channel_codes);
     }
     object["scheduled_codes"] = std::move(scheduled);
     add_stamps(object, stamps);
@@ -58,7 +66,8 @@ Json view_json(const CodeView& view) {
             {"ref_code", view.ref_code},
             {"live_from", format_micros(view.live_from_us)},
             {"live_until", view.live_until_us ? Json(format_micros(*view.live_until_us)) : Json()},
-            {"scheduled", view.scheduled}};
+            {"scheduled", view.scheduled},
+            {"channel_codes", channel_codes_json(view.channel_codes)}};
 }
 
 Json view_json(const LinkPreviewView& view) {
@@ -76,6 +85,16 @@ Json view_json(const LinkPreviewView& view) {
     }
     if (view.rule) answer["rule"] = *view.rule;
     if (view.split_locations) answer["split_locations"] = *view.split_locations;
+    if (!view.placements.empty()) {
+        Json placements = Json::array();
+        for (const auto& p : view.placements) {
+            placements.push_back({{"channel", p.channel},
+                                  {"ref_code", p.ref_code},
+                                  {"token", p.token ? Json(*p.token) : Json()},
+                                  {"location", p.location ? Json(*p.location) : Json()}});
+        }
+        answer["placements"] = std::move(placements);
+    }
     return answer;
 }
 

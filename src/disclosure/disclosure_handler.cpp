@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "refgate/disclosure/disclosure_answers.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/model.hpp"
@@ -199,6 +200,13 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
         problem(response, 400, "bad-format", "format must be html or json");
         return;
     }
+    // The channel the link is made for, as the redirect will count it (never "direct" or "other"
+    // by accident: a value it would not take as is is refused).
+    auto src = query_value(request.query(), "src");
+    if (src && !counted_channel(*src)) {
+        problem(response, 400, "bad-src", "src " + std::string(kCountedChannelRule));
+        return;
+    }
     std::string ignored_partner;
     auto locales = reader_locales(request, response, ignored_partner);
     if (!locales) return;
@@ -208,6 +216,7 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
 
     std::string href = options_.public_base_url;
     href.append("/go/").append(link->slug);
+    if (src) href.append("?src=").append(*src);
     std::string html =
         link_snippet(href, partner.name, entry != nullptr ? &entry->current->text : nullptr);
     std::int64_t version = entry != nullptr ? entry->current->version : 0;

@@ -98,6 +98,10 @@ ChannelTag read_channel(std::string_view raw_query) {
 
 std::string_view channel_of(std::string_view raw_query) { return read_channel(raw_query).channel; }
 
+bool counted_channel(std::string_view src) {
+    return valid_channel(src) && !looks_like_identifier(src);
+}
+
 std::int32_t utc_day(std::int64_t unix_seconds) {
     auto days = unix_seconds / 86'400;
     if (unix_seconds < 0 && unix_seconds % 86'400 != 0) --days;

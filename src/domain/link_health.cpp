@@ -6,6 +6,7 @@
 
 #include "refgate/domain/ascii.hpp"
 #include "refgate/domain/destination.hpp"
+#include "refgate/domain/placement.hpp"
 
 namespace refgate {
 namespace {
@@ -17,15 +18,26 @@ bool is_root(std::string_view path) { return path.empty() || path == "/"; }
 
 using ascii::lowered;
 
-// The referral code check of the final URL: empty when it carries our code.
-std::string code_problem(const boost::urls::url_view& url, const Partner& partner) {
+// The placement check of the final URL: empty when it carries the code of the click's channel
+// and, for a partner with a sub-ID parameter, that parameter (its name in any case, as the
+// redirect sets it) with a value. The code is checked first: a chain that drops everything is
+// "missing".
+std::string code_problem(const boost::urls::url_view& url, const Partner& partner,
+                         std::string_view channel) {
+    const std::string& code = code_for_channel(partner, channel);
     bool found = false;
+    bool subid = partner.subid_param.empty();
     for (auto param : url.params()) {
-        if (param.key != partner.ref_param) continue;
-        if (!param.has_value || param.value != partner.ref_code) return "other_code";
-        found = true;
+        if (param.key == partner.ref_param) {
+            if (!param.has_value || param.value != code) return "other_code";
+            found = true;
+        } else if (!subid && param.has_value && !param.value.empty() &&
+                   lowered(param.key) == lowered(partner.subid_param)) {
+            subid = true;
+        }
     }
-    return found ? "" : "missing";
+    if (!found) return "missing";
+    return subid ? "" : "subid_missing";
 }
 
 // A chain that never got a final answer: the last hop failed or kept redirecting.
@@ -112,7 +124,8 @@ HealthRecord next_record(const std::optional<HealthRecord>& stored, const Verdic
     return record;
 }
 
-Verdict judge_chain(const Chain& chain, std::string_view destination, const Partner& partner) {
+Verdict judge_chain(const Chain& chain, std::string_view destination, const Partner& partner,
+                    std::string_view channel) {
     if (chain.hops.empty()) return {Finding::broken, "other"};
     if (auto v = transfer_verdict(chain)) return *v;
     auto final_url = boost::urls::parse_uri(chain.hops.back().url);
@@ -122,7 +135,7 @@ Verdict judge_chain(const Chain& chain, std::string_view destination, const Part
     auto start = boost::urls::parse_uri(destination);
     if (start && !is_root(start->encoded_path()) && is_root(final_url->encoded_path()))
         return {Finding::homepage, ""};
-    if (auto problem = code_problem(*final_url, partner); !problem.empty())
+    if (auto problem = code_problem(*final_url, partner, channel); !problem.empty())
         return {Finding::code_dropped, problem};
     if (chain.unavailable) return {Finding::unavailable, *chain.unavailable};
     return {Finding::ok, ""};

@@ -14,7 +14,12 @@ bool apply_due_codes(Partner& partner, SysSeconds now) {
     auto first_future = std::find_if(schedule.begin(), schedule.end(),
                                      [now](const auto& s) { return s.valid_from > now; });
     if (first_future == schedule.begin()) return false;
-    partner.ref_code = std::prev(first_future)->ref_code;
+    // In order: each due switch sets what it names (a switch of channel codes alone keeps the
+    // code, one of the code alone keeps the channel codes).
+    for (auto it = schedule.begin(); it != first_future; ++it) {
+        if (!it->ref_code.empty()) partner.ref_code = it->ref_code;
+        if (it->channel_codes) partner.channel_codes = *it->channel_codes;
+    }
     schedule.erase(schedule.begin(), first_future);
     return true;
 }

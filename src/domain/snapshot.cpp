@@ -46,7 +46,8 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     std::vector<LocationSuffix> suffixes(partners_.size());
     std::vector<bool> changed(partners_.size());
     for (std::size_t i = 0; i < partners_.size(); ++i) {
-        changed[i] = partners_[i].ref_code != snapshot->partners_[i].ref_code;
+        changed[i] = partners_[i].ref_code != snapshot->partners_[i].ref_code ||
+                     partners_[i].channel_codes != snapshot->partners_[i].channel_codes;
         if (changed[i]) suffixes[i] = location_suffix(snapshot->partners_[i]);
     }
     snapshot->entries_ = entries_;

@@ -52,6 +52,58 @@ MonthSpan whole_months(const DayRange& range) {
     return {first, end};
 }
 
+namespace {
+
+std::int32_t first_of_month(std::int32_t day) {
+    using namespace std::chrono;
+    year_month_day date{sys_days{days{day}}};
+    return static_cast<std::int32_t>(
+        sys_days{date.year() / date.month() / 1}.time_since_epoch().count());
+}
+
+std::int32_t first_of_next_month(std::int32_t day) {
+    using namespace std::chrono;
+    year_month_day date{sys_days{days{day}}};
+    return static_cast<std::int32_t>(
+        sys_days{(date.year() / date.month() + months{1}) / 1}.time_since_epoch().count());
+}
+
+}  // namespace
+
+RollupReads rollup_reads(const DayRange& range, std::int32_t months_through) {
+    const std::int32_t end = range.to + 1;
+    MonthSpan months = whole_months(range);
+    months.end = std::max(months.first, std::min(months.end, months_through));
+    // The days outside the month sums: [from, months.first) and [months.end, to].
+    RollupReads reads{months, {range.from, months.first, false}, {months.end, end, false}};
+    // The first month, partly in the range: its sum less the days before `from`, when those are
+    // fewer and the month sums go on from the next month (or there are none yet).
+    std::int32_t lead = first_of_month(range.from);
+    std::int32_t lead_end = first_of_next_month(range.from);
+    bool no_months = months.first == months.end;
+    if (lead < range.from && lead < months_through && lead_end <= end &&
+        range.from - lead < lead_end - range.from && (months.first == lead_end || no_months)) {
+        reads.months = {lead, no_months ? lead_end : months.end};
+        reads.before = {lead, range.from, true};
+        reads.after = {reads.months.end, end, false};
+    }
+    // The last month, partly in the range: its sum less the days after `to`, the same way.
+    std::int32_t trail = first_of_month(range.to);
+    std::int32_t trail_end = first_of_next_month(range.to);
+    if (end < trail_end && trail < months_through && trail >= range.from &&
+        trail_end - end < end - trail &&
+        (reads.months.end == trail || reads.months.first == reads.months.end)) {
+        if (reads.months.first == reads.months.end) {
+            reads.months = {trail, trail_end};
+            reads.before = {range.from, trail, false};
+        } else {
+            reads.months.end = trail_end;
+        }
+        reads.after = {end, trail_end, true};
+    }
+    return reads;
+}
+
 std::optional<DayRange> parse_range(const std::optional<std::string>& from,
                                     const std::optional<std::string>& to, std::int32_t today,
                                     std::vector<RangeProblem>& problems) {

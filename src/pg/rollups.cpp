@@ -14,9 +14,9 @@ constexpr const char* kRollupOwnerSql =
     "SELECT pg_advisory_xact_lock($1), set_config('refgate.rollups', 'on', true)";
 
 constexpr const char* kStateColumns =
-    "SELECT complete, built_through, reset_pending, base_from - DATE '1970-01-01', "
-    "purged_through, months_through - DATE '1970-01-01', months_closed_through FROM "
-    "refgate_rollup_state";
+    "SELECT complete, built_through, reset_pending, base_from - DATE '1970-01-01' AS base_from, "
+    "purged_through, months_through - DATE '1970-01-01' AS months_through, months_closed_through "
+    "FROM refgate_rollup_state";
 
 // Everything a reset clears: with every day in the base table, all of it; with retention, the
 // sums over links (rebuilt from the kept link days) and the channels (kept days only). The link
@@ -33,7 +33,7 @@ constexpr const char* kLastLinkId = R"sql(
 SELECT greatest((SELECT max(id) FROM refgate_links),
                 (SELECT max(link_id) FROM refgate_click_counts),
                 (SELECT max(link_id) FROM refgate_uniques),
-                (SELECT max(link_id) FROM refgate_rollup_link_days))
+                (SELECT max(link_id) FROM refgate_rollup_link_days)) AS last_link_id
 )sql";
 
 // $1 < link_id <= $2; $3: base_from (days since 1970-01-01) or NULL.
@@ -80,7 +80,7 @@ GROUP BY link_id
 
 // The UTC month that has begun, as days since 1970-01-01.
 constexpr const char* kCurrentMonth =
-    "SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01'";
+    "SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01' AS month";
 
 constexpr const char* kBuildPartnerDays = R"sql(
 INSERT INTO refgate_rollup_partner_days AS t (partner_id, day, human, bot, prefetch, scanner)
@@ -116,7 +116,7 @@ ON CONFLICT (day) DO UPDATE SET unique_estimate = t.unique_estimate + EXCLUDED.u
 
 // The first day that retention keeps: the last `keep` UTC days, today included.
 constexpr const char* kRetentionStart =
-    "SELECT (now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01' - ($1::int - 1)";
+    "SELECT (now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01' - ($1::int - 1) AS keep_from";
 
 constexpr const char* kDeleteOldCounts = R"sql(
 DELETE FROM refgate_click_counts
@@ -130,13 +130,13 @@ std::optional<std::int32_t> optional_day(const pqxx::field& f) {
 
 RollupState state_from(const pqxx::row& row) {
     RollupState s;
-    s.complete = row[0].as<bool>();
-    s.built_through = row[1].as<std::int64_t>();
-    s.reset_pending = row[2].as<bool>();
-    s.base_from = optional_day(row[3]);
-    s.purged_through = row[4].as<std::int64_t>();
-    s.months_through = row[5].as<std::int32_t>();
-    s.months_closed_through = row[6].as<std::int64_t>();
+    s.complete = row["complete"].as<bool>();
+    s.built_through = row["built_through"].as<std::int64_t>();
+    s.reset_pending = row["reset_pending"].as<bool>();
+    s.base_from = optional_day(row["base_from"]);
+    s.purged_through = row["purged_through"].as<std::int64_t>();
+    s.months_through = row["months_through"].as<std::int32_t>();
+    s.months_closed_through = row["months_closed_through"].as<std::int64_t>();
     return s;
 }
 
@@ -144,13 +144,14 @@ RollupState state_from(const pqxx::row& row) {
 std::optional<std::int32_t> day_param(const RollupState& s) { return s.base_from; }
 
 std::int64_t last_link_id(pqxx::work& tx) {
-    auto f = tx.exec(kLastLinkId)[0][0];
+    auto f = tx.exec(kLastLinkId)[0]["last_link_id"];
     return f.is_null() ? -1 : f.as<std::int64_t>();
 }
 
 // A batch of closing the month at months_through, once it has ended (build_rollups_step()).
 Upkeep close_month_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
-    if (s.months_through >= tx.exec(kCurrentMonth)[0][0].as<std::int32_t>()) return Upkeep::idle;
+    if (s.months_through >= tx.exec(kCurrentMonth)[0]["month"].as<std::int32_t>())
+        return Upkeep::idle;
     if (s.months_closed_through >= last_link_id(tx)) {
         tx.exec(
             "UPDATE refgate_rollup_state SET months_through = (months_through + interval '1 "
@@ -222,7 +223,7 @@ Upkeep purge_old_counts_step(pqxx::connection& conn, std::int32_t keep_days, std
     tx.exec_params(kRollupOwnerSql, kRollupLock);
     RollupState s = state_from(tx.exec(std::string(kStateColumns) + " FOR UPDATE")[0]);
     if (!s.complete || keep_days <= 0) return Upkeep::idle;
-    auto keep_from = tx.exec_params(kRetentionStart, keep_days)[0][0].as<std::int32_t>();
+    auto keep_from = tx.exec_params(kRetentionStart, keep_days)[0]["keep_from"].as<std::int32_t>();
     if (!s.base_from || *s.base_from < keep_from) {
         // From this commit on, no answer reads base rows before keep_from: they go, link by link.
         tx.exec_params(
@@ -235,7 +236,7 @@ Upkeep purge_old_counts_step(pqxx::connection& conn, std::int32_t keep_days, std
         tx.commit();
         return Upkeep::progress;
     }
-    auto last = tx.exec("SELECT max(link_id) FROM refgate_click_counts")[0][0];
+    auto last = tx.exec("SELECT max(link_id) AS last FROM refgate_click_counts")[0]["last"];
     if (last.is_null() || s.purged_through >= last.as<std::int64_t>()) return Upkeep::idle;
     std::int64_t through = s.purged_through + std::max<std::int64_t>(links, 1);
     tx.exec_params(kDeleteOldCounts, s.purged_through, through, *s.base_from);
@@ -281,30 +282,33 @@ std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batc
 
 namespace {
 
-std::string classes_text(const pqxx::row& row, int first) {
-    if (row[first].is_null()) return "none";
+// The four class sums of a compared row, named by `side` ("r": the roll-up's, "b": the base
+// table's, as columns r_human, b_human, ...).
+std::string classes_text(const pqxx::row& row, const std::string& side) {
     static constexpr std::array<const char*, 4> kNames{"human", "bot", "prefetch", "scanner"};
+    if (row[side + "_human"].is_null()) return "none";
     std::string out;
-    for (int i = 0; i < 4; ++i) {
-        if (i > 0) out += ", ";
-        out += std::string(kNames[static_cast<std::size_t>(i)]) + " " +
-               (row[first + i].is_null() ? std::string("0") : row[first + i].c_str());
+    for (const char* name : kNames) {
+        if (out.size() > 0) out += ", ";
+        auto f = row[side + "_" + name];
+        out += std::string(name) + " " + (f.is_null() ? std::string("0") : f.c_str());
     }
     return out;
 }
 
 // Each comparison returns the rows that differ: the key as text, then the roll-up's four class
-// sums and the recomputed ones (NULL: no row). A missing row and a row of zeros are the same.
-// Parameters: the links (NULL: all) or the days (NULL: all), then base_from (or NULL) where the
-// base table is read.
+// sums (r_human, ...) and the recomputed ones (b_human, ...; NULL: no row). A missing row and a row
+// of zeros are the same. Parameters: the links (NULL: all) or the days (NULL: all), then base_from
+// (or NULL) where the base table is read.
 constexpr const char* kDiffColumns = R"sql(
 WHERE (coalesce(r.human, 0), coalesce(r.bot, 0), coalesce(r.prefetch, 0), coalesce(r.scanner, 0))
    <> (coalesce(b.human, 0), coalesce(b.bot, 0), coalesce(b.prefetch, 0), coalesce(b.scanner, 0))
 )sql";
 
 constexpr const char* kCheckLinkDays = R"sql(
-SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' || coalesce(r.day, b.day),
-       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' || coalesce(r.day, b.day) AS key,
+       r.human AS r_human, r.bot AS r_bot, r.prefetch AS r_prefetch, r.scanner AS r_scanner,
+       b.human AS b_human, b.bot AS b_bot, b.prefetch AS b_prefetch, b.scanner AS b_scanner
 FROM (SELECT * FROM refgate_rollup_link_days
       WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
         AND ($2::int IS NULL OR day >= DATE '1970-01-01' + $2::int)) r
@@ -318,8 +322,9 @@ FULL JOIN (SELECT link_id, day, sum(human) AS human, sum(bot) AS bot, sum(prefet
 
 constexpr const char* kCheckLinkMonths = R"sql(
 SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' ||
-       to_char(coalesce(r.month, b.month), 'YYYY-MM'),
-       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+       to_char(coalesce(r.month, b.month), 'YYYY-MM') AS key,
+       r.human AS r_human, r.bot AS r_bot, r.prefetch AS r_prefetch, r.scanner AS r_scanner,
+       b.human AS b_human, b.bot AS b_bot, b.prefetch AS b_prefetch, b.scanner AS b_scanner
 FROM (SELECT * FROM refgate_rollup_link_months, refgate_rollup_state s
       WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
         AND (month < s.months_through
@@ -335,8 +340,9 @@ FULL JOIN (SELECT link_id, date_trunc('month', day::timestamp)::date AS month, s
 )sql";
 
 constexpr const char* kCheckPartnerDays = R"sql(
-SELECT 'partner ' || coalesce(r.partner_id, b.partner_id) || ', ' || coalesce(r.day, b.day),
-       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+SELECT 'partner ' || coalesce(r.partner_id, b.partner_id) || ', ' || coalesce(r.day, b.day) AS key,
+       r.human AS r_human, r.bot AS r_bot, r.prefetch AS r_prefetch, r.scanner AS r_scanner,
+       b.human AS b_human, b.bot AS b_bot, b.prefetch AS b_prefetch, b.scanner AS b_scanner
 FROM (SELECT * FROM refgate_rollup_partner_days
       WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
 FULL JOIN (SELECT l.partner_id, d.day, sum(d.human) AS human, sum(d.bot) AS bot,
@@ -349,8 +355,9 @@ FULL JOIN (SELECT l.partner_id, d.day, sum(d.human) AS human, sum(d.bot) AS bot,
 // The base rows of sampled days are found through the link days (the base table has no index
 // by day); --all reads it whole.
 constexpr const char* kCheckChannelDays = R"sql(
-SELECT coalesce(r.day, b.day) || ', ' || coalesce(r.channel, b.channel),
-       r.human, r.bot, r.prefetch, r.scanner, b.human, b.bot, b.prefetch, b.scanner
+SELECT coalesce(r.day, b.day) || ', ' || coalesce(r.channel, b.channel) AS key,
+       r.human AS r_human, r.bot AS r_bot, r.prefetch AS r_prefetch, r.scanner AS r_scanner,
+       b.human AS b_human, b.bot AS b_bot, b.prefetch AS b_prefetch, b.scanner AS b_scanner
 FROM (SELECT * FROM refgate_rollup_channel_days
       WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
 FULL JOIN (SELECT c.day, c.channel, sum(c.human) AS human, sum(c.bot) AS bot,
@@ -364,8 +371,8 @@ FULL JOIN (SELECT c.day, c.channel, sum(c.human) AS human, sum(c.bot) AS bot,
 )sql";
 
 constexpr const char* kCheckUniqueDays = R"sql(
-SELECT (coalesce(r.day, b.day))::text, r.unique_estimate, NULL::bigint, NULL::bigint, NULL::bigint,
-       b.unique_estimate, NULL::bigint, NULL::bigint, NULL::bigint
+SELECT (coalesce(r.day, b.day))::text AS key, r.unique_estimate AS r_unique_estimate,
+       b.unique_estimate AS b_unique_estimate
 FROM (SELECT * FROM refgate_rollup_unique_days
       WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
 FULL JOIN (SELECT u.day, sum(u.unique_estimate) AS unique_estimate
@@ -381,13 +388,17 @@ void count(const pqxx::result& rows, const char* table, RollupCheck& out, bool u
     for (const auto& row : rows) {
         ++out.differences;
         if (out.shown.size() >= kShownDifferences) continue;
-        RollupDifference d{table, row[0].c_str(), "", ""};
+        RollupDifference d{table, row["key"].c_str(), "", ""};
         if (uniques) {
-            d.rollup = row[1].is_null() ? "none" : "unique_estimate " + row[1].as<std::string>();
-            d.expected = row[5].is_null() ? "none" : "unique_estimate " + row[5].as<std::string>();
+            auto estimate = [&](const char* column) {
+                auto f = row[column];
+                return f.is_null() ? std::string("none") : "unique_estimate " + f.as<std::string>();
+            };
+            d.rollup = estimate("r_unique_estimate");
+            d.expected = estimate("b_unique_estimate");
         } else {
-            d.rollup = classes_text(row, 1);
-            d.expected = classes_text(row, 5);
+            d.rollup = classes_text(row, "r");
+            d.expected = classes_text(row, "b");
         }
         out.shown.push_back(std::move(d));
     }
@@ -404,20 +415,22 @@ RollupCheck check_rollups(pqxx::connection& conn, bool all, std::size_t sample_l
     if (!out.state.complete) return out;
     std::optional<std::string> links, days;
     if (all) {
-        out.links = tx.exec("SELECT count(DISTINCT link_id) FROM refgate_rollup_link_days")[0][0]
-                        .as<std::size_t>();
-        out.days =
-            tx.exec("SELECT count(*) FROM refgate_rollup_unique_days")[0][0].as<std::size_t>();
+        auto counted = tx.exec(
+            "SELECT (SELECT count(DISTINCT link_id) FROM refgate_rollup_link_days) AS links, "
+            "(SELECT count(*) FROM refgate_rollup_unique_days) AS days")[0];
+        out.links = counted["links"].as<std::size_t>();
+        out.days = counted["days"].as<std::size_t>();
     } else {
         ArrayText link_ids, day_texts;
         for (const auto& row : tx.exec_params(
                  "SELECT id FROM refgate_links ORDER BY random() LIMIT $1", sample_links))
-            link_ids.add_number(row[0].as<std::int64_t>());
-        for (const auto& row : tx.exec_params("SELECT day::text FROM (SELECT DISTINCT day FROM "
-                                              "refgate_rollup_partner_days) d ORDER BY random() "
-                                              "LIMIT $1",
-                                              sample_days))
-            day_texts.add(row[0].c_str());
+            link_ids.add_number(row["id"].as<std::int64_t>());
+        for (const auto& row :
+             tx.exec_params("SELECT day::text AS day FROM (SELECT DISTINCT day FROM "
+                            "refgate_rollup_partner_days) d ORDER BY random() "
+                            "LIMIT $1",
+                            sample_days))
+            day_texts.add(row["day"].c_str());
         out.links = link_ids.size();
         out.days = day_texts.size();
         links = link_ids.finish();
@@ -435,13 +448,13 @@ RollupCheck check_rollups(pqxx::connection& conn, bool all, std::size_t sample_l
     // Retention deleted the channels of days before base_from along with their base rows.
     if (out.state.base_from) {
         for (const auto& row : tx.exec_params(
-                 "SELECT day::text, count(*) FROM refgate_rollup_channel_days WHERE day < DATE "
-                 "'1970-01-01' + $1::int GROUP BY 1 ORDER BY 1",
+                 "SELECT day::text AS day, count(*) AS channels FROM refgate_rollup_channel_days "
+                 "WHERE day < DATE '1970-01-01' + $1::int GROUP BY 1 ORDER BY 1",
                  *out.state.base_from)) {
             ++out.differences;
             if (out.shown.size() < kShownDifferences)
-                out.shown.push_back({"refgate_rollup_channel_days", row[0].c_str(),
-                                     row[1].as<std::string>() + " channel row(s)",
+                out.shown.push_back({"refgate_rollup_channel_days", row["day"].c_str(),
+                                     row["channels"].as<std::string>() + " channel row(s)",
                                      "none (before the retained days)"});
         }
     }

@@ -93,16 +93,21 @@ void add_scheduled_codes(pqxx::transaction_base& tx, std::vector<StoredPartner>&
         ids.add_number(stored.partner.id);
     }
     auto codes = tx.exec_params(
-        "SELECT partner_id, ref_code, floor(extract(epoch FROM valid_from))::bigint AS "
-        "valid_from_s "
+        "SELECT partner_id, coalesce(ref_code, '') AS ref_code, channel_codes::text AS "
+        "channel_codes, floor(extract(epoch FROM valid_from))::bigint AS valid_from_s "
         "FROM refgate_code_schedule WHERE partner_id = ANY($1::bigint[]) "
         "ORDER BY partner_id, valid_from",
         ids.finish());
     for (const auto& c : codes) {
-        by_id.at(c["partner_id"].as<std::int64_t>())
-            ->scheduled_codes.push_back(
-                {SysSeconds{std::chrono::seconds{c["valid_from_s"].as<std::int64_t>()}},
-                 c["ref_code"].c_str()});
+        ScheduledCode code{SysSeconds{std::chrono::seconds{c["valid_from_s"].as<std::int64_t>()}},
+                           c["ref_code"].c_str(), std::nullopt};
+        if (!c["channel_codes"].is_null()) {
+            code.channel_codes.emplace();
+            for (const auto& entry : Json::parse(c["channel_codes"].c_str()))
+                code.channel_codes->push_back({entry.at("channel").get<std::string>(),
+                                               entry.at("ref_code").get<std::string>()});
+        }
+        by_id.at(c["partner_id"].as<std::int64_t>())->scheduled_codes.push_back(std::move(code));
     }
 }
 

@@ -29,4 +29,11 @@ void release_free_heap(std::size_t threshold) {
     if (mallinfo2().fordblks > threshold) malloc_trim(0);
 }
 
+void keep_large_blocks_mapped() {
+    constexpr int kMappedFrom = 256 << 10;
+    // Setting either turns the dynamic adjustment of both off (mallopt(3)).
+    mallopt(M_MMAP_THRESHOLD, kMappedFrom);
+    mallopt(M_TRIM_THRESHOLD, 4 * kMappedFrom);
+}
+
 }  // namespace refgate

@@ -74,6 +74,38 @@ TEST_CASE("sharing a link gives its public URL and the snippet /snippet/<slug> s
     CHECK(f.get("/api/v1/links/nobody/share", f.viewer).status == 404);
 }
 
+TEST_CASE(
+    "a snippet and a share made for a channel carry its src, and a src the redirect would not "
+    "count as itself is refused",
+    "[console][pg][placements]") {
+    Fixture f;
+    REQUIRE(f.create_link(link_json("ts-nl")).status == 201);
+    f.redirect_of("ts-nl");
+    const std::string href = kBaseUrl + "/go/ts-nl?src=newsletter";
+    auto snippet = http_get(f.service.port(), "/snippet/ts-nl?src=newsletter");
+    REQUIRE(snippet.status == 200);
+    CHECK(snippet.body.find("href=\"" + href + "\"") != std::string::npos);
+    auto json = http_get(f.service.port(), "/snippet/ts-nl?src=newsletter&format=json");
+    REQUIRE(json.status == 200);
+    CHECK(Json::parse(json.body)["href"] == href);
+
+    auto share = f.get("/api/v1/links/ts-nl/share?src=newsletter", f.viewer);
+    REQUIRE(share.status == 200);
+    auto body = Json::parse(share.body);
+    CHECK(body["public_url"] == href);
+    CHECK(body["html_snippet"].get<std::string>() + "\n" == snippet.body);
+
+    // Not a channel, or one the redirect would count as "other" (an identifier).
+    for (const char* bad : {"Bad", "a%20b", "ab12cd34ef56gh78ij", "jane%40example.com"}) {
+        INFO(bad);
+        CHECK(http_get(f.service.port(), std::string("/snippet/ts-nl?src=") + bad).status == 400);
+        auto refused = f.get(std::string("/api/v1/links/ts-nl/share?src=") + bad, f.viewer);
+        CHECK(refused.status == 422);
+        CHECK(error_fields(refused) == std::vector<std::string>{"src"});
+        CHECK(f.get(std::string("/api/v1/links/ts-nl/qr.svg?src=") + bad, f.viewer).status == 422);
+    }
+}
+
 TEST_CASE("without a public base URL a shared link has no public URL and no snippet",
           "[console][pg]") {
     Fixture f(EnvPairs{});

@@ -38,6 +38,35 @@ std::string branches_document(int port, bool with_split) {
     return doc.dump();
 }
 
+// `sub-*` links route to `shop-sub`, whose Locations carry the sub-ID `sid` and, for a click
+// without `src`, the code of the channel `direct`; /keepref keeps only `ref` on its way.
+std::string subid_document(int port) {
+    auto at = [&](const char* path) {
+        return with_port(std::string("https://shop.test:{P}") + path, port);
+    };
+    Json doc = Json::parse(document(port, {}));
+    doc["partners"].push_back(
+        {{"slug", "shop-sub"},
+         {"name", "Shop (sub-ID)"},
+         {"ref_param", "ref"},
+         {"ref_code", "picks42"},
+         {"allowed_domains", {"shop.test"}},
+         {"subid_param", "sid"},
+         {"channel_codes", {{{"channel", "direct"}, {"ref_code", "picks-direct"}}}}});
+    doc["links"].push_back(
+        {{"slug", "sub-clean"}, {"partner", "shop-sub"}, {"destination", at("/clean")}});
+    doc["links"].push_back(
+        {{"slug", "sub-drop"}, {"partner", "shop-sub"}, {"destination", at("/keepref")}});
+    // Its own partner has no sub-ID (the same chain is ok there); its iOS branch has one.
+    doc["links"].push_back(
+        {{"slug", "sub-multi"},
+         {"partner", "shop"},
+         {"destination", at("/keepref")},
+         {"rules",
+          {{{"platform", {"ios"}}, {"partner", "shop-sub"}, {"destination", at("/keepref")}}}}});
+    return doc.dump();
+}
+
 EnvPairs env_confirming_at_once(const TestDatabase& db, const ScenarioServer& s) {
     EnvPairs env = checker_env(db, s);
     env.push_back({"REFGATE_LINKCHECK_CONFIRM_AFTER", "0s"});
@@ -108,6 +137,49 @@ TEST_CASE(
     CHECK(db.scalar("SELECT string_agg(branch || ' ' || state, ', ' ORDER BY branch) FROM "
                     "refgate_link_health") == "default ok, rules[0] ok");
     CHECK(api("/api/v1/links?health=ok")["items"].size() == 1);
+}
+
+TEST_CASE(
+    "a branch whose partner chain drops the sub-ID parameter is code_dropped subid_missing, and "
+    "each branch is checked with the code of the channel direct",
+    "[linkhealth][pg][placements]") {
+    auto& s = server();
+    TestDatabase db;
+    REQUIRE(import_document(db.url(), subid_document(s.port())));
+    auto env = env_confirming_at_once(db, s);
+
+    auto r = run_refgate({"check-links"}, env);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string p = std::to_string(s.port());
+    // The check requests what a click without `src` gets: the direct code and token.
+    CHECK(r.out.find("  302 https://shop.test:" + p + "/clean?ref=picks-direct&sid=") !=
+          std::string::npos);
+    CHECK(r.out.find("sub-clean\tok\t-\t") != std::string::npos);
+    CHECK(r.out.find("sub-drop\tcode_dropped\tsubid_missing\tpending") != std::string::npos);
+    CHECK(r.out.find("sub-multi\tok\t-\t") != std::string::npos);
+    CHECK(r.out.find("sub-multi@rules[0]\tcode_dropped\tsubid_missing\tpending") !=
+          std::string::npos);
+
+    // Confirmed by the second check: the API, the filter and the metric's state name it.
+    REQUIRE(run_refgate({"check-links"}, env).exit_code == 0);
+    ServiceProcess service(ServiceOptions{.database_url = db.url(), .env = env});
+    std::string viewer = create_api_token(db.url(), "vera", "viewer");
+    auto api = [&](const std::string& target) {
+        auto answer = http_request(service.admin_port(), "GET", target,
+                                   {{"Authorization", "Bearer " + viewer}});
+        INFO(answer.body);
+        REQUIRE(answer.status == 200);
+        return Json::parse(answer.body);
+    };
+    auto health = api("/api/v1/links/sub-drop/health");
+    CHECK(health["state"] == "code_dropped");
+    CHECK(health["detail"] == "subid_missing");
+    auto multi = api("/api/v1/links/sub-multi/health");
+    CHECK(multi["state"] == "code_dropped");
+    CHECK(multi["branch"] == "rules[0]");
+    CHECK(multi["detail"] == "subid_missing");
+    CHECK(api("/api/v1/links?health=code_dropped")["items"].size() == 2);
 }
 
 }  // namespace link_health_branches_test

@@ -358,4 +358,44 @@ TEST_CASE("the placements API and `refgate placements` map tokens to links and c
     CHECK(missing.exit_code == 1);
 }
 
+TEST_CASE("a link's stats answer lists its clicks per placement token, unflushed ones included",
+          "[placements][stats][admin][pg][redis]") {
+    Fixture f;
+    std::int64_t id = f.link_id("tailscale");
+    for (int reader = 0; reader < 2; ++reader) f.location("/go/tailscale?src=newsletter", reader);
+    f.location("/go/tailscale", 5);
+    auto created = f.api("POST", "/api/v1/links",
+                         R"({"slug": "plain-pick", "partner": "plain",
+                             "destination": "https://tailscale.com/plain"})",
+                         f.editor);
+    INFO(created.body);
+    REQUIRE(created.status == 201);
+    // The flush runs hourly here: every count is still in Redis.
+    Json answer;
+    auto deadline = std::chrono::steady_clock::now() + 15s;
+    do {
+        std::this_thread::sleep_for(100ms);
+        auto r = f.api("GET", "/api/v1/stats/links/tailscale");
+        INFO(r.body);
+        REQUIRE(r.status == 200);
+        answer = Json::parse(r.body);
+    } while (answer["totals"]["human"] != 3 && std::chrono::steady_clock::now() < deadline);
+    INFO(answer.dump());
+    CHECK(answer["placements"] ==
+          Json::array(
+              {Json{{"channel", "newsletter"},
+                    {"token", opaque(id, "newsletter")},
+                    {"human_clicks", 2}},
+               Json{{"channel", "direct"}, {"token", opaque(id, "direct")}, {"human_clicks", 1}}}));
+    // Over the answer's range: none of these clicks fell in January 2020.
+    auto old = f.api("GET", "/api/v1/stats/links/tailscale?from=2020-01-01&to=2020-01-31");
+    REQUIRE(old.status == 200);
+    CHECK(Json::parse(old.body)["placements"] == Json::array());
+    // A partner without a sub-ID parameter: its links' Locations carry no token, and their stats
+    // answer has no placements (where a partner with one answers [] without clicks).
+    auto plain = f.api("GET", "/api/v1/stats/links/plain-pick");
+    REQUIRE(plain.status == 200);
+    CHECK_FALSE(Json::parse(plain.body).contains("placements"));
+}
+
 }  // namespace placements_test

@@ -120,13 +120,15 @@ struct Fixture {
 };
 
 // Every stats answer (JSON, and CSV where the console offers it) over ranges of a day, 30 days,
-// a year, 400 days and whole months, by target.
+// a year, 400 days, 100 days in the past and whole months, by target.
 std::map<std::string, std::string> answers(Fixture& f) {
     std::vector<std::string> ranges = {
         "from=" + f.today + "&to=" + f.today,
         "",
         "from=" + f.day(364) + "&to=" + f.today,
         "from=" + f.day(399) + "&to=" + f.today,
+        // Ending in a month that has ended, near its end: read as its sum less the days after.
+        "from=" + f.day(200) + "&to=" + f.day(100),
         "from=" +
             f.db.scalar("SELECT date_trunc('month', (current_date - 200)::timestamp)::date::text") +
             "&to=" +

@@ -27,6 +27,10 @@ GOOD_NAMES = ["shop.test", "www.shop.test", "other.test"]
 BIG_BODY = 50 * 1024 * 1024
 
 
+def only_ref(query):
+    return "&".join(p for p in query.split("&") if p.startswith("ref="))
+
+
 def name(common):
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
 
@@ -129,6 +133,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "/clean": lambda: self.redirect("https://www.shop.test:%d/p/clean?%s" % (port, query)),
             "/drop": lambda: self.redirect("/p/drop"),
             "/swap": lambda: self.redirect("/p/swap?ref=someone-else"),
+            # Keeps the referral parameter only: a sub-ID parameter is lost on the way.
+            "/keepref": lambda: self.redirect("/p/keepref?" + only_ref(query)),
             "/home": lambda: self.redirect("/"),
             "/moved": lambda: self.redirect("https://other.test:%d/p/moved?%s" % (port, query)),
             "/gone": lambda: self.page(404),

@@ -127,7 +127,7 @@ void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 // `stats` may be null (503); `clock` says which day is today.
 // The stats routes; `commissions` answers /api/v1/stats/earnings (none: 503).
-std::unique_ptr<Resource> stats_resource(StatsStore* stats, const Clock& clock,
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,
                                          CommissionStore* commissions);
 std::unique_ptr<Resource> users_resource(ConsoleService& console);
 // /api/v1/session: served without the authentication step (signing in needs no credentials).

@@ -30,7 +30,7 @@ constexpr std::array kResources{
                   [](const ResourceContext& c) { return disclosures_resource(c.store); }},
     ResourceEntry{"/api/v1/stats", stats_routes,
                   [](const ResourceContext& c) {
-                      return stats_resource(c.stats, c.clock, c.options.commissions.get());
+                      return stats_resource(c.store, c.stats, c.clock, c.options.commissions.get());
                   }},
     ResourceEntry{"/api/v1/import", import_routes,
                   [](const ResourceContext& c) { return import_resource(c.store); }},

@@ -8,6 +8,7 @@
 #include "api.hpp"
 #include "refgate/admin/link_health_service.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/link_health.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
@@ -148,7 +149,7 @@ class Links final : public Resource {
             case Operation::preview_link:
                 return answer.outcome(store_.preview_link(parse_link_preview(r.body)));
             case Operation::share_link:
-                return answer.outcome(store_.share_link(r.name));
+                return share(r, answer);
             case Operation::qr_svg:
             case Operation::qr_png:
                 return serve_qr(store_, r, answer);
@@ -163,6 +164,13 @@ class Links final : public Resource {
     }
 
   private:
+    void share(const ApiRequest& r, Answer& answer) {
+        auto src = query_value(r.http.query(), "src");
+        if (src && !counted_channel(*src))
+            return answer.invalid_query({{"src", std::string(kCountedChannelRule)}});
+        answer.outcome(store_.share_link(r.name, src.value_or("")));
+    }
+
     void serve_health(const ApiRequest& r, Answer& answer) {
         if (health_ == nullptr) return answer.problem(404, "not-found", "link health is off");
         auto found = r.route->operation == Operation::link_health ? health_->health(r.name)

@@ -138,18 +138,16 @@ void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
     auto size = qr_size(query);
     if (!size) errors.push_back({"size", "must be an integer from 64 to 2048 (pixels)"});
     auto src = query_value(query, "src");
-    if (src && !valid_channel(*src))
-        errors.push_back({"src", "must match [a-z0-9][a-z0-9._-]{0,47}, as /go/ links accept"});
+    if (src && !counted_channel(*src)) errors.push_back({"src", std::string(kCountedChannelRule)});
     auto download = flag(query, "download");
     if (!download) errors.push_back({"download", "must be 1, true, 0 or false"});
     if (!errors.empty()) return answer.invalid_query(errors);
-    auto share = store.share_link(r.name);
+    auto share = store.share_link(r.name, src.value_or(""));
     if (share.kind != OutcomeKind::ok) return answer.outcome(share);
     if (!share.view.public_url)
         return answer.problem(409, "no-public-base-url",
                               "QR codes need REFGATE_PUBLIC_BASE_URL to be configured");
-    std::string url = *share.view.public_url;
-    if (src) url += "?src=" + *src;
+    const std::string& url = *share.view.public_url;
     auto matrix = encode_qr(url);
     if (!matrix) throw std::runtime_error("libqrencode could not encode " + url);
     http::Response& response = answer.response();

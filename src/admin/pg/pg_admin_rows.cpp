@@ -26,7 +26,8 @@ const std::string kDisclosureFields = "d.key, d.locale, d.text, d.html, d.html_g
 // CodeHistoryRow.
 const std::string kCodeHistory = "SELECT ref_param, ref_code, " + pg::micros("live_from") +
                                  " AS live_from_us, " + pg::micros("live_until") +
-                                 " AS live_until_us FROM refgate_partner_codes "
+                                 " AS live_until_us, channel_codes::text AS channel_codes "
+                                 "FROM refgate_partner_codes "
                                  "WHERE partner_id = $1 ORDER BY live_from, id";
 
 // AuditRow.
@@ -186,6 +187,9 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
                          row["live_from_us"].as<std::int64_t>(), std::nullopt};
         if (auto until = row["live_until_us"]; !until.is_null())
             h.live_until_us = until.as<std::int64_t>();
+        for (const auto& code : nlohmann::json::parse(row["channel_codes"].c_str()))
+            h.channel_codes.push_back(
+                {code.at("channel").get<std::string>(), code.at("ref_code").get<std::string>()});
         history.push_back(std::move(h));
     }
     return history;
@@ -193,11 +197,21 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
 
 void PgAdminRows::schedule_code(std::int64_t partner_id, const ScheduledCode& code,
                                 const std::string& actor) {
+    std::optional<std::string> codes;
+    if (code.channel_codes) {
+        Json list = Json::array();
+        for (const auto& c : *code.channel_codes)
+            list.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+        codes = list.dump();
+    }
+    std::optional<std::string> ref_code;
+    if (!code.ref_code.empty()) ref_code = code.ref_code;
     tx_.exec_params(
-        "INSERT INTO refgate_code_schedule (partner_id, ref_code, valid_from, created_by) "
-        "VALUES ($1, $2, $3, $4) ON CONFLICT (partner_id, valid_from) DO UPDATE SET "
-        "ref_code = EXCLUDED.ref_code, created_by = EXCLUDED.created_by, created_at = now()",
-        partner_id, code.ref_code, format_rfc3339(code.valid_from), actor);
+        "INSERT INTO refgate_code_schedule (partner_id, ref_code, channel_codes, valid_from, "
+        "created_by) VALUES ($1, $2, $3::jsonb, $4, $5) ON CONFLICT (partner_id, valid_from) DO "
+        "UPDATE SET ref_code = EXCLUDED.ref_code, channel_codes = EXCLUDED.channel_codes, "
+        "created_by = EXCLUDED.created_by, created_at = now()",
+        partner_id, ref_code, codes, format_rfc3339(code.valid_from), actor);
 }
 
 bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
@@ -365,6 +379,11 @@ std::optional<std::string> PgAdminRows::revoke_token(const std::string& name) {
 void PgAdminRows::lock_disclosure(const std::string& key, const std::string& locale) {
     tx_.exec_params("SELECT pg_advisory_xact_lock(hashtext('refgate_disclosure:' || $1))",
                     key + "/" + locale);
+}
+
+void PgAdminRows::lock_readable_tokens(const std::string& partner_slug) {
+    tx_.exec_params("SELECT pg_advisory_xact_lock(hashtext('refgate_readable_tokens:' || $1))",
+                    partner_slug);
 }
 
 std::optional<DisclosureRow> PgAdminRows::disclosure(const std::string& key,

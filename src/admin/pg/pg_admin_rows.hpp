@@ -51,6 +51,7 @@ class PgAdminRows final : public AdminRows {
     std::optional<std::string> revoke_token(const std::string& name) override;
 
     void lock_disclosure(const std::string& key, const std::string& locale) override;
+    void lock_readable_tokens(const std::string& partner_slug) override;
     std::optional<DisclosureRow> disclosure(const std::string& key,
                                             const std::string& locale) override;
     std::vector<DisclosureRow> disclosures() override;

@@ -106,24 +106,27 @@ std::vector<FieldError> AdminService::validate(AdminRows& rows, Link& link) {
     link = links.front();
     auto errors = field_errors(issues);
     // Readable placement tokens of the partners the link routes to must stay apart from those
-    // of their other links.
-    std::set<std::string> checked;
-    auto check = [&](const std::string& slug) {
-        if (slug.empty() || !checked.insert(slug).second) return;
-        const Partner* partner = lookup(slug);
+    // of their other links. Two saves of one partner's links hold its row's share lock together,
+    // so each partner's check is a turn of its own (lock_readable_tokens, in slug order: no
+    // deadlock between saves naming the same partners), and reads the links committed before it.
+    // A partner save holds its row's update lock, which already excludes these saves.
+    std::set<std::string> routed;
+    routed.insert(link.partner);
+    for (const auto& rule : link.rules) {
+        routed.insert(rule.partner);
+        for (const auto& b : rule.split) routed.insert(b.partner);
+    }
+    for (const auto& slug : routed) {
+        const Partner* partner = slug.empty() ? nullptr : lookup(slug);
         if (partner == nullptr || partner->subid_param.empty() ||
             partner->subid_style != SubidStyle::readable)
-            return;
+            continue;
+        rows.lock_readable_tokens(slug);
         std::vector<Link> all = rows.links_naming(slug);
         std::erase_if(all, [&](const Link& l) { return l.slug == link.slug; });
         all.push_back(link);
         if (auto problem = readable_token_problem(*partner, all))
             errors.push_back({"slug", *problem});
-    };
-    check(link.partner);
-    for (const auto& rule : link.rules) {
-        check(rule.partner);
-        for (const auto& b : rule.split) check(b.partner);
     }
     return errors;
 }

@@ -27,13 +27,19 @@ Page<CodeView> code_items(const PartnerRow& partner, const std::vector<CodeHisto
     Page<CodeView> page;
     for (const auto& h : history) {
         page.items.push_back({h.ref_param, h.ref_code, h.live_from_us,
-                              h.live_until_us ? h.live_until_us : first_scheduled, false});
+                              h.live_until_us ? h.live_until_us : first_scheduled, false,
+                              h.channel_codes});
     }
+    // Each switch sets what it names; the rest carries over from the one before.
+    std::string code = partner.partner.ref_code;
+    std::vector<ChannelCode> channel_codes = partner.partner.channel_codes;
     for (std::size_t i = 0; i < scheduled.size(); ++i) {
         std::optional<std::int64_t> next;
         if (i + 1 < scheduled.size()) next = micros(scheduled[i + 1].valid_from);
-        page.items.push_back({partner.partner.ref_param, scheduled[i].ref_code,
-                              micros(scheduled[i].valid_from), next, true});
+        if (!scheduled[i].ref_code.empty()) code = scheduled[i].ref_code;
+        if (scheduled[i].channel_codes) channel_codes = *scheduled[i].channel_codes;
+        page.items.push_back({partner.partner.ref_param, code, micros(scheduled[i].valid_from),
+                              next, true, channel_codes});
     }
     return page;
 }
@@ -129,12 +135,13 @@ Result<Page<CodeView>> AdminService::partner_codes(const std::string& slug) {
     });
 }
 
-// PATCH {"ref_code": C, "valid_from": T}: C takes over at T on every instance. A null ref_code
+// PATCH {"ref_code": C, "valid_from": T}: C takes over at T on every instance; with
+// "channel_codes" (with or without ref_code) the list takes over at T too. A null ref_code
 // cancels what is scheduled at T; the same T again replaces it.
 std::optional<PartnerResult> AdminService::schedule_code(AdminRows& rows, const Actor& actor,
                                                          const PartnerRow& row,
                                                          const CodeSchedule& schedule) {
-    if (!schedule.ref_code) {
+    if (!schedule.ref_code && !schedule.channel_codes) {
         if (!rows.cancel_code(row.id, schedule.valid_from))
             return refused(OutcomeKind::not_found,
                            "no code is scheduled at " + format_rfc3339(schedule.valid_from));
@@ -144,7 +151,9 @@ std::optional<PartnerResult> AdminService::schedule_code(AdminRows& rows, const 
         if (!(schedule.valid_from > std::chrono::floor<std::chrono::seconds>(clock().now())))
             return refused(
                 {{"valid_from", "must be in the future; PATCH ref_code alone to change it now"}});
-        rows.schedule_code(row.id, {schedule.valid_from, *schedule.ref_code}, actor.name);
+        rows.schedule_code(
+            row.id, {schedule.valid_from, schedule.ref_code.value_or(""), schedule.channel_codes},
+            actor.name);
     }
     // A new version, so that editors working from the old one get 412.
     rows.touch_partner(row.id);

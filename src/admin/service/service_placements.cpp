@@ -54,6 +54,7 @@ Result<LinkPlacements> AdminService::link_placements(
         auto partner = token_partner(rows, link);
         if (!partner) return refused(OutcomeKind::not_found, "no partner '" + link.partner + "'");
         LinkPlacements page;
+        page.carried = !partner->partner.subid_param.empty();
         for (const auto& [channel, clicks] : channels) {
             page.items.push_back(
                 {channel, placement_token(partner->partner, link.id, slug, channel), clicks});

@@ -1,6 +1,7 @@
 // What editors see of a link before and after they save it: the Location a reader gets, the
 // public URL and the snippet, from the code paths the redirect and /snippet/ use.
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -8,7 +9,10 @@
 #include "outcomes.hpp"
 #include "refgate/admin/admin_service.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/html.hpp"
+#include "refgate/domain/location.hpp"
+#include "refgate/domain/placement.hpp"
 #include "refgate/domain/reader_location.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/domain/targeting.hpp"
@@ -39,7 +43,7 @@ std::vector<SkippedBranch> skipped_branches(const Snapshot& snapshot, const Link
 // from AT gets the DE store when the family says AT -> DE), as a redirect would; and which of
 // the rules' branches lead to an inactive partner, and so are never taken.
 void preview_rules(AdminRows& rows, const Link& link, const std::optional<PreviewReader>& reader,
-                   const UrlPolicy& policy, SysSeconds now, LinkPreviewView& answer) {
+                   bool live, const UrlPolicy& policy, SysSeconds now, LinkPreviewView& answer) {
     std::vector<Partner> partners;
     auto add = [&](const std::string& slug) {
         if (slug.empty()) return;
@@ -61,11 +65,13 @@ void preview_rules(AdminRows& rows, const Link& link, const std::optional<Previe
     const LinkEntry* entry = snapshot->find(link.slug);
     if (entry == nullptr) return;
     answer.skipped_branches = skipped_branches(*snapshot, *entry);
-    if (!reader || !answer.location || *answer.location != entry->location)
+    if (!reader || !live)
         return;  // a disabled or expired link: its fallback, whatever the rules say
     ReaderTraits traits{reader->country, reader->platform, reader->language};
     Target target = snapshot->target(*entry, traits, [] { return std::uint64_t{0}; });
-    answer.location = *target.location;
+    // The link's own destination keeps the Location found before (a placement partner's token
+    // needs the stored id, which a preview of an unsaved link does not have).
+    if (target.rule != 0) answer.location = *target.location;
     answer.rule = target.rule;
     if (target.rule == 0) return;
     const TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];
@@ -89,6 +95,43 @@ std::optional<std::string> AdminService::public_url(const std::string& slug) con
     return options_.public_base_url + "/go/" + slug;
 }
 
+namespace {
+
+// The code and token a click of `direct` and of each channel the partner names in channel_codes
+// carries, as the redirect writes them (code_for_channel, write_token). Tokens need the link's
+// slug (`named`: the preview gave one) and, for opaque ones, its id (`link_id` 0: not saved).
+std::vector<PreviewPlacement> preview_placements(const Link& link, bool named, std::int64_t link_id,
+                                                 Partner partner, SysSeconds now) {
+    std::vector<PreviewPlacement> out;
+    if (!has_placements(partner)) return out;
+    apply_due_codes(partner, now);
+    std::vector<std::string> channels{std::string(kDirectChannel)};
+    for (const auto& c : partner.channel_codes) {
+        if (std::find(channels.begin(), channels.end(), c.channel) == channels.end())
+            channels.push_back(c.channel);
+    }
+    for (const auto& channel : channels) {
+        PreviewPlacement p{.channel = channel};
+        bool pattern = channel.ends_with('*');
+        std::string_view as_clicked =
+            pattern ? std::string_view(channel).substr(0, channel.size() - 1) : channel;
+        p.ref_code = code_for_channel(partner, as_clicked);
+        bool token_known =
+            !pattern && named && (partner.subid_style == SubidStyle::readable || link_id != 0);
+        if (!partner.subid_param.empty() && token_known)
+            p.token = placement_token(partner, link_id, link.slug, channel);
+        if (!pattern && (partner.subid_param.empty() || p.token)) {
+            p.location = build_placement_location(
+                link.destination, partner, p.ref_code,
+                p.token ? std::optional<std::string_view>(*p.token) : std::nullopt);
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace
+
 Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
     using PreviewResult = Result<LinkPreviewView>;
     if (!preview.errors.empty()) return refused(preview.errors);
@@ -100,19 +143,33 @@ Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
         auto now = std::chrono::floor<std::chrono::seconds>(clock().now());
         LinkPreviewView answer{.location = reader_location(link, partner->partner, now)};
         if (preview.named) answer.public_url = public_url(link.slug);
+        bool live = link.status == LinkStatus::active && partner->partner.active &&
+                    !(link.expires_at && now >= *link.expires_at);
+        // A stored link's id: its opaque tokens, in the placements and the rules' Locations.
+        if (preview.named) {
+            if (auto stored = rows.link(link.slug, RowLock::none)) link.id = stored->id;
+        }
+        if (live) {
+            answer.placements =
+                preview_placements(link, preview.named, link.id, partner->partner, now);
+            // A click without `src` gets the channel direct's Location, its token included.
+            if (!answer.placements.empty() && answer.placements.front().location)
+                answer.location = answer.placements.front().location;
+        }
         if (preview.reader || !link.rules.empty())
-            preview_rules(rows, link, preview.reader, options_.url_policy, now, answer);
+            preview_rules(rows, link, preview.reader, live, options_.url_policy, now, answer);
         return answered(OutcomeKind::ok, std::move(answer));
     });
 }
 
-Result<LinkShareView> AdminService::share_link(const std::string& slug) {
+Result<LinkShareView> AdminService::share_link(const std::string& slug, const std::string& src) {
     using ShareResult = Result<LinkShareView>;
     return read<ShareResult>([&](AdminRows& rows) -> ShareResult {
         auto row = rows.link(slug, RowLock::none);
         if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
         auto url = public_url(slug);
         if (!url) return answered(OutcomeKind::ok, LinkShareView{});
+        if (!src.empty()) url->append("?src=").append(src);
         auto partner = rows.partner(row->link.partner, RowLock::none);
         std::vector<Disclosure> current;
         for (auto& d : rows.disclosures()) current.push_back(std::move(d.disclosure));

@@ -117,7 +117,7 @@ class FakeStore final : public AdminStore {
     Result<LinkPreviewView> preview_link(const LinkPreview&) override {
         return typed<LinkPreviewView>("preview_link");
     }
-    Result<LinkShareView> share_link(const std::string& slug) override {
+    Result<LinkShareView> share_link(const std::string& slug, const std::string&) override {
         return typed<LinkShareView>("share_link", slug);
     }
     Result<Page<AuditView>> audit(const AuditFilter& f) override {

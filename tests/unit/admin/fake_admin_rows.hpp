@@ -174,6 +174,7 @@ class FakeRows final : public AdminRows {
     }
 
     void lock_disclosure(const std::string&, const std::string&) override {}
+    void lock_readable_tokens(const std::string&) override {}
     std::optional<DisclosureRow> disclosure(const std::string& key,
                                             const std::string& locale) override {
         std::optional<DisclosureRow> latest;

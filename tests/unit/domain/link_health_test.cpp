@@ -48,6 +48,34 @@ TEST_CASE("a final URL without the referral parameter, or with another code, is 
           Verdict{Finding::code_dropped, "other_code"});
 }
 
+TEST_CASE(
+    "a partner with a sub-ID parameter: a chain that drops it is code_dropped subid_missing, and "
+    "the code checked is the one of the click's channel",
+    "[linkhealth][placements]") {
+    Partner partner = shop();
+    partner.subid_param = "subId1";
+    partner.channel_codes = {{"direct", "picks-direct"}, {"nl-*", "picks-nl"}};
+    auto seen = [&](std::string final_url, std::string_view channel = kDirectChannel) {
+        Chain chain{.hops = {answer(std::move(final_url))}};
+        return judge_chain(chain, kDestination, partner, channel);
+    };
+    CHECK(seen("https://shop.example/p/widget?ref=picks-direct&subId1=1ns405ocv") ==
+          Verdict{Finding::ok, ""});
+    // Networks may write the parameter's name in another case; its value is theirs to keep.
+    CHECK(seen("https://shop.example/p/widget?ref=picks-direct&subid1=x").finding == Finding::ok);
+    CHECK(seen("https://shop.example/p/widget?ref=picks-direct") ==
+          Verdict{Finding::code_dropped, "subid_missing"});
+    CHECK(seen("https://shop.example/p/widget?ref=picks-direct&subId1=") ==
+          Verdict{Finding::code_dropped, "subid_missing"});
+    // The code comes first: a chain that drops both lost the code.
+    CHECK(seen("https://shop.example/p/widget") == Verdict{Finding::code_dropped, "missing"});
+    // The partner's ref_code is another channel's code, not this click's.
+    CHECK(seen("https://shop.example/p/widget?ref=picks42&subId1=x") ==
+          Verdict{Finding::code_dropped, "other_code"});
+    CHECK(seen("https://shop.example/p/widget?ref=picks-nl&subId1=x", "nl-2026").finding ==
+          Finding::ok);
+}
+
 TEST_CASE("a product link that lands on the site root is homepage", "[linkhealth]") {
     CHECK(judge({redirect("https://shop.example/p/widget?ref=picks42",
                           "https://shop.example/?ref=picks42"),

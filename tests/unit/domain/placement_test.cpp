@@ -271,5 +271,42 @@ TEST_CASE("a snapshot keeps the placement slots of a link and of its rule branch
                                   refgate::placement_token(store, 42, "tailscale", "direct"));
 }
 
+TEST_CASE(
+    "a scheduled switch of channel codes takes over at its moment, the code kept, and the "
+    "Locations are built again with a code slot",
+    "[placement][snapshot]") {
+    using std::chrono::seconds;
+    const refgate::SysSeconds at{seconds{4'000'000'000}};
+    Partner p = tailscale();
+    p.subid_param = "subId1";
+    p.scheduled_codes = {{at, "", std::vector<ChannelCode>{{"newsletter", "picks-nl"}}},
+                         {at + seconds{60}, "picks43", std::nullopt}};
+    auto link = make_link("tailscale", "https://tailscale.com/pricing");
+    link.id = 42;
+    auto before = make_snapshot({p}, {link})->at(at - seconds{1});
+    const auto* entry = before->find("tailscale");
+    REQUIRE(entry);
+    CHECK(entry->placement.code_at == 0);  // no channel has a code of its own yet
+    CHECK(refgate::code_for_channel(before->partners().at(0), "newsletter") == "picks42");
+
+    auto after = before->at(at + seconds{1});
+    const Partner& switched = after->partners().at(0);
+    CHECK(switched.ref_code == "picks42");  // a switch of the list alone keeps the code
+    CHECK(switched.channel_codes == std::vector<ChannelCode>{{"newsletter", "picks-nl"}});
+    entry = after->find("tailscale");
+    REQUIRE(entry);
+    REQUIRE(entry->placement.code_at != 0);
+    std::string location;
+    refgate::write_placed_location(
+        location, entry->location, entry->placement, "picks-nl",
+        refgate::placement_token(switched, 42, "tailscale", "newsletter"));
+    CHECK(location.find("ref=picks-nl&") != std::string::npos);
+
+    // The next switch names the code only: the list stays.
+    auto later = after->at(at + seconds{61});
+    CHECK(later->partners().at(0).ref_code == "picks43");
+    CHECK(later->partners().at(0).channel_codes == switched.channel_codes);
+}
+
 }  // namespace
 }  // namespace placement_test

@@ -1,6 +1,7 @@
 #include "refgate/domain/stats_report.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "refgate/domain/counter_key.hpp"
 
@@ -69,6 +70,82 @@ TEST_CASE("a range's whole calendar months are the ones it covers from the 1st t
     CHECK(span("2026-10-31", "2026-11-29") == "2026-11-30 2026-11-30");
     CHECK(span("2026-11-02", "2026-11-30") == "2026-12-01 2026-12-01");
     CHECK(span("2026-11-01", "2026-11-01") == "2026-11-02 2026-11-02");
+}
+
+TEST_CASE(
+    "a range's roll-up reads cover each of its days once, an edge month as its sum less "
+    "the days outside",
+    "[stats]") {
+    auto reads = [](const char* from, const char* to, const char* months_through) {
+        auto r = rollup_reads({*parse_day(from), *parse_day(to)}, *parse_day(months_through));
+        auto span = [](const DaySpan& d) {
+            return std::string(d.subtract ? "-" : "+") + format_day(d.first) + ".." +
+                   format_day(d.end);
+        };
+        return format_day(r.months.first) + ".." + format_day(r.months.end) + " " + span(r.before) +
+               " " + span(r.after);
+    };
+    // The last 365 days on 2026-12-05: December 2025 is its sum less its first 5 days.
+    CHECK(reads("2025-12-06", "2026-12-05", "2026-12-01") ==
+          "2025-12-01..2026-12-01 -2025-12-01..2025-12-06 +2026-12-01..2026-12-06");
+    // Mostly outside the range: by day.
+    CHECK(reads("2025-12-26", "2026-12-05", "2026-12-01") ==
+          "2026-01-01..2026-12-01 +2025-12-26..2026-01-01 +2026-12-01..2026-12-06");
+    // The last 30 days: November less its first 5 days; December (no sums yet) by day.
+    CHECK(reads("2026-11-06", "2026-12-05", "2026-12-01") ==
+          "2026-11-01..2026-12-01 -2026-11-01..2026-11-06 +2026-12-01..2026-12-06");
+    // An ended last month mostly inside: its sum less the days after `to`.
+    CHECK(reads("2026-09-20", "2026-11-27", "2026-12-01") ==
+          "2026-10-01..2026-12-01 +2026-09-20..2026-10-01 -2026-11-28..2026-12-01");
+    // Both edges, no whole month between them.
+    CHECK(reads("2026-10-03", "2026-11-27", "2026-12-01") ==
+          "2026-10-01..2026-12-01 -2026-10-01..2026-10-03 -2026-11-28..2026-12-01");
+    // A month without its sum yet is read by day.
+    CHECK(reads("2026-11-06", "2026-12-05", "2026-11-01") ==
+          "2026-12-06..2026-12-06 +2026-11-06..2026-12-06 +2026-12-06..2026-12-06");
+
+    // Every range of up to 400 days over two years, every months_through: each day once, and
+    // never more rows a link than by day outside whole months.
+    std::int32_t start = *parse_day("2025-01-01");
+    for (std::int32_t through_month = 0; through_month < 25; through_month += 3) {
+        // The first of a month, through_month months after the start.
+        std::int32_t through = start;
+        for (int m = 0; m < through_month; ++m) through = whole_months({through, through + 40}).end;
+        for (std::int32_t from = start; from < start + 420; from += 13) {
+            for (std::int32_t to = from; to < from + 400; to += 17) {
+                DayRange range{from, to};
+                RollupReads r = rollup_reads(range, through);
+                std::map<std::int32_t, int> covered;
+                for (std::int32_t d = r.months.first; d < r.months.end; ++d) ++covered[d];
+                for (const DaySpan& s : {r.before, r.after}) {
+                    for (std::int32_t d = s.first; d < s.end; ++d)
+                        covered[d] += s.subtract ? -1 : 1;
+                }
+                bool exact = true;
+                for (const auto& [day, n] : covered) {
+                    bool inside = day >= from && day <= to;
+                    if (n != (inside ? 1 : 0)) exact = false;
+                }
+                for (std::int32_t d = from; d <= to; ++d) {
+                    if (covered[d] != 1) exact = false;
+                }
+                INFO(format_day(from) << " " << format_day(to) << " " << format_day(through));
+                REQUIRE(exact);
+                CHECK(r.months.first <= r.months.end);
+                CHECK((r.months.first == r.months.end || r.months.end <= through));
+                auto rows = [](const RollupReads& x) {
+                    std::int32_t months = 0;
+                    for (std::int32_t d = x.months.first; d < x.months.end; ++d)
+                        months += format_day(d).ends_with("-01") ? 1 : 0;
+                    return months + (x.before.end - x.before.first) + (x.after.end - x.after.first);
+                };
+                MonthSpan plain = whole_months(range);
+                plain.end = std::max(plain.first, std::min(plain.end, through));
+                RollupReads by_day{plain, {from, plain.first, false}, {plain.end, to + 1, false}};
+                CHECK(rows(r) <= rows(by_day));
+            }
+        }
+    }
 }
 
 }  // namespace stats_report_test

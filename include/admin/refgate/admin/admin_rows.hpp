@@ -54,6 +54,7 @@ struct CodeHistoryRow {
     std::string ref_code;
     std::int64_t live_from_us = 0;
     std::optional<std::int64_t> live_until_us;
+    std::vector<ChannelCode> channel_codes;  // live with the code (issue 42)
 };
 
 // A partner family's country fallbacks as stored; `version` is the API's ETag.
@@ -167,6 +168,10 @@ class AdminRows {
 
     // Writers of one (key, locale) take turns until the transaction ends.
     virtual void lock_disclosure(const std::string& key, const std::string& locale) = 0;
+    // Link saves that check the readable placement tokens of one partner take turns until the
+    // transaction ends: the check reads the partner's other links, which a concurrent save
+    // could be adding (the partner row's share lock lets both through). Taken in slug order.
+    virtual void lock_readable_tokens(const std::string& partner_slug) = 0;
     virtual std::optional<DisclosureRow> disclosure(const std::string& key,
                                                     const std::string& locale) = 0;
     // The current version of each (key, locale).

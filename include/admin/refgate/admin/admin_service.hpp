@@ -47,7 +47,7 @@ class AdminService final : public AdminStore {
     Result<LinkView> delete_link(const Actor& actor, const std::string& slug,
                                  const Precondition& if_match) override;
     Result<LinkPreviewView> preview_link(const LinkPreview& preview) override;
-    Result<LinkShareView> share_link(const std::string& slug) override;
+    Result<LinkShareView> share_link(const std::string& slug, const std::string& src) override;
     Result<LinkPlacements> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) override;

@@ -187,8 +187,10 @@ class AdminStore {
     // invalid: the errors create would give.
     virtual Result<LinkPreviewView> preview_link(const LinkPreview& preview) = 0;
     // The link's public URL and the snippet GET /snippet/{slug} serves (both none without a
-    // public base URL); not_found for an unknown slug.
-    virtual Result<LinkShareView> share_link(const std::string& slug) = 0;
+    // public base URL), for the channel `src` when it is not empty (`?src=` in both; the caller
+    // checked it with counted_channel()); not_found for an unknown slug.
+    virtual Result<LinkShareView> share_link(const std::string& slug,
+                                             const std::string& src = {}) = 0;
     // Placements (issue 42; src/admin/placements.cpp adds the clicks). The link's token for each
     // of `channels` (channel, human clicks); not_found for an unknown slug.
     virtual Result<LinkPlacements> link_placements(

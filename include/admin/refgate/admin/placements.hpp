@@ -19,6 +19,14 @@ namespace refgate::admin {
 // nullopt when there is no such link.
 std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks(
     StatsStore& stats, const std::string& slug, const DayRange& range);
+// The same from a link's stats.
+std::vector<std::pair<std::string, std::uint64_t>> channel_clicks(const LinkStats& stats);
+
+// The placements of a link's stats answer (GET /api/v1/stats/links/{slug}): each channel with
+// human clicks in the stats, its token and clicks, as GET /api/v1/links/{slug}/placements gives
+// them; none when no partner of the link has a sub-ID parameter (or the link is gone).
+std::optional<std::vector<PlacementClicks>> stats_placements(AdminStore& store,
+                                                             const LinkStats& stats);
 
 // Every channel with human clicks in `range`, its token and clicks.
 Result<LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,

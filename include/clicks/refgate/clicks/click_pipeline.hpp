@@ -24,6 +24,7 @@
 #include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
+#include "refgate/runtime/recent_room.hpp"
 
 namespace refgate::clicks {
 
@@ -92,6 +93,10 @@ class ClickSender {
     CpuSlicer slicer_;  // long loops of a window give the CPU to the I/O threads now and then
     std::size_t pending_new_keys_ = 0;  // keys in pending_ that no unconfirmed batch holds
     std::vector<UniqueSample> samples_;
+    // What recent windows drained: the counts vectors (drained_, the batches, the spares) and the
+    // sample vectors keep that much room, not the busiest window's.
+    RecentRoom keys_room_;
+    RecentRoom samples_room_;
     SentSamples sent_samples_;
     std::optional<bool> durability_risky_;  // as last reported
     bool spill_on_disk_ = false;

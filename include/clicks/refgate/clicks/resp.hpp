@@ -1,8 +1,8 @@
 #pragma once
 
 // Redis commands written in the RESP wire format into one reused buffer, so that sending a window
-// of counts builds no argument vectors and no strings per value. The buffer keeps its capacity
-// between windows; clear() empties it.
+// of counts builds no argument vectors and no strings per value. The buffer keeps the capacity
+// recent windows needed (runtime/recent_room.hpp); clear() empties it.
 
 #include <charconv>
 #include <cstddef>
@@ -10,12 +10,15 @@
 #include <string>
 #include <string_view>
 
+#include "refgate/runtime/recent_room.hpp"
+
 namespace refgate {
 
 class RespWriter {
   public:
     void clear() {
-        out_.clear();
+        room_.note(out_.size());
+        room_.fit(out_);
         commands_ = 0;
     }
 
@@ -63,6 +66,7 @@ class RespWriter {
 
     std::string out_;
     std::size_t commands_ = 0;
+    RecentRoom room_;
 };
 
 }  // namespace refgate

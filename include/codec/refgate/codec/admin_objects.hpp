@@ -56,6 +56,7 @@ struct CodeView {
     std::int64_t live_from_us = 0;
     std::optional<std::int64_t> live_until_us;  // none: still live
     bool scheduled = false;
+    std::vector<ChannelCode> channel_codes;  // the per-channel codes live with it
 };
 
 // A branch of a link's rules that no reader gets: "rules[0]" or "rules[1].split[0]".
@@ -67,12 +68,23 @@ struct SkippedBranch {
 };
 
 // What a reader would get from a link as it would be stored.
+// What a click of one channel carries to a partner with placements (issue 42): the code, and
+// the sub-ID token when the partner has a sub-ID parameter and the token is known (an opaque one
+// needs the link's id: none before the link is saved; a prefix pattern names no one channel).
+struct PreviewPlacement {
+    std::string channel;  // "direct", or a channel (or "prefix*") of the partner's channel_codes
+    std::string ref_code;
+    std::optional<std::string> token;
+    std::optional<std::string> location;  // that click's Location, when it is known
+};
+
 struct LinkPreviewView {
     std::optional<std::string> location;    // none: the link answers 404 or its fallback
     std::optional<std::string> public_url;  // when the preview names its slug
     std::vector<SkippedBranch> skipped_branches;
     std::optional<std::uint32_t> rule;  // with a reader: the rule taken (0: none)
     std::optional<std::vector<std::string>> split_locations;  // the split's, when it splits
+    std::vector<PreviewPlacement> placements;  // per channel, for a partner with placements
 };
 
 // A link's public URL and the snippet /snippet/ serves; both none without a public base URL.
@@ -92,6 +104,9 @@ struct PlacementView {
 // daily cap lets through).
 struct LinkPlacements {
     std::vector<PlacementView> items;
+    // Whether the link's Locations carry these tokens (its partner, or a rule's, has a sub-ID
+    // parameter); not in the answer.
+    bool carried = false;
 };
 
 // What a placement token names: the link, and its channel (none: no channel of the link with
@@ -166,7 +181,8 @@ struct ParamEdit {
 // scheduled at T.
 struct CodeSchedule {
     SysSeconds valid_from{};
-    std::optional<std::string> ref_code;  // none: cancel
+    std::optional<std::string> ref_code;                    // none (and no channel_codes): cancel
+    std::optional<std::vector<ChannelCode>> channel_codes;  // issue 42: switched at valid_from
 };
 
 // A JSON merge patch (RFC 7396) of a partner, read field by field as the import reads them:

@@ -30,6 +30,12 @@ struct ChannelTag {
 ChannelTag read_channel(std::string_view raw_query);
 std::string_view channel_of(std::string_view raw_query);  // read_channel(raw_query).channel
 bool valid_channel(std::string_view channel);
+// Whether a `src` value is one read_channel() counts as itself (valid, and not an identifier that
+// it counts as "other"): what a link made for a channel (a snippet, a QR code) may carry.
+bool counted_channel(std::string_view src);
+// What a refused `src` is told (the APIs' field error).
+constexpr std::string_view kCountedChannelRule =
+    "must match [a-z0-9][a-z0-9._-]{0,47} and not look like an identifier, as /go/ links count it";
 
 // Whether a raw `src` value looks like an e-mail address or an identifier rather than a channel:
 //  - it holds '@' or "%40": an e-mail address;

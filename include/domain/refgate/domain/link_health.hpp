@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/time.hpp"
 
@@ -66,7 +67,7 @@ std::optional<Finding> parse_finding(std::string_view text);
 std::string_view to_string(HopFailure failure);
 
 // A finding with the detail that says which: "dns", "tls", "connect", "timeout", "http_404",
-// "ssrf", "scheme", "missing", "other_code", "OutOfStock", "too_many_hops", ...
+// "ssrf", "scheme", "missing", "other_code", "subid_missing", "OutOfStock", "too_many_hops", ...
 struct Verdict {
     Finding finding = Finding::ok;
     std::string detail;
@@ -76,8 +77,12 @@ struct Verdict {
 inline constexpr std::size_t kMaxHops = 10;
 
 // What the chain of `destination` (the link's stored destination) says, given its partner's
-// referral parameter, the code in effect and its allowed domains.
-Verdict judge_chain(const Chain& chain, std::string_view destination, const Partner& partner);
+// referral parameter, the code in effect for a click of `channel` (its channel_codes), its
+// sub-ID parameter and its allowed domains. The final URL must carry that code ("missing",
+// "other_code") and, when the partner has a sub-ID parameter, that parameter ("subid_missing"):
+// all three are code_dropped, the click would earn nothing the publisher can attribute.
+Verdict judge_chain(const Chain& chain, std::string_view destination, const Partner& partner,
+                    std::string_view channel = kDirectChannel);
 
 // A link's stored health: the confirmed state (what alerts and filters count) and a finding seen
 // once that waits for its second check.

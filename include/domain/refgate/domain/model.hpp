@@ -13,13 +13,6 @@
 
 namespace refgate {
 
-// A referral code that takes over from the partner's current one at valid_from.
-struct ScheduledCode {
-    SysSeconds valid_from;
-    std::string ref_code;
-    bool operator==(const ScheduledCode&) const = default;
-};
-
 // How a partner's sub-ID placement tokens are written (domain/placement.hpp).
 enum class SubidStyle : std::uint8_t { opaque, readable };
 
@@ -29,6 +22,16 @@ struct ChannelCode {
     std::string channel;
     std::string ref_code;
     bool operator==(const ChannelCode&) const = default;
+};
+
+// A referral code that takes over from the partner's current one at valid_from, and (issue 42)
+// per-channel codes that take over from its channel_codes then; an empty ref_code keeps the code
+// (a switch of the channel codes alone), no channel_codes keeps those.
+struct ScheduledCode {
+    SysSeconds valid_from;
+    std::string ref_code;
+    std::optional<std::vector<ChannelCode>> channel_codes;
+    bool operator==(const ScheduledCode&) const = default;
 };
 
 struct Partner {

@@ -11,8 +11,9 @@
 
 namespace refgate {
 
-// Scheduled codes whose moment has come replace the partner's code (the latest wins) and leave
-// the schedule; the rest stay, sorted by valid_from. True when a code took over.
+// Scheduled codes whose moment has come replace the partner's code and, where they name them,
+// its channel codes (the latest wins) and leave the schedule; the rest stay, sorted by
+// valid_from. True when a switch took over.
 bool apply_due_codes(Partner& partner, SysSeconds now);
 
 // The Location a reader of `link` is sent to at `now` (no incoming query): the 302's for an

@@ -29,6 +29,24 @@ struct MonthSpan {
 };
 MonthSpan whole_months(const DayRange& range);
 
+// How per-link sums over a range are read from the roll-ups (sql/014, 015): the month sums of the
+// months starting in [months.first, months.end), and the link days of `before` and `after`
+// ([first, end) in days), added, or subtracted where `subtract`. Only months before
+// `months_through` have month sums. An edge month that has one and lies mostly inside the range
+// is read as its sum less its days outside (the last 365 days: 11 + 1 month rows, 5 + 5 day rows
+// a link instead of 11 month and 31 day rows), so that the rows an answer reads halve.
+struct DaySpan {
+    std::int32_t first = 0;
+    std::int32_t end = 0;
+    bool subtract = false;
+};
+struct RollupReads {
+    MonthSpan months;
+    DaySpan before;
+    DaySpan after;
+};
+RollupReads rollup_reads(const DayRange& range, std::int32_t months_through);
+
 constexpr std::int32_t kMaxStatsDays = 400;
 constexpr std::int32_t kDefaultStatsDays = 30;
 
@@ -76,6 +94,14 @@ struct TargetingBreakdown {
              std::uint64_t n);
 };
 
+// A placement's human clicks in a link's stats (issue 42): the channel, the token the partner's
+// Locations carry for it, and its clicks over the answer's range.
+struct PlacementClicks {
+    std::string channel;
+    std::string token;
+    std::uint64_t human_clicks = 0;
+};
+
 struct LinkStats {
     std::string link;
     std::string partner;
@@ -84,6 +110,9 @@ struct LinkStats {
     // Present for a link with rules (or with such clicks in the range); none: the JSON has no
     // by_country or by_rule.
     std::optional<TargetingBreakdown> targeting;
+    // Present for a link whose partner (or a rule's) has a sub-ID parameter: every channel with
+    // human clicks in the range, most clicked first; none: the JSON has no placements.
+    std::optional<std::vector<PlacementClicks>> placements;
 };
 
 struct PartnerStats {

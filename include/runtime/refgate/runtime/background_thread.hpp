@@ -35,6 +35,13 @@ void become_background_thread(const char* name,  // at most 15 characters
 // this takes; called after every background round.
 void release_free_heap(std::size_t threshold = std::size_t{4} << 20);
 
+// glibc raises its mmap threshold to the size of the largest block freed so far (up to 32 MiB);
+// from then on large transient blocks (a snapshot being built, a flush's arrays, libpq's result
+// buffers) come from the arenas, whose top pages release_free_heap cannot give back. Called once
+// at the start of serve: blocks of 256 KiB and more keep mappings of their own, unmapped when
+// freed. The redirect path allocates nothing, so it never pays the system calls.
+void keep_large_blocks_mapped();
+
 // For long loops on a background thread (over a window's counters, a bucket's lines): step() once
 // per item offers the CPU to any waiting thread (sched_yield) once the loop has run kSlice since it
 // last did. The kernel lets a thread it picked run until the next timer tick (up to 4 ms), even one

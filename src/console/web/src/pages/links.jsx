@@ -121,14 +121,16 @@ function readerBody(v) {
 // The Location a reader would get, built by the server as the values change.
 // Only the answer for the values now in the form is shown: an answer for earlier values that
 // arrives late (typing paused past the 250 ms, then went on) is dropped, not shown over it.
-function usePreview(values) {
+function usePreview(values, slug) {
   const [preview, setPreview] = useState({ location: null, errors: {} });
   useEffect(() => {
     if (!values.partner || !values.destination) return setPreview({ location: null, errors: {} });
     let current = true;
     const timer = setTimeout(() => {
-      api('POST', '/links/preview', { body: { ...linkBody(values), ...readerBody(values) } }).then(
-        ({ data }) => current && setPreview({ location: data.location, publicUrl: data.public_url, rule: data.rule, errors: {} }),
+      api('POST', '/links/preview', { body: { ...linkBody(values), ...(slug ? { slug } : {}), ...readerBody(values) } }).then(
+        ({ data }) => current && setPreview({
+          location: data.location, publicUrl: data.public_url, rule: data.rule, placements: data.placements || [], errors: {},
+        }),
         (err) => current && setPreview({ location: null, errors: err instanceof ApiError ? err.fieldErrors() : {} }),
       );
     }, 250);
@@ -136,7 +138,7 @@ function usePreview(values) {
       current = false;
       clearTimeout(timer);
     };
-  }, [JSON.stringify(values)]);
+  }, [JSON.stringify(values), slug]);
   return preview;
 }
 
@@ -173,6 +175,14 @@ function LinkFields({ values, set, errors, partners, isNew }) {
   );
 }
 
+// A channel's token as the preview knows it: none without a sub-ID parameter (the Location is
+// known then), per channel for a prefix pattern, and an opaque one only once the link has an id.
+function previewToken(p) {
+  if (p.token) return <code>{p.token}</code>;
+  if (p.location) return 'none (no sub-ID parameter)';
+  return p.channel.endsWith('*') ? 'each channel its own' : 'given when the link is saved';
+}
+
 function PreviewBox({ preview, values, set }) {
   return (
     <>
@@ -194,6 +204,13 @@ function PreviewBox({ preview, values, set }) {
         {preview.location ? <code class="break">{preview.location}</code> : <span>(fill in a partner and a valid destination)</span>}
         {preview.rule ? <span> (rule {preview.rule})</span> : null}
       </div>
+      {preview.placements && preview.placements.length > 0 && (
+        <Table caption="Code and sub-ID token per channel" head={['Channel', 'Referral code', 'Sub-ID token']}
+          rows={preview.placements.map((p) => [
+            <code>{p.channel}</code>, <code>{p.ref_code}</code>,
+            previewToken(p),
+          ])} />
+      )}
     </>
   );
 }
@@ -268,7 +285,8 @@ function LinkEditor({ link, reload }) {
   const [error, setError] = useState(null);
   const [message, setMessage] = useState(null);
   const [conflict, setConflict] = useState(null);
-  const preview = usePreview(values);
+  // Named: the preview's tokens are the link's own.
+  const preview = usePreview(values, link.slug);
   async function save(patch, etag) {
     setErrors({});
     setError(null);
@@ -328,21 +346,48 @@ function CopyField({ id, label, value }) {
   );
 }
 
+// The public link, snippet and QR code, optionally for a channel: `?src=` in all three, the
+// channel checked by the share API as the redirect counts it (a refused one keeps the last good).
 function Share({ link }) {
   const base = `/api/v1/links/${enc(link.slug)}`;
+  const [channel, setChannel] = useState('');
+  const [made, setMade] = useState({ share: link.share, src: '' });
+  const [channelError, setChannelError] = useState(null);
+  useEffect(() => {
+    let current = true;
+    const src = channel.trim();
+    if (!src) {
+      setMade({ share: link.share, src: '' });
+      setChannelError(null);
+      return undefined;
+    }
+    const timer = setTimeout(() => api('GET', `/links/${enc(link.slug)}/share${query({ src })}`).then(
+      ({ data }) => current && (setMade({ share: data, src }), setChannelError(null)),
+      (err) => current && setChannelError(err instanceof ApiError ? (err.fieldErrors().src || err.message) : String(err)),
+    ), 250);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [channel, link.share]);
   if (link.share.error) return <Notice error={link.share.error} />;
   if (!link.share.public_url) {
     return <p class="notice">Set REFGATE_PUBLIC_BASE_URL to share this link and get its QR code.</p>;
   }
+  const { share, src } = made;
+  const qr = (type, size, download) => `${base}/qr.${type}${query({ size, src, download: download ? 1 : '' })}`;
   return (
     <section class="card" aria-labelledby="share-title">
       <h2 id="share-title">Share</h2>
-      <CopyField id="share-url" label="Public link" value={link.share.public_url} />
-      <CopyField id="share-snippet" label="HTML snippet" value={link.share.html_snippet} />
-      <img class="qr" src={`${base}/qr.svg?size=192`} width="192" height="192" alt={`QR code for ${link.share.public_url}`} />
+      <Field id="share-channel" label="Channel (src)" value={channel} error={channelError}
+        hint="Optional: the newsletter, page or post this link goes into, e.g. newsletter-2026-48. Lower-case letters, digits, . _ -"
+        onInput={(e) => setChannel(e.currentTarget.value)} />
+      <CopyField id="share-url" label="Public link" value={share.public_url} />
+      <CopyField id="share-snippet" label="HTML snippet" value={share.html_snippet} />
+      <img class="qr" src={qr('svg', 192)} width="192" height="192" alt={`QR code for ${share.public_url}`} />
       <ul class="inline">
-        <li><a href={`${base}/qr.svg?size=512&download=1`} download>Download QR code (SVG)</a></li>
-        <li><a href={`${base}/qr.png?size=512&download=1`} download>Download QR code (PNG)</a></li>
+        <li><a href={qr('svg', 512, true)} download>Download QR code (SVG)</a></li>
+        <li><a href={qr('png', 512, true)} download>Download QR code (PNG)</a></li>
       </ul>
     </section>
   );
