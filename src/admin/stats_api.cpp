@@ -5,7 +5,9 @@
 #include <cstdint>
 
 #include "api.hpp"
+#include "refgate/admin/commissions.hpp"
 #include "refgate/admin/placements.hpp"
+#include "refgate/codec/earnings.hpp"
 #include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/http/negotiation.hpp"
@@ -104,16 +106,39 @@ constexpr std::array kStatsRoutes{
     Route{http::Method::get, "GET", "/api/v1/stats/top", Role::viewer, Operation::stats_top},
     Route{http::Method::get, "GET", "/api/v1/stats/overview", Role::viewer,
           Operation::stats_overview},
+    Route{http::Method::get, "GET", "/api/v1/stats/earnings", Role::viewer,
+          Operation::stats_earnings},
 };
+
+// GET /api/v1/stats/earnings?from=&to=&group=: the range as the other stats answers take it,
+// the group link (default), placement, partner or day; JSON, or CSV when asked.
+void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
+                    std::int32_t today) {
+    auto query = r.http.query();
+    std::vector<RangeProblem> problems;
+    auto range = parse_range(query_value(query, "from"), query_value(query, "to"), today, problems);
+    std::vector<FieldError> errors;
+    for (auto& p : problems) errors.push_back({p.field, p.message});
+    auto group = parse_earnings_group(query_value(query, "group").value_or("link"));
+    if (!group) errors.push_back({"group", "must be link, placement, partner or day"});
+    if (!errors.empty() || !range) return answer.invalid_query(errors);
+    auto report = store.earnings(*range, *group);
+    if (http::wants_csv(r.http.header("Accept"))) return answer.csv(earnings_csv(report));
+    answer.json(200, view_json(report));
+}
 
 class Stats final : public Resource {
   public:
-    Stats(AdminStore& store, StatsStore* stats, const Clock& clock)
-        : store_(store), stats_(stats), clock_(clock) {}
+    Stats(AdminStore& store, StatsStore* stats, const Clock& clock, CommissionStore* commissions)
+        : store_(store), stats_(stats), clock_(clock), commissions_(commissions) {}
     std::string_view prefix() const override { return "/api/v1/stats"; }
     std::span<const Route> routes() const override { return kStatsRoutes; }
 
     void serve(const ApiRequest& r, Answer& answer) override {
+        if (r.route->operation == Operation::stats_earnings) {
+            if (commissions_ == nullptr) throw StoreError("no commission store");
+            return serve_earnings(*commissions_, r, answer, utc_today(clock_));
+        }
         if (stats_ == nullptr) throw StoreError("no stats store");
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
@@ -131,14 +156,16 @@ class Stats final : public Resource {
     AdminStore& store_;
     StatsStore* stats_;
     const Clock& clock_;
+    CommissionStore* commissions_;
 };
 
 }  // namespace
 
 std::span<const Route> stats_routes() { return kStatsRoutes; }
 
-std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock) {
-    return std::make_unique<Stats>(store, stats, clock);
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,
+                                         CommissionStore* commissions) {
+    return std::make_unique<Stats>(store, stats, clock, commissions);
 }
 
 }  // namespace refgate::admin

@@ -129,7 +129,11 @@ Shared::Shared(const Config& c)
     : config(c),
       redis(redis_address(c)),
       url_policy{.allow_http = c.allow_http_destinations},
-      link_pace(c.linkcheck.host_gap) {}
+      link_pace(c.linkcheck.host_gap),
+      commissions(admin::make_pg_commission_store(
+          {.database_url = c.database_url, .connection_wait = c.admin_db_wait})),
+      postback_limiter(
+          std::make_shared<admin::PostbackLimiter>(c.postback_rate, 2.0 * c.postback_rate)) {}
 
 Counting::Counting(Shared& s)
     : trusted_proxies(

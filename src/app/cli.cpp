@@ -12,6 +12,7 @@
 
 #include "check_links.hpp"
 #include "refgate/admin/admin_json.hpp"
+#include "refgate/admin/commissions.hpp"
 #include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/admin/pg_stats_store.hpp"
@@ -53,6 +54,11 @@ commands:
                  recompute the stats roll-ups of a sample of links and days (--all: of every
                  link and day) from the base tables and print any difference; exit 1 when one
                  differs or they are not built yet (`refgate migrate` builds them)
+  commissions import --partner P [--format impact|awin] [--dry-run] FILE
+                 record partner P's commissions from a CSV file (a JSON array or {"items": []}
+                 when FILE ends in .json; '-' reads CSV from standard input); all or nothing,
+                 every refused row listed by line; --dry-run applies nothing; --format reads
+                 Impact's Actions (CSV, or JSON for .json) or Awin's transactions (JSON)
   placements [--slug S]
                  print every link's placement tokens (or only link S's): link, channel, token
                  and human clicks of the last 30 days per channel with clicks
@@ -398,6 +404,63 @@ int placements_command(const Config& c, const po::variables_map& vm) {
     return kExitOk;
 }
 
+// `refgate commissions import --partner P FILE [--dry-run]`: the API's import
+// (POST /api/v1/partners/{slug}/commissions), from a file.
+int commissions_command(const Config& c, const std::vector<std::string>& args,
+                        const po::variables_map& vm) {
+    if (args.size() != 2 || args[0] != "import" || !vm.count("partner")) {
+        std::cerr << "refgate commissions: expected import --partner P FILE [--dry-run]\n"
+                  << kUsage;
+        return kExitUsage;
+    }
+    auto format =
+        parse_commissions_format(vm.count("format") ? vm["format"].as<std::string>() : "");
+    if (!format) {
+        std::cerr << "refgate commissions import: --format must be impact or awin\n";
+        return kExitUsage;
+    }
+    const std::string& path = args[1];
+    auto text = read_text(path);
+    if (!text) {
+        std::cerr << "refgate commissions import: cannot read " << path << "\n";
+        return kExitFailure;
+    }
+    bool csv = *format != CommissionsFormat::awin && !path.ends_with(".json");
+    if (!csv && nlohmann::json::parse(*text, nullptr, false).is_discarded()) {
+        std::cerr << "refgate commissions import: " << path << " is not valid JSON\n";
+        return kExitFailure;
+    }
+    CommissionsInput input = read_commissions(*text, *format, csv);
+    auto store = admin::make_pg_commission_store(
+        {.database_url = c.database_url, .max_idle_connections = 0, .max_open_connections = 1});
+    bool dry_run = vm.count("dry-run") != 0;
+    std::string partner = vm["partner"].as<std::string>();
+    auto o = admin::import_commissions(*store, {.partner = partner,
+                                                .input = std::move(input),
+                                                .source = admin::CommissionSource::import,
+                                                .dry_run = dry_run});
+    if (o.kind == admin::OutcomeKind::not_found) {
+        std::cerr << "refgate commissions import: " << o.detail << "\n";
+        return kExitFailure;
+    }
+    const CommissionsReport& report = o.view;
+    for (const auto& r : report.refused) {
+        std::cerr << "invalid: ";
+        if (r.line != 0) std::cerr << "line " << r.line << ": ";
+        std::cerr << (r.field.empty() ? "" : r.field + ": ") << r.message << "\n";
+    }
+    std::cout << "commissions: " << report.recorded.created << " created, "
+              << report.recorded.updated << " updated, " << report.recorded.unchanged
+              << " unchanged (" << report.recorded.unattributed << " unattributed)"
+              << (dry_run ? "; dry run: nothing applied" : "") << "\n";
+    if (o.kind == admin::OutcomeKind::invalid) {
+        std::cerr << "refgate commissions import: nothing applied, " << report.refused.size()
+                  << " problem(s)\n";
+        return kExitFailure;
+    }
+    return report.refused.empty() ? kExitOk : kExitFailure;
+}
+
 // Loads the settings and applies the log level; false (after logging why) when they are invalid.
 bool load_cli_config(const po::variables_map& vm, const std::string& command, Config& config) {
     try {
@@ -433,7 +496,10 @@ po::options_description cli_options() {
         "password-stdin", "read the password from standard input (user)")(
         "dry-run", "import: show the changes, apply nothing")(
         "slug", po::value<std::string>(), "check-links, placements: only this link")(
-        "partner", po::value<std::string>(), "check-links: only this partner's links")(
+        "partner", po::value<std::string>(),
+        "check-links: only this partner's links; commissions import: the partner")(
+        "format", po::value<std::string>(),
+        "commissions import: a network's export, impact or awin")(
         "all", "rollups check: every link and day, not a sample");
     return options;
 }
@@ -459,6 +525,7 @@ std::optional<int> run_command(const Config& config, const std::string& command,
     }
     if (command == "rollups") return rollups_command(config, args, vm);
     if (command == "placements" && args.empty()) return placements_command(config, vm);
+    if (command == "commissions") return commissions_command(config, args, vm);
     if (command == "token") return token_command(config, args, vm);
     if (command == "user") return user_command(config, args, vm);
     if (command == "export" && args.empty()) {

@@ -22,6 +22,35 @@ void add_health_routes(http::Router& router, Shared& s, ReadinessDetail detail) 
     router.exact("/readyz", ops, route_tag(RouteClass::health));
 }
 
+// The public listener's handler: postbacks (database work, on the server's blocking pool) apart
+// from everything else, so that the redirects' router never blocks and keeps counting with plain
+// additions on its own thread (Writers::one); only the postbacks' counters take atomic ones.
+class PublicHandler final : public http::Handler {
+  public:
+    PublicHandler(std::unique_ptr<http::CountingHandler> main,
+                  std::unique_ptr<http::CountingHandler> postbacks)
+        : main_(std::move(main)), postbacks_(std::move(postbacks)) {}
+
+    void handle(const http::Request& request, http::Response& response) override {
+        (postback(request.path()) ? postbacks_ : main_)->handle(request, response);
+    }
+    bool blocking(const http::Request& request) const override { return postback(request.path()); }
+    bool may_block() const override { return true; }
+    void prepare(std::string_view path, Parsed stage, http::RequestNotes& notes) override {
+        (postback(path) ? postbacks_ : main_)->prepare(path, stage, notes);
+    }
+    void unavailable(const http::Request& request, http::Response& response) override {
+        (postback(request.path()) ? postbacks_ : main_)->unavailable(request, response);
+    }
+
+  private:
+    static bool postback(std::string_view path) {
+        return path.starts_with(admin::PostbackHandler::kPrefix);
+    }
+    std::unique_ptr<http::CountingHandler> main_;
+    std::unique_ptr<http::CountingHandler> postbacks_;
+};
+
 http::ListenerOptions public_listener(Shared& s, Counting& counting) {
     return {
         .name = "public",
@@ -47,8 +76,16 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                     router->exact(std::string(path), disclosure, route_tag(RouteClass::disclosure));
                 router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosure,
                                route_tag(RouteClass::disclosure));
-                return std::make_unique<http::CountingHandler>(
-                    std::move(router), s.request_metrics.add_slot("public"));
+                auto postbacks = std::make_unique<http::Router>();
+                postbacks->prefix(
+                    std::string(admin::PostbackHandler::kPrefix),
+                    std::make_shared<admin::PostbackHandler>(s.commissions, s.postback_limiter),
+                    route_tag(RouteClass::other));
+                return std::make_unique<PublicHandler>(
+                    std::make_unique<http::CountingHandler>(std::move(router),
+                                                            s.request_metrics.add_slot("public")),
+                    std::make_unique<http::CountingHandler>(std::move(postbacks),
+                                                            s.request_metrics.add_slot("public")));
             },
     };
 }
@@ -118,7 +155,8 @@ AdminApi make_admin_api(Shared& s) {
             .link_health = make_link_health_api(s),
             // Validated at start-up (config), as for clicks.
             .trusted_proxies =
-                parse_networks(c.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{})},
+                parse_networks(c.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{}),
+            .commissions = s.commissions},
         // Dashboards read a lot: from a replica when one is configured (reads only, any host).
         admin::make_pg_stats_store(
             {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "refgate/admin/admin_handler.hpp"
+#include "refgate/admin/commissions.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/config/config.hpp"
 #include "refgate/domain/clock.hpp"
@@ -50,6 +51,10 @@ struct Shared {
     LinkHealthStats link_health;
     // The one per-host pace of the scheduled and the on-demand link checks, and their stop.
     linkcheck::HostPace link_pace;
+    // Commissions (issue 43): the admin API's import and the public listener's postbacks, over
+    // one small pool of database connections, and the postbacks' per-partner rate.
+    std::shared_ptr<admin::CommissionStore> commissions;
+    std::shared_ptr<admin::PostbackLimiter> postback_limiter;
 };
 
 // The admin API's link-health routes over the checker (src/app/link_health_api.cpp).

@@ -346,6 +346,12 @@ std::vector<Setting> admin_settings() {
          [](Config& c, const std::string& v) { return parse_millis(v, c.admin_db_wait); },
          "milliseconds, 1 to 86400000",
          [](const Config& c) { return millis_text(c.admin_db_wait); }},
+        {"postback_rate", "REFGATE_POSTBACK_RATE",
+         [](Config& c, const std::string& v) {
+             return parse_uint(v, c.postback_rate, std::uint32_t{1}, std::uint32_t{100'000});
+         },
+         "postbacks per second per partner, 1 to 100000",
+         [](const Config& c) { return std::to_string(c.postback_rate); }},
         {"admin_public_url", "REFGATE_ADMIN_PUBLIC_URL",
          [](Config& c, const std::string& v) {
              auto origins = parse_origins(v);

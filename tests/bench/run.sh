@@ -346,7 +346,8 @@ if [[ -n $BASELINE_REV ]]; then
     else
       npm_ci_if_stale "$STATE/baseline-src/$dir"
     fi
-  done < <(find "$STATE/baseline-src/src" -name package-lock.json -not -path '*/node_modules/*' -print0)
+  done < <(find "$STATE/baseline-src/src" "$STATE/baseline-src/third_party" -name package-lock.json \
+    -not -path '*/node_modules/*' -print0 2>/dev/null)
   bounded "$(remaining)" cmake -S "$STATE/baseline-src" -B "$ROOT/build/$BUILD_NAME-baseline" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF >"$STATE/cmake-baseline.log" 2>&1 ||
     die "baseline cmake configure failed; see $STATE/cmake-baseline.log"

@@ -11,6 +11,7 @@
 
 #include "refgate/admin/admin_json.hpp"
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/codec/commissions_input.hpp"
 #include "refgate/codec/stored_objects.hpp"
 #include "refgate/http/response.hpp"
 
@@ -48,7 +49,9 @@ class Answer {
     template <typename View>
     void outcome(const Result<View>& result, std::string_view location = {}) {
         bool shown = result.kind == OutcomeKind::ok || result.kind == OutcomeKind::created;
-        bool report = result.kind == OutcomeKind::invalid && std::is_same_v<View, ImportReport>;
+        bool report =
+            result.kind == OutcomeKind::invalid &&
+            (std::is_same_v<View, ImportReport> || std::is_same_v<View, CommissionsReport>);
         outcome(Outcome{.kind = result.kind,
                         .body = shown || report ? view_json(result.view) : nlohmann::ordered_json(),
                         .version = result.version,

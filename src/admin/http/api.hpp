@@ -105,7 +105,10 @@ std::span<const Route> export_routes();
 std::span<const Route> country_group_routes();
 std::span<const Route> placement_routes();
 
-std::unique_ptr<Resource> partners_resource(AdminStore& store);
+// `commissions` may be null: its routes answer 503 then.
+std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* commissions);
+// POST /api/v1/partners/{slug}/commissions and .../postback-secret (src/admin/commissions.cpp).
+void serve_commissions(CommissionStore& store, const ApiRequest& request, Answer& answer);
 std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
                                          StatsStore* stats, const Clock& clock);
 std::unique_ptr<Resource> audit_resource(AdminStore& store);
@@ -123,7 +126,9 @@ void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
 // GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 // `stats` may be null (503); `clock` says which day is today.
-std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock);
+// The stats routes; `commissions` answers /api/v1/stats/earnings (none: 503).
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,
+                                         CommissionStore* commissions);
 std::unique_ptr<Resource> users_resource(ConsoleService& console);
 // /api/v1/session: served without the authentication step (signing in needs no credentials).
 std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);

@@ -180,6 +180,10 @@ class ReadBody final : public Middleware {
         if (method != Method::post && method != Method::patch && method != Method::put) return true;
         // The import takes CSV as well as JSON, and reads it itself.
         if (request.route->operation == Operation::import_document) return true;
+        // So do the commissions' import (CSV, or a JSON array), and the secret takes nothing.
+        if (request.route->operation == Operation::import_commissions ||
+            request.route->operation == Operation::rotate_postback_secret)
+            return true;
         // An action without parameters: an empty body is fine.
         if (request.route->operation == Operation::check_link_health && request.http.body.empty())
             return true;

@@ -12,7 +12,9 @@ ConsoleService* console_of(const ResourceContext& c) { return c.options.console.
 
 constexpr std::array kResources{
     ResourceEntry{"/api/v1/partners", partner_routes,
-                  [](const ResourceContext& c) { return partners_resource(c.store); }},
+                  [](const ResourceContext& c) {
+                      return partners_resource(c.store, c.options.commissions.get());
+                  }},
     ResourceEntry{"/api/v1/links", link_routes,
                   [](const ResourceContext& c) {
                       return links_resource(c.store, c.options.link_health.get(), c.stats, c.clock);
@@ -26,9 +28,10 @@ constexpr std::array kResources{
                   [](const ResourceContext& c) { return tokens_resource(c.store); }},
     ResourceEntry{"/api/v1/disclosures", disclosure_routes,
                   [](const ResourceContext& c) { return disclosures_resource(c.store); }},
-    ResourceEntry{
-        "/api/v1/stats", stats_routes,
-        [](const ResourceContext& c) { return stats_resource(c.store, c.stats, c.clock); }},
+    ResourceEntry{"/api/v1/stats", stats_routes,
+                  [](const ResourceContext& c) {
+                      return stats_resource(c.store, c.stats, c.clock, c.options.commissions.get());
+                  }},
     ResourceEntry{"/api/v1/import", import_routes,
                   [](const ResourceContext& c) { return import_resource(c.store); }},
     ResourceEntry{"/api/v1/export", export_routes,

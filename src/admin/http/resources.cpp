@@ -67,11 +67,16 @@ constexpr std::array kPartnerRoutes{
           Operation::delete_partner},
     Route{Method::get, "GET", "/api/v1/partners/{slug}/codes", Role::viewer,
           Operation::partner_codes},
+    Route{Method::post, "POST", "/api/v1/partners/{slug}/commissions", Role::editor,
+          Operation::import_commissions},
+    Route{Method::post, "POST", "/api/v1/partners/{slug}/postback-secret", Role::admin,
+          Operation::rotate_postback_secret},
 };
 
 class Partners final : public Resource {
   public:
-    explicit Partners(AdminStore& store) : store_(store) {}
+    Partners(AdminStore& store, CommissionStore* commissions)
+        : store_(store), commissions_(commissions) {}
 
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
@@ -92,6 +97,10 @@ class Partners final : public Resource {
                                                             parse_partner_patch(r.body)));
             case Operation::delete_partner:
                 return answer.outcome(store_.delete_partner(r.actor, r.name, r.if_match));
+            case Operation::import_commissions:
+            case Operation::rotate_postback_secret:
+                if (commissions_ == nullptr) throw StoreError("no commission store");
+                return serve_commissions(*commissions_, r, answer);
             default:
                 return answer.outcome(store_.partner_codes(r.name));
         }
@@ -99,6 +108,7 @@ class Partners final : public Resource {
 
   private:
     AdminStore& store_;
+    CommissionStore* commissions_;
 };
 
 constexpr std::array kLinkRoutes{
@@ -310,8 +320,8 @@ std::span<const Route> audit_routes() { return kAuditRoutes; }
 std::span<const Route> token_routes() { return kTokenRoutes; }
 std::span<const Route> disclosure_routes() { return kDisclosureRoutes; }
 
-std::unique_ptr<Resource> partners_resource(AdminStore& store) {
-    return std::make_unique<Partners>(store);
+std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* commissions) {
+    return std::make_unique<Partners>(store, commissions);
 }
 std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
                                          StatsStore* stats, const Clock& clock) {

@@ -25,6 +25,8 @@
 
 namespace refgate::admin {
 
+class CommissionStore;  // refgate/admin/commissions.hpp
+
 enum class Operation {
     list_partners,
     create_partner,
@@ -72,6 +74,9 @@ enum class Operation {
     delete_country_group,
     link_placements,
     get_placement,
+    import_commissions,
+    rotate_postback_secret,
+    stats_earnings,
 };
 
 struct Route {
@@ -109,6 +114,9 @@ struct AdminOptions {
     // Proxies whose X-Forwarded-For names the client (REFGATE_TRUSTED_PROXIES): failures are
     // limited per client, not per proxy.
     std::vector<IpNetwork> trusted_proxies;
+    // Commissions (issue 43): a partner's commissions import and postback secret; none: those
+    // routes answer 503.
+    std::shared_ptr<CommissionStore> commissions;
 };
 
 class AdminHandler final : public http::Handler {

@@ -132,6 +132,9 @@ struct Config {
     std::vector<std::string> admin_cors_origins;
     // How long an admin API call waits for a database connection before answering 503.
     std::chrono::milliseconds admin_db_wait{2'000};
+    // Postbacks (/postback/{partner}, issue 43) each partner may send per second; bursts of
+    // twice as many. More are answered 429.
+    std::uint32_t postback_rate = 50;
     // The admin listener's origin as browsers reach it (https://admin.example.com): the console's
     // requests must come from it, and when it is https the session cookie is Secure and
     // __Host- prefixed. Empty: requests are compared with their own Host.

@@ -1,0 +1,116 @@
+#pragma once
+
+// Commissions in (issue 43): the store that records them with their history, the import that
+// the CLI (`refgate commissions import`) and the API (`POST /api/v1/partners/{slug}/commissions`)
+// share, and the public listener's postback (`/postback/{partner}`). Every way in reads only the
+// fields of kCommissionFields and runs check_commission().
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/codec/commissions_input.hpp"
+#include "refgate/codec/earnings.hpp"
+#include "refgate/domain/clock.hpp"
+#include "refgate/domain/commission.hpp"
+#include "refgate/http/server.hpp"
+
+namespace refgate::admin {
+
+enum class CommissionSource { import, api, postback };
+std::string_view to_string(CommissionSource source) noexcept;
+
+// Implementations are thread-safe; methods throw StoreError when the database fails.
+class CommissionStore {
+  public:
+    virtual ~CommissionStore() = default;
+    // Records `commissions` of `partner` in one transaction, in order (a repeat of an order_id
+    // later in the list updates the earlier one): each one's link and channel resolved, a new one
+    // or a change adding a history row; committed only without `dry_run`. nullopt: no partner.
+    virtual std::optional<RecordedCommissions> record(const std::string& partner,
+                                                      const std::vector<Commission>& commissions,
+                                                      CommissionSource source, bool dry_run) = 0;
+    // Stores the hash of a new postback secret for the partner, replacing any other; false: no
+    // such partner.
+    virtual bool set_postback_secret(const std::string& partner, const std::string& hash_hex) = 0;
+    // The hash of the partner's postback secret (lower-case hex); nullopt: no partner or none.
+    virtual std::optional<std::string> postback_secret_hash(const std::string& partner) = 0;
+    // GET /api/v1/stats/earnings: the commissions of the range's UTC days (by occurred_at) per
+    // group, beside the human clicks of the same days (codec/earnings.hpp).
+    virtual EarningsReport earnings(const DayRange& range, EarningsGroup group) = 0;
+};
+
+struct PgCommissionStoreOptions {
+    std::string database_url;
+    std::size_t max_idle_connections = 2;
+    std::size_t max_open_connections = 2;
+    std::chrono::milliseconds connection_wait{2'000};
+};
+std::unique_ptr<CommissionStore> make_pg_commission_store(PgCommissionStoreOptions options);
+
+// An import of a partner's commissions: the rows as read (CSV, JSON or a network's export),
+// where they came from, and whether to apply them.
+struct CommissionImport {
+    std::string partner;
+    CommissionsInput input;
+    CommissionSource source = CommissionSource::import;
+    bool dry_run = false;
+};
+
+// The import: every row checked (each problem with its line and field), then all of them
+// recorded in one transaction, or none when any is refused. ok with the report; invalid (422)
+// with the report beside the errors when refused and not a dry run; not_found for an unknown
+// partner.
+Result<CommissionsReport> import_commissions(CommissionStore& store,
+                                             const CommissionImport& command);
+
+// "POST /api/v1/partners/{slug}/postback-secret": a new secret, shown once.
+Result<PostbackSecretView> rotate_postback_secret(CommissionStore& store,
+                                                  const std::string& partner);
+
+// A token bucket per partner: `rate` postbacks a second, bursts of `burst`. Thread-safe.
+class PostbackLimiter {
+  public:
+    PostbackLimiter(double rate, double burst, const MonotonicClock* clock = nullptr);
+    // Takes a token of the partner's bucket; false when it is empty.
+    bool allow(const std::string& partner);
+
+  private:
+    struct Bucket {
+        double tokens = 0;
+        std::chrono::steady_clock::time_point at;
+    };
+    double rate_;
+    double burst_;
+    const MonotonicClock* clock_;
+    SteadyClock steady_;
+    std::mutex mutex_;
+    std::map<std::string, Bucket, std::less<>> buckets_;
+};
+constexpr std::size_t kMaxPostbackBuckets = 4096;
+
+// GET or POST /postback/{partner} on the public listener, with the parameters of
+// kCommissionFields in the query string and the secret as `secret` or X-Refgate-Secret:
+// 204 once recorded, 401 (no detail) for a wrong secret or partner, 400 naming the parameter,
+// 429 past the partner's rate. Blocking (the database): the server runs it on its pool, never
+// on an I/O thread, so redirects never wait for it.
+class PostbackHandler final : public http::Handler {
+  public:
+    static constexpr std::string_view kPrefix = "/postback/";
+    PostbackHandler(std::shared_ptr<CommissionStore> store,
+                    std::shared_ptr<PostbackLimiter> limiter);
+    void handle(const http::Request& request, http::Response& response) override;
+    bool may_block() const override { return true; }
+
+  private:
+    std::shared_ptr<CommissionStore> store_;
+    std::shared_ptr<PostbackLimiter> limiter_;
+};
+
+}  // namespace refgate::admin

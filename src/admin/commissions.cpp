@@ -1,0 +1,186 @@
+#include "refgate/admin/commissions.hpp"
+
+#include <algorithm>
+
+#include "api.hpp"
+#include "refgate/admin/tokens.hpp"
+#include "refgate/domain/query.hpp"
+#include "refgate/runtime/log.hpp"
+
+namespace refgate::admin {
+namespace {
+
+// The path's partner: the segment after the prefix, by the slugs' rule; nullopt otherwise.
+std::optional<std::string> postback_partner(std::string_view path) {
+    if (!path.starts_with(PostbackHandler::kPrefix)) return std::nullopt;
+    path.remove_prefix(PostbackHandler::kPrefix.size());
+    if (path.ends_with('/')) path.remove_suffix(1);
+    if (path.empty() || path.size() > 64 ||
+        !((path[0] >= 'a' && path[0] <= 'z') || (path[0] >= '0' && path[0] <= '9')))
+        return std::nullopt;
+    for (char c : path) {
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return std::nullopt;
+    }
+    return std::string(path);
+}
+
+void postback_no_store(http::Response& response) {
+    response.add_header("Cache-Control", "no-store");
+    response.add_header("X-Content-Type-Options", "nosniff");
+}
+
+}  // namespace
+
+std::string_view to_string(CommissionSource source) noexcept {
+    switch (source) {
+        case CommissionSource::api:
+            return "api";
+        case CommissionSource::postback:
+            return "postback";
+        default:
+            return "import";
+    }
+}
+
+Result<CommissionsReport> import_commissions(CommissionStore& store,
+                                             const CommissionImport& command) {
+    CommissionsReport report{.dry_run = command.dry_run};
+    std::vector<FieldError> errors;
+    auto refuse = [&](std::size_t line, const std::string& field, const std::string& message) {
+        report.refused.push_back({line, field, message});
+        std::string where = line != 0 ? "line " + std::to_string(line) + ": " : std::string();
+        errors.push_back({field, where + message});
+    };
+    for (const auto& p : command.input.problems) refuse(p.line, p.field, p.message);
+    std::vector<Commission> commissions;
+    for (const auto& row : command.input.rows) {
+        auto check = check_commission(row.fields);
+        for (const auto& p : check.problems) refuse(row.line, p.field, p.message);
+        if (check.commission) commissions.push_back(std::move(*check.commission));
+    }
+    report.applied = !command.dry_run && report.refused.empty();
+    auto recorded = store.record(command.partner, commissions, command.source, !report.applied);
+    if (!recorded)
+        return {.kind = OutcomeKind::not_found, .detail = "no partner '" + command.partner + "'"};
+    report.recorded = *recorded;
+    bool refused = !command.dry_run && !report.applied;
+    return {.kind = refused ? OutcomeKind::invalid : OutcomeKind::ok,
+            .view = std::move(report),
+            .errors = refused ? std::move(errors) : std::vector<FieldError>{}};
+}
+
+Result<PostbackSecretView> rotate_postback_secret(CommissionStore& store,
+                                                  const std::string& partner) {
+    std::string secret = generate_token();
+    if (!store.set_postback_secret(partner, hash_token(secret)))
+        return {.kind = OutcomeKind::not_found, .detail = "no partner '" + partner + "'"};
+    return {.view = {std::move(secret)}};
+}
+
+void serve_commissions(CommissionStore& store, const ApiRequest& r, Answer& answer) {
+    if (r.route->operation == Operation::rotate_postback_secret)
+        return answer.outcome(rotate_postback_secret(store, r.name));
+    auto type = media_type(r.http.header("Content-Type"));
+    bool csv = http::iequals(type, "text/csv");
+    if (!csv && !http::iequals(type, "application/json"))
+        return answer.problem(415, "unsupported-media-type", "send application/json or text/csv");
+    auto dry_run = query_value(r.http.query(), "dry_run").value_or("0");
+    if (dry_run != "0" && dry_run != "1" && dry_run != "true" && dry_run != "false")
+        return answer.invalid_query({{"dry_run", "must be 1, true, 0 or false"}});
+    auto format = parse_commissions_format(query_value(r.http.query(), "format").value_or(""));
+    if (!format) return answer.invalid_query({{"format", "must be impact or awin"}});
+    if (csv && *format == CommissionsFormat::awin)
+        return answer.problem(415, "unsupported-media-type",
+                              "Awin's transactions come as application/json");
+    if (!csv && nlohmann::json::parse(r.http.body, nullptr, false).is_discarded())
+        return answer.problem(400, "bad-json", "the request body is not valid JSON");
+    CommissionsInput input = read_commissions(r.http.body, *format, csv);
+    answer.outcome(import_commissions(store, {.partner = r.name,
+                                              .input = std::move(input),
+                                              .source = CommissionSource::api,
+                                              .dry_run = dry_run == "1" || dry_run == "true"}));
+}
+
+PostbackLimiter::PostbackLimiter(double rate, double burst, const MonotonicClock* clock)
+    : rate_(rate), burst_(std::max(burst, 1.0)), clock_(clock ? clock : &steady_) {}
+
+bool PostbackLimiter::allow(const std::string& partner) {
+    auto now = clock_->now();
+    std::lock_guard lock(mutex_);
+    auto it = buckets_.find(partner);
+    if (it == buckets_.end()) {
+        // Bounded: names are checked as slugs but need not be partners'. Full buckets are
+        // the same as none, so those go first; past that every partner starts again.
+        if (buckets_.size() >= kMaxPostbackBuckets) {
+            std::erase_if(buckets_, [&](const auto& entry) {
+                std::chrono::duration<double> idle = now - entry.second.at;
+                return entry.second.tokens + idle.count() * rate_ >= burst_;
+            });
+            if (buckets_.size() >= kMaxPostbackBuckets) buckets_.clear();
+        }
+        it = buckets_.emplace(partner, Bucket{burst_, now}).first;
+    }
+    Bucket& b = it->second;
+    std::chrono::duration<double> elapsed = now - b.at;
+    b.tokens = std::min(burst_, b.tokens + elapsed.count() * rate_);
+    b.at = now;
+    if (b.tokens < 1.0) return false;
+    b.tokens -= 1.0;
+    return true;
+}
+
+PostbackHandler::PostbackHandler(std::shared_ptr<CommissionStore> store,
+                                 std::shared_ptr<PostbackLimiter> limiter)
+    : store_(std::move(store)), limiter_(std::move(limiter)) {}
+
+void PostbackHandler::handle(const http::Request& request, http::Response& response) {
+    Answer answer{response};
+    postback_no_store(response);
+    if (request.method != http::Method::get && request.method != http::Method::post) {
+        answer.problem(405, "method-not-allowed", "use GET or POST");
+        response.add_header("Allow", "GET, POST");
+        return;
+    }
+    auto partner = postback_partner(request.path());
+    if (!partner) return answer.problem(404, "not-found", "no such resource");
+    if (!limiter_->allow(*partner)) {
+        answer.problem(429, "rate-limited", "too many postbacks for this partner; retry later");
+        response.add_header("Retry-After", "1");
+        return;
+    }
+    auto query = request.query();
+    std::string secret(request.header("X-Refgate-Secret"));
+    if (secret.empty()) secret = query_value(query, "secret").value_or("");
+    try {
+        auto stored = secret.empty() ? std::nullopt : store_->postback_secret_hash(*partner);
+        // A missing partner, secret or match all answer the same, in the same way.
+        if (!stored || !same_hash(*stored, hash_token(secret))) {
+            response.set_status(401);
+            return;
+        }
+        CommissionFields fields;
+        for (auto name : kCommissionFields) {
+            auto value = query_value(query, name);
+            if (value && !value->empty()) *fields.field(name) = std::move(*value);
+        }
+        auto check = check_commission(fields);
+        if (!check.commission) {
+            std::vector<FieldError> errors;
+            for (auto& p : check.problems) errors.push_back({p.field, p.message});
+            std::string detail = "bad parameter '" + check.problems.front().field +
+                                 "': " + check.problems.front().message;
+            answer.problem(400, "bad-parameter", detail, errors);
+            return;
+        }
+        store_->record(*partner, {*check.commission}, CommissionSource::postback, false);
+        response.set_status(204);
+    } catch (const StoreError& e) {
+        log::warn("postback_store_failed", {{"partner", *partner}, {"error", e.what()}});
+        response.reset();
+        postback_no_store(response);
+        answer.problem(503, "unavailable", "the database is unreachable; try again");
+        response.add_header("Retry-After", "1");
+    }
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,211 @@
+// The commission store in PostgreSQL (sql/017_commissions.sql): a commission per (partner,
+// order_id), its history, and the partners' postback secrets. StoredAttribution is the domain's
+// (commission.hpp); this file only reads what it needs and writes the rows.
+
+#include <map>
+
+#include "pg_earnings.hpp"
+#include "pg_transaction.hpp"
+#include "refgate/admin/commissions.hpp"
+#include "refgate/domain/counter_key.hpp"
+#include "refgate/pg/stored_rows.hpp"
+
+namespace refgate::admin {
+namespace {
+
+struct CommissionTx {
+    explicit CommissionTx(pqxx::dbtransaction& t) : tx(t) {}
+    pqxx::dbtransaction& tx;
+};
+
+struct StoredAttribution {
+    std::int64_t link_id = 0;  // 0: none
+    std::string channel;       // empty: none
+};
+
+// The channels a token of the link may name: "direct", "other", the partner's named channels
+// and every channel the link has click counts for.
+std::vector<std::string> commission_candidate_channels(pqxx::dbtransaction& tx,
+                                                       const Partner& partner,
+                                                       std::int64_t link_id) {
+    std::vector<std::string> channels{std::string(kDirectChannel), std::string(kOtherChannel)};
+    for (const auto& code : partner.channel_codes) {
+        if (!code.channel.ends_with('*')) channels.push_back(code.channel);
+    }
+    for (const auto& row : tx.exec_params(
+             "SELECT DISTINCT channel FROM refgate_click_counts WHERE link_id = $1", link_id))
+        channels.push_back(row["channel"].as<std::string>());
+    return channels;
+}
+
+class Attributor {
+  public:
+    Attributor(pqxx::dbtransaction& tx, const Partner& partner) : tx_(tx), partner_(partner) {}
+
+    StoredAttribution of(const Commission& c) {
+        StoredAttribution a;
+        if (!c.tracking_id.empty()) {
+            a.channel = tracking_id_channel(partner_, c.tracking_id).value_or("");
+            return a;
+        }
+        std::string slug;
+        if (partner_.subid_style == SubidStyle::readable) {
+            const auto& links = partner_links();
+            std::vector<std::string> slugs;
+            for (const auto& l : links) slugs.push_back(l.slug);
+            auto found = readable_token_link(partner_, c.subid, slugs);
+            if (!found) return a;
+            a.link_id = links[*found].id;
+            slug = links[*found].slug;
+        } else {
+            auto id = opaque_token_link(c.subid);
+            if (!id) return a;
+            auto links = pg::read_links(tx_, "WHERE l.id = $1", *id);
+            if (links.empty()) return a;
+            a.link_id = *id;
+            slug = links.front().link.slug;
+        }
+        auto channels = commission_candidate_channels(tx_, partner_, a.link_id);
+        a.channel = token_channel(partner_, a.link_id, slug, c.subid, channels).value_or("");
+        return a;
+    }
+
+  private:
+    const std::vector<Link>& partner_links() {
+        if (!links_read_) {
+            links_read_ = true;
+            for (auto& stored : pg::read_links(tx_,
+                                               "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
+                                               "'$[*] ? (@.partner == $p || @.split[*].partner == "
+                                               "$p)', jsonb_build_object('p', $1::text)) "
+                                               "ORDER BY l.slug",
+                                               partner_.slug))
+                links_.push_back(std::move(stored.link));
+        }
+        return links_;
+    }
+
+    pqxx::dbtransaction& tx_;
+    const Partner& partner_;
+    // Read once, when a readable token first needs them. A flag beside the vector rather than an
+    // optional vector: g++ 12 at -O3 (the Release build) took the optional's vector for
+    // uninitialised (-Werror=maybe-uninitialized).
+    std::vector<Link> links_;
+    bool links_read_ = false;
+};
+
+void add_commission_history(pqxx::dbtransaction& tx, std::int64_t id, CommissionSource source) {
+    tx.exec_params(
+        "INSERT INTO refgate_commission_history (commission_id, status, amount, currency, "
+        "occurred_at, source) SELECT id, status, amount, currency, occurred_at, $2 "
+        "FROM refgate_commissions WHERE id = $1",
+        id, std::string(to_string(source)));
+}
+
+class PgCommissionStore final : public CommissionStore {
+  public:
+    explicit PgCommissionStore(PgCommissionStoreOptions options)
+        : pool_(options.database_url, pg::PoolOptions{.max_idle = options.max_idle_connections,
+                                                      .max_open = options.max_open_connections,
+                                                      .wait = options.connection_wait}) {}
+
+    std::optional<RecordedCommissions> record(const std::string& partner_slug,
+                                              const std::vector<Commission>& commissions,
+                                              CommissionSource source, bool dry_run) override {
+        std::optional<RecordedCommissions> result;
+        run_transaction<CommissionTx>(pool_, false, [&](CommissionTx& t) {
+            auto& tx = t.tx;
+            auto partners = pg::read_partners(tx, "WHERE p.slug = $1", partner_slug);
+            if (partners.empty()) return;
+            const Partner& partner = partners.front().partner;
+            Attributor attributor(tx, partner);
+            RecordedCommissions r;
+            for (const auto& c : commissions) {
+                StoredAttribution a = attributor.of(c);
+                if (a.link_id == 0 && a.channel.empty()) ++r.unattributed;
+                std::string amount = to_string(c.amount);
+                std::string at = format_rfc3339(c.occurred_at);
+                std::string status(to_string(c.status));
+                auto inserted = tx.exec_params(
+                    "INSERT INTO refgate_commissions (partner_id, order_id, subid, tracking_id, "
+                    "link_id, channel, status, amount, currency, occurred_at) VALUES ($1, $2, "
+                    "NULLIF($3, ''), NULLIF($4, ''), NULLIF($5::bigint, 0), NULLIF($6, ''), $7, "
+                    "$8::numeric, $9, $10::timestamptz) ON CONFLICT (partner_id, order_id) DO "
+                    "NOTHING RETURNING id",
+                    partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status,
+                    amount, c.currency, at);
+                if (!inserted.empty()) {
+                    add_commission_history(tx, inserted[0]["id"].as<std::int64_t>(), source);
+                    ++r.created;
+                    continue;
+                }
+                // Only what the network reports decides whether anything is new.
+                auto updated = tx.exec_params(
+                    "UPDATE refgate_commissions SET subid = NULLIF($3, ''), tracking_id = "
+                    "NULLIF($4, ''), link_id = NULLIF($5::bigint, 0), channel = NULLIF($6, ''), "
+                    "status = $7, amount = $8::numeric, currency = $9, occurred_at = "
+                    "$10::timestamptz, updated_at = now() WHERE partner_id = $1 AND order_id = $2 "
+                    "AND (subid, tracking_id, status, amount, currency, occurred_at) IS DISTINCT "
+                    "FROM (NULLIF($3, ''), NULLIF($4, ''), $7, $8::numeric, $9, $10::timestamptz) "
+                    "RETURNING id",
+                    partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status,
+                    amount, c.currency, at);
+                if (updated.empty()) {
+                    ++r.unchanged;
+                    continue;
+                }
+                add_commission_history(tx, updated[0]["id"].as<std::int64_t>(), source);
+                ++r.updated;
+            }
+            if (!dry_run) tx.commit();
+            result = r;
+        });
+        return result;
+    }
+
+    bool set_postback_secret(const std::string& partner, const std::string& hash_hex) override {
+        bool found = false;
+        run_transaction<CommissionTx>(pool_, false, [&](CommissionTx& t) {
+            auto r = t.tx.exec_params(
+                "INSERT INTO refgate_postback_secrets (partner_id, secret_hash) SELECT id, "
+                "decode($2, 'hex') FROM refgate_partners WHERE slug = $1 ON CONFLICT "
+                "(partner_id) DO UPDATE SET secret_hash = EXCLUDED.secret_hash, created_at = "
+                "now() RETURNING partner_id",
+                partner, hash_hex);
+            found = !r.empty();
+            t.tx.commit();
+        });
+        return found;
+    }
+
+    std::optional<std::string> postback_secret_hash(const std::string& partner) override {
+        std::optional<std::string> hash;
+        run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {
+            auto r = t.tx.exec_params(
+                "SELECT encode(s.secret_hash, 'hex') AS secret_hash FROM refgate_postback_secrets "
+                "s JOIN "
+                "refgate_partners p ON p.id = s.partner_id WHERE p.slug = $1",
+                partner);
+            if (!r.empty()) hash = r[0]["secret_hash"].as<std::string>();
+        });
+        return hash;
+    }
+
+    EarningsReport earnings(const DayRange& range, EarningsGroup group) override {
+        EarningsReport report;
+        run_transaction<CommissionTx>(
+            pool_, true, [&](CommissionTx& t) { report = read_earnings(t.tx, range, group); });
+        return report;
+    }
+
+  private:
+    pg::ConnectionPool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<CommissionStore> make_pg_commission_store(PgCommissionStoreOptions options) {
+    return std::make_unique<PgCommissionStore>(std::move(options));
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,128 @@
+#include "pg_earnings.hpp"
+
+#include <map>
+#include <tuple>
+
+#include "refgate/domain/counter_key.hpp"
+
+namespace refgate::admin {
+namespace {
+
+// Every group's rows carry its key as three texts, k1, k2 and k3 (empty where the group has no
+// such part; k3, a placement's channel, may be NULL: a commission whose token named no channel).
+struct GroupSql {
+    const char* commission_keys;  // over c (commission), l (its link), lp (the link's partner),
+                                  // cp (the commission's partner), day
+    const char* click_keys;       // over s (click rows), l (their link), p (its partner)
+};
+
+GroupSql group_sql(EarningsGroup group) {
+    switch (group) {
+        case EarningsGroup::placement:
+            return {"l.slug, lp.slug, c.channel", "l.slug, p.slug, s.channel"};
+        case EarningsGroup::partner:
+            return {"''::text, cp.slug, ''::text", "''::text, p.slug, ''::text"};
+        case EarningsGroup::day:
+            return {"to_char(c.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), ''::text, ''::text",
+                    "to_char(s.day, 'YYYY-MM-DD'), ''::text, ''::text"};
+        default:
+            return {"l.slug, lp.slug, ''::text", "l.slug, p.slug, ''::text"};
+    }
+}
+
+// The commissions of the range: occurred_at within [from 00:00 UTC, to + 1 day 00:00 UTC).
+constexpr const char* kCommissionsInRange =
+    "FROM refgate_commissions c JOIN refgate_partners cp ON cp.id = c.partner_id "
+    "LEFT JOIN refgate_links l ON l.id = c.link_id "
+    "LEFT JOIN refgate_partners lp ON lp.id = l.partner_id "
+    "WHERE c.occurred_at >= $1::date::timestamp AT TIME ZONE 'UTC' "
+    "AND c.occurred_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'";
+
+std::string clicks_sql(EarningsGroup group, bool rollups) {
+    // A placement is a link's channel: only the base table keeps clicks per channel.
+    const char* source = group == EarningsGroup::placement || !rollups ? "refgate_click_counts"
+                                                                       : "refgate_rollup_link_days";
+    return std::string("SELECT ") + group_sql(group).click_keys +
+           ", sum(s.human)::bigint AS human FROM " + source +
+           " s JOIN refgate_links l ON l.id = s.link_id JOIN refgate_partners p ON p.id = "
+           "l.partner_id WHERE s.day BETWEEN $1::date AND $2::date GROUP BY 1, 2, 3";
+}
+
+using Key = std::tuple<std::string, std::string, std::optional<std::string>>;
+
+Key key_of(const pqxx::row& row) {
+    std::optional<std::string> k3;
+    if (!row["k3"].is_null()) k3 = row["k3"].as<std::string>();
+    return {row["k1"].as<std::string>(), row["k2"].as<std::string>(), std::move(k3)};
+}
+
+void add_status(std::map<std::string, CurrencyEarnings>& currencies, const pqxx::row& row) {
+    auto& c = currencies[row["currency"].as<std::string>()];
+    StatusFigure* figure = c.of(row["status"].c_str());
+    if (figure == nullptr) return;  // the table's CHECK allows no other
+    figure->count = row["n"].as<std::uint64_t>();
+    figure->amount = row["amount"].as<std::string>();
+    if (!row["epc"].is_null()) c.epc = row["epc"].as<std::string>();
+}
+
+}  // namespace
+
+EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
+                             EarningsGroup group) {
+    EarningsReport report{.range = range, .group = group};
+    std::string from = format_day(range.from);
+    std::string to = format_day(range.to);
+    bool rollups = tx.exec("SELECT complete FROM refgate_rollup_state")[0]["complete"].as<bool>();
+    std::string clicks = clicks_sql(group, rollups);
+    const GroupSql keys = group_sql(group);
+
+    std::map<Key, EarningsItem> items;
+    for (const auto& row : tx.exec_params(
+             "SELECT k1, k2, k3, human FROM (" + clicks + ") t(k1, k2, k3, human) WHERE human > 0",
+             from, to)) {
+        auto& item = items[key_of(row)];
+        item.human_clicks = row["human"].as<std::uint64_t>();
+    }
+    // Per key, currency and status: how many and their sum; EPC per key and currency, the
+    // non-reversed sum over the key's human clicks.
+    std::string sql =
+        "WITH clicks AS (" + clicks +
+        "), agg AS (SELECT k1, k2, k3, currency, status, count(*)::bigint AS n, sum(amount) AS "
+        "amount FROM (SELECT " +
+        keys.commission_keys + ", c.currency, c.status, c.amount " + kCommissionsInRange +
+        " AND l.id IS NOT NULL) x(k1, k2, k3, currency, status, amount) GROUP BY 1, 2, 3, 4, 5) "
+        "SELECT a.k1, a.k2, a.k3, a.currency, a.status, a.n, a.amount::text AS amount, "
+        "round(sum(CASE WHEN a.status <> 'reversed' THEN a.amount ELSE 0 END) OVER (PARTITION "
+        "BY a.k1, a.k2, a.k3, a.currency) / NULLIF(k.human, 0), 4)::text AS epc FROM agg a "
+        "LEFT JOIN clicks k(k1, k2, k3, human) ON k.k1 = a.k1 AND k.k2 = a.k2 AND k.k3 IS NOT "
+        "DISTINCT FROM a.k3";
+    for (const auto& row : tx.exec_params(sql, from, to))
+        add_status(items[key_of(row)].currencies, row);
+
+    for (const auto& row :
+         tx.exec_params(std::string("SELECT c.currency, c.status, count(*)::bigint AS n, "
+                                    "sum(c.amount)::text AS amount, NULL::text AS epc ") +
+                            kCommissionsInRange + " AND l.id IS NULL GROUP BY 1, 2",
+                        from, to))
+        add_status(report.unattributed, row);
+
+    for (auto& [key, item] : items) {
+        auto& [k1, k2, k3] = key;
+        switch (group) {
+            case EarningsGroup::day:
+                item.day = k1;
+                break;
+            case EarningsGroup::partner:
+                item.partner = k2;
+                break;
+            default:
+                item.link = k1;
+                item.partner = k2;
+                if (group == EarningsGroup::placement) item.placement = k3;
+        }
+        report.items.push_back(std::move(item));
+    }
+    return report;
+}
+
+}  // namespace refgate::admin

@@ -1,0 +1,16 @@
+#pragma once
+
+// The earnings answer's figures from PostgreSQL (GET /api/v1/stats/earnings): commissions of a
+// range of UTC days (by their occurred_at) per group, next to the human clicks of the same days
+// from the roll-ups (or, while they are built, and for placements, the base table).
+
+#include <pqxx/pqxx>
+
+#include "refgate/codec/earnings.hpp"
+
+namespace refgate::admin {
+
+EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
+                             EarningsGroup group);
+
+}  // namespace refgate::admin

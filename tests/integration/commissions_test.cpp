@@ -1,0 +1,511 @@
+// Commissions in (issue 43) through the refgate binary and a real PostgreSQL: the CLI import, the
+// API import (CSV and JSON), the public postback, their history, and what they leave behind.
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/placement.hpp"
+#include "support/http_client.hpp"
+#include "support/private_redis.hpp"
+#include "support/service_process.hpp"
+#include "support/test_database.hpp"
+
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace commissions_test {
+
+using namespace refgate::test;
+using Json = nlohmann::json;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+namespace {
+
+// A partner whose Locations carry opaque sub-IDs, a per-channel code, and two links.
+const char* const kDocument = R"json({
+  "partners": [
+    {"slug": "impact-co", "name": "Impact Co", "ref_param": "ref", "ref_code": "picks42",
+     "allowed_domains": ["shop.example.com"], "extra_params": {}, "subid_param": "subId1",
+     "channel_codes": [{"channel": "newsletter", "ref_code": "picks-nl"},
+                       {"channel": "blog-*", "ref_code": "picks-blog"}]}
+  ],
+  "links": [
+    {"slug": "shop", "partner": "impact-co", "destination": "https://shop.example.com/"},
+    {"slug": "shop-pro", "partner": "impact-co", "destination": "https://shop.example.com/pro"}
+  ]
+})json";
+
+constexpr const char* kHeader = "order_id,subid,tracking_id,status,amount,currency,occurred_at\n";
+
+struct Setup {
+    TestDatabase db;
+    Setup() {
+        auto r = import_json(db.url(), kDocument);
+        INFO(r.err);
+        REQUIRE(r.exit_code == 0);
+    }
+    std::int64_t link_id(const std::string& slug) {
+        return std::stoll(db.scalar("SELECT id FROM refgate_links WHERE slug = '" + slug + "'"));
+    }
+    // The token the redirect writes for a click of `channel` on `slug`.
+    std::string token(const std::string& slug, const std::string& channel) {
+        refgate::Partner p;
+        p.subid_param = "subId1";
+        return refgate::placement_token(p, link_id(slug), slug, channel);
+    }
+    std::string count(const std::string& table) {
+        return db.scalar("SELECT count(*) FROM " + table);
+    }
+};
+
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
+    std::string path = dir.file(name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path;
+}
+
+CommandResult import_cli(const std::string& url, const std::string& path, bool dry_run = false) {
+    std::vector<std::string> args{"commissions", "import", "--partner", "impact-co", path};
+    if (dry_run) args.push_back("--dry-run");
+    return run_refgate(args, {{"REFGATE_DATABASE_URL", url}});
+}
+
+Headers with_token(const std::string& token, const std::string& type = "") {
+    Headers h{{"Authorization", "Bearer " + token}};
+    if (!type.empty()) h.emplace_back("Content-Type", type);
+    return h;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("refgate commissions import records a CSV once, resolving link and channel",
+          "[commissions][pg]") {
+    Setup s;
+    TempDir dir;
+    std::string csv = std::string(kHeader) + "ORD-1," + s.token("shop-pro", "direct") +
+                      ",,pending,12.50,EUR,2026-11-29T16:00:00Z\n" +
+                      "ORD-2,,picks-nl,approved,30,USD,2026-11-30T08:15:00+01:00\n";
+    auto path = write_file(dir, "commissions.csv", csv);
+
+    auto dry = import_cli(s.db.url(), path, true);
+    INFO(dry.out << dry.err);
+    REQUIRE(dry.exit_code == 0);
+    CHECK(dry.out.find("2 created, 0 updated, 0 unchanged") != std::string::npos);
+    CHECK(dry.out.find("dry run") != std::string::npos);
+    CHECK(s.count("refgate_commissions") == "0");
+
+    auto first = import_cli(s.db.url(), path);
+    INFO(first.out << first.err);
+    REQUIRE(first.exit_code == 0);
+    CHECK(first.out.find("2 created, 0 updated, 0 unchanged (0 unattributed)") !=
+          std::string::npos);
+    CHECK(s.db.scalar("SELECT l.slug || ' ' || c.channel || ' ' || c.amount || ' ' || c.currency "
+                      "FROM refgate_commissions c JOIN refgate_links l ON l.id = c.link_id "
+                      "WHERE order_id = 'ORD-1'") == "shop-pro direct 12.50 EUR");
+    // A tracking id names the channel whose code it is; no link.
+    CHECK(s.db.scalar("SELECT coalesce(link_id::text, 'none') || ' ' || channel || ' ' || "
+                      "to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') FROM "
+                      "refgate_commissions WHERE order_id = 'ORD-2'") ==
+          "none newsletter 2026-11-30 07:15");
+    CHECK(s.count("refgate_commission_history") == "2");
+
+    // The same file again: nothing new, nothing written.
+    auto updated_at = s.db.scalar("SELECT max(updated_at) FROM refgate_commissions");
+    auto again = import_cli(s.db.url(), path);
+    REQUIRE(again.exit_code == 0);
+    CHECK(again.out.find("0 created, 0 updated, 2 unchanged") != std::string::npos);
+    CHECK(s.count("refgate_commission_history") == "2");
+    CHECK(s.db.scalar("SELECT max(updated_at) FROM refgate_commissions") == updated_at);
+}
+
+TEST_CASE("a status change and a reversal update the commission and keep every step",
+          "[commissions][pg]") {
+    Setup s;
+    TempDir dir;
+    std::string token = s.token("shop", "direct");
+    auto step = [&](const std::string& status, const std::string& amount) {
+        auto path = write_file(dir, status + ".csv",
+                               std::string(kHeader) + "ORD-7," + token + ",," + status + "," +
+                                   amount + ",EUR,2026-11-29T16:00:00Z\n");
+        auto r = import_cli(s.db.url(), path);
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+        return r.out;
+    };
+    CHECK(step("pending", "40.00").find("1 created") != std::string::npos);
+    CHECK(step("approved", "35.00").find("1 updated") != std::string::npos);
+    // 35 and 35.0 are the same amount: nothing new.
+    CHECK(step("approved", "35.0").find("1 unchanged") != std::string::npos);
+    CHECK(step("reversed", "35.00").find("1 updated") != std::string::npos);
+    CHECK(s.db.scalar("SELECT status || ' ' || amount FROM refgate_commissions") ==
+          "reversed 35.00");
+    CHECK(s.db.scalar("SELECT string_agg(status || ' ' || amount || ' ' || source, ', ' ORDER BY "
+                      "id) FROM refgate_commission_history") ==
+          "pending 40.00 import, approved 35.00 import, reversed 35.00 import");
+}
+
+TEST_CASE("commissions from hostile CSV: every bad row named by line, nothing recorded",
+          "[commissions][pg]") {
+    Setup s;
+    TempDir dir;
+    std::string huge(100'000, 'A');
+    std::string csv =
+        "\xEF\xBB\xBF"
+        "order_id,email,subid,tracking_id,status,amount,currency,occurred_at\n"
+        "ORD-1,ada@example.org,zzzz-unknown,,pending,1.00,EUR,2026-11-29T16:00:00Z\n"
+        "\"=HYPERLINK(\"\"http://evil.example\"\")\",x,,picks-nl,pending,1,EUR,"
+        "2026-11-29T16:00:00Z\n"
+        "ORD-3,x,," +
+        huge +
+        ",paid,1,EUR,2026-11-29T16:00:00Z\n"
+        "ORD-4,\"a,b\nc\",,picks-nl,paid,1e3,EUR,2026-11-29T16:00:00Z\n"
+        "ORD-5,x,,picks-nl,paid,1,eur,yesterday\n"
+        "ORD-6,x,,picks-nl,paid,1,EUR\n";
+    auto r = import_cli(s.db.url(), write_file(dir, "hostile.csv", csv));
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("line 3: order_id:") != std::string::npos);
+    CHECK(r.err.find("line 4: tracking_id:") != std::string::npos);
+    CHECK(r.err.find("line 5: amount:") != std::string::npos);  // the quoted line break
+    CHECK(r.err.find("line 7: currency:") != std::string::npos);
+    CHECK(r.err.find("line 7: occurred_at:") != std::string::npos);
+    CHECK(r.err.find("line 8: has 7 fields; the header has 8") != std::string::npos);
+    CHECK(r.err.find("nothing applied") != std::string::npos);
+    // No value is echoed back: not the formula, not the huge field, not the e-mail.
+    CHECK(r.err.find("HYPERLINK") == std::string::npos);
+    CHECK(r.err.find(huge.substr(0, 100)) == std::string::npos);
+    CHECK((r.out + r.err).find("ada@example.org") == std::string::npos);
+    CHECK(s.count("refgate_commissions") == "0");
+    CHECK(s.count("refgate_commission_history") == "0");
+}
+
+TEST_CASE("the API imports commissions as CSV and JSON, unknown sub-IDs kept, currencies apart",
+          "[commissions][pg]") {
+    Setup s;
+    std::string editor = create_api_token(s.db.url(), "eddie", "editor");
+    std::string viewer = create_api_token(s.db.url(), "vera", "viewer");
+    ServiceProcess service{{.database_url = s.db.url()}};
+    const std::string path = "/api/v1/partners/impact-co/commissions";
+
+    std::string csv = std::string(kHeader) + "A-1," + s.token("shop", "direct") +
+                      ",,approved,10.00,EUR,2026-11-29T10:00:00Z\n"
+                      "A-2,unknowntoken123,,pending,7.25,GBP,2026-11-29T11:00:00Z\n";
+    auto denied =
+        http_request(service.admin_port(), "POST", path, with_token(viewer, "text/csv"), csv);
+    CHECK(denied.status == 403);
+
+    auto r = http_request(service.admin_port(), "POST", path, with_token(editor, "text/csv"), csv);
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    auto body = Json::parse(r.body);
+    CHECK(body["created"] == 2);
+    CHECK(body["unattributed"] == 1);
+    CHECK(body["applied"] == true);
+    CHECK(s.db.scalar("SELECT coalesce(link_id::text, 'unattributed') FROM refgate_commissions "
+                      "WHERE order_id = 'A-2'") == "unattributed");
+
+    Json items = {{"items",
+                   {{{"order_id", "A-3"},
+                     {"tracking_id", "picks-nl"},
+                     {"status", "paid"},
+                     {"amount", "99.999"},
+                     {"currency", "JPY"},
+                     {"occurred_at", "2026-11-29T12:00:00Z"},
+                     {"customer_email", "someone@example.org"}},
+                    {{"order_id", "A-1"},
+                     {"subid", s.token("shop", "direct")},
+                     {"status", "paid"},
+                     {"amount", "10.00"},
+                     {"currency", "EUR"},
+                     {"occurred_at", "2026-11-29T10:00:00Z"}}}}};
+    r = http_request(service.admin_port(), "POST", path, with_token(editor, "application/json"),
+                     items.dump());
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    body = Json::parse(r.body);
+    CHECK(body["created"] == 1);
+    CHECK(body["updated"] == 1);
+    // Each currency its own: nothing is converted or added across them.
+    CHECK(s.db.scalar("SELECT string_agg(currency || '=' || total, ',' ORDER BY currency) FROM "
+                      "(SELECT currency, sum(amount) AS total FROM refgate_commissions GROUP BY "
+                      "currency) t") == "EUR=10.00,GBP=7.25,JPY=99.999");
+
+    // A JSON number is not an exact amount; one bad item refuses the whole request.
+    Json bad = Json::array({{{"order_id", "A-4"},
+                             {"tracking_id", "picks-nl"},
+                             {"status", "paid"},
+                             {"amount", 5.1},
+                             {"currency", "EUR"},
+                             {"occurred_at", "2026-11-29T12:00:00Z"}},
+                            {{"order_id", "A-5"},
+                             {"tracking_id", "picks-nl"},
+                             {"status", "paid"},
+                             {"amount", "5"},
+                             {"currency", "EUR"},
+                             {"occurred_at", "2026-11-29T12:00:00Z"}}});
+    r = http_request(service.admin_port(), "POST", path, with_token(editor, "application/json"),
+                     bad.dump());
+    INFO(r.body);
+    CHECK(r.status == 422);
+    body = Json::parse(r.body);
+    REQUIRE(body["refused"].size() == 1);
+    CHECK(body["refused"][0]["line"] == 1);
+    CHECK(body["refused"][0]["field"] == "amount");
+    CHECK(body["applied"] == false);
+    CHECK(s.count("refgate_commissions") == "3");
+
+    auto unknown = http_request(service.admin_port(), "POST", "/api/v1/partners/nobody/commissions",
+                                with_token(editor, "text/csv"), csv);
+    CHECK(unknown.status == 404);
+}
+
+TEST_CASE("named formats: Impact's Actions by the CLI, Awin's transactions by the API",
+          "[commissions][pg]") {
+    Setup s;
+    const std::string data = std::string(REFGATE_SOURCE_DIR) + "/tests/data/commissions/";
+    auto bad = run_refgate({"commissions", "import", "--partner", "impact-co", "--format", "cj",
+                            data + "impact_actions.csv"},
+                           {{"REFGATE_DATABASE_URL", s.db.url()}});
+    CHECK(bad.exit_code == 2);
+    auto impact = run_refgate({"commissions", "import", "--partner", "impact-co", "--format",
+                               "impact", data + "impact_actions.csv"},
+                              {{"REFGATE_DATABASE_URL", s.db.url()}});
+    INFO(impact.err);
+    REQUIRE(impact.exit_code == 0);
+    CHECK(impact.out.find("3 created") != std::string::npos);
+    CHECK(s.db.scalar("SELECT string_agg(status || ' ' || amount || ' ' || currency || ' ' || "
+                      "to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), '; ' ORDER "
+                      "BY order_id) FROM refgate_commissions") ==
+          "approved 0.88 USD 2024-09-10 17:42; pending 4.50 USD 2024-09-11 06:30; "
+          "reversed 1.20 USD 2024-09-11 15:00");
+    // Refgate's own format does not take Impact's header: nothing more is recorded.
+    auto own = run_refgate(
+        {"commissions", "import", "--partner", "impact-co", data + "impact_actions.csv"},
+        {{"REFGATE_DATABASE_URL", s.db.url()}});
+    CHECK(own.exit_code == 1);
+    CHECK(s.count("refgate_commissions") == "3");
+
+    std::string editor = create_api_token(s.db.url(), "eddie", "editor");
+    ServiceProcess service{{.database_url = s.db.url()}};
+    const std::string path = "/api/v1/partners/impact-co/commissions";
+    auto awin = read_text(data + "awin_transactions.json");
+    CHECK(http_request(service.admin_port(), "POST", path + "?format=awin",
+                       with_token(editor, "text/csv"), awin)
+              .status == 415);
+    CHECK(http_request(service.admin_port(), "POST", path + "?format=zanox",
+                       with_token(editor, "application/json"), awin)
+              .status == 422);
+    auto r = http_request(service.admin_port(), "POST", path + "?format=awin",
+                          with_token(editor, "application/json"), awin);
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    CHECK(Json::parse(r.body)["created"] == 4);
+    CHECK(s.db.scalar("SELECT string_agg(status || ' ' || amount || ' ' || currency, '; ' ORDER BY "
+                      "order_id) FROM refgate_commissions WHERE order_id LIKE '2596303%'") ==
+          "pending 5.59 GBP; paid 12 EUR; reversed 3.1 EUR; approved 7.25 EUR");
+    // The customer's parameters and IP hash of Awin's record are nowhere.
+    CHECK(s.db.scalar("SELECT count(*) FROM refgate_commissions WHERE order_id || "
+                      "coalesce(subid, '') LIKE '%ada@%'") == "0");
+}
+
+TEST_CASE("a commission postback records with the secret, 401 and 400 write nothing",
+          "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    std::string editor = create_api_token(s.db.url(), "eddie", "editor");
+    ServiceProcess service{{.database_url = s.db.url()}};
+    const std::string secret_path = "/api/v1/partners/impact-co/postback-secret";
+
+    CHECK(http_request(service.admin_port(), "POST", secret_path, with_token(editor)).status ==
+          403);
+    auto made = http_request(service.admin_port(), "POST", secret_path, with_token(admin));
+    REQUIRE(made.status == 200);
+    std::string secret = Json::parse(made.body)["secret"].get<std::string>();
+    // Stored hashed only.
+    CHECK(s.db.scalar("SELECT count(*) FROM refgate_postback_secrets WHERE secret_hash = "
+                      "sha256(convert_to('" +
+                      secret + "', 'UTF8'))") == "1");
+
+    std::string params =
+        "order_id=PB-1&subid=" + s.token("shop", "direct") +
+        "&status=approved&amount=4.20&currency=USD&occurred_at=2026-11-29T10%3A00%3A00Z";
+    auto good = http_get(service.port(), "/postback/impact-co?" + params + "&secret=" + secret);
+    CHECK(good.status == 204);
+    CHECK(s.count("refgate_commissions") == "1");
+    CHECK(s.db.scalar("SELECT source FROM refgate_commission_history") == "postback");
+
+    // The header works too, and POST; a repeat with nothing new adds no history.
+    auto repeat = http_request(service.port(), "POST", "/postback/impact-co?" + params,
+                               {{"X-Refgate-Secret", secret}});
+    CHECK(repeat.status == 204);
+    CHECK(s.count("refgate_commission_history") == "1");
+
+    // The public listener takes no request body: parameters sent as a form are refused before
+    // any handler runs (413), and nothing is written, even with the right secret.
+    auto form = http_request(
+        service.port(), "POST", "/postback/impact-co",
+        {{"X-Refgate-Secret", secret}, {"Content-Type", "application/x-www-form-urlencoded"}},
+        "order_id=PB-9&tracking_id=picks-nl&status=approved&amount=1&currency=USD&"
+        "occurred_at=2026-11-29T10%3A00%3A00Z");
+    CHECK(form.status == 413);
+    CHECK(s.count("refgate_commissions") == "1");
+
+    // A wrong secret, an unknown partner, no secret: 401 with nothing to read, nothing written.
+    for (const std::string& target :
+         {"/postback/impact-co?" + params + "&secret=wrong",
+          "/postback/nobody?" + params + "&secret=" + secret, "/postback/impact-co?" + params}) {
+        auto refused = http_get(service.port(), target);
+        INFO(target);
+        CHECK(refused.status == 401);
+        CHECK(refused.body.empty());
+    }
+    // Bad input: 400 naming the parameter, nothing written.
+    auto bad = http_get(service.port(),
+                        "/postback/impact-co?order_id=PB-2&tracking_id=picks-nl&"
+                        "status=approved&amount=4%2C20&currency=USD&"
+                        "occurred_at=2026-11-29T10%3A00%3A00Z&secret=" +
+                            secret);
+    CHECK(bad.status == 400);
+    CHECK(bad.body.find("amount") != std::string::npos);
+    CHECK(s.count("refgate_commissions") == "1");
+    CHECK(s.count("refgate_commission_history") == "1");
+
+    // A new secret: the old one stops working.
+    auto rotated = http_request(service.admin_port(), "POST", secret_path, with_token(admin));
+    REQUIRE(rotated.status == 200);
+    CHECK(http_get(service.port(), "/postback/impact-co?" + params + "&secret=" + secret).status ==
+          401);
+    std::string fresh = Json::parse(rotated.body)["secret"].get<std::string>();
+    CHECK(http_get(service.port(), "/postback/impact-co?" + params + "&secret=" + fresh).status ==
+          204);
+}
+
+TEST_CASE("commission postbacks past the partner's rate are answered 429", "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    ServiceProcess service{{.database_url = s.db.url(), .env = {{"REFGATE_POSTBACK_RATE", "1"}}}};
+    auto made = http_request(service.admin_port(), "POST",
+                             "/api/v1/partners/impact-co/postback-secret", with_token(admin));
+    REQUIRE(made.status == 200);
+    std::string secret = Json::parse(made.body)["secret"].get<std::string>();
+    int limited = 0;
+    for (int i = 0; i < 6; ++i) {
+        auto r = http_get(service.port(), "/postback/impact-co?order_id=R-" + std::to_string(i) +
+                                              "&tracking_id=picks-nl&status=pending&amount=1&"
+                                              "currency=EUR&occurred_at=2026-11-29T10%3A00%3A00Z&"
+                                              "secret=" +
+                                              secret);
+        if (r.status == 429) ++limited;
+    }
+    // A burst of two, then about one a second: most of six at once are refused.
+    CHECK(limited >= 3);
+    CHECK(std::stoi(s.count("refgate_commissions")) == 6 - limited);
+}
+
+TEST_CASE("guessing a partner's postback secret is rate-limited too: 429 before the secret counts",
+          "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    ServiceProcess service{{.database_url = s.db.url(), .env = {{"REFGATE_POSTBACK_RATE", "1"}}}};
+    REQUIRE(http_request(service.admin_port(), "POST", "/api/v1/partners/impact-co/postback-secret",
+                         with_token(admin))
+                .status == 200);
+    int limited = 0;
+    int unauthorized = 0;
+    for (int i = 0; i < 8; ++i) {
+        auto r = http_get(service.port(), "/postback/impact-co?order_id=G-" + std::to_string(i) +
+                                              "&tracking_id=picks-nl&status=pending&amount=1&"
+                                              "currency=EUR&occurred_at=2026-11-29T10%3A00%3A00Z&"
+                                              "secret=guess" +
+                                              std::to_string(i));
+        if (r.status == 429) ++limited;
+        if (r.status == 401) ++unauthorized;
+    }
+    // A burst of two wrong guesses is answered 401; the rest wait for the partner's rate, whatever
+    // their secret, so a guesser learns nothing faster than the rate allows.
+    CHECK(unauthorized <= 3);
+    CHECK(limited >= 5);
+    CHECK(s.count("refgate_commissions") == "0");
+}
+
+TEST_CASE("privacy canary: extra fields of commissions are nowhere afterwards",
+          "[commissions][pg]") {
+    Setup s;
+    PrivateRedis redis;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    // As sent and as they would read once decoded.
+    const std::vector<std::string> probes{"canary.reader@example.org",
+                                          "canary.reader%40example.org", "203.0.113.77",
+                                          "Ada Canary", "Ada%20Canary"};
+    std::string log;
+    {
+        ServiceProcess service{{.database_url = s.db.url(),
+                                .redis_url = redis.url(),
+                                .env = {{"REFGATE_LOG_LEVEL", "debug"}}}};
+        auto made = http_request(service.admin_port(), "POST",
+                                 "/api/v1/partners/impact-co/postback-secret", with_token(admin));
+        REQUIRE(made.status == 200);
+        std::string secret = Json::parse(made.body)["secret"].get<std::string>();
+        auto pb = http_get(service.port(),
+                           "/postback/impact-co?order_id=PRIV-1&tracking_id=picks-nl&status="
+                           "pending&amount=3&currency=EUR&occurred_at=2026-11-29T10%3A00%3A00Z&"
+                           "email=canary.reader%40example.org&ip=203.0.113.77&name=Ada%20Canary&"
+                           "secret=" +
+                               secret);
+        CHECK(pb.status == 204);
+        // Also with a bad parameter: its 400 and the log say nothing of the rest.
+        auto bad = http_get(service.port(),
+                            "/postback/impact-co?order_id=PRIV-2&tracking_id=picks-nl&status=x&"
+                            "amount=3&currency=EUR&occurred_at=2026-11-29T10%3A00%3A00Z&"
+                            "email=canary.reader%40example.org&secret=" +
+                                secret);
+        CHECK(bad.status == 400);
+        std::string csv =
+            "order_id,subid,tracking_id,status,amount,currency,occurred_at,email,ip,name\n"
+            "PRIV-3,,picks-nl,approved,5,EUR,2026-11-29T10:00:00Z,canary.reader@example.org,"
+            "203.0.113.77,Ada Canary\n";
+        auto imported =
+            http_request(service.admin_port(), "POST", "/api/v1/partners/impact-co/commissions",
+                         with_token(admin, "text/csv"), csv);
+        CHECK(imported.status == 200);
+        for (const auto& p : probes) CHECK(imported.body.find(p) == std::string::npos);
+        service.stop(SIGTERM);
+        log = service.log();
+    }
+    REQUIRE(s.count("refgate_commissions") == "2");
+
+    TempDir dir;
+    std::string dump_file = dir.file("dump.sql");
+    std::string out;
+    REQUIRE(run_shell(require_env("REFGATE_TEST_PG_BINDIR") + "/pg_dump '" + s.db.url() + "' > '" +
+                          dump_file + "'",
+                      out) == 0);
+    std::string dump = read_text(dump_file);
+    REQUIRE(dump.find("PRIV-3") != std::string::npos);
+
+    std::string redis_dump;
+    std::istringstream keys(redis.cli("--scan"));
+    std::string key;
+    while (std::getline(keys, key)) {
+        if (key.empty()) continue;
+        redis_dump += key + "\n" + redis.cli("DUMP " + key) + "\n";
+    }
+    REQUIRE(!log.empty());
+    for (const auto& probe : probes) {
+        INFO(probe);
+        CHECK(dump.find(probe) == std::string::npos);
+        CHECK(redis_dump.find(probe) == std::string::npos);
+        CHECK(log.find(probe) == std::string::npos);
+    }
+}
+
+}  // namespace commissions_test
