@@ -72,6 +72,24 @@ test('a disclosure edit shows the server\'s sanitised preview and becomes a new 
   await context.close();
 });
 
+test('a read answered 503 with Retry-After (a busy database) is tried again as told, not shown as an error', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.viewer);
+  let answered = 0;
+  await page.route('**/api/v1/stats/overview*', (route) => {
+    answered++;
+    if (answered > 1) return route.continue();
+    return route.fulfill({
+      status: 503,
+      headers: { 'Retry-After': '1', 'Content-Type': 'application/problem+json' },
+      body: JSON.stringify({ type: 'about:blank', title: 'unavailable', status: 503 }),
+    });
+  });
+  await page.getByRole('link', { name: 'Stats' }).click();
+  await page.getByText(/Totals: \d+ human/).waitFor();
+  assert.equal(answered, 2);
+  await context.close();
+});
+
 test('stats draw a chart of the clicks the test made, with a table view', async () => {
   const { context, page } = await signIn(browser, stack, USERS.viewer);
   const humanClicks = () => page.evaluate(async () => (await (await fetch('/api/v1/stats/overview')).json()).totals.human);

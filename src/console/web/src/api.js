@@ -38,6 +38,18 @@ export function showFailure(err, setErrors, setError) {
 
 const unsafe = (method) => !['GET', 'HEAD'].includes(method);
 
+// A read answered 503 with Retry-After (the admin API's database was busy past its wait) is tried
+// again as told, a few times and for a few seconds at most, before the page shows the error. Writes
+// are never repeated: the editor decides.
+const kReadAttempts = 3;
+const kMaxRetryAfterSeconds = 5;
+const retryAfter = (response) => {
+  const seconds = Number(response.headers.get('Retry-After'));
+  return response.status === 503 && Number.isInteger(seconds) && seconds >= 0 && seconds <= kMaxRetryAfterSeconds
+    ? seconds
+    : null;
+};
+
 export async function api(method, path, options = {}) {
   const headers = { Accept: 'application/json', ...(options.headers || {}) };
   let body = options.body;
@@ -50,13 +62,14 @@ export async function api(method, path, options = {}) {
   if (unsafe(method) && csrfToken) headers['X-CSRF-Token'] = csrfToken;
   if (options.ifMatch) headers['If-Match'] = options.ifMatch;
   if (options.ifNoneMatch) headers['If-None-Match'] = options.ifNoneMatch;
-  const response = await fetch(`/api/v1${path}`, {
-    method,
-    headers,
-    body,
-    credentials: 'same-origin',
-    cache: 'no-store',
-  });
+  const send = () => fetch(`/api/v1${path}`, { method, headers, body, credentials: 'same-origin', cache: 'no-store' });
+  let response = await send();
+  for (let attempt = 1; attempt < kReadAttempts && !unsafe(method); attempt++) {
+    const seconds = retryAfter(response);
+    if (seconds === null) break;
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    response = await send();
+  }
   const type = response.headers.get('Content-Type') || '';
   let data = null;
   if (response.status !== 204) {
