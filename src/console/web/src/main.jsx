@@ -12,6 +12,7 @@ import { Bulk } from './pages/bulk.jsx';
 import { Disclosures } from './pages/disclosures.jsx';
 import { CountryGroups } from './pages/country_groups.jsx';
 import { Stats } from './pages/stats.jsx';
+import { Earnings } from './pages/earnings.jsx';
 import { Audit } from './pages/audit.jsx';
 import { Users } from './pages/users.jsx';
 import { Account } from './pages/account.jsx';
@@ -23,6 +24,7 @@ const pages = [
   { path: 'disclosures', label: 'Disclosures' },
   { path: 'country-groups', label: 'Country groups' },
   { path: 'stats', label: 'Stats' },
+  { path: 'earnings', label: 'Earnings' },
   { path: 'audit', label: 'Audit', admin: true },
   { path: 'users', label: 'Users and tokens', admin: true },
   { path: 'account', label: 'Your account' },
@@ -49,6 +51,8 @@ function Page({ route, session }) {
       return <CountryGroups {...props} />;
     case 'stats':
       return <Stats {...props} />;
+    case 'earnings':
+      return <Earnings {...props} />;
     case 'audit':
       return <Audit {...props} />;
     case 'users':

@@ -32,6 +32,27 @@ export function Field({ id, label, error, hint, as = 'input', children, ...rest 
   );
 }
 
+// A read-only value with a button that copies it (or selects it where the clipboard is refused).
+export function CopyField({ id, label, value }) {
+  const [copied, setCopied] = useState('');
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied('Copied.');
+    } catch {
+      document.getElementById(id).select();
+      setCopied('Selected: press Ctrl+C (or ⌘C) to copy.');
+    }
+  }
+  return (
+    <div class="copy">
+      <Field id={id} label={label} as="textarea" rows="2" readOnly value={value} />
+      <button type="button" class="secondary" onClick={copy}>Copy {label.toLowerCase()}</button>
+      <span role="status">{copied}</span>
+    </div>
+  );
+}
+
 export function Check({ id, label, ...rest }) {
   return (
     <div class="field check">

@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, enc, query, showFailure } from '../api.js';
 import {
-  Check, Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, useLoad, utcToLocalInput,
+  Check, Conflict, CopyField, Field, Notice, PageTitle, Table, localToUtc, showTime, useLoad, utcToLocalInput,
 } from '../ui.jsx';
 import { LinkHealth } from './link_health.jsx';
+import { EarningsSummary } from './earnings.jsx';
 
 // The link-health states of GET /links?health= (the checker's confirmed findings).
 const HEALTH_STATES = ['ok', 'broken', 'code_dropped', 'homepage', 'moved', 'unavailable', 'redirect_loop', 'refused'];
@@ -269,6 +270,7 @@ export function LinkPage({ id, can }) {
       <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}.</p>
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
       <LinkHealth slug={link.slug} can={can} />
+      <EarningsSummary group="link" name={link.slug} />
       <Share link={link} />
     </>
   );
@@ -323,26 +325,6 @@ function LinkEditor({ link, reload }) {
         </div>
       </form>
     </>
-  );
-}
-
-function CopyField({ id, label, value }) {
-  const [copied, setCopied] = useState('');
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(value);
-      setCopied('Copied.');
-    } catch {
-      document.getElementById(id).select();
-      setCopied('Selected: press Ctrl+C (or ⌘C) to copy.');
-    }
-  }
-  return (
-    <div class="copy">
-      <Field id={id} label={label} as="textarea" rows="2" readOnly value={value} />
-      <button type="button" class="secondary" onClick={copy}>Copy {label.toLowerCase()}</button>
-      <span role="status">{copied}</span>
-    </div>
   );
 }
 

@@ -3,6 +3,7 @@ import { api, ApiError, enc, query, showFailure } from '../api.js';
 import {
   Conflict, Field, Notice, PageTitle, Table, localToUtc, showTime, timeZone, useLoad,
 } from '../ui.jsx';
+import { EarningsSummary, Postback } from './earnings.jsx';
 
 export function PartnerList() {
   const [q, setQ] = useState('');
@@ -62,7 +63,7 @@ function usePatch(slug, partner, reload) {
   return { conflict, save, overwrite, dismiss: () => (setConflict(null), reload()) };
 }
 
-export function PartnerPage({ id, can }) {
+export function PartnerPage({ id, can, session }) {
   const [partner, error, reload] = useLoad(async () => {
     const [p, codes, links] = await Promise.all([
       api('GET', `/partners/${enc(id)}`),
@@ -96,6 +97,8 @@ export function PartnerPage({ id, can }) {
         ])} />
       {can.edit && <RulesForm partner={partner} patcher={patcher} />}
       {can.edit ? <PlacementsForm partner={partner} patcher={patcher} /> : <PlacementsSummary partner={partner} />}
+      <EarningsSummary group="partner" name={partner.slug} />
+      {can.admin && <Postback partner={partner} base={session.public_base_url} />}
       <h2>Links of this partner</h2>
       <Table caption="Links" head={['Link', 'Destination', 'Status']} empty="This partner has no links."
         rows={partner.links.map((l) => [<a href={`#/links/${enc(l.slug)}`}>{l.slug}</a>, l.destination, l.status])} />

@@ -7,8 +7,10 @@ const day = (d) => d.toISOString().slice(0, 10);
 const dayOf = (seconds) => day(new Date(seconds * 1000));
 const palette = ['#1f5fbf', '#b3261e', '#6b4c00', '#0b7a3e', '#7a1fa2', '#005f73', '#9c4221'];
 
-// A uPlot chart of one series per column over the days, with its table and CSV beside it.
-function Chart({ id, title, days, series }) {
+// A uPlot chart of one series per column over the days, with its table and CSV beside it. A
+// series' `value` fills the table; its `plot`, when given, the chart (exact decimal strings in the
+// table, their numbers drawn).
+export function Chart({ id, title, days, series, unit = 'clicks' }) {
   const box = useRef(null);
   useEffect(() => {
     if (!box.current) return undefined;
@@ -20,10 +22,10 @@ function Chart({ id, title, days, series }) {
       scales: { x: { time: false } },
       series: [{ label: 'Day', value: (u, v) => (v == null ? '--' : dayOf(v)) },
         ...series.map((s, i) => ({ label: s.label, stroke: palette[i % palette.length], width: 2 }))],
-      axes: [{ incrs: [86400, 7 * 86400, 28 * 86400], values: (u, vals) => vals.map(dayOf) }, { label: 'clicks' }],
-    }, [xs, ...series.map((s) => days.map(s.value))], box.current);
+      axes: [{ incrs: [86400, 7 * 86400, 28 * 86400], values: (u, vals) => vals.map(dayOf) }, { label: unit }],
+    }, [xs, ...series.map((s) => days.map(s.plot || s.value))], box.current);
     return () => plot.destroy();
-  }, [days, series]);
+  }, [days, series, unit]);
   const head = ['Day', ...series.map((s) => s.label)];
   const rows = days.map((d) => [d.day, ...series.map((s) => s.value(d))]);
   return (
