@@ -198,6 +198,13 @@ class PgCommissionStore final : public CommissionStore {
         return report;
     }
 
+    std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) override {
+        std::vector<EpcZeroLink> links;
+        run_transaction<CommissionTx>(
+            pool_, true, [&](CommissionTx& t) { links = read_epc_zero_links(t.tx, window); });
+        return links;
+    }
+
     CommissionTotals totals() override {
         CommissionTotals totals;
         run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {

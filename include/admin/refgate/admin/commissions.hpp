@@ -64,6 +64,9 @@ class CommissionStore {
     // GET /api/v1/stats/earnings: the commissions of the range's UTC days (by occurred_at) per
     // group, beside the human clicks of the same days (codec/earnings.hpp).
     virtual EarningsReport earnings(const DayRange& range, EarningsGroup group) = 0;
+    // GET /api/v1/stats/earnings/attention: the links whose EPC fell to zero while their clicks
+    // went on over the window (codec/earnings.hpp, EpcZeroReport), by slug.
+    virtual std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) = 0;
     // CommissionTotals above: two grouped reads of the whole tables, for a background worker.
     virtual CommissionTotals totals() = 0;
 };
