@@ -108,6 +108,8 @@ constexpr std::array kStatsRoutes{
           Operation::stats_overview},
     Route{http::Method::get, "GET", "/api/v1/stats/earnings", Role::viewer,
           Operation::stats_earnings},
+    Route{http::Method::get, "GET", "/api/v1/stats/earnings/attention", Role::viewer,
+          Operation::stats_earnings_attention},
 };
 
 // GET /api/v1/stats/earnings?from=&to=&group=: the range as the other stats answers take it,
@@ -127,6 +129,25 @@ void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
     answer.json(200, view_json(report));
 }
 
+// GET /api/v1/stats/earnings/attention?days=N: the links whose EPC fell to zero while their
+// clicks went on over the N (1 to 90, default 7) full UTC days before today.
+void serve_epc_zero(CommissionStore& store, const ApiRequest& r, Answer& answer,
+                    std::int32_t today) {
+    auto query = r.http.query();
+    int days = kDefaultEpcZeroDays;
+    if (auto text = query_value(query, "days")) {
+        auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), days);
+        if (ec != std::errc{} || ptr != text->data() + text->size() || days < 1 ||
+            days > kMaxEpcZeroDays) {
+            return answer.invalid_query(
+                {{"days", "must be an integer from 1 to " + std::to_string(kMaxEpcZeroDays)}});
+        }
+    }
+    EpcZeroReport report{.range = {.from = today - days, .to = today - 1}, .days = days};
+    report.items = store.epc_zero_links(report.range);
+    answer.json(200, view_json(report));
+}
+
 class Stats final : public Resource {
   public:
     Stats(AdminStore& store, StatsStore* stats, const Clock& clock, CommissionStore* commissions)
@@ -138,6 +159,10 @@ class Stats final : public Resource {
         if (r.route->operation == Operation::stats_earnings) {
             if (commissions_ == nullptr) throw StoreError("no commission store");
             return serve_earnings(*commissions_, r, answer, utc_today(clock_));
+        }
+        if (r.route->operation == Operation::stats_earnings_attention) {
+            if (commissions_ == nullptr) throw StoreError("no commission store");
+            return serve_epc_zero(*commissions_, r, answer, utc_today(clock_));
         }
         if (stats_ == nullptr) throw StoreError("no stats store");
         auto query = r.http.query();

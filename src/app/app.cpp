@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 
 #include "refgate/clicks/pg_count_sink.hpp"
@@ -117,6 +118,33 @@ redis::SentinelWatcher make_sentinel_watcher(Shared& s) {
                                    }});
 }
 
+// /metrics' commission families: the stored totals, read off the request path (the amounts
+// become floats only here, for Prometheus).
+RoundOutcome read_commission_figures(Shared& s) {
+    try {
+        auto totals = s.commissions->totals();
+        CommissionFigures figures;
+        for (auto& c : totals.counts) {
+            figures.counts.push_back({.partner = std::move(c.partner),
+                                      .status = std::move(c.status),
+                                      .commissions = c.commissions});
+        }
+        for (auto& a : totals.amounts) {
+            double amount = 0;
+            std::from_chars(a.amount.data(), a.amount.data() + a.amount.size(), amount);
+            figures.amounts.push_back({.partner = std::move(a.partner),
+                                       .currency = std::move(a.currency),
+                                       .status = std::move(a.status),
+                                       .amount = amount});
+        }
+        s.commission_stats.set(std::move(figures));
+        return RoundOutcome::done;
+    } catch (const std::exception& e) {
+        log::warn("commission_metrics_failed", {{"error", e.what()}});
+        return RoundOutcome::failed;
+    }
+}
+
 }  // namespace
 
 redis::RedisAddress redis_address(const Config& config) {
@@ -189,6 +217,13 @@ int App::serve() {
                                      return RoundOutcome::done;
                                  });
 
+    PeriodicWorker commission_figures({.name = "rg-commissions",
+                                       .priority = BackgroundPriority::idle,
+                                       .interval = kCommissionMetricsInterval,
+                                       .min_backoff = kCommissionMetricsInterval,
+                                       .max_backoff = 6 * kCommissionMetricsInterval},
+                                      [&shared] { return read_commission_figures(shared); });
+
     // Started in this order, stopped in reverse: the listeners first, so that every request is
     // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
     Components components;
@@ -199,6 +234,7 @@ int App::serve() {
     components.add_worker("click_sender", *sender.worker);
     if (link_checker) components.add_worker("link_checker", *link_checker);
     if (!counting.countries.path.empty()) components.add_worker("country_watch", country_watch);
+    components.add_worker("commission_figures", commission_figures);
     components.add(
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;

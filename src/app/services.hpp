@@ -18,6 +18,7 @@
 #include "refgate/http/server.hpp"
 #include "refgate/linkcheck/host_pace.hpp"
 #include "refgate/metrics/click_stats.hpp"
+#include "refgate/metrics/commission_stats.hpp"
 #include "refgate/metrics/exporter.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
@@ -55,6 +56,8 @@ struct Shared {
     // one small pool of database connections, and the postbacks' per-partner rate.
     std::shared_ptr<admin::CommissionStore> commissions;
     std::shared_ptr<admin::PostbackLimiter> postback_limiter;
+    // The stored commissions' totals for /metrics, as last read.
+    CommissionStats commission_stats;
 };
 
 // The admin API's link-health routes over the checker (src/app/link_health_api.cpp).

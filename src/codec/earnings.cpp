@@ -93,6 +93,20 @@ Json view_json(const EarningsReport& report) {
             {"unattributed", std::move(unattributed)}};
 }
 
+Json view_json(const EpcZeroReport& report) {
+    Json items = Json::array();
+    for (const auto& item : report.items) {
+        items.push_back({{"link", item.link},
+                         {"partner", item.partner},
+                         {"human_clicks", item.human_clicks},
+                         {"last_earning_day", item.last_earning_day}});
+    }
+    return {{"days", report.days},
+            {"from", format_day(report.range.from)},
+            {"to", format_day(report.range.to)},
+            {"items", std::move(items)}};
+}
+
 std::string earnings_csv(const EarningsReport& report) {
     std::string out =
         "link,partner,placement,day,human_clicks,currency,pending,approved,reversed,paid,"

@@ -421,6 +421,33 @@ void collect_link_health(const LinkHealthStats& stats, std::vector<MetricFamily>
                             "Duration of a link health check, all its hops.", stats.duration));
 }
 
+// The stored commissions as the worker last read them (commission_stats.hpp): the same figures on
+// every instance. Both families are always there, empty until the first read.
+void collect_commissions(const CommissionStats& stats, std::vector<MetricFamily>& out) {
+    auto counts =
+        family("refgate_commissions_total",
+               "Commissions of the partner that have had this status (stored in "
+               "PostgreSQL, as of this instance's last read; the same on every instance).",
+               MetricType::Counter);
+    auto amounts =
+        family("refgate_commission_amount",
+               "Sum of the amounts of the partner's commissions that have this status now, in "
+               "their currency (stored in PostgreSQL, as of this instance's last read).",
+               MetricType::Gauge);
+    if (auto figures = stats.get()) {
+        for (const auto& c : figures->counts) {
+            add_value(counts, static_cast<double>(c.commissions),
+                      {{"partner", c.partner}, {"status", c.status}});
+        }
+        for (const auto& a : figures->amounts) {
+            add_value(amounts, a.amount,
+                      {{"currency", a.currency}, {"partner", a.partner}, {"status", a.status}});
+        }
+    }
+    out.push_back(std::move(counts));
+    out.push_back(std::move(amounts));
+}
+
 std::vector<MetricFamily> Exporter::Collect() const {
     std::vector<MetricFamily> out;
     static const SystemClock system_clock;
@@ -445,6 +472,7 @@ std::vector<MetricFamily> Exporter::Collect() const {
     if (sources_.snapshots != nullptr)
         collect_snapshot(*sources_.snapshots, sources_.health, now, out);
     if (sources_.link_health != nullptr) collect_link_health(*sources_.link_health, out);
+    if (sources_.commissions != nullptr) collect_commissions(*sources_.commissions, out);
     collect_process(out);
     return out;
 }

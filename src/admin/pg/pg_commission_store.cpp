@@ -198,6 +198,46 @@ class PgCommissionStore final : public CommissionStore {
         return report;
     }
 
+    std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) override {
+        std::vector<EpcZeroLink> links;
+        run_transaction<CommissionTx>(
+            pool_, true, [&](CommissionTx& t) { links = read_epc_zero_links(t.tx, window); });
+        return links;
+    }
+
+    CommissionTotals totals() override {
+        CommissionTotals totals;
+        run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {
+            // Every partner with each status; a commission counts once per status it has had.
+            auto counts = t.tx.exec(
+                "SELECT p.slug, s.status, (SELECT count(DISTINCT h.commission_id) FROM "
+                "refgate_commission_history h JOIN refgate_commissions c ON c.id = "
+                "h.commission_id WHERE c.partner_id = p.id AND h.status = s.status) AS n FROM "
+                "refgate_partners p CROSS JOIN unnest(ARRAY['pending', 'approved', 'reversed', "
+                "'paid']) AS s(status) ORDER BY p.slug, s.status");
+            for (const auto& row : counts) {
+                totals.counts.push_back({.partner = row["slug"].as<std::string>(),
+                                         .status = row["status"].as<std::string>(),
+                                         .commissions = row["n"].as<std::uint64_t>()});
+            }
+            auto amounts = t.tx.exec(
+                "SELECT p.slug, k.currency, s.status, coalesce(sum(c.amount) FILTER (WHERE "
+                "c.status = s.status), 0)::text AS amount FROM (SELECT DISTINCT partner_id, "
+                "currency FROM refgate_commissions) k JOIN refgate_partners p ON p.id = "
+                "k.partner_id CROSS JOIN unnest(ARRAY['pending', 'approved', 'reversed', "
+                "'paid']) AS s(status) LEFT JOIN refgate_commissions c ON c.partner_id = "
+                "k.partner_id AND c.currency = k.currency GROUP BY p.slug, k.currency, s.status "
+                "ORDER BY p.slug, k.currency, s.status");
+            for (const auto& row : amounts) {
+                totals.amounts.push_back({.partner = row["slug"].as<std::string>(),
+                                          .currency = row["currency"].as<std::string>(),
+                                          .status = row["status"].as<std::string>(),
+                                          .amount = row["amount"].as<std::string>()});
+            }
+        });
+        return totals;
+    }
+
   private:
     pg::ConnectionPool pool_;
 };

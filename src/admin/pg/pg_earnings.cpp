@@ -125,4 +125,33 @@ EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
     return report;
 }
 
+std::vector<EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx, const DayRange& range) {
+    bool rollups = tx.exec("SELECT complete FROM refgate_rollup_state")[0]["complete"].as<bool>();
+    const char* source = rollups ? "refgate_rollup_link_days" : "refgate_click_counts";
+    // A commission earns unless reversed; the window is [from 00:00 UTC, to + 1 day 00:00 UTC).
+    std::string sql =
+        std::string(
+            "WITH clicks AS (SELECT s.link_id, sum(s.human)::bigint AS human, count(DISTINCT "
+            "s.day) FILTER (WHERE s.human > 0) AS days FROM ") +
+        source +
+        " s WHERE s.day BETWEEN $1::date AND $2::date GROUP BY s.link_id) SELECT l.slug AS link, "
+        "p.slug AS partner, k.human, (SELECT to_char(max(c.occurred_at) AT TIME ZONE 'UTC', "
+        "'YYYY-MM-DD') FROM refgate_commissions c WHERE c.link_id = l.id AND c.status <> "
+        "'reversed' AND c.occurred_at < $1::date::timestamp AT TIME ZONE 'UTC') AS last_day "
+        "FROM clicks k JOIN refgate_links l ON l.id = k.link_id JOIN refgate_partners p ON p.id "
+        "= l.partner_id WHERE k.days = ($2::date - $1::date + 1) AND NOT EXISTS (SELECT 1 FROM "
+        "refgate_commissions c WHERE c.link_id = l.id AND c.status <> 'reversed' AND "
+        "c.occurred_at >= $1::date::timestamp AT TIME ZONE 'UTC' AND c.occurred_at < ($2::date "
+        "+ 1)::timestamp AT TIME ZONE 'UTC') ORDER BY l.slug";
+    std::vector<EpcZeroLink> links;
+    for (const auto& row : tx.exec_params(sql, format_day(range.from), format_day(range.to))) {
+        if (row["last_day"].is_null()) continue;  // never earned: nothing fell
+        links.push_back({.link = row["link"].as<std::string>(),
+                         .partner = row["partner"].as<std::string>(),
+                         .human_clicks = row["human"].as<std::uint64_t>(),
+                         .last_earning_day = row["last_day"].as<std::string>()});
+    }
+    return links;
+}
+
 }  // namespace refgate::admin

@@ -13,4 +13,8 @@ namespace refgate::admin {
 EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
                              EarningsGroup group);
 
+// The links whose EPC fell to zero while their clicks went on, over the window `range`
+// (codec/earnings.hpp, EpcZeroReport).
+std::vector<EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx, const DayRange& range);
+
 }  // namespace refgate::admin

@@ -36,6 +36,10 @@ class FakeStore final : public refgate::admin::CommissionStore {
     refgate::EarningsReport earnings(const refgate::DayRange&, refgate::EarningsGroup) override {
         return {};
     }
+    std::vector<refgate::EpcZeroLink> epc_zero_links(const refgate::DayRange&) override {
+        return {};
+    }
+    refgate::admin::CommissionTotals totals() override { return {}; }
     std::optional<std::string> postback_secret_hash(const std::string&) override {
         return secret_hash;
     }

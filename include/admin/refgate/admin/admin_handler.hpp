@@ -77,6 +77,7 @@ enum class Operation {
     import_commissions,
     rotate_postback_secret,
     stats_earnings,
+    stats_earnings_attention,
 };
 
 struct Route {

@@ -26,6 +26,26 @@ namespace refgate::admin {
 enum class CommissionSource { import, api, postback };
 std::string_view to_string(CommissionSource source) noexcept;
 
+// The stored commissions in total, for /metrics: per partner, how many have had each status
+// (from their history, so the figure only grows), and per partner and currency the sum of the
+// amounts of those that have each status now (exact decimal text). Every partner has a count
+// for each status; every (partner, currency) with commissions has an amount for each status.
+struct CommissionTotals {
+    struct Count {
+        std::string partner;
+        std::string status;
+        std::uint64_t commissions = 0;
+    };
+    struct Amount {
+        std::string partner;
+        std::string currency;
+        std::string status;
+        std::string amount;
+    };
+    std::vector<Count> counts;
+    std::vector<Amount> amounts;
+};
+
 // Implementations are thread-safe; methods throw StoreError when the database fails.
 class CommissionStore {
   public:
@@ -44,6 +64,11 @@ class CommissionStore {
     // GET /api/v1/stats/earnings: the commissions of the range's UTC days (by occurred_at) per
     // group, beside the human clicks of the same days (codec/earnings.hpp).
     virtual EarningsReport earnings(const DayRange& range, EarningsGroup group) = 0;
+    // GET /api/v1/stats/earnings/attention: the links whose EPC fell to zero while their clicks
+    // went on over the window (codec/earnings.hpp, EpcZeroReport), by slug.
+    virtual std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) = 0;
+    // CommissionTotals above: two grouped reads of the whole tables, for a background worker.
+    virtual CommissionTotals totals() = 0;
 };
 
 struct PgCommissionStoreOptions {

@@ -70,4 +70,27 @@ nlohmann::ordered_json view_json(const EarningsReport& report);
 // pending_amount,approved_amount,reversed_amount,paid_amount,epc.
 std::string earnings_csv(const EarningsReport& report);
 
+// GET /api/v1/stats/earnings/attention?days=N: the links whose EPC fell to zero while their
+// clicks went on. The window is the N full UTC days before today; a link is listed when it had
+// human clicks on each of them, no commission that earns (pending, approved or paid) occurred in
+// them, and one did before them.
+inline constexpr int kDefaultEpcZeroDays = 7;
+inline constexpr int kMaxEpcZeroDays = 90;
+
+struct EpcZeroLink {
+    std::string link;
+    std::string partner;
+    std::uint64_t human_clicks = 0;  // over the window
+    std::string last_earning_day;    // "YYYY-MM-DD": the UTC day of its latest earning commission
+};
+
+struct EpcZeroReport {
+    DayRange range;  // the window
+    int days = kDefaultEpcZeroDays;
+    std::vector<EpcZeroLink> items;  // by link slug
+};
+
+// {days, from, to, items: [{link, partner, human_clicks, last_earning_day}]}.
+nlohmann::ordered_json view_json(const EpcZeroReport& report);
+
 }  // namespace refgate

@@ -25,6 +25,7 @@
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/http/server.hpp"
 #include "refgate/metrics/click_stats.hpp"
+#include "refgate/metrics/commission_stats.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
 #include "refgate/runtime/health_state.hpp"
@@ -52,6 +53,7 @@ struct Sources {
     std::string commit;
     const Clock* clock = nullptr;                  // for ages and lags; none: the system clock
     const LinkHealthStats* link_health = nullptr;  // none: no link-health families
+    const CommissionStats* commissions = nullptr;  // none: no commission families
 };
 
 // Figures of the process itself, from /proc/self and getrlimit.
