@@ -7,8 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "refgate/domain/model.hpp"
-#include "refgate/domain/placement.hpp"
+#include "earnings_fixture.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -19,45 +18,14 @@ namespace commissions_test {
 
 using namespace refgate::test;
 using Json = nlohmann::json;
-using Headers = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
-// A partner whose Locations carry opaque sub-IDs, a per-channel code, and two links.
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "impact-co", "name": "Impact Co", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["shop.example.com"], "extra_params": {}, "subid_param": "subId1",
-     "channel_codes": [{"channel": "newsletter", "ref_code": "picks-nl"},
-                       {"channel": "blog-*", "ref_code": "picks-blog"}]}
-  ],
-  "links": [
-    {"slug": "shop", "partner": "impact-co", "destination": "https://shop.example.com/"},
-    {"slug": "shop-pro", "partner": "impact-co", "destination": "https://shop.example.com/pro"}
-  ]
-})json";
-
 constexpr const char* kHeader = "order_id,subid,tracking_id,status,amount,currency,occurred_at\n";
 
-struct Setup {
-    TestDatabase db;
-    Setup() {
-        auto r = import_json(db.url(), kDocument);
-        INFO(r.err);
-        REQUIRE(r.exit_code == 0);
-    }
-    std::int64_t link_id(const std::string& slug) {
-        return std::stoll(db.scalar("SELECT id FROM refgate_links WHERE slug = '" + slug + "'"));
-    }
-    // The token the redirect writes for a click of `channel` on `slug`.
-    std::string token(const std::string& slug, const std::string& channel) {
-        refgate::Partner p;
-        p.subid_param = "subId1";
-        return refgate::placement_token(p, link_id(slug), slug, channel);
-    }
-    std::string count(const std::string& table) {
-        return db.scalar("SELECT count(*) FROM " + table);
-    }
+// The data set imported (earnings_fixture.hpp).
+struct Setup : EarningsData {
+    Setup() { REQUIRE(imported); }
 };
 
 std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
@@ -70,12 +38,6 @@ CommandResult import_cli(const std::string& url, const std::string& path, bool d
     std::vector<std::string> args{"commissions", "import", "--partner", "impact-co", path};
     if (dry_run) args.push_back("--dry-run");
     return run_refgate(args, {{"REFGATE_DATABASE_URL", url}});
-}
-
-Headers with_token(const std::string& token, const std::string& type = "") {
-    Headers h{{"Authorization", "Bearer " + token}};
-    if (!type.empty()) h.emplace_back("Content-Type", type);
-    return h;
 }
 
 std::string read_text(const std::string& path) {

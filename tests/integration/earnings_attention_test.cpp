@@ -5,8 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "refgate/domain/model.hpp"
-#include "refgate/domain/placement.hpp"
+#include "earnings_fixture.hpp"
 #include "support/http_client.hpp"
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
@@ -16,62 +15,21 @@ namespace earnings_attention_test {
 
 using namespace refgate::test;
 using Json = nlohmann::json;
-using Headers = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
 
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "impact-co", "name": "Impact Co", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["shop.example.com"], "extra_params": {}, "subid_param": "subId1"},
-    {"slug": "awin-co", "name": "Awin Co", "ref_param": "ref", "ref_code": "p7",
-     "allowed_domains": ["gear.example.com"], "extra_params": {}, "subid_param": "clickref"}
-  ],
-  "links": [
-    {"slug": "shop", "partner": "impact-co", "destination": "https://shop.example.com/"},
-    {"slug": "shop-pro", "partner": "impact-co", "destination": "https://shop.example.com/pro"},
-    {"slug": "shop-new", "partner": "impact-co", "destination": "https://shop.example.com/new"},
-    {"slug": "gear", "partner": "awin-co", "destination": "https://gear.example.com/"}
-  ]
-})json";
-
-struct Fixture {
-    TestDatabase db;
-    bool imported = import_json(db.url(), kDocument).exit_code == 0;
-    std::string editor = create_api_token(db.url(), "eddie", "editor");
-    std::string viewer = create_api_token(db.url(), "vera", "viewer");
-
-    std::string id(const std::string& slug) {
-        return db.scalar("SELECT id FROM refgate_links WHERE slug = '" + slug + "'");
-    }
-    std::string token(const std::string& slug, const std::string& subid_param) {
-        refgate::Partner p;
-        p.subid_param = subid_param;
-        return refgate::placement_token(p, std::stoll(id(slug)), slug, "direct");
-    }
+// The data set with two API tokens (earnings_fixture.hpp), and days counted back from today.
+struct Fixture : EarningsFixture {
     // "YYYY-MM-DD", `back` UTC days before today.
     std::string day(int back) {
         return db.scalar("SELECT to_char((now() AT TIME ZONE 'UTC')::date - " +
                          std::to_string(back) + ", 'YYYY-MM-DD')");
     }
-    // Human clicks of a link on the day `back` days ago, in the base table and the roll-up, as a
-    // flush writes them.
+    // Human clicks of a link on the day `back` days ago, as a flush writes them.
     void clicks(const std::string& slug, int back, int human) {
-        std::string d = day(back), h = std::to_string(human);
-        db.exec(
-            "INSERT INTO refgate_click_counts (link_id, day, channel, human, bot, prefetch) "
-            "VALUES (" +
-            id(slug) + ", '" + d + "', 'direct', " + h + ", 0, 0); INSERT INTO " +
-            "refgate_rollup_link_days (link_id, day, human, bot) VALUES (" + id(slug) + ", '" + d +
-            "', " + h + ", 0)");
+        EarningsData::clicks(slug, day(back), "direct", human);
     }
 };
-
-Headers with_token(const std::string& token, const std::string& type = "") {
-    Headers h{{"Authorization", "Bearer " + token}};
-    if (!type.empty()) h.emplace_back("Content-Type", type);
-    return h;
-}
 
 Json commission(const std::string& order, const std::string& subid, const std::string& status,
                 const std::string& amount, const std::string& day) {
@@ -108,15 +66,13 @@ TEST_CASE("the attention answer lists the links whose EPC fell to zero while cli
         INFO(r.body);
         REQUIRE(r.status == 200);
     };
-    const std::string shop = f.token("shop", "subId1");
+    const std::string shop = f.token("shop");
     post("impact-co",
-         Json::array(
-             {commission("I-1", shop, "approved", "12.00", f.day(5)),
-              commission("I-2", shop, "reversed", "3.00", f.day(2)),
-              commission("I-3", f.token("shop-pro", "subId1"), "approved", "1.00", f.day(6)),
-              commission("I-4", f.token("shop-pro", "subId1"), "pending", "2.00", f.day(2))}));
-    post("awin-co",
-         Json::array({commission("A-1", f.token("gear", "clickref"), "paid", "8.00", f.day(10))}));
+         Json::array({commission("I-1", shop, "approved", "12.00", f.day(5)),
+                      commission("I-2", shop, "reversed", "3.00", f.day(2)),
+                      commission("I-3", f.token("shop-pro"), "approved", "1.00", f.day(6)),
+                      commission("I-4", f.token("shop-pro"), "pending", "2.00", f.day(2))}));
+    post("awin-co", Json::array({commission("A-1", f.token("gear"), "paid", "8.00", f.day(10))}));
 
     auto get = [&](const std::string& query) {
         auto r = http_get(service.admin_port(), "/api/v1/stats/earnings/attention" + query,
