@@ -112,8 +112,9 @@ constexpr std::array kStatsRoutes{
           Operation::stats_earnings_attention},
 };
 
-// GET /api/v1/stats/earnings?from=&to=&group=: the range as the other stats answers take it,
-// the group link (default), placement, partner or day; JSON, or CSV when asked.
+// GET /api/v1/stats/earnings?from=&to=&group=&link=&partner=: the range as the other stats
+// answers take it, the group link (default), placement, partner or day, narrowed to one link
+// and/or one partner when asked; JSON, or CSV when asked.
 void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
                     std::int32_t today) {
     auto query = r.http.query();
@@ -123,10 +124,13 @@ void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
     for (auto& p : problems) errors.push_back({p.field, p.message});
     auto group = parse_earnings_group(query_value(query, "group").value_or("link"));
     if (!group) errors.push_back({"group", "must be link, placement, partner or day"});
+    EarningsFilter filter{.link = query_value(query, "link"),
+                          .partner = query_value(query, "partner")};
     if (!errors.empty() || !range) return answer.invalid_query(errors);
-    auto report = store.earnings(*range, *group);
-    if (http::wants_csv(r.http.header("Accept"))) return answer.csv(earnings_csv(report));
-    answer.json(200, view_json(report));
+    auto report = store.earnings(*range, *group, filter);
+    if (!report) return answer.problem(404, "not-found", "no such link or partner");
+    if (http::wants_csv(r.http.header("Accept"))) return answer.csv(earnings_csv(*report));
+    answer.json(200, view_json(*report));
 }
 
 // GET /api/v1/stats/earnings/attention?days=N: the links whose EPC fell to zero while their

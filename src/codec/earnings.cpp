@@ -86,11 +86,14 @@ Json view_json(const EarningsReport& report) {
     }
     Json unattributed = Json::object();
     add_figures(unattributed, report.unattributed);
-    return {{"from", format_day(report.range.from)},
-            {"to", format_day(report.range.to)},
-            {"group", to_string(report.group)},
-            {"items", std::move(items)},
-            {"unattributed", std::move(unattributed)}};
+    Json answer = {{"from", format_day(report.range.from)},
+                   {"to", format_day(report.range.to)},
+                   {"group", to_string(report.group)}};
+    if (report.filter.link) answer["link"] = *report.filter.link;
+    if (report.filter.partner) answer["partner"] = *report.filter.partner;
+    answer["items"] = std::move(items);
+    answer["unattributed"] = std::move(unattributed);
+    return answer;
 }
 
 Json view_json(const EpcZeroReport& report) {

@@ -6,8 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "refgate/domain/model.hpp"
-#include "refgate/domain/placement.hpp"
+#include "earnings_fixture.hpp"
 #include "support/http_client.hpp"
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
@@ -17,64 +16,13 @@ namespace earnings_test {
 
 using namespace refgate::test;
 using Json = nlohmann::json;
-using Headers = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
-
-const char* const kDocument = R"json({
-  "partners": [
-    {"slug": "impact-co", "name": "Impact Co", "ref_param": "ref", "ref_code": "picks42",
-     "allowed_domains": ["shop.example.com"], "extra_params": {}, "subid_param": "subId1",
-     "channel_codes": [{"channel": "newsletter", "ref_code": "picks-nl"}]},
-    {"slug": "awin-co", "name": "Awin Co", "ref_param": "ref", "ref_code": "p7",
-     "allowed_domains": ["gear.example.com"], "extra_params": {}, "subid_param": "clickref"}
-  ],
-  "links": [
-    {"slug": "shop", "partner": "impact-co", "destination": "https://shop.example.com/"},
-    {"slug": "shop-pro", "partner": "impact-co", "destination": "https://shop.example.com/pro"},
-    {"slug": "gear", "partner": "awin-co", "destination": "https://gear.example.com/"}
-  ]
-})json";
 
 constexpr const char* kD1 = "2026-11-10";
 constexpr const char* kD2 = "2026-11-11";
 
-struct Fixture {
-    TestDatabase db;
-    bool imported = import_json(db.url(), kDocument).exit_code == 0;
-    std::string editor = create_api_token(db.url(), "eddie", "editor");
-    std::string viewer = create_api_token(db.url(), "vera", "viewer");
-
-    std::string id(const std::string& slug) {
-        return db.scalar("SELECT id FROM refgate_links WHERE slug = '" + slug + "'");
-    }
-    std::string token(const std::string& slug, const std::string& partner_subid_param,
-                      const std::string& channel) {
-        refgate::Partner p;
-        p.subid_param = partner_subid_param;
-        return refgate::placement_token(p, std::stoll(id(slug)), slug, channel);
-    }
-    // Human (and some bot) clicks of a link, day and channel, in the base table and the link's
-    // day roll-up, as a flush writes them.
-    void clicks(const std::string& slug, const char* day, const std::string& channel, int human,
-                int bot = 0) {
-        std::string h = std::to_string(human), b = std::to_string(bot);
-        db.exec(
-            "INSERT INTO refgate_click_counts (link_id, day, channel, human, bot, prefetch) "
-            "VALUES (" +
-            id(slug) + ", '" + day + "', '" + channel + "', " + h + ", " + b +
-            ", 0); INSERT INTO refgate_rollup_link_days (link_id, day, human, bot) VALUES (" +
-            id(slug) + ", '" + day + "', " + h + ", " + b +
-            ") ON CONFLICT (link_id, day) DO UPDATE SET human = refgate_rollup_link_days.human "
-            "+ EXCLUDED.human, bot = refgate_rollup_link_days.bot + EXCLUDED.bot");
-    }
-};
-
-Headers with_token(const std::string& token, const std::string& type = "") {
-    Headers h{{"Authorization", "Bearer " + token}};
-    if (!type.empty()) h.emplace_back("Content-Type", type);
-    return h;
-}
+using Fixture = EarningsFixture;  // earnings_fixture.hpp
 
 Json commission(const std::string& order, const std::string& subid, const std::string& status,
                 const std::string& amount, const std::string& currency, const std::string& at) {
@@ -126,15 +74,15 @@ TEST_CASE(
         INFO(r.body);
         REQUIRE(r.status == 200);
     };
-    const std::string shop_direct = f.token("shop", "subId1", "direct");
+    const std::string shop_direct = f.token("shop", "direct");
     post("impact-co",
          Json::array(
              {commission("I-1", shop_direct, "approved", "10.00", "EUR", "2026-11-10T10:00:00Z"),
               // 23:30 at -02:00 is D2 in UTC: it counts on D2.
-              commission("I-2", f.token("shop", "subId1", "newsletter"), "pending", "2.50", "EUR",
+              commission("I-2", f.token("shop", "newsletter"), "pending", "2.50", "EUR",
                          "2026-11-10T23:30:00-02:00"),
               commission("I-3", shop_direct, "approved", "4.00", "EUR", "2026-11-11T09:00:00Z"),
-              commission("I-4", f.token("shop-pro", "subId1", "direct"), "approved", "3.00", "USD",
+              commission("I-4", f.token("shop-pro", "direct"), "approved", "3.00", "USD",
                          "2026-11-11T12:00:00Z"),
               commission("I-5", "nosuchtoken99", "pending", "7.25", "GBP", "2026-11-10T08:00:00Z"),
               // The first second after the range.
@@ -142,7 +90,7 @@ TEST_CASE(
     // I-3 is reversed later.
     post("impact-co", Json::array({commission("I-3", shop_direct, "reversed", "4.00", "EUR",
                                               "2026-11-11T09:00:00Z")}));
-    const std::string gear_direct = f.token("gear", "clickref", "direct");
+    const std::string gear_direct = f.token("gear", "direct");
     post("awin-co",
          Json::array(
              {commission("A-1", gear_direct, "paid", "5.00", "EUR", "2026-11-10T15:00:00Z"),
@@ -238,6 +186,36 @@ TEST_CASE(
         CHECK(d2["amount"] ==
               Json{{"EUR", sums("2.50", "0", "4.00", "0")}, {"USD", sums("0", "4.50", "0", "0")}});
         CHECK(d2["epc"] == Json{{"EUR", "0.0417"}, {"USD", "0.0750"}});
+    }
+    SECTION("narrowed to one link or one partner, as a link's and a partner's page ask") {
+        auto one = [&](const std::string& query) {
+            auto r = get(query);
+            INFO(r.body);
+            REQUIRE(r.status == 200);
+            return Json::parse(r.body);
+        };
+        auto a = one("&group=link&link=shop");
+        CHECK(a["link"] == "shop");
+        REQUIRE(a["items"].size() == 1);
+        CHECK(a["items"][0]["human_clicks"] == 60);
+        CHECK(a["items"][0]["amount"] == Json{{"EUR", sums("2.50", "10.00", "4.00", "0")}});
+        // Commissions that name no link belong to no link.
+        CHECK(a["unattributed"] ==
+              Json{{"conversions", figures(0, 0, 0, 0)}, {"amount", Json::object()}});
+        auto placements = one("&group=placement&link=shop");
+        CHECK(placements["items"].size() == 2);
+        auto p = one("&group=partner&partner=awin-co");
+        CHECK(p["partner"] == "awin-co");
+        REQUIRE(p["items"].size() == 1);
+        CHECK(p["items"][0]["human_clicks"] == 25);
+        CHECK(p["items"][0]["epc"] == Json{{"EUR", "0.2000"}, {"USD", "0.0600"}});
+        // The partner's own unattributed commissions stay with it.
+        CHECK(one("&group=partner&partner=impact-co")["unattributed"] == unattributed);
+        CHECK(one("&group=link&partner=awin-co")["items"].size() == 1);
+        // A link of another partner: nothing matches both.
+        CHECK(one("&group=link&link=shop&partner=awin-co")["items"].empty());
+        CHECK(get("&link=nosuchlink").status == 404);
+        CHECK(get("&partner=nosuchpartner").status == 404);
     }
     SECTION("CSV, and the query's rules") {
         auto csv = get("&group=link", {{"Accept", "text/csv"}});

@@ -191,10 +191,12 @@ class PgCommissionStore final : public CommissionStore {
         return hash;
     }
 
-    EarningsReport earnings(const DayRange& range, EarningsGroup group) override {
-        EarningsReport report;
-        run_transaction<CommissionTx>(
-            pool_, true, [&](CommissionTx& t) { report = read_earnings(t.tx, range, group); });
+    std::optional<EarningsReport> earnings(const DayRange& range, EarningsGroup group,
+                                           const EarningsFilter& filter) override {
+        std::optional<EarningsReport> report;
+        run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {
+            report = read_earnings(t.tx, range, group, filter);
+        });
         return report;
     }
 

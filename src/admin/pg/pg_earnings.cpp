@@ -30,13 +30,15 @@ GroupSql group_sql(EarningsGroup group) {
     }
 }
 
-// The commissions of the range: occurred_at within [from 00:00 UTC, to + 1 day 00:00 UTC).
+// The commissions of the range: occurred_at within [from 00:00 UTC, to + 1 day 00:00 UTC), of
+// the filter's link ($3) and partner ($4, the one that reported them) when given.
 constexpr const char* kCommissionsInRange =
     "FROM refgate_commissions c JOIN refgate_partners cp ON cp.id = c.partner_id "
     "LEFT JOIN refgate_links l ON l.id = c.link_id "
     "LEFT JOIN refgate_partners lp ON lp.id = l.partner_id "
     "WHERE c.occurred_at >= $1::date::timestamp AT TIME ZONE 'UTC' "
-    "AND c.occurred_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC'";
+    "AND c.occurred_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC' "
+    "AND ($3::text IS NULL OR l.slug = $3::text) AND ($4::text IS NULL OR cp.slug = $4::text)";
 
 std::string clicks_sql(EarningsGroup group, bool rollups) {
     // A placement is a link's channel: only the base table keeps clicks per channel.
@@ -45,7 +47,8 @@ std::string clicks_sql(EarningsGroup group, bool rollups) {
     return std::string("SELECT ") + group_sql(group).click_keys +
            ", sum(s.human)::bigint AS human FROM " + source +
            " s JOIN refgate_links l ON l.id = s.link_id JOIN refgate_partners p ON p.id = "
-           "l.partner_id WHERE s.day BETWEEN $1::date AND $2::date GROUP BY 1, 2, 3";
+           "l.partner_id WHERE s.day BETWEEN $1::date AND $2::date AND ($3::text IS NULL OR "
+           "l.slug = $3::text) AND ($4::text IS NULL OR p.slug = $4::text) GROUP BY 1, 2, 3";
 }
 
 using Key = std::tuple<std::string, std::string, std::optional<std::string>>;
@@ -67,9 +70,15 @@ void add_status(std::map<std::string, CurrencyEarnings>& currencies, const pqxx:
 
 }  // namespace
 
-EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
-                             EarningsGroup group) {
-    EarningsReport report{.range = range, .group = group};
+std::optional<EarningsReport> read_earnings(pqxx::transaction_base& tx, const DayRange& range,
+                                            EarningsGroup group, const EarningsFilter& filter) {
+    const auto& [link, partner] = filter;
+    if (link && tx.exec_params("SELECT 1 FROM refgate_links WHERE slug = $1", *link).empty())
+        return std::nullopt;
+    if (partner &&
+        tx.exec_params("SELECT 1 FROM refgate_partners WHERE slug = $1", *partner).empty())
+        return std::nullopt;
+    EarningsReport report{.range = range, .group = group, .filter = filter};
     std::string from = format_day(range.from);
     std::string to = format_day(range.to);
     bool rollups = tx.exec("SELECT complete FROM refgate_rollup_state")[0]["complete"].as<bool>();
@@ -79,7 +88,7 @@ EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
     std::map<Key, EarningsItem> items;
     for (const auto& row : tx.exec_params(
              "SELECT k1, k2, k3, human FROM (" + clicks + ") t(k1, k2, k3, human) WHERE human > 0",
-             from, to)) {
+             from, to, link, partner)) {
         auto& item = items[key_of(row)];
         item.human_clicks = row["human"].as<std::uint64_t>();
     }
@@ -96,14 +105,14 @@ EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
         "BY a.k1, a.k2, a.k3, a.currency) / NULLIF(k.human, 0), 4)::text AS epc FROM agg a "
         "LEFT JOIN clicks k(k1, k2, k3, human) ON k.k1 = a.k1 AND k.k2 = a.k2 AND k.k3 IS NOT "
         "DISTINCT FROM a.k3";
-    for (const auto& row : tx.exec_params(sql, from, to))
+    for (const auto& row : tx.exec_params(sql, from, to, link, partner))
         add_status(items[key_of(row)].currencies, row);
 
     for (const auto& row :
          tx.exec_params(std::string("SELECT c.currency, c.status, count(*)::bigint AS n, "
                                     "sum(c.amount)::text AS amount, NULL::text AS epc ") +
                             kCommissionsInRange + " AND l.id IS NULL GROUP BY 1, 2",
-                        from, to))
+                        from, to, link, partner))
         add_status(report.unattributed, row);
 
     for (auto& [key, item] : items) {

@@ -10,8 +10,9 @@
 
 namespace refgate::admin {
 
-EarningsReport read_earnings(pqxx::transaction_base& tx, const DayRange& range,
-                             EarningsGroup group);
+// nullopt: the filter names a link or a partner that does not exist.
+std::optional<EarningsReport> read_earnings(pqxx::transaction_base& tx, const DayRange& range,
+                                            EarningsGroup group, const EarningsFilter& filter);
 
 // The links whose EPC fell to zero while their clicks went on, over the window `range`
 // (codec/earnings.hpp, EpcZeroReport).

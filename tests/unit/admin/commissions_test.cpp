@@ -33,8 +33,10 @@ class FakeStore final : public refgate::admin::CommissionStore {
         secret_hash = hash;
         return true;
     }
-    refgate::EarningsReport earnings(const refgate::DayRange&, refgate::EarningsGroup) override {
-        return {};
+    std::optional<refgate::EarningsReport> earnings(const refgate::DayRange&,
+                                                    refgate::EarningsGroup,
+                                                    const refgate::EarningsFilter&) override {
+        return refgate::EarningsReport{};
     }
     std::vector<refgate::EpcZeroLink> epc_zero_links(const refgate::DayRange&) override {
         return {};

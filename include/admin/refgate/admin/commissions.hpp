@@ -62,8 +62,10 @@ class CommissionStore {
     // The hash of the partner's postback secret (lower-case hex); nullopt: no partner or none.
     virtual std::optional<std::string> postback_secret_hash(const std::string& partner) = 0;
     // GET /api/v1/stats/earnings: the commissions of the range's UTC days (by occurred_at) per
-    // group, beside the human clicks of the same days (codec/earnings.hpp).
-    virtual EarningsReport earnings(const DayRange& range, EarningsGroup group) = 0;
+    // group, beside the human clicks of the same days, narrowed by the filter
+    // (codec/earnings.hpp). nullopt: the filter names a link or partner that does not exist.
+    virtual std::optional<EarningsReport> earnings(const DayRange& range, EarningsGroup group,
+                                                   const EarningsFilter& filter) = 0;
     // GET /api/v1/stats/earnings/attention: the links whose EPC fell to zero while their clicks
     // went on over the window (codec/earnings.hpp, EpcZeroReport), by slug.
     virtual std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) = 0;

@@ -50,19 +50,27 @@ struct EarningsItem {
     std::map<std::string, CurrencyEarnings> currencies;
 };
 
+// ?link= and ?partner= of the earnings answer: one link's or one partner's commissions (by the
+// partner that reported them) and human clicks (by the link's partner); both may be given.
+struct EarningsFilter {
+    std::optional<std::string> link;
+    std::optional<std::string> partner;
+};
+
 struct EarningsReport {
     DayRange range;
     EarningsGroup group = EarningsGroup::link;
+    EarningsFilter filter;
     std::vector<EarningsItem> items;
     // Commissions of the range that name no existing link (an unknown subid, a tracking_id's
     // channel without a link, a deleted link), per currency; no clicks, no EPC.
     std::map<std::string, CurrencyEarnings> unattributed;
 };
 
-// {from, to, group, items: [{link, partner, placement?, day?, human_clicks, conversions:
-// {pending, approved, reversed, paid}, amount: {CUR: {pending, approved, reversed, paid}},
-// epc: {CUR: "0.1234"}}], unattributed: {conversions, amount}}. An item names the keys of its
-// group only (a partner's item has no link, a day's neither link nor partner).
+// {from, to, group, link?, partner? (the filter), items: [{link, partner, placement?, day?,
+// human_clicks, conversions: {pending, approved, reversed, paid}, amount: {CUR: {pending, approved,
+// reversed, paid}}, epc: {CUR: "0.1234"}}], unattributed: {conversions, amount}}. An item names the
+// keys of its group only (a partner's item has no link, a day's neither link nor partner).
 nlohmann::ordered_json view_json(const EarningsReport& report);
 // One row per item and currency (an item without commissions: one row, currency empty), then
 // the unattributed ones (link, partner, placement and day empty, human_clicks empty):

@@ -176,7 +176,7 @@ export function Earnings() {
 
 // One link's or partner's earnings over the API's default range (the last 30 UTC days), compact.
 export function EarningsSummary({ group, name }) {
-  const [data, error] = useLoad(async () => (await api('GET', `/stats/earnings${query({ group })}`)).data, [group, name]);
+  const [data, error] = useLoad(async () => (await api('GET', `/stats/earnings${query({ group, [group]: name })}`)).data, [group, name]);
   const item = data && data.items.find((i) => i[group] === name);
   const amount = (item && item.amount) || {};
   const conversions = (item && item.conversions) || { pending: 0, approved: 0, reversed: 0, paid: 0 };
