@@ -24,8 +24,7 @@ import urllib.request
 sys.dont_write_bytecode = True
 
 # The fault matrices' harness package (tests/harness), through the link beside this file.
-from harness.topology import (ROOT, Postgres, Redis, SetupError, Topology,  # noqa: E402
-                              pg_user_default)
+from harness.topology import ROOT, SetupError, Topology, pg_user_default  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "tests", "bench", "results")
 PARTNER = "pb-partner"
@@ -146,35 +145,10 @@ def documents(links):
     return {"partners": [partner], "links": rows}
 
 
-def deprioritize(pg, redis):
-    """nice 19 for PostgreSQL (the postmaster and every backend, by pid) and Redis: they stand in
-    for servers of their own, as in tests/bench/run.sh; refgate and wrk keep their priority."""
-    with open(os.path.join(pg.data, "postmaster.pid")) as f:
-        postmaster = int(f.readline())
-    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
-                              text=True).stdout.split()
-    for pid in [str(postmaster), str(redis.proc.pid)] + children:
-        subprocess.run(["renice", "-n", "19", "-p", pid], capture_output=True)
-
-
 def start(topo, args):
-    pg = Postgres(topo, "pg", "127.0.0.1")
-    topo.postgres = [pg]
-    pg.init_primary()
-    pg.start()
-    pg.sql("CREATE DATABASE refgate", db="postgres")
-    redis = Redis(topo, "redis", "127.0.0.1")
-    redis.write_conf(["appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction",
-                      'save ""'])
-    redis.start()
-    topo.refgate_env = {
-        "REFGATE_DATABASE_URL": pg.url(),
-        "REFGATE_REDIS_URL": f"redis://{redis.address}:{redis.port}/0",
-        "REFGATE_THREADS": str(args.threads), "REFGATE_LOG_LEVEL": "warn",
-        "REFGATE_POSTBACK_RATE": str(POSTBACK_RATE_SETTING),
-    }
-    topo.start_refgates(1, [documents(args.links)])
-    return pg, redis, topo.refgates[0]
+    return topo.start_single(documents(args.links),
+                             {"REFGATE_THREADS": str(args.threads),
+                              "REFGATE_POSTBACK_RATE": str(POSTBACK_RATE_SETTING)})
 
 
 def make_secret(topo, refgate):
@@ -236,8 +210,6 @@ def run_round(args, workdir, refgate, secret, index, with_postbacks):
 
 def run(args, topo, workdir):
     pg, redis, refgate = start(topo, args)
-    if args.deps_nice:
-        deprioritize(pg, redis)
     secret = make_secret(topo, refgate)
     with open(os.path.join(workdir, "redirect.lua"), "w") as f:
         delay = max(0, round(args.redirect_connections * 1000 / args.redirect_rate))
@@ -246,6 +218,10 @@ def run(args, topo, workdir):
     warm = argparse.Namespace(**{**vars(args), "seconds": 2})
     run_round(warm, workdir, refgate, secret, 0, False)
     run_round(warm, workdir, refgate, secret, 0, True)
+    # After the warm-up: the commissions' connection pool opens its backends on the first
+    # postbacks, and a backend started after a renice would keep nice 0.
+    if args.deps_nice:
+        topo.deprioritize(pg, redis)
     time.sleep(1.0)
     warm_stored = int(pg.sql(STORED_SQL)[0][0])
     runs = []

@@ -28,8 +28,7 @@ sys.dont_write_bytecode = True
 # The fault matrices' harness package (tests/harness), through the link beside this file.
 from harness.faults import _admin  # noqa: E402
 from harness.load import Load  # noqa: E402
-from harness.topology import (ROOT, Postgres, Redis, SetupError, Topology,  # noqa: E402
-                              pg_user_default)
+from harness.topology import ROOT, SetupError, Topology, pg_user_default  # noqa: E402
 
 RESULTS = os.path.join(ROOT, "tests", "bench", "results")
 PARTNER = "soak-partner"
@@ -88,22 +87,7 @@ class CodeRotator(threading.Thread):
 
 
 def start(topo, args):
-    pg = Postgres(topo, "pg", "127.0.0.1")
-    topo.postgres = [pg]
-    pg.init_primary()
-    pg.start()
-    pg.sql("CREATE DATABASE refgate", db="postgres")
-    redis = Redis(topo, "redis", "127.0.0.1")
-    redis.write_conf(["appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction",
-                      'save ""'])
-    redis.start()
-    topo.refgate_env = {
-        "REFGATE_DATABASE_URL": pg.url(),
-        "REFGATE_REDIS_URL": f"redis://{redis.address}:{redis.port}/0",
-        "REFGATE_THREADS": "1", "REFGATE_LOG_LEVEL": "warn",
-    }
-    topo.start_refgates(1, [documents(args.links)])
-    return pg, redis, topo.refgates[0]
+    return topo.start_single(documents(args.links))
 
 
 def sample_loop(t0, until, refgate, redis, pg, load, rows, stop):

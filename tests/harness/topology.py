@@ -438,6 +438,39 @@ class Topology:
         for r in self.refgates:
             r.wait_ready()
 
+    def start_single(self, documents, env=None):
+        """One refgate over one local PostgreSQL (database `refgate`) and one Redis (AOF every
+        second, no eviction), with `documents` imported: the single-instance benches' set-up.
+        `env` adds to (or overrides) the refgate's environment. Returns (pg, redis, refgate)."""
+        pg = Postgres(self, "pg", "127.0.0.1")
+        self.postgres = [pg]
+        pg.init_primary()
+        pg.start()
+        pg.sql("CREATE DATABASE refgate", db="postgres")
+        redis = Redis(self, "redis", "127.0.0.1")
+        redis.write_conf(["appendonly yes", "appendfsync everysec",
+                          "maxmemory-policy noeviction", 'save ""'])
+        redis.start()
+        self.refgate_env = {
+            "REFGATE_DATABASE_URL": pg.url(),
+            "REFGATE_REDIS_URL": f"redis://{redis.address}:{redis.port}/0",
+            "REFGATE_THREADS": "1", "REFGATE_LOG_LEVEL": "warn", **(env or {}),
+        }
+        self.start_refgates(1, [documents])
+        return pg, redis, self.refgates[0]
+
+    def deprioritize(self, pg, redis):
+        """nice 19 for PostgreSQL (the postmaster and every backend it has now, by pid) and
+        Redis: they stand in for servers of their own, as in tests/bench/run.sh; refgate and wrk
+        keep their priority. Backends started later keep nice 0: call it again once the
+        connection pools are open."""
+        with open(os.path.join(pg.data, "postmaster.pid")) as f:
+            postmaster = int(f.readline())
+        children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
+                                  text=True).stdout.split()
+        for pid in [str(postmaster), str(redis.proc.pid)] + children:
+            subprocess.run(["renice", "-n", "19", "-p", pid], capture_output=True)
+
     def start_haproxy(self):
         self.haproxy_port = free_port("127.0.0.1")
         env = {"REFGATE_HA_BIND": f"127.0.0.1:{self.haproxy_port}"}
