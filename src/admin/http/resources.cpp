@@ -84,7 +84,12 @@ class Partners final : public Resource {
                 auto q = query_value(r.http.query(), "q").value_or("");
                 if (q.size() > kMaxSearchText)
                     return answer.invalid_query({{"q", "must be at most 200 bytes"}});
-                return answer.outcome(store_.list_partners(q));
+                auto found = store_.list_partners(q);
+                // A restricted token's list holds its partners only (issue 46).
+                std::erase_if(found.view.items, [&](const PartnerView& p) {
+                    return !partner_visible(r, p.partner.slug);
+                });
+                return answer.outcome(found);
             }
             case Operation::create_partner: {
                 auto o = store_.create_partner(r.actor, parse_new_partner(r.body));
@@ -207,7 +212,12 @@ class Links final : public Resource {
         if (!n) errors.push_back({"limit", "must be an integer from 1 to 200"});
         if (!errors.empty()) return answer.invalid_query(errors);
         filter.limit = *n;
-        answer.outcome(store_.list_links(filter));
+        auto found = store_.list_links(filter);
+        // A restricted token's list holds its partners' and domains' links only (issue 46): a
+        // page may be shorter than the limit; next_cursor still says where the next one starts.
+        std::erase_if(found.view.items,
+                      [&](const LinkView& link) { return !link_visible(r, link.link); });
+        answer.outcome(found);
     }
 
     AdminStore& store_;
