@@ -1,5 +1,6 @@
 // Scoped tokens (issue 46) end to end: scopes within the role, partner and domain restrictions,
-// expiry, from the CLI and POST /api/v1/tokens.
+// expiry, from the CLI and POST /api/v1/tokens; and the authorization matrix over every route
+// the registry holds.
 
 #include <catch2/catch.hpp>
 #include <map>
@@ -252,6 +253,156 @@ TEST_CASE("every route's scope is within what its lowest role allows", "[admin][
         Scopes needs = refgate::admin::route_access(route.operation).scopes;
         CHECK((refgate::admin::role_scopes(route.min_role) & needs) == needs);
     }
+}
+
+// The authorization matrix: every route the registry holds (a new route is in it by being
+// registered) against tokens given exactly its scopes, every scope but those, an expired token,
+// and tokens restricted to the link's partner and domain or to others. What each must answer
+// comes from the route's declared scope and extent; "allowed" is anything but 401 and 403 (the
+// bodies are placeholders, so a 404, 412 or 422 past authorization is fine).
+TEST_CASE("the authorization matrix: every route x scope x restriction x expiry",
+          "[admin][pg][tokens]") {
+    Fixture f;
+    const std::string partner = "kagi";
+    const std::string link = "kagi-deal";
+
+    std::map<Scopes, std::string> exact;  // scopes -> token given only those
+    auto token_for = [&](Scopes scopes) {
+        auto [it, made] = exact.try_emplace(scopes);
+        if (!made) return it->second;
+        Json names = Json::array();
+        for (auto n : refgate::admin::scope_names(scopes)) names.push_back(std::string(n));
+        it->second =
+            f.token({{"name", "s" + std::to_string(scopes)}, {"role", "admin"}, {"scopes", names}});
+        return it->second;
+    };
+    std::string expired =
+        f.token({{"name", "expired"}, {"role", "admin"}, {"expires_at", "2021-06-01T00:00:00Z"}});
+    std::string own_partner =
+        f.token({{"name", "own-p"}, {"role", "admin"}, {"partners", {partner}}});
+    std::string other_partner =
+        f.token({{"name", "other-p"}, {"role", "admin"}, {"partners", {"tailscale"}}});
+    std::string own_domain =
+        f.token({{"name", "own-d"}, {"role", "admin"}, {"domains", {kDefaultHost}}});
+    std::string other_domain =
+        f.token({{"name", "other-d"}, {"role", "admin"}, {"domains", {"elsewhere.example"}}});
+
+    int n = 0;
+    std::size_t covered = 0;
+    for (const auto& route : refgate::admin::routes()) {
+        std::string pattern(route.pattern);
+        if (pattern.starts_with("/api/v1/session")) continue;  // signing in takes no token
+        ++covered;
+        auto access = refgate::admin::route_access(route.operation);
+        // The path: the {slug} names the partner or link the extent is about.
+        std::string path;
+        for (std::size_t i = 0; i < pattern.size();) {
+            if (pattern[i] != '{') {
+                path += pattern[i++];
+                continue;
+            }
+            auto end = pattern.find('}', i);
+            std::string name = pattern.substr(i + 1, end - i - 1);
+            bool about_partner = access.extent == Extent::partner;
+            path += name == "slug"     ? (about_partner ? partner : link)
+                    : name == "locale" ? "en"
+                    : name == "token"  ? "abc123"
+                                       : "nobody";
+            i = end + 1;
+        }
+        std::string method(route.method_name);
+        auto call = [&](const std::string& token) {
+            ++n;
+            std::string client =
+                "198.51." + std::to_string(n / 250) + "." + std::to_string(n % 250 + 1);
+            std::string body = "{}";
+            if (access.extent == Extent::new_link)
+                body = link_json("m" + std::to_string(n), partner).dump();
+            // The token's own partner: it exists already (409), but gets past authorization.
+            if (access.extent == Extent::new_partner) body = partner_json(partner).dump();
+            bool writes = method != "GET";
+            bool precondition = method == "PATCH" || method == "DELETE" || method == "PUT";
+            Headers headers =
+                writes ? json_write(token, precondition ? "\"999999\"" : "") : bearer(token);
+            headers.emplace_back("X-Forwarded-For", client);
+            return f.call(method, path, headers, writes ? body : "");
+        };
+        auto allowed = [](const HttpResponse& r) { return r.status != 401 && r.status != 403; };
+        INFO(method << " " << path);
+
+        // Exactly the route's scopes: through.
+        auto given =
+            call(token_for(access.scopes == scope::none ? scope::links_read : access.scopes));
+        INFO(given.body);
+        CHECK(allowed(given));
+        // Every scope but the route's: 403.
+        if (access.scopes != scope::none) {
+            auto without = call(token_for(scope::all & ~access.scopes));
+            CHECK(without.status == 403);
+            CHECK(contains(without.body, "scope"));
+        }
+        // Expired: 401.
+        auto late = call(expired);
+        CHECK(late.status == 401);
+        CHECK(contains(late.body, "expired"));
+
+        // Restrictions.
+        auto in_partner = call(own_partner);
+        auto out_partner = call(other_partner);
+        auto in_domain = call(own_domain);
+        auto out_domain = call(other_domain);
+        switch (access.extent) {
+            case Extent::free:
+                CHECK(allowed(in_partner));
+                CHECK(allowed(out_partner));
+                CHECK(allowed(out_domain));
+                break;
+            case Extent::whole:
+                CHECK(in_partner.status == 403);
+                CHECK(out_partner.status == 403);
+                CHECK(out_domain.status == 403);
+                break;
+            case Extent::partner:
+                CHECK(allowed(in_partner));
+                CHECK(!contains(in_partner.body, "no partner '" + partner + "'"));
+                CHECK(out_partner.status == 404);
+                CHECK(allowed(out_domain));  // partners are on no domain
+                break;
+            case Extent::link:
+                CHECK(allowed(in_partner));
+                CHECK(!contains(in_partner.body, "no link '" + link + "'"));
+                CHECK(allowed(in_domain));
+                CHECK(!contains(in_domain.body, "no link '" + link + "'"));
+                CHECK(out_partner.status == 404);
+                CHECK(out_domain.status == 404);
+                break;
+            case Extent::new_partner:
+                CHECK(allowed(in_partner));
+                CHECK(out_partner.status == 403);
+                CHECK(allowed(out_domain));
+                break;
+            case Extent::new_link:
+                CHECK(allowed(in_partner));
+                CHECK(allowed(in_domain));
+                CHECK(out_partner.status == 403);
+                CHECK(out_domain.status == 403);
+                break;
+            case Extent::partners:
+            case Extent::links: {
+                REQUIRE(in_partner.status == 200);
+                REQUIRE(out_partner.status == 200);
+                auto visible = slugs(out_partner.body);
+                CHECK(std::find(visible.begin(), visible.end(),
+                                access.extent == Extent::links ? link : partner) == visible.end());
+                auto own = slugs(in_partner.body);
+                CHECK(std::find(own.begin(), own.end(),
+                                access.extent == Extent::links ? link : partner) != own.end());
+                break;
+            }
+        }
+    }
+    // Every route of the API but the session's was tried.
+    CHECK(covered + 4 == refgate::admin::routes().size());
 }
 
 }  // namespace token_scopes_test
