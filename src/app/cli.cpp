@@ -24,8 +24,10 @@
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/codec/import_diff.hpp"
+#include "refgate/codec/tool_import.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/public_suffix.hpp"
 #include "refgate/domain/time.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
@@ -60,6 +62,13 @@ commands:
                  from a CSV file (FILE ending in .csv); all or nothing
   import --dry-run FILE
                  print what the import would create, change and refuse; apply nothing
+  import --from prettylinks|thirstyaffiliates|shlink|yourls [--dry-run]
+         [--partner-map FILE] [--lock-codes] FILE
+                 import another tool's export: destinations grouped into partners by
+                 registrable domain (--partner-map: a JSON object from domain to a slug or to
+                 {"slug", "name", "ref_param", "ref_code"}); a referral parameter left in the
+                 URLs (tag=, ref=, aff=, ...) is proposed as the partner's locked code, and
+                 --lock-codes moves it out of the URLs; click history is not imported
   export         print every partner and link in the import format
   flush          move every count waiting in Redis into PostgreSQL now, and print what moved
   rollups check [--all]
@@ -154,9 +163,75 @@ std::optional<std::string> read_text(const std::string& path) {
 
 // A JSON import document, or links as CSV when the name ends in ".csv"; --dry-run prints what
 // the import would do and rolls it back.
+// `refgate import --from <tool> FILE`: another tool's export, grouped into partners by
+// registrable domain, through the same import as a document (issue 46).
+int import_from_tool(const Config& c, const std::string& path, const po::variables_map& vm,
+                     const std::string& actor) {
+    auto tool = parse_export_tool(vm["from"].as<std::string>());
+    if (!tool) {
+        std::cerr << "refgate import: --from must be prettylinks, thirstyaffiliates, shlink or "
+                     "yourls\n";
+        return kExitUsage;
+    }
+    auto text = read_text(path);
+    if (!text) {
+        std::cerr << "refgate import: cannot read " << path << "\n";
+        return kExitFailure;
+    }
+    auto list = read_text(std::string(kPublicSuffixListPath));
+    if (!list) {
+        std::cerr << "refgate import: cannot read " << kPublicSuffixListPath
+                  << " (Debian's publicsuffix package)\n";
+        return kExitFailure;
+    }
+    PublicSuffixList suffixes(*list);
+    PartnerMap map;
+    if (vm.count("partner-map")) {
+        std::string map_path = vm["partner-map"].as<std::string>();
+        auto map_text = read_text(map_path);
+        nlohmann::json json = nlohmann::json(nlohmann::json::value_t::discarded);
+        if (map_text) json = nlohmann::json::parse(*map_text, nullptr, false);
+        std::vector<std::string> problems;
+        if (!map_text || json.is_discarded()) {
+            problems.push_back("cannot read it as JSON");
+        } else {
+            map = parse_partner_map(json, problems);
+        }
+        for (const auto& p : problems)
+            std::cerr << "refgate import: --partner-map " << map_path << ": " << p << "\n";
+        if (!problems.empty()) return kExitFailure;
+    }
+    bool lock_codes = vm.count("lock-codes") != 0;
+    bool dry_run = vm.count("dry-run") != 0;
+    auto plan =
+        plan_tool_import(read_tool_export(*tool, *text),
+                         {.suffixes = suffixes, .partner_map = map, .lock_codes = lock_codes});
+    std::cout << plan_text(plan, *tool, lock_codes);
+    auto report = pg::import_document(c.database_url, plan.document,
+                                      UrlPolicy{.allow_http = c.allow_http_destinations}, actor,
+                                      dry_run || !plan.problems.empty());
+    ImportInput input;
+    auto refused = import_refusals(input, report.issues);
+    if (dry_run) {
+        std::cout << import_result_text(report.diff, refused) << "dry run: nothing applied\n";
+        return refused.empty() && plan.problems.empty() ? kExitOk : kExitFailure;
+    }
+    if (!refused.empty() || !plan.problems.empty()) {
+        for (const auto& issue : report.issues)
+            std::cerr << "invalid: " << issue.to_string() << "\n";
+        std::cerr << "refgate import: nothing applied, " << refused.size() + plan.problems.size()
+                  << " problem(s)\n";
+        return kExitFailure;
+    }
+    std::cout << "imported: " << report.partners_changed << " partner(s) and "
+              << report.links_changed << " link(s) changed\n";
+    return kExitOk;
+}
+
 int import_file(const Config& c, const std::string& path, const po::variables_map& vm) {
     auto actor = cli_actor(vm);
     if (!actor) return kExitUsage;
+    if (vm.count("from")) return import_from_tool(c, path, vm, *actor);
     auto text = read_text(path);
     if (!text) {
         std::cerr << "refgate import: cannot read " << path << "\n";
@@ -570,6 +645,11 @@ po::options_description cli_options() {
         "actor", po::value<std::string>(), "who the audit trail names (import, token, user)")(
         "password-stdin", "read the password from standard input (user)")(
         "dry-run", "import: show the changes, apply nothing")(
+        "from", po::value<std::string>(),
+        "import: another tool's export (prettylinks, thirstyaffiliates, shlink, yourls)")(
+        "partner-map", po::value<std::string>(),
+        "import --from: a JSON file naming the partners by registrable domain")(
+        "lock-codes", "import --from: move referral codes out of the URLs into the partners")(
         "slug", po::value<std::string>(), "check-links, placements: only this link")(
         "partner", po::value<std::vector<std::string>>()->composing(),
         "check-links: only this partner's links; commissions import: the partner; token "
