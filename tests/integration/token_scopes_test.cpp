@@ -178,6 +178,18 @@ TEST_CASE("a partner-restricted token sees and changes only its partners and the
     CHECK(
         f.call("POST", "/api/v1/links", json_write(kagi), link_json("k2", "kagi").dump()).status ==
         201);
+    // Pages hold only its links, and their cursor names none of the others.
+    std::string ts = f.token({{"name", "ts-mgr"}, {"role", "viewer"}, {"partners", {"tailscale"}}});
+    auto page = Json::parse(f.call("GET", "/api/v1/links?limit=1", bearer(ts)).body);
+    CHECK(page["items"].size() == 1);
+    CHECK(page["items"][0]["slug"] == "tailscale-deal");
+    CHECK(page["next_cursor"].is_null());
+    auto first = Json::parse(f.call("GET", "/api/v1/links?limit=1", bearer(kagi)).body);
+    CHECK(first["items"][0]["slug"] == "k2");
+    CHECK(first["next_cursor"] == "k2");
+    auto second = Json::parse(f.call("GET", "/api/v1/links?limit=1&cursor=k2", bearer(kagi)).body);
+    CHECK(second["items"][0]["slug"] == "kagi-deal");
+    CHECK(second["next_cursor"].is_null());
     // Routes over everything are refused to a restricted token.
     CHECK(f.call("GET", "/api/v1/export", bearer(kagi)).status == 403);
     CHECK(f.call("GET", "/api/v1/stats/top", bearer(kagi)).status == 403);
