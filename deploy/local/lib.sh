@@ -19,6 +19,7 @@ REFGATE_APT_PACKAGES=(
   nlohmann-json3-dev catch2 prometheus-cpp-dev libssl-dev libidn2-dev libsodium-dev
   libqrencode-dev zlib1g-dev libmaxminddb-dev libcurl4-openssl-dev liburing-dev
   postgresql redis-server redis-tools clang-format-14
+  publicsuffix
 )
 # Only the test suite needs these (promtool and a real Prometheus; the fuzz targets; the container image's build and run; the TLS proxies in
 # front of refgate and the manifests' parser; the link checker's test HTTPS server and its CA; zbarimg, which reads the QR codes back; the browsers

@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <charconv>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,6 +24,11 @@
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/codec/import_diff.hpp"
+#include "refgate/codec/tool_import.hpp"
+#include "refgate/domain/destination.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/public_suffix.hpp"
+#include "refgate/domain/time.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/database.hpp"
 #include "refgate/pg/rollups.hpp"
@@ -37,6 +44,13 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
+// The last --NAME given (a repeatable option read where one value is meant); empty: none.
+std::string last_option(const po::variables_map& vm, const char* name) {
+    if (!vm.count(name)) return {};
+    const auto& values = vm[name].as<std::vector<std::string>>();
+    return values.empty() ? std::string() : values.back();
+}
+
 constexpr const char* kUsage = R"(usage: refgate [--config FILE] COMMAND [ARGS]
        refgate --version
 
@@ -48,6 +62,13 @@ commands:
                  from a CSV file (FILE ending in .csv); all or nothing
   import --dry-run FILE
                  print what the import would create, change and refuse; apply nothing
+  import --from prettylinks|thirstyaffiliates|shlink|yourls [--dry-run]
+         [--partner-map FILE] [--lock-codes] FILE
+                 import another tool's export: destinations grouped into partners by
+                 registrable domain (--partner-map: a JSON object from domain to a slug or to
+                 {"slug", "name", "ref_param", "ref_code"}); a referral parameter left in the
+                 URLs (tag=, ref=, aff=, ...) is proposed as the partner's locked code, and
+                 --lock-codes moves it out of the URLs; click history is not imported
   export         print every partner and link in the import format
   flush          move every count waiting in Redis into PostgreSQL now, and print what moved
   rollups check [--all]
@@ -64,9 +85,16 @@ commands:
                  and human clicks of the last 30 days per channel with clicks
   check-links [--slug S] [--partner P]
                  check the active links' redirect chains now (referral code, availability)
-  token create --name NAME --role viewer|editor|admin
-                 create an admin API token; it is printed once, alone on the last line
-  token list     list tokens (name, role, created, last used, revoked); never their text
+  token create --name NAME --role viewer|editor|admin [--scope S]... [--partner P]...
+               [--domain H]... [--expires 30d]
+                 create an admin API token; it is printed once, alone on the last line.
+                 --scope: what it may do within its role (links:read, links:write,
+                 partners:read, partners:write, stats:read, earnings:read, disclosures:write,
+                 webhooks:write, users:write; none given: all the role allows); --partner and
+                 --domain: it sees and changes only those partners' links, links on those
+                 domains; --expires: 30d, 12h or an RFC 3339 time (then answered 401)
+  token list     list tokens (name, role, created, last used, revoked, scopes, partners,
+                 domains, expires); never their text
   token revoke NAME
                  revoke the live token of that name
 
@@ -135,9 +163,75 @@ std::optional<std::string> read_text(const std::string& path) {
 
 // A JSON import document, or links as CSV when the name ends in ".csv"; --dry-run prints what
 // the import would do and rolls it back.
+// `refgate import --from <tool> FILE`: another tool's export, grouped into partners by
+// registrable domain, through the same import as a document (issue 46).
+int import_from_tool(const Config& c, const std::string& path, const po::variables_map& vm,
+                     const std::string& actor) {
+    auto tool = parse_export_tool(vm["from"].as<std::string>());
+    if (!tool) {
+        std::cerr << "refgate import: --from must be prettylinks, thirstyaffiliates, shlink or "
+                     "yourls\n";
+        return kExitUsage;
+    }
+    auto text = read_text(path);
+    if (!text) {
+        std::cerr << "refgate import: cannot read " << path << "\n";
+        return kExitFailure;
+    }
+    auto list = read_text(std::string(kPublicSuffixListPath));
+    if (!list) {
+        std::cerr << "refgate import: cannot read " << kPublicSuffixListPath
+                  << " (Debian's publicsuffix package)\n";
+        return kExitFailure;
+    }
+    PublicSuffixList suffixes(*list);
+    PartnerMap map;
+    if (vm.count("partner-map")) {
+        std::string map_path = vm["partner-map"].as<std::string>();
+        auto map_text = read_text(map_path);
+        nlohmann::json json = nlohmann::json(nlohmann::json::value_t::discarded);
+        if (map_text) json = nlohmann::json::parse(*map_text, nullptr, false);
+        std::vector<std::string> problems;
+        if (!map_text || json.is_discarded()) {
+            problems.push_back("cannot read it as JSON");
+        } else {
+            map = parse_partner_map(json, problems);
+        }
+        for (const auto& p : problems)
+            std::cerr << "refgate import: --partner-map " << map_path << ": " << p << "\n";
+        if (!problems.empty()) return kExitFailure;
+    }
+    bool lock_codes = vm.count("lock-codes") != 0;
+    bool dry_run = vm.count("dry-run") != 0;
+    auto plan =
+        plan_tool_import(read_tool_export(*tool, *text),
+                         {.suffixes = suffixes, .partner_map = map, .lock_codes = lock_codes});
+    std::cout << plan_text(plan, *tool, lock_codes);
+    auto report = pg::import_document(c.database_url, plan.document,
+                                      UrlPolicy{.allow_http = c.allow_http_destinations}, actor,
+                                      dry_run || !plan.problems.empty());
+    ImportInput input;
+    auto refused = import_refusals(input, report.issues);
+    if (dry_run) {
+        std::cout << import_result_text(report.diff, refused) << "dry run: nothing applied\n";
+        return refused.empty() && plan.problems.empty() ? kExitOk : kExitFailure;
+    }
+    if (!refused.empty() || !plan.problems.empty()) {
+        for (const auto& issue : report.issues)
+            std::cerr << "invalid: " << issue.to_string() << "\n";
+        std::cerr << "refgate import: nothing applied, " << refused.size() + plan.problems.size()
+                  << " problem(s)\n";
+        return kExitFailure;
+    }
+    std::cout << "imported: " << report.partners_changed << " partner(s) and "
+              << report.links_changed << " link(s) changed\n";
+    return kExitOk;
+}
+
 int import_file(const Config& c, const std::string& path, const po::variables_map& vm) {
     auto actor = cli_actor(vm);
     if (!actor) return kExitUsage;
+    if (vm.count("from")) return import_from_tool(c, path, vm, *actor);
     auto text = read_text(path);
     if (!text) {
         std::cerr << "refgate import: cannot read " << path << "\n";
@@ -236,6 +330,50 @@ int rollups_command(const Config& c, const std::vector<std::string>& args,
     return check.differences == 0 ? kExitOk : kExitFailure;
 }
 
+// `--expires`: "30d" or "12h" from now, or an RFC 3339 time; empty when it is neither.
+std::string expiry_time(const std::string& text) {
+    if (auto at = parse_rfc3339(text)) return format_rfc3339(*at);
+    if (text.size() < 2 || (text.back() != 'd' && text.back() != 'h')) return {};
+    int n = 0;
+    auto digits = std::string_view(text).substr(0, text.size() - 1);
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc{} || ptr != digits.data() + digits.size() || n < 1 || n > 36500) return {};
+    auto now = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
+    auto length = text.back() == 'd' ? std::chrono::hours(24) * n : std::chrono::hours(n);
+    return format_rfc3339(now + length);
+}
+
+// `refgate token create`'s options as POST /api/v1/tokens' body would carry them; the usage
+// error when one is wrong.
+std::optional<std::string> read_token_options(const po::variables_map& vm, admin::NewToken& token) {
+    auto list = [&](const char* name) {
+        return vm.count(name) ? vm[name].as<std::vector<std::string>>()
+                              : std::vector<std::string>{};
+    };
+    if (vm.count("scope")) {
+        token.scopes = admin::scope::none;
+        for (const auto& name : list("scope")) {
+            auto s = admin::parse_scope(name);
+            if (!s) return "--scope " + name + " is not a scope (links:read, links:write, ...)";
+            *token.scopes |= *s;
+        }
+    }
+    for (const auto& slug : list("partner")) {
+        if (!valid_slug(slug)) return "--partner " + slug + " is not a partner slug";
+        token.reach.partners.push_back(slug);
+    }
+    for (const auto& host : list("domain")) {
+        if (!valid_dns_name(host)) return "--domain " + host + " is not a lower-case host name";
+        token.reach.domains.push_back(host);
+    }
+    if (vm.count("expires")) {
+        token.expires_at = expiry_time(vm["expires"].as<std::string>());
+        if (token.expires_at.empty())
+            return "--expires must be a number of days (30d) or hours (12h), or an RFC 3339 time";
+    }
+    return std::nullopt;
+}
+
 int token_command(const Config& c, const std::vector<std::string>& args,
                   const po::variables_map& vm) {
     auto actor = cli_actor(vm);
@@ -250,10 +388,14 @@ int token_command(const Config& c, const std::vector<std::string>& args,
             std::cerr << "refgate token create: --role must be viewer, editor or admin\n";
             return kExitUsage;
         }
-        std::string name = vm["name"].as<std::string>();
+        admin::NewToken command{.name = vm["name"].as<std::string>(), .role = *role};
+        if (auto error = read_token_options(vm, command)) {
+            std::cerr << "refgate token create: " << *error << "\n";
+            return kExitUsage;
+        }
         try {
-            std::string token = admin::create_token(c.database_url, name, *role, *actor);
-            std::cout << "token '" << name << "' (" << admin::to_string(*role)
+            std::string token = admin::create_token(c.database_url, command, *actor);
+            std::cout << "token '" << command.name << "' (" << admin::to_string(*role)
                       << ") created; it is shown only now:\n"
                       << token << "\n";
             return kExitOk;
@@ -263,11 +405,19 @@ int token_command(const Config& c, const std::vector<std::string>& args,
         }
     }
     if (args.size() == 1 && args[0] == "list") {
-        std::cout << "name\trole\tcreated_at\tlast_used_on\trevoked_at\n";
+        std::cout << "name\trole\tcreated_at\tlast_used_on\trevoked_at\tscopes\tpartners\tdomains"
+                     "\texpires_at\n";
+        auto words = [](const std::vector<std::string>& list) {
+            std::string text;
+            for (const auto& w : list) text += (text.empty() ? "" : ",") + w;
+            return text.empty() ? std::string("-") : text;
+        };
         for (const auto& t : admin::list_tokens(c.database_url)) {
             std::cout << t.name << "\t" << t.role << "\t" << t.created_at << "\t"
                       << (t.last_used_on.empty() ? "-" : t.last_used_on) << "\t"
-                      << (t.revoked_at.empty() ? "-" : t.revoked_at) << "\n";
+                      << (t.revoked_at.empty() ? "-" : t.revoked_at) << "\t" << words(t.scopes)
+                      << "\t" << words(t.partners) << "\t" << words(t.domains) << "\t"
+                      << (t.expires_at.empty() ? "-" : t.expires_at) << "\n";
         }
         return kExitOk;
     }
@@ -434,7 +584,7 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
     auto store = admin::make_pg_commission_store(
         {.database_url = c.database_url, .max_idle_connections = 0, .max_open_connections = 1});
     bool dry_run = vm.count("dry-run") != 0;
-    std::string partner = vm["partner"].as<std::string>();
+    std::string partner = last_option(vm, "partner");
     auto o = admin::import_commissions(*store, {.partner = partner,
                                                 .input = std::move(input),
                                                 .source = admin::CommissionSource::import,
@@ -495,9 +645,21 @@ po::options_description cli_options() {
         "actor", po::value<std::string>(), "who the audit trail names (import, token, user)")(
         "password-stdin", "read the password from standard input (user)")(
         "dry-run", "import: show the changes, apply nothing")(
+        "from", po::value<std::string>(),
+        "import: another tool's export (prettylinks, thirstyaffiliates, shlink, yourls)")(
+        "partner-map", po::value<std::string>(),
+        "import --from: a JSON file naming the partners by registrable domain")(
+        "lock-codes", "import --from: move referral codes out of the URLs into the partners")(
         "slug", po::value<std::string>(), "check-links, placements: only this link")(
-        "partner", po::value<std::string>(),
-        "check-links: only this partner's links; commissions import: the partner")(
+        "partner", po::value<std::vector<std::string>>()->composing(),
+        "check-links: only this partner's links; commissions import: the partner; token "
+        "create: a partner the token is held to (repeatable)")(
+        "scope", po::value<std::vector<std::string>>()->composing(),
+        "token create: a scope such as links:read (repeatable; none: what the role allows)")(
+        "domain", po::value<std::vector<std::string>>()->composing(),
+        "token create: a domain the token is held to (repeatable)")(
+        "expires", po::value<std::string>(),
+        "token create: when the token stops working: 30d, 12h or an RFC 3339 time")(
         "format", po::value<std::string>(),
         "commissions import: a network's export, impact or awin")(
         "all", "rollups check: every link and day, not a sample");
@@ -521,7 +683,7 @@ std::optional<int> run_command(const Config& config, const std::string& command,
         auto option = [&](const char* name) {
             return vm.count(name) ? vm[name].as<std::string>() : std::string();
         };
-        return check_links(config, option("slug"), option("partner"), REFGATE_VERSION);
+        return check_links(config, option("slug"), last_option(vm, "partner"), REFGATE_VERSION);
     }
     if (command == "rollups") return rollups_command(config, args, vm);
     if (command == "placements" && args.empty()) return placements_command(config, vm);

@@ -29,7 +29,12 @@ struct ApiRequest {
     nlohmann::ordered_json body;  // POST, PATCH and PUT: a JSON object
     Precondition if_match;        // PATCH and DELETE
     PutPrecondition put;          // PUT
+    std::string default_host;     // the default domain's host (links without `domain`)
 };
+
+// Whether a restricted request may see `link` (its partner and domain) or the partner `slug`.
+bool link_visible(const ApiRequest& request, const Link& link);
+bool partner_visible(const ApiRequest& request, std::string_view slug);
 
 // One step of the chain: fills in the request, or answers and stops it (false).
 // Throws StoreError when the database cannot say.
@@ -47,8 +52,11 @@ using Chain = std::vector<std::unique_ptr<Middleware>>;
 // is revealed.
 std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticator>> authenticators,
                                          FailureLimiter& limiter);
-// The route for the method (405 with Allow otherwise) and the role it needs (403).
+// The route for the method (405 with Allow otherwise), the role it needs and the scopes (403).
 std::unique_ptr<Middleware> authorize();
+// A partner- or domain-restricted token (issue 46): objects outside answer 404, writes that
+// would put a link outside 403, routes over everything 403. `default_host`: the default domain's.
+std::unique_ptr<Middleware> restrict_reach(AdminStore& store, std::string default_host);
 // Names in the path by their own rules (404 otherwise); the locale normalised.
 std::unique_ptr<Middleware> check_names();
 // Query parameters are UTF-8 without control characters (400 naming the parameter), so that no

@@ -6,7 +6,10 @@
 
 namespace refgate::admin {
 
-std::optional<Actor> bearer_actor(AdminStore& store, std::string_view authorization) {
+namespace {
+
+// The live token an "Authorization: Bearer <token>" value names, expired or not.
+std::optional<StoredToken> bearer_token(AdminStore& store, std::string_view authorization) {
     if (authorization.size() <= 7 || !http::iequals(authorization.substr(0, 7), "Bearer "))
         return std::nullopt;
     std::string_view token = authorization.substr(7);
@@ -15,7 +18,15 @@ std::optional<Actor> bearer_actor(AdminStore& store, std::string_view authorizat
     std::string hash = hash_token(token);
     auto stored = store.find_token(hash);
     if (!stored || !same_hash(stored->hash_hex, hash)) return std::nullopt;
-    return stored->actor;
+    return stored;
+}
+
+}  // namespace
+
+std::optional<Actor> bearer_actor(AdminStore& store, std::string_view authorization) {
+    auto stored = bearer_token(store, authorization);
+    if (!stored || stored->expired) return std::nullopt;
+    return std::move(stored->actor);
 }
 
 std::optional<Role> bearer_role(AdminStore& store, std::string_view authorization) {
@@ -27,9 +38,11 @@ std::optional<Role> bearer_role(AdminStore& store, std::string_view authorizatio
 Authentication BearerAuthenticator::authenticate(const http::Request& request) {
     std::string_view authorization = request.header("Authorization");
     if (authorization.empty()) return {};
-    auto actor = bearer_actor(store_, authorization);
-    if (!actor) return {Authentication::Kind::refused, {}};
-    return {Authentication::Kind::accepted, std::move(*actor)};
+    auto stored = bearer_token(store_, authorization);
+    if (!stored) return {Authentication::Kind::refused, {}};
+    if (stored->expired)
+        return {Authentication::Kind::refused, {}, "the token expired at " + stored->expires_at};
+    return {Authentication::Kind::accepted, std::move(stored->actor)};
 }
 
 }  // namespace refgate::admin

@@ -107,8 +107,106 @@ class Authorize final : public Middleware {
                                std::string(to_string(request.actor.role)));
             return false;
         }
+        // Issue 46: the route's scopes, within what the role allows, whatever the token says.
+        Scopes need_scopes = route_access(request.route->operation).scopes;
+        Scopes held = request.actor.scopes & role_scopes(request.actor.role);
+        if ((held & need_scopes) != need_scopes) {
+            std::string names;
+            for (auto name : scope_names(need_scopes & ~held))
+                names += (names.empty() ? "" : ", ") + std::string(name);
+            answer.problem(403, "forbidden",
+                           "this needs the scope " + names + ", which the token was not given");
+            return false;
+        }
+        // A route over every partner and link at once is not for a token held to some.
+        if (route_access(request.route->operation).extent == Extent::whole &&
+            request.actor.reach.restricted()) {
+            answer.problem(403, "forbidden",
+                           "this route reaches every partner and link; the token is restricted "
+                           "to some");
+            return false;
+        }
         return true;
     }
+};
+
+// A link's domain as the token's `domains` see it. Links have no `domain` field on this branch:
+// every link is on the default domain. When links gain `domain` (issue 46's branded domains),
+// this returns it.
+std::string_view link_domain(const Link& link) {
+    (void)link;
+    return {};
+}
+
+class RestrictReach final : public Middleware {
+  public:
+    RestrictReach(AdminStore& store, std::string default_host)
+        : store_(store), default_host_(std::move(default_host)) {}
+
+    bool apply(ApiRequest& request, Answer& answer) override {
+        request.default_host = default_host_;
+        const Reach& reach = request.actor.reach;
+        if (!reach.restricted()) return true;
+        switch (route_access(request.route->operation).extent) {
+            case Extent::free:
+            case Extent::partners:
+            case Extent::links:
+            case Extent::whole:  // refused by authorize()
+                return true;
+            case Extent::partner:
+                if (partner_visible(request, request.name)) return true;
+                // The same answer as a partner that does not exist: its existence does not leak.
+                answer.problem(404, "not-found", "no partner '" + request.name + "'");
+                return false;
+            case Extent::new_partner:
+                if (partner_visible(request, body_text(request, "slug"))) return true;
+                answer.problem(403, "forbidden", "the token may not make partners beyond its own");
+                return false;
+            case Extent::new_link:
+                return moves_inside(request, answer, {}, {});
+            case Extent::link:
+                break;
+        }
+        auto found = store_.get_link(request.name);
+        if (found.kind != OutcomeKind::ok) return true;  // the resource answers
+        const Link& link = found.view.link;
+        if (!link_visible(request, link)) {
+            answer.problem(404, "not-found", "no link '" + request.name + "'");
+            return false;
+        }
+        if (request.route->operation != Operation::update_link) return true;
+        return moves_inside(request, answer, link.partner, link_domain(link));
+    }
+
+  private:
+    static std::string body_text(const ApiRequest& request, const char* key) {
+        if (!request.body.is_object()) return {};
+        auto it = request.body.find(key);
+        return it != request.body.end() && it->is_string() ? it->get<std::string>() : "";
+    }
+
+    // A new link or a patch: the partner and domain it ends up with must be the token's. A field
+    // the body leaves out keeps `partner` and `domain` (a new link's: none, the default domain).
+    static bool moves_inside(const ApiRequest& request, Answer& answer, std::string partner,
+                             std::string_view domain) {
+        std::string body_partner = body_text(request, "partner");
+        if (!body_partner.empty()) partner = body_partner;
+        std::string body_domain = body_text(request, "domain");
+        if (request.body.is_object() && request.body.contains("domain")) domain = body_domain;
+        if (!partner.empty() && !partner_visible(request, partner)) {
+            answer.problem(403, "forbidden",
+                           "the token may not put a link on partner '" + partner + "'");
+            return false;
+        }
+        if (!link_domain_allowed(request.actor.reach, domain, request.default_host)) {
+            answer.problem(403, "forbidden", "the token may not put a link on that domain");
+            return false;
+        }
+        return true;
+    }
+
+    AdminStore& store_;
+    std::string default_host_;
 };
 
 class CheckNames final : public Middleware {
@@ -266,6 +364,19 @@ std::unique_ptr<Middleware> authenticate(std::vector<std::shared_ptr<Authenticat
     return std::make_unique<Authenticate>(std::move(authenticators), limiter);
 }
 std::unique_ptr<Middleware> authorize() { return std::make_unique<Authorize>(); }
+std::unique_ptr<Middleware> restrict_reach(AdminStore& store, std::string default_host) {
+    return std::make_unique<RestrictReach>(store, std::move(default_host));
+}
+
+bool link_visible(const ApiRequest& request, const Link& link) {
+    const Reach& reach = request.actor.reach;
+    return reach.partner_allowed(link.partner) &&
+           link_domain_allowed(reach, link_domain(link), request.default_host);
+}
+
+bool partner_visible(const ApiRequest& request, std::string_view slug) {
+    return request.actor.reach.partner_allowed(slug);
+}
 std::unique_ptr<Middleware> check_names() { return std::make_unique<CheckNames>(); }
 std::unique_ptr<Middleware> check_query() { return std::make_unique<CheckQuery>(); }
 std::unique_ptr<Middleware> read_body() { return std::make_unique<ReadBody>(); }

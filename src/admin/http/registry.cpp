@@ -55,4 +55,85 @@ constexpr std::array kResources{
 
 std::span<const ResourceEntry> resource_registry() { return kResources; }
 
+// Every operation's scope and extent (issue 46). No default: a new operation does not compile
+// until it says what it needs, and the authorization matrix test reads this for every route.
+RouteAccess route_access(Operation op) {
+    using enum Operation;
+    switch (op) {
+        case list_partners:
+            return {scope::partners_read, Extent::partners};
+        case get_partner:
+        case partner_codes:
+            return {scope::partners_read, Extent::partner};
+        case create_partner:
+            return {scope::partners_write, Extent::new_partner};
+        case update_partner:
+        case delete_partner:
+        case import_commissions:
+        case rotate_postback_secret:
+            return {scope::partners_write, Extent::partner};
+        case list_links:
+            return {scope::links_read, Extent::links};
+        case get_link:
+        case share_link:
+        case qr_svg:
+        case qr_png:
+        case link_health:
+        case link_placements:
+            return {scope::links_read, Extent::link};
+        case preview_link:
+            return {scope::links_read, Extent::new_link};
+        case get_placement:
+            return {scope::links_read, Extent::whole};
+        case create_link:
+            return {scope::links_write, Extent::new_link};
+        case update_link:
+        case delete_link:
+        case check_link_health:
+            return {scope::links_write, Extent::link};
+        case list_disclosures:
+        case get_disclosure:
+        case disclosure_versions:
+        case preview_disclosure:
+            return {scope::none, Extent::free};
+        case put_disclosure:
+            return {scope::disclosures_write, Extent::free};
+        case stats_link:
+            return {scope::stats_read, Extent::link};
+        case stats_partner:
+            return {scope::stats_read, Extent::partner};
+        case stats_top:
+        case stats_overview:
+            return {scope::stats_read, Extent::whole};
+        case stats_earnings:
+        case stats_earnings_attention:
+            return {scope::earnings_read, Extent::whole};
+        case list_country_groups:
+        case get_country_group:
+            return {scope::partners_read, Extent::free};
+        case put_country_group:
+        case delete_country_group:
+            return {scope::partners_write, Extent::whole};
+        case import_document:
+            return {scope::links_write | scope::partners_write, Extent::whole};
+        case export_document:
+            return {scope::links_read | scope::partners_read, Extent::whole};
+        case audit:
+        case list_tokens:
+        case create_token:
+        case revoke_token:
+        case list_users:
+        case create_user:
+        case get_user:
+        case update_user:
+            return {scope::users_write, Extent::whole};
+        case sign_in:
+        case read_session:
+        case sign_out:
+        case change_password:
+            return {scope::none, Extent::free};
+    }
+    return {scope::all, Extent::whole};
+}
+
 }  // namespace refgate::admin

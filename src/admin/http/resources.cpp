@@ -84,7 +84,12 @@ class Partners final : public Resource {
                 auto q = query_value(r.http.query(), "q").value_or("");
                 if (q.size() > kMaxSearchText)
                     return answer.invalid_query({{"q", "must be at most 200 bytes"}});
-                return answer.outcome(store_.list_partners(q));
+                auto found = store_.list_partners(q);
+                // A restricted token's list holds its partners only (issue 46).
+                std::erase_if(found.view.items, [&](const PartnerView& p) {
+                    return !partner_visible(r, p.partner.slug);
+                });
+                return answer.outcome(found);
             }
             case Operation::create_partner: {
                 auto o = store_.create_partner(r.actor, parse_new_partner(r.body));
@@ -207,7 +212,30 @@ class Links final : public Resource {
         if (!n) errors.push_back({"limit", "must be an integer from 1 to 200"});
         if (!errors.empty()) return answer.invalid_query(errors);
         filter.limit = *n;
-        answer.outcome(store_.list_links(filter));
+        if (!r.actor.reach.restricted()) return answer.outcome(store_.list_links(filter));
+        answer.outcome(visible_links(r, filter));
+    }
+
+    // A restricted token's page (issue 46): only its partners' and domains' links, `limit` of
+    // them, read page after page; the cursor is a link it sees, so no other slug leaks.
+    Result<Page<LinkView>> visible_links(const ApiRequest& r, LinkFilter filter) {
+        std::size_t limit = filter.limit;
+        Result<Page<LinkView>> out;
+        filter.limit = kMaxPageSize;
+        for (;;) {
+            auto found = store_.list_links(filter);
+            if (found.kind != OutcomeKind::ok) return found;
+            for (auto& link : found.view.items) {
+                if (!link_visible(r, link.link)) continue;
+                if (out.view.items.size() == limit) {
+                    out.view.next_cursor = out.view.items.back().link.slug;
+                    return out;
+                }
+                out.view.items.push_back(std::move(link));
+            }
+            if (!found.view.next_cursor) return out;
+            filter.cursor = *found.view.next_cursor;
+        }
     }
 
     AdminStore& store_;

@@ -75,6 +75,40 @@ DisclosureRow disclosure_row(const pqxx::row& row) {
     return r;
 }
 
+// A text[] column read as array_to_string(column, ' '): its words (slugs, hosts and scopes hold no
+// space).
+std::vector<std::string> words(std::string_view text) {
+    std::vector<std::string> out;
+    while (!text.empty()) {
+        auto word = text.substr(0, text.find(' '));
+        if (!word.empty()) out.emplace_back(word);
+        text.remove_prefix(std::min(text.size(), word.size() + 1));
+    }
+    return out;
+}
+
+// Issue 46's columns, as kTokenGrantColumns selects them.
+constexpr const char* kTokenGrantColumns =
+    "scopes IS NULL AS all_scopes, coalesce(array_to_string(scopes, ' '), '') AS scope_words, "
+    "array_to_string(partners, ' ') AS partner_words, "
+    "array_to_string(domains, ' ') AS domain_words, "
+    "coalesce(to_char(expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
+    "AS expires_at, coalesce(expires_at <= now(), false) AS expired";
+
+void read_grant(const pqxx::row& row, TokenRow& t) {
+    if (!row["all_scopes"].as<bool>()) t.scopes = words(row["scope_words"].c_str());
+    t.partners = words(row["partner_words"].c_str());
+    t.domains = words(row["domain_words"].c_str());
+    t.expires_at = row["expires_at"].c_str();
+    t.expired = row["expired"].as<bool>();
+}
+
+std::string array_of(const std::vector<std::string>& values) {
+    pg::ArrayText text;
+    for (const auto& v : values) text.add(v);
+    return text.finish();
+}
+
 // TokenRow's columns as tokens() selects them (no hash: it is never shown).
 TokenRow token_row(const pqxx::row& row) {
     TokenRow t;
@@ -84,6 +118,7 @@ TokenRow token_row(const pqxx::row& row) {
     t.created_at = row["created_at"].c_str();
     t.last_used_on = row["last_used_on"].c_str();
     t.revoked_at = row["revoked_at"].c_str();
+    read_grant(row, t);
     return t;
 }
 
@@ -316,8 +351,9 @@ std::vector<AuditRow> PgAdminRows::audit(const AuditFilter& f) {
 
 std::optional<TokenRow> PgAdminRows::live_token_by_hash(const std::string& hash_hex) {
     auto rows = tx_.exec_params(
-        "SELECT id, name, role, encode(token_hash, 'hex') AS hash_hex FROM refgate_api_tokens "
-        "WHERE token_hash = decode($1, 'hex') AND revoked_at IS NULL",
+        std::string("SELECT id, name, role, encode(token_hash, 'hex') AS hash_hex, ") +
+            kTokenGrantColumns +
+            " FROM refgate_api_tokens WHERE token_hash = decode($1, 'hex') AND revoked_at IS NULL",
         hash_hex);
     if (rows.empty()) return std::nullopt;
     TokenRow t;
@@ -326,6 +362,7 @@ std::optional<TokenRow> PgAdminRows::live_token_by_hash(const std::string& hash_
     t.name = row["name"].c_str();
     t.role = row["role"].c_str();
     t.hash_hex = row["hash_hex"].c_str();
+    read_grant(row, t);
     return t;
 }
 
@@ -336,9 +373,11 @@ std::vector<TokenRow> PgAdminRows::tokens(const std::string& live_name) {
         "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS created_at, "
         "coalesce(last_used_on::text, '') AS last_used_on, "
         "coalesce(to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), '') "
-        "AS revoked_at, id FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS "
-        "NULL)) "
-        "ORDER BY id",
+        "AS revoked_at, id, " +
+            std::string(kTokenGrantColumns) +
+            " FROM refgate_api_tokens WHERE ($1 = '' OR (name = $1 AND revoked_at IS "
+            "NULL)) "
+            "ORDER BY id",
         live_name);
     for (const auto& row : rows) tokens.push_back(token_row(row));
     return tokens;
@@ -359,12 +398,17 @@ bool PgAdminRows::lock_live_token(const std::string& name) {
                 .empty();
 }
 
-void PgAdminRows::insert_token(const std::string& name, const std::string& role,
-                               const std::string& hash_hex) {
+void PgAdminRows::insert_token(const TokenRow& row) {
+    std::optional<std::string> scopes;
+    if (row.scopes) scopes = array_of(*row.scopes);
+    std::optional<std::string> expires;
+    if (!row.expires_at.empty()) expires = row.expires_at;
     tx_.exec_params(
-        "INSERT INTO refgate_api_tokens (name, role, token_hash) VALUES ($1, $2, decode($3, "
-        "'hex'))",
-        name, role, hash_hex);
+        "INSERT INTO refgate_api_tokens (name, role, token_hash, scopes, partners, domains, "
+        "expires_at) VALUES ($1, $2, decode($3, 'hex'), $4::text[], $5::text[], $6::text[], "
+        "$7::timestamptz)",
+        row.name, row.role, row.hash_hex, scopes, array_of(row.partners), array_of(row.domains),
+        expires);
 }
 
 std::optional<std::string> PgAdminRows::revoke_token(const std::string& name) {

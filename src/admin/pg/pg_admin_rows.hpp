@@ -46,8 +46,7 @@ class PgAdminRows final : public AdminRows {
     std::vector<TokenRow> tokens(const std::string& live_name) override;
     void touch_token(std::int64_t id) override;
     bool lock_live_token(const std::string& name) override;
-    void insert_token(const std::string& name, const std::string& role,
-                      const std::string& hash_hex) override;
+    void insert_token(const TokenRow& row) override;
     std::optional<std::string> revoke_token(const std::string& name) override;
 
     void lock_disclosure(const std::string& key, const std::string& locale) override;

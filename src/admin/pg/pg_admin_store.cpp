@@ -62,14 +62,14 @@ PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions c
     return stores;
 }
 
-std::string create_token(const std::string& database_url, const std::string& name, Role role,
+std::string create_token(const std::string& database_url, const NewToken& token,
                          const std::string& actor) {
     return with_service(database_url, "token create", [&](AdminService& service) {
-        return service.create_token_text(actor, name, role);
+        return service.create_token_text(actor, token);
     });
 }
 
-std::vector<TokenInfo> list_tokens(const std::string& database_url) {
+std::vector<TokenView> list_tokens(const std::string& database_url) {
     return with_service(database_url, "token list",
                         [](AdminService& service) { return service.token_list(); });
 }

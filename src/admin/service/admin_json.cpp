@@ -3,6 +3,9 @@
 #include "refgate/admin/tokens.hpp"
 #include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/import_document.hpp"
+#include "refgate/domain/destination.hpp"
+#include "refgate/domain/model.hpp"
+#include "refgate/domain/time.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -25,7 +28,11 @@ Json view_json(const TokenView& view) {
                 {"created_at", view.created_at},
                 {"last_used_on", or_null(view.last_used_on)},
                 {"revoked_at", or_null(view.revoked_at)},
-                {"version", view.version}};
+                {"version", view.version},
+                {"scopes", view.scopes},
+                {"partners", view.partners},
+                {"domains", view.domains},
+                {"expires_at", or_null(view.expires_at)}};
 }
 
 Json view_json(const CreatedToken& view) {
@@ -34,11 +41,43 @@ Json view_json(const CreatedToken& view) {
     return created;
 }
 
+namespace {
+
+// A JSON array of strings each `valid`, or the error; absent: empty.
+std::vector<std::string> string_list(const Json& body, const char* key,
+                                     bool (*valid)(std::string_view), const char* rule,
+                                     std::vector<FieldError>& errors) {
+    std::vector<std::string> out;
+    auto it = body.find(key);
+    if (it == body.end()) return out;
+    bool ok = it->is_array();
+    if (ok) {
+        for (const auto& item : *it) {
+            if (!item.is_string() || !valid(item.get_ref<const std::string&>())) {
+                ok = false;
+                break;
+            }
+            out.push_back(item.get<std::string>());
+        }
+    }
+    if (!ok) {
+        errors.push_back({key, rule});
+        out.clear();
+    }
+    return out;
+}
+
+bool known_scope(std::string_view name) { return parse_scope(name).has_value(); }
+
+}  // namespace
+
 NewToken parse_new_token(const Json& body) {
     NewToken token;
     auto& errors = token.errors;
     for (const auto& [key, value] : body.items()) {
-        if (key != "name" && key != "role") errors.push_back({key, "is not a token field"});
+        if (key != "name" && key != "role" && key != "scopes" && key != "partners" &&
+            key != "domains" && key != "expires_at")
+            errors.push_back({key, "is not a token field"});
     }
     auto name = body.find("name");
     if (name != body.end() && name->is_string()) token.name = name->get<std::string>();
@@ -52,6 +91,27 @@ NewToken parse_new_token(const Json& body) {
         token.role = *role;
     } else {
         errors.push_back({"role", "must be viewer, editor or admin"});
+    }
+    if (body.contains("scopes")) {
+        auto names = string_list(body, "scopes", known_scope,
+                                 "must be a list of scopes such as links:read", errors);
+        token.scopes = scope::none;
+        for (const auto& n : names) *token.scopes |= *parse_scope(n);
+    }
+    token.reach.partners =
+        string_list(body, "partners", valid_slug, "must be a list of partner slugs", errors);
+    token.reach.domains = string_list(body, "domains", valid_dns_name,
+                                      "must be a list of lower-case host names", errors);
+    auto expires = body.find("expires_at");
+    if (expires != body.end() && !expires->is_null()) {
+        std::optional<SysSeconds> at;
+        if (expires->is_string()) at = parse_rfc3339(expires->get_ref<const std::string&>());
+        if (at) {
+            token.expires_at = format_rfc3339(*at);
+        } else {
+            errors.push_back(
+                {"expires_at", "must be an RFC 3339 time such as 2027-01-01T00:00:00Z"});
+        }
     }
     return token;
 }

@@ -16,18 +16,61 @@ std::string no_disclosure(const std::string& key, const std::string& locale) {
     return "no disclosure '" + key + "' for locale '" + locale + "'";
 }
 
-// Throws std::invalid_argument on a bad name or a name that names a live token.
-std::string insert_token(AdminRows& rows, const std::string& actor, const std::string& name,
-                         Role role) {
+// What a new token asks for beyond its role, or the partners it names that do not exist.
+std::vector<FieldError> grant_errors(AdminRows& rows, const NewToken& token) {
+    std::vector<FieldError> errors;
+    if (token.scopes) {
+        Scopes beyond = *token.scopes & ~role_scopes(token.role);
+        for (auto name : scope_names(beyond)) {
+            errors.push_back({"scopes", "the " + std::string(to_string(token.role)) +
+                                            " role does not allow " + std::string(name)});
+        }
+    }
+    for (const auto& slug : token.reach.partners) {
+        if (!rows.partner(slug, RowLock::share))
+            errors.push_back({"partners", "no partner '" + slug + "'"});
+    }
+    return errors;
+}
+
+Json grant_json(const TokenRow& row) {
+    TokenView view = view_of(row);
+    return Json{{"name", view.name},
+                {"role", view.role},
+                {"scopes", view.scopes},
+                {"partners", view.partners},
+                {"domains", view.domains},
+                {"expires_at", view.expires_at.empty() ? Json() : Json(view.expires_at)}};
+}
+
+// Throws std::invalid_argument on a bad name or a name that names a live token, and
+// GrantRefused when the token would exceed its role or names an unknown partner.
+struct GrantRefused {
+    std::vector<FieldError> errors;
+};
+
+std::string insert_token(AdminRows& rows, const std::string& actor, const NewToken& command) {
+    const std::string& name = command.name;
     if (!valid_token_name(name))
         throw std::invalid_argument("token name must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}");
+    if (auto errors = grant_errors(rows, command); !errors.empty())
+        throw GrantRefused{std::move(errors)};
     std::string token = generate_token();
     if (rows.lock_live_token(name))
         throw std::invalid_argument("a live token is already named '" + name + "'");
-    std::string role_name(to_string(role));
-    rows.insert_token(name, role_name, hash_token(token));
-    rows.insert_audit(audit_record(actor, "token", name, "create", nullptr,
-                                   Json{{"name", name}, {"role", role_name}}));
+    TokenRow row;
+    row.name = name;
+    row.role = std::string(to_string(command.role));
+    row.hash_hex = hash_token(token);
+    if (command.scopes) {
+        row.scopes.emplace();
+        for (auto s : scope_names(*command.scopes)) row.scopes->emplace_back(s);
+    }
+    row.partners = command.reach.partners;
+    row.domains = command.reach.domains;
+    row.expires_at = command.expires_at;
+    rows.insert_token(row);
+    rows.insert_audit(audit_record(actor, "token", name, "create", nullptr, grant_json(row)));
     return token;
 }
 
@@ -53,9 +96,18 @@ std::optional<StoredToken> AdminService::find_token(const std::string& hash_hex)
         if (!token) return;
         auto role = parse_role(token->role);
         if (!role) return;
-        rows.touch_token(token->id);
+        if (!token->expired) rows.touch_token(token->id);
         rows.commit();
-        found = StoredToken{{token->name, *role}, token->hash_hex};
+        Actor actor{.name = token->name, .role = *role};
+        actor.scopes = role_scopes(*role);
+        if (token->scopes) {
+            Scopes given = 0;
+            for (const auto& s : *token->scopes) given |= parse_scope(s).value_or(scope::none);
+            actor.scopes &= given;  // never beyond the role, whatever the row says
+        }
+        actor.reach.partners = token->partners;
+        actor.reach.domains = token->domains;
+        found = StoredToken{std::move(actor), token->hash_hex, token->expires_at, token->expired};
     });
     return found;
 }
@@ -81,9 +133,11 @@ Result<CreatedToken> AdminService::create_token(const Actor& actor, const NewTok
     return write<Result<CreatedToken>>([&](AdminRows& rows) -> Result<CreatedToken> {
         std::string token;
         try {
-            token = insert_token(rows, actor.name, command.name, command.role);
+            token = insert_token(rows, actor.name, command);
         } catch (const std::invalid_argument& e) {
             return refused(OutcomeKind::conflict, e.what());
+        } catch (GrantRefused& e) {
+            return refused(std::move(e.errors));
         }
         CreatedToken created{view_of(rows.tokens(command.name).at(0)), token};
         rows.commit();
@@ -105,21 +159,26 @@ Result<TokenView> AdminService::revoke_token(const Actor& actor, const std::stri
     });
 }
 
-std::string AdminService::create_token_text(const std::string& actor, const std::string& name,
-                                            Role role) {
+std::string AdminService::create_token_text(const std::string& actor, const NewToken& command) {
     std::string token;
     repository_->run(AdminRepository::Access::write, [&](AdminRows& rows) {
-        token = insert_token(rows, actor, name, role);
+        try {
+            token = insert_token(rows, actor, command);
+        } catch (const GrantRefused& e) {
+            std::string message;
+            for (const auto& error : e.errors)
+                message += (message.empty() ? "" : "; ") + error.field + ": " + error.message;
+            throw std::invalid_argument(message);
+        }
         rows.commit();
     });
     return token;
 }
 
-std::vector<TokenInfo> AdminService::token_list() {
-    std::vector<TokenInfo> tokens;
+std::vector<TokenView> AdminService::token_list() {
+    std::vector<TokenView> tokens;
     repository_->run(AdminRepository::Access::read, [&](AdminRows& rows) {
-        for (auto& t : rows.tokens(""))
-            tokens.push_back({t.name, t.role, t.created_at, t.last_used_on, t.revoked_at, t.id});
+        for (auto& t : rows.tokens("")) tokens.push_back(view_of(t));
     });
     return tokens;
 }

@@ -4,9 +4,12 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <stdexcept>
+
+#include "refgate/admin/scopes.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -102,6 +105,67 @@ bool valid_token_name(std::string_view name) {
         if (!alnum(c) && c != '_' && c != '.' && c != '@' && c != '-') return false;
     }
     return true;
+}
+
+namespace {
+
+// In bit order: scope::links_read is the first.
+constexpr std::array<std::string_view, 9> kScopeNames{
+    "links:read",    "links:write",       "partners:read",  "partners:write", "stats:read",
+    "earnings:read", "disclosures:write", "webhooks:write", "users:write"};
+
+bool same_host(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+               return lower(x) == lower(y);
+           });
+}
+
+}  // namespace
+
+std::vector<std::string_view> scope_names(Scopes scopes) {
+    std::vector<std::string_view> names;
+    for (std::size_t i = 0; i < kScopeNames.size(); ++i) {
+        if ((scopes & (1u << i)) != 0) names.push_back(kScopeNames[i]);
+    }
+    return names;
+}
+
+std::optional<Scopes> parse_scope(std::string_view name) {
+    for (std::size_t i = 0; i < kScopeNames.size(); ++i) {
+        if (kScopeNames[i] == name) return static_cast<Scopes>(1u << i);
+    }
+    return std::nullopt;
+}
+
+Scopes role_scopes(Role role) {
+    constexpr Scopes viewer =
+        scope::links_read | scope::partners_read | scope::stats_read | scope::earnings_read;
+    constexpr Scopes editor =
+        viewer | scope::links_write | scope::partners_write | scope::disclosures_write;
+    switch (role) {
+        case Role::viewer:
+            return viewer;
+        case Role::editor:
+            return editor;
+        case Role::admin:
+            return scope::all;
+    }
+    return viewer;
+}
+
+bool Reach::partner_allowed(std::string_view slug) const {
+    return partners.empty() || std::find(partners.begin(), partners.end(), slug) != partners.end();
+}
+
+bool link_domain_allowed(const Reach& reach, std::string_view link_domain,
+                         std::string_view default_host) {
+    if (reach.domains.empty()) return true;
+    // A link without `domain` is on the default domain.
+    std::string_view host = link_domain.empty() ? default_host : link_domain;
+    if (host.empty()) return false;
+    return std::any_of(reach.domains.begin(), reach.domains.end(),
+                       [&](const std::string& allowed) { return same_host(allowed, host); });
 }
 
 }  // namespace refgate::admin

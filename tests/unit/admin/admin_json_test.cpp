@@ -104,7 +104,19 @@ TEST_CASE("admin json: audit entries and tokens keep their documented shape", "[
     TokenRow token{9, "ci-bot", "editor", "", "2027-01-15T08:00:00Z", "", ""};
     CHECK(view_json(view_of(token)).dump() ==
           R"({"name":"ci-bot","role":"editor","created_at":"2027-01-15T08:00:00Z",)"
-          R"("last_used_on":null,"revoked_at":null,"version":9})");
+          R"("last_used_on":null,"revoked_at":null,"version":9,)"
+          R"("scopes":["links:read","links:write","partners:read","partners:write","stats:read",)"
+          R"("earnings:read","disclosures:write"],"partners":[],"domains":[],"expires_at":null})");
+    // Scopes given (issue 46) are shown as given; restrictions and expiry as stored.
+    token.scopes = std::vector<std::string>{"links:read"};
+    token.partners = {"kagi"};
+    token.domains = {"go.example.com"};
+    token.expires_at = "2027-02-01T00:00:00Z";
+    CHECK(view_json(view_of(token)).dump() ==
+          R"({"name":"ci-bot","role":"editor","created_at":"2027-01-15T08:00:00Z",)"
+          R"("last_used_on":null,"revoked_at":null,"version":9,"scopes":["links:read"],)"
+          R"("partners":["kagi"],"domains":["go.example.com"],)"
+          R"("expires_at":"2027-02-01T00:00:00Z"})");
 }
 
 }  // namespace admin_json_test

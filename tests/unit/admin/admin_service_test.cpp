@@ -268,7 +268,16 @@ TEST_CASE("admin service: tokens are created once per live name and revoked with
         f.service.create_token(ada, parse_new_token({{"name", "ci-bot"}, {"role", "editor"}}));
     REQUIRE(created.kind == OutcomeKind::created);
     CHECK(body(created)["token"].get<std::string>().starts_with("rg_"));
-    CHECK(audited(f.state().audit.back().after) == Json{{"name", "ci-bot"}, {"role", "editor"}});
+    // The audit records what the token may do: no scopes given, everything the role allows.
+    CHECK(audited(f.state().audit.back().after) ==
+          Json{{"name", "ci-bot"},
+               {"role", "editor"},
+               {"scopes",
+                {"links:read", "links:write", "partners:read", "partners:write", "stats:read",
+                 "earnings:read", "disclosures:write"}},
+               {"partners", Json::array()},
+               {"domains", Json::array()},
+               {"expires_at", nullptr}});
     CHECK(f.service.create_token(ada, parse_new_token({{"name", "ci-bot"}, {"role", "viewer"}}))
               .kind == OutcomeKind::conflict);
 

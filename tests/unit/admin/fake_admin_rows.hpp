@@ -160,9 +160,11 @@ class FakeRows final : public AdminRows {
     }
     void touch_token(std::int64_t) override {}
     bool lock_live_token(const std::string& name) override { return !tokens(name).empty(); }
-    void insert_token(const std::string& name, const std::string& role,
-                      const std::string& hash) override {
-        s_.tokens.push_back({s_.next_id++, name, role, hash, "2027-01-15T08:00:00Z", "", ""});
+    void insert_token(const TokenRow& row) override {
+        TokenRow t = row;
+        t.id = s_.next_id++;
+        t.created_at = "2027-01-15T08:00:00Z";
+        s_.tokens.push_back(std::move(t));
     }
     std::optional<std::string> revoke_token(const std::string& name) override {
         for (auto& t : s_.tokens) {

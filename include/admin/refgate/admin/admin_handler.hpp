@@ -91,6 +91,27 @@ struct Route {
 // Every route the handler serves; tests check each against api/openapi.json.
 std::span<const Route> routes();
 
+// Issue 46: what a partner- or domain-restricted token reaches through a route.
+enum class Extent {
+    free,         // nothing partner's or link's: no restriction applies
+    partner,      // the {slug} names a partner: outside the token's partners, 404
+    link,         // the {slug} names a link: outside, 404; a PATCH moving it outside, 403
+    partners,     // a list of partners: filtered
+    links,        // a list of links: filtered
+    new_partner,  // the body makes a partner: outside the token's partners, 403
+    new_link,     // the body is a link: on a partner or domain outside, 403
+    whole,        // everything at once (audit, import, totals): 403 for a restricted token
+};
+
+// What a route needs beyond its role: all of `scopes`, and its extent.
+struct RouteAccess {
+    Scopes scopes = scope::none;
+    Extent extent = Extent::free;
+};
+
+// The one table, beside the resource registry (registry.cpp): every operation's scope and extent.
+RouteAccess route_access(Operation operation);
+
 struct AdminOptions {
     std::size_t max_failures_per_minute = 20;   // per client address, then 429
     std::size_t max_tracked_addresses = 10000;  // failure counters kept in memory at most

@@ -79,6 +79,12 @@ struct TokenRow {
     std::string created_at;    // RFC 3339, whole seconds
     std::string last_used_on;  // "YYYY-MM-DD"; empty: never
     std::string revoked_at;    // RFC 3339; empty: live
+    // Issue 46: the scopes given (none: everything the role allows), the restrictions, expiry.
+    std::optional<std::vector<std::string>> scopes;
+    std::vector<std::string> partners;
+    std::vector<std::string> domains;
+    std::string expires_at;  // RFC 3339; empty: never
+    bool expired = false;    // expires_at has passed (by the database's clock)
 };
 
 // One audit entry as the service builds it (audit_record() in admin_json.hpp): the objects as
@@ -99,7 +105,16 @@ struct AuditRow {
 };
 
 inline TokenView view_of(const TokenRow& row) {
-    return {row.name, row.role, row.created_at, row.last_used_on, row.revoked_at, row.id};
+    TokenView view{row.name, row.role, row.created_at, row.last_used_on, row.revoked_at, row.id};
+    if (row.scopes) {
+        view.scopes = *row.scopes;
+    } else if (auto role = parse_role(row.role)) {
+        for (auto name : scope_names(role_scopes(*role))) view.scopes.emplace_back(name);
+    }
+    view.partners = row.partners;
+    view.domains = row.domains;
+    view.expires_at = row.expires_at;
+    return view;
 }
 inline AuditView view_of(const AuditRow& row) {
     const AuditRecord& r = row.record;
@@ -161,8 +176,8 @@ class AdminRows {
     virtual void touch_token(std::int64_t id) = 0;
     // Locks the live token of that name, if any; true when there is one.
     virtual bool lock_live_token(const std::string& name) = 0;
-    virtual void insert_token(const std::string& name, const std::string& role,
-                              const std::string& hash_hex) = 0;
+    // `row`'s name, role, hash, scopes, partners, domains and expires_at.
+    virtual void insert_token(const TokenRow& row) = 0;
     // The role of the token revoked; nullopt when no live token has that name.
     virtual std::optional<std::string> revoke_token(const std::string& name) = 0;
 

@@ -64,8 +64,9 @@ class AdminService final : public AdminStore {
                                    const Precondition& if_match) override;
     // The CLI's token commands: the same rows and audit entries as the API's.
     // Throws std::invalid_argument on a bad name or a name that names a live token.
-    std::string create_token_text(const std::string& actor, const std::string& name, Role role);
-    std::vector<TokenInfo> token_list();
+    // Also when the token would exceed its role or names an unknown partner.
+    std::string create_token_text(const std::string& actor, const NewToken& token);
+    std::vector<TokenView> token_list();
     bool revoke_token_named(const std::string& actor, const std::string& name);
 
     Result<Page<CountryGroupView>> list_country_groups() override;

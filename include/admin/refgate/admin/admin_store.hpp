@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "refgate/admin/scopes.hpp"
 #include "refgate/codec/admin_objects.hpp"
 #include "refgate/codec/import_diff.hpp"
 
@@ -28,12 +29,17 @@ struct Actor {
     std::string name;
     Role role = Role::viewer;
     std::string session;  // a console session's id hash (hex); empty for a token
+    // A token's scopes (issue 46); all: whatever the role allows (a console session).
+    Scopes scopes = scope::all;
+    Reach reach;  // a token's partner and domain restrictions; none for a console session
 };
 
 // A live token found by its hash; the handler compares the hash again in constant time.
 struct StoredToken {
     Actor actor;
     std::string hash_hex;
+    std::string expires_at;  // RFC 3339; empty: never
+    bool expired = false;    // expires_at has passed: the token is refused (401)
 };
 
 using refgate::FieldError;
@@ -69,6 +75,10 @@ struct TokenView {
     std::string last_used_on;  // "YYYY-MM-DD"; empty: never
     std::string revoked_at;    // RFC 3339; empty: live
     std::int64_t version = 0;
+    std::vector<std::string> scopes;    // issue 46: what it may do, within its role
+    std::vector<std::string> partners;  // empty: every partner
+    std::vector<std::string> domains;   // empty: every domain
+    std::string expires_at;             // RFC 3339; empty: never
 };
 
 // A token just created, with its text: shown this once.
@@ -81,6 +91,9 @@ struct CreatedToken {
 struct NewToken {
     std::string name;
     Role role = Role::viewer;
+    std::optional<Scopes> scopes;  // none given: what the role allows
+    Reach reach;
+    std::string expires_at;  // RFC 3339, UTC; empty: never
     std::vector<FieldError> errors;
 };
 

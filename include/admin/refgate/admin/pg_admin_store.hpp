@@ -41,9 +41,10 @@ PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions c
 // For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
 // role, or a name that already names a live token. Changes are audited under `actor`
 // (e.g. "cli:alice").
-std::string create_token(const std::string& database_url, const std::string& name, Role role,
+// Also std::invalid_argument when the token would exceed its role or names an unknown partner.
+std::string create_token(const std::string& database_url, const NewToken& token,
                          const std::string& actor);
-std::vector<TokenInfo> list_tokens(const std::string& database_url);
+std::vector<TokenView> list_tokens(const std::string& database_url);
 // False when no live token has that name.
 bool revoke_token(const std::string& database_url, const std::string& name,
                   const std::string& actor);

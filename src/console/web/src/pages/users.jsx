@@ -54,8 +54,9 @@ export function Users({ can }) {
       )}
       <NewUser onCreated={(text) => (setMessage(text), reload())} />
       {tokens && (
-        <Table caption="API tokens" head={['Name', 'Role', 'Created', 'Last used', 'State', '']}
-          rows={tokens.map((t) => [t.name, t.role, showTime(t.created_at), t.last_used_on || '—',
+        <Table caption="API tokens" head={['Name', 'Role', 'Scopes', 'Restricted to', 'Expires', 'Created', 'Last used', 'State', '']}
+          rows={tokens.map((t) => [t.name, t.role, (t.scopes || []).join(', '), restrictions(t),
+            t.expires_at ? showTime(t.expires_at) : 'never', showTime(t.created_at), t.last_used_on || '—',
             t.revoked_at ? `revoked ${showTime(t.revoked_at)}` : 'active',
             t.revoked_at ? '' : <button type="button" class="secondary" onClick={() => act(async () => {
               await api('DELETE', `/tokens/${enc(t.name)}`, { ifMatch: '*' });
@@ -100,8 +101,21 @@ function NewUser({ onCreated }) {
   );
 }
 
+// A token's partner and domain restrictions (issue 46), or "everything".
+function restrictions(t) {
+  const parts = [];
+  if (t.partners && t.partners.length) parts.push(`partners ${t.partners.join(', ')}`);
+  if (t.domains && t.domains.length) parts.push(`domains ${t.domains.join(', ')}`);
+  return parts.length ? parts.join('; ') : 'everything';
+}
+
+// "a, b c" -> ["a", "b", "c"]
+const words = (text) => text.split(/[\s,]+/).filter((w) => w);
+
+const emptyToken = { name: '', role: 'viewer', scopes: '', partners: '', domains: '', expires_at: '' };
+
 function NewToken({ onCreated }) {
-  const [v, setV] = useState({ name: '', role: 'viewer' });
+  const [v, setV] = useState(emptyToken);
   const [errors, setErrors] = useState({});
   const [error, setError] = useState(null);
   async function submit(e) {
@@ -109,9 +123,12 @@ function NewToken({ onCreated }) {
     setErrors({});
     setError(null);
     try {
-      const { data } = await api('POST', '/tokens', { body: v });
+      const body = { name: v.name, role: v.role, partners: words(v.partners), domains: words(v.domains) };
+      if (words(v.scopes).length) body.scopes = words(v.scopes);
+      if (v.expires_at) body.expires_at = v.expires_at;
+      const { data } = await api('POST', '/tokens', { body });
       onCreated(`Token ${v.name} created. Copy it now, it is shown once: ${data.token}`);
-      setV({ name: '', role: 'viewer' });
+      setV(emptyToken);
     } catch (err) {
       showFailure(err, setErrors, setError);
     }
@@ -124,6 +141,14 @@ function NewToken({ onCreated }) {
       <Field id="token-role" as="select" label="Token role" value={v.role} error={errors.role} onChange={set('role')}>
         {roles.map((r) => <option value={r}>{r}</option>)}
       </Field>
+      <Field id="token-scopes" label="Scopes (e.g. links:read links:write; empty: all the role allows)" value={v.scopes}
+        error={errors.scopes} onInput={set('scopes')} />
+      <Field id="token-partners" label="Only these partners (slugs; empty: all)" value={v.partners}
+        error={errors.partners} onInput={set('partners')} />
+      <Field id="token-domains" label="Only links on these domains (hosts; empty: all)" value={v.domains}
+        error={errors.domains} onInput={set('domains')} />
+      <Field id="token-expires" label="Expires at (e.g. 2027-06-30T00:00:00Z; empty: never)" value={v.expires_at}
+        error={errors.expires_at} onInput={set('expires_at')} />
       <Notice error={error} />
       <button type="submit">Add token</button>
     </form>
