@@ -499,4 +499,53 @@ TEST_CASE("a webhook failing for the give-up window is disabled, audited and cou
     CHECK(rx.requests("-co").size() == before);
 }
 
+TEST_CASE("clicks.hourly reports each link's clicks per class once its hour has closed",
+          "[webhooks][pg]") {
+    auto& rx = receiver();
+    TestDatabase db;
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    ServiceProcess svc{{.database_url = db.url(),
+                        .env = webhook_env(rx, {{"REFGATE_FLUSH_INTERVAL_MS", "300"},
+                                                {"REFGATE_BUCKET_SECONDS", "1"}})}};
+    create_webhook(svc.admin_port(), admin, rx.url("/ok"), {"clicks.hourly"});
+    create_partner(svc.admin_port(), admin, "hourly-co");
+    create_link(svc.admin_port(), admin, "hourly-pick", "hourly-co");
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (http_get(svc.port(), "/go/hourly-pick").status != 302 &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(20ms);
+    for (int i = 0; i < 3; ++i)
+        REQUIRE(http_get(svc.port(), "/go/hourly-pick", {{"User-Agent", kBrowser}}).status == 302);
+    REQUIRE(http_get(svc.port(), "/go/hourly-pick", {{"User-Agent", "curl/8.0"}}).status == 302);
+
+    // The flushes sum the hour's clicks per link (the three readers', the probe's and curl's as
+    // bots); nothing is sent while the hour is open.
+    std::string sums =
+        "SELECT coalesce(sum(human), 0) || '/' || coalesce(sum(bot), 0) FROM "
+        "refgate_webhook_clicks_hourly";
+    deadline = std::chrono::steady_clock::now() + 15s;
+    while (db.scalar(sums) != "3/2" && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(100ms);
+    INFO("stored: " << db.scalar("SELECT coalesce(sum(human), 0) || '/' || coalesce(sum(bot), 0) "
+                                 "FROM refgate_click_counts"));
+    REQUIRE(db.scalar(sums) == "3/2");
+    std::this_thread::sleep_for(1s);
+    CHECK(rx.requests("hourly-pick").empty());
+
+    // The hour closes (moved back an hour, rather than waiting for the clock): one event.
+    db.exec("UPDATE refgate_webhook_clicks_hourly SET hour = hour - interval '1 hour'");
+    std::string hour = db.scalar(
+        "SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:00:00\"Z\"') FROM "
+        "refgate_webhook_clicks_hourly");
+    auto requests = rx.wait_for("hourly-pick", 1);
+    REQUIRE(requests.size() == 1);
+    auto body = Json::parse(requests[0]["body"].get<std::string>());
+    CHECK(body["type"] == "clicks.hourly");
+    CHECK(body["data"] ==
+          Json{{"link", "hourly-pick"},
+               {"hour", hour},
+               {"clicks", {{"human", 3}, {"bot", 2}, {"prefetch", 0}, {"scanner", 0}}}});
+    CHECK(db.scalar("SELECT count(*) FROM refgate_webhook_clicks_hourly") == "0");
+}
+
 }  // namespace webhooks_test
