@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "linkcheck_fixture.hpp"
 #include "refgate/domain/time.hpp"
 #include "support/http_client.hpp"
 #include "support/service_process.hpp"
@@ -546,6 +547,35 @@ TEST_CASE("clicks.hourly reports each link's clicks per class once its hour has 
                {"hour", hour},
                {"clicks", {{"human", 3}, {"bot", 2}, {"prefetch", 0}, {"scanner", 0}}}});
     CHECK(db.scalar("SELECT count(*) FROM refgate_webhook_clicks_hourly") == "0");
+}
+
+TEST_CASE(
+    "a confirmed change of a link's health is queued as link.health_changed with its "
+    "branch and finding",
+    "[webhooks][pg][linkhealth]") {
+    auto& s = linkcheck_fixture::server();
+    TestDatabase db;
+    REQUIRE(import_document(db.url(), linkcheck_fixture::document(s.port(), {"gone"})));
+    db.exec(
+        "INSERT INTO refgate_webhooks (url, events, secret) VALUES ('https://hooks.test/x', "
+        "'{link.health_changed}', 'whsec_" +
+        std::string(43, 'A') + "=')");
+    auto env = linkcheck_fixture::checker_env(db, s);
+    env.emplace_back("REFGATE_LINKCHECK_CONFIRM_AFTER", "0s");
+    for (int i = 0; i < 2; ++i) {
+        auto r = run_refgate({"check-links"}, env);
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+    }
+    // Written in the check's transaction: one event, for the confirmed change only.
+    CHECK(db.scalar("SELECT count(*) FROM refgate_webhook_events") == "1");
+    auto body = Json::parse(
+        db.scalar("SELECT body FROM refgate_webhook_events WHERE type = 'link.health_changed'"));
+    CHECK(body["data"] == Json{{"link", "gone"},
+                               {"branch", "default"},
+                               {"finding", "broken"},
+                               {"detail", "http_404"},
+                               {"previous_finding", "ok"}});
 }
 
 }  // namespace webhooks_test
