@@ -9,6 +9,7 @@
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
 #include "refgate/linkcheck/checker.hpp"
+#include "refgate/linkcheck/fetcher.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
 #include "refgate/redis/sentinel_watcher.hpp"
 #include "refgate/runtime/background_thread.hpp"
@@ -16,6 +17,7 @@
 #include "refgate/runtime/huge_table_memory.hpp"
 #include "refgate/runtime/log.hpp"
 #include "refgate/runtime/periodic_worker.hpp"
+#include "refgate/webhooks/delivery.hpp"
 #include "services.hpp"
 #include "signals.hpp"
 
@@ -161,7 +163,13 @@ Shared::Shared(const Config& c)
       commissions(admin::make_pg_commission_store(
           {.database_url = c.database_url, .connection_wait = c.admin_db_wait})),
       postback_limiter(
-          std::make_shared<admin::PostbackLimiter>(c.postback_rate, 2.0 * c.postback_rate)) {}
+          std::make_shared<admin::PostbackLimiter>(c.postback_rate, 2.0 * c.postback_rate)),
+      webhooks(admin::make_webhook_store({.database_url = c.database_url,
+                                          .connection_wait = c.admin_db_wait,
+                                          .url_refusal = [&c](const std::string& url) {
+                                              return linkcheck::outbound_refusal(
+                                                  url, c.webhooks.resolve);
+                                          }})) {}
 
 Counting::Counting(Shared& s)
     : trusted_proxies(
@@ -206,6 +214,8 @@ int App::serve() {
     if (config_.linkcheck.interval.count() > 0)
         link_checker = std::make_unique<linkcheck::HealthWorker>(
             config_, shared.snapshots, shared.link_health, shared.link_pace, REFGATE_VERSION);
+    // Webhook delivery: every instance reads the queue's age, one (an advisory lock) delivers.
+    webhooks::DeliveryWorker webhook_delivery(config_, shared.webhook_stats, REFGATE_VERSION);
 
     // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
     PeriodicWorker country_watch({.name = "rg-geoip-watch",
@@ -235,6 +245,7 @@ int App::serve() {
     if (link_checker) components.add_worker("link_checker", *link_checker);
     if (!counting.countries.path.empty()) components.add_worker("country_watch", country_watch);
     components.add_worker("commission_figures", commission_figures);
+    components.add_worker("webhook_delivery", webhook_delivery);
     components.add(
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;

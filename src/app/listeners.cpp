@@ -156,7 +156,8 @@ AdminApi make_admin_api(Shared& s) {
             // Validated at start-up (config), as for clicks.
             .trusted_proxies =
                 parse_networks(c.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{}),
-            .commissions = s.commissions},
+            .commissions = s.commissions,
+            .webhooks = s.webhooks},
         // Dashboards read a lot: from a replica when one is configured (reads only, any host).
         admin::make_pg_stats_store(
             {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,
@@ -188,7 +189,8 @@ HttpService::HttpService(Shared& shared, Counting& counting)
                  .commit = REFGATE_GIT_COMMIT,
                  .clock = &shared.clock,
                  .link_health = &shared.link_health,
-                 .commissions = &shared.commission_stats}),
+                 .commissions = &shared.commission_stats,
+                 .webhooks = &shared.webhook_stats}),
       admin_(make_admin_api(shared)),
       metrics_(std::make_shared<metrics::MetricsHandler>(exporter_, admin_.metrics_auth)),
       server_(shared.config.threads,

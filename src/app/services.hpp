@@ -11,6 +11,7 @@
 
 #include "refgate/admin/admin_handler.hpp"
 #include "refgate/admin/commissions.hpp"
+#include "refgate/admin/webhooks.hpp"
 #include "refgate/clicks/click_pipeline.hpp"
 #include "refgate/config/config.hpp"
 #include "refgate/domain/clock.hpp"
@@ -22,6 +23,7 @@
 #include "refgate/metrics/exporter.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
+#include "refgate/metrics/webhook_stats.hpp"
 #include "refgate/redirect/click_recorder.hpp"
 #include "refgate/redis/redis_client.hpp"
 #include "refgate/runtime/health_state.hpp"
@@ -58,6 +60,9 @@ struct Shared {
     std::shared_ptr<admin::PostbackLimiter> postback_limiter;
     // The stored commissions' totals for /metrics, as last read.
     CommissionStats commission_stats;
+    // Webhooks (issue 44): the admin API's store, and delivery's figures for /metrics.
+    std::shared_ptr<admin::WebhookStore> webhooks;
+    WebhookStats webhook_stats;
 };
 
 // The admin API's link-health routes over the checker (src/app/link_health_api.cpp).

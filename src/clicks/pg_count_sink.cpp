@@ -51,6 +51,20 @@ SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
     prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
 )sql";
 
+// clicks.hourly (issue 44, sql/020_webhooks.sql): the rows kAddCounts just wrote, summed per link
+// into the hour of this flush, only while a webhook takes that event.
+constexpr const char* kWebhookHourly = R"sql(
+INSERT INTO refgate_webhook_clicks_hourly AS t (link_id, hour, human, bot, prefetch, scanner)
+SELECT l, date_trunc('hour', now()), sum(h), sum(b), sum(p), sum(s)
+FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u (l, h, b, p, s)
+WHERE EXISTS (SELECT 1 FROM refgate_webhooks
+              WHERE active AND ('clicks.hourly' = ANY (events) OR '*' = ANY (events)))
+GROUP BY l
+ON CONFLICT (link_id, hour) DO UPDATE
+SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
+    prefetch = t.prefetch + EXCLUDED.prefetch, scanner = t.scanner + EXCLUDED.scanner
+)sql";
+
 // The roll-ups (sql/014_rollups.sql) of the rows kAddCounts just wrote, summed by rollup_sums():
 // a row per (link, day) ($1-$6), per (link, month) of an ended month ($7-$12, a late bucket's),
 // per (partner, day) ($13-$18) and per (day, channel) ($19-$24), each a column per array. Plain
@@ -348,6 +362,7 @@ class PgCountTransaction final : public CountTransaction {
                             bot = rows.classes[1].finish(), prefetch = rows.classes[2].finish(),
                             scanner = rows.classes[3].finish();
                 tx_.exec_params(kAddCounts, links, days, channels, human, bot, prefetch, scanner);
+                tx_.exec_params(kWebhookHourly, links, human, bot, prefetch, scanner);
                 // A kill here shows that the counts and their roll-ups commit together.
                 REFGATE_FAULT_POINT("before_rollups");
                 roll_up(rows.channel_rows);

@@ -148,6 +148,36 @@ std::vector<Setting> linkcheck_settings() {
          },
          "an http(s) URL named in the checker's User-Agent, or empty",
          [](const Config& c) { return c.linkcheck.contact_url; }},
+        // Webhook delivery goes out under the checker's rules, with settings of the same shape.
+        text_setting(
+            "webhook_ca_file", "REFGATE_WEBHOOK_CA_FILE",
+            [](Config& c) -> std::string& { return c.webhooks.ca_file; },
+            "a PEM file of trusted CA certificates, or empty (the system's store)"),
+        {"webhook_resolve", "REFGATE_WEBHOOK_RESOLVE",
+         [](Config& c, const std::string& v) {
+             auto entries = parse_resolve_list(v);
+             if (!entries) return false;
+             c.webhooks.resolve = std::move(*entries);
+             return true;
+         },
+         "for tests only: comma-separated host:port:address entries, or empty",
+         [](const Config& c) { return resolve_list_text(c.webhooks.resolve); }},
+        {"webhook_retry_base_ms", "REFGATE_WEBHOOK_RETRY_BASE_MS",
+         [](Config& c, const std::string& v) {
+             std::int64_t ms = 0;
+             if (!parse_uint<std::int64_t>(v, ms, 100, 10'000)) return false;
+             c.webhooks.retry_base = std::chrono::milliseconds{ms};
+             return true;
+         },
+         "milliseconds before a failed delivery's first retry (then doubling), 100 to 10000",
+         [](const Config& c) { return std::to_string(c.webhooks.retry_base.count()); }},
+        {"webhook_give_up", "REFGATE_WEBHOOK_GIVE_UP",
+         [](Config& c, const std::string& v) {
+             return duration_setting(v, c.webhooks.give_up, false);
+         },
+         "a duration such as 24h (at most 30d): an event failing this long is marked failed, a "
+         "webhook failing this long is disabled",
+         [](const Config& c) { return duration_text(c.webhooks.give_up); }},
     };
 }
 

@@ -96,6 +96,39 @@ HopFailure failure_of(CURLcode code) {
     }
 }
 
+struct Answer {
+    IpBytes address{};
+    bool allowed = false;  // a test entry of the resolve list: let past the refusal
+};
+
+// Every address of the host, in the resolver's order (a literal: itself).
+std::vector<Answer> resolve(const std::string& host, std::uint16_t port,
+                            const std::vector<ResolveEntry>& fixed) {
+    std::string bare = host;
+    if (bare.size() > 2 && bare.front() == '[') bare = bare.substr(1, bare.size() - 2);
+    if (auto literal = parse_ip(bare)) return {Answer{.address = *literal}};
+    std::vector<Answer> out;
+    for (const auto& e : fixed) {
+        if (e.host != host || e.port != port) continue;
+        if (auto ip = parse_ip(e.address)) out.push_back({.address = *ip, .allowed = true});
+    }
+    if (!out.empty()) return out;
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (::getaddrinfo(bare.c_str(), nullptr, &hints, &found) != 0) return out;
+    for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+        auto ip = sockaddr_ip(ai->ai_addr);
+        if (!ip) continue;
+        bool seen =
+            std::any_of(out.begin(), out.end(), [&](const Answer& a) { return a.address == *ip; });
+        if (!seen) out.push_back({.address = *ip});
+    }
+    ::freeaddrinfo(found);
+    return out;
+}
+
 class CurlFetcher final : public HopFetcher {
   public:
     explicit CurlFetcher(FetcherOptions options) : options_(std::move(options)) {
@@ -103,7 +136,21 @@ class CurlFetcher final : public HopFetcher {
         std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     }
 
-    HopResult fetch(const std::string& url) override {
+    HopResult fetch(const std::string& url) override { return send(url, nullptr); }
+
+    HopResult post(const std::string& url, const std::vector<std::string>& headers,
+                   const std::string& body) override {
+        Post post{.headers = headers, .body = body};
+        return send(url, &post);
+    }
+
+  private:
+    struct Post {
+        const std::vector<std::string>& headers;
+        const std::string& body;
+    };
+
+    HopResult send(const std::string& url, const Post* post) {
         HopResult result{.hop = {.url = url}};
         if (options_.stopping != nullptr && options_.stopping->load()) {
             result.hop.failure = HopFailure::other;
@@ -117,7 +164,7 @@ class CurlFetcher final : public HopFetcher {
         std::string host(parsed->encoded_host());
         bool https = parsed->scheme_id() == boost::urls::scheme::https;
         std::uint16_t port = parsed->has_port() ? parsed->port_number() : (https ? 443 : 80);
-        auto answers = resolve(host, port);
+        auto answers = resolve(host, port, options_.resolve);
         if (answers.empty()) {
             result.hop.failure = HopFailure::dns;
             return result;
@@ -129,7 +176,7 @@ class CurlFetcher final : public HopFetcher {
             if (!answer.allowed && !public_address(answer.address)) continue;
             tried = true;
             result = HopResult{.hop = {.url = url, .address = ip_text(answer.address)}};
-            transfer(url, host, port, answer.address, result);
+            transfer(url, host, port, answer.address, result, post);
             if (result.hop.failure != HopFailure::connect) break;
         }
         if (!tried) {
@@ -139,47 +186,14 @@ class CurlFetcher final : public HopFetcher {
         return result;
     }
 
-  private:
-    struct Answer {
-        IpBytes address{};
-        bool allowed = false;  // a test entry of the resolve list: let past the refusal
-    };
-
-    // Every address of the host, in the resolver's order (a literal: itself).
-    std::vector<Answer> resolve(const std::string& host, std::uint16_t port) {
-        std::string bare = host;
-        if (bare.size() > 2 && bare.front() == '[') bare = bare.substr(1, bare.size() - 2);
-        if (auto literal = parse_ip(bare)) return {Answer{.address = *literal}};
-        std::vector<Answer> out;
-        for (const auto& e : options_.resolve) {
-            if (e.host != host || e.port != port) continue;
-            if (auto ip = parse_ip(e.address)) out.push_back({.address = *ip, .allowed = true});
-        }
-        if (!out.empty()) return out;
-        addrinfo hints{};
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo* found = nullptr;
-        if (::getaddrinfo(bare.c_str(), nullptr, &hints, &found) != 0) return out;
-        for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-            auto ip = sockaddr_ip(ai->ai_addr);
-            if (!ip) continue;
-            bool seen = std::any_of(out.begin(), out.end(),
-                                    [&](const Answer& a) { return a.address == *ip; });
-            if (!seen) out.push_back({.address = *ip});
-        }
-        ::freeaddrinfo(found);
-        return out;
-    }
-
     void transfer(const std::string& url, const std::string& host, std::uint16_t port,
-                  const IpBytes& address, HopResult& result);
+                  const IpBytes& address, HopResult& result, const Post* post);
 
     FetcherOptions options_;
 };
 
 void CurlFetcher::transfer(const std::string& url, const std::string& host, std::uint16_t port,
-                           const IpBytes& address, HopResult& result) {
+                           const IpBytes& address, HopResult& result, const Post* post) {
     std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
     std::string ip = ip_text(address);
     std::string bare = host.front() == '[' ? host.substr(1, host.size() - 2) : host;
@@ -194,7 +208,21 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
     curl_easy_setopt(c, CURLOPT_PROXY, "");
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    std::unique_ptr<curl_slist, SlistDeleter> headers;
+    if (post == nullptr) {
+        curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    } else {
+        for (const auto& h : post->headers) {
+            curl_slist* more = curl_slist_append(headers.get(), h.c_str());
+            if (more == nullptr) break;
+            headers.release();
+            headers.reset(more);
+        }
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(post->body.size()));
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, post->body.c_str());
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+    }
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
     curl_easy_setopt(
@@ -236,6 +264,22 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
 }
 
 }  // namespace
+
+std::string outbound_refusal(const std::string& url, const std::vector<ResolveEntry>& fixed) {
+    auto parsed = boost::urls::parse_absolute_uri(url);
+    if (!parsed || parsed->encoded_host().empty()) return "is not an absolute URL";
+    if (parsed->scheme_id() != boost::urls::scheme::https) return "must be https";
+    if (parsed->has_userinfo()) return "must not carry a user name or password";
+    if (parsed->has_fragment()) return "must not have a fragment";
+    std::string host(parsed->encoded_host());
+    std::uint16_t port = parsed->has_port() ? parsed->port_number() : 443;
+    auto answers = resolve(host, port, fixed);
+    if (answers.empty()) return "has a host that does not resolve";
+    for (const Answer& a : answers) {
+        if (a.allowed || public_address(a.address)) return "";
+    }
+    return "resolves only to private, loopback, link-local or other non-public addresses";
+}
 
 std::unique_ptr<HopFetcher> make_curl_fetcher(FetcherOptions options) {
     return std::make_unique<CurlFetcher>(std::move(options));

@@ -2,6 +2,7 @@
 
 #include "refgate/linkcheck/health_store.hpp"
 #include "refgate/pg/connection.hpp"
+#include "refgate/pg/webhook_outbox.hpp"
 
 namespace refgate::linkcheck {
 namespace {
@@ -62,6 +63,24 @@ class PgHealthStore final : public HealthStore {
             pending_state = std::string(to_string(r.pending->finding));
             pending_detail = r.pending->detail;
             if (r.confirm_at) confirm_at = unix_of(*r.confirm_at);
+        }
+        // A confirmed change of the branch's state is a webhook event, in this transaction.
+        auto before = tx.exec_params(
+            "SELECT h.state, l.slug FROM refgate_links l LEFT JOIN refgate_link_health h ON "
+            "h.link_id = l.id AND h.branch = $2 WHERE l.id = $1",
+            c.link_id, c.branch);
+        std::string state(to_string(r.state.finding));
+        if (!before.empty()) {
+            auto previous = before[0]["state"];
+            std::string was = previous.is_null() ? "ok" : previous.c_str();
+            if (was != state)
+                webhooks::emit(tx, "link.health_changed",
+                               nlohmann::json{{"link", before[0]["slug"].c_str()},
+                                              {"branch", c.branch},
+                                              {"finding", state},
+                                              {"detail", r.state.detail},
+                                              {"previous_finding", was}}
+                                   .dump());
         }
         tx.exec_params(
             "INSERT INTO refgate_link_health (link_id, state, detail, since, pending_state, "

@@ -448,6 +448,28 @@ void collect_commissions(const CommissionStats& stats, std::vector<MetricFamily>
     out.push_back(std::move(amounts));
 }
 
+// Webhook delivery: this instance's attempts by outcome (only the delivering instance has
+// any), and the queue's age as this instance last read it from PostgreSQL (every instance).
+void collect_webhooks(const WebhookStats& stats, std::vector<MetricFamily>& out) {
+    auto deliveries =
+        family("refgate_webhook_deliveries_total",
+               "Webhook delivery attempts by outcome: delivered (2xx), retry (failed, "
+               "tried again later), failed (given up after the give-up window).",
+               MetricType::Counter);
+    add_value(deliveries, static_cast<double>(stats.delivered.load()), {{"outcome", "delivered"}});
+    add_value(deliveries, static_cast<double>(stats.retried.load()), {{"outcome", "retry"}});
+    add_value(deliveries, static_cast<double>(stats.failed.load()), {{"outcome", "failed"}});
+    out.push_back(std::move(deliveries));
+    out.push_back(single("refgate_webhooks_disabled_total",
+                         "Webhooks this instance disabled after they failed for the give-up "
+                         "window.",
+                         MetricType::Counter, static_cast<double>(stats.disabled.load())));
+    out.push_back(single("refgate_webhook_queue_age_seconds",
+                         "Age of the oldest webhook delivery still waiting for an active webhook "
+                         "(0: none waits), as of this instance's last read.",
+                         MetricType::Gauge, static_cast<double>(stats.queue_age_seconds.load())));
+}
+
 std::vector<MetricFamily> Exporter::Collect() const {
     std::vector<MetricFamily> out;
     static const SystemClock system_clock;
@@ -473,6 +495,7 @@ std::vector<MetricFamily> Exporter::Collect() const {
         collect_snapshot(*sources_.snapshots, sources_.health, now, out);
     if (sources_.link_health != nullptr) collect_link_health(*sources_.link_health, out);
     if (sources_.commissions != nullptr) collect_commissions(*sources_.commissions, out);
+    if (sources_.webhooks != nullptr) collect_webhooks(*sources_.webhooks, out);
     collect_process(out);
     return out;
 }

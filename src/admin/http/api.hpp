@@ -112,6 +112,7 @@ std::span<const Route> import_routes();
 std::span<const Route> export_routes();
 std::span<const Route> country_group_routes();
 std::span<const Route> placement_routes();
+std::span<const Route> webhook_routes();
 
 // `commissions` may be null: its routes answer 503 then.
 std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* commissions);
@@ -133,6 +134,8 @@ void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
                       const ApiRequest& request, Answer& answer);
 // GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
+// /api/v1/webhooks (src/admin/webhooks.cpp); `store` may be null: 503.
+std::unique_ptr<Resource> webhooks_resource(WebhookStore* store);
 // `stats` may be null (503); `clock` says which day is today.
 // The stats routes; `commissions` answers /api/v1/stats/earnings (none: 503).
 std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,

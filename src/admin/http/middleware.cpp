@@ -282,6 +282,10 @@ class ReadBody final : public Middleware {
         if (request.route->operation == Operation::import_commissions ||
             request.route->operation == Operation::rotate_postback_secret)
             return true;
+        // A webhook's new secret and "send again" take nothing either.
+        if (request.route->operation == Operation::rotate_webhook_secret ||
+            request.route->operation == Operation::retry_webhook_delivery)
+            return true;
         // An action without parameters: an empty body is fine.
         if (request.route->operation == Operation::check_link_health && request.http.body.empty())
             return true;

@@ -38,6 +38,9 @@ constexpr std::array kResources{
                   [](const ResourceContext& c) { return export_resource(c.store); }},
     ResourceEntry{"/api/v1/country-groups", country_group_routes,
                   [](const ResourceContext& c) { return country_groups_resource(c.store); }},
+    ResourceEntry{
+        "/api/v1/webhooks", webhook_routes,
+        [](const ResourceContext& c) { return webhooks_resource(c.options.webhooks.get()); }},
     ResourceEntry{"/api/v1/users", user_routes,
                   [](const ResourceContext& c) -> std::unique_ptr<Resource> {
                       if (console_of(c) == nullptr) return nullptr;
@@ -127,6 +130,16 @@ RouteAccess route_access(Operation op) {
         case get_user:
         case update_user:
             return {scope::users_write, Extent::whole};
+        // A webhook receives every partner's and link's events: never for a restricted token.
+        case list_webhooks:
+        case create_webhook:
+        case get_webhook:
+        case update_webhook:
+        case delete_webhook:
+        case rotate_webhook_secret:
+        case webhook_deliveries:
+        case retry_webhook_delivery:
+            return {scope::webhooks_write, Extent::whole};
         case sign_in:
         case read_session:
         case sign_out:

@@ -340,11 +340,15 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "console_session_idle",
                             "console_session_max",
                             "linkcheck_interval",
-                            "linkcheck_resolve"}) {
+                            "linkcheck_resolve",
+                            "webhook_ca_file",
+                            "webhook_resolve",
+                            "webhook_retry_base_ms",
+                            "webhook_give_up"}) {
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 56);
+    CHECK(rows.size() == 60);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
     CHECK(described["io_uring"] == "false");

@@ -65,4 +65,30 @@ TEST_CASE("link checker settings are read and a bad one names its variable",
     }
 }
 
+TEST_CASE("webhook delivery retries after 5 s, gives up after a day, and reads its settings",
+          "[config][webhooks]") {
+    Config defaults = load_config(std::nullopt, env_of({}));
+    CHECK(defaults.webhooks.retry_base == 5000ms);
+    CHECK(defaults.webhooks.give_up == 24h);
+    CHECK(defaults.webhooks.timeout == 10s);
+    CHECK(defaults.webhooks.ca_file.empty());
+    Config c =
+        load_config(std::nullopt, env_of({{"REFGATE_WEBHOOK_CA_FILE", "/tmp/ca.pem"},
+                                          {"REFGATE_WEBHOOK_RESOLVE", "hooks.test:8443:127.0.0.2"},
+                                          {"REFGATE_WEBHOOK_RETRY_BASE_MS", "200"},
+                                          {"REFGATE_WEBHOOK_GIVE_UP", "3s"}}));
+    CHECK(c.webhooks.ca_file == "/tmp/ca.pem");
+    REQUIRE(c.webhooks.resolve.size() == 1);
+    CHECK(c.webhooks.resolve[0].port == 8443);
+    CHECK(c.webhooks.retry_base == 200ms);
+    CHECK(c.webhooks.give_up == 3s);
+    for (auto [name, value] :
+         std::map<std::string, std::string>{{"REFGATE_WEBHOOK_RESOLVE", "hooks.test:443:nowhere"},
+                                            {"REFGATE_WEBHOOK_RETRY_BASE_MS", "60000"},
+                                            {"REFGATE_WEBHOOK_GIVE_UP", "0"}}) {
+        INFO(name << "=" << value);
+        CHECK(error_of({{name, value}}).find(name) != std::string::npos);
+    }
+}
+
 }  // namespace linkcheck_settings_test

@@ -26,6 +26,7 @@
 namespace refgate::admin {
 
 class CommissionStore;  // refgate/admin/commissions.hpp
+class WebhookStore;     // refgate/admin/webhooks.hpp
 
 enum class Operation {
     list_partners,
@@ -78,6 +79,14 @@ enum class Operation {
     rotate_postback_secret,
     stats_earnings,
     stats_earnings_attention,
+    list_webhooks,
+    create_webhook,
+    get_webhook,
+    update_webhook,
+    delete_webhook,
+    rotate_webhook_secret,
+    webhook_deliveries,
+    retry_webhook_delivery,
 };
 
 struct Route {
@@ -139,6 +148,8 @@ struct AdminOptions {
     // Commissions (issue 43): a partner's commissions import and postback secret; none: those
     // routes answer 503.
     std::shared_ptr<CommissionStore> commissions;
+    // Webhooks (issue 44): /api/v1/webhooks; none: those routes answer 503.
+    std::shared_ptr<WebhookStore> webhooks;
 };
 
 class AdminHandler final : public http::Handler {

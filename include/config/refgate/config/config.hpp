@@ -94,6 +94,17 @@ struct LinkCheckConfig {
     std::string contact_url;                    // named in the User-Agent
 };
 
+// Webhook delivery (issue 44): the link checker's outbound rules, its own trust store and test
+// resolve list, and the retry schedule (the base and the window are settings for tests).
+struct WebhookConfig {
+    std::string ca_file;                          // PEM trust store; empty: the system's
+    std::vector<ResolveEntry> resolve;            // test-only fixed addresses
+    std::chrono::milliseconds retry_base{5'000};  // first retry after this, then doubling
+    std::chrono::seconds give_up{24 * 3600};      // an event failing this long is failed, and a
+                                                  // webhook failing this long is disabled
+    std::chrono::milliseconds timeout{10'000};    // per delivery attempt
+};
+
 struct Config {
     Endpoint listen{"127.0.0.1", 8080};
     Endpoint admin_listen{"127.0.0.1", 9090};
@@ -143,6 +154,7 @@ struct Config {
     std::chrono::seconds console_session_max{12 * 60 *
                                              60};  // and in any case this long after sign-in
     LinkCheckConfig linkcheck{};
+    WebhookConfig webhooks{};
 };
 
 // A bad setting at start-up. what() is one line that names the setting.

@@ -43,11 +43,25 @@ class HopFetcher {
   public:
     virtual ~HopFetcher() = default;
     virtual HopResult fetch(const std::string& url) = 0;
+    // A POST of `body` with `headers` ("Name: value") under the same rules as fetch() (resolved
+    // once, pinned, private addresses refused; a redirect is an answer, not followed): webhook
+    // deliveries. The answer's body is kept up to max_body.
+    virtual HopResult post(const std::string& url, const std::vector<std::string>& headers,
+                           const std::string& body) {
+        (void)headers;
+        (void)body;
+        return {.hop = {.url = url, .failure = HopFailure::other}};
+    }
 };
 
 // libcurl (Debian's libcurl4): GET, http and https only, no cookies or credentials, TLS verified
 // against the CA file or the system store, pinned to the address resolved once.
 std::unique_ptr<HopFetcher> make_curl_fetcher(FetcherOptions options);
+
+// Why a webhook's `url` is refused when it is saved, or "" when it is not: https only, no
+// userinfo or fragment, and a host with at least one address the fetcher would contact (global,
+// or fixed by `fixed`, the test-only resolve list).
+std::string outbound_refusal(const std::string& url, const std::vector<ResolveEntry>& fixed);
 
 // "refgate-linkcheck/1.2.0 (+https://contact)" or without the contact when it is empty.
 std::string user_agent(const std::string& version, const std::string& contact_url);

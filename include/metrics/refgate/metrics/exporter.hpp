@@ -28,6 +28,7 @@
 #include "refgate/metrics/commission_stats.hpp"
 #include "refgate/metrics/link_health_stats.hpp"
 #include "refgate/metrics/metrics.hpp"
+#include "refgate/metrics/webhook_stats.hpp"
 #include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
@@ -54,6 +55,7 @@ struct Sources {
     const Clock* clock = nullptr;                  // for ages and lags; none: the system clock
     const LinkHealthStats* link_health = nullptr;  // none: no link-health families
     const CommissionStats* commissions = nullptr;  // none: no commission families
+    const WebhookStats* webhooks = nullptr;        // none: no webhook families
 };
 
 // Figures of the process itself, from /proc/self and getrlimit.

@@ -15,6 +15,7 @@ import { Stats } from './pages/stats.jsx';
 import { Earnings } from './pages/earnings.jsx';
 import { Audit } from './pages/audit.jsx';
 import { Users } from './pages/users.jsx';
+import { Webhooks } from './pages/webhooks.jsx';
 import { Account } from './pages/account.jsx';
 
 const pages = [
@@ -27,6 +28,7 @@ const pages = [
   { path: 'earnings', label: 'Earnings' },
   { path: 'audit', label: 'Audit', admin: true },
   { path: 'users', label: 'Users and tokens', admin: true },
+  { path: 'webhooks', label: 'Webhooks', admin: true },
   { path: 'account', label: 'Your account' },
 ];
 
@@ -57,6 +59,8 @@ function Page({ route, session }) {
       return <Audit {...props} />;
     case 'users':
       return <Users {...props} />;
+    case 'webhooks':
+      return <Webhooks {...props} />;
     case 'account':
       return <Account {...props} />;
     default:
