@@ -1,5 +1,6 @@
 #include <pqxx/pqxx>
 
+#include "fallback_switch.hpp"
 #include "refgate/linkcheck/health_store.hpp"
 #include "refgate/pg/connection.hpp"
 
@@ -52,7 +53,7 @@ class PgHealthStore final : public HealthStore {
         return r;
     }
 
-    void save(const CheckReport& c) override {
+    std::vector<FallbackChange> save(const CheckReport& c) override {
         pqxx::work tx(connection());
         const auto& r = c.record;
         std::string chain = chain_json(c.chain).dump();
@@ -91,7 +92,9 @@ class PgHealthStore final : public HealthStore {
             "DELETE FROM refgate_link_health_checks WHERE link_id = $1 AND id NOT IN (SELECT id "
             "FROM refgate_link_health_checks WHERE link_id = $1 ORDER BY id DESC LIMIT $2)",
             c.link_id, kHistoryPerLink);
+        auto switches = switch_fallbacks(tx, c.link_id);
         tx.commit();
+        return switches;
     }
 
     std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) override {
