@@ -17,12 +17,18 @@ struct BranchState {
 
 }  // namespace
 
+void lock_link(pqxx::transaction_base& tx, std::int64_t link_id) {
+    // NO KEY UPDATE: the flusher's rows that reference the link (KEY SHARE) do not wait for it;
+    // a deletion of the link (and its cascade to the health rows) does, in the same order.
+    tx.exec_params("SELECT 1 FROM refgate_links WHERE id = $1 FOR NO KEY UPDATE", link_id);
+}
+
 std::vector<FallbackChange> switch_fallbacks(pqxx::transaction_base& tx, std::int64_t link_id) {
     std::vector<FallbackChange> changes;
-    // The link's row is locked: an editor's save of auto_fallback waits, then sees our rows.
+    // The caller holds the link's row (lock_link): saves of one link's checks take turns.
     auto link = tx.exec_params(
         "SELECT slug, auto_fallback AND fallback IS NOT NULL AS enabled FROM refgate_links "
-        "WHERE id = $1 FOR UPDATE",
+        "WHERE id = $1",
         link_id);
     if (link.empty()) return changes;
     std::string slug = link[0]["slug"].c_str();

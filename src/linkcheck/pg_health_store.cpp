@@ -55,6 +55,7 @@ class PgHealthStore final : public HealthStore {
 
     std::vector<FallbackChange> save(const CheckReport& c) override {
         pqxx::work tx(connection());
+        lock_link(tx, c.link_id);
         const auto& r = c.record;
         std::string chain = chain_json(c.chain).dump();
         std::string pending_state, pending_detail;
