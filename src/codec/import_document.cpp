@@ -306,6 +306,8 @@ const FieldRule<Link> kLinkFields[] = {
      [](const Link& f, Link& t) { t.fallback = f.fallback; }},
     {"utm_passthrough", [](Reader& r, Link& l) { r.boolean("utm_passthrough", l.utm_passthrough); },
      [](const Link& f, Link& t) { t.utm_passthrough = f.utm_passthrough; }},
+    {"auto_fallback", [](Reader& r, Link& l) { r.boolean("auto_fallback", l.auto_fallback); },
+     [](const Link& f, Link& t) { t.auto_fallback = f.auto_fallback; }},
     {"rules",
      [](Reader& r, Link& l) {
          if (const auto* rules = r.find("rules"); rules != nullptr && !rules->is_null())
@@ -658,7 +660,8 @@ nlohmann::ordered_json link_to_json(const Link& link) {
                              {"status", to_string(link.status)},
                              {"expires_at", nullptr},
                              {"fallback", nullptr},
-                             {"utm_passthrough", link.utm_passthrough}};
+                             {"utm_passthrough", link.utm_passthrough},
+                             {"auto_fallback", link.auto_fallback}};
     if (link.expires_at) j["expires_at"] = format_rfc3339(*link.expires_at);
     if (link.fallback) j["fallback"] = *link.fallback;
     if (!link.rules.empty()) {

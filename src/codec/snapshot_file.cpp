@@ -341,6 +341,18 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                     }
                 } else if (key == "utm_passthrough") {
                     link.utm_passthrough = in.boolean();
+                } else if (key == "auto_fallback") {
+                    link.auto_fallback = in.boolean();
+                } else if (key == "fallback_branches") {
+                    // What automatic fallback switched away when the file was written.
+                    in.expect('[');
+                    if (!in.consume(']')) {
+                        do {
+                            in.string(&text);
+                            link.fallback_switches.push_back({text, "", "", 0});
+                        } while (in.consume(','));
+                        in.expect(']');
+                    }
                 } else if (key == "rules") {
                     read_file_rules(in, link);
                 } else {

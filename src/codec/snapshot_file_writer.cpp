@@ -47,8 +47,13 @@ void write_snapshot_json(const Snapshot& snapshot,
     out.append("],\"links\":[");
     first = true;
     for (const auto& e : snapshot.entries()) {
-        auto j = link_to_json(snapshot.link(e));
+        Link link = snapshot.link(e);
+        auto j = link_to_json(link);
         j["id"] = e.id;
+        if (!link.fallback_switches.empty()) {
+            auto& branches = j["fallback_branches"] = nlohmann::ordered_json::array();
+            for (const auto& sw : link.fallback_switches) branches.push_back(sw.branch);
+        }
         if (!first) out.push_back(',');
         first = false;
         out.append(j.dump());

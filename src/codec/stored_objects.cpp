@@ -53,6 +53,22 @@ Json stored_partner_object(const Partner& partner, const Stamps& stamps) {
 
 Json stored_link_object(const Link& link, const Stamps& stamps) {
     Json object = link_to_json(link);
+    // What readers of the link's own destination get now (automatic fallback, issue 44), and the
+    // branches link health switched away with why (a rule branch: to the destination while
+    // that is healthy). Not in the import format: only the API's objects and audit entries.
+    bool active = link.auto_fallback && link.fallback;
+    object["serving"] = serving_fallback(link) ? "fallback" : "destination";
+    object["serving_reason"] = nullptr;
+    Json switched = Json::array();
+    for (const auto& s : active ? link.fallback_switches : std::vector<FallbackSwitch>{}) {
+        Json reason{{"branch", s.branch},
+                    {"state", s.reason},
+                    {"detail", s.detail},
+                    {"since", format_rfc3339(SysSeconds{std::chrono::seconds{s.since}})}};
+        if (s.branch == "default") object["serving_reason"] = reason;
+        switched.push_back(std::move(reason));
+    }
+    object["fallback_branches"] = std::move(switched);
     add_stamps(object, stamps);
     return object;
 }

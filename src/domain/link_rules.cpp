@@ -55,7 +55,7 @@ void check_url(std::string_view field, const std::string& url, const Partner& pa
 
 bool LinkValidation::servable() const {
     for (const auto& issue : issues) {
-        if (issue.field != "fallback") return false;
+        if (issue.field != "fallback" && issue.field != "auto_fallback") return false;
     }
     return true;
 }
@@ -109,6 +109,8 @@ LinkValidation validate_link(const Link& link, const Partner& partner, const Url
     check_url("destination", link.destination, partner, policy, result, result.destination);
     if (link.fallback)
         check_url("fallback", *link.fallback, partner, policy, result, result.fallback);
+    if (link.auto_fallback && !link.fallback)
+        result.issues.push_back({"auto_fallback", "needs_fallback", "needs a fallback"});
     return result;
 }
 

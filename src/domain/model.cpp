@@ -38,6 +38,18 @@ std::vector<std::string> branches_to(const Link& link, std::string_view partner)
     return branches;
 }
 
+bool fallback_worthy(std::string_view state) {
+    return state == "broken" || state == "unavailable" || state == "code_dropped";
+}
+
+bool serving_fallback(const Link& link) {
+    if (!link.auto_fallback || !link.fallback) return false;
+    for (const auto& s : link.fallback_switches) {
+        if (s.branch == "default") return true;
+    }
+    return false;
+}
+
 bool valid_param_name(std::string_view name) {
     if (name.empty() || name.size() > 64) return false;
     for (char c : name) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iterator>
 #include <stdexcept>
 
@@ -138,6 +139,18 @@ Link Snapshot::link(const LinkEntry& entry) const {
     l.utm_passthrough = entry.utm_passthrough;
     for (std::uint32_t i = 0; i < entry.rule_count; ++i)
         l.rules.push_back(rules_[entry.first_rule + i].source);
+    l.auto_fallback = entry.auto_fallback;
+    // Written to the snapshot file: an instance started from it serves what the fleet serves.
+    if (entry.default_failing) l.fallback_switches.push_back({"default", "", "", 0});
+    for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
+        const TargetRule& rule = rules_[entry.first_rule + i];
+        for (std::uint32_t j = 0; j < rule.branch_count; ++j) {
+            if (!branches_[rule.first_branch + j].failing) continue;
+            std::string name = "rules[" + std::to_string(i) + "]";
+            if (rule.split) name += ".split[" + std::to_string(j) + "]";
+            l.fallback_switches.push_back({std::move(name), "", "", 0});
+        }
+    }
     return l;
 }
 
@@ -226,6 +239,35 @@ void Snapshot::Builder::add(Link&& link) {
     }
     entry.destination = std::move(link.destination);
     if (!link.rules.empty()) add_rules(entry, link.rules);
+    entry.auto_fallback = link.auto_fallback;
+    if (link.auto_fallback && !entry.fallback.empty() && !link.fallback_switches.empty())
+        add_fallback_switches(entry, link.fallback_switches);
+}
+
+void Snapshot::Builder::add_fallback_switches(LinkEntry& entry,
+                                              const std::vector<FallbackSwitch>& switches) {
+    Snapshot& s = *snapshot_;
+    for (const FallbackSwitch& sw : switches) {
+        if (sw.branch == "default") {
+            if (!entry.default_failing) ++s.serving_fallback_;
+            entry.default_failing = true;
+            continue;
+        }
+        // "rules[i]" or "rules[i].split[j]"; a name that no longer fits the rules is ignored
+        // (the rules changed since the check: the next check names the branches anew).
+        unsigned rule = 0, branch = 0;
+        char tail = 0;
+        int read = std::sscanf(sw.branch.c_str(), "rules[%u].split[%u%c", &rule, &branch, &tail);
+        if (read != 3 || tail != ']') {
+            branch = 0;
+            read = std::sscanf(sw.branch.c_str(), "rules[%u%c", &rule, &tail);
+            if (read != 2 || tail != ']') continue;
+        }
+        if (rule >= entry.rule_count) continue;
+        const TargetRule& r = s.rules_[entry.first_rule + rule];
+        if (branch >= r.branch_count) continue;
+        s.branches_[r.first_branch + branch].failing = true;
+    }
 }
 
 std::shared_ptr<const Snapshot> Snapshot::Builder::finish(std::vector<Disclosure> disclosures) {

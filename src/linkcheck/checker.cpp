@@ -83,7 +83,18 @@ CheckReport LinkChecker::check(const CheckTarget& target) {
     report.at = whole_seconds(clock_.now());
     report.record = next_record(store_.record(target.link_id, target.branch), report.seen,
                                 report.at, confirm_after_);
-    store_.save(report);
+    auto switches = store_.save(report);
+    for (const auto& s : switches) {
+        log::info("link_fallback_switched",
+                  {{"slug", s.slug},
+                   {"branch", s.branch},
+                   {"serving", s.to_fallback ? "fallback" : "destination"},
+                   {"reason", s.reason},
+                   {"detail", s.detail}});
+        if (stats_ != nullptr)
+            stats_->fallback_switches[s.to_fallback ? 0 : 1].fetch_add(1,
+                                                                       std::memory_order_relaxed);
+    }
     if (stats_ != nullptr) {
         stats_->checks[static_cast<std::size_t>(report.seen.finding)].fetch_add(
             1, std::memory_order_relaxed);

@@ -1,5 +1,6 @@
 #include <pqxx/pqxx>
 
+#include "fallback_switch.hpp"
 #include "refgate/linkcheck/health_store.hpp"
 #include "refgate/pg/connection.hpp"
 #include "refgate/pg/webhook_outbox.hpp"
@@ -53,8 +54,9 @@ class PgHealthStore final : public HealthStore {
         return r;
     }
 
-    void save(const CheckReport& c) override {
+    std::vector<FallbackChange> save(const CheckReport& c) override {
         pqxx::work tx(connection());
+        lock_link(tx, c.link_id);
         const auto& r = c.record;
         std::string chain = chain_json(c.chain).dump();
         std::string pending_state, pending_detail;
@@ -110,7 +112,9 @@ class PgHealthStore final : public HealthStore {
             "DELETE FROM refgate_link_health_checks WHERE link_id = $1 AND id NOT IN (SELECT id "
             "FROM refgate_link_health_checks WHERE link_id = $1 ORDER BY id DESC LIMIT $2)",
             c.link_id, kHistoryPerLink);
+        auto switches = switch_fallbacks(tx, c.link_id);
         tx.commit();
+        return switches;
     }
 
     std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) override {

@@ -368,6 +368,10 @@ void collect_snapshot(const SnapshotStore& store, const HealthState* health, std
                          MetricType::Gauge, static_cast<double>(snapshot->version())));
     out.push_back(single("refgate_snapshot_links", "Links in the snapshot.", MetricType::Gauge,
                          static_cast<double>(snapshot->link_count())));
+    out.push_back(single("refgate_links_serving_fallback",
+                         "Links whose own destination automatic fallback switched to the link's "
+                         "fallback (in the snapshot).",
+                         MetricType::Gauge, static_cast<double>(snapshot->serving_fallback())));
     std::int64_t checked = health != nullptr ? health->snapshot_checked_at.load() : 0;
     out.push_back(
         single("refgate_snapshot_age_seconds",
@@ -417,6 +421,15 @@ void collect_link_health(const LinkHealthStats& stats, std::vector<MetricFamily>
     }
     out.push_back(std::move(states));
     out.push_back(std::move(checks));
+    auto switches = family("refgate_link_fallback_switches_total",
+                           "Automatic fallback's switches of a link branch made by this "
+                           "instance's checks (direction: to_fallback, to_destination).",
+                           MetricType::Counter);
+    add_value(switches, static_cast<double>(stats.fallback_switches[0].load()),
+              {{"direction", "to_fallback"}});
+    add_value(switches, static_cast<double>(stats.fallback_switches[1].load()),
+              {{"direction", "to_destination"}});
+    out.push_back(std::move(switches));
     out.push_back(histogram("refgate_link_check_duration_seconds",
                             "Duration of a link health check, all its hops.", stats.duration));
 }

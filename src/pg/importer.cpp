@@ -58,7 +58,8 @@ std::string link_rows(const std::vector<Link>& links) {
              {"expires_at", l.expires_at ? format_rfc3339(*l.expires_at) : std::string()},
              {"fallback", l.fallback.value_or("")},
              {"utm_passthrough", l.utm_passthrough},
-             {"rules", rules_json(l.rules)}});
+             {"rules", rules_json(l.rules)},
+             {"auto_fallback", l.auto_fallback}});
     }
     return rows.dump();
 }
@@ -91,22 +92,25 @@ RETURNING id
 )sql";
 
 constexpr const char* kUpsertLink = R"sql(
-INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules)
+INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules,
+                                auto_fallback)
 SELECT r.slug, p.id, r.destination, r.status, NULLIF(r.expires_at, '')::timestamptz,
-       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules
+       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules, r.auto_fallback
 FROM jsonb_to_recordset($1::jsonb) AS r(slug text, partner text, destination text, status text,
                                         expires_at text, fallback text, utm_passthrough boolean,
-                                        rules jsonb)
+                                        rules jsonb, auto_fallback boolean)
 JOIN refgate_partners p ON p.slug = r.partner
 ON CONFLICT (slug) DO UPDATE SET
     partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
     expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
-    utm_passthrough = EXCLUDED.utm_passthrough, rules = EXCLUDED.rules, updated_at = now(),
+    utm_passthrough = EXCLUDED.utm_passthrough, rules = EXCLUDED.rules,
+    auto_fallback = EXCLUDED.auto_fallback, updated_at = now(),
     version = t.version + 1
-WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough, t.rules)
+WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough, t.rules,
+       t.auto_fallback)
       IS DISTINCT FROM
       (EXCLUDED.partner_id, EXCLUDED.destination, EXCLUDED.status, EXCLUDED.expires_at,
-       EXCLUDED.fallback, EXCLUDED.utm_passthrough, EXCLUDED.rules)
+       EXCLUDED.fallback, EXCLUDED.utm_passthrough, EXCLUDED.rules, EXCLUDED.auto_fallback)
 RETURNING id
 )sql";
 

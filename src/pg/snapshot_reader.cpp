@@ -19,8 +19,11 @@ namespace {
 constexpr const char* kSelectLinks = R"sql(
 SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status,
        floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, l.utm_passthrough,
-       CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END AS rules
+       CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END AS rules,
+       l.auto_fallback, f.branches AS fallback_branches
 FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
+LEFT JOIN (SELECT link_id, string_agg(branch, E'\n') AS branches FROM refgate_link_fallbacks
+           GROUP BY link_id) f ON f.link_id = l.id
 ORDER BY l.id
 )sql";
 
@@ -58,6 +61,15 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
         l.utm_passthrough = row["utm_passthrough"].as<bool>();
         if (auto rules = row["rules"]; !rules.is_null())
             l.rules = rules_from_json(nlohmann::ordered_json::parse(rules.c_str()));
+        l.auto_fallback = row["auto_fallback"].as<bool>();
+        if (auto branches = row["fallback_branches"]; !branches.is_null()) {
+            std::string_view text = branches.c_str();
+            while (!text.empty()) {
+                auto end = text.find('\n');
+                l.fallback_switches.push_back({std::string(text.substr(0, end)), "", "", 0});
+                text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+            }
+        }
         links.push_back(std::move(l));
     }
     return links;

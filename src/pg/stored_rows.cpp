@@ -38,7 +38,10 @@ const std::string kPartnerSelect =
 const std::string kLinkSelect =
     "SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status, "
     "floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, "
-    "l.utm_passthrough, " +
+    "l.utm_passthrough, l.auto_fallback, (SELECT json_agg(json_build_object('branch', f.branch, "
+    "'reason', f.reason, 'detail', f.detail, 'since', floor(extract(epoch FROM f.since))::bigint) "
+    "ORDER BY f.branch)::text FROM refgate_link_fallbacks f WHERE f.link_id = l.id) AS "
+    "fallback_switches, " +
     micros("l.created_at") + " AS created_us, " + micros("l.updated_at") +
     " AS updated_us, l.version, l.rules::text AS rules FROM refgate_links l "
     "JOIN refgate_partners p ON p.id = l.partner_id ";
@@ -80,6 +83,13 @@ StoredLink stored_link(const pqxx::row& row) {
     if (auto fallback = row["fallback"]; !fallback.is_null()) l.fallback = fallback.c_str();
     l.utm_passthrough = row["utm_passthrough"].as<bool>();
     l.rules = rules_from_json(Json::parse(row["rules"].c_str()));
+    l.auto_fallback = row["auto_fallback"].as<bool>();
+    if (auto switches = row["fallback_switches"]; !switches.is_null()) {
+        for (const auto& s : Json::parse(switches.c_str()))
+            l.fallback_switches.push_back(
+                {s.at("branch").get<std::string>(), s.at("reason").get<std::string>(),
+                 s.at("detail").get<std::string>(), s.at("since").get<std::int64_t>()});
+    }
     stored.stamps = stamps_of(row);
     return stored;
 }

@@ -120,14 +120,11 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     prefetch_bytes(link->location);
     std::int64_t now = clock_.unix_seconds();
     bool expired = link->expires_at != 0 && now >= link->expires_at;
-    if (link->status != LinkStatus::active || !link->partner_active || expired) {
-        if (!link->fallback.empty()) {
-            if (recorder_ != nullptr) recorder_->record(request, link->id, now);
-            redirect(response, link->fallback, "Continue");
-        } else {
-            response.simple_page(410, "This link is no longer available");
-            response.add_header("X-Robots-Tag", "noindex, nofollow");
-        }
+    // Automatic fallback (issue 44): link health switched the link's own destination away; the
+    // flag is set only on links with a fallback. A link with rules decides after its target.
+    bool failing = link->default_failing && link->rule_count == 0;
+    if (link->status != LinkStatus::active || !link->partner_active || expired || failing) {
+        answer_fallback(request, response, *link, now);
         return;
     }
     // Read once for the rules and the count. The recorder's trusted proxies decide the client
@@ -136,13 +133,32 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         ReaderRequest::of(request, recorder_ != nullptr ? recorder_->trusted_proxies()
                                                         : targeting_.trusted_proxies());
     Target target;
-    if (link->rule_count != 0) target = targeting_.choose(*snapshot, *link, reader, now);
+    if (link->rule_count != 0) {
+        target = targeting_.choose(*snapshot, *link, reader, now);
+        // A switched-away rule branch gets the link's own destination while that is healthy.
+        if (target.failing) target = Target{};
+        if (target.rule == 0 && link->default_failing) {
+            answer_fallback(request, response, *link, now);
+            return;
+        }
+    }
     // The click's counter loads while the answer is written.
     std::optional<ClickRecorder::Click> click;
     if (recorder_ != nullptr) click = recorder_->begin(request, reader, link->id, now);
     answer(request, response, *snapshot, *link, target,
            click ? click->validated_channel : std::string_view{});
     if (click) record(*click, *snapshot, *link, target);
+}
+
+void RedirectHandler::answer_fallback(const http::Request& request, http::Response& response,
+                                      const LinkEntry& link, std::int64_t now) {
+    if (!link.fallback.empty()) {
+        if (recorder_ != nullptr) recorder_->record(request, link.id, now);
+        redirect(response, link.fallback, "Continue");
+    } else {
+        response.simple_page(410, "This link is no longer available");
+        response.add_header("X-Robots-Tag", "noindex, nofollow");
+    }
 }
 
 void RedirectHandler::answer(const http::Request& request, http::Response& response,

@@ -45,6 +45,8 @@ function document(port) {
       { slug: 'shop-clean', partner: 'shop', destination: at('/clean') },
       { slug: 'shop-moved', partner: 'shop', destination: at('/moved') },
       { slug: 'shop-drop', partner: 'shop', destination: at('/drop') },
+      // Automatic fallback (issue 44): its page is gone, so its readers get the fallback.
+      { slug: 'shop-gone', partner: 'shop', destination: at('/gone'), fallback: at('/fallback'), auto_fallback: true },
     ],
   };
 }
@@ -75,6 +77,7 @@ before(async () => {
   // Stored findings: `moved` confirmed by two checks, `ok` at once.
   for (let i = 0; i < 2; i++) stack.refgate(['check-links', '--slug', 'shop-moved'], { env: checkerEnv });
   stack.refgate(['check-links', '--slug', 'shop-clean'], { env: checkerEnv });
+  for (let i = 0; i < 2; i++) stack.refgate(['check-links', '--slug', 'shop-gone'], { env: checkerEnv });
 });
 
 after(async () => {
@@ -154,5 +157,22 @@ test('"Check now" checks the link against the partner\'s server and updates the 
   await card.locator('.badge', { hasText: 'code_dropped' }).waitFor();
   await card.getByText(/^Seen once/).waitFor({ state: 'detached' });
   assert.equal(stack.psql("SELECT h.state FROM refgate_link_health h JOIN refgate_links l ON l.id = h.link_id WHERE l.slug = 'shop-drop'"), 'code_dropped');
+  await context.close();
+});
+
+test('a link whose destination automatic fallback switched away says it serves its fallback, and why', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await openLink(page, 'shop-gone');
+  await page.getByRole('status').filter({ hasText: 'Automatic fallback' })
+    .getByText(/^serving fallback \(broken \(http_404\) since /).waitFor();
+  const box = page.getByLabel(/^Serve the fallback while link health finds the destination broken/);
+  assert.equal(await box.isChecked(), true);
+  assert.deepEqual(await seriousViolations(page), []);
+  // A link without automatic fallback shows nothing of it (a fresh load: the editor's form
+  // keeps its values across a change of the hash alone).
+  await page.goto('about:blank');
+  await openLink(page, 'shop-clean');
+  assert.equal(await page.getByText('Automatic fallback:').count(), 0);
+  assert.equal(await page.getByLabel(/^Serve the fallback while/).isChecked(), false);
   await context.close();
 });

@@ -53,6 +53,15 @@ class ScenarioServer {
     int port() const { return port_; }
     std::string ca_file() const { return dir_.file("ca.pem"); }
     std::string requests() const { return read_text(dir_.file("requests.log")); }
+    // /flip/NAME answers 404 while broken, else as /clean.
+    void set_broken(const std::string& name, bool broken) const {
+        std::string path = dir_.file("broken-" + name);
+        if (broken) {
+            std::ofstream(path) << "1";
+        } else {
+            std::remove(path.c_str());
+        }
+    }
 
   private:
     TempDir dir_;

@@ -6,6 +6,7 @@ on --address (127.0.0.x) at a port the kernel picks and writes it to DIR/port on
 certificate depends on the name the client asks for (SNI): shop.test and friends get a valid
 one, mismatch.shop.test one for another name, expired.shop.test an expired one. Every request is
 appended to DIR/requests.log as "<monotonic seconds> <host> <path> <user agent>".
+/flip/NAME answers 404 while the file DIR/broken-NAME exists, and as /clean otherwise.
 """
 
 import argparse
@@ -148,6 +149,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "/hang": lambda: (time.sleep(30), self.page(200)),
             "/big": self.big,
         }
+        if path.startswith("/flip/"):
+            broken = os.path.join(self.server.dir, "broken-" + os.path.basename(path))
+            if os.path.exists(broken):
+                return self.page(404)
+            return routes["/clean"]()
         routes.get(path, lambda: self.page(200))()
 
 
@@ -172,6 +178,7 @@ def main():
     contexts["good"].sni_callback = choose
     server = Server((args.address, 0), Handler)
     server.log_path = os.path.join(args.dir, "requests.log")
+    server.dir = args.dir
     server.log_lock = threading.Lock()
     server.socket = contexts["good"].wrap_socket(server.socket, server_side=True)
     with open(os.path.join(args.dir, "port.tmp"), "w") as f:

@@ -301,10 +301,11 @@ bool PgAdminRows::insert_link(const Link& l) {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(
             "INSERT INTO refgate_links (slug, partner_id, destination, status, expires_at, "
-            "fallback, utm_passthrough, rules) VALUES ($1, (SELECT id FROM refgate_partners WHERE "
-            "slug = $2), $3, $4, NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7, $8::jsonb)",
+            "fallback, utm_passthrough, rules, auto_fallback) VALUES ($1, (SELECT id FROM "
+            "refgate_partners WHERE slug = $2), $3, $4, NULLIF($5, '')::timestamptz, "
+            "NULLIF($6, ''), $7, $8::jsonb, $9)",
             l.slug, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-            l.fallback.value_or(""), l.utm_passthrough, rules_text(l));
+            l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback);
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -317,9 +318,9 @@ void PgAdminRows::update_link(std::int64_t id, const Link& l) {
         "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE slug = $2), "
         "destination = $3, status = $4, expires_at = NULLIF($5, '')::timestamptz, "
         "fallback = NULLIF($6, ''), utm_passthrough = $7, rules = $8::jsonb, updated_at = now(), "
-        "version = version + 1 WHERE id = $1",
+        "version = version + 1, auto_fallback = $9 WHERE id = $1",
         id, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-        l.fallback.value_or(""), l.utm_passthrough, rules_text(l));
+        l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback);
 }
 
 void PgAdminRows::delete_link(std::int64_t id) {

@@ -140,7 +140,8 @@ AuditRecord audit_record(std::string actor, std::string entity, std::string slug
 }
 
 Json writable(Json object) {
-    for (const char* stored : {"scheduled_codes", "created_at", "updated_at", "version"})
+    for (const char* stored : {"scheduled_codes", "created_at", "updated_at", "version", "serving",
+                               "serving_reason", "fallback_branches"})
         object.erase(stored);
     return object;
 }

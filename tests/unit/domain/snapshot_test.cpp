@@ -640,3 +640,41 @@ TEST_CASE("a scheduled code rebuilds its partner's Locations and leaves the othe
 }
 
 }  // namespace snapshot_test
+
+namespace snapshot_test {
+
+TEST_CASE("automatic fallback's switched branches survive the snapshot file",
+          "[snapshot][autofallback]") {
+    auto link = make_link("tailscale", "https://tailscale.com/pricing");
+    link.id = 21;
+    link.fallback = "https://tailscale.com/blog";
+    link.auto_fallback = true;
+    refgate::LinkRule ios;
+    ios.platform = {"ios"};
+    ios.destination = "https://tailscale.com/download/ios";
+    link.rules = {ios};
+    link.fallback_switches = {{"default", "broken", "http_404", 1795968000},
+                              {"rules[0]", "unavailable", "OutOfStock", 1795968000},
+                              {"rules[7]", "broken", "dns", 1795968000}};  // no such rule: ignored
+    auto original = Snapshot::build(42, {tailscale_with_extras()}, {link}, {}, "pg");
+    CHECK(original->serving_fallback() == 1);
+    CHECK(original->find("tailscale")->default_failing);
+    CHECK(original->branches()[0].failing);
+    auto copy = read_snapshot_json(std::string_view(file_text(*original)), {});
+    const Link l = copy->link(copy->entries()[0]);
+    CHECK(l.auto_fallback);
+    REQUIRE(l.fallback_switches.size() == 2);
+    CHECK(l.fallback_switches[0].branch == "default");
+    CHECK(l.fallback_switches[1].branch == "rules[0]");
+    CHECK(copy->serving_fallback() == 1);
+    CHECK(copy->branches()[0].failing);
+
+    // Without auto_fallback the switches are not served.
+    link.auto_fallback = false;
+    auto off = Snapshot::build(43, {tailscale_with_extras()}, {link}, {}, "pg");
+    CHECK(off->serving_fallback() == 0);
+    CHECK_FALSE(off->find("tailscale")->default_failing);
+    CHECK_FALSE(off->branches()[0].failing);
+}
+
+}  // namespace snapshot_test

@@ -413,3 +413,57 @@ TEST_CASE("the slug of a /go/ path is its exact lower-case name", "[redirect]") 
 }
 
 }  // namespace redirect_handler_test
+
+namespace redirect_handler_test {
+
+TEST_CASE("automatic fallback: a switched-away destination answers with the link's fallback",
+          "[redirect][autofallback]") {
+    auto care = make_link("care");
+    care.fallback = "https://tailscale.com/blog";
+    care.auto_fallback = true;
+    care.fallback_switches.push_back({"default", "broken", "http_404", kNow});
+    // Switched without auto_fallback (an editor turned it off): the destination still serves.
+    auto off = care;
+    off.slug = "off";
+    off.auto_fallback = false;
+    Fixture f({care, off});
+    auto response = f.send("/go/care");
+    CHECK(response.status() == 302);
+    CHECK(header(response, "Location") == "https://tailscale.com/blog");
+    CHECK(header(f.send("/go/off"), "Location") == kLocation);
+}
+
+TEST_CASE(
+    "automatic fallback: a switched-away rule branch sends its readers to the link's own "
+    "destination while that is healthy, else to the fallback",
+    "[redirect][autofallback]") {
+    auto care = make_link("care");
+    care.fallback = "https://tailscale.com/blog";
+    care.auto_fallback = true;
+    refgate::LinkRule ios;
+    ios.platform = {"ios"};
+    ios.destination = "https://tailscale.com/download/ios";
+    care.rules = {ios};
+    const std::vector<http::HeaderField> iphone{
+        {"Host", "picks.example.com"},
+        {"User-Agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)"}};
+    {
+        Fixture f({care});
+        CHECK(header(f.send_as("/go/care", iphone, 1), "Location") ==
+              "https://tailscale.com/download/ios?ref=picks42&utm_medium=affiliate");
+    }
+    care.fallback_switches.push_back({"rules[0]", "broken", "http_404", kNow});
+    {
+        Fixture f({care});
+        CHECK(header(f.send_as("/go/care", iphone, 1), "Location") == kLocation);
+        CHECK(header(f.send("/go/care"), "Location") == kLocation);
+    }
+    care.fallback_switches.push_back({"default", "code_dropped", "missing", kNow});
+    {
+        Fixture f({care});
+        CHECK(header(f.send_as("/go/care", iphone, 1), "Location") == "https://tailscale.com/blog");
+        CHECK(header(f.send("/go/care"), "Location") == "https://tailscale.com/blog");
+    }
+}
+
+}  // namespace redirect_handler_test

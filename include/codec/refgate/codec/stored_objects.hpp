@@ -21,8 +21,8 @@ std::string format_micros(std::int64_t unix_micros);
 // {slug, name, ref_param, ref_code, allowed_domains, extra_params, active, scheduled_codes,
 //  created_at, updated_at, version}
 nlohmann::ordered_json stored_partner_object(const Partner& partner, const Stamps& stamps);
-// {slug, partner, destination, status, expires_at, fallback, utm_passthrough, rules (when any),
-//  created_at, updated_at, version}
+// {slug, partner, destination, status, expires_at, fallback, utm_passthrough, auto_fallback,
+//  rules (when any), serving, serving_reason, fallback_branches, created_at, updated_at, version}
 nlohmann::ordered_json stored_link_object(const Link& link, const Stamps& stamps);
 
 // The admin API's views as its answers show them.

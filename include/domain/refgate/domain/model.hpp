@@ -94,6 +94,16 @@ struct CountryGroup {
     bool operator==(const CountryGroup&) const = default;
 };
 
+// A branch of a link that automatic fallback switched away from, and why: its confirmed health
+// state (`broken`, `unavailable`, `code_dropped`) and detail, since when (unix seconds).
+struct FallbackSwitch {
+    std::string branch;
+    std::string reason;
+    std::string detail;
+    std::int64_t since = 0;
+    bool operator==(const FallbackSwitch&) const = default;
+};
+
 struct Link {
     std::int64_t id = 0;
     std::string slug;
@@ -104,6 +114,13 @@ struct Link {
     std::optional<std::string> fallback;
     bool utm_passthrough = false;
     std::vector<LinkRule> rules;  // targeting, in order
+    // Automatic fallback (issue 44; needs `fallback`): while a branch's confirmed health is
+    // broken, unavailable or code_dropped, its readers get the link's own destination (a rule
+    // branch, while the default is healthy) or the fallback.
+    bool auto_fallback = false;
+    // Not an editor's field: the branches link health switched away from ("default",
+    // "rules[i]", "rules[i].split[j]"; table refgate_link_fallbacks), loaded with the links.
+    std::vector<FallbackSwitch> fallback_switches;
 };
 
 constexpr std::size_t kMaxSlugLength = 64;
@@ -116,6 +133,12 @@ bool valid_param_name(std::string_view name);
 // The branches of `link` that route to `partner`: "default" (the link's own partner), "rules[i]",
 // "rules[i].split[j]"; empty when none does.
 std::vector<std::string> branches_to(const Link& link, std::string_view partner);
+
+// Whether automatic fallback makes `link` send the readers of its own destination (the branch
+// "default") to its fallback now.
+bool serving_fallback(const Link& link);
+// Whether a confirmed health state makes automatic fallback switch a branch away.
+bool fallback_worthy(std::string_view state);
 
 std::string_view to_string(LinkStatus status);
 std::optional<LinkStatus> parse_link_status(std::string_view text);

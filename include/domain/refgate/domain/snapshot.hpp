@@ -41,6 +41,10 @@ struct LinkEntry {
     std::uint32_t first_rule = 0;
     std::uint16_t rule_count = 0;
     bool country_rules = false;  // some rule names countries: the reader's country is needed
+    // Automatic fallback (issue 44), in the entry's last byte: the editor's switch, and whether
+    // link health switched the default branch to the fallback (set only with a fallback).
+    bool auto_fallback : 1 = false;
+    bool default_failing : 1 = false;
     // The small page sent with a 302 is written per request (append_redirect_page) into the
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
 };
@@ -56,6 +60,7 @@ struct Target {
     std::uint16_t rule = 0;
     std::uint16_t branch = 0;
     PlacementSlots placement;  // of `location`, for partners with placements
+    bool failing = false;      // automatic fallback switched this rule branch away
 };
 
 // Country fallbacks are followed at most this many steps (NZ -> AU -> US).
@@ -101,6 +106,8 @@ class Snapshot {
     Link link(const LinkEntry& entry) const;
     const std::vector<std::string>& rejected() const { return rejected_; }
     std::size_t link_count() const { return entries_.size(); }
+    // Links whose own destination automatic fallback switched to their fallback.
+    std::size_t serving_fallback() const { return serving_fallback_; }
 
     // The hash of `slug` that the slug table is keyed by: find(), prefetch() and
     // prefetch_entry() take it, so that a caller works it out once per request.
@@ -166,14 +173,22 @@ class Snapshot {
                                           &branch_ends_[rule.first_branch], rule.branch_count);
                 }
                 const TargetBranch& b = branches_[rule.first_branch + branch];
-                return {&b.location, b.partner_index, static_cast<std::uint16_t>(i + 1),
-                        static_cast<std::uint16_t>(branch), b.placement};
+                return {&b.location,
+                        b.partner_index,
+                        static_cast<std::uint16_t>(i + 1),
+                        static_cast<std::uint16_t>(branch),
+                        b.placement,
+                        b.failing};
             }
             if (!entry.country_rules || reader.country == 0) break;
             reader.country = fallback_country(entry.partner_index, reader.country);
         }
-        return {&entry.location, static_cast<std::uint32_t>(entry.partner_index), 0, 0,
-                entry.placement};
+        return {&entry.location,
+                static_cast<std::uint32_t>(entry.partner_index),
+                0,
+                0,
+                entry.placement,
+                false};
     }
     // The country a reader from `country` is tried as when no rule matched, in the family of
     // partner `partner_index`; 0 when none.
@@ -205,6 +220,8 @@ class Snapshot {
         // Compiles a link's rules into the rule and branch tables; a link whose rules no longer
         // validate keeps only its own destination (reported in rejected).
         void add_rules(LinkEntry& entry, std::vector<LinkRule>& rules);
+        // Marks the branches automatic fallback switched away (a link with a fallback only).
+        void add_fallback_switches(LinkEntry& entry, const std::vector<FallbackSwitch>& switches);
     };
 
   private:
@@ -248,6 +265,7 @@ class Snapshot {
     std::vector<TargetBranch> branches_;
     std::vector<std::uint32_t> branch_ends_;  // per branch: running weight sum within its rule
     std::vector<CountryGroup> country_groups_;
+    std::size_t serving_fallback_ = 0;
     // Per partner: its family's fallbacks as sorted (country, fallback) pairs; empty: none.
     std::vector<std::vector<std::pair<CountryCode, CountryCode>>> partner_fallbacks_;
 };

@@ -101,6 +101,7 @@ struct TargetBranch {
     std::string location;
     std::uint32_t partner_index = 0;
     bool partner_active = true;  // an inactive partner's branch is never chosen
+    bool failing = false;        // automatic fallback (issue 44) switched this branch away
     PlacementSlots placement;    // for a partner with placements
 };
 

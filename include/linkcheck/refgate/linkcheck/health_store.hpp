@@ -35,13 +35,25 @@ struct CheckReport {
     bool aborted = false;  // stopped during the check: nothing judged or stored
 };
 
+// A branch that automatic fallback (issue 44) switched: to the fallback (`to_fallback`) with the
+// confirmed state and detail that caused it, or back to its destination.
+struct FallbackChange {
+    std::string slug;
+    std::string branch;
+    bool to_fallback = true;
+    std::string reason;  // broken, unavailable or code_dropped
+    std::string detail;
+};
+
 class HealthStore {
   public:
     virtual ~HealthStore() = default;
     virtual std::optional<HealthRecord> record(std::int64_t link_id, const std::string& branch) = 0;
     // Stores the branch's record, adds the check to the history and trims it to kHistoryPerLink;
-    // forgets the link's branches that are no longer among report.link_branches.
-    virtual void save(const CheckReport& report) = 0;
+    // forgets the link's branches that are no longer among report.link_branches. In the same
+    // transaction, switches the link's branches to or from its fallback (automatic fallback)
+    // and answers the switches made.
+    virtual std::vector<FallbackChange> save(const CheckReport& report) = 0;
     // The plan's view of these links: the oldest check of their branches and the first pending
     // confirmation.
     virtual std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) = 0;

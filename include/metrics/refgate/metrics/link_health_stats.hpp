@@ -22,6 +22,9 @@ struct LinkHealthStats {
     std::array<std::atomic<std::int64_t>, kFindings> links{};    // by confirmed state
     std::array<std::atomic<std::uint64_t>, kFindings> checks{};  // by the finding seen
     LatencyHistogram duration{kLinkCheckDurationBounds};
+    // Automatic fallback's switches made by this instance's checks: [0] to the fallback, [1]
+    // back to the destination.
+    std::array<std::atomic<std::uint64_t>, 2> fallback_switches{};
 };
 
 }  // namespace refgate
@@ -32,6 +35,6 @@ struct MetricFamily;
 
 namespace refgate::metrics {
 // refgate_links_health{state}, refgate_link_checks_total{outcome},
-// refgate_link_check_duration_seconds.
+// refgate_link_check_duration_seconds, refgate_link_fallback_switches_total{direction}.
 void collect_link_health(const LinkHealthStats& stats, std::vector<prometheus::MetricFamily>& out);
 }  // namespace refgate::metrics

@@ -43,6 +43,9 @@ class RedirectHandler final : public http::Handler {
     // The key prepare() noted for the request of `path`, else key_of(path).
     SlugKey key_of(std::string_view path, const http::RequestNotes& notes) const;
 
+    // A link that is disabled, expired or switched to its fallback: the fallback, or 410.
+    void answer_fallback(const http::Request& request, http::Response& response,
+                         const LinkEntry& link, std::int64_t now);
     // The 302 of an active link: to the rule's branch, or the link's own Location. `channel`:
     // the click's validated channel when the recorder read it already (empty: read here).
     void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,

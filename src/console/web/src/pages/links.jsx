@@ -106,6 +106,7 @@ function linkBody(v) {
     expires_at: v.expires_at ? localToUtc(v.expires_at) : null,
     fallback: v.fallback || null,
     utm_passthrough: v.utm_passthrough,
+    auto_fallback: v.auto_fallback,
     ...rulesBody(v),
   };
 }
@@ -169,6 +170,9 @@ function LinkFields({ values, set, errors, partners, isNew }) {
         value={values.fallback} error={errors.fallback} onInput={set('fallback')} />
       <Check id="link-utm" label="Pass the reader's utm_ parameters through" checked={values.utm_passthrough}
         onChange={set('utm_passthrough')} />
+      <Check id="link-auto-fallback" label="Serve the fallback while link health finds the destination broken, unavailable or without the code (needs a fallback)"
+        checked={values.auto_fallback} onChange={set('auto_fallback')} />
+      {errors.auto_fallback && <p class="error" id="link-auto-fallback-error"><span aria-hidden="true">⚠ </span>Automatic fallback {errors.auto_fallback}</p>}
       <Field id="link-rules" as="textarea" rows="6" label="Targeting rules (optional, JSON)" value={values.rules}
         error={rulesError(errors)} onInput={set('rules')}
         hint='A list, tried in order: [{"country": ["DE", "AT"], "partner": "amazon-de", "destination": "https://…"}, {"platform": ["ios"], "destination": "…"}, {"language": ["fr"], "destination": "…"}, {"split": [{"weight": 70, "destination": "…"}, {"weight": 30, "destination": "…"}]}]' />
@@ -226,7 +230,7 @@ function useValues(initial) {
 }
 
 function LinkForm({ partners, onDone }) {
-  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false, rules: '' });
+  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false, auto_fallback: false, rules: '' });
   const [errors, setErrors] = useState({});
   const [error, setError] = useState(null);
   const preview = usePreview(values);
@@ -268,6 +272,7 @@ export function LinkPage({ id, can }) {
     <>
       <PageTitle>Link {link.slug}</PageTitle>
       <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}.</p>
+      <Serving link={link} />
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
       <LinkHealth slug={link.slug} can={can} />
       <EarningsSummary group="link" name={link.slug} />
@@ -276,10 +281,29 @@ export function LinkPage({ id, can }) {
   );
 }
 
+// Automatic fallback: what readers get now, and the branches link health switched away.
+function Serving({ link }) {
+  if (!link.auto_fallback) return null;
+  const why = (b) => `${b.state}${b.detail ? ` (${b.detail})` : ''} since ${b.since}`;
+  const branches = (link.fallback_branches || []).filter((b) => b.branch !== 'default');
+  return (
+    <div class="card" role="status">
+      <p>Automatic fallback: {link.serving === 'fallback'
+        ? <strong>serving fallback ({why(link.serving_reason)})</strong>
+        : 'serving the destination'}.</p>
+      {branches.length > 0 && (
+        <ul>
+          {branches.map((b) => <li key={b.branch}>{b.branch}: switched away, {why(b)}</li>)}
+        </ul>
+      )}
+    </div>
+  );
+}
+
 function LinkEditor({ link, reload }) {
   const initial = {
     partner: link.partner, destination: link.destination, status: link.status,
-    expires_at: utcToLocalInput(link.expires_at), fallback: link.fallback || '', utm_passthrough: !!link.utm_passthrough,
+    expires_at: utcToLocalInput(link.expires_at), fallback: link.fallback || '', utm_passthrough: !!link.utm_passthrough, auto_fallback: !!link.auto_fallback,
     rules: link.rules && link.rules.length ? JSON.stringify(link.rules, null, 2) : '', had_rules: !!(link.rules && link.rules.length),
   };
   const [values, set] = useValues(initial);
