@@ -79,7 +79,8 @@ $$;
 
 -- Every audited change of a partner, link or disclosure (the API, the import, the CLI and the
 -- code schedule all audit) is an event, in the audit entry's transaction. A scheduled code's
--- entry is not a partner.updated: the code change itself is partner.code_changed (below).
+-- entry is not a partner.updated: the code change itself is partner.code_changed (below); nor is
+-- an automatic fallback's switch (actor health) a link.updated: it is link.fallback_changed.
 CREATE FUNCTION refgate_webhook_audit_event() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
@@ -87,7 +88,7 @@ BEGIN
         PERFORM refgate_webhook_emit('disclosure.changed', jsonb_build_object(
             'key', split_part(NEW.slug, '/', 1), 'locale', split_part(NEW.slug, '/', 2),
             'action', NEW.action, 'disclosure', coalesce(NEW.after, NEW.before)));
-    ELSIF NEW.entity IN ('partner', 'link') AND NOT (NEW.actor = 'schedule') THEN
+    ELSIF NEW.entity IN ('partner', 'link') AND NEW.actor NOT IN ('schedule', 'health') THEN
         PERFORM refgate_webhook_emit(
             NEW.entity || CASE NEW.action WHEN 'create' THEN '.created'
                                           WHEN 'delete' THEN '.deleted' ELSE '.updated' END,

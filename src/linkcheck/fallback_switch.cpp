@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "refgate/domain/model.hpp"
+#include "refgate/pg/webhook_outbox.hpp"
 
 namespace refgate::linkcheck {
 namespace {
@@ -80,7 +81,12 @@ std::vector<FallbackChange> switch_fallbacks(pqxx::transaction_base& tx, std::in
             "INSERT INTO refgate_audit (actor, entity, slug, action, before, after) "
             "VALUES ('health', 'link', $1, 'update', $2::jsonb, $3::jsonb)",
             c.slug, before.dump(), after.dump());
-        // The lead adds the link.fallback_changed outbox event here, in this transaction.
+        // The event: where the branch's readers go now, and why (the bad state it left when
+        // back on its destination).
+        nlohmann::json event{{"link", c.slug}, {"branch", c.branch}, {"serving", after["serving"]}};
+        event[c.to_fallback ? "reason" : "recovered_from"] = c.reason;
+        event["detail"] = c.detail;
+        webhooks::emit(tx, "link.fallback_changed", event.dump());
     }
     return changes;
 }

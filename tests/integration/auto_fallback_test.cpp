@@ -78,6 +78,11 @@ TEST_CASE(
     s.set_broken("care", false);
     TestDatabase db;
     REQUIRE(import_document(db.url(), care_document(s.port(), "care", "")));
+    // A webhook taking the switches and the links' updates (its deliveries fail: no receiver);
+    // the outbox shows what the switches emitted.
+    db.exec(
+        "INSERT INTO refgate_webhooks (url, events, secret) VALUES ('https://hooks.invalid/', "
+        "'{link.fallback_changed,link.updated}', 'whsec_dGVzdA==')");
     auto env = env_confirming_at_once(db, s);
     ServiceProcess service(ServiceOptions{.database_url = db.url(), .env = env});
     std::string viewer = create_api_token(db.url(), "vera", "viewer");
@@ -122,6 +127,13 @@ TEST_CASE(
     CHECK(api()["serving_reason"].is_null());
     CHECK(db.scalar("SELECT string_agg(after->>'serving', ',' ORDER BY id) FROM refgate_audit "
                     "WHERE actor = 'health'") == "fallback,destination");
+    // Each switch is a link.fallback_changed event from its own transaction, and no link.updated.
+    CHECK(db.scalar("SELECT string_agg(type || ' ' || (body::jsonb #>> '{data,link}') || ' ' || "
+                    "(body::jsonb #>> '{data,serving}') || ' ' || coalesce(body::jsonb #>> "
+                    "'{data,reason}', body::jsonb #>> '{data,recovered_from}'), ',' ORDER BY id) "
+                    "FROM refgate_webhook_events") ==
+          "link.fallback_changed care fallback broken,link.fallback_changed care destination "
+          "broken");
 }
 
 TEST_CASE(
