@@ -9,7 +9,9 @@
 #include "refgate/admin/placements.hpp"
 #include "refgate/codec/earnings.hpp"
 #include "refgate/codec/stats_formats.hpp"
+#include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/domain/time.hpp"
 #include "refgate/http/negotiation.hpp"
 
 namespace refgate::admin {
@@ -31,6 +33,8 @@ StatsAnswer answer_found(StatsAnswer answer, const std::optional<Stats>& stats,
 }
 
 }  // namespace
+
+LiveStats StatsStore::live() { throw StoreError("no live figures in this stats store"); }
 
 StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
                          const StatsQuery& query, std::int32_t today, AdminStore* tokens) {
@@ -110,7 +114,29 @@ constexpr std::array kStatsRoutes{
           Operation::stats_earnings},
     Route{http::Method::get, "GET", "/api/v1/stats/earnings/attention", Role::viewer,
           Operation::stats_earnings_attention},
+    Route{http::Method::get, "GET", "/api/v1/stats/live", Role::viewer, Operation::stats_live},
 };
+
+// GET /api/v1/stats/live: human clicks per link over the last minutes and today's clicks per
+// class beside yesterday's over the same hours, from Redis only (the store caches them).
+nlohmann::ordered_json live_json(const LiveStats& live) {
+    nlohmann::ordered_json out;
+    out["as_of"] = format_rfc3339(SysSeconds{std::chrono::seconds{live.as_of}});
+    out["window_seconds"] = live.window_seconds;
+    auto links = nlohmann::ordered_json::array();
+    for (const auto& l : live.links)
+        links.push_back({{"link", l.link}, {"human_clicks", l.human_clicks}});
+    out["links"] = std::move(links);
+    auto classes = [](const std::array<std::uint64_t, 4>& counts) {
+        nlohmann::ordered_json o = nlohmann::ordered_json::object();
+        for (const auto& c : kClickClasses)
+            o[std::string(c.name)] = counts[static_cast<std::size_t>(c.click_class)];
+        return o;
+    };
+    out["today"] = classes(live.today);
+    out["yesterday_same_hours"] = classes(live.yesterday_same_hours);
+    return out;
+}
 
 // GET /api/v1/stats/earnings?from=&to=&group=: the range as the other stats answers take it,
 // the group link (default), placement, partner or day; JSON, or CSV when asked.
@@ -165,6 +191,8 @@ class Stats final : public Resource {
             return serve_epc_zero(*commissions_, r, answer, utc_today(clock_));
         }
         if (stats_ == nullptr) throw StoreError("no stats store");
+        if (r.route->operation == Operation::stats_live)
+            return answer.json(200, live_json(stats_->live()));
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
                      query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),

@@ -78,6 +78,7 @@ enum class Operation {
     rotate_postback_secret,
     stats_earnings,
     stats_earnings_attention,
+    stats_live,
 };
 
 struct Route {
