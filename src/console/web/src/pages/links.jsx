@@ -6,6 +6,7 @@ import {
 import { LinkHealth } from './link_health.jsx';
 import { EarningsSummary } from './earnings.jsx';
 import { RulesEditor, rulesProblems } from './rules_editor.jsx';
+import { LinkStats } from './stats.jsx';
 
 // The link-health states of GET /links?health= (the checker's confirmed findings).
 const HEALTH_STATES = ['ok', 'broken', 'code_dropped', 'homepage', 'moved', 'unavailable', 'redirect_loop', 'refused'];
@@ -265,6 +266,7 @@ export function LinkPage({ id, can }) {
       <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}.</p>
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
       <LinkHealth slug={link.slug} can={can} />
+      <LinkStats slug={link.slug} />
       <EarningsSummary group="link" name={link.slug} />
       <Share link={link} />
     </>
