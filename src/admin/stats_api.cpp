@@ -2,7 +2,10 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 
 #include "api.hpp"
 #include "refgate/admin/commissions.hpp"
@@ -117,6 +120,9 @@ constexpr std::array kStatsRoutes{
     Route{http::Method::get, "GET", "/api/v1/stats/live", Role::viewer, Operation::stats_live},
 };
 
+// The most clicked links a live answer lists.
+constexpr std::size_t kMaxLiveLinks = 100;
+
 // GET /api/v1/stats/live: human clicks per link over the last minutes and today's clicks per
 // class beside yesterday's over the same hours, from Redis only (the store caches them).
 nlohmann::ordered_json live_json(const LiveStats& live) {
@@ -124,8 +130,9 @@ nlohmann::ordered_json live_json(const LiveStats& live) {
     out["as_of"] = format_rfc3339(SysSeconds{std::chrono::seconds{live.as_of}});
     out["window_seconds"] = live.window_seconds;
     auto links = nlohmann::ordered_json::array();
-    for (const auto& l : live.links)
-        links.push_back({{"link", l.link}, {"human_clicks", l.human_clicks}});
+    for (std::size_t i = 0; i < live.links.size() && i < kMaxLiveLinks; ++i)
+        links.push_back(
+            {{"link", live.links[i].link}, {"human_clicks", live.links[i].human_clicks}});
     out["links"] = std::move(links);
     auto classes = [](const std::array<std::uint64_t, 4>& counts) {
         nlohmann::ordered_json o = nlohmann::ordered_json::object();
@@ -191,8 +198,7 @@ class Stats final : public Resource {
             return serve_epc_zero(*commissions_, r, answer, utc_today(clock_));
         }
         if (stats_ == nullptr) throw StoreError("no stats store");
-        if (r.route->operation == Operation::stats_live)
-            return answer.json(200, live_json(stats_->live()));
+        if (r.route->operation == Operation::stats_live) return serve_live(answer);
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
                      query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
@@ -206,10 +212,35 @@ class Stats final : public Resource {
     }
 
   private:
+    // The body is rendered once per kLiveBodyFor and sent as it is to every watcher meanwhile:
+    // 50 editors polling cost one rendering (and one Redis read) a second, not 50.
+    void serve_live(Answer& answer) {
+        std::shared_ptr<const std::string> body;
+        {
+            std::lock_guard lock(live_mutex_);
+            auto now = std::chrono::steady_clock::now();
+            if (!live_body_ || now - live_at_ >= kLiveBodyFor) {
+                live_body_ = std::make_shared<const std::string>(live_json(stats_->live()).dump());
+                live_at_ = now;
+            }
+            body = live_body_;
+        }
+        auto& response = answer.response();
+        response.set_status(200);
+        response.add_header("Content-Type", "application/json");
+        response.add_header("Cache-Control", "no-store");
+        response.body() = *body;
+    }
+
+    static constexpr std::chrono::milliseconds kLiveBodyFor{1'000};
+
     AdminStore& store_;
     StatsStore* stats_;
     const Clock& clock_;
     CommissionStore* commissions_;
+    std::mutex live_mutex_;
+    std::shared_ptr<const std::string> live_body_;
+    std::chrono::steady_clock::time_point live_at_{};
 };
 
 }  // namespace
