@@ -30,6 +30,11 @@ function useLive() {
     let stop = false;
     let timer;
     const poll = async () => {
+      // Not while the tab is hidden: nobody reads it, and every poll counts as use of the session.
+      if (document.hidden) {
+        timer = setTimeout(poll, kPollMs);
+        return;
+      }
       try {
         const { data } = await api('GET', '/stats/live');
         if (!stop) setState({ live: data, error: null });
