@@ -2,14 +2,19 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 
 #include "api.hpp"
 #include "refgate/admin/commissions.hpp"
 #include "refgate/admin/placements.hpp"
 #include "refgate/codec/earnings.hpp"
 #include "refgate/codec/stats_formats.hpp"
+#include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/domain/time.hpp"
 #include "refgate/http/negotiation.hpp"
 
 namespace refgate::admin {
@@ -31,6 +36,8 @@ StatsAnswer answer_found(StatsAnswer answer, const std::optional<Stats>& stats,
 }
 
 }  // namespace
+
+LiveStats StatsStore::live() { throw StoreError("no live figures in this stats store"); }
 
 StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
                          const StatsQuery& query, std::int32_t today, AdminStore* tokens) {
@@ -110,7 +117,33 @@ constexpr std::array kStatsRoutes{
           Operation::stats_earnings},
     Route{http::Method::get, "GET", "/api/v1/stats/earnings/attention", Role::viewer,
           Operation::stats_earnings_attention},
+    Route{http::Method::get, "GET", "/api/v1/stats/live", Role::viewer, Operation::stats_live},
 };
+
+// The most clicked links a live answer lists.
+constexpr std::size_t kMaxLiveLinks = 100;
+
+// GET /api/v1/stats/live: human clicks per link over the last minutes and today's clicks per
+// class beside yesterday's over the same hours, from Redis only (the store caches them).
+nlohmann::ordered_json live_json(const LiveStats& live) {
+    nlohmann::ordered_json out;
+    out["as_of"] = format_rfc3339(SysSeconds{std::chrono::seconds{live.as_of}});
+    out["window_seconds"] = live.window_seconds;
+    auto links = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < live.links.size() && i < kMaxLiveLinks; ++i)
+        links.push_back(
+            {{"link", live.links[i].link}, {"human_clicks", live.links[i].human_clicks}});
+    out["links"] = std::move(links);
+    auto classes = [](const std::array<std::uint64_t, 4>& counts) {
+        nlohmann::ordered_json o = nlohmann::ordered_json::object();
+        for (const auto& c : kClickClasses)
+            o[std::string(c.name)] = counts[static_cast<std::size_t>(c.click_class)];
+        return o;
+    };
+    out["today"] = classes(live.today);
+    out["yesterday_same_hours"] = classes(live.yesterday_same_hours);
+    return out;
+}
 
 // GET /api/v1/stats/earnings?from=&to=&group=&link=&partner=: the range as the other stats
 // answers take it, the group link (default), placement, partner or day, narrowed to one link
@@ -169,6 +202,7 @@ class Stats final : public Resource {
             return serve_epc_zero(*commissions_, r, answer, utc_today(clock_));
         }
         if (stats_ == nullptr) throw StoreError("no stats store");
+        if (r.route->operation == Operation::stats_live) return serve_live(answer);
         auto query = r.http.query();
         StatsQuery q{query_value(query, "from"), query_value(query, "to"),
                      query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
@@ -182,10 +216,35 @@ class Stats final : public Resource {
     }
 
   private:
+    // The body is rendered once per kLiveBodyFor and sent as it is to every watcher meanwhile:
+    // 50 editors polling cost one rendering (and one Redis read) a second, not 50.
+    void serve_live(Answer& answer) {
+        std::shared_ptr<const std::string> body;
+        {
+            std::lock_guard lock(live_mutex_);
+            auto now = std::chrono::steady_clock::now();
+            if (!live_body_ || now - live_at_ >= kLiveBodyFor) {
+                live_body_ = std::make_shared<const std::string>(live_json(stats_->live()).dump());
+                live_at_ = now;
+            }
+            body = live_body_;
+        }
+        auto& response = answer.response();
+        response.set_status(200);
+        response.add_header("Content-Type", "application/json");
+        response.add_header("Cache-Control", "no-store");
+        response.body() = *body;
+    }
+
+    static constexpr std::chrono::milliseconds kLiveBodyFor{1'000};
+
     AdminStore& store_;
     StatsStore* stats_;
     const Clock& clock_;
     CommissionStore* commissions_;
+    std::mutex live_mutex_;
+    std::shared_ptr<const std::string> live_body_;
+    std::chrono::steady_clock::time_point live_at_{};
 };
 
 }  // namespace

@@ -8,10 +8,14 @@
 //   refgate:hll:<day>:<link>  HyperLogLog of a link's unique samples on a day
 //   refgate:hll:dirty       set   "<day>:<link>" of HyperLogLogs changed since the flusher looked
 //   refgate:salt:<day>      the day's salt, shared by every instance
+//   refgate:live:s:<slot>   hash  field "batch:<batch id>" -> lines "link n": a batch's human
+//                                 clicks, in the 10-second slot it reached Redis (kept 330 s)
+//   refgate:live:h:<hour>   hash  class name -> clicks that reached Redis in that hour (kept 50 h)
 
 #include "refgate/clicks/redis_bucket_store.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <iterator>
 #include <optional>
 #include <unordered_map>
@@ -22,6 +26,7 @@
 #include "refgate/clicks/bucket_format.hpp"
 #include "refgate/clicks/reply_readers.hpp"
 #include "refgate/clicks/resp.hpp"
+#include "refgate/domain/click_classifier.hpp"
 #include "refgate/domain/stats_report.hpp"
 #include "refgate/domain/string_hash.hpp"
 #include "refgate/runtime/background_thread.hpp"
@@ -243,7 +248,93 @@ class RedisBucketStore final : public BucketStore {
         });
     }
 
+    // Two round trips (TIME, then the slots and hours), read by the stats API at most about once
+    // a second per instance (its answer is cached).
+    Result<LiveCounts> live_counts() override {
+        return guard([&] {
+            auto& redis = connection();
+            auto time = checked(redis.command({"TIME"}), "TIME");
+            LiveCounts live;
+            const std::string* seconds = time.elements.empty() ? nullptr : &time.elements[0].str;
+            if (seconds == nullptr ||
+                std::from_chars(seconds->data(), seconds->data() + seconds->size(), live.store_now)
+                        .ec != std::errc{})
+                throw redis::RedisError("TIME: unexpected reply");
+            live.window_seconds = kLiveWindowSeconds;
+            std::int64_t slot = live.store_now - live.store_now % kLiveSlotSeconds;
+            std::vector<redis::Command> reads;
+            for (std::int64_t s = slot - kLiveWindowSeconds + kLiveSlotSeconds; s <= slot;
+                 s += kLiveSlotSeconds)
+                reads.push_back({"HGETALL", "refgate:live:s:" + std::to_string(s)});
+            std::size_t slots = reads.size();
+            std::int64_t hour = live.store_now - live.store_now % 3'600;
+            std::int64_t day_start = live.store_now - live.store_now % kDaySeconds;
+            for (std::int64_t h = day_start; h <= hour; h += 3'600) {
+                reads.push_back({"HGETALL", "refgate:live:h:" + std::to_string(h)});
+                reads.push_back({"HGETALL", "refgate:live:h:" + std::to_string(h - kDaySeconds)});
+            }
+            auto replies = redis.pipeline(reads);
+            std::unordered_map<std::int64_t, std::uint64_t> by_link;
+            for (std::size_t i = 0; i < slots; ++i) {
+                const auto& r = checked(replies[i], "reading live slots");
+                for (std::size_t f = 1; f < r.elements.size(); f += 2)
+                    add_live_lines(r.elements[f].str, by_link);
+            }
+            live.human_by_link.assign(by_link.begin(), by_link.end());
+            // The hour in progress: yesterday's counted in proportion to the part of it gone.
+            double part = static_cast<double>(live.store_now - hour) / 3'600.0;
+            for (std::size_t i = slots; i + 1 < replies.size(); i += 2) {
+                bool current = i + 2 >= replies.size();
+                auto today = read_classes(checked(replies[i], "reading live hours"));
+                auto before = read_classes(checked(replies[i + 1], "reading live hours"));
+                for (std::size_t c = 0; c < live.today.size(); ++c) {
+                    live.today[c] += today[c];
+                    live.yesterday_same_hours[c] +=
+                        current ? static_cast<std::uint64_t>(static_cast<double>(before[c]) * part)
+                                : before[c];
+                }
+            }
+            return live;
+        });
+    }
+
   private:
+    static constexpr std::int64_t kLiveWindowSeconds = 300;
+    static constexpr std::int64_t kLiveSlotSeconds = 10;
+
+    // "42 3\n43 1\n": human clicks per link, added to `out` (a malformed line is skipped).
+    static void add_live_lines(std::string_view text,
+                               std::unordered_map<std::int64_t, std::uint64_t>& out) {
+        while (!text.empty()) {
+            auto eol = text.find('\n');
+            std::string_view line = text.substr(0, eol);
+            text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
+            auto space = line.find(' ');
+            if (space == std::string_view::npos) continue;
+            std::int64_t link = 0;
+            std::uint64_t clicks = 0;
+            auto a = std::from_chars(line.data(), line.data() + space, link);
+            auto b = std::from_chars(line.data() + space + 1, line.data() + line.size(), clicks);
+            if (a.ec != std::errc{} || b.ec != std::errc{}) continue;
+            out[link] += clicks;
+        }
+    }
+
+    // An hour's hash: class name -> clicks, in kClickClasses' order.
+    static std::array<std::uint64_t, 4> read_classes(const redis::Reply& r) {
+        std::array<std::uint64_t, 4> out{};
+        for (std::size_t f = 0; f + 1 < r.elements.size(); f += 2) {
+            for (const auto& c : kClickClasses) {
+                if (r.elements[f].str != c.name) continue;
+                std::uint64_t n = 0;
+                const std::string& v = r.elements[f + 1].str;
+                if (std::from_chars(v.data(), v.data() + v.size(), n).ec == std::errc{})
+                    out[static_cast<std::size_t>(c.click_class)] += n;
+            }
+        }
+        return out;
+    }
+
     // The adapter's boundary: a Redis failure becomes a Fault here, and only here.
     template <typename F>
     auto guard(F&& body) -> Result<decltype(body())> {

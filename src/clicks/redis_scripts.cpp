@@ -1,9 +1,11 @@
 #include "redis_scripts.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 #include "refgate/clicks/bucket_format.hpp"
+#include "refgate/domain/click_classifier.hpp"
 
 namespace refgate::clicks {
 namespace {
@@ -22,6 +24,17 @@ if b <= closed then b = closed + bs end
 redis.call('SET', 'refgate:bucket:last', b)
 redis.call('HSET', 'refgate:bucket:' .. b, 'batch:' .. ARGV[2], ARGV[3])
 redis.call('SADD', 'refgate:buckets', b)
+local slot = now - (now % 10)
+if ARGV[4] ~= '' then
+  local lk = 'refgate:live:s:' .. slot
+  redis.call('HSET', lk, 'batch:' .. ARGV[2], ARGV[4])
+  redis.call('EXPIRE', lk, 330)
+end
+if #ARGV > 4 then
+  local hk = 'refgate:live:h:' .. (now - (now % 3600))
+  for i = 5, #ARGV, 2 do redis.call('HINCRBY', hk, ARGV[i], ARGV[i + 1]) end
+  redis.call('EXPIRE', hk, 180000)
+end
 return b
 )lua";
 
@@ -83,12 +96,38 @@ std::string_view hll_member(std::int32_t day, std::int64_t link_id, char (&buf)[
 void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
                      std::string_view batch_id, const BatchCounts& counts, CpuSlicer& slicer) {
     scratch.clear();
+    // The live figures (GET /api/v1/stats/live) ride along: the human clicks of each channel
+    // counter as "<link> <clicks>" lines after the batch's own, and the clicks per class.
+    std::array<std::uint64_t, kClickClassCount> per_class{};
     for (const auto& [key, delta] : counts) {
         append_batch_line(scratch, key, delta);
+        if (!key.is_targeting() && key.click_class < per_class.size())
+            per_class[key.click_class] += delta;
         slicer.step();
     }
-    out.command(6).arg("EVAL").arg(kAddBatch).arg("0");
-    out.arg(bucket_seconds).arg(batch_id).arg(scratch);
+    std::size_t batch_end = scratch.size();
+    for (const auto& [key, delta] : counts) {
+        if (key.is_targeting() || key.click_class != static_cast<std::uint8_t>(ClickClass::human))
+            continue;
+        // Each number's end leaves room for the character after it (a failed to_chars answers
+        // its end).
+        char line[20 + 1 + 20 + 1];
+        char* p = std::to_chars(line, line + 20, key.link_id).ptr;
+        *p++ = ' ';
+        p = std::to_chars(p, line + sizeof line - 1, delta).ptr;
+        *p++ = '\n';
+        scratch.append(line, static_cast<std::size_t>(p - line));
+        slicer.step();
+    }
+    std::size_t classes = 0;
+    for (std::uint64_t n : per_class) classes += n > 0 ? 1 : 0;
+    out.command(7 + 2 * classes).arg("EVAL").arg(kAddBatch).arg("0");
+    std::string_view all(scratch);
+    out.arg(bucket_seconds).arg(batch_id).arg(all.substr(0, batch_end)).arg(all.substr(batch_end));
+    for (const auto& c : kClickClasses) {
+        std::uint64_t n = per_class[static_cast<std::size_t>(c.click_class)];
+        if (n > 0) out.arg(c.name).arg(n);
+    }
 }
 
 void write_add_samples(RespWriter& out, const std::vector<UniqueSample>& samples,

@@ -19,6 +19,7 @@ async function openPartner(page, slug, name) {
 
 test('the partner list and search are reachable and accessible', async () => {
   const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('link', { name: 'Partners', exact: true }).click();
   await page.getByLabel('Search partners (slug or name)').fill('tail');
   await page.getByRole('link', { name: 'backblaze', exact: true }).waitFor({ state: 'detached' });
   await page.getByRole('link', { name: 'tailscale', exact: true }).waitFor();

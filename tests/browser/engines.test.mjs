@@ -1,7 +1,7 @@
 // The console's main walk in Firefox and in Safari's engine (issue 15: "works in a current
 // Chromium, Firefox and Safari, and on a phone-sized screen"), at desktop and phone width: sign
-// in, change a partner's code and see /go/<slug> carry it, create a link (a bad destination
-// first), sign out. One refgate for both engines; screenshots as engine-page-width.png.
+// in (the home page), change a partner's code and see /go/<slug> carry it, create a link (a bad
+// destination first, then a targeting rule made with the rules form), sign out. One refgate for both engines; screenshots as engine-page-width.png.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { artifactPath, clickUntil, launchFirefox, useStack, USERS } from './lib/harness.mjs';
@@ -40,7 +40,16 @@ async function signIn(ui) {
   await ui.waitFor('button', 'Sign out');
 }
 
+// The first page after sign-in: today's figures, what is clicked right now, what needs attention.
+async function home(ui, shot) {
+  await ui.waitFor('heading', 'Today');
+  await ui.waitFor('heading', 'Right now');
+  await ui.waitFor('heading', 'Needs attention');
+  await ui.screenshot(shot('home'));
+}
+
 async function changeCode(ui, partner, code, shot) {
+  await ui.click('link', 'Partners');
   await ui.click('link', partner.slug);
   await ui.waitFor('heading', `Partner ${partner.name}`);
   await ui.fill('Referral code', code);
@@ -64,6 +73,11 @@ async function createLink(ui, partner, slug, code, shot) {
   assert.equal(await ui.attribute('Destination', 'aria-invalid'), 'true');
   assert.equal(await ui.attribute('Destination', 'aria-describedby'), 'link-destination-error');
   await ui.screenshot(shot('new-link-refused'));
+  // A targeting rule made with the form: iPhones and iPads go to the iOS page.
+  await ui.click('button', 'Add rule');
+  await ui.select('Rule kind', 'platform');
+  await ui.check('iOS');
+  await ui.fill('Rule destination', `${partner.destination}/ios`);
   await ui.fill('Destination', partner.destination);
   // The server's preview of the Location first, as an editor reads it (and the form is still).
   // Only the preview carries the new code: the list below the form shows the demo links'
@@ -74,7 +88,14 @@ async function createLink(ui, partner, slug, code, shot) {
   const { status, location } = await clickUntil(stack, slug, (a) => a.status === 302);
   assert.equal(status, 302);
   assert.ok(location.startsWith(`${partner.destination}?`) && location.includes(`ref=${code}`), location);
+  const iphone = await fetch(`${stack.publicUrl}/go/${slug}`, {
+    redirect: 'manual',
+    headers: { 'User-Agent': IPHONE, Accept: 'text/html' },
+  }).then((r) => r.headers.get('location'));
+  assert.ok(iphone.startsWith(`${partner.destination}/ios?`) && iphone.includes(`ref=${code}`), iphone);
 }
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
 // The whole walk at one width, on the engine's own partner (the engines run at the same time);
 // codes and slugs name the engine and width, so each run is its own.
@@ -83,6 +104,7 @@ async function walk(ui, engine, partner, { name, width }) {
   try {
     await signIn(ui);
     assert.equal(await ui.evaluate(() => innerWidth), width);
+    await home(ui, shot);
     await changeCode(ui, partner, `${engine}-${name}`, shot);
     await createLink(ui, partner, `${engine}-${name}-pricing`, `${engine}-${name}`, shot);
     await ui.click('button', 'Sign out');

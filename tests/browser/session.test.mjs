@@ -28,7 +28,7 @@ test('an editor signs in with name and password; a wrong password is refused in 
 
   await page.getByLabel('Password', { exact: true }).fill(USERS.editor.password);
   await signInPage(page).click();
-  await page.getByRole('heading', { name: 'Partners', level: 1 }).waitFor();
+  await page.getByRole('heading', { name: 'Today', level: 1 }).waitFor();
   const [cookie] = await context.cookies();
   assert.equal(cookie.httpOnly, true);
   assert.equal(cookie.sameSite, 'Strict');
@@ -61,8 +61,9 @@ test('a user changes their own password under Your account, then signs in with t
   await page.getByRole('status').getByText('Your password has been changed').waitFor();
   assert.equal(await page.getByLabel('Current password').inputValue(), '');
 
-  // The phone's session has ended; this one goes on.
-  await phone.page.getByRole('link', { name: 'Links' }).click();
+  // The phone's session has ended (its home page, polling, may have found out already); this one
+  // goes on.
+  await phone.page.goto(`${stack.adminUrl}/console/#/links`);
   await signInPage(phone.page).waitFor();
   await page.getByRole('link', { name: 'Links' }).click();
   await page.getByRole('heading', { name: 'Links', level: 1 }).waitFor();

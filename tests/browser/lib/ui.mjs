@@ -13,6 +13,7 @@ export function playwrightUi(page) {
     goto: (url) => page.goto(url),
     fill: (name, value) => field(name).fill(value),
     select: (name, value) => field(name).selectOption(value),
+    check: (name) => field(name).check(),
     click: (role, name) => page.getByRole(role, { name, exact: true }).click(),
     waitFor: (role, name) => page.getByRole(role, { name, exact: true }).waitFor(),
     waitText: (text) => page.getByText(text).first().waitFor(),
@@ -69,6 +70,8 @@ export function webdriverUi(session) {
           .then((found) => found[0]));
       await session.cmd('POST', `/element/${option[ELEMENT]}/click`, {});
     },
+    // A checkbox is checked as a user checks it: a click.
+    check: (name) => find('field', name).then((id) => session.cmd('POST', `/element/${id}/click`, {})),
     async click(role, name) {
       const id = await find(role, name);
       // Centred first: WebKit's own scrolling put a button at the phone screen's bottom edge,

@@ -87,6 +87,7 @@ enum class Operation {
     rotate_webhook_secret,
     webhook_deliveries,
     retry_webhook_delivery,
+    stats_live,
 };
 
 struct Route {

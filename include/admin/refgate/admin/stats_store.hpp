@@ -4,6 +4,7 @@
 // deltas still waiting in Redis, so they are current to the aggregation window, not to the last
 // flush.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,6 +21,20 @@ inline std::int32_t utc_today(const Clock& clock) {
     auto now = std::chrono::floor<std::chrono::seconds>(clock.now());
     return utc_day(now.time_since_epoch().count());
 }
+
+// GET /api/v1/stats/live: what the instances sent Redis lately, never a reader's anything.
+struct LiveLink {
+    std::string link;  // its slug
+    std::uint64_t human_clicks = 0;
+};
+struct LiveStats {
+    std::int64_t as_of = 0;  // unix seconds, Redis' clock
+    std::int64_t window_seconds = 0;
+    std::vector<LiveLink> links;  // human clicks over the window, most first
+    // Per class in kClickClasses' order: today so far (UTC) and yesterday over the same hours.
+    std::array<std::uint64_t, 4> today{};
+    std::array<std::uint64_t, 4> yesterday_same_hours{};
+};
 
 // Methods throw StoreError (admin_store.hpp) when PostgreSQL or Redis cannot be read.
 // Implementations are thread-safe.
@@ -40,6 +55,9 @@ class StatsStore {
     // Every link together, per day: the sums of what link() answers for each (`link` and
     // `partner` empty).
     virtual LinkStats overview(const DayRange& range) = 0;
+    // The live figures, from Redis only; a store may answer the same figures for a second or two
+    // (the console polls them). Throws StoreError when it has none.
+    virtual LiveStats live();
 };
 
 }  // namespace refgate::admin

@@ -5,6 +5,7 @@
 // already closed and flushed (DESIGN.md, guarantee 3). One implementation talks to Redis
 // (redis_bucket_store.hpp) and holds every Redis key and script; tests use a fake.
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -47,6 +48,20 @@ struct UniqueEstimate {
     std::uint64_t estimate = 0;
 };
 
+// What GET /api/v1/stats/live answers from, kept by the sender beside each batch (short-lived
+// Redis keys; the store's clock): human clicks per link in 10-second slots kept 330 s, and clicks
+// per class per hour kept 50 h.
+struct LiveCounts {
+    std::int64_t store_now = 0;  // the store's clock (unix s)
+    std::int64_t window_seconds = 0;
+    // Human clicks per link over the last `window_seconds` (its 10-second slots), by link id.
+    std::vector<std::pair<std::int64_t, std::uint64_t>> human_by_link;
+    // Per class in kClickClasses' order: today (UTC, by the store's clock) so far, and yesterday
+    // over the same hours (its hour in progress in proportion to the part of this hour gone).
+    std::array<std::uint64_t, 4> today{};
+    std::array<std::uint64_t, 4> yesterday_same_hours{};
+};
+
 // Whether the store keeps what it acknowledged (Redis: AOF on, no eviction).
 struct Durability {
     bool known = false;  // false: the store would not say
@@ -81,7 +96,11 @@ class BucketStore {
     // Marks estimates as changed again (their write to PostgreSQL failed).
     virtual Status mark_changed(const std::vector<UniqueEstimate>& estimates) = 0;
 
-    // The stats API's side: a link's unique estimate for each of `days` (0: none kept).
+    // The stats API's side: the live figures (a store without them says so with a fault).
+    virtual Result<LiveCounts> live_counts() {
+        return Fault{Dependency::redis, "no live figures in this store"};
+    }
+    // A link's unique estimate for each of `days` (0: none kept).
     virtual Result<std::vector<std::uint64_t>> unique_estimates(
         std::int64_t link_id, const std::vector<std::int32_t>& days) = 0;
     // The same for many links: out[i] is links[i]'s. A store may ask for them together.

@@ -18,11 +18,14 @@ export class ApiError extends Error {
     this.problem = problem;
     this.etag = etag;
   }
-  // The 422's messages by field ("allowed_domains[1]" counts for "allowed_domains").
+  // The 422's messages by field ("allowed_domains[1]" counts for "allowed_domains"); a targeting
+  // rule's keep their whole path ("rules[0].split[1].weight"): the rules form shows each beside
+  // its own field.
   fieldErrors() {
     const out = {};
     for (const e of this.problem.errors || []) {
-      const field = String(e.field || '').replace(/[[.].*$/, '');
+      const path = String(e.field || '');
+      const field = path.startsWith('rules[') ? path : path.replace(/[[.].*$/, '');
       out[field] = out[field] ? `${out[field]}; ${e.message}` : e.message;
     }
     return out;

@@ -6,6 +6,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onAuthLost, setCsrfToken } from './api.js';
 import { SignIn } from './pages/signin.jsx';
+import { Home } from './pages/home.jsx';
 import { PartnerList, PartnerPage } from './pages/partners.jsx';
 import { LinkList, LinkPage } from './pages/links.jsx';
 import { Bulk } from './pages/bulk.jsx';
@@ -19,6 +20,7 @@ import { Webhooks } from './pages/webhooks.jsx';
 import { Account } from './pages/account.jsx';
 
 const pages = [
+  { path: 'home', label: 'Today' },
   { path: 'partners', label: 'Partners' },
   { path: 'links', label: 'Links' },
   { path: 'bulk', label: 'Bulk' },
@@ -34,13 +36,15 @@ const pages = [
 
 function currentRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  return { page: parts[0] || 'partners', id: parts[1] || null };
+  return { page: parts[0] || 'home', id: parts[1] || null };
 }
 
 function Page({ route, session }) {
   const can = { edit: session.user.role !== 'viewer', admin: session.user.role === 'admin' };
   const props = { session, can, id: route.id };
   switch (route.page) {
+    case 'home':
+      return <Home {...props} />;
     case 'partners':
       return route.id ? <PartnerPage {...props} /> : <PartnerList {...props} />;
     case 'links':

@@ -5,6 +5,8 @@ import {
 } from '../ui.jsx';
 import { LinkHealth } from './link_health.jsx';
 import { EarningsSummary } from './earnings.jsx';
+import { RulesEditor, rulesProblems } from './rules_editor.jsx';
+import { LinkStats } from './stats.jsx';
 
 // The link-health states of GET /links?health= (the checker's confirmed findings).
 const HEALTH_STATES = ['ok', 'broken', 'code_dropped', 'homepage', 'moved', 'unavailable', 'redirect_loop', 'refused'];
@@ -90,12 +92,6 @@ function rulesBody(v) {
   }
 }
 
-// The server's refusals of rules ("rules[2].split[1].destination": "..."), as one message.
-function rulesError(errors) {
-  const found = Object.entries(errors).filter(([k]) => k.startsWith('rules'));
-  return found.length ? found.map(([k, m]) => `${k}: ${m}`).join('; ') : null;
-}
-
 // The link as the API takes it, from the form's values.
 function linkBody(v) {
   return {
@@ -173,9 +169,7 @@ function LinkFields({ values, set, errors, partners, isNew }) {
       <Check id="link-auto-fallback" label="Serve the fallback while link health finds the destination broken, unavailable or without the code (needs a fallback)"
         checked={values.auto_fallback} onChange={set('auto_fallback')} />
       {errors.auto_fallback && <p class="error" id="link-auto-fallback-error"><span aria-hidden="true">⚠ </span>Automatic fallback {errors.auto_fallback}</p>}
-      <Field id="link-rules" as="textarea" rows="6" label="Targeting rules (optional, JSON)" value={values.rules}
-        error={rulesError(errors)} onInput={set('rules')}
-        hint='A list, tried in order: [{"country": ["DE", "AT"], "partner": "amazon-de", "destination": "https://…"}, {"platform": ["ios"], "destination": "…"}, {"language": ["fr"], "destination": "…"}, {"split": [{"weight": 70, "destination": "…"}, {"weight": 30, "destination": "…"}]}]' />
+      <RulesEditor text={values.rules} errors={errors} onChange={(text) => set('rules')({ currentTarget: { value: text } })} />
     </>
   );
 }
@@ -238,6 +232,8 @@ function LinkForm({ partners, onDone }) {
     e.preventDefault();
     setErrors({});
     setError(null);
+    const refused = rulesProblems(values.rules);
+    if (Object.keys(refused).length) return setErrors(refused);
     try {
       await api('POST', '/links', { body: linkBody(values) });
       onDone();
@@ -275,6 +271,7 @@ export function LinkPage({ id, can }) {
       <Serving link={link} />
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
       <LinkHealth slug={link.slug} can={can} />
+      <LinkStats slug={link.slug} />
       <EarningsSummary group="link" name={link.slug} />
       <Share link={link} />
     </>
@@ -334,7 +331,12 @@ function LinkEditor({ link, reload }) {
     <>
       {conflict && <Conflict yours={conflict.patch} theirs={conflict.theirs}
         onReload={() => (setConflict(null), reload())} onOverwrite={() => save(conflict.patch, conflict.etag)} />}
-      <form class="card" onSubmit={(e) => (e.preventDefault(), save(patch, link.etag))} aria-labelledby="edit-link-title">
+      <form class="card" onSubmit={(e) => {
+        e.preventDefault();
+        const refused = rulesProblems(values.rules);
+        if (Object.keys(refused).length) return setErrors(refused);
+        return save(patch, link.etag);
+      }} aria-labelledby="edit-link-title">
         <h2 id="edit-link-title">Edit</h2>
         <LinkFields values={values} set={set} errors={errors} partners={[]} />
         <PreviewBox preview={preview} values={values} set={set} />

@@ -27,7 +27,7 @@ export function Chart({ id, title, days, series, unit = 'clicks' }) {
     return () => plot.destroy();
   }, [days, series, unit]);
   const head = ['Day', ...series.map((s) => s.label)];
-  const rows = days.map((d) => [d.day, ...series.map((s) => s.value(d))]);
+  const rows = days.map((d, i) => [d.day, ...series.map((s) => s.value(d, i))]);
   return (
     <figure class="chart" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{title}</h2>
@@ -84,16 +84,39 @@ function LinkBreakdown({ range }) {
   );
 }
 
+// The period of the same length just before `range` ({from, to} UTC days, both inclusive).
+export function periodBefore(range) {
+  const from = Date.parse(`${range.from}T00:00:00Z`);
+  const to = Date.parse(`${range.to}T00:00:00Z`);
+  const length = Math.round((to - from) / 86400e3) + 1;
+  return { from: day(new Date(from - length * 86400e3)), to: day(new Date(from - 86400e3)) };
+}
+
+// "+12% on the period before", "new", "no change": a total beside the one before it.
+export function changeText(now, before) {
+  if (!before) return now ? 'none in the period before' : 'no change';
+  const pct = Math.round(((now - before) / before) * 100);
+  return pct === 0 ? 'no change on the period before' : `${pct > 0 ? '+' : '−'}${Math.abs(pct)}% on the period before`;
+}
+
+// A total with the period before's beside it.
+export function Compared({ label, now, before }) {
+  return <li>{label}: {now} (period before: {before}; {changeText(now, before)})</li>;
+}
+
+export const UNIQUES_NOTE = 'Each day\'s figure estimates the readers of that day; a reader who came back on another day is counted again, so adding the days up is not a count of distinct readers over the range.';
+
 export function Stats() {
   const today = new Date();
   const [range, setRange] = useState({ from: day(new Date(today.getTime() - 29 * 86400e3)), to: day(today) });
   const [data, error] = useLoad(async () => {
     const q = query(range);
-    const [overview, links, partners] = await Promise.all([
-      api('GET', `/stats/overview${q}`), api('GET', `/stats/top${query({ ...range, limit: 10 })}`),
+    const [overview, previous, links, partners] = await Promise.all([
+      api('GET', `/stats/overview${q}`), api('GET', `/stats/overview${query(periodBefore(range))}`),
+      api('GET', `/stats/top${query({ ...range, limit: 10 })}`),
       api('GET', `/stats/top${query({ ...range, by: 'partner' })}`),
     ]);
-    return { overview: overview.data, links: links.data.items, partners: partners.data.items };
+    return { overview: overview.data, previous: previous.data, links: links.data.items, partners: partners.data.items };
   }, [range.from, range.to]);
   const set = (k) => (e) => e.currentTarget.value && setRange({ ...range, [k]: e.currentTarget.value });
   const channels = data ? [...new Set(data.overview.days.flatMap((d) => Object.keys(d.human_by_channel || {})))].sort() : [];
@@ -110,20 +133,58 @@ export function Stats() {
           <p role="status">
             Totals: {data.overview.totals.human} human, {data.overview.totals.bot} bot, {data.overview.totals.prefetch} prefetch, {data.overview.totals.scanner || 0} scanner clicks.
           </p>
+          <ul class="compared" aria-label={`Against the period before (${data.previous.from} to ${data.previous.to})`}>
+            {['human', 'bot', 'prefetch'].map((c) => <Compared label={`${c} clicks`} now={data.overview.totals[c]} before={data.previous.totals[c]} />)}
+          </ul>
           <Chart id="by-class" title="Clicks per day by class" days={data.overview.days} series={[
             { label: 'human', value: (d) => d.human }, { label: 'bot', value: (d) => d.bot },
-            { label: 'prefetch', value: (d) => d.prefetch }, { label: 'scanner', value: (d) => d.scanner || 0 }]} />
+            { label: 'prefetch', value: (d) => d.prefetch }, { label: 'scanner', value: (d) => d.scanner || 0 },
+            { label: 'human, period before', value: (d, i) => data.previous.days[i]?.human ?? 0 }]} />
           <Chart id="by-channel" title="Human clicks per day by channel" days={data.overview.days}
             series={(channels.length ? channels : ['direct']).map((c) => ({ label: c, value: (d) => (d.human_by_channel || {})[c] || 0 }))} />
           <Chart id="uniques" title="Unique readers per day (estimate)" days={data.overview.days}
             series={[{ label: 'unique estimate', value: (d) => d.unique_estimate }]} />
+          <p class="hint">{UNIQUES_NOTE} Here each link's estimates are added too: a reader of two links counts twice.</p>
           <Table caption="Top links" head={['Link', 'Partner', 'Human', 'Bot', 'Prefetch', 'Scanner']} empty="No clicks in this range."
-            rows={data.links.map((l) => [l.link, l.partner, l.human, l.bot, l.prefetch, l.scanner || 0])} />
+            rows={data.links.map((l) => [<a href={`#/links/${encodeURIComponent(l.link)}`}>{l.link}</a>, l.partner, l.human, l.bot, l.prefetch, l.scanner || 0])} />
           <Table caption="Top partners" head={['Partner', 'Human', 'Bot', 'Prefetch', 'Scanner']} empty="No clicks in this range."
             rows={data.partners.map((p) => [p.partner, p.human, p.bot, p.prefetch, p.scanner || 0])} />
         </>
       )}
       <LinkBreakdown range={range} />
     </>
+  );
+}
+
+// A link's own stats on its page: the last 30 days against the 30 before (totals and a second
+// series), and its daily unique estimates, labelled for what they are.
+export function LinkStats({ slug }) {
+  const [data, error] = useLoad(async () => {
+    const today = new Date();
+    const range = { from: day(new Date(today.getTime() - 29 * 86400e3)), to: day(today) };
+    const [now, before] = await Promise.all([
+      api('GET', `/stats/links/${encodeURIComponent(slug)}${query(range)}`),
+      api('GET', `/stats/links/${encodeURIComponent(slug)}${query(periodBefore(range))}`),
+    ]);
+    return { now: now.data, before: before.data };
+  }, [slug]);
+  return (
+    <section class="card" aria-labelledby="link-stats-title">
+      <h2 id="link-stats-title">Stats: the last 30 days</h2>
+      <Notice error={error} />
+      {data && (
+        <>
+          <ul class="compared" aria-label={`Against the 30 days before (${data.before.from} to ${data.before.to})`}>
+            {['human', 'bot', 'prefetch'].map((c) => <Compared label={`${c} clicks`} now={data.now.totals[c]} before={data.before.totals[c]} />)}
+          </ul>
+          <Chart id="link-human" title={`Human clicks per day: ${slug}`} days={data.now.days} series={[
+            { label: 'human', value: (d) => d.human },
+            { label: 'human, 30 days before', value: (d, i) => data.before.days[i]?.human ?? 0 }]} />
+          <Chart id="link-uniques" title={`Unique readers per day (estimate): ${slug}`} days={data.now.days}
+            series={[{ label: 'unique estimate', value: (d) => d.unique_estimate }]} />
+          <p class="hint">{UNIQUES_NOTE}</p>
+        </>
+      )}
+    </section>
   );
 }
