@@ -107,6 +107,7 @@ RouteAccess route_access(Operation op) {
             return {scope::stats_read, Extent::partner};
         case stats_top:
         case stats_overview:
+        case stats_live:
             return {scope::stats_read, Extent::whole};
         case stats_earnings:
         case stats_earnings_attention:
