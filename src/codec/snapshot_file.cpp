@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "refgate/codec/disclosure_json.hpp"
+#include "refgate/codec/domains_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/utf8.hpp"
 
@@ -341,6 +342,8 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                     }
                 } else if (key == "utm_passthrough") {
                     link.utm_passthrough = in.boolean();
+                } else if (key == "domain") {
+                    if (!in.null()) in.string(&link.domain);
                 } else if (key == "rules") {
                     read_file_rules(in, link);
                 } else {
@@ -371,6 +374,7 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
     std::string_view partners_text;
     std::string_view disclosures_text;
     std::string_view groups_text;
+    std::string_view domains_text;
     std::string key;
     if (!in.consume('}')) {
         do {
@@ -404,6 +408,8 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
                 disclosures_text = in.skip_value();
             } else if (key == "country_groups") {
                 groups_text = in.skip_value();
+            } else if (key == "domains") {
+                domains_text = in.skip_value();
             } else {
                 in.skip_value();
             }
@@ -432,6 +438,14 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
         } catch (const std::exception& e) {
             throw std::runtime_error(std::string("snapshot file: ") + e.what());
         }
+    }
+    if (!domains_text.empty()) {
+        std::vector<Domain> domains;
+        std::vector<ImportIssue> issues;
+        read_domains(nlohmann::ordered_json::parse(domains_text), domains, issues);
+        if (!issues.empty())
+            throw std::runtime_error("snapshot file: domains: " + issues.front().to_string());
+        builder.domains(domains);
     }
     in.seek(*links_at);
     read_links(in, builder);

@@ -40,7 +40,7 @@ const std::string kLinkSelect =
     "floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, "
     "l.utm_passthrough, " +
     micros("l.created_at") + " AS created_us, " + micros("l.updated_at") +
-    " AS updated_us, l.version, l.rules::text AS rules FROM refgate_links l "
+    " AS updated_us, l.version, l.rules::text AS rules, l.domain FROM refgate_links l "
     "JOIN refgate_partners p ON p.id = l.partner_id ";
 
 StoredPartner stored_partner(const pqxx::row& row) {
@@ -80,6 +80,7 @@ StoredLink stored_link(const pqxx::row& row) {
     if (auto fallback = row["fallback"]; !fallback.is_null()) l.fallback = fallback.c_str();
     l.utm_passthrough = row["utm_passthrough"].as<bool>();
     l.rules = rules_from_json(Json::parse(row["rules"].c_str()));
+    if (auto domain = row["domain"]; !domain.is_null()) l.domain = domain.c_str();
     stored.stamps = stamps_of(row);
     return stored;
 }

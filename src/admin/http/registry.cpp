@@ -38,6 +38,8 @@ constexpr std::array kResources{
                   [](const ResourceContext& c) { return export_resource(c.store); }},
     ResourceEntry{"/api/v1/country-groups", country_group_routes,
                   [](const ResourceContext& c) { return country_groups_resource(c.store); }},
+    ResourceEntry{"/api/v1/domains", domain_routes,
+                  [](const ResourceContext& c) { return domains_resource(c.store); }},
     ResourceEntry{"/api/v1/users", user_routes,
                   [](const ResourceContext& c) -> std::unique_ptr<Resource> {
                       if (console_of(c) == nullptr) return nullptr;

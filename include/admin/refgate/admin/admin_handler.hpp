@@ -78,6 +78,10 @@ enum class Operation {
     rotate_postback_secret,
     stats_earnings,
     stats_earnings_attention,
+    list_domains,
+    get_domain,
+    put_domain,
+    delete_domain,
 };
 
 struct Route {
