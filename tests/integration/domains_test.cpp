@@ -229,3 +229,43 @@ TEST_CASE(
 }
 
 }  // namespace domains_test
+
+namespace domains_test {
+
+TEST_CASE(
+    "share answers a link's URL on its own domain: the default domain's host for a link without "
+    "one, the public base URL's scheme and path kept",
+    "[domains][pg][admin]") {
+    TestDatabase db;
+    PrivateRedis redis;
+    import_demo_links(db.url(), {{"deal"}});
+    ServiceProcess service{
+        ServiceOptions{.database_url = db.url(),
+                       .redis_url = redis.url(),
+                       .env = {{"REFGATE_PUBLIC_BASE_URL", "https://links.example.org/r"}}}};
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    Headers auth{{"Authorization", "Bearer " + admin}};
+    auto share = [&](const std::string& slug) {
+        auto r = http_get(service.admin_port(), "/api/v1/links/" + slug + "/share", auth);
+        REQUIRE(r.status == 200);
+        return Json::parse(r.body)["public_url"];
+    };
+    // No domain defined: the public base URL as it was.
+    CHECK(share("deal") == "https://links.example.org/r/go/deal");
+    Headers json = auth;
+    json.emplace_back("Content-Type", "application/json");
+    REQUIRE(http_request(service.admin_port(), "PUT", "/api/v1/domains/go.example.com", json,
+                         R"({"default": true})")
+                .status == 201);
+    REQUIRE(http_request(service.admin_port(), "PUT", "/api/v1/domains/de.example.com", json, "{}")
+                .status == 201);
+    REQUIRE(http_request(service.admin_port(), "POST", "/api/v1/links", json,
+                         link("angebot", "de", "de.example.com").dump())
+                .status == 201);
+    CHECK(share("deal") == "https://go.example.com/r/go/deal");
+    CHECK(share("angebot") == "https://de.example.com/r/go/angebot");
+    auto qr = http_get(service.admin_port(), "/api/v1/links/angebot/qr.svg", auth);
+    CHECK(qr.status == 200);
+}
+
+}  // namespace domains_test
