@@ -3,6 +3,7 @@
 #include "refgate/admin/pg_stats_store.hpp"
 #include "refgate/console/console_handler.hpp"
 #include "refgate/disclosure/disclosure_handler.hpp"
+#include "refgate/domain/request_host.hpp"
 #include "refgate/http/router.hpp"
 #include "refgate/metrics/counting_handler.hpp"
 #include "refgate/ops/health.hpp"
@@ -14,6 +15,17 @@ namespace refgate {
 namespace {
 
 using http::route_tag;
+
+// The redirects' options: REFGATE_UNKNOWN_HOST, and the public base URL's host as the default
+// domain's while no domain is defined (issue 46).
+RedirectOptions redirect_options(const Config& config) {
+    RedirectOptions options{config.referrer_policy, config.reject_unknown_host, {}};
+    std::string_view host =
+        authority_host(absolute_form_authority(config.disclosure.public_base_url));
+    std::array<char, kMaxRequestHost> lower{};
+    options.default_host = lower_host(host, lower);
+    return options;
+}
 
 void add_health_routes(http::Router& router, Shared& s, ReadinessDetail detail) {
     auto ops =
@@ -60,14 +72,14 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
         .handler_factory =
             [&s, &counting] {
                 auto router = std::make_unique<http::Router>();
-                router->prefix("/go/",
-                               std::make_shared<RedirectHandler>(
-                                   s.snapshots, s.clock, RedirectOptions{s.config.referrer_policy},
-                                   &counting.next_recorder(),
-                                   TargetingSources{.trusted_proxies = &counting.trusted_proxies,
-                                                    .salts = &counting.salts,
-                                                    .countries = &counting.countries.box}),
-                               route_tag(RouteClass::redirect));
+                router->prefix(
+                    "/go/",
+                    std::make_shared<RedirectHandler>(
+                        s.snapshots, s.clock, redirect_options(s.config), &counting.next_recorder(),
+                        TargetingSources{.trusted_proxies = &counting.trusted_proxies,
+                                         .salts = &counting.salts,
+                                         .countries = &counting.countries.box}),
+                    route_tag(RouteClass::redirect));
                 add_health_routes(*router, s, ReadinessDetail::verdict);
                 const auto& d = s.config.disclosure;
                 auto disclosure = std::make_shared<DisclosureHandler>(

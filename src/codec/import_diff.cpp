@@ -102,9 +102,9 @@ ImportDiff diff_import(const ImportDocument& incoming, const StoredEntities& sto
     for (const auto& p : incoming.partners)
         differ.add("partner", p.slug, find(partners, p.slug), partner_to_json(p));
     auto links = by_key(
-        stored.links, [](const Link& l) { return l.slug; }, link_to_json);
+        stored.links, [](const Link& l) { return link_key(l); }, link_to_json);
     for (const auto& l : incoming.links)
-        differ.add("link", l.slug, find(links, l.slug), link_to_json(l));
+        differ.add("link", link_key(l), find(links, link_key(l)), link_to_json(l));
     auto disclosures = by_key(stored.disclosures, disclosure_key, disclosure_to_json);
     for (const auto& d : incoming.disclosures) {
         std::string key = disclosure_key(d);

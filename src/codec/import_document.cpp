@@ -4,6 +4,7 @@
 #include <set>
 
 #include "refgate/codec/disclosure_json.hpp"
+#include "refgate/codec/domains_json.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/link_rules.hpp"
 #include "refgate/domain/placement.hpp"
@@ -315,6 +316,15 @@ const FieldRule<Link> kLinkFields[] = {
                         [&](const std::string& f, const std::string& m) { r.add(f, m); });
      },
      [](const Link& f, Link& t) { t.rules = f.rules; }},
+    {"domain",
+     [](Reader& r, Link& l) {
+         std::string host;
+         if (r.string("domain", host, false)) {
+             l.domain = canonical_domain_host(host);
+             if (l.domain.empty()) r.add("domain", "must be a domain's host, or null");
+         }
+     },
+     [](const Link& f, Link& t) { t.domain = f.domain; }},
 };
 
 template <typename T, std::size_t N>
@@ -514,7 +524,8 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
         return result;
     }
     for (const auto& [key, value] : doc.items()) {
-        if (key != "partners" && key != "links" && key != "disclosures" && key != "country_groups")
+        if (key != "partners" && key != "links" && key != "disclosures" &&
+            key != "country_groups" && key != "domains")
             issues.push_back({"document", key, "is not a known field"});
     }
     std::set<std::string> seen;
@@ -550,7 +561,8 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
                 }
                 Reader r(issues, name, item);
                 Link l = read_link(r);
-                if (!l.slug.empty() && !seen.insert(l.slug).second) r.add("slug", "appears twice");
+                if (!l.slug.empty() && !seen.insert(link_key(l)).second)
+                    r.add("slug", "appears twice");
                 result.document.links.push_back(std::move(l));
             }
         }
@@ -583,6 +595,8 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
     }
     if (auto it = doc.find("country_groups"); it != doc.end())
         read_country_groups(*it, result.document.country_groups, result.issues);
+    if (auto it = doc.find("domains"); it != doc.end())
+        read_domains(*it, result.document.domains, result.issues);
     return result;
 }
 
@@ -614,8 +628,13 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
 nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
                                        const std::vector<Link>& links,
                                        const std::vector<Disclosure>& disclosures,
-                                       const std::vector<CountryGroup>& country_groups) {
+                                       const std::vector<CountryGroup>& country_groups,
+                                       const std::vector<Domain>& domains) {
     nlohmann::ordered_json doc;
+    if (!domains.empty()) {
+        doc["domains"] = nlohmann::ordered_json::array();
+        for (const auto& d : domains) doc["domains"].push_back(domain_to_json(d));
+    }
     doc["partners"] = nlohmann::ordered_json::array();
     for (const auto& p : partners) doc["partners"].push_back(partner_to_json(p));
     doc["links"] = nlohmann::ordered_json::array();
@@ -664,6 +683,7 @@ nlohmann::ordered_json link_to_json(const Link& link) {
                              {"auto_fallback", link.auto_fallback}};
     if (link.expires_at) j["expires_at"] = format_rfc3339(*link.expires_at);
     if (link.fallback) j["fallback"] = *link.fallback;
+    if (!link.domain.empty()) j["domain"] = link.domain;
     if (!link.rules.empty()) {
         j["rules"] = nlohmann::ordered_json::array();
         for (const auto& rule : link.rules) j["rules"].push_back(rule_to_json(rule));

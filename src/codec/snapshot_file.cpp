@@ -15,6 +15,7 @@
 #include <stdexcept>
 
 #include "refgate/codec/disclosure_json.hpp"
+#include "refgate/codec/domains_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/utf8.hpp"
 
@@ -353,6 +354,8 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                         } while (in.consume(','));
                         in.expect(']');
                     }
+                } else if (key == "domain") {
+                    if (!in.null()) in.string(&link.domain);
                 } else if (key == "rules") {
                     read_file_rules(in, link);
                 } else {
@@ -383,6 +386,7 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
     std::string_view partners_text;
     std::string_view disclosures_text;
     std::string_view groups_text;
+    std::string_view domains_text;
     std::string key;
     if (!in.consume('}')) {
         do {
@@ -416,6 +420,8 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
                 disclosures_text = in.skip_value();
             } else if (key == "country_groups") {
                 groups_text = in.skip_value();
+            } else if (key == "domains") {
+                domains_text = in.skip_value();
             } else {
                 in.skip_value();
             }
@@ -444,6 +450,14 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
         } catch (const std::exception& e) {
             throw std::runtime_error(std::string("snapshot file: ") + e.what());
         }
+    }
+    if (!domains_text.empty()) {
+        std::vector<Domain> domains;
+        std::vector<ImportIssue> issues;
+        read_domains(nlohmann::ordered_json::parse(domains_text), domains, issues);
+        if (!issues.empty())
+            throw std::runtime_error("snapshot file: domains: " + issues.front().to_string());
+        builder.domains(domains);
     }
     in.seek(*links_at);
     read_links(in, builder);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "refgate/codec/disclosure_json.hpp"
+#include "refgate/codec/domains_json.hpp"
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/time.hpp"
@@ -71,6 +72,16 @@ void write_snapshot_json(const Snapshot& snapshot,
         auto groups = nlohmann::ordered_json::array();
         for (const auto& g : snapshot.country_groups()) groups.push_back(country_group_to_json(g));
         out.append(groups.dump());
+    }
+    // Issue 46: the domains, and each link's (link_to_json), likewise skipped by older readers.
+    if (snapshot.has_domains()) {
+        auto domains = nlohmann::ordered_json::array();
+        for (std::size_t i = 0; i < snapshot.domains().size(); ++i) {
+            const auto& d = snapshot.domains()[i];
+            if (d.host.empty()) continue;  // the default while none is defined
+            domains.push_back(domain_to_json(Domain{d.host, i == 0, d.not_found}));
+        }
+        out.append(",\"domains\":").append(domains.dump());
     }
     out.push_back('}');
     sink(out);

@@ -148,7 +148,7 @@ Json view_json(const DisclosurePreviewView& view) {
 
 Json view_json(const ImportDocument& document) {
     return export_document(document.partners, document.links, document.disclosures,
-                           document.country_groups);
+                           document.country_groups, document.domains);
 }
 
 Json view_json(const LinkShareView& view) {

@@ -162,6 +162,13 @@ std::vector<Setting> serving_settings() {
          },
          "a Referrer-Policy token such as strict-origin-when-cross-origin",
          [](const Config& c) { return c.referrer_policy; }},
+        {"unknown_host", "REFGATE_UNKNOWN_HOST",
+         [](Config& c, const std::string& v) {
+             c.reject_unknown_host = v == "reject";
+             return v == "reject" || v == "default";
+         },
+         "default (served as the default domain) or reject (404)",
+         [](const Config& c) { return std::string(c.reject_unknown_host ? "reject" : "default"); }},
         {"allow_http_destinations", "REFGATE_ALLOW_HTTP_DESTINATIONS",
          [](Config& c, const std::string& v) { return parse_bool(v, c.allow_http_destinations); },
          "true or false", [](const Config& c) { return bool_text(c.allow_http_destinations); }},

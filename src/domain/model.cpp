@@ -59,6 +59,10 @@ bool valid_param_name(std::string_view name) {
     return true;
 }
 
+std::string link_key(const Link& link) {
+    return link.domain.empty() ? link.slug : link.domain + "/" + link.slug;
+}
+
 std::string_view to_string(LinkStatus status) {
     return status == LinkStatus::active ? "active" : "disabled";
 }

@@ -69,6 +69,7 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
         entry.location.shrink_to_fit();
     }
     snapshot->slots_ = slots_;
+    snapshot->domains_ = domains_;
     snapshot->disclosures_ = DisclosureSet(disclosures_.versions());
     snapshot->rules_ = rules_;
     snapshot->branches_ = branches_;
@@ -114,7 +115,8 @@ void Snapshot::reserve_index(std::size_t links) {
 
 bool Snapshot::index(std::uint32_t position) {
     std::string_view slug = entries_[position].slug;
-    std::size_t hash = StringHash{}(slug);
+    std::uint16_t domain = entries_[position].domain;
+    std::size_t hash = hash_of(slug, domain);
     std::size_t mask = slots_.size() - 1;
     auto tag = static_cast<std::uint32_t>(hash >> 32);
     for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
@@ -123,8 +125,25 @@ bool Snapshot::index(std::uint32_t position) {
             slot = Slot{tag, position};
             return true;
         }
-        if (slot.tag == tag && entries_[slot.position].slug == slug) return false;
+        if (slot.tag == tag && entries_[slot.position].slug == slug &&
+            entries_[slot.position].domain == domain)
+            return false;
     }
+}
+
+std::uint16_t Snapshot::domain_of(std::string_view host) const noexcept {
+    for (std::size_t i = 0; i < domains_.size(); ++i) {
+        const std::string& known = domains_[i].host;
+        if (known.size() != host.size() || known.empty()) continue;
+        bool same = true;
+        for (std::size_t k = 0; k < host.size() && same; ++k) {
+            char c = host[k];
+            if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + ('a' - 'A'));
+            same = c == known[k];
+        }
+        if (same) return static_cast<std::uint16_t>(i);
+    }
+    return kUnknownDomain;
 }
 
 Link Snapshot::link(const LinkEntry& entry) const {
@@ -137,6 +156,7 @@ Link Snapshot::link(const LinkEntry& entry) const {
     if (entry.expires_at != 0) l.expires_at = SysSeconds{std::chrono::seconds{entry.expires_at}};
     if (!entry.fallback.empty()) l.fallback = entry.fallback;
     l.utm_passthrough = entry.utm_passthrough;
+    if (entry.domain != 0) l.domain = domains_[entry.domain].host;
     for (std::uint32_t i = 0; i < entry.rule_count; ++i)
         l.rules.push_back(rules_[entry.first_rule + i].source);
     l.auto_fallback = entry.auto_fallback;
@@ -212,8 +232,18 @@ void Snapshot::Builder::add(Link&& link) {
         s.rejected_.push_back(link.slug + ": its Location is longer than 64 KiB");
         return;
     }
+    std::uint16_t domain = 0;
+    if (!link.domain.empty()) {
+        auto d = domain_index_.find(link.domain);
+        if (d == domain_index_.end()) {
+            s.rejected_.push_back(link.slug + ": unknown domain " + link.domain);
+            return;
+        }
+        domain = d->second;
+    }
     LinkEntry& entry = s.entries_.emplace_back();
     entry.slug = std::move(link.slug);
+    entry.domain = domain;
     // The first of a slug wins: one lookup, undone when the slug is taken.
     if (!s.index(static_cast<std::uint32_t>(s.entries_.size() - 1))) {
         s.entries_.pop_back();
@@ -267,6 +297,23 @@ void Snapshot::Builder::add_fallback_switches(LinkEntry& entry,
         const TargetRule& r = s.rules_[entry.first_rule + rule];
         if (branch >= r.branch_count) continue;
         s.branches_[r.first_branch + branch].failing = true;
+    }
+}
+
+void Snapshot::Builder::domains(const std::vector<Domain>& domains) {
+    Snapshot& s = *snapshot_;
+    s.domains_.assign(1, DomainEntry{});
+    domain_index_.clear();
+    for (const auto& d : domains) {
+        if (d.is_default) {
+            s.domains_[0] = {d.host, d.not_found};
+            domain_index_[d.host] = 0;
+        }
+    }
+    for (const auto& d : domains) {
+        if (d.is_default || s.domains_.size() >= kUnknownDomain) continue;
+        domain_index_[d.host] = static_cast<std::uint16_t>(s.domains_.size());
+        s.domains_.push_back({d.host, d.not_found});
     }
 }
 

@@ -42,6 +42,7 @@ void RequestStorage::reset() {
     method = Method::other;
     method_name.clear();
     target.clear();
+    authority.clear();
     version = 11;
     arena.clear();
     fields.clear();
@@ -212,6 +213,9 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
         if (!text.starts_with('/')) {
             // Absolute-form (RFC 9112 section 3.2.2): handlers see its path and query.
             if (auto path = absolute_form_path(text)) {
+                // Its host names the domain (issue 46), not the Host field (RFC 9112 3.2.2).
+                std::string_view rest = text.substr(text.find("://") + 3);
+                storage_.authority.assign(rest.substr(0, rest.size() - path->size()));
                 text = *path;
                 if (!text.starts_with('/')) storage_.target.push_back('/');
             }

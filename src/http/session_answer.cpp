@@ -22,6 +22,7 @@ Request Session::make_request() const {
     request.method = storage().method;
     request.method_name = storage().method_name;
     request.target = storage().target;
+    request.authority = storage().authority;
     request.version = storage().version;
     request.fields = &storage().fields;
     request.body = storage().body;

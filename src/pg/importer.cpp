@@ -59,7 +59,8 @@ std::string link_rows(const std::vector<Link>& links) {
              {"fallback", l.fallback.value_or("")},
              {"utm_passthrough", l.utm_passthrough},
              {"rules", rules_json(l.rules)},
-             {"auto_fallback", l.auto_fallback}});
+             {"auto_fallback", l.auto_fallback},
+             {"domain", l.domain.empty() ? nlohmann::json() : nlohmann::json(l.domain)}});
     }
     return rows.dump();
 }
@@ -93,14 +94,14 @@ RETURNING id
 
 constexpr const char* kUpsertLink = R"sql(
 INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules,
-                                auto_fallback)
+                                auto_fallback, domain)
 SELECT r.slug, p.id, r.destination, r.status, NULLIF(r.expires_at, '')::timestamptz,
-       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules, r.auto_fallback
+       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules, r.auto_fallback, r.domain
 FROM jsonb_to_recordset($1::jsonb) AS r(slug text, partner text, destination text, status text,
                                         expires_at text, fallback text, utm_passthrough boolean,
-                                        rules jsonb, auto_fallback boolean)
+                                        rules jsonb, auto_fallback boolean, domain text)
 JOIN refgate_partners p ON p.slug = r.partner
-ON CONFLICT (slug) DO UPDATE SET
+ON CONFLICT ((coalesce(domain, '')), slug) DO UPDATE SET
     partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
     expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
     utm_passthrough = EXCLUDED.utm_passthrough, rules = EXCLUDED.rules,
@@ -141,7 +142,7 @@ template <typename Entity, typename Read>
 std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor, const char* entity,
                            const std::vector<Entity>& entities, const char* upsert,
                            const std::string& rows, Read&& objects) {
-    std::vector<std::string> slugs;
+    std::vector<std::string> slugs;  // a link's slug on any domain; `objects` keys them
     for (const auto& e : entities) slugs.push_back(e.slug);
     std::map<std::string, nlohmann::ordered_json> before;
     for (auto& [slug, object] : objects("slug = ANY($1::text[])", text_array(slugs)))
@@ -178,7 +179,7 @@ std::size_t upsert_links(pqxx::transaction_base& tx, const std::string& actor,
     auto objects = [&tx](const std::string& condition, const std::string& values) {
         Objects out;
         for (const auto& s : read_links(tx, "WHERE l." + condition + " ORDER BY l.slug", values))
-            out.emplace_back(s.link.slug, stored_link_object(s.link, s.stamps));
+            out.emplace_back(link_key(s.link), stored_link_object(s.link, s.stamps));
         return out;
     };
     return upsert_audited(tx, actor, "link", links, kUpsertLink, link_rows(links), objects);
@@ -261,6 +262,74 @@ void upsert_country_groups(pqxx::transaction_base& tx, const std::vector<Country
                        actor);
 }
 
+// Issue 46: a document's domain replaces the stored one of its host (others stay); the default
+// moves when the document names another one. Audited as PUT /api/v1/domains/{host} is.
+constexpr const char* kUpsertDomain = R"sql(
+WITH b AS (
+    SELECT host, is_default, not_found, version FROM refgate_domains WHERE host = $1
+), up AS (
+    INSERT INTO refgate_domains AS t (host, is_default, not_found) VALUES ($1, $2, NULLIF($3, ''))
+    ON CONFLICT (host) DO UPDATE SET is_default = EXCLUDED.is_default,
+        not_found = EXCLUDED.not_found, updated_at = now(), version = t.version + 1
+    WHERE (t.is_default, t.not_found) IS DISTINCT FROM (EXCLUDED.is_default, EXCLUDED.not_found)
+    RETURNING host, is_default, not_found, version
+)
+INSERT INTO refgate_audit (actor, entity, slug, action, before, after)
+SELECT $4, 'domain', up.host, CASE WHEN b.version IS NULL THEN 'create' ELSE 'update' END,
+       CASE WHEN b.version IS NOT NULL THEN
+           jsonb_build_object('host', b.host, 'default', b.is_default, 'not_found', b.not_found,
+                              'version', b.version)
+       END,
+       jsonb_build_object('host', up.host, 'default', up.is_default, 'not_found', up.not_found,
+                          'version', up.version)
+FROM up LEFT JOIN b ON true
+)sql";
+
+void upsert_domains(pqxx::transaction_base& tx, const std::vector<Domain>& domains,
+                    const std::string& actor) {
+    // The one-default index is checked row by row: the old default steps down first.
+    for (const auto& d : domains) {
+        if (!d.is_default) continue;
+        tx.exec_params(
+            "UPDATE refgate_domains SET is_default = false, updated_at = now(), "
+            "version = version + 1 WHERE is_default AND host <> $1",
+            d.host);
+    }
+    for (const auto& d : domains)
+        tx.exec_params(kUpsertDomain, d.host, d.is_default, d.not_found, actor);
+}
+
+// The domains as they will be, and the document's links against them: a link names a domain
+// that exists (a link naming the default domain's host is stored on the default domain).
+std::vector<ImportIssue> check_domains(const StoredData& stored, ImportDocument& incoming) {
+    std::map<std::string, Domain> domains;
+    for (const auto& d : stored.domains) domains[d.host] = d;
+    bool new_default = false;
+    for (const auto& d : incoming.domains) new_default = new_default || d.is_default;
+    if (new_default) {
+        for (auto& [host, d] : domains) d.is_default = false;
+    }
+    for (const auto& d : incoming.domains) domains[d.host] = d;
+    std::vector<ImportIssue> issues;
+    std::string default_host;
+    for (const auto& [host, d] : domains) {
+        if (d.is_default) default_host = host;
+    }
+    if (!domains.empty() && default_host.empty())
+        issues.push_back({"document", "domains", "exactly one domain must be the default"});
+    for (std::size_t i = 0; i < incoming.links.size(); ++i) {
+        Link& l = incoming.links[i];
+        if (l.domain.empty()) continue;
+        if (l.domain == default_host) {
+            l.domain.clear();
+        } else if (!domains.contains(l.domain)) {
+            issues.push_back({"links[" + std::to_string(i) + "] (" + l.slug + ")", "domain",
+                              "'" + l.domain + "' is not a domain (see \"domains\")"});
+        }
+    }
+    return issues;
+}
+
 // The links of the document against the partners they will have, and the stored links of each
 // changed partner against its (possibly narrowed) domains. Canonicalises the document's links.
 std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocument& incoming,
@@ -278,10 +347,10 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
     };
     auto issues = validate_links(incoming.links, lookup, policy);
     std::set<std::string> incoming_links;
-    for (const auto& l : incoming.links) incoming_links.insert(l.slug);
+    for (const auto& l : incoming.links) incoming_links.insert(link_key(l));
     std::vector<Link> affected;
     for (const auto& l : stored.links) {
-        if (incoming_links.count(l.slug) != 0) continue;
+        if (incoming_links.count(link_key(l)) != 0) continue;
         bool uses_changed = changed_partners.count(l.partner) != 0;
         for (const auto& rule : l.rules) {
             uses_changed = uses_changed || changed_partners.count(rule.partner) != 0;
@@ -295,7 +364,7 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
     // Readable placement tokens: over every link as it will be, per partner that writes them.
     std::vector<Link> all = incoming.links;
     for (const auto& l : stored.links) {
-        if (incoming_links.count(l.slug) == 0) all.push_back(l);
+        if (incoming_links.count(link_key(l)) == 0) all.push_back(l);
     }
     for (const auto& [slug, partner] : partners) {
         if (auto problem = readable_token_problem(partner, all))
@@ -320,15 +389,18 @@ ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
     ImportDocument incoming = parsed.document;  // the links are canonicalised in place
     // Editors' other writes wait until this import has been validated and applied whole.
     tx.exec(
-        "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures, refgate_country_groups "
-        "IN SHARE ROW EXCLUSIVE MODE");
+        "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures, refgate_country_groups, "
+        "refgate_domains IN SHARE ROW EXCLUSIVE MODE");
     StoredData stored = read_all(tx);
-    auto more = validate_against(stored, incoming, policy);
+    auto more = check_domains(stored, incoming);
+    report.issues.insert(report.issues.end(), more.begin(), more.end());
+    more = validate_against(stored, incoming, policy);
     report.issues.insert(report.issues.end(), more.begin(), more.end());
     auto disclosures = current_disclosures(stored.disclosures);
     report.diff = diff_import(incoming, {stored.partners, stored.links, disclosures});
     if (!report.issues.empty()) return report;  // the caller rolls back
 
+    if (!incoming.domains.empty()) upsert_domains(tx, incoming.domains, actor);
     if (!incoming.partners.empty()) {
         report.partners_changed = upsert_partners(tx, actor, incoming.partners);
     }
@@ -362,13 +434,14 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
 ImportDocument export_data_in(pqxx::transaction_base& tx) {
     StoredData stored = read_all(tx);
     return {std::move(stored.partners), std::move(stored.links),
-            current_disclosures(stored.disclosures), std::move(stored.country_groups)};
+            current_disclosures(stored.disclosures), std::move(stored.country_groups),
+            std::move(stored.domains)};
 }
 
 nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
     ImportDocument data = export_data_in(tx);
     return refgate::export_document(data.partners, data.links, data.disclosures,
-                                    data.country_groups);
+                                    data.country_groups, data.domains);
 }
 
 nlohmann::ordered_json export_document(const std::string& database_url) {

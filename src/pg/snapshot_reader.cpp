@@ -20,7 +20,7 @@ constexpr const char* kSelectLinks = R"sql(
 SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status,
        floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, l.utm_passthrough,
        CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END AS rules,
-       l.auto_fallback, f.branches AS fallback_branches
+       l.auto_fallback, f.branches AS fallback_branches, l.domain
 FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
 LEFT JOIN (SELECT link_id, string_agg(branch, E'\n') AS branches FROM refgate_link_fallbacks
            GROUP BY link_id) f ON f.link_id = l.id
@@ -41,6 +41,9 @@ SELECT coalesce(json_agg(json_build_object('family', family, 'fallbacks', fallba
                          ORDER BY family), '[]')::text AS country_groups
 FROM refgate_country_groups
 )sql";
+
+constexpr const char* kSelectDomains =
+    "SELECT host, is_default, not_found FROM refgate_domains ORDER BY host";
 
 std::vector<Link> read_links(pqxx::transaction_base& tx) {
     auto rows = tx.exec(kSelectLinks);
@@ -70,6 +73,7 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
                 text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
             }
         }
+        if (auto domain = row["domain"]; !domain.is_null()) l.domain = domain.c_str();
         links.push_back(std::move(l));
     }
     return links;
@@ -88,6 +92,12 @@ StoredData read_all(pqxx::transaction_base& tx) {
     for (auto& stored : read_partners(tx, "ORDER BY p.id"))
         data.partners.push_back(std::move(stored.partner));
     data.links = read_links(tx);
+    for (const auto& row : tx.exec(kSelectDomains)) {
+        Domain d{row["host"].c_str(), row["is_default"].as<bool>(), {}};
+        if (auto not_found = row["not_found"]; !not_found.is_null())
+            d.not_found = not_found.c_str();
+        data.domains.push_back(std::move(d));
+    }
     data.disclosures = disclosures_from_json(
         nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0]["disclosures"].c_str()));
     data.country_groups = country_groups_from_json(
@@ -102,6 +112,7 @@ std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolic
         std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
         data.links.size());
     builder.country_groups(std::move(data.country_groups));
+    builder.domains(data.domains);
     for (Link& link : data.links) {
         builder.add(std::move(link));
         link = Link();  // freed as we go
@@ -120,8 +131,7 @@ std::shared_ptr<const Snapshot> load_snapshot(const std::string& database_url,
         pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn);
         StoredData data = read_all(tx);
         tx.commit();
-        return Snapshot::build(data.version, std::move(data.partners), std::move(data.links),
-                               policy, "postgres", std::move(data.disclosures));
+        return build_snapshot(std::move(data), policy, "postgres");
     } catch (const pqxx::failure& e) {
         throw DatabaseError(e.what());
     }

@@ -18,6 +18,7 @@ struct StoredData {
     std::vector<Link> links;
     std::vector<Disclosure> disclosures;  // every version
     std::vector<CountryGroup> country_groups;
+    std::vector<Domain> domains;  // by host
 };
 
 std::uint64_t read_version(pqxx::transaction_base& tx);

@@ -43,7 +43,7 @@ const std::string kLinkSelect =
     "ORDER BY f.branch)::text FROM refgate_link_fallbacks f WHERE f.link_id = l.id) AS "
     "fallback_switches, " +
     micros("l.created_at") + " AS created_us, " + micros("l.updated_at") +
-    " AS updated_us, l.version, l.rules::text AS rules FROM refgate_links l "
+    " AS updated_us, l.version, l.rules::text AS rules, l.domain FROM refgate_links l "
     "JOIN refgate_partners p ON p.id = l.partner_id ";
 
 StoredPartner stored_partner(const pqxx::row& row) {
@@ -90,6 +90,7 @@ StoredLink stored_link(const pqxx::row& row) {
                 {s.at("branch").get<std::string>(), s.at("reason").get<std::string>(),
                  s.at("detail").get<std::string>(), s.at("since").get<std::int64_t>()});
     }
+    if (auto domain = row["domain"]; !domain.is_null()) l.domain = domain.c_str();
     stored.stamps = stamps_of(row);
     return stored;
 }

@@ -3,6 +3,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/placement.hpp"
+#include "refgate/domain/request_host.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
 namespace refgate {
@@ -111,9 +112,24 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         response.add_header("Retry-After", "1");
         return;
     }
-    const LinkEntry* link = snapshot->find(key.slug, key.hash);
+    // Issue 46: the request's host picks the domain; with none defined (and unknown hosts
+    // served), nothing is looked up.
+    std::uint16_t domain = 0;
+    if (snapshot->has_domains() || options_.reject_unknown_host) {
+        domain = domain_of(request, *snapshot);
+        if (domain == Snapshot::kUnknownDomain) {
+            not_found(response);
+            return;
+        }
+    }
+    const LinkEntry* link = snapshot->find(key.slug, Snapshot::on_domain(key.hash, domain), domain);
     if (link == nullptr) {
-        not_found(response);
+        const std::string& elsewhere = snapshot->domains()[domain].not_found;
+        if (elsewhere.empty()) {
+            not_found(response);
+        } else {
+            redirect(response, elsewhere, "Continue");
+        }
         return;
     }
     // The Location's bytes live apart from the entry: they load while the request is read.
@@ -159,6 +175,20 @@ void RedirectHandler::answer_fallback(const http::Request& request, http::Respon
         response.simple_page(410, "This link is no longer available");
         response.add_header("X-Robots-Tag", "noindex, nofollow");
     }
+}
+
+std::uint16_t RedirectHandler::domain_of(const http::Request& request,
+                                         const Snapshot& snapshot) const {
+    std::string_view host =
+        authority_host(request.authority.empty() ? request.header("Host") : request.authority);
+    std::uint16_t domain = snapshot.domain_of(host);
+    if (domain != Snapshot::kUnknownDomain) return domain;
+    // No domain defined: the public base URL's host is the default domain's.
+    if (!snapshot.has_domains() && !host.empty() && host.size() == options_.default_host.size()) {
+        std::array<char, kMaxRequestHost> lower{};
+        if (lower_host(host, lower) == options_.default_host) return 0;
+    }
+    return options_.reject_unknown_host ? Snapshot::kUnknownDomain : 0;
 }
 
 void RedirectHandler::answer(const http::Request& request, http::Response& response,

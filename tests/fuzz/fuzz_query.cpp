@@ -14,6 +14,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/domain/request_host.hpp"
 #include "refgate/http/request.hpp"
 
 namespace {
@@ -103,6 +104,30 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         authority = authority.substr(0, authority.size() - path->size());
         FUZZ_CHECK(!authority.empty());
         FUZZ_CHECK(authority.find_first_of("/?#") == std::string_view::npos);
+        // Issue 46: the authority the redirect reads its host from is that very authority.
+        FUZZ_CHECK(refgate::absolute_form_authority(text) == authority);
+    }
+    // A request's host (issue 46): a piece of what was sent, its port and the root's dot gone;
+    // letters, digits, '-' and '.' only, or an IPv6 literal in brackets; at most 253 bytes; and
+    // the same host again when read back with a port.
+    std::string_view host = refgate::authority_host(text);
+    if (!host.empty()) {
+        FUZZ_CHECK(host.size() <= refgate::kMaxRequestHost);
+        FUZZ_CHECK(text.starts_with(host));
+        FUZZ_CHECK(text.find('@') == std::string_view::npos);
+        if (host.front() == '[') {
+            FUZZ_CHECK(host.back() == ']');
+            FUZZ_CHECK(host.find_first_not_of("0123456789abcdefABCDEF:.", 1) == host.size() - 1);
+        } else {
+            FUZZ_CHECK(host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                              "0123456789-.") == std::string_view::npos);
+        }
+        std::string again = std::string(host) + ":8080";
+        FUZZ_CHECK(refgate::authority_host(again) == host || host.back() == '.');
+        std::array<char, refgate::kMaxRequestHost> lower{};
+        auto lowered = refgate::lower_host(host, lower);
+        FUZZ_CHECK(lowered.size() == host.size());
+        FUZZ_CHECK(lowered.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string_view::npos);
     }
     return 0;
 }

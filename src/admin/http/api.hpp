@@ -113,6 +113,7 @@ std::span<const Route> export_routes();
 std::span<const Route> country_group_routes();
 std::span<const Route> placement_routes();
 std::span<const Route> webhook_routes();
+std::span<const Route> domain_routes();
 
 // `commissions` may be null: its routes answer 503 then.
 std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* commissions);
@@ -126,6 +127,7 @@ std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
 std::unique_ptr<Resource> import_resource(AdminStore& store);
 std::unique_ptr<Resource> export_resource(AdminStore& store);
 std::unique_ptr<Resource> country_groups_resource(AdminStore& store);
+std::unique_ptr<Resource> domains_resource(AdminStore& store);
 // GET /api/v1/placements/{token}; GET /api/v1/links/{slug}/placements is the links' route and
 // served by serve_placements() too (src/admin/placements.cpp). `stats` may be null (503).
 std::unique_ptr<Resource> placements_resource(AdminStore& store, StatsStore* stats,

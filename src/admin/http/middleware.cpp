@@ -6,6 +6,7 @@
 #include "api.hpp"
 #include "refgate/admin/console_service.hpp"
 #include "refgate/admin/tokens.hpp"
+#include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/placement.hpp"
@@ -130,13 +131,8 @@ class Authorize final : public Middleware {
     }
 };
 
-// A link's domain as the token's `domains` see it. Links have no `domain` field on this branch:
-// every link is on the default domain. When links gain `domain` (issue 46's branded domains),
-// this returns it.
-std::string_view link_domain(const Link& link) {
-    (void)link;
-    return {};
-}
+// A link's domain as the token's `domains` see it: its host, empty on the default domain.
+std::string_view link_domain(const Link& link) { return link.domain; }
 
 class RestrictReach final : public Middleware {
   public:
@@ -218,7 +214,10 @@ class CheckNames final : public Middleware {
                      : op == Operation::get_user || op == Operation::update_user
                          ? valid_user_name(name)
                      : op == Operation::get_placement ? valid_placement_token(name)
-                                                      : valid_slug(name);
+                     : op == Operation::get_domain || op == Operation::put_domain ||
+                             op == Operation::delete_domain
+                         ? canonical_domain(name) == name
+                         : valid_slug(name);
         if (!name.empty() && !valid) {
             answer.problem(404, "not-found", "no such resource");
             return false;

@@ -41,6 +41,8 @@ constexpr std::array kResources{
     ResourceEntry{
         "/api/v1/webhooks", webhook_routes,
         [](const ResourceContext& c) { return webhooks_resource(c.options.webhooks.get()); }},
+    ResourceEntry{"/api/v1/domains", domain_routes,
+                  [](const ResourceContext& c) { return domains_resource(c.store); }},
     ResourceEntry{"/api/v1/users", user_routes,
                   [](const ResourceContext& c) -> std::unique_ptr<Resource> {
                       if (console_of(c) == nullptr) return nullptr;
@@ -131,6 +133,14 @@ RouteAccess route_access(Operation op) {
         case get_user:
         case update_user:
             return {scope::users_write, Extent::whole};
+        // The branded domains: read as links are (what a token may reach is still held to its
+        // domains), written by admins over every link at once.
+        case list_domains:
+        case get_domain:
+            return {scope::links_read, Extent::free};
+        case put_domain:
+        case delete_domain:
+            return {scope::links_write, Extent::whole};
         // A webhook receives every partner's and link's events: never for a restricted token.
         case list_webhooks:
         case create_webhook:

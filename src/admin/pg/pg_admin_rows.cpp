@@ -257,7 +257,10 @@ bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
 }
 
 std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
-    auto found = pg::read_links(tx_, "WHERE l.slug = $1" + lock_clause(lock, "l"), slug);
+    // The default domain's link first (issue 46): a slug taken on several domains names it.
+    auto found = pg::read_links(
+        tx_, "WHERE l.slug = $1 ORDER BY l.domain NULLS FIRST LIMIT 1" + lock_clause(lock, "l"),
+        slug);
     if (found.empty()) return std::nullopt;
     return link_row(std::move(found.front()));
 }
@@ -301,11 +304,11 @@ bool PgAdminRows::insert_link(const Link& l) {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(
             "INSERT INTO refgate_links (slug, partner_id, destination, status, expires_at, "
-            "fallback, utm_passthrough, rules, auto_fallback) VALUES ($1, (SELECT id FROM "
+            "fallback, utm_passthrough, rules, auto_fallback, domain) VALUES ($1, (SELECT id FROM "
             "refgate_partners WHERE slug = $2), $3, $4, NULLIF($5, '')::timestamptz, "
-            "NULLIF($6, ''), $7, $8::jsonb, $9)",
+            "NULLIF($6, ''), $7, $8::jsonb, $9, NULLIF($10, ''))",
             l.slug, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-            l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback);
+            l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain);
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -317,10 +320,11 @@ void PgAdminRows::update_link(std::int64_t id, const Link& l) {
     tx_.exec_params(
         "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE slug = $2), "
         "destination = $3, status = $4, expires_at = NULLIF($5, '')::timestamptz, "
-        "fallback = NULLIF($6, ''), utm_passthrough = $7, rules = $8::jsonb, updated_at = now(), "
-        "version = version + 1, auto_fallback = $9 WHERE id = $1",
+        "fallback = NULLIF($6, ''), utm_passthrough = $7, rules = $8::jsonb, "
+        "domain = NULLIF($10, ''), updated_at = now(), version = version + 1, "
+        "auto_fallback = $9 WHERE id = $1",
         id, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-        l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback);
+        l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain);
 }
 
 void PgAdminRows::delete_link(std::int64_t id) {

@@ -63,6 +63,14 @@ class PgAdminRows final : public AdminRows {
     bool put_country_group(const CountryGroup& group, bool create) override;
     void delete_country_group(const std::string& family) override;
 
+    std::vector<DomainView> domains() override;
+    std::optional<DomainView> domain(const std::string& host, RowLock lock) override;
+    bool put_domain(const Domain& domain, bool create) override;
+    void delete_domain(const std::string& host) override;
+    std::int64_t count_domain_links(const std::string& host) override;
+    std::optional<LinkRow> link_on(const std::string& host, const std::string& slug,
+                                   RowLock lock) override;
+
     ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,
                                  const std::string& actor) override;
     ImportDocument export_document() override;

@@ -35,6 +35,7 @@ inline Refusal refused(std::vector<FieldError> errors) {
 inline std::int64_t version_of(const PartnerView& view) { return view.stamps.version; }
 inline std::int64_t version_of(const LinkView& view) { return view.stamps.version; }
 inline std::int64_t version_of(const CountryGroupView& view) { return view.version; }
+inline std::int64_t version_of(const DomainView& view) { return view.stamps.version; }
 inline std::int64_t version_of(const TokenView& view) { return view.version; }
 inline std::int64_t version_of(const CreatedToken& view) { return view.token.version; }
 inline std::int64_t version_of(const DisclosureView& view) { return view.disclosure.version; }

@@ -48,11 +48,11 @@ LinkResult AdminService::create_link(const Actor& actor, const NewLink& command)
     Link link = command.link;
     return write<LinkResult>([&](AdminRows& rows) -> LinkResult {
         if (auto errors = validate(rows, link); !errors.empty()) return refused(errors);
-        if (rows.link(link.slug, RowLock::none) || !rows.insert_link(link))
-            return refused(OutcomeKind::conflict, "a link '" + link.slug + "' exists");
-        LinkView after = view_of(*rows.link(link.slug, RowLock::none));
+        if (rows.link_on(link.domain, link.slug, RowLock::none) || !rows.insert_link(link))
+            return refused(OutcomeKind::conflict, "a link '" + link_key(link) + "' exists");
+        LinkView after = view_of(*rows.link_on(link.domain, link.slug, RowLock::none));
         rows.insert_audit(
-            audit_record(actor.name, "link", link.slug, "create", nullptr, view_json(after)));
+            audit_record(actor.name, "link", link_key(link), "create", nullptr, view_json(after)));
         rows.commit();
         return answered(OutcomeKind::created, std::move(after));
     });
@@ -66,6 +66,8 @@ LinkResult AdminService::update_link(const Actor& actor, const std::string& slug
                       [&](const LinkRow& row) -> std::optional<LinkResult> {
                           if (patch.sets("slug") && patch.fields.slug != slug)
                               return refused({{"slug", "cannot be changed"}});
+                          if (patch.sets("domain") && patch.fields.domain != row.link.domain)
+                              return refused({{"domain", "cannot be changed"}});
                           if (!patch.errors.empty()) return refused(patch.errors);
                           Link link = apply_patch(patch, row.link);
                           if (auto errors = validate(rows, link); !errors.empty())
@@ -105,6 +107,15 @@ std::vector<FieldError> AdminService::validate(AdminRows& rows, Link& link) {
     auto issues = validate_links(links, lookup, options_.url_policy);
     link = links.front();
     auto errors = field_errors(issues);
+    // Issue 46: a link is on a domain that exists; naming the default's host is the default.
+    if (!link.domain.empty()) {
+        auto domain = rows.domain(link.domain, RowLock::share);
+        if (!domain) {
+            errors.push_back({"domain", "'" + link.domain + "' is not a domain"});
+        } else if (domain->domain.is_default) {
+            link.domain.clear();
+        }
+    }
     // Readable placement tokens of the partners the link routes to must stay apart from those
     // of their other links. Two saves of one partner's links hold its row's share lock together,
     // so each partner's check is a turn of its own (lock_readable_tokens, in slug order: no

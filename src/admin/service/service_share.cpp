@@ -90,9 +90,24 @@ const Clock& AdminService::clock() const {
     return options_.clock != nullptr ? *options_.clock : system_clock_;
 }
 
-std::optional<std::string> AdminService::public_url(const std::string& slug) const {
-    if (options_.public_base_url.empty()) return std::nullopt;
-    return options_.public_base_url + "/go/" + slug;
+std::optional<std::string> AdminService::public_url(const std::string& slug,
+                                                    const std::string& host) const {
+    const std::string& base = options_.public_base_url;
+    if (base.empty()) return std::nullopt;
+    if (host.empty()) return base + "/go/" + slug;
+    std::size_t authority = base.find("://");
+    authority = authority == std::string::npos ? 0 : authority + 3;
+    std::size_t path = base.find('/', authority);
+    return base.substr(0, authority) + host +
+           (path == std::string::npos ? std::string() : base.substr(path)) + "/go/" + slug;
+}
+
+std::string AdminService::link_host(AdminRows& rows, const Link& link) {
+    if (!link.domain.empty()) return link.domain;
+    for (const auto& d : rows.domains()) {
+        if (d.domain.is_default) return d.domain.host;
+    }
+    return {};
 }
 
 namespace {
@@ -142,7 +157,7 @@ Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
         auto partner = rows.partner(link.partner, RowLock::none);
         auto now = std::chrono::floor<std::chrono::seconds>(clock().now());
         LinkPreviewView answer{.location = reader_location(link, partner->partner, now)};
-        if (preview.named) answer.public_url = public_url(link.slug);
+        if (preview.named) answer.public_url = public_url(link.slug, link_host(rows, link));
         bool live = link.status == LinkStatus::active && partner->partner.active &&
                     !(link.expires_at && now >= *link.expires_at);
         // A stored link's id: its opaque tokens, in the placements and the rules' Locations.
@@ -167,7 +182,7 @@ Result<LinkShareView> AdminService::share_link(const std::string& slug, const st
     return read<ShareResult>([&](AdminRows& rows) -> ShareResult {
         auto row = rows.link(slug, RowLock::none);
         if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
-        auto url = public_url(slug);
+        auto url = public_url(slug, link_host(rows, row->link));
         if (!url) return answered(OutcomeKind::ok, LinkShareView{});
         if (!src.empty()) url->append("?src=").append(src);
         auto partner = rows.partner(row->link.partner, RowLock::none);

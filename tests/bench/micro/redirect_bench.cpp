@@ -5,6 +5,9 @@
 //   refgate_micro_bench "[placements-cost]"
 //                                       CPU ns per redirect of a partner with subid_param and
 //                                       channel_codes against one without, and the ratio
+//   refgate_micro_bench "[domains-cost]"
+//                                       CPU ns per redirect with two branded domains (the link on
+//                                       the second, picked by Host) against none, and the ratio
 //   REFGATE_BENCH_OUT=DIR               also writes DIR/alloc.json and DIR/oneshot.json
 #define CATCH_CONFIG_ENABLE_BENCHMARKING
 #include <time.h>
@@ -123,6 +126,26 @@ const std::shared_ptr<const Snapshot>& big_snapshot(bool placements = false) {
     return placed;
 }
 
+// The same 100k links with two branded domains (issue 46): go.example.com the default, and
+// de.example.com, which the even links are on.
+const std::shared_ptr<const Snapshot>& domains_snapshot() {
+    static const auto built = [] {
+        auto input = links(kLinks);
+        Snapshot::Builder b(1, partners(false), {}, "bench", SysSeconds{std::chrono::seconds{kNow}},
+                            input.size());
+        b.domains({{"go.example.com", true, ""}, {"de.example.com", false, ""}});
+        for (auto& l : input) {
+            if (l.id % 2 == 0) l.domain = "de.example.com";
+            b.add(std::move(l));
+        }
+        auto s = b.finish({});
+        REQUIRE(s->rejected().empty());
+        REQUIRE(s->has_domains());
+        return s;
+    }();
+    return built;
+}
+
 // A handler over the big snapshot with a recorder, as the server's I/O thread has it, and a
 // browser-like request.
 struct World {
@@ -174,6 +197,18 @@ struct World {
         r.peer.bytes[14] = 2;
         r.peer.bytes[15] = 1;
         return r;
+    }
+
+    // Serves the two-domain snapshot, every request naming de.example.com in its Host field.
+    void on_second_domain() {
+        store.publish(domains_snapshot());
+        fields[0].value = "de.example.com";
+    }
+    // The targets of the links on the second domain (the even ones).
+    std::vector<std::string> even_targets() const {
+        std::vector<std::string> out;
+        for (std::size_t i = 1; i < targets.size(); i += 2) out.push_back(targets[i]);
+        return out;
     }
 
     // One request the way Session::answer() makes it: the response is reset and reused.
@@ -374,6 +409,17 @@ TEST_CASE("the steady-state redirect path allocates nothing", "[alloc]") {
                                           w.targets, kCalls));
     }
     {
+        // Issue 46: the domain looked up by Host, the slug on the second domain.
+        World w;
+        w.on_second_domain();
+        auto even = w.even_targets();
+        even.resize(10'000);
+        cases.push_back(count_allocations("302, second branded domain by Host, counted, 10k links",
+                                          w, w.handler, even, kCalls));
+        cases.push_back(count_allocations("404 unknown slug on the second domain", w, w.handler,
+                                          {"/go/no-such-link"}, kCalls, http::Method::get, 404));
+    }
+    {
         // Placements: the Location written per click from the snapshot's (token and code).
         World w(kChrome, "src=newsletter-2026-48", true);
         std::vector<std::string> some(w.targets.begin(), w.targets.begin() + 10'000);
@@ -409,13 +455,14 @@ double cpu_ns() {
     return double(t.tv_sec) * 1e9 + double(t.tv_nsec);
 }
 
-// CPU ns of one pass of `calls` redirects, spread over the 100k links.
-double pass_ns(World& w, std::uint64_t calls) {
+// CPU ns of one pass of `calls` redirects, spread over the 100k links (or `targets`).
+double pass_ns(World& w, std::uint64_t calls, const std::vector<std::string>* targets = nullptr) {
+    const std::vector<std::string>& list = targets != nullptr ? *targets : w.targets;
     std::size_t i = 0;
     double start = cpu_ns();
     for (std::uint64_t n = 0; n < calls; ++n) {
-        i = (i + 7919) % w.targets.size();
-        w.send(w.handler, w.targets[i]);
+        i = (i + 7919) % list.size();
+        w.send(w.handler, list[i]);
     }
     return (cpu_ns() - start) / double(calls);
 }
@@ -441,6 +488,32 @@ TEST_CASE("the CPU a redirect costs with placements against without", "[placemen
     std::printf("%-62s %10.1f\n", "CPU ns per redirect, subid_param + 3 channel_codes", with);
     std::printf("%-62s %10.3f\n", "ratio with / without", with / without);
     std::printf("%-62s %10.1f\n", "ns added per redirect", with - without);
+}
+
+TEST_CASE("the CPU a redirect costs with two branded domains against none", "[domains-cost]") {
+    // The same 50k links (the even ones), counted: with no domain defined, and with two domains,
+    // the links on the second, which each request's Host names (the domain lookup and the slug
+    // hash mixed with the domain: issue 46's one extra lookup). Alternating short passes, best of
+    // REFGATE_BENCH_ROUNDS (default 100) passes of 20,000 redirects each.
+    constexpr std::uint64_t kCalls = 20'000;
+    const char* rounds_text = std::getenv("REFGATE_BENCH_ROUNDS");
+    int rounds = rounds_text != nullptr ? std::max(1, std::atoi(rounds_text)) : 100;
+    World one;
+    World two;
+    two.on_second_domain();
+    auto even = one.even_targets();
+    for (World* w : {&one, &two}) {
+        pass_ns(*w, even.size(), &even);  // every counter exists
+        REQUIRE(w->send(w->handler, even[0]) == 302);
+    }
+    double without = 1e18, with = 1e18;
+    for (int r = 0; r < rounds; ++r) {
+        without = std::min(without, pass_ns(one, kCalls, &even));
+        with = std::min(with, pass_ns(two, kCalls, &even));
+    }
+    std::printf("%-62s %10.1f\n", "CPU ns per redirect, no domain defined", without);
+    std::printf("%-62s %10.1f\n", "CPU ns per redirect, two domains, link on the second", with);
+    std::printf("%-62s %10.3f\n", "ratio two domains / none", with / without);
 }
 
 TEST_CASE("one-shot timings of start-up work with 100k links", "[oneshot]") {

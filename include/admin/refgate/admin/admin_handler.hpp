@@ -88,6 +88,10 @@ enum class Operation {
     webhook_deliveries,
     retry_webhook_delivery,
     stats_live,
+    list_domains,
+    get_domain,
+    put_domain,
+    delete_domain,
 };
 
 struct Route {

@@ -206,6 +206,29 @@ class AdminRows {
     virtual bool put_country_group(const CountryGroup& group, bool create) = 0;
     virtual void delete_country_group(const std::string& family) = 0;
 
+    // Branded domains (issue 46), by host; a store that keeps none has none, and its writes
+    // throw StoreError.
+    virtual std::vector<DomainView> domains() { return {}; }
+    virtual std::optional<DomainView> domain(const std::string& /*host*/, RowLock /*lock*/) {
+        return std::nullopt;
+    }
+    // Inserts (create: false when the host exists by now) or replaces the domain; a new default
+    // takes over from the old one.
+    virtual bool put_domain(const Domain& /*domain*/, bool /*create*/) {
+        throw StoreError("no domains here");
+    }
+    virtual void delete_domain(const std::string& /*host*/) { throw StoreError("no domains here"); }
+    // How many links are on the domain.
+    virtual std::int64_t count_domain_links(const std::string& /*host*/) {
+        throw StoreError("no domains here");
+    }
+    // The link `slug` on the domain `host` (empty: the default domain).
+    virtual std::optional<LinkRow> link_on(const std::string& host, const std::string& slug,
+                                           RowLock lock) {
+        if (!host.empty()) return std::nullopt;
+        return link(slug, lock);
+    }
+
     // The import of a parsed document in this transaction (refgate/pg/importer.hpp: validated
     // whole with the issues parsing found, changes audited as `actor`); commit() applies it.
     virtual ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,

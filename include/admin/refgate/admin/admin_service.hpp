@@ -77,6 +77,13 @@ class AdminService final : public AdminStore {
     Result<CountryGroupView> delete_country_group(const Actor& actor, const std::string& family,
                                                   const Precondition& pre) override;
 
+    Result<Page<DomainView>> list_domains() override;
+    Result<DomainView> get_domain(const std::string& host) override;
+    Result<DomainView> put_domain(const Actor& actor, const std::string& host,
+                                  const PutPrecondition& pre, const DomainPut& put) override;
+    Result<DomainView> delete_domain(const Actor& actor, const std::string& host,
+                                     const Precondition& pre) override;
+
     Result<Page<DisclosureView>> list_disclosures() override;
     Result<DisclosureView> get_disclosure(const std::string& key,
                                           const std::string& locale) override;
@@ -113,8 +120,12 @@ class AdminService final : public AdminStore {
                                                           const PartnerPatch& patch);
     std::vector<FieldError> validate(AdminRows& rows, Link& link);
     const Clock& clock() const;
-    // "<public_base_url>/go/<slug>", or none without a public base URL.
-    std::optional<std::string> public_url(const std::string& slug) const;
+    // "<public_base_url>/go/<slug>", or none without a public base URL; on `host` (issue 46: the
+    // link's domain) the base URL's scheme and path with that host.
+    std::optional<std::string> public_url(const std::string& slug,
+                                          const std::string& host = {}) const;
+    // The host of the link's domain: its own, else the default domain's (empty: none defined).
+    static std::string link_host(AdminRows& rows, const Link& link);
 
     std::unique_ptr<AdminRepository> repository_;
     AdminServiceOptions options_;

@@ -249,6 +249,21 @@ class AdminStore {
                                                           const std::string& family,
                                                           const Precondition& pre) = 0;
 
+    // Branded domains (issue 46), by host. Creates (201) or replaces (200; If-Match needed).
+    virtual Result<Page<DomainView>> list_domains() { throw StoreError("no domains here"); }
+    virtual Result<DomainView> get_domain(const std::string& /*host*/) {
+        throw StoreError("no domains here");
+    }
+    virtual Result<DomainView> put_domain(const Actor& /*actor*/, const std::string& /*host*/,
+                                          const PutPrecondition& /*pre*/,
+                                          const DomainPut& /*put*/) {
+        throw StoreError("no domains here");
+    }
+    virtual Result<DomainView> delete_domain(const Actor& /*actor*/, const std::string& /*host*/,
+                                             const Precondition& /*pre*/) {
+        throw StoreError("no domains here");
+    }
+
     // Disclosure texts by (key, locale); every change stores a new version.
     virtual Result<Page<DisclosureView>> list_disclosures() = 0;
     virtual Result<DisclosureView> get_disclosure(const std::string& key,

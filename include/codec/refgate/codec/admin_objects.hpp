@@ -126,6 +126,20 @@ struct ImportDocument {
     std::vector<Disclosure> disclosures;
     // Optional "country_groups": [{"family", "fallbacks": {"AT": "DE", ...}}].
     std::vector<CountryGroup> country_groups;
+    // Optional "domains" (issue 46): [{"host", "default", "not_found"}].
+    std::vector<Domain> domains;
+};
+
+// A branded domain as stored; `version` is the ETag.
+struct DomainView {
+    Domain domain;
+    Stamps stamps;
+};
+
+// PUT /domains/{host}: the whole domain.
+struct DomainPut {
+    Domain domain;
+    std::vector<FieldError> errors;
 };
 
 // A partner family's country fallbacks as stored; `version` is the ETag.

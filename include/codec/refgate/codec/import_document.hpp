@@ -75,6 +75,7 @@ std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerL
 nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
                                        const std::vector<Link>& links,
                                        const std::vector<Disclosure>& disclosures = {},
-                                       const std::vector<CountryGroup>& country_groups = {});
+                                       const std::vector<CountryGroup>& country_groups = {},
+                                       const std::vector<Domain>& domains = {});
 
 }  // namespace refgate

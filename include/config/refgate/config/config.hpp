@@ -119,6 +119,9 @@ struct Config {
     bool io_uring = true;
     std::string snapshot_file = "refgate-snapshot.json";
     std::string referrer_policy = "strict-origin-when-cross-origin";
+    // Issue 46: a redirect whose host names no domain is 404 (`reject`) instead of served as the
+    // default domain (`default`).
+    bool reject_unknown_host = false;
     bool allow_http_destinations = false;
     HttpLimits http{};
     HttpLimits admin_http{

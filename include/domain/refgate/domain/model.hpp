@@ -121,7 +121,23 @@ struct Link {
     // Not an editor's field: the branches link health switched away from ("default",
     // "rules[i]", "rules[i].split[j]"; table refgate_link_fallbacks), loaded with the links.
     std::vector<FallbackSwitch> fallback_switches;
+    // Issue 46: the host of the branded domain the link is on; empty: the default domain.
+    std::string domain;
 };
+
+// A branded domain (issue 46): a host serving its own slugs. Exactly one domain is the default
+// once any is defined; with none defined, every link is on the default domain, the public base
+// URL's host. `not_found`: where an unknown slug on this host goes (empty: the 404 page).
+struct Domain {
+    std::string host;
+    bool is_default = false;
+    std::string not_found;
+    bool operator==(const Domain&) const = default;
+};
+
+// A link's name across domains: "slug" on the default domain, "host/slug" on another (the
+// audit's and the import's key of a link).
+std::string link_key(const Link& link);
 
 constexpr std::size_t kMaxSlugLength = 64;
 

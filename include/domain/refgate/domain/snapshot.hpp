@@ -31,6 +31,9 @@ struct LinkEntry {
     LinkStatus status = LinkStatus::active;
     bool utm_passthrough = false;
     bool partner_active = true;
+    // Issue 46: the link's domain, an index into Snapshot::domains() (0: the default domain);
+    // in what was padding.
+    std::uint16_t domain = 0;
     // A partner with placements: where `location`'s code and token sit (in what was padding).
     PlacementSlots placement;
     std::int64_t expires_at = 0;  // unix seconds; 0: never
@@ -110,10 +113,18 @@ class Snapshot {
     std::size_t serving_fallback() const { return serving_fallback_; }
 
     // The hash of `slug` that the slug table is keyed by: find(), prefetch() and
-    // prefetch_entry() take it, so that a caller works it out once per request.
+    // prefetch_entry() take it, so that a caller works it out once per request. A slug on
+    // another domain than the default is keyed by its hash mixed with the domain's index.
     static std::size_t hash_of(std::string_view slug) { return StringHash{}(slug); }
+    static std::size_t hash_of(std::string_view slug, std::uint16_t domain) {
+        return on_domain(hash_of(slug), domain);
+    }
+    static std::size_t on_domain(std::size_t slug_hash, std::uint16_t domain) {
+        return domain == 0 ? slug_hash : slug_hash ^ (0x9e3779b97f4a7c15ull * domain);
+    }
     const LinkEntry* find(std::string_view slug) const { return find(slug, hash_of(slug)); }
-    const LinkEntry* find(std::string_view slug, std::size_t hash) const {
+    // The link `slug` on domain `domain` (0: the default domain); `hash` is hash_of(slug, domain).
+    const LinkEntry* find(std::string_view slug, std::size_t hash, std::uint16_t domain = 0) const {
         if (slots_.empty()) return nullptr;
         std::size_t mask = slots_.size() - 1;
         auto tag = static_cast<std::uint32_t>(hash >> 32);
@@ -121,10 +132,24 @@ class Snapshot {
         for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
             const Slot& slot = slots_[i];
             if (slot.position == kNoEntry) return nullptr;
-            if (slot.tag == tag && entries_[slot.position].slug == slug)
-                return &entries_[slot.position];
+            const LinkEntry& entry = entries_[slot.position];
+            if (slot.tag == tag && entry.domain == domain && entry.slug == slug) return &entry;
         }
     }
+
+    // Branded domains (issue 46): [0] is the default domain (its host empty while no domain is
+    // defined: the public base URL's), then the others by host.
+    struct DomainEntry {
+        std::string host;       // lower case
+        std::string not_found;  // where unknown slugs on it go; empty: the 404 page
+    };
+    static constexpr std::uint16_t kUnknownDomain = 0xffff;
+    const std::vector<DomainEntry>& domains() const { return domains_; }
+    // Whether any domain is defined.
+    bool has_domains() const { return domains_.size() > 1 || !domains_.front().host.empty(); }
+    // The index of the domain whose host is `host` in any case; kUnknownDomain when none is.
+    // One pass over the few domains' hosts, nothing allocated.
+    std::uint16_t domain_of(std::string_view host) const noexcept;
     // Starts loading the slot where find() of a slug of that hash begins (a hint: it changes
     // nothing). At thousands of links that slot is seldom in the cache. Always inlined: GCC 12
     // takes a function that only prefetches for a pure one and drops the call.
@@ -211,12 +236,16 @@ class Snapshot {
         void add(Link&& link);
         // The partner families' country fallbacks (before the links are added).
         void country_groups(std::vector<CountryGroup> groups);
+        // The branded domains (before the links are added); a link on a domain not among them
+        // is left out and reported.
+        void domains(const std::vector<Domain>& domains);
         std::shared_ptr<const Snapshot> finish(std::vector<Disclosure> disclosures);
 
       private:
         std::shared_ptr<Snapshot> snapshot_;
         std::unordered_map<std::string_view, std::size_t> partner_index_;
         std::vector<LocationSuffix> suffixes_;  // per partner: what a plain Location appends
+        std::unordered_map<std::string, std::uint16_t> domain_index_;  // by host
         // Compiles a link's rules into the rule and branch tables; a link whose rules no longer
         // validate keeps only its own destination (reported in rejected).
         void add_rules(LinkEntry& entry, std::vector<LinkRule>& rules);
@@ -260,6 +289,7 @@ class Snapshot {
     };
     static constexpr std::uint32_t kNoEntry = 0xffffffffu;
     std::vector<Slot, TableAllocator<Slot>> slots_;
+    std::vector<DomainEntry> domains_{DomainEntry{}};
     DisclosureSet disclosures_;
     std::vector<TargetRule> rules_;
     std::vector<TargetBranch> branches_;

@@ -44,8 +44,9 @@ struct RequestNotes {
 struct Request {
     Method method = Method::other;
     std::string_view method_name;
-    std::string_view target;  // origin-form (path and query of an absolute-form target)
-    int version = 11;         // 10 or 11
+    std::string_view target;     // origin-form (path and query of an absolute-form target)
+    std::string_view authority;  // an absolute-form target's authority, else empty
+    int version = 11;            // 10 or 11
     const std::vector<HeaderField>* fields = nullptr;
     std::string_view body;
     PeerAddress peer;

@@ -26,6 +26,8 @@ struct RequestStorage {
     Method method = Method::other;
     std::string method_name;
     std::string target;
+    // An absolute-form target's authority ("go.example.com:8080"), else empty.
+    std::string authority;
     int version = 11;
     std::string arena;
     std::vector<HeaderField> fields;

@@ -14,6 +14,11 @@ namespace refgate {
 
 struct RedirectOptions {
     std::string referrer_policy = "strict-origin-when-cross-origin";
+    // Issue 46: a request whose host names no domain is 404 (REFGATE_UNKNOWN_HOST=reject)
+    // rather than served as the default domain; while no domain is defined the default domain's
+    // host is `default_host` (the public base URL's, lower case; empty: none).
+    bool reject_unknown_host = false;
+    std::string default_host;
 };
 
 // GET/HEAD /go/{slug}: answered from the in-memory snapshot only. Never waits on the network.
@@ -46,6 +51,9 @@ class RedirectHandler final : public http::Handler {
     // A link that is disabled, expired or switched to its fallback: the fallback, or 410.
     void answer_fallback(const http::Request& request, http::Response& response,
                          const LinkEntry& link, std::int64_t now);
+    // The domain of the request's host (0: the default), or Snapshot::kUnknownDomain when the
+    // host is unknown and refused.
+    std::uint16_t domain_of(const http::Request& request, const Snapshot& snapshot) const;
     // The 302 of an active link: to the rule's branch, or the link's own Location. `channel`:
     // the click's validated channel when the recorder read it already (empty: read here).
     void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,

@@ -12,6 +12,7 @@ import { LinkList, LinkPage } from './pages/links.jsx';
 import { Bulk } from './pages/bulk.jsx';
 import { Disclosures } from './pages/disclosures.jsx';
 import { CountryGroups } from './pages/country_groups.jsx';
+import { Domains } from './pages/domains.jsx';
 import { Stats } from './pages/stats.jsx';
 import { Earnings } from './pages/earnings.jsx';
 import { Audit } from './pages/audit.jsx';
@@ -26,6 +27,7 @@ const pages = [
   { path: 'bulk', label: 'Bulk' },
   { path: 'disclosures', label: 'Disclosures' },
   { path: 'country-groups', label: 'Country groups' },
+  { path: 'domains', label: 'Domains' },
   { path: 'stats', label: 'Stats' },
   { path: 'earnings', label: 'Earnings' },
   { path: 'audit', label: 'Audit', admin: true },
@@ -55,6 +57,8 @@ function Page({ route, session }) {
       return <Disclosures {...props} />;
     case 'country-groups':
       return <CountryGroups {...props} />;
+    case 'domains':
+      return <Domains {...props} />;
     case 'stats':
       return <Stats {...props} />;
     case 'earnings':

@@ -103,8 +103,21 @@ function linkBody(v) {
     fallback: v.fallback || null,
     utm_passthrough: v.utm_passthrough,
     auto_fallback: v.auto_fallback,
+    ...(v.domain ? { domain: v.domain } : {}),
     ...rulesBody(v),
   };
+}
+
+// A new link's domain (issue 46), offered once domains are defined; empty: the default one.
+function DomainSelect({ values, set, errors }) {
+  const [domains] = useLoad(async () => (await api('GET', '/domains')).data.items, []);
+  if (!domains || domains.length === 0) return null;
+  return (
+    <Field id="link-domain" as="select" label="Domain" value={values.domain || ''} error={errors.domain}
+      onChange={set('domain')}>
+      {domains.map((d) => <option value={d.default ? '' : d.host}>{d.host}{d.default ? ' (default)' : ''}</option>)}
+    </Field>
+  );
 }
 
 // The preview's reader: the country, platform and language chosen beside the preview.
@@ -154,6 +167,7 @@ function LinkFields({ values, set, errors, partners, isNew }) {
           {partners.map((p) => <option value={p.slug}>{p.name} ({p.slug})</option>)}
         </Field>
       )}
+      {isNew && <DomainSelect values={values} set={set} errors={errors} />}
       <Field id="link-destination" label="Destination" type="url" value={values.destination} required
         error={errors.destination} onInput={set('destination')} />
       <Field id="link-status" as="select" label="Status" value={values.status} error={errors.status} onChange={set('status')}>
@@ -267,7 +281,7 @@ export function LinkPage({ id, can }) {
   return (
     <>
       <PageTitle>Link {link.slug}</PageTitle>
-      <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}.</p>
+      <p>Partner <a href={`#/partners/${enc(link.partner)}`}>{link.partner}</a>; status {link.status}{link.domain ? `; on ${link.domain}` : ''}.</p>
       <Serving link={link} />
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
       <LinkHealth slug={link.slug} can={can} />

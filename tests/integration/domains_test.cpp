@@ -1,0 +1,271 @@
+// Several branded domains (issue 46), the stored side: /api/v1/domains (audited, exactly one
+// default), a slug unique per domain through the API and the import, the export and import of
+// domains, and migration 022 on a database that already has links.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "support/http_client.hpp"
+#include "support/private_redis.hpp"
+#include "support/service_process.hpp"
+#include "support/test_database.hpp"
+
+// Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
+namespace domains_test {
+
+using namespace refgate::test;
+using Json = nlohmann::json;
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct Fixture {
+    TestDatabase db;
+    PrivateRedis redis;
+    bool imported = import_demo_links(db.url(), {{"deal"}});
+    ServiceProcess service{ServiceOptions{.database_url = db.url(), .redis_url = redis.url()}};
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+
+    HttpResponse api(const std::string& method, const std::string& target, const Json& body = {},
+                     Headers extra = {}, const std::string& token = {}) {
+        extra.emplace_back("Authorization", "Bearer " + (token.empty() ? admin : token));
+        if (body.is_null()) return http_request(service.admin_port(), method, target, extra);
+        extra.emplace_back("Content-Type", "application/json");
+        return http_request(service.admin_port(), method, target, extra, body.dump());
+    }
+    Json get(const std::string& target) { return Json::parse(api("GET", target).body); }
+};
+
+Json link(const std::string& slug, const std::string& path, const Json& domain = nullptr) {
+    Json l = {
+        {"slug", slug}, {"partner", "tailscale"}, {"destination", "https://tailscale.com/" + path}};
+    if (!domain.is_null()) l["domain"] = domain;
+    return l;
+}
+
+TEST_CASE(
+    "domains are created, replaced and deleted through /api/v1/domains by admins, audited, and "
+    "exactly one of them is the default",
+    "[domains][pg][admin]") {
+    Fixture f;
+    CHECK(f.get("/api/v1/domains")["items"] == Json::array());
+    // The first domain must be the default.
+    auto refused = f.api("PUT", "/api/v1/domains/go.example.com", {{"default", false}});
+    CHECK(refused.status == 422);
+    CHECK(Json::parse(refused.body)["errors"][0]["field"] == "default");
+    // Hosts are checked as destinations' hosts are.
+    auto bad_host = f.api("PUT", "/api/v1/domains/go.example.com",
+                          {{"default", true}, {"host", "other.example.com"}});
+    CHECK(bad_host.status == 422);
+    CHECK(f.api("PUT", "/api/v1/domains/go_example..com", {{"default", true}}).status == 404);
+    auto bad_url = f.api("PUT", "/api/v1/domains/go.example.com",
+                         {{"default", true}, {"not_found", "http://example.com/"}});
+    CHECK(bad_url.status == 422);
+    CHECK(Json::parse(bad_url.body)["errors"][0]["field"] == "not_found");
+    std::string editor = create_api_token(f.db.url(), "eddie", "editor");
+    CHECK(f.api("PUT", "/api/v1/domains/go.example.com", {{"default", true}}, {}, editor).status ==
+          403);
+
+    auto created = f.api("PUT", "/api/v1/domains/go.example.com", {{"default", true}});
+    REQUIRE(created.status == 201);
+    CHECK(created.header("Location") == "/api/v1/domains/go.example.com");
+    Json de = {{"default", false}, {"not_found", "https://de.example.com/hallo"}};
+    REQUIRE(f.api("PUT", "/api/v1/domains/de.example.com", de).status == 201);
+    auto both = f.get("/api/v1/domains")["items"];
+    REQUIRE(both.size() == 2);
+    CHECK(both[0]["host"] == "de.example.com");
+    CHECK(both[0]["default"] == false);
+    CHECK(both[0]["not_found"] == "https://de.example.com/hallo");
+    CHECK(both[1]["host"] == "go.example.com");
+    CHECK(both[1]["default"] == true);
+    CHECK(both[1]["not_found"] == nullptr);
+    // Viewers read them.
+    std::string viewer = create_api_token(f.db.url(), "vera", "viewer");
+    CHECK(f.api("GET", "/api/v1/domains/de.example.com", {}, {}, viewer).status == 200);
+
+    // The default cannot step down by itself, nor be deleted while another domain exists.
+    auto etag = f.api("GET", "/api/v1/domains/go.example.com").header("ETag");
+    CHECK(f.api("PUT", "/api/v1/domains/go.example.com", {{"default", false}}, {{"If-Match", etag}})
+              .status == 422);
+    CHECK(f.api("DELETE", "/api/v1/domains/go.example.com", {}, {{"If-Match", etag}}).status ==
+          409);
+    // Another domain takes over as the default: the old one steps down in the same change.
+    de["default"] = true;
+    CHECK(f.api("PUT", "/api/v1/domains/de.example.com", de).status == 428);
+    auto de_etag = f.api("GET", "/api/v1/domains/de.example.com").header("ETag");
+    CHECK(f.api("PUT", "/api/v1/domains/de.example.com", de, {{"If-Match", de_etag}}).status ==
+          200);
+    CHECK(f.get("/api/v1/domains/de.example.com")["default"] == true);
+    CHECK(f.get("/api/v1/domains/go.example.com")["default"] == false);
+    CHECK(f.db.scalar("SELECT count(*) FROM refgate_domains WHERE is_default") == "1");
+
+    etag = f.api("GET", "/api/v1/domains/go.example.com").header("ETag");
+    CHECK(f.api("DELETE", "/api/v1/domains/go.example.com", {}, {{"If-Match", etag}}).status ==
+          204);
+    CHECK(f.api("GET", "/api/v1/domains/go.example.com").status == 404);
+
+    auto audit = f.get("/api/v1/audit?entity=domain")["items"];
+    REQUIRE(audit.size() == 5);  // newest first
+    CHECK(audit[0]["action"] == "delete");
+    CHECK(audit[0]["slug"] == "go.example.com");
+    CHECK(audit[1]["slug"] == "de.example.com");
+    CHECK(audit[1]["after"]["default"] == true);
+    CHECK(audit[2]["slug"] == "go.example.com");  // stepped down
+    CHECK(audit[2]["before"]["default"] == true);
+    CHECK(audit[2]["after"]["default"] == false);
+    CHECK(audit[3]["action"] == "create");
+    CHECK(audit[4]["action"] == "create");
+    CHECK(audit[4]["actor"] == "ada");
+}
+
+TEST_CASE(
+    "a slug is unique per domain: `deal` exists on the default domain and on another one, the "
+    "export carries the domains and the links' domain, and imports again as it was",
+    "[domains][pg][admin]") {
+    Fixture f;
+    REQUIRE(f.api("PUT", "/api/v1/domains/go.example.com", {{"default", true}}).status == 201);
+    REQUIRE(f.api("PUT", "/api/v1/domains/de.example.com", {{"not_found", nullptr}}).status == 201);
+
+    // `deal` is taken on the default domain (the demo import), by its host or without one.
+    CHECK(f.api("POST", "/api/v1/links", link("deal", "other")).status == 409);
+    CHECK(f.api("POST", "/api/v1/links", link("deal", "other", "go.example.com")).status == 409);
+    auto on_de = f.api("POST", "/api/v1/links", link("deal", "de", "DE.example.com"));
+    INFO(on_de.body);
+    REQUIRE(on_de.status == 201);
+    CHECK(Json::parse(on_de.body)["domain"] == "de.example.com");
+    CHECK(f.api("POST", "/api/v1/links", link("deal", "de2", "de.example.com")).status == 409);
+    auto unknown = f.api("POST", "/api/v1/links", link("deal", "x", "nl.example.com"));
+    CHECK(unknown.status == 422);
+    CHECK(Json::parse(unknown.body)["errors"][0]["field"] == "domain");
+    // The default domain's link is what /links/deal names; its domain is absent.
+    auto deal = f.get("/api/v1/links/deal");
+    CHECK(deal["destination"] == "https://tailscale.com/deal");
+    CHECK_FALSE(deal.contains("domain"));
+    CHECK(f.get("/api/v1/audit?entity=link")["items"][0]["slug"] == "de.example.com/deal");
+    // A domain with links cannot go.
+    auto etag = f.api("GET", "/api/v1/domains/de.example.com").header("ETag");
+    CHECK(f.api("DELETE", "/api/v1/domains/de.example.com", {}, {{"If-Match", etag}}).status ==
+          409);
+
+    auto exported = f.get("/api/v1/export");
+    REQUIRE(exported["domains"].size() == 2);
+    CHECK(exported["domains"][0] ==
+          Json{{"host", "de.example.com"}, {"default", false}, {"not_found", nullptr}});
+    CHECK(exported["domains"][1]["default"] == true);
+    REQUIRE(exported["links"].size() == 2);
+    int on_other = 0;
+    for (const auto& l : exported["links"]) {
+        if (l.contains("domain")) {
+            ++on_other;
+            CHECK(l["domain"] == "de.example.com");
+            CHECK(l["destination"] == "https://tailscale.com/de");
+        }
+    }
+    CHECK(on_other == 1);
+
+    // Into an empty database, and out again: the same document.
+    TestDatabase copy;
+    auto imported = import_json(copy.url(), exported.dump());
+    INFO(imported.err);
+    REQUIRE(imported.exit_code == 0);
+    auto again = run_refgate({"export"}, {{"REFGATE_DATABASE_URL", copy.url()}});
+    REQUIRE(again.exit_code == 0);
+    // The same document, the links perhaps in another order (an import inserts them in one
+    // statement).
+    auto by_destination = [](Json doc) {
+        std::sort(doc["links"].begin(), doc["links"].end(),
+                  [](const Json& a, const Json& b) { return a["destination"] < b["destination"]; });
+        return doc;
+    };
+    CHECK(by_destination(Json::parse(again.out)) == by_destination(exported));
+    // The import refuses a link on a domain nobody defined, and two defaults.
+    Json stray = {{"links", Json::array({link("deal", "x", "nl.example.com")})}};
+    CHECK(import_json(copy.url(), stray.dump()).exit_code != 0);
+    Json two = {{"domains", Json::array({{{"host", "a.example.com"}, {"default", true}},
+                                         {{"host", "b.example.com"}, {"default", true}}})}};
+    CHECK(import_json(copy.url(), two.dump()).exit_code != 0);
+    CHECK(copy.scalar("SELECT count(*) FROM refgate_domains") == "2");
+}
+
+TEST_CASE(
+    "migration 022 on a database with links keeps them on the default domain: nothing about "
+    "the single-domain setup changes",
+    "[domains][pg][migrate]") {
+    TestDatabase db(false);
+    // Every migration before 022, then links, then 022.
+    db.exec(
+        "CREATE TABLE refgate_schema_migrations (name text PRIMARY KEY, applied_at timestamptz "
+        "NOT NULL DEFAULT now()); INSERT INTO refgate_schema_migrations (name) VALUES "
+        "('022_domains')");
+    auto env = EnvPairs{{"REFGATE_DATABASE_URL", db.url()}};
+    REQUIRE(run_refgate({"migrate"}, env).exit_code == 0);
+    CHECK(db.scalar("SELECT count(*) FROM information_schema.tables WHERE table_name = "
+                    "'refgate_domains'") == "0");
+    // The links as a pre-022 refgate stored them (its import knew no domain column).
+    db.exec(
+        "INSERT INTO refgate_partners (slug, name, ref_param, ref_code, allowed_domains) VALUES "
+        "('tailscale', 'Tailscale', 'ref', 'picks42', ARRAY['tailscale.com']); "
+        "INSERT INTO refgate_links (slug, partner_id, destination) SELECT s, p.id, "
+        "'https://tailscale.com/' || s FROM refgate_partners p, unnest(ARRAY['alpha', 'beta']) s");
+    db.exec("DELETE FROM refgate_schema_migrations WHERE name = '022_domains'");
+    auto migrated = run_refgate({"migrate"}, env);
+    INFO(migrated.err);
+    REQUIRE(migrated.exit_code == 0);
+    CHECK(db.scalar("SELECT count(*) FROM refgate_links WHERE domain IS NULL") == "2");
+    // A slug is still taken once on the default domain.
+    CHECK_THROWS(
+        db.exec("INSERT INTO refgate_links (slug, partner_id, destination) SELECT "
+                "'alpha', id, 'https://tailscale.com/x' FROM refgate_partners"));
+
+    PrivateRedis redis;
+    ServiceProcess service{ServiceOptions{.database_url = db.url(), .redis_url = redis.url()}};
+    auto r = http_get(service.port(), "/go/alpha", {{"User-Agent", kBrowser}});
+    CHECK(r.status == 302);
+    CHECK(r.header("Location") == "https://tailscale.com/alpha?ref=picks42");
+    auto exported = run_refgate({"export"}, env);
+    REQUIRE(exported.exit_code == 0);
+    auto doc = Json::parse(exported.out);
+    CHECK_FALSE(doc.contains("domains"));
+    CHECK_FALSE(doc["links"][0].contains("domain"));
+}
+
+}  // namespace domains_test
+
+namespace domains_test {
+
+TEST_CASE(
+    "share answers a link's URL on its own domain: the default domain's host for a link without "
+    "one, the public base URL's scheme and path kept",
+    "[domains][pg][admin]") {
+    TestDatabase db;
+    PrivateRedis redis;
+    import_demo_links(db.url(), {{"deal"}});
+    ServiceProcess service{
+        ServiceOptions{.database_url = db.url(),
+                       .redis_url = redis.url(),
+                       .env = {{"REFGATE_PUBLIC_BASE_URL", "https://links.example.org/r"}}}};
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    Headers auth{{"Authorization", "Bearer " + admin}};
+    auto share = [&](const std::string& slug) {
+        auto r = http_get(service.admin_port(), "/api/v1/links/" + slug + "/share", auth);
+        REQUIRE(r.status == 200);
+        return Json::parse(r.body)["public_url"];
+    };
+    // No domain defined: the public base URL as it was.
+    CHECK(share("deal") == "https://links.example.org/r/go/deal");
+    Headers json = auth;
+    json.emplace_back("Content-Type", "application/json");
+    REQUIRE(http_request(service.admin_port(), "PUT", "/api/v1/domains/go.example.com", json,
+                         R"({"default": true})")
+                .status == 201);
+    REQUIRE(http_request(service.admin_port(), "PUT", "/api/v1/domains/de.example.com", json, "{}")
+                .status == 201);
+    REQUIRE(http_request(service.admin_port(), "POST", "/api/v1/links", json,
+                         link("angebot", "de", "de.example.com").dump())
+                .status == 201);
+    CHECK(share("deal") == "https://go.example.com/r/go/deal");
+    CHECK(share("angebot") == "https://de.example.com/r/go/angebot");
+    auto qr = http_get(service.admin_port(), "/api/v1/links/angebot/qr.svg", auth);
+    CHECK(qr.status == 200);
+}
+
+}  // namespace domains_test
