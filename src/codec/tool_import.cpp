@@ -107,8 +107,9 @@ ToolExport read_yourls(std::string_view text) {
         return out;
     }
     std::size_t n = 0;
-    for (const auto& [key, entry] : json["links"].items()) {
+    for (const auto& item : json["links"].items()) {
         ++n;
+        const auto& entry = item.value();
         auto text_of = [&](const char* field) {
             return entry.is_object() && entry.contains(field) && entry[field].is_string()
                        ? entry[field].get<std::string>()
@@ -125,7 +126,7 @@ ToolExport read_yourls(std::string_view text) {
         }
         if (path.empty() || text_of("url").empty()) {
             out.problems.push_back(
-                {n, key + ": needs \"shorturl\" (with its keyword) and \"url\""});
+                {n, item.key() + ": needs \"shorturl\" (with its keyword) and \"url\""});
             continue;
         }
         out.links.push_back({n, std::string(path), text_of("url"), text_of("title")});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "refgate/domain/ascii.hpp"
+
 namespace refgate {
 namespace {
 
@@ -10,18 +12,12 @@ char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c 
 bool alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
 // A q-value in thousandths ("q=0.8" -> 800); 1000 when absent, -1 when malformed.
 int q_value(std::string_view params) noexcept {
     int q = 1000;
     while (!params.empty()) {
         std::size_t semi = params.find(';');
-        std::string_view param = trim(params.substr(0, semi));
+        std::string_view param = ascii::trim_blanks(params.substr(0, semi));
         params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
         if (param.size() < 2 || lower(param[0]) != 'q' || param[1] != '=') continue;
         std::string_view v = param.substr(2);
@@ -177,7 +173,7 @@ std::string_view preferred_language(std::string_view header) noexcept {
         std::string_view item = header.substr(0, comma);
         header = comma == std::string_view::npos ? std::string_view{} : header.substr(comma + 1);
         std::size_t semi = item.find(';');
-        std::string_view tag = trim(item.substr(0, semi));
+        std::string_view tag = ascii::trim_blanks(item.substr(0, semi));
         int q = semi == std::string_view::npos ? 1000 : q_value(item.substr(semi + 1));
         if (q > best_q && tag != "*" && valid_language_tag(tag)) {
             best = tag;
