@@ -170,6 +170,39 @@ test('a country group is refused field by field, then added and shown', async ()
   assert.equal(stack.psql("SELECT fallbacks->>'NZ' FROM refgate_country_groups WHERE family = 'backblaze'"), 'AU');
   assert.deepEqual(await seriousViolations(page), []);
   await screenshots(page, 'country-groups');
+  // Its editor opens on the new group: a change saved under If-Match, then (after a reload) the
+  // group deleted.
+  await page.getByLabel('Fallbacks of backblaze').fill('AT=DE\nNZ=AU\nLI=CH');
+  await page.getByRole('button', { name: 'Save group' }).click();
+  await page.getByText('Saved.').waitFor();
+  // (Stored as JSONB: the keys come back in its order.)
+  await table.getByRole('cell', { name: 'AT → DE, LI → CH, NZ → AU' }).waitFor();
+  await page.reload();
+  await page.getByRole('button', { name: 'Edit backblaze' }).click();
+  await page.getByRole('button', { name: 'Delete group backblaze' }).click();
+  await page.getByText('No country group yet.').waitFor();
+  assert.equal(stack.psql("SELECT count(*) FROM refgate_country_groups WHERE family = 'backblaze'"), '0');
+  await context.close();
+});
+
+test('an admin adds a branded domain, sets where its unknown slugs go, and deletes it', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.admin);
+  await page.getByRole('link', { name: 'Domains' }).click();
+  await page.getByLabel('Host (e.g. go.example.com)').fill('Go.Example.COM');
+  await page.getByRole('button', { name: 'Add domain' }).click();
+  const table = page.getByRole('table', { name: 'Domains' });
+  await table.getByRole('cell', { name: 'go.example.com', exact: true }).waitFor();
+  await page.locator('#domain-not-found').fill('https://www.example.com/missing');
+  await page.getByRole('button', { name: 'Save domain' }).click();
+  await page.getByText('Saved.').waitFor();
+  await table.getByRole('cell', { name: 'https://www.example.com/missing' }).waitFor();
+  assert.equal(stack.psql("SELECT not_found FROM refgate_domains WHERE host = 'go.example.com'"),
+    'https://www.example.com/missing');
+  assert.deepEqual(await seriousViolations(page), []);
+  await screenshots(page, 'domains');
+  await page.getByRole('button', { name: 'Delete domain go.example.com' }).click();
+  await page.getByText('No domain yet').waitFor();
+  assert.equal(stack.psql('SELECT count(*) FROM refgate_domains'), '0');
   await context.close();
 });
 

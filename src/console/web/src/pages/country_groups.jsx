@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, enc, showFailure } from '../api.js';
 import { Field, Notice, PageTitle, Table, showTime, useLoad } from '../ui.jsx';
+import { useVersionedEditor } from '../versioned.js';
 
 // A family's fallbacks as the editor types them: one "AT=DE" per line.
 const asLines = (fallbacks) => Object.entries(fallbacks).map(([from, to]) => `${from}=${to}`).join('\n');
@@ -45,37 +46,14 @@ export function CountryGroups({ can }) {
 
 function Editor({ g, can, onSaved, onDeleted }) {
   const [lines, setLines] = useState(asLines(g.fallbacks));
-  const [errors, setErrors] = useState({});
-  const [error, setError] = useState(null);
-  const [message, setMessage] = useState(null);
-  const path = `/country-groups/${enc(g.family)}`;
-  const stale = (err) => err.status === 412
-    && setError(new Error('Someone changed this group meanwhile: reload the page to see it first.'));
-  async function save(e) {
-    e.preventDefault();
-    setErrors({});
-    setError(null);
-    try {
-      await api('PUT', path, { body: { fallbacks: asMap(lines) }, ifMatch: `"${g.version}"` });
-      setMessage('Saved.');
-      onSaved();
-    } catch (err) {
-      if (!stale(err)) showFailure(err, setErrors, setError);
-    }
-  }
-  async function remove() {
-    setError(null);
-    try {
-      await api('DELETE', path, { ifMatch: `"${g.version}"` });
-      onDeleted();
-    } catch (err) {
-      if (!stale(err)) setError(err);
-    }
-  }
+  const { errors, error, message, save, remove } = useVersionedEditor({
+    path: `/country-groups/${enc(g.family)}`, version: g.version, what: 'group', onSaved, onDeleted,
+  });
+  const submit = (e) => (e.preventDefault(), save({ fallbacks: asMap(lines) }));
   return (
     <section class="card" aria-labelledby="group-title">
       <h2 id="group-title">Family {g.family}, version {g.version}</h2>
-      <form onSubmit={save}>
+      <form onSubmit={submit}>
         <Field id="group-fallbacks" as="textarea" rows="6" label={`Fallbacks of ${g.family}`} hint={hint}
           value={lines} readOnly={!can.edit} error={errors.fallbacks}
           onInput={(e) => setLines(e.currentTarget.value)} />

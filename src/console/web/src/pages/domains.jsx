@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, enc, showFailure } from '../api.js';
 import { Field, Notice, PageTitle, Table, showTime, useLoad } from '../ui.jsx';
+import { useVersionedEditor } from '../versioned.js';
 
 const notFoundHint = 'An https URL that unknown slugs on this domain go to; empty: the 404 page.';
 
@@ -37,37 +38,14 @@ export function Domains({ can }) {
 function Editor({ d, can, onSaved, onDeleted }) {
   const [notFound, setNotFound] = useState(d.not_found || '');
   const [makeDefault, setMakeDefault] = useState(d.default);
-  const [errors, setErrors] = useState({});
-  const [error, setError] = useState(null);
-  const [message, setMessage] = useState(null);
-  const path = `/domains/${enc(d.host)}`;
-  const stale = (err) => err.status === 412
-    && setError(new Error('Someone changed this domain meanwhile: reload the page to see it first.'));
-  async function save(e) {
-    e.preventDefault();
-    setErrors({});
-    setError(null);
-    try {
-      await api('PUT', path, { body: { default: makeDefault, not_found: notFound || null }, ifMatch: `"${d.version}"` });
-      setMessage('Saved.');
-      onSaved();
-    } catch (err) {
-      if (!stale(err)) showFailure(err, setErrors, setError);
-    }
-  }
-  async function remove() {
-    setError(null);
-    try {
-      await api('DELETE', path, { ifMatch: `"${d.version}"` });
-      onDeleted();
-    } catch (err) {
-      if (!stale(err)) setError(err);
-    }
-  }
+  const { errors, error, message, save, remove } = useVersionedEditor({
+    path: `/domains/${enc(d.host)}`, version: d.version, what: 'domain', onSaved, onDeleted,
+  });
+  const submit = (e) => (e.preventDefault(), save({ default: makeDefault, not_found: notFound || null }));
   return (
     <section class="card" aria-labelledby="domain-title">
       <h2 id="domain-title">Domain {d.host}, version {d.version}</h2>
-      <form onSubmit={save}>
+      <form onSubmit={submit}>
         <Field id="domain-not-found" label="Unknown slugs go to" hint={notFoundHint} value={notFound}
           readOnly={!can.admin} error={errors.not_found} onInput={(e) => setNotFound(e.currentTarget.value)} />
         <p>
