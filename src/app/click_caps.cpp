@@ -11,12 +11,21 @@ ClickCapWorker::ClickCapWorker(const SnapshotStore& snapshots, admin::StatsStore
     : snapshots_(snapshots),
       stats_(stats),
       refresh_(refresh),
-      worker_({.name = "rg-click-caps",
-               .priority = BackgroundPriority::low,
-               .interval = kCapApplyTick,
-               .min_backoff = refresh,
-               .max_backoff = 8 * refresh},
-              [this] { return round(); }) {}
+      worker_(
+          {.name = "rg-click-caps",
+           .priority = BackgroundPriority::low,
+           .interval = kCapApplyTick,
+           .min_backoff = refresh,
+           .max_backoff = 8 * refresh,
+           .idle_tick = kCapApplyTick},
+          [this] { return round(); }, [this] { carry_over(); }) {}
+
+void ClickCapWorker::carry_over() {
+    std::uint64_t generation = snapshots_.generation();
+    if (generation == applied_generation_ || !counted_) return;
+    if (auto snapshot = snapshots_.current()) snapshot->apply_caps(totals_);
+    applied_generation_ = generation;
+}
 
 RoundOutcome ClickCapWorker::round() {
     std::uint64_t generation = snapshots_.generation();
@@ -28,10 +37,7 @@ RoundOutcome ClickCapWorker::round() {
     auto now = std::chrono::steady_clock::now();
     if (counted_ && now - counted_at_ < refresh_) {
         // Between counts: a snapshot published since gets the last verdicts at once.
-        if (generation != applied_generation_) {
-            snapshot->apply_caps(totals_);
-            applied_generation_ = generation;
-        }
+        carry_over();
         return RoundOutcome::done;
     }
     std::vector<std::int64_t> ids;
@@ -40,8 +46,9 @@ RoundOutcome ClickCapWorker::round() {
     try {
         totals_ = stats_.human_totals(ids);
     } catch (const std::exception& e) {
-        // The flags stay as they were: a cap reached stays reached, one not yet reached is
-        // found when Redis and PostgreSQL answer again.
+        // The flags stay as they were (and a snapshot published meanwhile gets them, the idle
+        // duty's carry_over()): a cap reached stays reached, one not yet reached is found when
+        // Redis and PostgreSQL answer again.
         log::warn("click_caps_failed", {{"error", e.what()}});
         return RoundOutcome::failed;
     }

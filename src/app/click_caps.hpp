@@ -29,6 +29,8 @@ class ClickCapWorker {
 
   private:
     RoundOutcome round();
+    // Sets the last count's verdicts on a snapshot published since they were last set.
+    void carry_over();
 
     const SnapshotStore& snapshots_;
     admin::StatsStore& stats_;
