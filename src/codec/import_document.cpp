@@ -313,9 +313,10 @@ const FieldRule<Link> kLinkFields[] = {
      [](Reader& r, Link& l) {
          const auto* cap = r.find("max_human_clicks");
          if (cap == nullptr || cap->is_null()) return;
-         if (cap->is_number_unsigned() && cap->get<std::uint64_t>() >= 1 &&
-             cap->get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxHumanClicksCap)) {
-             l.max_human_clicks = static_cast<std::int64_t>(cap->get<std::uint64_t>());
+         // Parsed text holds a positive integer as unsigned, a built document as signed.
+         if (cap->is_number_integer() && cap->get<std::int64_t>() >= 1 &&
+             cap->get<std::int64_t>() <= kMaxHumanClicksCap) {
+             l.max_human_clicks = cap->get<std::int64_t>();
          } else {
              r.add("max_human_clicks", "must be a positive integer, or null");
          }
