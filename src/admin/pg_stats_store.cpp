@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <pqxx/pqxx>
@@ -559,6 +560,36 @@ class PgStatsStore final : public StatsStore {
     // Cached for kLiveCacheFor, computed under the lock: however many editors watch, an instance
     // asks Redis once in that time. PostgreSQL is read only for the slugs of links it has not
     // named before (the names kept up to kSlugsKeptFor).
+    std::unordered_map<std::int64_t, std::uint64_t> human_totals(
+        const std::vector<std::int64_t>& link_ids) override {
+        std::unordered_map<std::int64_t, std::uint64_t> totals;
+        if (link_ids.empty()) return totals;
+        std::set<std::int64_t> wanted(link_ids.begin(), link_ids.end());
+        auto buckets = open_buckets();
+        // All days: the Redis counts first, then PostgreSQL's snapshot (read_unflushed()).
+        auto unflushed = read_unflushed(*buckets, DayRange{0, std::numeric_limits<int>::max()});
+        std::erase_if(unflushed, [&](const Unflushed& u) {
+            return u.key.click_class != static_cast<std::uint8_t>(ClickClass::human) ||
+                   !wanted.contains(u.key.link_id);
+        });
+        with_transaction([&](ReadTx& tx) {
+            Source source = read_source(tx);
+            const char* sql =
+                source.rollups
+                    ? "SELECT link_id, sum(human)::bigint AS human FROM refgate_rollup_link_days "
+                      "WHERE link_id = ANY($1::bigint[]) GROUP BY link_id"
+                    : "SELECT link_id, sum(human)::bigint AS human FROM refgate_click_counts "
+                      "WHERE link_id = ANY($1::bigint[]) GROUP BY link_id";
+            for (const auto& row : tx.exec_params(sql, pg::bigint_array(link_ids)))
+                totals[row["link_id"].as<std::int64_t>()] += row["human"].as<std::uint64_t>();
+            auto flushed = flushed_among(tx, unflushed);
+            for (const auto& u : unflushed) {
+                if (!flushed.contains(u.bucket)) totals[u.key.link_id] += u.clicks;
+            }
+        });
+        return totals;
+    }
+
     LiveStats live() override {
         std::lock_guard lock(live_mutex_);
         auto now = std::chrono::steady_clock::now();

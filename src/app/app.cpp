@@ -5,6 +5,8 @@
 #include <charconv>
 #include <filesystem>
 
+#include "click_caps.hpp"
+#include "refgate/admin/pg_stats_store.hpp"
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
@@ -216,6 +218,13 @@ int App::serve() {
             config_, shared.snapshots, shared.link_health, shared.link_pace, REFGATE_VERSION);
     // Webhook delivery: every instance reads the queue's age, one (an advisory lock) delivers.
     webhooks::DeliveryWorker webhook_delivery(config_, shared.webhook_stats, REFGATE_VERSION);
+    // Click caps (issue 44): the capped links' fleet-wide human clicks, each kClickCapRefresh,
+    // from the primary (a standby's lag would add to the overshoot); one connection.
+    auto cap_counts = admin::make_pg_stats_store({.database_url = config_.database_url,
+                                                  .redis = shared.redis,
+                                                  .max_idle_connections = 1,
+                                                  .max_open_connections = 1});
+    ClickCapWorker click_caps(shared.snapshots, *cap_counts, kClickCapRefresh);
 
     // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
     PeriodicWorker country_watch({.name = "rg-geoip-watch",
@@ -246,6 +255,7 @@ int App::serve() {
     if (!counting.countries.path.empty()) components.add_worker("country_watch", country_watch);
     components.add_worker("commission_figures", commission_figures);
     components.add_worker("webhook_delivery", webhook_delivery);
+    components.add_worker("click_caps", click_caps);
     components.add(
         "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
     if (!components.start()) return 1;

@@ -309,6 +309,19 @@ const FieldRule<Link> kLinkFields[] = {
      [](const Link& f, Link& t) { t.utm_passthrough = f.utm_passthrough; }},
     {"auto_fallback", [](Reader& r, Link& l) { r.boolean("auto_fallback", l.auto_fallback); },
      [](const Link& f, Link& t) { t.auto_fallback = f.auto_fallback; }},
+    {"max_human_clicks",
+     [](Reader& r, Link& l) {
+         const auto* cap = r.find("max_human_clicks");
+         if (cap == nullptr || cap->is_null()) return;
+         // Parsed text holds a positive integer as unsigned, a built document as signed.
+         if (cap->is_number_integer() && cap->get<std::int64_t>() >= 1 &&
+             cap->get<std::int64_t>() <= kMaxHumanClicksCap) {
+             l.max_human_clicks = cap->get<std::int64_t>();
+         } else {
+             r.add("max_human_clicks", "must be a positive integer, or null");
+         }
+     },
+     [](const Link& f, Link& t) { t.max_human_clicks = f.max_human_clicks; }},
     {"rules",
      [](Reader& r, Link& l) {
          if (const auto* rules = r.find("rules"); rules != nullptr && !rules->is_null())
@@ -684,6 +697,7 @@ nlohmann::ordered_json link_to_json(const Link& link) {
     if (link.expires_at) j["expires_at"] = format_rfc3339(*link.expires_at);
     if (link.fallback) j["fallback"] = *link.fallback;
     if (!link.domain.empty()) j["domain"] = link.domain;
+    j["max_human_clicks"] = link.max_human_clicks ? Json(*link.max_human_clicks) : Json();
     if (!link.rules.empty()) {
         j["rules"] = nlohmann::ordered_json::array();
         for (const auto& rule : link.rules) j["rules"].push_back(rule_to_json(rule));

@@ -344,6 +344,12 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                     link.utm_passthrough = in.boolean();
                 } else if (key == "auto_fallback") {
                     link.auto_fallback = in.boolean();
+                } else if (key == "max_human_clicks") {
+                    if (in.null()) {
+                        link.max_human_clicks.reset();
+                    } else {
+                        link.max_human_clicks = in.integer();
+                    }
                 } else if (key == "fallback_branches") {
                     // What automatic fallback switched away when the file was written.
                     in.expect('[');

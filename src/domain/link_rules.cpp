@@ -111,6 +111,9 @@ LinkValidation validate_link(const Link& link, const Partner& partner, const Url
         check_url("fallback", *link.fallback, partner, policy, result, result.fallback);
     if (link.auto_fallback && !link.fallback)
         result.issues.push_back({"auto_fallback", "needs_fallback", "needs a fallback"});
+    if (link.max_human_clicks && *link.max_human_clicks < 1)
+        result.issues.push_back(
+            {"max_human_clicks", "invalid_cap", "must be a positive integer or null"});
     return result;
 }
 

@@ -76,6 +76,9 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->branch_ends_ = branch_ends_;
     snapshot->country_groups_ = country_groups_;
     snapshot->partner_fallbacks_ = partner_fallbacks_;
+    snapshot->caps_ = caps_;
+    snapshot->capped_ = std::make_unique<std::atomic<bool>[]>(caps_.size());
+    for (std::size_t i = 0; i < caps_.size(); ++i) snapshot->set_capped(i, cap_reached(i));
     snapshot->rebuild_branches(changed);
     return snapshot;
 }
@@ -160,6 +163,8 @@ Link Snapshot::link(const LinkEntry& entry) const {
     for (std::uint32_t i = 0; i < entry.rule_count; ++i)
         l.rules.push_back(rules_[entry.first_rule + i].source);
     l.auto_fallback = entry.auto_fallback;
+    if (std::size_t cap = cap_of(entry); cap != kNoCap)
+        l.max_human_clicks = caps_[cap].max_human_clicks;
     // Written to the snapshot file: an instance started from it serves what the fleet serves.
     if (entry.default_failing) l.fallback_switches.push_back({"default", "", "", 0});
     for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
@@ -270,6 +275,11 @@ void Snapshot::Builder::add(Link&& link) {
     entry.destination = std::move(link.destination);
     if (!link.rules.empty()) add_rules(entry, link.rules);
     entry.auto_fallback = link.auto_fallback;
+    if (link.max_human_clicks && *link.max_human_clicks > 0) {
+        entry.has_cap = true;
+        s.caps_.push_back(
+            {static_cast<std::uint32_t>(s.entries_.size() - 1), entry.id, *link.max_human_clicks});
+    }
     if (link.auto_fallback && !entry.fallback.empty() && !link.fallback_switches.empty())
         add_fallback_switches(entry, link.fallback_switches);
 }
@@ -317,8 +327,22 @@ void Snapshot::Builder::domains(const std::vector<Domain>& domains) {
     }
 }
 
+std::size_t Snapshot::apply_caps(
+    const std::unordered_map<std::int64_t, std::uint64_t>& totals) const {
+    std::size_t capped = 0;
+    for (std::size_t i = 0; i < caps_.size(); ++i) {
+        auto found = totals.find(caps_[i].link_id);
+        std::uint64_t clicks = found == totals.end() ? 0 : found->second;
+        bool reached = clicks >= static_cast<std::uint64_t>(caps_[i].max_human_clicks);
+        set_capped(i, reached);
+        capped += reached ? 1 : 0;
+    }
+    return capped;
+}
+
 std::shared_ptr<const Snapshot> Snapshot::Builder::finish(std::vector<Disclosure> disclosures) {
     snapshot_->disclosures_ = DisclosureSet(std::move(disclosures));
+    snapshot_->capped_ = std::make_unique<std::atomic<bool>[]>(snapshot_->caps_.size());
     return std::move(snapshot_);
 }
 

@@ -60,6 +60,8 @@ std::string link_rows(const std::vector<Link>& links) {
              {"utm_passthrough", l.utm_passthrough},
              {"rules", rules_json(l.rules)},
              {"auto_fallback", l.auto_fallback},
+             {"max_human_clicks",
+              l.max_human_clicks ? nlohmann::json(*l.max_human_clicks) : nlohmann::json()},
              {"domain", l.domain.empty() ? nlohmann::json() : nlohmann::json(l.domain)}});
     }
     return rows.dump();
@@ -94,24 +96,28 @@ RETURNING id
 
 constexpr const char* kUpsertLink = R"sql(
 INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules,
-                                auto_fallback, domain)
+                                auto_fallback, domain, max_human_clicks)
 SELECT r.slug, p.id, r.destination, r.status, NULLIF(r.expires_at, '')::timestamptz,
-       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules, r.auto_fallback, r.domain
+       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules, r.auto_fallback, r.domain,
+       r.max_human_clicks
 FROM jsonb_to_recordset($1::jsonb) AS r(slug text, partner text, destination text, status text,
                                         expires_at text, fallback text, utm_passthrough boolean,
-                                        rules jsonb, auto_fallback boolean, domain text)
+                                        rules jsonb, auto_fallback boolean, domain text,
+                                        max_human_clicks bigint)
 JOIN refgate_partners p ON p.slug = r.partner
 ON CONFLICT ((coalesce(domain, '')), slug) DO UPDATE SET
     partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
     expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
     utm_passthrough = EXCLUDED.utm_passthrough, rules = EXCLUDED.rules,
-    auto_fallback = EXCLUDED.auto_fallback, updated_at = now(),
+    auto_fallback = EXCLUDED.auto_fallback, max_human_clicks = EXCLUDED.max_human_clicks,
+    updated_at = now(),
     version = t.version + 1
 WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough, t.rules,
-       t.auto_fallback)
+       t.auto_fallback, t.max_human_clicks)
       IS DISTINCT FROM
       (EXCLUDED.partner_id, EXCLUDED.destination, EXCLUDED.status, EXCLUDED.expires_at,
-       EXCLUDED.fallback, EXCLUDED.utm_passthrough, EXCLUDED.rules, EXCLUDED.auto_fallback)
+       EXCLUDED.fallback, EXCLUDED.utm_passthrough, EXCLUDED.rules, EXCLUDED.auto_fallback,
+       EXCLUDED.max_human_clicks)
 RETURNING id
 )sql";
 

@@ -20,7 +20,7 @@ constexpr const char* kSelectLinks = R"sql(
 SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status,
        floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, l.utm_passthrough,
        CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END AS rules,
-       l.auto_fallback, f.branches AS fallback_branches, l.domain
+       l.auto_fallback, f.branches AS fallback_branches, l.domain, l.max_human_clicks
 FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
 LEFT JOIN (SELECT link_id, string_agg(branch, E'\n') AS branches FROM refgate_link_fallbacks
            GROUP BY link_id) f ON f.link_id = l.id
@@ -65,6 +65,8 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
         if (auto rules = row["rules"]; !rules.is_null())
             l.rules = rules_from_json(nlohmann::ordered_json::parse(rules.c_str()));
         l.auto_fallback = row["auto_fallback"].as<bool>();
+        if (auto cap = row["max_human_clicks"]; !cap.is_null())
+            l.max_human_clicks = cap.as<std::int64_t>();
         if (auto branches = row["fallback_branches"]; !branches.is_null()) {
             std::string_view text = branches.c_str();
             while (!text.empty()) {

@@ -38,7 +38,8 @@ const std::string kPartnerSelect =
 const std::string kLinkSelect =
     "SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status, "
     "floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, "
-    "l.utm_passthrough, l.auto_fallback, (SELECT json_agg(json_build_object('branch', f.branch, "
+    "l.utm_passthrough, l.auto_fallback, l.max_human_clicks, (SELECT "
+    "json_agg(json_build_object('branch', f.branch, "
     "'reason', f.reason, 'detail', f.detail, 'since', floor(extract(epoch FROM f.since))::bigint) "
     "ORDER BY f.branch)::text FROM refgate_link_fallbacks f WHERE f.link_id = l.id) AS "
     "fallback_switches, " +
@@ -84,6 +85,8 @@ StoredLink stored_link(const pqxx::row& row) {
     l.utm_passthrough = row["utm_passthrough"].as<bool>();
     l.rules = rules_from_json(Json::parse(row["rules"].c_str()));
     l.auto_fallback = row["auto_fallback"].as<bool>();
+    if (auto cap = row["max_human_clicks"]; !cap.is_null())
+        l.max_human_clicks = cap.as<std::int64_t>();
     if (auto switches = row["fallback_switches"]; !switches.is_null()) {
         for (const auto& s : Json::parse(switches.c_str()))
             l.fallback_switches.push_back(

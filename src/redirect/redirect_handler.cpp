@@ -139,7 +139,11 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     // Automatic fallback (issue 44): link health switched the link's own destination away; the
     // flag is set only on links with a fallback. A link with rules decides after its target.
     bool failing = link->default_failing && link->rule_count == 0;
-    if (link->status != LinkStatus::active || !link->partner_active || expired || failing) {
+    // Click caps (issue 44): the cap worker found the fleet's human clicks at the cap; the link
+    // answers as an expired one (one atomic load, only for a link with a cap).
+    bool capped = link->has_cap && snapshot->capped(*link);
+    if (link->status != LinkStatus::active || !link->partner_active || expired || failing ||
+        capped) {
         answer_fallback(request, response, *link, now);
         return;
     }

@@ -147,7 +147,7 @@ class Links final : public Resource {
                 return answer.outcome(o, created_at("/api/v1/links/", o, o.view.link.slug));
             }
             case Operation::get_link:
-                return answer.outcome(store_.get_link(r.name));
+                return get(r, answer);
             case Operation::update_link:
                 return answer.outcome(
                     store_.update_link(r.actor, r.name, r.if_match, parse_link_patch(r.body)));
@@ -169,6 +169,28 @@ class Links final : public Resource {
     }
 
   private:
+    // A capped link (issue 44) also shows the fleet's human clicks so far, counted as the cap
+    // worker counts them, and whether they reached the cap (null when they cannot be read now).
+    void get(const ApiRequest& r, Answer& answer) {
+        auto result = store_.get_link(r.name);
+        const Link& link = result.view.link;
+        if (result.kind != OutcomeKind::ok || !link.max_human_clicks || stats_ == nullptr)
+            return answer.outcome(result);
+        Outcome shown{
+            .kind = result.kind, .body = view_json(result.view), .version = result.version};
+        try {
+            auto totals = stats_->human_totals({link.id});
+            auto found = totals.find(link.id);
+            std::uint64_t so_far = found == totals.end() ? 0 : found->second;
+            shown.body["human_clicks_so_far"] = so_far;
+            shown.body["capped"] = so_far >= static_cast<std::uint64_t>(*link.max_human_clicks);
+        } catch (const StoreError&) {
+            shown.body["human_clicks_so_far"] = nullptr;
+            shown.body["capped"] = nullptr;
+        }
+        answer.outcome(shown);
+    }
+
     void share(const ApiRequest& r, Answer& answer) {
         auto src = query_value(r.http.query(), "src");
         if (src && !counted_channel(*src))

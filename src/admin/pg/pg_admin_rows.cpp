@@ -304,11 +304,14 @@ bool PgAdminRows::insert_link(const Link& l) {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(
             "INSERT INTO refgate_links (slug, partner_id, destination, status, expires_at, "
-            "fallback, utm_passthrough, rules, auto_fallback, domain) VALUES ($1, (SELECT id FROM "
-            "refgate_partners WHERE slug = $2), $3, $4, NULLIF($5, '')::timestamptz, "
-            "NULLIF($6, ''), $7, $8::jsonb, $9, NULLIF($10, ''))",
+            "fallback, utm_passthrough, rules, auto_fallback, domain, max_human_clicks) VALUES "
+            "($1, "
+            "(SELECT id FROM refgate_partners WHERE slug = $2), $3, $4, "
+            "NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7, $8::jsonb, $9, NULLIF($10, ''), "
+            "NULLIF($11::bigint, 0))",
             l.slug, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-            l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain);
+            l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain,
+            l.max_human_clicks.value_or(0));
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -322,9 +325,10 @@ void PgAdminRows::update_link(std::int64_t id, const Link& l) {
         "destination = $3, status = $4, expires_at = NULLIF($5, '')::timestamptz, "
         "fallback = NULLIF($6, ''), utm_passthrough = $7, rules = $8::jsonb, "
         "domain = NULLIF($10, ''), updated_at = now(), version = version + 1, "
-        "auto_fallback = $9 WHERE id = $1",
+        "auto_fallback = $9, max_human_clicks = NULLIF($11::bigint, 0) WHERE id = $1",
         id, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-        l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain);
+        l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain,
+        l.max_human_clicks.value_or(0));
 }
 
 void PgAdminRows::delete_link(std::int64_t id) {

@@ -140,8 +140,9 @@ AuditRecord audit_record(std::string actor, std::string entity, std::string slug
 }
 
 Json writable(Json object) {
-    for (const char* stored : {"scheduled_codes", "created_at", "updated_at", "version", "serving",
-                               "serving_reason", "fallback_branches"})
+    for (const char* stored :
+         {"scheduled_codes", "created_at", "updated_at", "version", "serving", "serving_reason",
+          "fallback_branches", "human_clicks_so_far", "capped"})
         object.erase(stored);
     return object;
 }

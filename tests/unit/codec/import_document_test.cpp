@@ -391,3 +391,41 @@ TEST_CASE("an exported document imports again unchanged", "[import]") {
 }
 
 }  // namespace import_document_test
+
+namespace import_document_test {
+
+TEST_CASE("click caps: max_human_clicks is a positive integer or null, and is written back",
+          "[import][caps]") {
+    auto doc = example();
+    doc["links"][0]["max_human_clicks"] = 500;
+    auto parsed = refgate::parse_import(doc);
+    INFO(describe(parsed.issues));
+    REQUIRE(parsed.issues.empty());
+    const Link& l = parsed.document.links.at(0);
+    CHECK(l.max_human_clicks == std::optional<std::int64_t>(500));
+    CHECK(refgate::link_to_json(l)["max_human_clicks"] == 500);
+
+    doc["links"][0]["max_human_clicks"] = nullptr;
+    parsed = refgate::parse_import(doc);
+    CHECK(parsed.issues.empty());
+    CHECK_FALSE(parsed.document.links.at(0).max_human_clicks.has_value());
+    CHECK(refgate::link_to_json(parsed.document.links.at(0))["max_human_clicks"].is_null());
+
+    for (const json& bad : {json(0), json(-5), json(1.5), json("10"), json(true)}) {
+        INFO(bad.dump());
+        doc["links"][0]["max_human_clicks"] = bad;
+        CHECK(has_issue(issues_of(doc), "links[0] (tailscale)", "max_human_clicks"));
+    }
+}
+
+TEST_CASE("click caps: a new link's bad cap is a field error", "[import][caps]") {
+    auto object = example()["links"][0];
+    object["max_human_clicks"] = 0;
+    auto created = refgate::parse_new_link(object);
+    REQUIRE(created.errors.size() == 1);
+    CHECK(created.errors[0].field == "max_human_clicks");
+    object["max_human_clicks"] = 200;
+    CHECK(refgate::parse_new_link(object).errors.empty());
+}
+
+}  // namespace import_document_test

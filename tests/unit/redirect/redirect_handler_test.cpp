@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -463,6 +464,57 @@ TEST_CASE(
         Fixture f({care});
         CHECK(header(f.send_as("/go/care", iphone, 1), "Location") == "https://tailscale.com/blog");
         CHECK(header(f.send("/go/care"), "Location") == "https://tailscale.com/blog");
+    }
+}
+
+}  // namespace redirect_handler_test
+
+namespace redirect_handler_test {
+
+TEST_CASE("click caps: a link whose cap the fleet reached answers like an expired one",
+          "[redirect][caps]") {
+    auto deal = make_link("deal");
+    deal.id = 1;
+    deal.max_human_clicks = 200;
+    auto kept = make_link("kept");
+    kept.id = 2;
+    kept.max_human_clicks = 200;
+    kept.fallback = "https://tailscale.com/blog";
+    auto plain = make_link("plain");
+    plain.id = 3;
+    Fixture f({deal, kept, plain});
+    const auto& snapshot = *f.store.current();
+    REQUIRE(snapshot.caps().size() == 2);
+    std::unordered_map<std::int64_t, std::uint64_t> totals{{deal.id, 199}, {kept.id, 150}};
+
+    SECTION("below the cap: the destination") {
+        CHECK(snapshot.apply_caps(totals) == 0);
+        CHECK(f.send("/go/deal").status() == 302);
+        CHECK(header(f.send("/go/deal"), "Location") == kLocation);
+        CHECK(header(f.send("/go/kept"), "Location") == kLocation);
+    }
+    SECTION("at the cap: 410, or the fallback; a link without a cap is untouched") {
+        totals[deal.id] = 200;
+        totals[kept.id] = 900;
+        totals[plain.id] = 5'000;
+        CHECK(snapshot.apply_caps(totals) == 2);
+        auto gone = f.send("/go/deal");
+        CHECK(gone.status() == 410);
+        CHECK_FALSE(header(gone, "Location").has_value());
+        CHECK(header(f.send("/go/kept"), "Location") == "https://tailscale.com/blog");
+        CHECK(header(f.send("/go/plain"), "Location") == kLocation);
+        // A new snapshot made from this one (a scheduled code's moment) keeps the verdicts.
+        auto later = snapshot.at(refgate::SysSeconds{std::chrono::seconds{kNow + 60}});
+        CHECK(later->capped(*later->find("deal")));
+        CHECK_FALSE(later->capped(*later->find("plain")));
+    }
+    SECTION("a cap raised above the count serves again") {
+        totals[deal.id] = 300;
+        snapshot.apply_caps(totals);
+        CHECK(f.send("/go/deal").status() == 410);
+        totals[deal.id] = 100;
+        snapshot.apply_caps(totals);
+        CHECK(f.send("/go/deal").status() == 302);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "refgate/domain/clock.hpp"
@@ -58,6 +59,13 @@ class StatsStore {
     // The live figures, from Redis only; a store may answer the same figures for a second or two
     // (the console polls them). Throws StoreError when it has none.
     virtual LiveStats live();
+    // Click caps (issue 44): each link's human clicks over all days, flushed plus still in Redis
+    // (as link() counts them); a link without clicks is left out.
+    virtual std::unordered_map<std::int64_t, std::uint64_t> human_totals(
+        const std::vector<std::int64_t>& link_ids) {
+        (void)link_ids;
+        return {};
+    }
 };
 
 }  // namespace refgate::admin

@@ -121,6 +121,9 @@ struct Link {
     // Not an editor's field: the branches link health switched away from ("default",
     // "rules[i]", "rules[i].split[j]"; table refgate_link_fallbacks), loaded with the links.
     std::vector<FallbackSwitch> fallback_switches;
+    // Click cap (issue 44): once the fleet's human clicks reach it, the link answers like an
+    // expired one (its fallback or 410). Absent: no cap; when set, at least 1.
+    std::optional<std::int64_t> max_human_clicks;
     // Issue 46: the host of the branded domain the link is on; empty: the default domain.
     std::string domain;
 };
@@ -140,6 +143,8 @@ struct Domain {
 std::string link_key(const Link& link);
 
 constexpr std::size_t kMaxSlugLength = 64;
+// The largest click cap accepted (a bigint column, and room to add counts without overflow).
+constexpr std::int64_t kMaxHumanClicksCap = std::int64_t{1} << 53;
 
 // [a-z0-9][a-z0-9-]{0,63}
 bool valid_slug(std::string_view slug);

@@ -3,6 +3,7 @@
 // The immutable in-memory picture of all partners and links that redirects are answered from.
 // A new snapshot is built off the request path and swapped in whole.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,6 +49,9 @@ struct LinkEntry {
     // link health switched the default branch to the fallback (set only with a fallback).
     bool auto_fallback : 1 = false;
     bool default_failing : 1 = false;
+    // Click caps (issue 44): the link has a max_human_clicks (Snapshot::caps()), whose flag the
+    // cap worker sets once the fleet's human clicks reach it.
+    bool has_cap : 1 = false;
     // The small page sent with a 302 is written per request (append_redirect_page) into the
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
 };
@@ -111,6 +115,47 @@ class Snapshot {
     std::size_t link_count() const { return entries_.size(); }
     // Links whose own destination automatic fallback switched to their fallback.
     std::size_t serving_fallback() const { return serving_fallback_; }
+
+    // Click caps (issue 44): the links with a max_human_clicks, by position in entries().
+    struct CapEntry {
+        std::uint32_t position = 0;
+        std::int64_t link_id = 0;
+        std::int64_t max_human_clicks = 0;
+    };
+    const std::vector<CapEntry>& caps() const { return caps_; }
+    // Whether the cap worker found `entry`'s cap reached: a binary search over caps() and one
+    // relaxed atomic load; no lock, nothing allocated. False for a link without a cap.
+    bool capped(const LinkEntry& entry) const noexcept {
+        std::size_t cap = cap_of(entry);
+        return cap != kNoCap && capped_[cap].load(std::memory_order_relaxed);
+    }
+    // The index of `entry`'s cap in caps(); kNoCap when it has none.
+    static constexpr std::size_t kNoCap = ~std::size_t{0};
+    std::size_t cap_of(const LinkEntry& entry) const noexcept {
+        if (!entry.has_cap) return kNoCap;
+        auto position = static_cast<std::uint32_t>(&entry - entries_.data());
+        std::size_t lo = 0, hi = caps_.size();
+        while (lo < hi) {
+            std::size_t mid = lo + (hi - lo) / 2;
+            if (caps_[mid].position < position) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo < caps_.size() && caps_[lo].position == position ? lo : kNoCap;
+    }
+    // The cap worker's verdict on caps()[cap]; a published snapshot is const, the flags are not.
+    void set_capped(std::size_t cap, bool capped) const noexcept {
+        capped_[cap].store(capped, std::memory_order_relaxed);
+    }
+    bool cap_reached(std::size_t cap) const noexcept {
+        return capped_[cap].load(std::memory_order_relaxed);
+    }
+    // The cap worker's round: each cap's flag from the fleet's human clicks per link id (a link
+    // missing from `totals` has none); capped once they reach max_human_clicks. Returns how many
+    // links are capped.
+    std::size_t apply_caps(const std::unordered_map<std::int64_t, std::uint64_t>& totals) const;
 
     // The hash of `slug` that the slug table is keyed by: find(), prefetch() and
     // prefetch_entry() take it, so that a caller works it out once per request. A slug on
@@ -296,6 +341,9 @@ class Snapshot {
     std::vector<std::uint32_t> branch_ends_;  // per branch: running weight sum within its rule
     std::vector<CountryGroup> country_groups_;
     std::size_t serving_fallback_ = 0;
+    std::vector<CapEntry> caps_;  // by position
+    // One flag per cap (sized when the snapshot is finished).
+    std::unique_ptr<std::atomic<bool>[]> capped_;
     // Per partner: its family's fallbacks as sorted (country, fallback) pairs; empty: none.
     std::vector<std::vector<std::pair<CountryCode, CountryCode>>> partner_fallbacks_;
 };

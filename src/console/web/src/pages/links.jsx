@@ -92,6 +92,14 @@ function rulesBody(v) {
   }
 }
 
+// The click cap as the API takes it (issue 44): empty is none, digits a number, anything else
+// as typed so that the API names the field.
+function capBody(text) {
+  const s = String(text ?? '').trim();
+  if (s === '') return null;
+  return /^[0-9]+$/.test(s) ? Number(s) : s;
+}
+
 // The link as the API takes it, from the form's values.
 function linkBody(v) {
   return {
@@ -103,6 +111,7 @@ function linkBody(v) {
     fallback: v.fallback || null,
     utm_passthrough: v.utm_passthrough,
     auto_fallback: v.auto_fallback,
+    max_human_clicks: capBody(v.max_human_clicks),
     ...(v.domain ? { domain: v.domain } : {}),
     ...rulesBody(v),
   };
@@ -183,6 +192,9 @@ function LinkFields({ values, set, errors, partners, isNew }) {
       <Check id="link-auto-fallback" label="Serve the fallback while link health finds the destination broken, unavailable or without the code (needs a fallback)"
         checked={values.auto_fallback} onChange={set('auto_fallback')} />
       {errors.auto_fallback && <p class="error" id="link-auto-fallback-error"><span aria-hidden="true">⚠ </span>Automatic fallback {errors.auto_fallback}</p>}
+      <Field id="link-max-human-clicks" type="number" min="1" step="1" label="Human clicks cap"
+        hint="Once the fleet counts this many human clicks the link answers as an expired one (its fallback or 410). Empty: no cap."
+        value={values.max_human_clicks} error={errors.max_human_clicks} onInput={set('max_human_clicks')} />
       <RulesEditor text={values.rules} errors={errors} onChange={(text) => set('rules')({ currentTarget: { value: text } })} />
     </>
   );
@@ -238,7 +250,7 @@ function useValues(initial) {
 }
 
 function LinkForm({ partners, onDone }) {
-  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false, auto_fallback: false, rules: '' });
+  const [values, set] = useValues({ slug: '', partner: '', destination: '', status: 'active', expires_at: '', fallback: '', utm_passthrough: false, auto_fallback: false, max_human_clicks: '', rules: '' });
   const [errors, setErrors] = useState({});
   const [error, setError] = useState(null);
   const preview = usePreview(values);
@@ -315,6 +327,7 @@ function LinkEditor({ link, reload }) {
   const initial = {
     partner: link.partner, destination: link.destination, status: link.status,
     expires_at: utcToLocalInput(link.expires_at), fallback: link.fallback || '', utm_passthrough: !!link.utm_passthrough, auto_fallback: !!link.auto_fallback,
+    max_human_clicks: link.max_human_clicks == null ? '' : String(link.max_human_clicks),
     rules: link.rules && link.rules.length ? JSON.stringify(link.rules, null, 2) : '', had_rules: !!(link.rules && link.rules.length),
   };
   const [values, set] = useValues(initial);

@@ -1,0 +1,62 @@
+#include "click_caps.hpp"
+
+#include <vector>
+
+#include "refgate/runtime/log.hpp"
+
+namespace refgate {
+
+ClickCapWorker::ClickCapWorker(const SnapshotStore& snapshots, admin::StatsStore& stats,
+                               std::chrono::milliseconds refresh)
+    : snapshots_(snapshots),
+      stats_(stats),
+      refresh_(refresh),
+      worker_(
+          {.name = "rg-click-caps",
+           .priority = BackgroundPriority::low,
+           .interval = kCapApplyTick,
+           .min_backoff = refresh,
+           .max_backoff = 8 * refresh,
+           .idle_tick = kCapApplyTick},
+          [this] { return round(); }, [this] { carry_over(); }) {}
+
+void ClickCapWorker::carry_over() {
+    std::uint64_t generation = snapshots_.generation();
+    if (generation == applied_generation_ || !counted_) return;
+    if (auto snapshot = snapshots_.current()) snapshot->apply_caps(totals_);
+    applied_generation_ = generation;
+}
+
+RoundOutcome ClickCapWorker::round() {
+    std::uint64_t generation = snapshots_.generation();
+    auto snapshot = snapshots_.current();
+    if (snapshot == nullptr || snapshot->caps().empty()) {
+        applied_generation_ = generation;
+        return RoundOutcome::done;
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (counted_ && now - counted_at_ < refresh_) {
+        // Between counts: a snapshot published since gets the last verdicts at once.
+        carry_over();
+        return RoundOutcome::done;
+    }
+    std::vector<std::int64_t> ids;
+    ids.reserve(snapshot->caps().size());
+    for (const auto& cap : snapshot->caps()) ids.push_back(cap.link_id);
+    try {
+        totals_ = stats_.human_totals(ids);
+    } catch (const std::exception& e) {
+        // The flags stay as they were (and a snapshot published meanwhile gets them, the idle
+        // duty's carry_over()): a cap reached stays reached, one not yet reached is found when
+        // Redis and PostgreSQL answer again.
+        log::warn("click_caps_failed", {{"error", e.what()}});
+        return RoundOutcome::failed;
+    }
+    counted_ = true;
+    counted_at_ = now;
+    snapshot->apply_caps(totals_);
+    applied_generation_ = generation;
+    return RoundOutcome::done;
+}
+
+}  // namespace refgate

@@ -1,0 +1,45 @@
+#pragma once
+
+// Click caps (issue 44), off the redirect path: every instance counts the capped links' human
+// clicks across the fleet (flushed in PostgreSQL plus still in Redis, as the stats answers do)
+// each refresh interval, and sets the snapshot's per-link flags that the redirect reads with one
+// atomic load. A snapshot published in between gets the last verdicts within kCapApplyTick.
+
+#include <chrono>
+#include <cstdint>
+#include <unordered_map>
+
+#include "refgate/admin/stats_store.hpp"
+#include "refgate/runtime/periodic_worker.hpp"
+#include "refgate/runtime/snapshot_store.hpp"
+
+namespace refgate {
+
+// How often the capped links' clicks are counted.
+constexpr std::chrono::milliseconds kClickCapRefresh{1'000};
+// How often a newly published snapshot is looked for, to copy the last verdicts onto it.
+constexpr std::chrono::milliseconds kCapApplyTick{100};
+
+class ClickCapWorker {
+  public:
+    ClickCapWorker(const SnapshotStore& snapshots, admin::StatsStore& stats,
+                   std::chrono::milliseconds refresh);
+    void start() { worker_.start(); }
+    void stop() { worker_.stop(); }
+
+  private:
+    RoundOutcome round();
+    // Sets the last count's verdicts on a snapshot published since they were last set.
+    void carry_over();
+
+    const SnapshotStore& snapshots_;
+    admin::StatsStore& stats_;
+    std::chrono::milliseconds refresh_;
+    std::chrono::steady_clock::time_point counted_at_{};
+    std::uint64_t applied_generation_ = 0;
+    bool counted_ = false;
+    std::unordered_map<std::int64_t, std::uint64_t> totals_;  // the last count, by link id
+    PeriodicWorker worker_;
+};
+
+}  // namespace refgate
