@@ -25,12 +25,13 @@ using namespace refgate::test;
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
 
-// The scenario server, started once for the file's tests and stopped at exit (or when a test
-// fails: it lives in a function's static, destroyed with the program).
-class ScenarioServer {
+// A test's HTTPS server in Python (tests/linkcheck/scenario_server.py, tests/webhooks/receiver.py):
+// started on 127.0.0.2 with a directory of its own, where it writes its port, its test CA
+// (ca.pem) and what it received; stopped with the object.
+class LocalPythonServer {
   public:
-    ScenarioServer() {
-        std::string script = (source_root() / "tests/linkcheck/scenario_server.py").string();
+    explicit LocalPythonServer(const char* script_path) {
+        std::string script = (source_root() / script_path).string();
         std::string dir = dir_.path().string();
         pid_ = ::fork();
         if (pid_ == 0) {
@@ -44,14 +45,30 @@ class ScenarioServer {
             in >> port_;
         }
     }
-    ~ScenarioServer() {
+    ~LocalPythonServer() {
         if (pid_ > 0) {
             ::kill(pid_, SIGTERM);
             ::waitpid(pid_, nullptr, 0);
         }
     }
+    LocalPythonServer(const LocalPythonServer&) = delete;
+    LocalPythonServer& operator=(const LocalPythonServer&) = delete;
     int port() const { return port_; }
     std::string ca_file() const { return dir_.file("ca.pem"); }
+
+  protected:
+    TempDir dir_;
+
+  private:
+    pid_t pid_ = -1;
+    int port_ = 0;
+};
+
+// The scenario server, started once for the file's tests and stopped at exit (or when a test
+// fails: it lives in a function's static, destroyed with the program).
+class ScenarioServer : public LocalPythonServer {
+  public:
+    ScenarioServer() : LocalPythonServer("tests/linkcheck/scenario_server.py") {}
     std::string requests() const { return read_text(dir_.file("requests.log")); }
     // /flip/NAME answers 404 while broken, else as /clean.
     void set_broken(const std::string& name, bool broken) const {
@@ -62,11 +79,6 @@ class ScenarioServer {
             std::remove(path.c_str());
         }
     }
-
-  private:
-    TempDir dir_;
-    pid_t pid_ = -1;
-    int port_ = 0;
 };
 
 inline ScenarioServer& server() {

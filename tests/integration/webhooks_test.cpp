@@ -33,33 +33,11 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 namespace {
 
 // The receiver, started once for the file's tests and stopped at exit.
-class Receiver {
+class Receiver : public linkcheck_fixture::LocalPythonServer {
   public:
-    Receiver() {
-        std::string script = (source_root() / "tests/webhooks/receiver.py").string();
-        std::string dir = dir_.path().string();
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::execl("/usr/bin/python3", "python3", script.c_str(), "--dir", dir.c_str(),
-                    "--address", "127.0.0.2", static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-        for (int i = 0; i < 300 && port_ == 0; ++i) {
-            std::this_thread::sleep_for(50ms);
-            std::ifstream in(dir_.file("port"));
-            in >> port_;
-        }
-    }
-    ~Receiver() {
-        if (pid_ > 0) {
-            ::kill(pid_, SIGTERM);
-            ::waitpid(pid_, nullptr, 0);
-        }
-    }
-    int port() const { return port_; }
-    std::string ca_file() const { return dir_.file("ca.pem"); }
+    Receiver() : LocalPythonServer("tests/webhooks/receiver.py") {}
     std::string url(const std::string& path) const {
-        return "https://hooks.test:" + std::to_string(port_) + path;
+        return "https://hooks.test:" + std::to_string(port()) + path;
     }
     // Every request so far whose body names `marker` (each test's own partner or link slugs).
     std::vector<Json> requests(const std::string& marker) const {
@@ -83,11 +61,6 @@ class Receiver {
         }
         return got;
     }
-
-  private:
-    TempDir dir_;
-    pid_t pid_ = -1;
-    int port_ = 0;
 };
 
 Receiver& receiver() {
