@@ -200,6 +200,14 @@ test('an admin adds a branded domain, sets where its unknown slugs go, and delet
     'https://www.example.com/missing');
   assert.deepEqual(await seriousViolations(page), []);
   await screenshots(page, 'domains');
+  // Someone else changes it meanwhile: the next save is refused with that reason, not saved over.
+  stack.psql("UPDATE refgate_domains SET not_found = NULL, version = version + 1 WHERE host = 'go.example.com'");
+  await page.locator('#domain-not-found').fill('https://www.example.com/gone');
+  await page.getByRole('button', { name: 'Save domain' }).click();
+  await page.getByText('Someone changed this domain meanwhile').waitFor();
+  assert.equal(stack.psql("SELECT coalesce(not_found, 'none') FROM refgate_domains WHERE host = 'go.example.com'"), 'none');
+  await page.reload();
+  await page.getByRole('button', { name: 'Edit go.example.com' }).click();
   await page.getByRole('button', { name: 'Delete domain go.example.com' }).click();
   await page.getByText('No domain yet').waitFor();
   assert.equal(stack.psql('SELECT count(*) FROM refgate_domains'), '0');

@@ -10,8 +10,12 @@ export function useVersionedEditor({ path, version, what, onSaved, onDeleted }) 
   const [error, setError] = useState(null);
   const [message, setMessage] = useState(null);
   const ifMatch = `"${version}"`;
-  const stale = (err) => err.status === 412
-    && setError(new Error(`Someone changed this ${what} meanwhile: reload the page to see it first.`));
+  // True when the save or delete lost to someone else's change, whose message it then shows.
+  const stale = (err) => {
+    if (err.status !== 412) return false;
+    setError(new Error(`Someone changed this ${what} meanwhile: reload the page to see it first.`));
+    return true;
+  };
   async function save(body) {
     setErrors({});
     setError(null);

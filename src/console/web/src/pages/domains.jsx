@@ -27,7 +27,7 @@ export function Domains({ can }) {
               {can.admin ? 'Edit' : 'Show'} {d.host}
             </button>])} />
       )}
-      {current && <Editor key={`${current.host}-${current.version}`} d={current} can={can}
+      {current && <Editor key={current.host} d={current} can={can}
         onSaved={reload} onDeleted={() => (setChosen(null), reload())} />}
       {can.admin && items && <NewDomain first={items.length === 0}
         onSaved={(host) => (setChosen(host), reload())} />}
