@@ -685,6 +685,29 @@ nlohmann::ordered_json partner_to_json(const Partner& partner) {
         {"channel_codes", channel_codes}};
 }
 
+Partner partner_from_json(const nlohmann::ordered_json& j) {
+    Partner p;
+    p.slug = j.at("slug").get<std::string>();
+    p.name = j.at("name").get<std::string>();
+    p.ref_param = j.at("ref_param").get<std::string>();
+    p.ref_code = j.at("ref_code").get<std::string>();
+    p.allowed_domains = j.at("allowed_domains").get<std::vector<std::string>>();
+    for (const auto& [key, value] : j.at("extra_params").items())
+        p.extra_params.emplace_back(key, value.get<std::string>());
+    p.active = j.value("active", true);
+    if (auto subid = j.find("subid_param"); subid != j.end() && subid->is_string())
+        p.subid_param = subid->get<std::string>();
+    if (j.value("subid_style", std::string("opaque")) == "readable")
+        p.subid_style = SubidStyle::readable;
+    p.subid_charset = j.value("subid_charset", p.subid_charset);
+    if (auto codes = j.find("channel_codes"); codes != j.end() && codes->is_array()) {
+        for (const auto& c : *codes)
+            p.channel_codes.push_back(
+                {c.at("channel").get<std::string>(), c.at("ref_code").get<std::string>()});
+    }
+    return p;
+}
+
 nlohmann::ordered_json link_to_json(const Link& link) {
     nlohmann::ordered_json j{{"slug", link.slug},
                              {"partner", link.partner},

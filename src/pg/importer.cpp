@@ -17,27 +17,8 @@ namespace {
 // One row per partner or link for jsonb_to_recordset: the whole import is one statement per
 // table, so the change trigger (one version bump each) fires twice, not once per row.
 std::string partner_rows(const std::vector<Partner>& partners) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& p : partners) {
-        nlohmann::json pairs = nlohmann::json::array();
-        for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
-        nlohmann::json channel_codes = nlohmann::json::array();
-        for (const auto& c : p.channel_codes)
-            channel_codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
-        rows.push_back(
-            {{"slug", p.slug},
-             {"name", p.name},
-             {"ref_param", p.ref_param},
-             {"ref_code", p.ref_code},
-             {"allowed_domains", p.allowed_domains},
-             {"extra_params", pairs},
-             {"active", p.active},
-             {"subid_param",
-              p.subid_param.empty() ? nlohmann::json() : nlohmann::json(p.subid_param)},
-             {"subid_style", p.subid_style == SubidStyle::readable ? "readable" : "opaque"},
-             {"subid_charset", p.subid_charset},
-             {"channel_codes", channel_codes}});
-    }
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& p : partners) rows.push_back(partner_record(p));
     return rows.dump();
 }
 
@@ -67,33 +48,8 @@ std::string link_rows(const std::vector<Link>& links) {
     return rows.dump();
 }
 
-// Upserts bump version and updated_at only when something really changed, so that re-importing
-// the same file is a no-op.
-constexpr const char* kUpsertPartner = R"sql(
-INSERT INTO refgate_partners AS t (slug, name, ref_param, ref_code, allowed_domains, extra_params, active,
-                                   subid_param, subid_style, subid_charset, channel_codes)
-SELECT r.slug, r.name, r.ref_param, r.ref_code,
-       ARRAY(SELECT jsonb_array_elements_text(r.allowed_domains)), r.extra_params, r.active,
-       r.subid_param, r.subid_style, r.subid_charset, r.channel_codes
-FROM jsonb_to_recordset($1::jsonb) AS r(slug text, name text, ref_param text, ref_code text,
-                                        allowed_domains jsonb, extra_params jsonb, active boolean,
-                                        subid_param text, subid_style text, subid_charset text,
-                                        channel_codes jsonb)
-ON CONFLICT (slug) DO UPDATE SET
-    name = EXCLUDED.name, ref_param = EXCLUDED.ref_param, ref_code = EXCLUDED.ref_code,
-    allowed_domains = EXCLUDED.allowed_domains, extra_params = EXCLUDED.extra_params,
-    active = EXCLUDED.active, subid_param = EXCLUDED.subid_param,
-    subid_style = EXCLUDED.subid_style, subid_charset = EXCLUDED.subid_charset,
-    channel_codes = EXCLUDED.channel_codes, updated_at = now(), version = t.version + 1
-WHERE (t.name, t.ref_param, t.ref_code, t.allowed_domains, t.extra_params, t.active,
-       t.subid_param, t.subid_style, t.subid_charset, t.channel_codes)
-      IS DISTINCT FROM
-      (EXCLUDED.name, EXCLUDED.ref_param, EXCLUDED.ref_code, EXCLUDED.allowed_domains,
-       EXCLUDED.extra_params, EXCLUDED.active, EXCLUDED.subid_param, EXCLUDED.subid_style,
-       EXCLUDED.subid_charset, EXCLUDED.channel_codes)
-RETURNING id
-)sql";
-
+// The link upsert bumps version and updated_at only when something really changed, so that
+// re-importing the same file is a no-op (the partners' does the same: partner_write_sql).
 constexpr const char* kUpsertLink = R"sql(
 INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules,
                                 auto_fallback, domain, max_human_clicks)
@@ -176,7 +132,8 @@ std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor
             out.emplace_back(s.partner.slug, stored_partner_object(s.partner, s.stamps));
         return out;
     };
-    return upsert_audited(tx, actor, "partner", partners, kUpsertPartner, partner_rows(partners),
+    return upsert_audited(tx, actor, "partner", partners,
+                          partner_write_sql(PartnerWrite::upsert).c_str(), partner_rows(partners),
                           objects);
 }
 

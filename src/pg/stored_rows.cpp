@@ -26,14 +26,158 @@ Stamps stamps_of(const pqxx::row& row) {
             row["version"].as<std::int64_t>()};
 }
 
+// The partner's columns besides id, slug and the stamps: how each is selected, read into the
+// Partner, and written as a member of the jsonb record that the admin's insert and update and
+// the import's upsert take (jsonb_to_record(set)). A new partner column is one entry here.
+struct PartnerColumn {
+    std::string_view name;
+    std::string_view record_type;  // its type in the jsonb record
+    std::string_view value;        // its value from the record r; empty: r.<name>
+    std::string_view select;       // how it is selected (AS <name>); empty: p.<name>
+    void (*read)(const pqxx::field&, Partner&);
+    Json (*write)(const Partner&);
+};
+
+const PartnerColumn kPartnerColumns[] = {
+    {"name", "text", "", "", [](const pqxx::field& f, Partner& p) { p.name = f.c_str(); },
+     [](const Partner& p) { return Json(p.name); }},
+    {"ref_param", "text", "", "", [](const pqxx::field& f, Partner& p) { p.ref_param = f.c_str(); },
+     [](const Partner& p) { return Json(p.ref_param); }},
+    {"ref_code", "text", "", "", [](const pqxx::field& f, Partner& p) { p.ref_code = f.c_str(); },
+     [](const Partner& p) { return Json(p.ref_code); }},
+    {"allowed_domains", "jsonb", "ARRAY(SELECT jsonb_array_elements_text(r.allowed_domains))", "",
+     [](const pqxx::field& f, Partner& p) { p.allowed_domains = text_array_field(f); },
+     [](const Partner& p) { return Json(p.allowed_domains); }},
+    // Stored as an array of pairs: the order editors gave them.
+    {"extra_params", "jsonb", "", "p.extra_params::text",
+     [](const pqxx::field& f, Partner& p) {
+         for (const auto& pair : Json::parse(f.c_str()))
+             p.extra_params.emplace_back(pair.at(0).get<std::string>(),
+                                         pair.at(1).get<std::string>());
+     },
+     [](const Partner& p) {
+         Json pairs = Json::array();
+         for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
+         return pairs;
+     }},
+    {"active", "boolean", "", "", [](const pqxx::field& f, Partner& p) { p.active = f.as<bool>(); },
+     [](const Partner& p) { return Json(p.active); }},
+    {"subid_param", "text", "", "",
+     [](const pqxx::field& f, Partner& p) {
+         if (!f.is_null()) p.subid_param = f.c_str();
+     },
+     [](const Partner& p) { return p.subid_param.empty() ? Json() : Json(p.subid_param); }},
+    {"subid_style", "text", "", "",
+     [](const pqxx::field& f, Partner& p) {
+         if (std::string_view(f.c_str()) == "readable") p.subid_style = SubidStyle::readable;
+     },
+     [](const Partner& p) {
+         return Json(p.subid_style == SubidStyle::readable ? "readable" : "opaque");
+     }},
+    {"subid_charset", "text", "", "",
+     [](const pqxx::field& f, Partner& p) { p.subid_charset = f.c_str(); },
+     [](const Partner& p) { return Json(p.subid_charset); }},
+    {"channel_codes", "jsonb", "", "p.channel_codes::text",
+     [](const pqxx::field& f, Partner& p) {
+         for (const auto& code : Json::parse(f.c_str()))
+             p.channel_codes.push_back(
+                 {code.at("channel").get<std::string>(), code.at("ref_code").get<std::string>()});
+     },
+     [](const Partner& p) {
+         Json codes = Json::array();
+         for (const auto& c : p.channel_codes)
+             codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
+         return codes;
+     }},
+};
+
+// The columns joined by ", ", each as `each` gives it.
+template <typename Each>
+std::string partner_columns(Each&& each) {
+    std::string out;
+    for (const auto& c : kPartnerColumns) {
+        if (!out.empty()) out += ", ";
+        out += each(c);
+    }
+    return out;
+}
+
+std::string column_names() {
+    return partner_columns([](const PartnerColumn& c) { return std::string(c.name); });
+}
+
+// "SELECT [r.slug, ]<values> FROM jsonb_to_record(set)(<param>) AS r(slug text, <column>
+// <type>, ...)": the record's columns, with the values the table takes from them.
+std::string partner_values_from(std::string_view function, std::string_view param,
+                                bool with_slug = true) {
+    std::string values = partner_columns([](const PartnerColumn& c) {
+        return c.value.empty() ? "r." + std::string(c.name) : std::string(c.value);
+    });
+    std::string types = partner_columns([](const PartnerColumn& c) {
+        return std::string(c.name) + " " + std::string(c.record_type);
+    });
+    return std::string(with_slug ? "SELECT r.slug, " : "SELECT ") + values + " FROM " +
+           std::string(function) + "(" + std::string(param) + "::jsonb) AS r(slug text, " + types +
+           ")";
+}
+
+std::string partner_insert_sql() {
+    return "INSERT INTO refgate_partners (slug, " + column_names() + ") " +
+           partner_values_from("jsonb_to_record", "$1");
+}
+
+// The row is found by id; its slug stays.
+std::string partner_update_sql() {
+    return "UPDATE refgate_partners SET (" + column_names() + ") = (" +
+           partner_values_from("jsonb_to_record", "$2", false) +
+           "), updated_at = now(), version = version + 1 WHERE id = $1";
+}
+
+// Bumps version and updated_at only when something really changed, so that re-importing the
+// same file is a no-op.
+std::string partner_upsert_sql() {
+    std::string set = partner_columns([](const PartnerColumn& c) {
+        return std::string(c.name) + " = EXCLUDED." + std::string(c.name);
+    });
+    std::string old_values =
+        partner_columns([](const PartnerColumn& c) { return "t." + std::string(c.name); });
+    std::string new_values =
+        partner_columns([](const PartnerColumn& c) { return "EXCLUDED." + std::string(c.name); });
+    return "INSERT INTO refgate_partners AS t (slug, " + column_names() + ") " +
+           partner_values_from("jsonb_to_recordset", "$1") + " ON CONFLICT (slug) DO UPDATE SET " +
+           set + ", updated_at = now(), version = t.version + 1 WHERE (" + old_values +
+           ") IS DISTINCT FROM (" + new_values + ") RETURNING id";
+}
+
 }  // namespace
 
 const std::string kPartnerSelect =
-    "SELECT p.id, p.slug, p.name, p.ref_param, p.ref_code, p.allowed_domains, "
-    "p.extra_params::text AS extra_params, p.active, p.subid_param, p.subid_style, "
-    "p.subid_charset, p.channel_codes::text AS channel_codes, " +
-    micros("p.created_at") + " AS created_us, " + micros("p.updated_at") +
+    "SELECT p.id, p.slug, " + partner_columns([](const PartnerColumn& c) {
+        return c.select.empty() ? "p." + std::string(c.name)
+                                : std::string(c.select) + " AS " + std::string(c.name);
+    }) +
+    ", " + micros("p.created_at") + " AS created_us, " + micros("p.updated_at") +
     " AS updated_us, p.version FROM refgate_partners p ";
+
+const std::string& partner_write_sql(PartnerWrite write) {
+    static const std::string insert = partner_insert_sql(), update = partner_update_sql(),
+                             upsert = partner_upsert_sql();
+    switch (write) {
+        case PartnerWrite::insert:
+            return insert;
+        case PartnerWrite::update:
+            return update;
+        case PartnerWrite::upsert:
+            return upsert;
+    }
+    return insert;
+}
+
+nlohmann::ordered_json partner_record(const Partner& p) {
+    Json record{{"slug", p.slug}};
+    for (const auto& c : kPartnerColumns) record[std::string(c.name)] = c.write(p);
+    return record;
+}
 
 const std::string kLinkSelect =
     "SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status, "
@@ -52,21 +196,7 @@ StoredPartner stored_partner(const pqxx::row& row) {
     Partner& p = stored.partner;
     p.id = row["id"].as<std::int64_t>();
     p.slug = row["slug"].c_str();
-    p.name = row["name"].c_str();
-    p.ref_param = row["ref_param"].c_str();
-    p.ref_code = row["ref_code"].c_str();
-    p.allowed_domains = text_array_field(row["allowed_domains"]);
-    // Stored as an array of pairs: the order editors gave them.
-    for (const auto& pair : Json::parse(row["extra_params"].c_str()))
-        p.extra_params.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<std::string>());
-    p.active = row["active"].as<bool>();
-    if (!row["subid_param"].is_null()) p.subid_param = row["subid_param"].c_str();
-    if (std::string_view(row["subid_style"].c_str()) == "readable")
-        p.subid_style = SubidStyle::readable;
-    p.subid_charset = row["subid_charset"].c_str();
-    for (const auto& code : Json::parse(row["channel_codes"].c_str()))
-        p.channel_codes.push_back(
-            {code.at("channel").get<std::string>(), code.at("ref_code").get<std::string>()});
+    for (const auto& c : kPartnerColumns) c.read(row[std::string(c.name)], p);
     stored.stamps = stamps_of(row);
     return stored;
 }

@@ -122,23 +122,6 @@ TokenRow token_row(const pqxx::row& row) {
     return t;
 }
 
-std::string extras_json(const Partner& p) {
-    Json pairs = Json::array();
-    for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
-    return pairs.dump();
-}
-
-std::string channel_codes_json(const Partner& p) {
-    Json codes = Json::array();
-    for (const auto& c : p.channel_codes)
-        codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
-    return codes.dump();
-}
-
-std::string subid_style_text(const Partner& p) {
-    return p.subid_style == SubidStyle::readable ? "readable" : "opaque";
-}
-
 std::string rules_text(const Link& l) {
     auto rules = nlohmann::ordered_json::array();
     for (const auto& rule : l.rules) rules.push_back(rule_to_json(rule));
@@ -170,14 +153,8 @@ std::vector<PartnerRow> PgAdminRows::partners(const std::string& query) {
 bool PgAdminRows::insert_partner(const Partner& p) {
     try {
         pqxx::subtransaction insert(tx_);
-        insert.exec_params(
-            "INSERT INTO refgate_partners (slug, name, ref_param, ref_code, allowed_domains, "
-            "extra_params, active, subid_param, subid_style, subid_charset, channel_codes) "
-            "VALUES ($1, $2, $3, $4, $5::text[], $6::jsonb, $7, NULLIF($8, ''), $9, $10, "
-            "$11::jsonb)",
-            p.slug, p.name, p.ref_param, p.ref_code, pg::text_array(p.allowed_domains),
-            extras_json(p), p.active, p.subid_param, subid_style_text(p), p.subid_charset,
-            channel_codes_json(p));
+        insert.exec_params(pg::partner_write_sql(pg::PartnerWrite::insert),
+                           pg::partner_record(p).dump());
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -186,14 +163,8 @@ bool PgAdminRows::insert_partner(const Partner& p) {
 }
 
 void PgAdminRows::update_partner(std::int64_t id, const Partner& p) {
-    tx_.exec_params(
-        "UPDATE refgate_partners SET name = $2, ref_param = $3, ref_code = $4, "
-        "allowed_domains = $5::text[], extra_params = $6::jsonb, active = $7, "
-        "subid_param = NULLIF($8, ''), subid_style = $9, subid_charset = $10, channel_codes = "
-        "$11::jsonb, "
-        "updated_at = now(), version = version + 1 WHERE id = $1",
-        id, p.name, p.ref_param, p.ref_code, pg::text_array(p.allowed_domains), extras_json(p),
-        p.active, p.subid_param, subid_style_text(p), p.subid_charset, channel_codes_json(p));
+    tx_.exec_params(pg::partner_write_sql(pg::PartnerWrite::update), id,
+                    pg::partner_record(p).dump());
 }
 
 void PgAdminRows::touch_partner(std::int64_t id) {

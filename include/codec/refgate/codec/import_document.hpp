@@ -58,6 +58,9 @@ DisclosureInput parse_disclosure_preview(const nlohmann::ordered_json& body);
 nlohmann::ordered_json partner_to_json(const Partner& partner);
 nlohmann::ordered_json link_to_json(const Link& link);
 nlohmann::ordered_json rule_to_json(const LinkRule& rule);
+// The inverse of partner_to_json for what refgate wrote itself (the snapshot file): no rules
+// checked, a member absent from older files is the field's default; throws on a wrong type.
+Partner partner_from_json(const nlohmann::ordered_json& object);
 // A link's "rules" and the document's "country_groups" as stored (PostgreSQL, the snapshot file):
 // the import format's shape; throw std::runtime_error naming the first problem.
 std::vector<LinkRule> rules_from_json(const nlohmann::ordered_json& rules);

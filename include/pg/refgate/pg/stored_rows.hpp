@@ -37,6 +37,16 @@ extern const std::string kPartnerSelect;
 // "SELECT <the link columns> FROM refgate_links l JOIN refgate_partners p ...": stored_link().
 extern const std::string kLinkSelect;
 
+// The statements that write a partner's row, built from the same column list as the select:
+// `insert` takes partner_record() as $1, `update` the row's id as $1 and the record as $2, and
+// `upsert` (the import's) an array of records as $1, bumps version and updated_at only for a
+// row that really changed and returns the ids of those.
+enum class PartnerWrite { insert, update, upsert };
+const std::string& partner_write_sql(PartnerWrite write);
+// A partner as the jsonb record those statements read (its slug and every stored column but the
+// scheduled codes, which have their own table).
+nlohmann::ordered_json partner_record(const Partner& p);
+
 // Without the scheduled codes (add_scheduled_codes reads them).
 StoredPartner stored_partner(const pqxx::row& row);
 StoredLink stored_link(const pqxx::row& row);
