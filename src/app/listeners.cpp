@@ -14,7 +14,7 @@
 namespace refgate {
 namespace {
 
-using http::route_tag;
+using metrics::route_tag;
 
 // The redirects' options: REFGATE_UNKNOWN_HOST, and the public base URL's host as the default
 // domain's while no domain is defined (issue 46).
@@ -27,9 +27,9 @@ RedirectOptions redirect_options(const Config& config) {
     return options;
 }
 
-void add_health_routes(http::Router& router, Shared& s, ReadinessDetail detail) {
-    auto ops =
-        std::make_shared<HealthHandler>(s.snapshots, s.health, &s.click_stats, detail, &s.clock);
+void add_health_routes(http::Router& router, Shared& s, ops::ReadinessDetail detail) {
+    auto ops = std::make_shared<ops::HealthHandler>(s.snapshots, s.health, &s.click_stats, detail,
+                                                    &s.clock);
     router.exact("/healthz", ops, route_tag(RouteClass::health));
     router.exact("/readyz", ops, route_tag(RouteClass::health));
 }
@@ -39,8 +39,8 @@ void add_health_routes(http::Router& router, Shared& s, ReadinessDetail detail) 
 // additions on its own thread (Writers::one); only the postbacks' counters take atomic ones.
 class PublicHandler final : public http::Handler {
   public:
-    PublicHandler(std::unique_ptr<http::CountingHandler> main,
-                  std::unique_ptr<http::CountingHandler> postbacks)
+    PublicHandler(std::unique_ptr<metrics::CountingHandler> main,
+                  std::unique_ptr<metrics::CountingHandler> postbacks)
         : main_(std::move(main)), postbacks_(std::move(postbacks)) {}
 
     void handle(const http::Request& request, http::Response& response) override {
@@ -59,8 +59,8 @@ class PublicHandler final : public http::Handler {
     static bool postback(std::string_view path) {
         return path.starts_with(admin::PostbackHandler::kPrefix);
     }
-    std::unique_ptr<http::CountingHandler> main_;
-    std::unique_ptr<http::CountingHandler> postbacks_;
+    std::unique_ptr<metrics::CountingHandler> main_;
+    std::unique_ptr<metrics::CountingHandler> postbacks_;
 };
 
 http::ListenerOptions public_listener(Shared& s, Counting& counting) {
@@ -80,13 +80,16 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                                          .salts = &counting.salts,
                                          .countries = &counting.countries.box}),
                     route_tag(RouteClass::redirect));
-                add_health_routes(*router, s, ReadinessDetail::verdict);
+                add_health_routes(*router, s, ops::ReadinessDetail::verdict);
                 const auto& d = s.config.disclosure;
-                auto disclosure = std::make_shared<DisclosureHandler>(
-                    s.snapshots, DisclosureOptions{d.default_locale, d.max_age, d.public_base_url});
+                using disclosure::DisclosureHandler;
+                auto disclosures = std::make_shared<DisclosureHandler>(
+                    s.snapshots,
+                    disclosure::DisclosureOptions{d.default_locale, d.max_age, d.public_base_url});
                 for (auto path : DisclosureHandler::kPaths)
-                    router->exact(std::string(path), disclosure, route_tag(RouteClass::disclosure));
-                router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosure,
+                    router->exact(std::string(path), disclosures,
+                                  route_tag(RouteClass::disclosure));
+                router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosures,
                                route_tag(RouteClass::disclosure));
                 auto postbacks = std::make_unique<http::Router>();
                 postbacks->prefix(
@@ -94,10 +97,10 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                     std::make_shared<admin::PostbackHandler>(s.commissions, s.postback_limiter),
                     route_tag(RouteClass::other));
                 return std::make_unique<PublicHandler>(
-                    std::make_unique<http::CountingHandler>(std::move(router),
-                                                            s.request_metrics.add_slot("public")),
-                    std::make_unique<http::CountingHandler>(std::move(postbacks),
-                                                            s.request_metrics.add_slot("public")));
+                    std::make_unique<metrics::CountingHandler>(
+                        std::move(router), s.request_metrics.add_slot("public")),
+                    std::make_unique<metrics::CountingHandler>(
+                        std::move(postbacks), s.request_metrics.add_slot("public")));
             },
     };
 }
@@ -125,11 +128,11 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
             [&s, api = admin.handler, metrics] {
                 auto router = std::make_unique<http::Router>();
                 router->prefix("/api/v1/", api, route_tag(RouteClass::admin_api));
-                add_health_routes(*router, s, ReadinessDetail::full);
+                add_health_routes(*router, s, ops::ReadinessDetail::full);
                 router->exact("/metrics", metrics, route_tag(RouteClass::metrics));
                 add_console_routes(*router);
-                return std::make_unique<http::CountingHandler>(std::move(router),
-                                                               s.request_metrics.add_slot("admin"));
+                return std::make_unique<metrics::CountingHandler>(
+                    std::move(router), s.request_metrics.add_slot("admin"));
             },
         // Every admin call waits at most admin_db_wait for the blocking pool, and again for a
         // database connection; past either it answers 503 (refgate_admin_unavailable_total).

@@ -4,7 +4,7 @@
 
 #include "refgate/http/negotiation.hpp"
 
-namespace refgate {
+namespace refgate::disclosure {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -80,4 +80,4 @@ const DisclosureAnswer& DisclosureAnswers::of(const DisclosureEntry& entry) cons
     return answers_.at(entry.current);
 }
 
-}  // namespace refgate
+}  // namespace refgate::disclosure

@@ -13,7 +13,7 @@
 #include "refgate/http/negotiation.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
-namespace refgate {
+namespace refgate::disclosure {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -265,4 +265,4 @@ void DisclosureHandler::cacheable(const http::Request& request, http::Response& 
     response.body().assign(body);
 }
 
-}  // namespace refgate
+}  // namespace refgate::disclosure

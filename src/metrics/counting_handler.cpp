@@ -1,15 +1,15 @@
 #include "refgate/metrics/counting_handler.hpp"
 
-namespace refgate::http {
+namespace refgate::metrics {
 
-CountingHandler::CountingHandler(std::unique_ptr<Router> router, RequestCounters& counters)
+CountingHandler::CountingHandler(std::unique_ptr<http::Router> router, RequestCounters& counters)
     : router_(std::move(router)),
       counters_(counters),
       writers_(router_->may_block() ? Writers::several : Writers::one) {}
 
-void CountingHandler::handle(const Request& request, Response& response) {
+void CountingHandler::handle(const http::Request& request, http::Response& response) {
     std::uint64_t started = clock_.now();
-    RouteTag tag = kUntagged;
+    http::RouteTag tag = http::kUntagged;
     try {
         tag = router_->route(request, response);
     } catch (...) {
@@ -21,9 +21,9 @@ void CountingHandler::handle(const Request& request, Response& response) {
     counters_.record(route_class(tag), response.status(), clock_.since(started), writers_);
 }
 
-void CountingHandler::unavailable(const Request& request, Response& response) {
-    RouteTag tag = router_->route_unavailable(request, response);
+void CountingHandler::unavailable(const http::Request& request, http::Response& response) {
+    http::RouteTag tag = router_->route_unavailable(request, response);
     counters_.record(route_class(tag), response.status(), std::chrono::nanoseconds{0}, writers_);
 }
 
-}  // namespace refgate::http
+}  // namespace refgate::metrics

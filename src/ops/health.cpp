@@ -3,7 +3,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-namespace refgate {
+namespace refgate::ops {
 
 void HealthHandler::handle(const http::Request& request, http::Response& response) {
     if (request.method != http::Method::get && request.method != http::Method::head) {
@@ -55,4 +55,4 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
     response.json(ready ? 200 : 503, body.dump() + "\n");
 }
 
-}  // namespace refgate
+}  // namespace refgate::ops

@@ -15,10 +15,10 @@
 namespace disclosure_answers_test {
 
 using refgate::Disclosure;
-using refgate::DisclosureAnswers;
-using refgate::DisclosureFormat;
 using refgate::DisclosureSet;
-using refgate::negotiate_format;
+using refgate::disclosure::DisclosureAnswers;
+using refgate::disclosure::DisclosureFormat;
+using refgate::disclosure::negotiate_format;
 using Json = nlohmann::ordered_json;
 using refgate::testing::disclosure_version;
 

@@ -16,9 +16,9 @@ namespace disclosure_handler_test {
 namespace {
 
 using refgate::Disclosure;
-using refgate::DisclosureHandler;
 using refgate::Snapshot;
 using refgate::SnapshotStore;
+using refgate::disclosure::DisclosureHandler;
 namespace http = refgate::http;
 using Json = nlohmann::json;
 using Fields = std::vector<std::pair<std::string, std::string>>;

@@ -31,7 +31,7 @@ class Fixed final : public http::Handler {
 // A router whose every path goes to a handler answering `status`, under route class `route`.
 std::unique_ptr<http::Router> answering(int status, RouteClass route) {
     auto router = std::make_unique<http::Router>();
-    router->prefix("/", std::make_shared<Fixed>(status), http::route_tag(route));
+    router->prefix("/", std::make_shared<Fixed>(status), metrics::route_tag(route));
     return router;
 }
 
@@ -61,10 +61,10 @@ std::shared_ptr<const Snapshot> one_partner_snapshot() {
 TEST_CASE("route labels are a fixed set tagged on routes, never a raw path", "[metrics]") {
     RequestMetrics requests;
     auto router = std::make_unique<http::Router>();
-    router->prefix("/go/", std::make_shared<Fixed>(302), http::route_tag(RouteClass::redirect));
-    router->exact("/readyz", std::make_shared<Fixed>(200), http::route_tag(RouteClass::health));
+    router->prefix("/go/", std::make_shared<Fixed>(302), metrics::route_tag(RouteClass::redirect));
+    router->exact("/readyz", std::make_shared<Fixed>(200), metrics::route_tag(RouteClass::health));
     router->exact("/plain", std::make_shared<Fixed>(200));
-    http::CountingHandler counting(std::move(router), requests.add_slot("public"));
+    metrics::CountingHandler counting(std::move(router), requests.add_slot("public"));
     call(counting, "/go/alpha");
     call(counting, "/readyz");
     call(counting, "/plain");
@@ -82,7 +82,7 @@ TEST_CASE("route labels are a fixed set tagged on routes, never a raw path", "[m
         text, "refgate_http_requests_total{code=\"200\",listener=\"public\",route=\"other\"} 1"));
     CHECK(has_line(
         text, "refgate_http_requests_total{code=\"404\",listener=\"public\",route=\"other\"} 1"));
-    CHECK(http::route_class(http::kUntagged) == RouteClass::other);
+    CHECK(metrics::route_class(http::kUntagged) == RouteClass::other);
     CHECK(status_slot(302) != status_slot(404));
     CHECK(status_slot(299) == kTrackedStatuses.size());
 }
@@ -90,12 +90,13 @@ TEST_CASE("route labels are a fixed set tagged on routes, never a raw path", "[m
 TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape time",
           "[metrics]") {
     RequestMetrics requests;
-    http::CountingHandler found(answering(302, RouteClass::redirect), requests.add_slot("public"));
-    http::CountingHandler missing(std::make_unique<http::Router>(), requests.add_slot("public"));
+    metrics::CountingHandler found(answering(302, RouteClass::redirect),
+                                   requests.add_slot("public"));
+    metrics::CountingHandler missing(std::make_unique<http::Router>(), requests.add_slot("public"));
     auto unknown_slug = std::make_unique<http::Router>();
     unknown_slug->prefix("/go/", std::make_shared<Fixed>(404),
-                         http::route_tag(RouteClass::redirect));
-    http::CountingHandler unknown(std::move(unknown_slug), requests.add_slot("public"));
+                         metrics::route_tag(RouteClass::redirect));
+    metrics::CountingHandler unknown(std::move(unknown_slug), requests.add_slot("public"));
     for (int i = 0; i < 3; ++i) call(found, "/go/alpha");
     call(found, "/go/alpha?src=x");
     call(unknown, "/go/nope");
@@ -170,8 +171,8 @@ TEST_CASE("a request's duration is the time its handler took", "[metrics]") {
     RequestMetrics requests;
     auto router = std::make_unique<http::Router>();
     router->prefix("/go/", std::make_shared<Slow>(std::chrono::milliseconds(3)),
-                   http::route_tag(RouteClass::redirect));
-    http::CountingHandler counting(std::move(router), requests.add_slot("public"));
+                   metrics::route_tag(RouteClass::redirect));
+    metrics::CountingHandler counting(std::move(router), requests.add_slot("public"));
     auto started = std::chrono::steady_clock::now();
     call(counting, "/go/alpha");
     std::chrono::duration<double> seen = std::chrono::steady_clock::now() - started;
@@ -235,8 +236,8 @@ TEST_CASE("/metrics answers the text format, or 401 without a token when one is 
 TEST_CASE("every status refgate sends has its own code label, 406 included", "[metrics]") {
     RequestMetrics requests;
     for (const auto& status : http::kHttpStatuses) {
-        http::CountingHandler handler(answering(status.code, RouteClass::admin_api),
-                                      requests.add_slot("admin"));
+        metrics::CountingHandler handler(answering(status.code, RouteClass::admin_api),
+                                         requests.add_slot("admin"));
         call(handler, "/api/v1/partners");
     }
     metrics::Exporter exporter({.requests = &requests, .version = "0.1.0", .commit = "abc"});

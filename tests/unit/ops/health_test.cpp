@@ -15,7 +15,7 @@ namespace {
 
 namespace http = refgate::http;
 
-http::Response ask(refgate::HealthHandler& handler, std::string_view target,
+http::Response ask(refgate::ops::HealthHandler& handler, std::string_view target,
                    http::Method method = http::Method::get) {
     std::vector<http::HeaderField> fields;
     http::Request request;
@@ -32,7 +32,7 @@ http::Response ask(refgate::HealthHandler& handler, std::string_view target,
 TEST_CASE("healthz answers 200 as long as the process runs", "[health]") {
     refgate::SnapshotStore store;
     refgate::HealthState health;
-    refgate::HealthHandler handler(store, health);
+    refgate::ops::HealthHandler handler(store, health);
     auto response = ask(handler, "/healthz");
     CHECK(response.status() == 200);
     CHECK(nlohmann::json::parse(response.body())["status"] == "ok");
@@ -41,7 +41,7 @@ TEST_CASE("healthz answers 200 as long as the process runs", "[health]") {
 TEST_CASE("readyz answers 503 until a snapshot is loaded, then 200 with its version", "[health]") {
     refgate::SnapshotStore store;
     refgate::HealthState health;
-    refgate::HealthHandler handler(store, health);
+    refgate::ops::HealthHandler handler(store, health);
 
     auto before = ask(handler, "/readyz");
     CHECK(before.status() == 503);
@@ -68,7 +68,7 @@ TEST_CASE(
     "[health]") {
     refgate::SnapshotStore store;
     refgate::HealthState health;
-    refgate::HealthHandler handler(store, health);
+    refgate::ops::HealthHandler handler(store, health);
     store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
     auto field = [&] {
         auto response = ask(handler, "/readyz");
@@ -87,8 +87,9 @@ TEST_CASE("readyz answers 503 on both listeners once the instance drains, health
     refgate::SnapshotStore store;
     refgate::HealthState health;
     store.publish(refgate::Snapshot::build(3, {}, {}, {}, "postgres"));
-    refgate::HealthHandler verdict(store, health, nullptr, refgate::ReadinessDetail::verdict);
-    refgate::HealthHandler full(store, health, nullptr, refgate::ReadinessDetail::full);
+    refgate::ops::HealthHandler verdict(store, health, nullptr,
+                                        refgate::ops::ReadinessDetail::verdict);
+    refgate::ops::HealthHandler full(store, health, nullptr, refgate::ops::ReadinessDetail::full);
     REQUIRE(ask(verdict, "/readyz").status() == 200);
     REQUIRE(ask(full, "/readyz").status() == 200);
 
@@ -108,7 +109,7 @@ TEST_CASE("readyz answers 503 on both listeners once the instance drains, health
 TEST_CASE("health endpoints refuse methods other than GET and HEAD", "[health]") {
     refgate::SnapshotStore store;
     refgate::HealthState health;
-    refgate::HealthHandler handler(store, health);
+    refgate::ops::HealthHandler handler(store, health);
     auto response = ask(handler, "/healthz", http::Method::post);
     CHECK(response.status() == 405);
     CHECK(response.headers().find("Allow: GET, HEAD\r\n") != std::string::npos);
@@ -119,7 +120,8 @@ TEST_CASE("the public readyz tells the verdict only, nothing about PostgreSQL, R
     refgate::SnapshotStore store;
     refgate::HealthState health;
     refgate::ClickStats clicks;
-    refgate::HealthHandler handler(store, health, &clicks, refgate::ReadinessDetail::verdict);
+    refgate::ops::HealthHandler handler(store, health, &clicks,
+                                        refgate::ops::ReadinessDetail::verdict);
     auto before = ask(handler, "/readyz");
     CHECK(before.status() == 503);
     CHECK(before.body() == "{\"ready\":false}\n");
@@ -135,7 +137,7 @@ TEST_CASE("readyz counts the snapshot's age from its last confirmation against P
           "[health]") {
     refgate::SnapshotStore store;
     refgate::HealthState health;
-    refgate::HealthHandler handler(store, health);
+    refgate::ops::HealthHandler handler(store, health);
     // Built just now (a scheduled code change rebuilds it), last confirmed 100 s ago.
     store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
     auto now = std::chrono::duration_cast<std::chrono::seconds>(

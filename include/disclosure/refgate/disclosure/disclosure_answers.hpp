@@ -12,7 +12,7 @@
 
 #include "refgate/domain/disclosure.hpp"
 
-namespace refgate {
+namespace refgate::disclosure {
 
 enum class DisclosureFormat { text, html, json };
 
@@ -52,4 +52,4 @@ class DisclosureAnswers {
     std::unordered_map<const Disclosure*, DisclosureAnswer> answers_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::disclosure

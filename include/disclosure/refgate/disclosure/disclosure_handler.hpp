@@ -8,7 +8,7 @@
 #include "refgate/http/server.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
-namespace refgate {
+namespace refgate::disclosure {
 
 struct DisclosureOptions {
     std::string default_locale = "en";
@@ -49,4 +49,4 @@ class DisclosureHandler final : public http::Handler {
     std::string cache_control_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::disclosure

@@ -6,12 +6,12 @@
 #include "refgate/metrics/metrics.hpp"
 #include "refgate/metrics/tick_clock.hpp"
 
-namespace refgate::http {
+namespace refgate::metrics {
 
 // The tag a route registers with, so that its answers are counted under `route`.
-constexpr RouteTag route_tag(RouteClass route) { return static_cast<RouteTag>(route); }
+constexpr http::RouteTag route_tag(RouteClass route) { return static_cast<http::RouteTag>(route); }
 // The route class of a tag; untagged routes and requests no route took are `other`.
-constexpr RouteClass route_class(RouteTag tag) {
+constexpr RouteClass route_class(http::RouteTag tag) {
     return tag < kRouteClasses ? static_cast<RouteClass>(tag) : RouteClass::other;
 }
 
@@ -20,22 +20,25 @@ constexpr RouteClass route_class(RouteTag tag) {
 // three additions per request (plain ones where the router never blocks: then only the I/O
 // thread writes); no allocation. A handler's exception is counted as a 500 and passed on (the
 // server answers it).
-class CountingHandler final : public Handler {
+class CountingHandler final : public http::Handler {
   public:
-    CountingHandler(std::unique_ptr<Router> router, RequestCounters& counters);
-    void handle(const Request& request, Response& response) override;
-    bool blocking(const Request& request) const override { return router_->blocking(request); }
+    CountingHandler(std::unique_ptr<http::Router> router, RequestCounters& counters);
+    void handle(const http::Request& request, http::Response& response) override;
+    bool blocking(const http::Request& request) const override {
+        return router_->blocking(request);
+    }
     bool may_block() const override { return router_->may_block(); }
-    void prepare(std::string_view path, Parsed stage, RequestNotes& notes) override {
+    void prepare(std::string_view path, http::Handler::Parsed stage,
+                 http::RequestNotes& notes) override {
         router_->prepare(path, stage, notes);
     }
-    void unavailable(const Request& request, Response& response) override;
+    void unavailable(const http::Request& request, http::Response& response) override;
 
   private:
-    std::unique_ptr<Router> router_;
+    std::unique_ptr<http::Router> router_;
     RequestCounters& counters_;
     Writers writers_;
     TickClock clock_;
 };
 
-}  // namespace refgate::http
+}  // namespace refgate::metrics

@@ -21,7 +21,7 @@
 namespace refgate {
 
 // The route label of a request: a fixed set, tagged on the routes where a listener's router is
-// built (http::route_tag in counting_handler.hpp).
+// built (metrics::route_tag in counting_handler.hpp).
 enum class RouteClass : std::uint8_t { redirect, disclosure, health, admin_api, metrics, other };
 inline constexpr std::size_t kRouteClasses = 6;
 std::string_view to_string(RouteClass route);

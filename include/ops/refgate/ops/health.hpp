@@ -7,7 +7,7 @@
 #include "refgate/runtime/health_state.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
-namespace refgate {
+namespace refgate::ops {
 
 // What /readyz tells: the verdict alone (the public listener: nothing about the dependencies or
 // queues reaches the internet), or the details too (the admin listener).
@@ -35,4 +35,4 @@ class HealthHandler final : public http::Handler {
     const Clock* clock_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::ops
