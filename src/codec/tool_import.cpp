@@ -265,16 +265,43 @@ std::string without_query_parameter(std::string_view url, std::string_view param
     return out;
 }
 
-ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options) {
-    ImportPlan plan;
-    plan.problems = input.problems;
-    // Partners by registrable domain, in the order their first link comes.
+namespace {
+
+// How often each (param, value) is in a partner's links' URLs.
+using CodeCounts = std::map<std::pair<std::string, std::string>, std::size_t>;
+
+// The partner a destination's registrable domain gets: from --partner-map, else the domain's
+// first label ("amazon" of amazon.co.uk), or the whole domain when that slug is taken.
+PlannedPartner new_partner(const std::string& domain, const PlanOptions& options,
+                           std::set<std::string>& slugs_taken) {
+    PlannedPartner p;
+    p.domain = domain;
+    if (auto chosen = options.partner_map.find(domain); chosen != options.partner_map.end()) {
+        p.from_map = true;
+        p.slug = chosen->second.slug;
+        p.name = chosen->second.name;
+        p.ref_param = chosen->second.ref_param;
+        p.ref_code = chosen->second.ref_code;
+    } else {
+        p.slug = refgate_slug(domain.substr(0, domain.find('.')));
+        if (slugs_taken.contains(p.slug)) p.slug = refgate_slug(domain);
+    }
+    if (p.name.empty()) p.name = domain;
+    slugs_taken.insert(p.slug);
+    return p;
+}
+
+// Each usable link into plan.links and its partner (by registrable domain, in the order their
+// first link comes) into plan.partners; the rest into plan.problems. Returns the partner of
+// each planned link and each partner's referral codes.
+std::pair<std::vector<std::size_t>, std::vector<CodeCounts>> group_links(const ToolExport& input,
+                                                                         const PlanOptions& options,
+                                                                         ImportPlan& plan) {
     std::map<std::string, std::size_t> by_domain;
     std::set<std::string> slugs_taken;
-    // Per partner: how often each (param, value) is in its links' URLs.
-    std::vector<std::map<std::pair<std::string, std::string>, std::size_t>> codes;
-    std::vector<std::size_t> partner_of_link;
     std::set<std::string> link_slugs;
+    std::vector<std::size_t> partner_of_link;
+    std::vector<CodeCounts> codes;
     for (const auto& link : input.links) {
         std::string slug = refgate_slug(link.slug);
         if (slug.empty()) {
@@ -296,24 +323,7 @@ ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options)
         }
         auto [it, made] = by_domain.try_emplace(*domain, plan.partners.size());
         if (made) {
-            PlannedPartner p;
-            p.domain = *domain;
-            if (auto chosen = options.partner_map.find(*domain);
-                chosen != options.partner_map.end()) {
-                p.from_map = true;
-                p.slug = chosen->second.slug;
-                p.name = chosen->second.name;
-                p.ref_param = chosen->second.ref_param;
-                p.ref_code = chosen->second.ref_code;
-            } else {
-                // The first label of the registrable domain ("amazon" of amazon.co.uk), or the
-                // whole domain when that is taken.
-                p.slug = refgate_slug(domain->substr(0, domain->find('.')));
-                if (slugs_taken.contains(p.slug)) p.slug = refgate_slug(*domain);
-            }
-            if (p.name.empty()) p.name = *domain;
-            slugs_taken.insert(p.slug);
-            plan.partners.push_back(std::move(p));
+            plan.partners.push_back(new_partner(*domain, options, slugs_taken));
             codes.emplace_back();
         }
         for (const auto& name : referral_parameters()) {
@@ -326,40 +336,35 @@ ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options)
             {link.line, link.slug, slug, plan.partners[it->second].slug, link.destination, false});
         partner_of_link.push_back(it->second);
     }
-    // The code each partner is proposed: the most common referral parameter and value.
-    for (std::size_t i = 0; i < plan.partners.size(); ++i) {
-        auto& p = plan.partners[i];
-        const std::pair<std::string, std::string>* best = nullptr;
-        std::size_t best_count = 0;
-        for (const auto& [code, count] : codes[i]) {
-            if (count > best_count) {
-                best = &code;
-                best_count = count;
-            }
-        }
-        if (best == nullptr) continue;
-        p.found_param = best->first;
-        p.found_code = best->second;
-        p.links_with_code = best_count;
-        for (const auto& [code, count] : codes[i]) {
-            if (code.first == p.found_param && code.second != p.found_code)
-                p.links_other_code += count;
-        }
-        if (p.ref_param.empty()) {
-            p.ref_param = p.found_param;
-            p.ref_code = p.found_code;
+    return {std::move(partner_of_link), std::move(codes)};
+}
+
+// The code a partner is proposed: the most common referral parameter and value in its links
+// (its own from --partner-map stays).
+void propose_code(PlannedPartner& p, const CodeCounts& codes) {
+    const std::pair<std::string, std::string>* best = nullptr;
+    std::size_t best_count = 0;
+    for (const auto& [code, count] : codes) {
+        if (count > best_count) {
+            best = &code;
+            best_count = count;
         }
     }
-    // --lock-codes: the partner's code leaves the URLs that carry exactly it.
-    for (std::size_t i = 0; i < plan.links.size(); ++i) {
-        auto& link = plan.links[i];
-        const auto& p = plan.partners[partner_of_link[i]];
-        if (!options.lock_codes || p.ref_param.empty()) continue;
-        auto parts = url_parts(link.destination);
-        if (!parts || query_value(parts->query, p.ref_param) != p.ref_code) continue;
-        link.destination = without_query_parameter(link.destination, p.ref_param);
-        link.code_moved = true;
+    if (best == nullptr) return;
+    p.found_param = best->first;
+    p.found_code = best->second;
+    p.links_with_code = best_count;
+    for (const auto& [code, count] : codes) {
+        if (code.first == p.found_param && code.second != p.found_code) p.links_other_code += count;
     }
+    if (p.ref_param.empty()) {
+        p.ref_param = p.found_param;
+        p.ref_code = p.found_code;
+    }
+}
+
+// The import document of the plan; a partner without a referral parameter is a problem.
+Json plan_document(ImportPlan& plan) {
     Json partners = Json::array();
     for (const auto& p : plan.partners) {
         if (p.ref_param.empty()) {
@@ -381,7 +386,27 @@ ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options)
         links.push_back(
             Json{{"slug", l.slug}, {"partner", l.partner}, {"destination", l.destination}});
     }
-    plan.document = Json{{"partners", std::move(partners)}, {"links", std::move(links)}};
+    return Json{{"partners", std::move(partners)}, {"links", std::move(links)}};
+}
+
+}  // namespace
+
+ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options) {
+    ImportPlan plan;
+    plan.problems = input.problems;
+    auto [partner_of_link, codes] = group_links(input, options, plan);
+    for (std::size_t i = 0; i < plan.partners.size(); ++i) propose_code(plan.partners[i], codes[i]);
+    // --lock-codes: the partner's code leaves the URLs that carry exactly it.
+    for (std::size_t i = 0; options.lock_codes && i < plan.links.size(); ++i) {
+        auto& link = plan.links[i];
+        const auto& p = plan.partners[partner_of_link[i]];
+        if (p.ref_param.empty()) continue;
+        auto parts = url_parts(link.destination);
+        if (!parts || query_value(parts->query, p.ref_param) != p.ref_code) continue;
+        link.destination = without_query_parameter(link.destination, p.ref_param);
+        link.code_moved = true;
+    }
+    plan.document = plan_document(plan);
     return plan;
 }
 

@@ -383,9 +383,9 @@ std::vector<Setting> admin_settings() {
 const std::vector<Setting>& settings() {
     static const std::vector<Setting> table = [] {
         std::vector<Setting> all;
-        for (auto group :
-             {connection_settings, redis_settings, serving_settings, counting_settings,
-              scanner_settings, publishing_settings, admin_settings, linkcheck_settings}) {
+        for (auto group : {connection_settings, redis_settings, serving_settings, counting_settings,
+                           scanner_settings, publishing_settings, admin_settings,
+                           linkcheck_settings, webhook_settings}) {
             auto part = group();
             all.insert(all.end(), part.begin(), part.end());
         }

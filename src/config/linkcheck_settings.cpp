@@ -148,7 +148,12 @@ std::vector<Setting> linkcheck_settings() {
          },
          "an http(s) URL named in the checker's User-Agent, or empty",
          [](const Config& c) { return c.linkcheck.contact_url; }},
-        // Webhook delivery goes out under the checker's rules, with settings of the same shape.
+    };
+}
+
+// Webhook delivery goes out under the checker's rules, with settings of the same shape.
+std::vector<Setting> webhook_settings() {
+    return {
         text_setting(
             "webhook_ca_file", "REFGATE_WEBHOOK_CA_FILE",
             [](Config& c) -> std::string& { return c.webhooks.ca_file; },

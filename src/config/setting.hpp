@@ -55,5 +55,7 @@ std::vector<Setting> redis_settings();
 std::vector<Setting> scanner_settings();
 // The link-health checker: schedule, pace, timeout, trust store, test resolve list, contact.
 std::vector<Setting> linkcheck_settings();
+// Webhook delivery: trust store, test resolve list, retry base, give-up window.
+std::vector<Setting> webhook_settings();
 
 }  // namespace refgate
