@@ -529,6 +529,50 @@ Disclosure read_disclosure(Reader& r) {
 
 std::string ImportIssue::to_string() const { return entry + ": " + field + " " + message; }
 
+namespace {
+
+// doc[key], a list of objects, each read by `read` into `out`; `name_of` names an entry in
+// issues, and an entry whose non-empty `identity` an earlier one has gets `twice` at `field`.
+template <typename T, typename Name, typename Read, typename Identity>
+void read_entries(const nlohmann::ordered_json& doc, const char* key,
+                  std::vector<ImportIssue>& issues, std::vector<T>& out, Name&& name_of,
+                  Read&& read, Identity&& identity, const std::string& field,
+                  const std::string& twice) {
+    auto it = doc.find(key);
+    if (it == doc.end()) return;
+    if (!it->is_array()) {
+        issues.push_back({"document", key, "must be a list"});
+        return;
+    }
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < it->size(); ++i) {
+        const auto& item = (*it)[i];
+        std::string name = name_of(i, item);
+        if (!item.is_object()) {
+            issues.push_back({name, "", "must be an object"});
+            continue;
+        }
+        Reader r(issues, name, item);
+        T entry = read(r);
+        if (std::string id = identity(entry); !id.empty() && !seen.insert(id).second)
+            r.add(field, twice);
+        out.push_back(std::move(entry));
+    }
+}
+
+// "disclosures[i] (key/locale)" when the entry names both.
+std::string disclosure_entry_name(std::size_t i, const nlohmann::ordered_json& item) {
+    std::string name = "disclosures[" + std::to_string(i) + "]";
+    if (item.is_object() && item.contains("key") && item["key"].is_string() &&
+        item.contains("locale") && item["locale"].is_string()) {
+        name +=
+            " (" + item["key"].get<std::string>() + "/" + item["locale"].get<std::string>() + ")";
+    }
+    return name;
+}
+
+}  // namespace
+
 ParsedImport parse_import(const nlohmann::ordered_json& doc) {
     ParsedImport result;
     auto& issues = result.issues;
@@ -541,75 +585,25 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
             key != "country_groups" && key != "domains")
             issues.push_back({"document", key, "is not a known field"});
     }
-    std::set<std::string> seen;
-    if (auto it = doc.find("partners"); it != doc.end()) {
-        if (!it->is_array()) {
-            issues.push_back({"document", "partners", "must be a list"});
-        } else {
-            for (std::size_t i = 0; i < it->size(); ++i) {
-                const auto& item = (*it)[i];
-                std::string name = entry_name("partners", i, item);
-                if (!item.is_object()) {
-                    issues.push_back({name, "", "must be an object"});
-                    continue;
-                }
-                Reader r(issues, name, item);
-                Partner p = read_partner(r);
-                if (!p.slug.empty() && !seen.insert(p.slug).second) r.add("slug", "appears twice");
-                result.document.partners.push_back(std::move(p));
-            }
-        }
-    }
-    seen.clear();
-    if (auto it = doc.find("links"); it != doc.end()) {
-        if (!it->is_array()) {
-            issues.push_back({"document", "links", "must be a list"});
-        } else {
-            for (std::size_t i = 0; i < it->size(); ++i) {
-                const auto& item = (*it)[i];
-                std::string name = entry_name("links", i, item);
-                if (!item.is_object()) {
-                    issues.push_back({name, "", "must be an object"});
-                    continue;
-                }
-                Reader r(issues, name, item);
-                Link l = read_link(r);
-                if (!l.slug.empty() && !seen.insert(link_key(l)).second)
-                    r.add("slug", "appears twice");
-                result.document.links.push_back(std::move(l));
-            }
-        }
-    }
-    seen.clear();
-    if (auto it = doc.find("disclosures"); it != doc.end()) {
-        if (!it->is_array()) {
-            issues.push_back({"document", "disclosures", "must be a list"});
-        } else {
-            for (std::size_t i = 0; i < it->size(); ++i) {
-                const auto& item = (*it)[i];
-                std::string name = "disclosures[" + std::to_string(i) + "]";
-                if (item.is_object() && item.contains("key") && item["key"].is_string() &&
-                    item.contains("locale") && item["locale"].is_string()) {
-                    name += " (" + item["key"].get<std::string>() + "/" +
-                            item["locale"].get<std::string>() + ")";
-                }
-                if (!item.is_object()) {
-                    issues.push_back({name, "", "must be an object"});
-                    continue;
-                }
-                Reader r(issues, name, item);
-                Disclosure d = read_disclosure(r);
-                if (!d.key.empty() && !d.locale.empty() &&
-                    !seen.insert(d.key + "/" + d.locale).second)
-                    r.add("locale", "appears twice for this key");
-                result.document.disclosures.push_back(std::move(d));
-            }
-        }
-    }
+    auto& document = result.document;
+    read_entries(
+        doc, "partners", issues, document.partners,
+        [](std::size_t i, const auto& item) { return entry_name("partners", i, item); },
+        read_partner, [](const Partner& p) { return p.slug; }, "slug", "appears twice");
+    read_entries(
+        doc, "links", issues, document.links,
+        [](std::size_t i, const auto& item) { return entry_name("links", i, item); }, read_link,
+        [](const Link& l) { return l.slug.empty() ? std::string() : link_key(l); }, "slug",
+        "appears twice");
+    read_entries(
+        doc, "disclosures", issues, document.disclosures, disclosure_entry_name, read_disclosure,
+        [](const Disclosure& d) {
+            return d.key.empty() || d.locale.empty() ? std::string() : d.key + "/" + d.locale;
+        },
+        "locale", "appears twice for this key");
     if (auto it = doc.find("country_groups"); it != doc.end())
-        read_country_groups(*it, result.document.country_groups, result.issues);
-    if (auto it = doc.find("domains"); it != doc.end())
-        read_domains(*it, result.document.domains, result.issues);
+        read_country_groups(*it, document.country_groups, issues);
+    if (auto it = doc.find("domains"); it != doc.end()) read_domains(*it, document.domains, issues);
     return result;
 }
 
