@@ -22,60 +22,11 @@ std::string partner_rows(const std::vector<Partner>& partners) {
     return rows.dump();
 }
 
-nlohmann::json rules_json(const std::vector<LinkRule>& rules) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& rule : rules) out.push_back(nlohmann::json::parse(rule_to_json(rule).dump()));
-    return out;
-}
-
 std::string link_rows(const std::vector<Link>& links) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& l : links) {
-        rows.push_back(
-            {{"slug", l.slug},
-             {"partner", l.partner},
-             {"destination", l.destination},
-             {"status", std::string(to_string(l.status))},
-             {"expires_at", l.expires_at ? format_rfc3339(*l.expires_at) : std::string()},
-             {"fallback", l.fallback.value_or("")},
-             {"utm_passthrough", l.utm_passthrough},
-             {"rules", rules_json(l.rules)},
-             {"auto_fallback", l.auto_fallback},
-             {"max_human_clicks",
-              l.max_human_clicks ? nlohmann::json(*l.max_human_clicks) : nlohmann::json()},
-             {"domain", l.domain.empty() ? nlohmann::json() : nlohmann::json(l.domain)}});
-    }
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& l : links) rows.push_back(link_record(l));
     return rows.dump();
 }
-
-// The link upsert bumps version and updated_at only when something really changed, so that
-// re-importing the same file is a no-op (the partners' does the same: partner_write_sql).
-constexpr const char* kUpsertLink = R"sql(
-INSERT INTO refgate_links AS t (slug, partner_id, destination, status, expires_at, fallback, utm_passthrough, rules,
-                                auto_fallback, domain, max_human_clicks)
-SELECT r.slug, p.id, r.destination, r.status, NULLIF(r.expires_at, '')::timestamptz,
-       NULLIF(r.fallback, ''), r.utm_passthrough, r.rules, r.auto_fallback, r.domain,
-       r.max_human_clicks
-FROM jsonb_to_recordset($1::jsonb) AS r(slug text, partner text, destination text, status text,
-                                        expires_at text, fallback text, utm_passthrough boolean,
-                                        rules jsonb, auto_fallback boolean, domain text,
-                                        max_human_clicks bigint)
-JOIN refgate_partners p ON p.slug = r.partner
-ON CONFLICT ((coalesce(domain, '')), slug) DO UPDATE SET
-    partner_id = EXCLUDED.partner_id, destination = EXCLUDED.destination, status = EXCLUDED.status,
-    expires_at = EXCLUDED.expires_at, fallback = EXCLUDED.fallback,
-    utm_passthrough = EXCLUDED.utm_passthrough, rules = EXCLUDED.rules,
-    auto_fallback = EXCLUDED.auto_fallback, max_human_clicks = EXCLUDED.max_human_clicks,
-    updated_at = now(),
-    version = t.version + 1
-WHERE (t.partner_id, t.destination, t.status, t.expires_at, t.fallback, t.utm_passthrough, t.rules,
-       t.auto_fallback, t.max_human_clicks)
-      IS DISTINCT FROM
-      (EXCLUDED.partner_id, EXCLUDED.destination, EXCLUDED.status, EXCLUDED.expires_at,
-       EXCLUDED.fallback, EXCLUDED.utm_passthrough, EXCLUDED.rules, EXCLUDED.auto_fallback,
-       EXCLUDED.max_human_clicks)
-RETURNING id
-)sql";
 
 // Audit rows for an import, one per changed partner or link, with the objects as the admin API
 // shows them and records them (refgate/codec/stored_objects.hpp): [{slug, action, before,
@@ -133,7 +84,7 @@ std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor
         return out;
     };
     return upsert_audited(tx, actor, "partner", partners,
-                          partner_write_sql(PartnerWrite::upsert).c_str(), partner_rows(partners),
+                          partner_write_sql(RowWrite::upsert).c_str(), partner_rows(partners),
                           objects);
 }
 
@@ -145,7 +96,8 @@ std::size_t upsert_links(pqxx::transaction_base& tx, const std::string& actor,
             out.emplace_back(link_key(s.link), stored_link_object(s.link, s.stamps));
         return out;
     };
-    return upsert_audited(tx, actor, "link", links, kUpsertLink, link_rows(links), objects);
+    return upsert_audited(tx, actor, "link", links, link_write_sql(RowWrite::upsert).c_str(),
+                          link_rows(links), objects);
 }
 
 std::string disclosure_rows(const std::vector<Disclosure>& disclosures) {

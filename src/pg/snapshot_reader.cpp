@@ -15,17 +15,17 @@ namespace refgate::pg {
 namespace {
 
 // Links as plain rows: one JSON document of 100,000 links cost PostgreSQL time to build and us
-// time and memory to parse (about 20 MiB of text, then a DOM three times that).
-constexpr const char* kSelectLinks = R"sql(
-SELECT l.id, l.slug, p.slug AS partner, l.destination, l.status,
-       floor(extract(epoch FROM l.expires_at))::bigint AS expires_s, l.fallback, l.utm_passthrough,
-       CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END AS rules,
-       l.auto_fallback, f.branches AS fallback_branches, l.domain, l.max_human_clicks
-FROM refgate_links l JOIN refgate_partners p ON p.id = l.partner_id
-LEFT JOIN (SELECT link_id, string_agg(branch, E'\n') AS branches FROM refgate_link_fallbacks
-           GROUP BY link_id) f ON f.link_id = l.id
-ORDER BY l.id
-)sql";
+// time and memory to parse (about 20 MiB of text, then a DOM three times that). The redirect
+// needs only the branches serving their fallback, not why.
+// (Made on first use: kLinkColumnsSelect is another file's static.)
+const std::string& select_links() {
+    static const std::string sql =
+        "SELECT " + kLinkColumnsSelect +
+        ", f.branches AS fallback_branches FROM refgate_links l JOIN refgate_partners p ON p.id = "
+        "l.partner_id LEFT JOIN (SELECT link_id, string_agg(branch, E'\\n') AS branches FROM "
+        "refgate_link_fallbacks GROUP BY link_id) f ON f.link_id = l.id ORDER BY l.id";
+    return sql;
+}
 
 constexpr const char* kSelectDisclosures = R"sql(
 SELECT coalesce(json_agg(json_build_object(
@@ -46,27 +46,11 @@ constexpr const char* kSelectDomains =
     "SELECT host, is_default, not_found FROM refgate_domains ORDER BY host";
 
 std::vector<Link> read_links(pqxx::transaction_base& tx) {
-    auto rows = tx.exec(kSelectLinks);
+    auto rows = tx.exec(select_links());
     std::vector<Link> links;
     links.reserve(rows.size());
     for (const auto& row : rows) {
-        Link l;
-        l.id = row["id"].as<std::int64_t>();
-        l.slug = row["slug"].c_str();
-        l.partner = row["partner"].c_str();
-        l.destination = row["destination"].c_str();
-        auto status = parse_link_status(row["status"].c_str());
-        if (!status) throw std::runtime_error("link " + l.slug + ": bad status");
-        l.status = *status;
-        if (auto expires = row["expires_s"]; !expires.is_null())
-            l.expires_at = SysSeconds{std::chrono::seconds{expires.as<long long>()}};
-        if (auto fallback = row["fallback"]; !fallback.is_null()) l.fallback = fallback.c_str();
-        l.utm_passthrough = row["utm_passthrough"].as<bool>();
-        if (auto rules = row["rules"]; !rules.is_null())
-            l.rules = rules_from_json(nlohmann::ordered_json::parse(rules.c_str()));
-        l.auto_fallback = row["auto_fallback"].as<bool>();
-        if (auto cap = row["max_human_clicks"]; !cap.is_null())
-            l.max_human_clicks = cap.as<std::int64_t>();
+        Link l = read_link_columns(row);
         if (auto branches = row["fallback_branches"]; !branches.is_null()) {
             std::string_view text = branches.c_str();
             while (!text.empty()) {
@@ -75,7 +59,6 @@ std::vector<Link> read_links(pqxx::transaction_base& tx) {
                 text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
             }
         }
-        if (auto domain = row["domain"]; !domain.is_null()) l.domain = domain.c_str();
         links.push_back(std::move(l));
     }
     return links;

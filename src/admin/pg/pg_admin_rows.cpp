@@ -122,16 +122,6 @@ TokenRow token_row(const pqxx::row& row) {
     return t;
 }
 
-std::string rules_text(const Link& l) {
-    auto rules = nlohmann::ordered_json::array();
-    for (const auto& rule : l.rules) rules.push_back(rule_to_json(rule));
-    return rules.dump();
-}
-
-std::string expires_text(const Link& l) {
-    return l.expires_at ? format_rfc3339(*l.expires_at) : std::string();
-}
-
 }  // namespace
 
 std::optional<PartnerRow> PgAdminRows::partner(const std::string& slug, RowLock lock) {
@@ -153,7 +143,7 @@ std::vector<PartnerRow> PgAdminRows::partners(const std::string& query) {
 bool PgAdminRows::insert_partner(const Partner& p) {
     try {
         pqxx::subtransaction insert(tx_);
-        insert.exec_params(pg::partner_write_sql(pg::PartnerWrite::insert),
+        insert.exec_params(pg::partner_write_sql(pg::RowWrite::insert),
                            pg::partner_record(p).dump());
         insert.commit();
         return true;
@@ -163,8 +153,7 @@ bool PgAdminRows::insert_partner(const Partner& p) {
 }
 
 void PgAdminRows::update_partner(std::int64_t id, const Partner& p) {
-    tx_.exec_params(pg::partner_write_sql(pg::PartnerWrite::update), id,
-                    pg::partner_record(p).dump());
+    tx_.exec_params(pg::partner_write_sql(pg::RowWrite::update), id, pg::partner_record(p).dump());
 }
 
 void PgAdminRows::touch_partner(std::int64_t id) {
@@ -273,16 +262,7 @@ std::vector<Link> PgAdminRows::links_naming(const std::string& partner_slug) {
 bool PgAdminRows::insert_link(const Link& l) {
     try {
         pqxx::subtransaction insert(tx_);
-        insert.exec_params(
-            "INSERT INTO refgate_links (slug, partner_id, destination, status, expires_at, "
-            "fallback, utm_passthrough, rules, auto_fallback, domain, max_human_clicks) VALUES "
-            "($1, "
-            "(SELECT id FROM refgate_partners WHERE slug = $2), $3, $4, "
-            "NULLIF($5, '')::timestamptz, NULLIF($6, ''), $7, $8::jsonb, $9, NULLIF($10, ''), "
-            "NULLIF($11::bigint, 0))",
-            l.slug, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-            l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain,
-            l.max_human_clicks.value_or(0));
+        insert.exec_params(pg::link_write_sql(pg::RowWrite::insert), pg::link_record(l).dump());
         insert.commit();
         return true;
     } catch (const pqxx::unique_violation&) {
@@ -291,15 +271,7 @@ bool PgAdminRows::insert_link(const Link& l) {
 }
 
 void PgAdminRows::update_link(std::int64_t id, const Link& l) {
-    tx_.exec_params(
-        "UPDATE refgate_links SET partner_id = (SELECT id FROM refgate_partners WHERE slug = $2), "
-        "destination = $3, status = $4, expires_at = NULLIF($5, '')::timestamptz, "
-        "fallback = NULLIF($6, ''), utm_passthrough = $7, rules = $8::jsonb, "
-        "domain = NULLIF($10, ''), updated_at = now(), version = version + 1, "
-        "auto_fallback = $9, max_human_clicks = NULLIF($11::bigint, 0) WHERE id = $1",
-        id, l.partner, l.destination, std::string(to_string(l.status)), expires_text(l),
-        l.fallback.value_or(""), l.utm_passthrough, rules_text(l), l.auto_fallback, l.domain,
-        l.max_human_clicks.value_or(0));
+    tx_.exec_params(pg::link_write_sql(pg::RowWrite::update), id, pg::link_record(l).dump());
 }
 
 void PgAdminRows::delete_link(std::int64_t id) {

@@ -36,16 +36,22 @@ struct StoredLink {
 extern const std::string kPartnerSelect;
 // "SELECT <the link columns> FROM refgate_links l JOIN refgate_partners p ...": stored_link().
 extern const std::string kLinkSelect;
+// "l.id, l.slug, <every stored column of a link>" for a select that joins refgate_partners p
+// (the snapshot's): read_link_columns() reads them.
+extern const std::string kLinkColumnsSelect;
+Link read_link_columns(const pqxx::row& row);
 
-// The statements that write a partner's row, built from the same column list as the select:
-// `insert` takes partner_record() as $1, `update` the row's id as $1 and the record as $2, and
-// `upsert` (the import's) an array of records as $1, bumps version and updated_at only for a
-// row that really changed and returns the ids of those.
-enum class PartnerWrite { insert, update, upsert };
-const std::string& partner_write_sql(PartnerWrite write);
-// A partner as the jsonb record those statements read (its slug and every stored column but the
-// scheduled codes, which have their own table).
+// The statements that write a partner's or a link's row, built from the same column list as
+// the selects: `insert` takes the record (partner_record(), link_record()) as $1, `update` the
+// row's id as $1 and the record as $2, and `upsert` (the import's) an array of records as $1,
+// bumps version and updated_at only for a row that really changed and returns the ids of those.
+enum class RowWrite { insert, update, upsert };
+const std::string& partner_write_sql(RowWrite write);
+const std::string& link_write_sql(RowWrite write);
+// An object as the jsonb record those statements read: its slug and every stored column (a
+// partner's scheduled codes and a link's fallback switches have tables of their own).
 nlohmann::ordered_json partner_record(const Partner& p);
+nlohmann::ordered_json link_record(const Link& l);
 
 // Without the scheduled codes (add_scheduled_codes reads them).
 StoredPartner stored_partner(const pqxx::row& row);
