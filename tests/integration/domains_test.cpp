@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "refgate/admin/qr_code.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -266,6 +267,126 @@ TEST_CASE(
     CHECK(share("angebot") == "https://de.example.com/r/go/angebot");
     auto qr = http_get(service.admin_port(), "/api/v1/links/angebot/qr.svg", auth);
     CHECK(qr.status == 200);
+}
+
+}  // namespace domains_test
+
+namespace domains_test {
+
+// `deal` on the default domain go.example.com and on de.example.com; `angebot` on de alone.
+std::string two_domains_document() {
+    Json partner = {{"slug", "tailscale"},
+                    {"name", "Tailscale"},
+                    {"ref_param", "ref"},
+                    {"ref_code", "picks42"},
+                    {"allowed_domains", {"tailscale.com"}}};
+    Json domains = Json::array({{{"host", "go.example.com"}, {"default", true}},
+                                {{"host", "de.example.com"}, {"default", false}}});
+    Json links = Json::array({link("deal", "deal"), link("deal", "angebot", "de.example.com"),
+                              link("angebot", "angebot", "de.example.com")});
+    return Json{{"domains", domains}, {"partners", {partner}}, {"links", links}}.dump();
+}
+
+// One GET with exactly this Host field.
+HttpResponse get_on(int port, const std::string& target, const std::string& host) {
+    RawConnection c(port);
+    REQUIRE(
+        c.send("GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n"));
+    auto r = c.read_response();
+    REQUIRE(r);
+    return *r;
+}
+
+struct TwoDomains {
+    TestDatabase db;
+    PrivateRedis redis;
+    bool imported = import_document(db.url(), two_domains_document());
+    ServiceProcess service{
+        ServiceOptions{.database_url = db.url(),
+                       .redis_url = redis.url(),
+                       .env = {{"REFGATE_PUBLIC_BASE_URL", "https://links.example.org/r"}}}};
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+
+    // The href of /snippet/<target>'s JSON answer on `host` ("status N" when it is not 200).
+    std::string snippet_href(const std::string& target, const std::string& host) {
+        auto r = get_on(service.port(), "/snippet/" + target, host);
+        INFO(target << " on " << host << ": " << r.status << " " << r.body);
+        if (r.status != 200) return "status " + std::to_string(r.status);
+        return Json::parse(r.body)["href"];
+    }
+};
+
+TEST_CASE(
+    "snippets and QR codes on the link's domain: /snippet/ picks the link by ?domain= or the "
+    "request's host and prints its URL on that domain, as the share answer and its QR code do",
+    "[domains][pg][snippet]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    // By the request's host, as the redirect picks the link.
+    CHECK(f.snippet_href("deal?format=json", "de.example.com") ==
+          "https://de.example.com/r/go/deal");
+    CHECK(f.snippet_href("deal?format=json", "GO.example.com:8080") ==
+          "https://go.example.com/r/go/deal");
+    CHECK(f.snippet_href("angebot?format=json&src=newsletter", "de.example.com") ==
+          "https://de.example.com/r/go/angebot?src=newsletter");
+    // An unknown host: the default domain's links.
+    CHECK(f.snippet_href("deal?format=json", "127.0.0.1") == "https://go.example.com/r/go/deal");
+    CHECK(f.snippet_href("angebot?format=json", "127.0.0.1") == "status 404");
+    // ?domain= names the domain whatever the host; an unknown one is 404.
+    CHECK(f.snippet_href("angebot?format=json&domain=de.example.com", "127.0.0.1") ==
+          "https://de.example.com/r/go/angebot");
+    CHECK(f.snippet_href("deal?format=json&domain=go.example.com", "de.example.com") ==
+          "https://go.example.com/r/go/deal");
+    CHECK(f.snippet_href("deal?format=json&domain=nl.example.com", "de.example.com") ==
+          "status 404");
+    // The HTML answer links there.
+    auto html = get_on(f.service.port(), "/snippet/angebot", "de.example.com");
+    REQUIRE(html.status == 200);
+    CHECK(html.body.find("href=\"https://de.example.com/r/go/angebot\"") != std::string::npos);
+
+    // The share answer's snippet and the QR code encode the same URL.
+    Headers auth{{"Authorization", "Bearer " + f.admin}};
+    auto share = http_get(f.service.admin_port(), "/api/v1/links/angebot/share", auth);
+    REQUIRE(share.status == 200);
+    auto shared = Json::parse(share.body);
+    CHECK(shared["public_url"] == "https://de.example.com/r/go/angebot");
+    CHECK(shared["html_snippet"].get<std::string>() + "\n" == html.body);
+    for (const auto& [slug, url] : {std::pair{"angebot", "https://de.example.com/r/go/angebot"},
+                                    std::pair{"deal", "https://go.example.com/r/go/deal"}}) {
+        auto qr = http_get(f.service.admin_port(),
+                           "/api/v1/links/" + std::string(slug) + "/qr.svg?size=256", auth);
+        REQUIRE(qr.status == 200);
+        auto matrix = refgate::admin::encode_qr(url);
+        REQUIRE(matrix);
+        CHECK(qr.body == refgate::admin::qr_svg(*matrix, 256));
+    }
+}
+
+TEST_CASE(
+    "a domain-restricted token takes links without a domain as on the stored default domain, "
+    "not on the public base URL's host",
+    "[domains][pg][tokens]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    Headers json{{"Authorization", "Bearer " + f.admin}, {"Content-Type", "application/json"}};
+    auto token = [&](const std::string& name, const std::string& host) {
+        Json fields = {{"name", name}, {"role", "editor"}, {"domains", {host}}};
+        auto r =
+            http_request(f.service.admin_port(), "POST", "/api/v1/tokens", json, fields.dump());
+        INFO(r.body);
+        REQUIRE(r.status == 201);
+        return Headers{
+            {"Authorization", "Bearer " + Json::parse(r.body)["token"].get<std::string>()}};
+    };
+    auto home = token("home", "go.example.com");
+    auto base = token("base", "links.example.org");
+    CHECK(http_get(f.service.admin_port(), "/api/v1/links/deal", home).status == 200);
+    CHECK(http_get(f.service.admin_port(), "/api/v1/links/deal", base).status == 404);
+    auto listed = Json::parse(http_get(f.service.admin_port(), "/api/v1/links", home).body);
+    REQUIRE(listed["items"].size() == 1);
+    CHECK(listed["items"][0]["slug"] == "deal");
+    CHECK(
+        Json::parse(http_get(f.service.admin_port(), "/api/v1/links", base).body)["items"].empty());
 }
 
 }  // namespace domains_test

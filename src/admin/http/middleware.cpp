@@ -143,6 +143,13 @@ class RestrictReach final : public Middleware {
         request.default_host = default_host_;
         const Reach& reach = request.actor.reach;
         if (!reach.restricted()) return true;
+        // Links without `domain` are on the stored default domain; the public base URL's host
+        // stands for it only while no domain is defined.
+        if (!reach.domains.empty()) {
+            for (const auto& d : store_.list_domains().view.items) {
+                if (d.domain.is_default) request.default_host = d.domain.host;
+            }
+        }
         switch (route_access(request.route->operation).extent) {
             case Extent::free:
             case Extent::partners:
