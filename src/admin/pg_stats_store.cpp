@@ -57,6 +57,14 @@ std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& 
     return breakdown;
 }
 
+// Whether link `l` is on the domain whose host is parameter $first and which is the default when
+// $first + 1 is true (StatsDomain): links naming the host, and the default's links without one.
+std::string on_domain_sql(int first) {
+    std::string host = "$" + std::to_string(first);
+    std::string is_default = "$" + std::to_string(first + 1);
+    return "(l.domain = " + host + " OR (l.domain IS NULL AND " + is_default + "::boolean))";
+}
+
 // Days as the roll-ups' queries take them: days since 1970-01-01.
 constexpr const char* kDay = "DATE '1970-01-01' + ";
 
@@ -64,10 +72,14 @@ constexpr const char* kDay = "DATE '1970-01-01' + ";
 // as rollup_reads() says: the month sums of $7 <= month < $8, and the link days of
 // $1 <= day < $2 and $4 <= day < $5, times $3 and $6 (1, or -1 where an edge month's sum is read
 // less its days outside the range), so that a year costs about as much as a month. Only existing
-// links, as the views join them; with `one_partner`, only the links of partner $9.
-std::string link_sums_sql(bool one_partner) {
+// links, as the views join them; with `one_partner`, only the links of partner $9; with
+// `one_domain`, only the links on the domain of the next two parameters (on_domain_sql()).
+std::string link_sums_sql(bool one_partner, bool one_domain) {
     std::string links =
         one_partner ? " AND link_id IN (SELECT id FROM refgate_links WHERE partner_id = $9)" : "";
+    if (one_domain)
+        links += " AND link_id IN (SELECT id FROM refgate_links l WHERE " +
+                 on_domain_sql(one_partner ? 10 : 9) + ")";
     std::string d = kDay;
     auto days = [&](const char* first, const char* end, const char* sign) {
         std::string times = std::string(sign) + "::int * ";
@@ -101,18 +113,36 @@ struct Source {
     std::int32_t months_through = 0;  // month sums exist for the months before it
 };
 
-// Every link's sums over `range` (link_sums_sql()), or those of partner `partner`'s links.
+// Every link's sums over `range` (link_sums_sql()), or those of partner `partner`'s links; with
+// `domain`, only those on it.
 pqxx::result link_sums(ReadTx& tx, const DayRange& range, std::int32_t months_through,
-                       std::optional<std::int64_t> partner) {
+                       std::optional<std::int64_t> partner, const StatsDomain* domain) {
     RollupReads r = rollup_reads(range, months_through);
     auto sign = [](const DaySpan& s) { return s.subtract ? -1 : 1; };
-    if (partner) {
-        return tx.exec_params(link_sums_sql(true), r.before.first, r.before.end, sign(r.before),
-                              r.after.first, r.after.end, sign(r.after), r.months.first,
-                              r.months.end, *partner);
+    std::string sql = link_sums_sql(partner.has_value(), domain != nullptr);
+    if (partner && domain) {
+        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
+                              r.after.end, sign(r.after), r.months.first, r.months.end, *partner,
+                              domain->host, domain->is_default);
     }
-    return tx.exec_params(link_sums_sql(false), r.before.first, r.before.end, sign(r.before),
-                          r.after.first, r.after.end, sign(r.after), r.months.first, r.months.end);
+    if (partner) {
+        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
+                              r.after.end, sign(r.after), r.months.first, r.months.end, *partner);
+    }
+    if (domain) {
+        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
+                              r.after.end, sign(r.after), r.months.first, r.months.end,
+                              domain->host, domain->is_default);
+    }
+    return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
+                          r.after.end, sign(r.after), r.months.first, r.months.end);
+}
+
+// The host and default flag of `domain` as on_domain_sql()'s parameters; with none, a condition
+// every link meets.
+std::string domain_host(const StatsDomain* domain) { return domain ? domain->host : ""; }
+std::string any_domain_sql(int first) {
+    return "($" + std::to_string(first) + " = '' OR " + on_domain_sql(first) + ")";
 }
 
 // Also turns JIT compilation off for the rest of the transaction: the planner deems the roll-ups'
@@ -234,7 +264,8 @@ class PgStatsStore final : public StatsStore {
         return stats;
     }
 
-    std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range) override {
+    std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range,
+                                        const StatsDomain* domain) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
         std::optional<PartnerStats> stats;
@@ -248,8 +279,10 @@ class PgStatsStore final : public StatsStore {
             std::map<std::string, ClassCounts> links;
             std::unordered_map<std::int64_t, std::string> slugs;
             for (const auto& row :
-                 tx.exec_params("SELECT id, slug FROM refgate_links WHERE partner_id = $1",
-                                found[0]["id"].as<std::int64_t>())) {
+                 tx.exec_params("SELECT id, slug FROM refgate_links l WHERE partner_id = $1 AND " +
+                                    any_domain_sql(2),
+                                found[0]["id"].as<std::int64_t>(), domain_host(domain),
+                                domain != nullptr && domain->is_default)) {
                 slugs[row["id"].as<std::int64_t>()] = row["slug"].c_str();
                 links[row["slug"].c_str()];
             }
@@ -263,24 +296,42 @@ class PgStatsStore final : public StatsStore {
             if (source.rollups) {
                 auto partner_id = found[0]["id"].as<std::int64_t>();
                 std::string d = kDay;
-                for (const auto& row : tx.exec_params(
-                         "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
-                         "FROM refgate_rollup_partner_days WHERE partner_id = $1 AND day BETWEEN " +
-                             d + "$2::int AND " + d + "$3::int",
-                         partner_id, range.from, range.to)) {
+                // On one domain: the days of the partner's links there, summed.
+                std::string days =
+                    domain == nullptr
+                        ? "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
+                          "FROM refgate_rollup_partner_days WHERE partner_id = $1 AND day "
+                          "BETWEEN " +
+                              d + "$2::int AND " + d + "$3::int"
+                        : "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, "
+                          "sum(bot)::bigint AS bot, sum(prefetch)::bigint AS prefetch, "
+                          "sum(scanner)::bigint AS scanner FROM refgate_rollup_link_days WHERE "
+                          "link_id IN (SELECT id FROM refgate_links l WHERE partner_id = $1 AND " +
+                              on_domain_sql(4) + ") AND day BETWEEN " + d + "$2::int AND " + d +
+                              "$3::int GROUP BY day";
+                auto rows = domain == nullptr
+                                ? tx.exec_params(days, partner_id, range.from, range.to)
+                                : tx.exec_params(days, partner_id, range.from, range.to,
+                                                 domain->host, domain->is_default);
+                for (const auto& row : rows) {
                     auto day = row["day"].as<std::int32_t>();
                     if (day >= range.from && day <= range.to)
                         stats->days[static_cast<std::size_t>(day - range.from)].second.add(
                             class_sums(row));
                 }
-                for (const auto& row : link_sums(tx, range, source.months_through, partner_id))
+                for (const auto& row :
+                     link_sums(tx, range, source.months_through, partner_id, domain))
                     links[row["link"].c_str()].add(class_sums(row));
             } else {
                 for (const auto& row : tx.exec_params(
-                         "SELECT link, to_char(day, 'YYYY-MM-DD') AS day, class, "
-                         "sum(clicks)::bigint AS clicks FROM refgate_clicks_daily WHERE partner = "
-                         "$1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
-                         slug, format_day(range.from), format_day(range.to))) {
+                         "SELECT l.slug AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
+                         "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
+                         "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
+                         "l.partner_id WHERE p.slug = $1 AND c.day BETWEEN $2::date AND "
+                         "$3::date AND " +
+                             any_domain_sql(4) + " GROUP BY 1, 2, 3",
+                         slug, format_day(range.from), format_day(range.to), domain_host(domain),
+                         domain != nullptr && domain->is_default)) {
                     add(row["link"].c_str(), day_of(row["day"]), class_index(row["class"].c_str()),
                         row["clicks"].as<std::uint64_t>());
                 }
@@ -296,7 +347,8 @@ class PgStatsStore final : public StatsStore {
         return stats;
     }
 
-    std::vector<TopEntry> top(const DayRange& range, std::size_t limit) override {
+    std::vector<TopEntry> top(const DayRange& range, std::size_t limit,
+                              const StatsDomain* domain) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
         std::map<std::string, TopEntry> entries;
@@ -310,18 +362,22 @@ class PgStatsStore final : public StatsStore {
             };
             Source source = read_source(tx);
             if (source.rollups) {
-                for (const auto& row : link_sums(tx, range, source.months_through, std::nullopt)) {
+                for (const auto& row :
+                     link_sums(tx, range, source.months_through, std::nullopt, domain)) {
                     auto& e = entries[row["link"].c_str()];
                     e.link = row["link"].c_str();
                     e.partner = row["partner"].c_str();
                     e.clicks.add(class_sums(row));
                 }
             } else {
-                for (const auto& row :
-                     tx.exec_params("SELECT link, partner, class, sum(clicks)::bigint AS clicks "
-                                    "FROM refgate_clicks_daily WHERE day BETWEEN $1::date AND "
-                                    "$2::date GROUP BY 1, 2, 3",
-                                    format_day(range.from), format_day(range.to))) {
+                for (const auto& row : tx.exec_params(
+                         "SELECT l.slug AS link, p.slug AS partner, c.class, "
+                         "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
+                         "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
+                         "l.partner_id WHERE c.day BETWEEN $1::date AND $2::date AND " +
+                             any_domain_sql(3) + " GROUP BY 1, 2, 3",
+                         format_day(range.from), format_day(range.to), domain_host(domain),
+                         domain != nullptr && domain->is_default)) {
                     add(row["link"].c_str(), row["partner"].c_str(),
                         class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
                 }
@@ -335,8 +391,11 @@ class PgStatsStore final : public StatsStore {
             std::unordered_map<std::int64_t, std::pair<std::string, std::string>> names;
             for (const auto& row : tx.exec_params(
                      "SELECT l.id, l.slug AS link, p.slug AS partner FROM refgate_links l JOIN "
-                     "refgate_partners p ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[])",
-                     pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end())))) {
+                     "refgate_partners p ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[]) "
+                     "AND " +
+                         any_domain_sql(2),
+                     pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end())),
+                     domain_host(domain), domain != nullptr && domain->is_default)) {
                 names[row["id"].as<std::int64_t>()] = {row["link"].c_str(), row["partner"].c_str()};
             }
             for (const auto& u : unflushed) {
@@ -353,7 +412,10 @@ class PgStatsStore final : public StatsStore {
         return out;
     }
 
-    std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit) override {
+    std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit,
+                                       const StatsDomain* domain) override {
+        // The partners' roll-ups sum every domain: on one, the sums of its links' entries.
+        if (domain != nullptr) return StatsStore::top_partners(range, limit, domain);
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
         std::map<std::string, ClassCounts> sums;
@@ -390,7 +452,7 @@ class PgStatsStore final : public StatsStore {
             }
         });
         // While the roll-ups are built: every link's figures, summed per partner.
-        if (!from_rollups) return StatsStore::top_partners(range, limit);
+        if (!from_rollups) return StatsStore::top_partners(range, limit, nullptr);
         std::vector<TopEntry> out;
         for (auto& [partner, clicks] : sums) {
             if (clicks.total() > 0) out.push_back({partner, partner, clicks});

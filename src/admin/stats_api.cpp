@@ -10,6 +10,7 @@
 #include "api.hpp"
 #include "refgate/admin/commissions.hpp"
 #include "refgate/admin/placements.hpp"
+#include "refgate/codec/domains_json.hpp"
 #include "refgate/codec/earnings.hpp"
 #include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/click_classifier.hpp"
@@ -72,7 +73,10 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
             return answer_found(std::move(answer), link, "link", slug);
         }
         case Operation::stats_partner:
-            return answer_found(std::move(answer), store.partner(slug, *range), "partner", slug);
+            return answer_found(
+                std::move(answer),
+                store.partner(slug, *range, query.domain ? &*query.domain : nullptr), "partner",
+                slug);
         case Operation::stats_overview: {
             auto overview = store.overview(*range);
             if (query.csv) {
@@ -83,8 +87,9 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
             return answer;
         }
         default: {
+            const StatsDomain* domain = query.domain ? &*query.domain : nullptr;
             if (by_partner) {
-                auto partners = store.top_partners(*range, limit);
+                auto partners = store.top_partners(*range, limit, domain);
                 if (query.csv) {
                     answer.csv = top_partners_to_csv(partners);
                 } else {
@@ -92,7 +97,7 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
                 }
                 return answer;
             }
-            auto entries = store.top(*range, limit);
+            auto entries = store.top(*range, limit, domain);
             if (query.csv) {
                 answer.csv = top_to_csv(entries);
             } else {
@@ -204,9 +209,20 @@ class Stats final : public Resource {
         if (stats_ == nullptr) throw StoreError("no stats store");
         if (r.route->operation == Operation::stats_live) return serve_live(answer);
         auto query = r.http.query();
-        StatsQuery q{query_value(query, "from"), query_value(query, "to"),
+        StatsQuery q{query_value(query, "from"),  query_value(query, "to"),
                      query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
-                     query_value(query, "by")};
+                     query_value(query, "by"),    std::nullopt};
+        // Issue 46: ?domain= on the top and partner answers names a domain that exists.
+        auto domain = query_value(query, "domain");
+        if (domain && (r.route->operation == Operation::stats_top ||
+                       r.route->operation == Operation::stats_partner)) {
+            std::string host = canonical_domain_host(*domain);
+            std::optional<Result<DomainView>> found;
+            if (!host.empty()) found = store_.get_domain(host);
+            if (!found || found->kind != OutcomeKind::ok)
+                return answer.problem(404, "not-found", "no domain '" + *domain + "'");
+            q.domain = StatsDomain{host, found->view.domain.is_default};
+        }
         auto stats =
             answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_), &store_);
         if (stats.status == 422) return answer.invalid_query(stats.errors);

@@ -18,6 +18,8 @@ struct StatsQuery {
     std::optional<std::string> limit;
     bool csv = false;
     std::optional<std::string> by;  // top: "link" (default) or "partner"
+    // top and partner (issue 46): only the links on this domain (?domain=HOST, found).
+    std::optional<StatsDomain> domain;
 };
 
 struct StatsAnswer {

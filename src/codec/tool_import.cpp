@@ -4,6 +4,7 @@
 #include <set>
 
 #include "csv_reader.hpp"
+#include "refgate/domain/destination.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/utf8.hpp"
 
@@ -315,7 +316,10 @@ std::pair<std::vector<std::size_t>, std::vector<CodeCounts>> group_links(const T
             continue;
         }
         auto parts = url_parts(link.destination);
-        auto domain = parts ? options.suffixes.registrable_domain(parts->host) : std::nullopt;
+        // Only a host refgate accepts (an international name as punycode) names a partner: a
+        // malformed one (".example", "a..b") would make a partner without a slug.
+        std::string host = parts ? canonical_domain(parts->host) : std::string();
+        auto domain = host.empty() ? std::nullopt : options.suffixes.registrable_domain(host);
         if (!domain) {
             plan.problems.push_back({link.line, "the destination '" + link.destination +
                                                     "' has no registrable domain"});

@@ -9,7 +9,9 @@
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/model.hpp"
+#include "refgate/domain/public_url.hpp"
 #include "refgate/domain/query.hpp"
+#include "refgate/domain/request_host.hpp"
 #include "refgate/http/negotiation.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
@@ -190,7 +192,22 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
                 "snippets need REFGATE_PUBLIC_BASE_URL to be configured");
         return;
     }
-    const LinkEntry* link = valid_slug(slug) ? snapshot.find(slug) : nullptr;
+    // Issue 46: the link on the domain ?domain= names, else on the request's host (as the
+    // redirect picks it), else on the default domain.
+    std::uint16_t domain = 0;
+    if (auto named = query_value(request.query(), "domain")) {
+        domain = snapshot.domain_of(*named);
+        if (domain == Snapshot::kUnknownDomain) {
+            problem(response, 404, "no-domain", "no domain '" + *named + "'");
+            return;
+        }
+    } else if (snapshot.has_domains()) {
+        domain = snapshot.domain_of(
+            authority_host(request.authority.empty() ? request.header("Host") : request.authority));
+        if (domain == Snapshot::kUnknownDomain) domain = 0;
+    }
+    const LinkEntry* link =
+        valid_slug(slug) ? snapshot.find(slug, Snapshot::hash_of(slug, domain), domain) : nullptr;
     if (link == nullptr) {
         problem(response, 404, "not-found", "no link with that slug");
         return;
@@ -214,8 +231,8 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
     const DisclosureEntry* entry =
         snapshot.disclosures().resolve(partner.slug, *locales, options_.default_locale);
 
-    std::string href = options_.public_base_url;
-    href.append("/go/").append(link->slug);
+    std::string href = public_link_url(options_.public_base_url,
+                                       snapshot.domains()[link->domain].host, link->slug);
     if (src) href.append("?src=").append(*src);
     std::string html =
         link_snippet(href, partner.name, entry != nullptr ? &entry->current->text : nullptr);

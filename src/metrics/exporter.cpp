@@ -116,24 +116,44 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     auto f = family("refgate_clicks_total",
                     "Clicks counted (sent on to Redis or dropped), by partner and class.",
                     MetricType::Counter);
+    auto by_domain = family("refgate_clicks_by_domain_total",
+                            "Clicks counted (sent on to Redis or dropped), by branded domain and "
+                            "class.",
+                            MetricType::Counter);
     std::lock_guard lock(clicks_mutex_);
     auto snapshot = sources_.snapshots != nullptr ? sources_.snapshots->current() : nullptr;
+    // The default domain's label: its host, or "default" while no domain is defined.
+    auto domain_label = [](const Snapshot& s, std::uint16_t domain) {
+        const std::string& host = s.domains()[domain].host;
+        return host.empty() ? std::string("default") : host;
+    };
     if (snapshot && sources_.snapshots->generation() != partner_map_generation_) {
         partner_map_generation_ = sources_.snapshots->generation();
         link_partner_.clear();
-        for (const auto& entry : snapshot->entries())
+        link_domain_.clear();
+        for (const auto& entry : snapshot->entries()) {
             link_partner_[entry.id] = snapshot->partner(entry).slug;
+            link_domain_[entry.id] = domain_label(*snapshot, entry.domain);
+        }
     }
     if (snapshot) {
-        // Every partner has its series from the start, so rate() sees its first clicks.
+        // Every partner and domain has its series from the start, so rate() sees its first
+        // clicks.
         for (const auto& partner : snapshot->partners()) partner_clicks_[partner.slug];
+        for (std::size_t d = 0; d < snapshot->domains().size(); ++d)
+            domain_clicks_[domain_label(*snapshot, static_cast<std::uint16_t>(d))];
     }
     if (sources_.clicks != nullptr) {
         for (const auto& [link, classes] : sources_.clicks->link_clicks.take()) {
             auto it = link_partner_.find(link);
             // A link deleted while its clicks were on their way.
             auto& totals = partner_clicks_[it == link_partner_.end() ? "unknown" : it->second];
-            for (std::size_t i = 0; i < classes.size(); ++i) totals[i] += classes[i];
+            auto on = link_domain_.find(link);
+            auto& domain_totals = domain_clicks_[on == link_domain_.end() ? "unknown" : on->second];
+            for (std::size_t i = 0; i < classes.size(); ++i) {
+                totals[i] += classes[i];
+                domain_totals[i] += classes[i];
+            }
         }
     }
     for (const auto& [partner, totals] : partner_clicks_) {
@@ -142,7 +162,14 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
                       {{"class", std::string(kClickClasses[i].name)}, {"partner", partner}});
         }
     }
+    for (const auto& [domain, totals] : domain_clicks_) {
+        for (std::size_t i = 0; i < kClickClasses.size(); ++i) {
+            add_value(by_domain, static_cast<double>(totals[i]),
+                      {{"class", std::string(kClickClasses[i].name)}, {"domain", domain}});
+        }
+    }
     out.push_back(std::move(f));
+    out.push_back(std::move(by_domain));
 }
 
 // Requests that waited too long for the blocking pool (busy) or for the database.

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
+#include "refgate/admin/qr_code.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -266,6 +269,281 @@ TEST_CASE(
     CHECK(share("angebot") == "https://de.example.com/r/go/angebot");
     auto qr = http_get(service.admin_port(), "/api/v1/links/angebot/qr.svg", auth);
     CHECK(qr.status == 200);
+}
+
+}  // namespace domains_test
+
+namespace domains_test {
+
+// `deal` on the default domain go.example.com and on de.example.com; `angebot` on de alone.
+std::string two_domains_document() {
+    Json partner = {{"slug", "tailscale"},
+                    {"name", "Tailscale"},
+                    {"ref_param", "ref"},
+                    {"ref_code", "picks42"},
+                    {"allowed_domains", {"tailscale.com"}}};
+    Json domains = Json::array({{{"host", "go.example.com"}, {"default", true}},
+                                {{"host", "de.example.com"}, {"default", false}}});
+    Json links = Json::array({link("deal", "deal"), link("deal", "angebot", "de.example.com"),
+                              link("angebot", "angebot", "de.example.com")});
+    return Json{{"domains", domains}, {"partners", {partner}}, {"links", links}}.dump();
+}
+
+// One GET with exactly this Host field.
+HttpResponse get_on(int port, const std::string& target, const std::string& host) {
+    RawConnection c(port);
+    REQUIRE(
+        c.send("GET " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n"));
+    auto r = c.read_response();
+    REQUIRE(r);
+    return *r;
+}
+
+struct TwoDomains {
+    TestDatabase db;
+    PrivateRedis redis;
+    bool imported = import_document(db.url(), two_domains_document());
+    ServiceProcess service{
+        ServiceOptions{.database_url = db.url(),
+                       .redis_url = redis.url(),
+                       .env = {{"REFGATE_PUBLIC_BASE_URL", "https://links.example.org/r"}}}};
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+
+    // The href of /snippet/<target>'s JSON answer on `host` ("status N" when it is not 200).
+    std::string snippet_href(const std::string& target, const std::string& host) {
+        auto r = get_on(service.port(), "/snippet/" + target, host);
+        INFO(target << " on " << host << ": " << r.status << " " << r.body);
+        if (r.status != 200) return "status " + std::to_string(r.status);
+        return Json::parse(r.body)["href"];
+    }
+};
+
+TEST_CASE(
+    "snippets and QR codes on the link's domain: /snippet/ picks the link by ?domain= or the "
+    "request's host and prints its URL on that domain, as the share answer and its QR code do",
+    "[domains][pg][snippet]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    // By the request's host, as the redirect picks the link.
+    CHECK(f.snippet_href("deal?format=json", "de.example.com") ==
+          "https://de.example.com/r/go/deal");
+    CHECK(f.snippet_href("deal?format=json", "GO.example.com:8080") ==
+          "https://go.example.com/r/go/deal");
+    CHECK(f.snippet_href("angebot?format=json&src=newsletter", "de.example.com") ==
+          "https://de.example.com/r/go/angebot?src=newsletter");
+    // An unknown host: the default domain's links.
+    CHECK(f.snippet_href("deal?format=json", "127.0.0.1") == "https://go.example.com/r/go/deal");
+    CHECK(f.snippet_href("angebot?format=json", "127.0.0.1") == "status 404");
+    // ?domain= names the domain whatever the host; an unknown one is 404.
+    CHECK(f.snippet_href("angebot?format=json&domain=de.example.com", "127.0.0.1") ==
+          "https://de.example.com/r/go/angebot");
+    CHECK(f.snippet_href("deal?format=json&domain=go.example.com", "de.example.com") ==
+          "https://go.example.com/r/go/deal");
+    CHECK(f.snippet_href("deal?format=json&domain=nl.example.com", "de.example.com") ==
+          "status 404");
+    // The HTML answer links there.
+    auto html = get_on(f.service.port(), "/snippet/angebot", "de.example.com");
+    REQUIRE(html.status == 200);
+    CHECK(html.body.find("href=\"https://de.example.com/r/go/angebot\"") != std::string::npos);
+
+    // The share answer's snippet and the QR code encode the same URL.
+    Headers auth{{"Authorization", "Bearer " + f.admin}};
+    auto share = http_get(f.service.admin_port(), "/api/v1/links/angebot/share", auth);
+    REQUIRE(share.status == 200);
+    auto shared = Json::parse(share.body);
+    CHECK(shared["public_url"] == "https://de.example.com/r/go/angebot");
+    CHECK(shared["html_snippet"].get<std::string>() + "\n" == html.body);
+    for (const auto& [slug, url] : {std::pair{"angebot", "https://de.example.com/r/go/angebot"},
+                                    std::pair{"deal", "https://go.example.com/r/go/deal"}}) {
+        auto qr = http_get(f.service.admin_port(),
+                           "/api/v1/links/" + std::string(slug) + "/qr.svg?size=256", auth);
+        REQUIRE(qr.status == 200);
+        auto matrix = refgate::admin::encode_qr(url);
+        REQUIRE(matrix);
+        CHECK(qr.body == refgate::admin::qr_svg(*matrix, 256));
+    }
+}
+
+TEST_CASE(
+    "a domain-restricted token takes links without a domain as on the stored default domain, "
+    "not on the public base URL's host",
+    "[domains][pg][tokens]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    Headers json{{"Authorization", "Bearer " + f.admin}, {"Content-Type", "application/json"}};
+    auto token = [&](const std::string& name, const std::string& host) {
+        Json fields = {{"name", name}, {"role", "editor"}, {"domains", {host}}};
+        auto r =
+            http_request(f.service.admin_port(), "POST", "/api/v1/tokens", json, fields.dump());
+        INFO(r.body);
+        REQUIRE(r.status == 201);
+        return Headers{
+            {"Authorization", "Bearer " + Json::parse(r.body)["token"].get<std::string>()}};
+    };
+    auto home = token("home", "go.example.com");
+    auto base = token("base", "links.example.org");
+    CHECK(http_get(f.service.admin_port(), "/api/v1/links/deal", home).status == 200);
+    CHECK(http_get(f.service.admin_port(), "/api/v1/links/deal", base).status == 404);
+    auto listed = Json::parse(http_get(f.service.admin_port(), "/api/v1/links", home).body);
+    REQUIRE(listed["items"].size() == 1);
+    CHECK(listed["items"][0]["slug"] == "deal");
+    CHECK(
+        Json::parse(http_get(f.service.admin_port(), "/api/v1/links", base).body)["items"].empty());
+}
+
+}  // namespace domains_test
+
+namespace domains_test {
+
+// Issue 46: "Stats and metrics can be filtered by domain", and a link of another domain named by
+// slug with ?domain=.
+struct StatsOnDomains {
+    TestDatabase db;
+    PrivateRedis redis;
+    bool imported = import_document(db.url(), two_domains_document());
+    // The test flushes itself with `refgate flush`: some clicks flushed, some still in Redis.
+    ServiceProcess service{ServiceOptions{.database_url = db.url(),
+                                          .redis_url = redis.url(),
+                                          .env = {{"REFGATE_FLUSH_INTERVAL_MS", "3600000"}}}};
+    std::string admin = create_api_token(db.url(), "ada", "admin");
+    std::string today = utc_today();
+
+    void click(const std::string& slug, const std::string& host, int reader) {
+        RawConnection c(service.port());
+        REQUIRE(c.send("GET /go/" + slug + " HTTP/1.1\r\nHost: " + host + "\r\nUser-Agent: " +
+                       kBrowser + std::to_string(reader) + "\r\nConnection: close\r\n\r\n"));
+        auto r = c.read_response();
+        REQUIRE(r);
+        REQUIRE(r->status == 302);
+    }
+    HttpResponse get(const std::string& target, Headers headers = {}) {
+        headers.emplace_back("Authorization", "Bearer " + admin);
+        return http_get(service.admin_port(), target, headers);
+    }
+    Json get_json(const std::string& target) {
+        auto r = get(target);
+        INFO(target << " -> " << r.status << " " << r.body);
+        REQUIRE(r.status == 200);
+        return Json::parse(r.body);
+    }
+    std::string range() const { return "from=" + today + "&to=" + today; }
+    void wait_for_human(std::uint64_t human) {
+        std::string target = "/api/v1/stats/overview?" + range();
+        Json body = get_json(target);
+        for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+             body["totals"]["human"] != human && std::chrono::steady_clock::now() < deadline;
+             body = get_json(target))
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        REQUIRE(body["totals"]["human"] == human);
+    }
+    void flush() {
+        auto r = run_refgate(
+            {"flush"}, {{"REFGATE_DATABASE_URL", db.url()}, {"REFGATE_REDIS_URL", redis.url()}});
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+    }
+};
+
+TEST_CASE(
+    "stats are filtered by domain with ?domain=HOST: the top links and partners and a partner's "
+    "figures count only the links on that domain, flushed and unflushed, in JSON and CSV",
+    "[domains][stats][pg][redis]") {
+    StatsOnDomains f;
+    REQUIRE(f.imported);
+    for (int i = 0; i < 3; ++i) f.click("deal", "go.example.com", i);
+    f.click("deal", "de.example.com", 3);
+    f.wait_for_human(4);
+    f.flush();
+    f.click("deal", "de.example.com", 4);
+    f.click("angebot", "de.example.com", 5);
+    f.wait_for_human(6);
+
+    auto de = f.get_json("/api/v1/stats/top?domain=de.example.com&" + f.range());
+    REQUIRE(de["items"].size() == 2);
+    CHECK(de["items"][0]["link"] == "deal");
+    CHECK(de["items"][0]["human"] == 2);
+    CHECK(de["items"][1]["link"] == "angebot");
+    CHECK(de["items"][1]["human"] == 1);
+    // The default domain: links without a domain; the host in any case.
+    auto go = f.get_json("/api/v1/stats/top?domain=GO.example.com&" + f.range());
+    REQUIRE(go["items"].size() == 1);
+    CHECK(go["items"][0]["link"] == "deal");
+    CHECK(go["items"][0]["human"] == 3);
+    auto partners = f.get_json("/api/v1/stats/top?by=partner&domain=de.example.com&" + f.range());
+    REQUIRE(partners["items"].size() == 1);
+    CHECK(partners["items"][0]["human"] == 3);
+    auto csv =
+        f.get("/api/v1/stats/top?domain=de.example.com&" + f.range(), {{"Accept", "text/csv"}});
+    CHECK(csv.body ==
+          "rank,link,partner,human,bot,prefetch\r\n1,deal,tailscale,2,0,0\r\n"
+          "2,angebot,tailscale,1,0,0\r\n");
+
+    auto partner =
+        f.get_json("/api/v1/stats/partners/tailscale?domain=de.example.com&" + f.range());
+    CHECK(partner["totals"]["human"] == 3);
+    CHECK(partner["days"][0]["human"] == 3);
+    REQUIRE(partner["links"].size() == 2);
+    CHECK(partner["links"][0]["link"] == "angebot");
+    CHECK(partner["links"][1] == Json{{"link", "deal"}, {"human", 2}, {"bot", 0}, {"prefetch", 0}});
+    auto partner_csv = f.get("/api/v1/stats/partners/tailscale?domain=go.example.com&" + f.range(),
+                             {{"Accept", "text/csv"}});
+    CHECK(partner_csv.body == "day,human,bot,prefetch\r\n" + f.today + ",3,0,0\r\n");
+    // Unfiltered: every domain.
+    CHECK(f.get_json("/api/v1/stats/partners/tailscale?" + f.range())["totals"]["human"] == 6);
+
+    // A domain nobody defined is 404.
+    CHECK(f.get("/api/v1/stats/top?domain=nl.example.com").status == 404);
+    CHECK(f.get("/api/v1/stats/partners/tailscale?domain=nl.example.com").status == 404);
+    CHECK(f.get("/api/v1/stats/top?domain=not%20a%20host").status == 404);
+}
+
+TEST_CASE(
+    "a link of another domain is read, changed and deleted by its slug with ?domain=HOST, and "
+    "without it the slug names the default domain's link",
+    "[domains][pg][admin]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    Headers auth{{"Authorization", "Bearer " + f.admin}};
+    auto get = [&](const std::string& target) {
+        return http_get(f.service.admin_port(), target, auth);
+    };
+    auto destination = [&](const std::string& target) -> Json {
+        auto r = get(target);
+        if (r.status != 200) return r.status;
+        return Json::parse(r.body)["destination"];
+    };
+    CHECK(destination("/api/v1/links/deal") == "https://tailscale.com/deal");
+    CHECK(destination("/api/v1/links/deal?domain=go.example.com") == "https://tailscale.com/deal");
+    CHECK(destination("/api/v1/links/deal?domain=DE.example.com") ==
+          "https://tailscale.com/angebot");
+    CHECK(destination("/api/v1/links/deal?domain=nl.example.com") == 404);
+    CHECK(destination("/api/v1/links/angebot?domain=go.example.com") == 404);
+    auto share = get("/api/v1/links/deal/share?domain=de.example.com");
+    REQUIRE(share.status == 200);
+    CHECK(Json::parse(share.body)["public_url"] == "https://de.example.com/r/go/deal");
+    auto qr = get("/api/v1/links/deal/qr.svg?size=256&domain=de.example.com");
+    REQUIRE(qr.status == 200);
+    CHECK(qr.body == refgate::admin::qr_svg(
+                         *refgate::admin::encode_qr("https://de.example.com/r/go/deal"), 256));
+
+    // PATCH and DELETE change the link on that domain only.
+    Headers write = auth;
+    write.emplace_back("Content-Type", "application/merge-patch+json");
+    write.emplace_back("If-Match", get("/api/v1/links/deal?domain=de.example.com").header("ETag"));
+    auto patched =
+        http_request(f.service.admin_port(), "PATCH", "/api/v1/links/deal?domain=de.example.com",
+                     write, R"({"destination": "https://tailscale.com/neu"})");
+    INFO(patched.body);
+    REQUIRE(patched.status == 200);
+    CHECK(destination("/api/v1/links/deal?domain=de.example.com") == "https://tailscale.com/neu");
+    CHECK(destination("/api/v1/links/deal") == "https://tailscale.com/deal");
+    Headers del = auth;
+    del.emplace_back("If-Match", get("/api/v1/links/deal?domain=de.example.com").header("ETag"));
+    CHECK(http_request(f.service.admin_port(), "DELETE", "/api/v1/links/deal?domain=de.example.com",
+                       del)
+              .status == 204);
+    CHECK(destination("/api/v1/links/deal?domain=de.example.com") == 404);
+    CHECK(destination("/api/v1/links/deal") == "https://tailscale.com/deal");
 }
 
 }  // namespace domains_test

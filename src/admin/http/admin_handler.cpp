@@ -3,6 +3,7 @@
 #include "api.hpp"
 #include "cors.hpp"
 #include "refgate/admin/console_service.hpp"
+#include "refgate/domain/public_url.hpp"
 #include "refgate/runtime/log.hpp"
 #include "refgate/runtime/log_limiter.hpp"
 
@@ -141,18 +142,6 @@ class Endpoint final : public http::Handler {
 
 }  // namespace
 
-// The default domain's host: REFGATE_PUBLIC_BASE_URL's (empty when none is set).
-static std::string default_host(const AdminOptions& options) {
-    std::string_view url = options.public_base_url;
-    auto scheme = url.find("://");
-    if (scheme == std::string_view::npos) return {};
-    url.remove_prefix(scheme + 3);
-    url = url.substr(0, url.find_first_of("/:?#"));
-    std::string host(url);
-    for (char& c : host) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
-    return host;
-}
-
 struct AdminHandler::Parts {
     // A resource the registry built, with its entry.
     struct Served {
@@ -186,7 +175,8 @@ struct AdminHandler::Parts {
         shared.chain.push_back(check_query());
         shared.chain.push_back(check_names());
         shared.chain.push_back(read_body());
-        shared.chain.push_back(restrict_reach(*store, default_host(shared.options)));
+        shared.chain.push_back(
+            restrict_reach(*store, public_base_host(shared.options.public_base_url)));
         shared.chain.push_back(read_preconditions());
         shared.open_chain.push_back(authorize());
         shared.open_chain.push_back(check_query());

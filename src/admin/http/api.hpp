@@ -30,7 +30,15 @@ struct ApiRequest {
     Precondition if_match;        // PATCH and DELETE
     PutPrecondition put;          // PUT
     std::string default_host;     // the default domain's host (links without `domain`)
+    // A link's routes: the {slug}, or "host/slug" with ?domain=HOST (issue 46: the link on that
+    // domain, not the default domain's); empty where no link is named.
+    std::string link;
 };
+
+// The link a request names: `link` once check_names() set it, else the {slug}.
+inline const std::string& link_name(const ApiRequest& request) {
+    return request.link.empty() ? request.name : request.link;
+}
 
 // Whether a restricted request may see `link` (its partner and domain) or the partner `slug`.
 bool link_visible(const ApiRequest& request, const Link& link);

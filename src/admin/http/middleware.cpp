@@ -6,6 +6,7 @@
 #include "api.hpp"
 #include "refgate/admin/console_service.hpp"
 #include "refgate/admin/tokens.hpp"
+#include "refgate/codec/domains_json.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
@@ -143,6 +144,13 @@ class RestrictReach final : public Middleware {
         request.default_host = default_host_;
         const Reach& reach = request.actor.reach;
         if (!reach.restricted()) return true;
+        // Links without `domain` are on the stored default domain; the public base URL's host
+        // stands for it only while no domain is defined.
+        if (!reach.domains.empty()) {
+            for (const auto& d : store_.list_domains().view.items) {
+                if (d.domain.is_default) request.default_host = d.domain.host;
+            }
+        }
         switch (route_access(request.route->operation).extent) {
             case Extent::free:
             case Extent::partners:
@@ -163,11 +171,11 @@ class RestrictReach final : public Middleware {
             case Extent::link:
                 break;
         }
-        auto found = store_.get_link(request.name);
+        auto found = store_.get_link(link_name(request));
         if (found.kind != OutcomeKind::ok) return true;  // the resource answers
         const Link& link = found.view.link;
         if (!link_visible(request, link)) {
-            answer.problem(404, "not-found", "no link '" + request.name + "'");
+            answer.problem(404, "not-found", "no link '" + link_name(request) + "'");
             return false;
         }
         if (request.route->operation != Operation::update_link) return true;
@@ -207,6 +215,13 @@ class RestrictReach final : public Middleware {
 
 class CheckNames final : public Middleware {
   public:
+    // The routes of one link that ?domain=HOST places on a domain (issue 46).
+    static bool names_link(Operation op) {
+        return op == Operation::get_link || op == Operation::update_link ||
+               op == Operation::delete_link || op == Operation::share_link ||
+               op == Operation::qr_svg || op == Operation::qr_png;
+    }
+
     bool apply(ApiRequest& request, Answer& answer) override {
         Operation op = request.route->operation;
         const std::string& name = request.name;
@@ -221,6 +236,17 @@ class CheckNames final : public Middleware {
         if (!name.empty() && !valid) {
             answer.problem(404, "not-found", "no such resource");
             return false;
+        }
+        if (names_link(op)) {
+            request.link = name;
+            if (auto domain = query_value(request.http.query(), "domain")) {
+                std::string host = canonical_domain_host(*domain);
+                if (host.empty()) {
+                    answer.problem(404, "not-found", "no domain '" + *domain + "'");
+                    return false;
+                }
+                request.link = host + "/" + name;
+            }
         }
         if (!request.locale.empty()) {
             auto normalized = normalize_locale(request.locale);

@@ -149,8 +149,8 @@ class Links final : public Resource {
             case Operation::get_link:
                 return get(r, answer);
             case Operation::update_link:
-                return answer.outcome(
-                    store_.update_link(r.actor, r.name, r.if_match, parse_link_patch(r.body)));
+                return answer.outcome(store_.update_link(r.actor, link_name(r), r.if_match,
+                                                         parse_link_patch(r.body)));
             case Operation::preview_link:
                 return answer.outcome(store_.preview_link(parse_link_preview(r.body)));
             case Operation::share_link:
@@ -164,7 +164,7 @@ class Links final : public Resource {
             case Operation::link_placements:
                 return serve_placements(store_, stats_, clock_, r, answer);
             default:
-                return answer.outcome(store_.delete_link(r.actor, r.name, r.if_match));
+                return answer.outcome(store_.delete_link(r.actor, link_name(r), r.if_match));
         }
     }
 
@@ -172,7 +172,7 @@ class Links final : public Resource {
     // A capped link (issue 44) also shows the fleet's human clicks so far, counted as the cap
     // worker counts them, and whether they reached the cap (null when they cannot be read now).
     void get(const ApiRequest& r, Answer& answer) {
-        auto result = store_.get_link(r.name);
+        auto result = store_.get_link(link_name(r));
         const Link& link = result.view.link;
         if (result.kind != OutcomeKind::ok || !link.max_human_clicks || stats_ == nullptr)
             return answer.outcome(result);
@@ -195,7 +195,7 @@ class Links final : public Resource {
         auto src = query_value(r.http.query(), "src");
         if (src && !counted_channel(*src))
             return answer.invalid_query({{"src", std::string(kCountedChannelRule)}});
-        answer.outcome(store_.share_link(r.name, src.value_or("")));
+        answer.outcome(store_.share_link(link_name(r), src.value_or("")));
     }
 
     void serve_health(const ApiRequest& r, Answer& answer) {

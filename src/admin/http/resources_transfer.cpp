@@ -142,7 +142,7 @@ void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
     auto download = flag(query, "download");
     if (!download) errors.push_back({"download", "must be 1, true, 0 or false"});
     if (!errors.empty()) return answer.invalid_query(errors);
-    auto share = store.share_link(r.name, src.value_or(""));
+    auto share = store.share_link(link_name(r), src.value_or(""));
     if (share.kind != OutcomeKind::ok) return answer.outcome(share);
     if (!share.view.public_url)
         return answer.problem(409, "no-public-base-url",

@@ -217,6 +217,19 @@ bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
 }
 
 std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
+    // "host/slug" (issue 46: ?domain=HOST): the link on that domain; the default domain's are
+    // those without a domain and those naming its host.
+    if (auto slash = slug.find('/'); slash != std::string::npos) {
+        auto found = pg::read_links(
+            tx_,
+            "WHERE l.slug = $2 AND (l.domain = $1 OR (l.domain IS NULL AND EXISTS (SELECT 1 FROM "
+            "refgate_domains d WHERE d.host = $1 AND d.is_default))) ORDER BY l.domain NULLS "
+            "FIRST LIMIT 1" +
+                lock_clause(lock, "l"),
+            slug.substr(0, slash), slug.substr(slash + 1));
+        if (found.empty()) return std::nullopt;
+        return link_row(std::move(found.front()));
+    }
     // The default domain's link first (issue 46): a slug taken on several domains names it.
     auto found = pg::read_links(
         tx_, "WHERE l.slug = $1 ORDER BY l.domain NULLS FIRST LIMIT 1" + lock_clause(lock, "l"),

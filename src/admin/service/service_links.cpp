@@ -64,7 +64,7 @@ LinkResult AdminService::update_link(const Actor& actor, const std::string& slug
         auto find = [&](const std::string& s, RowLock lock) { return rows.link(s, lock); };
         return change(rows, "link", actor, slug, pre, "update", find,
                       [&](const LinkRow& row) -> std::optional<LinkResult> {
-                          if (patch.sets("slug") && patch.fields.slug != slug)
+                          if (patch.sets("slug") && patch.fields.slug != row.link.slug)
                               return refused({{"slug", "cannot be changed"}});
                           if (patch.sets("domain") && patch.fields.domain != row.link.domain)
                               return refused({{"domain", "cannot be changed"}});

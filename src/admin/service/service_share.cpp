@@ -13,6 +13,7 @@
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/placement.hpp"
+#include "refgate/domain/public_url.hpp"
 #include "refgate/domain/reader_location.hpp"
 #include "refgate/domain/snapshot.hpp"
 #include "refgate/domain/targeting.hpp"
@@ -92,14 +93,9 @@ const Clock& AdminService::clock() const {
 
 std::optional<std::string> AdminService::public_url(const std::string& slug,
                                                     const std::string& host) const {
-    const std::string& base = options_.public_base_url;
-    if (base.empty()) return std::nullopt;
-    if (host.empty()) return base + "/go/" + slug;
-    std::size_t authority = base.find("://");
-    authority = authority == std::string::npos ? 0 : authority + 3;
-    std::size_t path = base.find('/', authority);
-    return base.substr(0, authority) + host +
-           (path == std::string::npos ? std::string() : base.substr(path)) + "/go/" + slug;
+    std::string url = public_link_url(options_.public_base_url, host, slug);
+    if (url.empty()) return std::nullopt;
+    return url;
 }
 
 std::string AdminService::link_host(AdminRows& rows, const Link& link) {
@@ -182,7 +178,7 @@ Result<LinkShareView> AdminService::share_link(const std::string& slug, const st
     return read<ShareResult>([&](AdminRows& rows) -> ShareResult {
         auto row = rows.link(slug, RowLock::none);
         if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
-        auto url = public_url(slug, link_host(rows, row->link));
+        auto url = public_url(row->link.slug, link_host(rows, row->link));
         if (!url) return answered(OutcomeKind::ok, LinkShareView{});
         if (!src.empty()) url->append("?src=").append(src);
         auto partner = rows.partner(row->link.partner, RowLock::none);

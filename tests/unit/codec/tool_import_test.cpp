@@ -87,6 +87,30 @@ TEST_CASE("links are grouped by registrable domain and their referral code is pr
           std::string::npos);
 }
 
+TEST_CASE(
+    "a destination whose host refgate would not accept makes no partner (found by the "
+    "tool_import fuzz target: '.ww' made a partner without a slug); an international one is "
+    "grouped by its punycode",
+    "[codec][import-tools]") {
+    ToolExport input{{{2, "dot", "https://.ww/x?aff=1", ""},
+                      {3, "dots", "https://a..com/", ""},
+                      {4, "buch",
+                       "https://www.B\xC3\xBC"
+                       "cher.com/?tag=t",
+                       ""}},
+                     {}};
+    PartnerMap map;
+    ImportPlan plan = plan_tool_import(input, {suffixes(), map, false});
+    REQUIRE(plan.partners.size() == 1);
+    CHECK(plan.partners[0].domain == "xn--bcher-kva.com");
+    CHECK(plan.partners[0].slug == "xn-bcher-kva");
+    REQUIRE(plan.links.size() == 1);
+    CHECK(plan.links[0].slug == "buch");
+    REQUIRE(plan.problems.size() == 2);
+    CHECK(plan.problems[0].line == 2);
+    CHECK(plan.problems[1].line == 3);
+}
+
 TEST_CASE("a partner map names partners and gives codes; a partner without one is a problem",
           "[codec][import-tools]") {
     ToolExport input{{{2, "x", "https://docs.example.org/x", ""}}, {}};

@@ -135,6 +135,10 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"tailscale\"} 5"));
     CHECK(has_line(text, "refgate_clicks_total{class=\"bot\",partner=\"tailscale\"} 2"));
     CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"unknown\"} 1"));
+    // No branded domain defined: every link is on the default domain.
+    CHECK(has_line(text, "refgate_clicks_by_domain_total{class=\"human\",domain=\"default\"} 5"));
+    CHECK(has_line(text, "refgate_clicks_by_domain_total{class=\"bot\",domain=\"default\"} 2"));
+    CHECK(has_line(text, "refgate_clicks_by_domain_total{class=\"human\",domain=\"unknown\"} 1"));
     CHECK(has_line(text, "refgate_clicks_dropped_total 4"));
     CHECK(has_line(text, "refgate_channels_capped_total{reason=\"cap\"} 6"));
     CHECK(has_line(text, "refgate_channels_capped_total{reason=\"identifier\"} 2"));
@@ -164,6 +168,40 @@ class Slow final : public http::Handler {
   private:
     std::chrono::milliseconds pause_;
 };
+
+TEST_CASE(
+    "clicks by branded domain: one series per domain and class, taken at scrape time off the "
+    "redirect",
+    "[metrics][domains]") {
+    Snapshot::Builder b(1, {refgate::testing::tailscale()}, {}, "test",
+                        SysSeconds{std::chrono::seconds{1'795'968'000}}, 4);
+    b.domains({{"go.example.com", true, ""}, {"de.example.com", false, ""}});
+    Link on_default = refgate::testing::make_link("deal", "https://tailscale.com/deal");
+    on_default.id = 1;
+    Link on_de = refgate::testing::make_link("deal", "https://tailscale.com/angebot");
+    on_de.id = 2;
+    on_de.domain = "de.example.com";
+    b.add(std::move(on_default));
+    b.add(std::move(on_de));
+    SnapshotStore store;
+    store.publish(b.finish({}));
+    ClickStats clicks;
+    clicks.link_clicks.add(DrainedCounts{{CounterKey(1, 20'000, ClickClass::human, "direct"), 3},
+                                         {CounterKey(2, 20'000, ClickClass::human, "direct"), 2},
+                                         {CounterKey(2, 20'000, ClickClass::bot, "direct"), 1}});
+    metrics::Exporter exporter({.clicks = &clicks, .snapshots = &store});
+    std::string text = exporter.scrape();
+    INFO(text);
+    CHECK(has_line(text,
+                   "refgate_clicks_by_domain_total{class=\"human\",domain=\"go.example.com\"} 3"));
+    CHECK(has_line(text,
+                   "refgate_clicks_by_domain_total{class=\"human\",domain=\"de.example.com\"} 2"));
+    CHECK(has_line(text,
+                   "refgate_clicks_by_domain_total{class=\"bot\",domain=\"de.example.com\"} 1"));
+    CHECK(has_line(text,
+                   "refgate_clicks_by_domain_total{class=\"bot\",domain=\"go.example.com\"} 0"));
+    CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"tailscale\"} 5"));
+}
 
 TEST_CASE("a request's duration is the time its handler took", "[metrics]") {
     // Timed with the CPU's time-stamp counter where the kernel keeps time with it: a wrong rate

@@ -37,6 +37,14 @@ struct LiveStats {
     std::array<std::uint64_t, 4> yesterday_same_hours{};
 };
 
+// Issue 46: the links of one domain, as ?domain=HOST names it. The default domain's links are
+// those without `domain` and those naming its host (a link saved on a domain that became the
+// default later keeps the host it was saved with).
+struct StatsDomain {
+    std::string host;  // lower case
+    bool is_default = false;
+};
+
 // Methods throw StoreError (admin_store.hpp) when PostgreSQL or Redis cannot be read.
 // Implementations are thread-safe.
 class StatsStore {
@@ -44,14 +52,18 @@ class StatsStore {
     virtual ~StatsStore() = default;
     // nullopt: no such link.
     virtual std::optional<LinkStats> link(const std::string& slug, const DayRange& range) = 0;
-    // nullopt: no such partner.
-    virtual std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range) = 0;
-    // Links ranked by human clicks in the range (links without clicks are left out).
-    virtual std::vector<TopEntry> top(const DayRange& range, std::size_t limit) = 0;
+    // nullopt: no such partner. With `domain`, only the partner's links on that domain.
+    virtual std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range,
+                                                const StatsDomain* domain) = 0;
+    // Links ranked by human clicks in the range (links without clicks are left out); with
+    // `domain`, only the links on that domain.
+    virtual std::vector<TopEntry> top(const DayRange& range, std::size_t limit,
+                                      const StatsDomain* domain) = 0;
     // Partners ranked by their links' human clicks in the range (top_partners() of every link's
     // entry; a store may sum per partner without listing the links).
-    virtual std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit) {
-        return refgate::top_partners(top(range, SIZE_MAX), limit);
+    virtual std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit,
+                                               const StatsDomain* domain) {
+        return refgate::top_partners(top(range, SIZE_MAX, domain), limit);
     }
     // Every link together, per day: the sums of what link() answers for each (`link` and
     // `partner` empty).

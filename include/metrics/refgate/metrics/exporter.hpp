@@ -95,6 +95,9 @@ class Exporter final : public prometheus::Collectable {
     mutable std::map<std::string, std::array<std::uint64_t, kClickClassCount>> partner_clicks_;
     mutable std::uint64_t partner_map_generation_ = 0;
     mutable std::unordered_map<std::int64_t, std::string> link_partner_;
+    // The same clicks by branded domain (issue 46): a handful of series, never one per link.
+    mutable std::map<std::string, std::array<std::uint64_t, kClickClassCount>> domain_clicks_;
+    mutable std::unordered_map<std::int64_t, std::string> link_domain_;
 };
 
 // What the caller may see, from its Authorization header.

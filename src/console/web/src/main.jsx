@@ -38,12 +38,13 @@ const pages = [
 
 function currentRoute() {
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  return { page: parts[0] || 'home', id: parts[1] || null };
+  // A link on another domain than the default: #/links/<slug>/<host> (issue 46).
+  return { page: parts[0] || 'home', id: parts[1] || null, domain: parts[2] || null };
 }
 
 function Page({ route, session }) {
   const can = { edit: session.user.role !== 'viewer', admin: session.user.role === 'admin' };
-  const props = { session, can, id: route.id };
+  const props = { session, can, id: route.id, domain: route.domain };
   switch (route.page) {
     case 'home':
       return <Home {...props} />;

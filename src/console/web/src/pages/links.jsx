@@ -65,7 +65,7 @@ export function LinkList({ can }) {
           <Table caption="Links" head={['Link', 'Partner', 'Destination', 'Status', 'Expires']}
             empty="No link matches these filters."
             rows={page.items.map((l) => [
-              <a href={`#/links/${enc(l.slug)}`}>{l.slug}</a>, l.partner, l.destination, l.status, showTime(l.expires_at),
+              <a href={`#/links/${enc(l.slug)}${l.domain ? `/${enc(l.domain)}` : ''}`}>{l.slug}</a>, l.partner, l.destination, l.status, showTime(l.expires_at),
             ])} />
           <div class="actions">
             <button type="button" class="secondary" disabled={cursors.length < 2}
@@ -282,12 +282,14 @@ function LinkForm({ partners, onDone }) {
   );
 }
 
-export function LinkPage({ id, can }) {
+export function LinkPage({ id, domain, can }) {
   const [link, error, reload] = useLoad(async () => {
-    const r = await api('GET', `/links/${enc(id)}`);
-    const share = await api('GET', `/links/${enc(id)}/share`).then((s) => s.data, (e) => ({ error: e }));
+    // The link on its own domain (?domain=; none: the default domain's).
+    const on = query({ domain });
+    const r = await api('GET', `/links/${enc(id)}${on}`);
+    const share = await api('GET', `/links/${enc(id)}/share${on}`).then((s) => s.data, (e) => ({ error: e }));
     return { ...r.data, etag: r.etag, share };
-  }, [id]);
+  }, [id, domain]);
   if (error) return (<><PageTitle>Link {id}</PageTitle><Notice error={error} /></>);
   if (!link) return <p class="loading">Loading…</p>;
   return (
@@ -342,13 +344,13 @@ function LinkEditor({ link, reload }) {
     setError(null);
     setMessage(null);
     try {
-      await api('PATCH', `/links/${enc(link.slug)}`, { body: patch, ifMatch: etag });
+      await api('PATCH', `/links/${enc(link.slug)}${query({ domain: link.domain })}`, { body: patch, ifMatch: etag });
       setConflict(null);
       setMessage('Saved.');
       reload();
     } catch (err) {
       if (err.status === 412) {
-        const fresh = await api('GET', `/links/${enc(link.slug)}`);
+        const fresh = await api('GET', `/links/${enc(link.slug)}${query({ domain: link.domain })}`);
         setConflict({ patch, theirs: fresh.data, etag: fresh.etag });
       } else showFailure(err, setErrors, setError);
     }
@@ -396,7 +398,7 @@ function Share({ link }) {
       setChannelError(null);
       return undefined;
     }
-    const timer = setTimeout(() => api('GET', `/links/${enc(link.slug)}/share${query({ src })}`).then(
+    const timer = setTimeout(() => api('GET', `/links/${enc(link.slug)}/share${query({ src, domain: link.domain })}`).then(
       ({ data }) => current && (setMade({ share: data, src }), setChannelError(null)),
       (err) => current && setChannelError(err instanceof ApiError ? (err.fieldErrors().src || err.message) : String(err)),
     ), 250);
@@ -410,7 +412,7 @@ function Share({ link }) {
     return <p class="notice">Set REFGATE_PUBLIC_BASE_URL to share this link and get its QR code.</p>;
   }
   const { share, src } = made;
-  const qr = (type, size, download) => `${base}/qr.${type}${query({ size, src, download: download ? 1 : '' })}`;
+  const qr = (type, size, download) => `${base}/qr.${type}${query({ size, src, download: download ? 1 : '', domain: link.domain })}`;
   return (
     <section class="card" aria-labelledby="share-title">
       <h2 id="share-title">Share</h2>
