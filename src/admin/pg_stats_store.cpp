@@ -775,7 +775,7 @@ class PgStatsStore final : public StatsStore {
     std::chrono::steady_clock::time_point live_at_{};
     std::unordered_map<std::int64_t, std::string> slugs_;
     std::chrono::steady_clock::time_point slugs_at_{};
-    pg::ConnectionPool pool_{options_.database_url,
+    pg::ConnectionPool pool_{pg::with_application_name(options_.database_url, "refgate-stats"),
                              {.max_idle = options_.max_idle_connections,
                               .max_open = options_.max_open_connections,
                               .wait = options_.connection_wait,

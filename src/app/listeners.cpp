@@ -172,7 +172,8 @@ AdminApi make_admin_api(Shared& s) {
             .trusted_proxies =
                 parse_networks(c.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{}),
             .commissions = s.commissions,
-            .webhooks = s.webhooks},
+            .webhooks = s.webhooks,
+            .auth_cache_lifetime = c.auth_cache},
         // Dashboards read a lot: from a replica when one is configured (reads only, any host).
         admin::make_pg_stats_store(
             {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,

@@ -376,6 +376,15 @@ std::vector<Setting> admin_settings() {
          [](Config& c, const std::string& v) { return parse_seconds(v, c.console_session_max); },
          "seconds, 1 to 2592000",
          [](const Config& c) { return std::to_string(c.console_session_max.count()); }},
+        {"auth_cache_seconds", "REFGATE_AUTH_CACHE_SECONDS",
+         [](Config& c, const std::string& v) {
+             std::int64_t value = 0;
+             if (!parse_uint<std::int64_t>(v, value, 0, 60)) return false;
+             c.auth_cache = std::chrono::seconds{value};
+             return true;
+         },
+         "seconds, 0 (off) to 60",
+         [](const Config& c) { return std::to_string(c.auth_cache.count()); }},
     };
 }
 

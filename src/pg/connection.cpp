@@ -13,6 +13,10 @@ std::string connection_uri(const std::string& url, int connect_timeout_seconds, 
     return full;
 }
 
+std::string with_application_name(const std::string& url, std::string_view name) {
+    return with_postgres_url_default(url, "fallback_application_name", name);
+}
+
 std::unique_ptr<pqxx::connection> connect(const std::string& url, int connect_timeout_seconds,
                                           Server server) {
     return std::make_unique<pqxx::connection>(connection_uri(url, connect_timeout_seconds, server));

@@ -1,8 +1,9 @@
 // The editors' home and the targeting rules form in real Chromium (issue 45): the page after
 // sign-in ("Today"), its "Right now" region showing a click sent from outside within 10 s, its
 // "Needs attention" list with a confirmed broken link and a code switch due tomorrow; a two-rule
-// link built with the form alone redirecting an iPhone and a German reader as the preview said;
-// a split whose weights do not total 100 refused beside its field; axe on each.
+// link built with the form alone redirecting an iPhone and a German-speaking reader as the
+// preview said, and one whose Country rule (Germany) sends a reader from Germany where the preview
+// said; a split whose weights do not total 100 refused beside its field; axe on each.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,20 +12,28 @@ import { click, screenshots, seriousViolations, signIn, sleep, useStack, USERS }
 
 let stack;
 let browser;
+// A reader from Germany: 198.51.100.0/24 is German in this stack's country database, and the
+// test's requests come from 127.0.0.1 as from a trusted proxy forwarding the reader's address.
+const GERMAN_ADDRESS = '198.51.100.7';
 useStack((s, b) => {
   stack = s;
   browser = b;
+}, {
+  env: (s) => ({
+    REFGATE_GEOIP_DB: s.countryDatabase([['198.51.100.0', '198.51.100.255', 'DE'], ['192.0.2.0', '192.0.2.255', 'US']]),
+    REFGATE_TRUSTED_PROXIES: '127.0.0.1',
+  }),
 });
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 const DESKTOP = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/130.0 Safari/537.36';
 
-// A reader's click: its Location (never followed).
-async function visit(slug, { agent = DESKTOP, language = 'en' } = {}) {
-  const r = await fetch(`${stack.publicUrl}/go/${slug}`, {
-    redirect: 'manual',
-    headers: { 'User-Agent': agent, Accept: 'text/html', 'Accept-Language': language },
-  });
+// A reader's click: its Location (never followed). `from`: the reader's address, as the trusted
+// proxy forwards it.
+async function visit(slug, { agent = DESKTOP, language = 'en', from } = {}) {
+  const headers = { 'User-Agent': agent, Accept: 'text/html', 'Accept-Language': language };
+  if (from) headers['X-Forwarded-For'] = from;
+  const r = await fetch(`${stack.publicUrl}/go/${slug}`, { redirect: 'manual', headers });
   return r.headers.get('location');
 }
 
@@ -106,7 +115,8 @@ test('home: "Needs attention" lists a confirmed broken link and a code switch du
 
 // The preview's Location for the reader chosen beside it, once the preview (250 ms after the
 // form stops changing) shows one that starts with `expected`.
-async function previewFor(page, { platform = '', language = '' }, expected) {
+async function previewFor(page, { platform = '', language = '', country = '' }, expected) {
+  await page.getByLabel('Country (e.g. DE)').fill(country);
   await page.getByLabel('Platform', { exact: true }).selectOption(platform);
   await page.getByLabel('Language (e.g. fr-CH)').fill(language);
   const code = page.locator('.preview code');
@@ -184,6 +194,59 @@ test('rules form: a two-rule link built with the form alone redirects an iPhone 
   assert.equal(await page.getByLabel('Rule kind').nth(0).inputValue(), 'platform');
   assert.equal(await page.getByRole('checkbox', { name: 'iOS' }).isChecked(), true);
   assert.equal(await page.getByLabel('Languages').inputValue(), 'de');
+  await context.close();
+});
+
+test('rules form: a Country rule (Germany) sends a reader from Germany where the preview said', async () => {
+  const { context, page } = await signIn(browser, stack, USERS.editor);
+  await page.getByRole('link', { name: 'Links', exact: true }).click();
+  await page.getByRole('button', { name: 'New link' }).click();
+  await page.getByLabel('Slug', { exact: true }).fill('from-germany');
+  await page.getByLabel('Partner', { exact: true }).selectOption('tailscale');
+  await page.getByLabel('Destination', { exact: true }).fill('https://tailscale.com/pricing');
+
+  // Readers in Germany first, then German speakers anywhere else.
+  await page.getByRole('button', { name: 'Add rule' }).click();
+  await page.getByLabel('Rule kind').nth(0).selectOption('country');
+  await page.getByLabel('Countries').selectOption({ label: 'Germany (DE)' });
+  await page.getByLabel('Rule destination').nth(0).fill('https://tailscale.com/de');
+  await page.getByRole('button', { name: 'Add rule' }).click();
+  await page.getByLabel('Rule kind').nth(1).selectOption('language');
+  await page.getByLabel('Languages').fill('de');
+  await page.getByLabel('Rule destination').nth(1).fill('https://tailscale.com/deutsch');
+
+  await page.getByLabel('Edit as JSON').check();
+  assert.deepEqual(JSON.parse(await page.getByLabel('Targeting rules (JSON)').inputValue()), [
+    { country: ['DE'], destination: 'https://tailscale.com/de' },
+    { language: ['de'], destination: 'https://tailscale.com/deutsch' },
+  ]);
+  await page.getByLabel('Edit as JSON').uncheck();
+  await page.getByLabel('Rule kind').nth(1).waitFor();
+
+  const fromGermanySaid = await previewFor(page, { country: 'DE', language: 'en' }, 'https://tailscale.com/de?');
+  const speakerSaid = await previewFor(page, { country: 'US', language: 'de-DE' }, 'https://tailscale.com/deutsch?');
+  const otherSaid = await previewFor(page, { country: 'US', language: 'en' }, 'https://tailscale.com/pricing?');
+  assert.ok(fromGermanySaid.startsWith('https://tailscale.com/de?'), fromGermanySaid);
+  assert.ok(speakerSaid.startsWith('https://tailscale.com/deutsch?'), speakerSaid);
+  assert.ok(otherSaid.startsWith('https://tailscale.com/pricing?'), otherSaid);
+  assert.deepEqual(await seriousViolations(page), []);
+
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('heading', { name: 'Link from-germany', level: 1 }).waitFor();
+  // A reader in Germany (by the address the proxy forwards) who reads English goes where the
+  // preview said for Germany; the snapshot reaches the redirects within a second.
+  let location = null;
+  for (let i = 0; i < 40 && location !== fromGermanySaid; i++) {
+    location = await visit('from-germany', { from: GERMAN_ADDRESS });
+    if (location !== fromGermanySaid) await sleep(100);
+  }
+  assert.equal(location, fromGermanySaid);
+  assert.equal(await visit('from-germany', { from: '192.0.2.7', language: 'de-DE,de;q=0.9' }), speakerSaid);
+  assert.equal(await visit('from-germany', { from: '192.0.2.7' }), otherSaid);
+
+  // The saved link's page shows the country in the form.
+  const chosen = await page.getByLabel('Countries').evaluate((select) => [...select.selectedOptions].map((o) => o.value));
+  assert.deepEqual(chosen, ['DE']);
   await context.close();
 });
 

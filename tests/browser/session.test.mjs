@@ -94,6 +94,9 @@ test('an expired session leads back to the sign-in page', async () => {
   const { context, page } = await signIn(browser, stack, USERS.editor);
   stack.psql(`UPDATE refgate_console_sessions SET expires_at = now() - interval '1 second'
               WHERE user_name = '${USERS.editor.name}'`);
+  // Ended behind the service's back (as by another instance): noticed once its check of the
+  // session is no longer kept, within REFGATE_AUTH_CACHE_SECONDS (5 s by default).
+  await new Promise((resolve) => setTimeout(resolve, 5500));
   // The home page polls the live figures every few seconds: its next request may find the
   // session ended before the click does. Either must lead to the sign-in page.
   await page.getByRole('link', { name: 'Links' }).click({ timeout: 5000 }).catch(async (e) => {

@@ -106,7 +106,8 @@ ConsoleSession ConsoleService::view(const SessionRow& row) const {
             .csrf_token = row.csrf_token,
             .id_hash = row.id_hash,
             .expires_us = row.expires_us,
-            .idle_expires_us = std::min(row.last_seen_us + micros(options_.idle), row.expires_us)};
+            .idle_expires_us = std::min(row.last_seen_us + micros(options_.idle), row.expires_us),
+            .touch_due_us = row.last_seen_us + kTouchEveryUs};
 }
 
 std::optional<SignedIn> ConsoleService::sign_in(const std::string& name,

@@ -1,7 +1,10 @@
 #include "refgate/admin/admin_handler.hpp"
 
 #include "api.hpp"
+#include "console_http.hpp"
 #include "cors.hpp"
+#include "refgate/admin/auth_cache.hpp"
+#include "refgate/admin/console_crypto.hpp"
 #include "refgate/admin/console_service.hpp"
 #include "refgate/domain/public_url.hpp"
 #include "refgate/runtime/log.hpp"
@@ -47,6 +50,7 @@ struct Shared {
     Chain chain;
     Chain open_chain;  // for /api/v1/session: no authentication
     LogLimiter failure_log{std::chrono::seconds{10}};
+    AuthCache* auth_cache = nullptr;  // the credentials the authenticators keep
 
     void unavailable(http::Response& response, std::string_view detail) {
         Answer{response}.problem(503, "unavailable", detail);
@@ -62,6 +66,42 @@ struct Shared {
             log::warn("admin_store_failed", {{"error", error}, {"unavailable_total", count}});
         unavailable(response, "the database is unreachable; try again");
     }
+};
+
+// A change to credentials made through this instance (a revoked token, a user changed or
+// disabled, a sign-out, a new password) is forgotten by the cache once the resource has served
+// it, whether it succeeded or threw: the next call with those credentials asks the database.
+class ForgetChangedCredentials {
+  public:
+    ForgetChangedCredentials(AuthCache* cache, const ApiRequest& request, const ConsoleWeb& web)
+        : cache_(cache), request_(request), web_(web) {}
+    ~ForgetChangedCredentials() {
+        if (cache_ == nullptr || request_.route == nullptr) return;
+        switch (request_.route->operation) {
+            case Operation::revoke_token:
+                cache_->forget_actor(request_.name);  // a token's actor is its name
+                break;
+            case Operation::update_user:
+                cache_->forget_actor("user:" + request_.name);
+                break;
+            case Operation::sign_out:
+                if (std::string_view id = session_cookie(request_.http, web_); plausible_secret(id))
+                    cache_->forget(AuthCache::session_key(secret_hash_hex(id)));
+                break;
+            case Operation::change_password:  // ends the user's other sessions, unknown here
+                cache_->clear();
+                break;
+            default:
+                break;
+        }
+    }
+    ForgetChangedCredentials(const ForgetChangedCredentials&) = delete;
+    ForgetChangedCredentials& operator=(const ForgetChangedCredentials&) = delete;
+
+  private:
+    AuthCache* cache_;
+    const ApiRequest& request_;
+    const ConsoleWeb& web_;
 };
 
 // One resource on the router: preflights, then the chain, then the resource.
@@ -120,6 +160,7 @@ class Endpoint final : public http::Handler {
             for (const auto& step : chain_) {
                 if (!step->apply(api, answer)) return;
             }
+            ForgetChangedCredentials forget(shared_.auth_cache, api, shared_.options.console_web);
             resource_->serve(api, answer);
         } catch (const StoreError& e) {
             response.reset();
@@ -153,6 +194,7 @@ struct AdminHandler::Parts {
     std::unique_ptr<StatsStore> stats;
     FailureLimiter limiter;
     SystemClock system_clock;
+    AuthCache auth_cache;
     Shared shared;
     std::vector<Served> resources;
 
@@ -162,14 +204,17 @@ struct AdminHandler::Parts {
           limiter({options.max_failures_per_minute, options.max_tracked_addresses,
                    options.max_failures_per_second},
                   options.clock),
-          shared{.options = std::move(options)} {
+          auth_cache({.lifetime = options.auth_cache_lifetime,
+                      .clock = options.wall_clock,
+                      .monotonic = options.clock}),
+          shared{.options = std::move(options), .auth_cache = &auth_cache} {
         auto authenticators = shared.options.authenticators;
         if (authenticators.empty())
-            authenticators.push_back(std::make_shared<BearerAuthenticator>(*store));
+            authenticators.push_back(std::make_shared<BearerAuthenticator>(*store, &auth_cache));
         ConsoleService* console = shared.options.console.get();
         if (console != nullptr)
-            authenticators.push_back(
-                std::make_shared<SessionAuthenticator>(*console, shared.options.console_web));
+            authenticators.push_back(std::make_shared<SessionAuthenticator>(
+                *console, shared.options.console_web, &auth_cache));
         shared.chain.push_back(authenticate(std::move(authenticators), limiter));
         shared.chain.push_back(authorize());
         shared.chain.push_back(check_query());

@@ -47,9 +47,10 @@ std::unique_ptr<AdminStore> make_pg_admin_store(PgAdminStoreOptions options) {
 
 PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions console) {
     auto pool = std::make_shared<pg::ConnectionPool>(
-        options.database_url, pg::PoolOptions{.max_idle = options.max_idle_connections,
-                                              .max_open = options.max_open_connections,
-                                              .wait = options.connection_wait});
+        pg::with_application_name(options.database_url, "refgate-admin"),
+        pg::PoolOptions{.max_idle = options.max_idle_connections,
+                        .max_open = options.max_open_connections,
+                        .wait = options.connection_wait});
     PgAdminStores stores;
     stores.store = std::make_unique<AdminService>(
         std::make_unique<PgAdminRepository>(pool),

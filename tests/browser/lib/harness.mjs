@@ -4,7 +4,7 @@
 // Needs REFGATE_BIN and REFGATE_TEST_DATABASE_URL (exported by deploy/local/test.sh).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, copyFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, copyFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -143,6 +143,19 @@ export class Stack {
     }
   }
 
+  // A country database of the stack's own for REFGATE_GEOIP_DB: `ranges` as [first, last,
+  // country code] address ranges, converted by the build's MMDB tool (REFGATE_MMDB_TOOL, the
+  // one that makes the data set's database) into a file in the stack's folder.
+  countryDatabase(ranges) {
+    const csv = path.join(this.work, 'country.csv');
+    writeFileSync(csv, ranges.map((r) => r.join(',')).join('\n') + '\n');
+    const file = path.join(this.work, 'country.mmdb');
+    const r = spawnSync(need('REFGATE_MMDB_TOOL'), ['--country', file, 'the browser tests\' countries', csv],
+      { encoding: 'utf8', env: { ...process.env, ASAN_OPTIONS: 'detect_leaks=0' } });
+    if (r.status !== 0) throw new Error(`the MMDB tool failed (${r.status}): ${r.stderr}`);
+    return file;
+  }
+
   tail() {
     try {
       return readFileSync(this.log, 'utf8').split('\n').slice(-30).join('\n');
@@ -172,14 +185,16 @@ export class Stack {
 
 // One stack and one browser for a test file: started before its first test, stopped after its
 // last; `use(stack, browser)` hands them to the file once they run. `launch` picks the browser
-// (Chromium by default; null for none, when the file starts its own).
-export function useStack(use, { launch = launchBrowser } = {}) {
+// (Chromium by default; null for none, when the file starts its own). `env(stack)` gives more
+// settings for `refgate serve` (it may write files into `stack.work`).
+export function useStack(use, { launch = launchBrowser, env = () => ({}) } = {}) {
   let stack;
   let browser;
   before(async () => {
     // The browser starts while refgate does: both take seconds.
     stack = new Stack();
-    const [started, launched] = await Promise.allSettled([stack.start(), (async () => launch?.())()]);
+    const [started, launched] = await Promise.allSettled([(async () => stack.start(env(stack)))(),
+      (async () => launch?.())()]);
     browser = launched.value;
     for (const r of [started, launched]) if (r.status === 'rejected') throw r.reason;
     use(stack, browser);

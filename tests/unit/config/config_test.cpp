@@ -339,6 +339,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                             "admin_public_url",
                             "console_session_idle",
                             "console_session_max",
+                            "auth_cache_seconds",
                             "linkcheck_interval",
                             "linkcheck_resolve",
                             "webhook_ca_file",
@@ -348,7 +349,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
         INFO(key);
         CHECK(described.count(key) == 1);
     }
-    CHECK(rows.size() == 61);
+    CHECK(rows.size() == 62);
     CHECK(described["admin_cors_origins"] == "https://a.example,https://b.example");
     CHECK(described["reuse_port"] == "true");
     CHECK(described["io_uring"] == "false");
@@ -568,6 +569,18 @@ TEST_CASE("console sessions last 30 minutes idle and 12 hours at most unless con
         INFO(env << "=" << value);
         CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{env, value}})),
                         refgate::ConfigError);
+    }
+}
+
+TEST_CASE("checked credentials are kept 5 seconds unless configured, 0 keeping none", "[config]") {
+    CHECK(refgate::load_config(std::nullopt, fake_env({})).auth_cache == std::chrono::seconds{5});
+    CHECK(refgate::load_config(std::nullopt, fake_env({{"REFGATE_AUTH_CACHE_SECONDS", "0"}}))
+              .auth_cache == std::chrono::seconds{0});
+    for (const char* value : {"61", "-1", "5s"}) {
+        INFO(value);
+        CHECK_THROWS_AS(
+            refgate::load_config(std::nullopt, fake_env({{"REFGATE_AUTH_CACHE_SECONDS", value}})),
+            refgate::ConfigError);
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
@@ -155,6 +156,9 @@ struct AdminOptions {
     std::shared_ptr<CommissionStore> commissions;
     // Webhooks (issue 44): /api/v1/webhooks; none: those routes answer 503.
     std::shared_ptr<WebhookStore> webhooks;
+    // How long a checked token or session is kept in memory (REFGATE_AUTH_CACHE_SECONDS); 0:
+    // every call asks the database. Used by the authenticators the handler makes itself.
+    std::chrono::seconds auth_cache_lifetime{0};
 };
 
 class AdminHandler final : public http::Handler {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/auth_cache.hpp"
 #include "refgate/http/request.hpp"
 
 namespace refgate::admin {
@@ -29,15 +30,19 @@ class Authenticator {
     virtual Authentication authenticate(const http::Request& request) = 0;
 };
 
-// "Authorization: Bearer <token>", looked up by the token's SHA-256 in `store`.
+// "Authorization: Bearer <token>", looked up by the token's SHA-256 in `store`, or in `cache`
+// when it was checked a moment ago: kept until the token expires at the latest, and never into
+// the next UTC day, so that the day's first use still notes the token's last_used_on.
 class BearerAuthenticator final : public Authenticator {
   public:
-    // `store` must outlive the authenticator.
-    explicit BearerAuthenticator(AdminStore& store) : store_(store) {}
+    // `store` and `cache` (may be null: none) must outlive the authenticator.
+    explicit BearerAuthenticator(AdminStore& store, AuthCache* cache = nullptr)
+        : store_(store), cache_(cache) {}
     Authentication authenticate(const http::Request& request) override;
 
   private:
     AdminStore& store_;
+    AuthCache* cache_;
 };
 
 class ConsoleService;
@@ -53,19 +58,22 @@ struct ConsoleWeb {
     }
 };
 
-// The console's session cookie, looked up by its id's SHA-256. Unsafe methods (POST, PUT, PATCH,
-// DELETE) also need the session's X-CSRF-Token, an Origin (when sent) that is the console's own,
-// and no Sec-Fetch-Site: cross-site or same-site.
+// The console's session cookie, looked up by its id's SHA-256 (in `cache` when it was checked a
+// moment ago: kept until the session's end, its idle end or the next noting of its use, whichever
+// comes first, so that its sliding idle expiry behaves as without the cache). Unsafe methods
+// (POST, PUT, PATCH, DELETE) also need the session's X-CSRF-Token, an Origin (when sent) that is
+// the console's own, and no Sec-Fetch-Site: cross-site or same-site.
 class SessionAuthenticator final : public Authenticator {
   public:
-    // `console` must outlive the authenticator.
-    SessionAuthenticator(ConsoleService& console, ConsoleWeb web)
-        : console_(console), web_(std::move(web)) {}
+    // `console` and `cache` (may be null: none) must outlive the authenticator.
+    SessionAuthenticator(ConsoleService& console, ConsoleWeb web, AuthCache* cache = nullptr)
+        : console_(console), web_(std::move(web)), cache_(cache) {}
     Authentication authenticate(const http::Request& request) override;
 
   private:
     ConsoleService& console_;
     ConsoleWeb web_;
+    AuthCache* cache_;
 };
 
 }  // namespace refgate::admin

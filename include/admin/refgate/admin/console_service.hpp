@@ -31,6 +31,7 @@ struct ConsoleSession {
     std::string id_hash;
     std::int64_t expires_us = 0;
     std::int64_t idle_expires_us = 0;
+    std::int64_t touch_due_us = 0;  // from then on, a use is noted (and moves the idle expiry)
 };
 
 struct SignedIn {

@@ -156,6 +156,9 @@ struct Config {
     std::chrono::seconds console_session_idle{30 * 60};  // unused this long, a session ends
     std::chrono::seconds console_session_max{12 * 60 *
                                              60};  // and in any case this long after sign-in
+    // A token or console session the admin API checked is kept in memory this long (0: never):
+    // a revocation made through another instance or the CLI takes effect within it.
+    std::chrono::seconds auth_cache{5};
     LinkCheckConfig linkcheck{};
     WebhookConfig webhooks{};
 };

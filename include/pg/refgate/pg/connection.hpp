@@ -3,6 +3,7 @@
 #include <memory>
 #include <pqxx/pqxx>
 #include <string>
+#include <string_view>
 
 namespace refgate::pg {
 
@@ -18,6 +19,10 @@ enum class Server {
 // several hosts and no target_session_attrs, so that libpq skips a standby and a stopped primary.
 std::string connection_uri(const std::string& url, int connect_timeout_seconds,
                            Server server = Server::primary);
+
+// The URI with fallback_application_name=`name` (unless it has one): which of refgate's pools a
+// server connection belongs to shows in pg_stat_activity; an application_name in the URI wins.
+std::string with_application_name(const std::string& url, std::string_view name);
 
 // Opens a connection to connection_uri(url, ...).
 std::unique_ptr<pqxx::connection> connect(const std::string& url, int connect_timeout_seconds = 3,
