@@ -26,12 +26,12 @@ REFGATE_APT_PACKAGES=(
 # of tests/browser: Chromium, Firefox ESR, and WebKitGTK's WebDriver with the Xvfb display its
 # MiniBrowser draws on; libfaketime, for the fault matrix's clock steps; html5lib, the HTML5 parser
 # that reads the disclosure sanitiser's output as a browser would; shellcheck and flake8, the
-# linters of the shell scripts and the Python, tests/lint). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
+# linters of the shell scripts and the Python, tests/lint; lld, the linker of the suite's build and the fuzz targets). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
 # :9090, :80), so run.sh does not install them.
 # shellcheck disable=SC2034 # read by test.sh, which sources this file
 REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
   podman runc debootstrap nginx haproxy caddy openssl python3-yaml python3-cryptography zbar-tools chromium
-  firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib shellcheck flake8)
+  firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib shellcheck flake8 lld)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
