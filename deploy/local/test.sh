@@ -60,9 +60,10 @@ check_format
 part_done "format check"
 # The service's sources in unity batches too (the test programs always are, see
 # REFGATE_UNITY_TESTS): the sanitizer build takes about four minutes on CI's two cores instead
-# of seven, which keeps the whole run well inside its time. The Release builds (run.sh, the
-# benches) and the clang fuzz build stay one source per compiler run, so a source that only
-# compiles beside its neighbours still fails somewhere. -g1: line tables only, all a sanitizer's
+# of seven, which keeps the whole run well inside its time (the fuzz targets' library is built
+# in unity batches too, tests/fuzz/CMakeLists.txt). The Release builds (run.sh, the benches) stay
+# one source per compiler run, so a source that only compiles beside its neighbours still fails
+# somewhere. -g1: line tables only, all a sanitizer's
 # stack trace reads (function, file, line); without the types and locals of -g every compile
 # step takes about 12 % less CPU and the objects are 15 % smaller. lld links the three big
 # sanitizer programs in a quarter of GNU ld's CPU time (10 s of CPU down to 2.6 s, measured
