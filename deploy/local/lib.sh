@@ -3,8 +3,8 @@
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
 # Provides: ROOT, log/die, ensure_packages, ensure_node, npm_ci_if_stale, npm_ci_build_inputs,
-# build, lock_state, check_format, free_port, start_postgres, ensure_database, start_redis,
-# wipe_state, stop_all, nolock, write_env_file.
+# build, lock_state, check_format, cpu_now, part_done, free_port, start_postgres, ensure_database,
+# start_redis, wipe_state, stop_all, nolock, write_env_file.
 
 # Repo root from this file's location, so the scripts work from any cwd.
 ROOT="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -26,12 +26,12 @@ REFGATE_APT_PACKAGES=(
 # of tests/browser: Chromium, Firefox ESR, and WebKitGTK's WebDriver with the Xvfb display its
 # MiniBrowser draws on; libfaketime, for the fault matrix's clock steps; html5lib, the HTML5 parser
 # that reads the disclosure sanitiser's output as a browser would; shellcheck and flake8, the
-# linters of the shell scripts and the Python, tests/lint). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
+# linters of the shell scripts and the Python, tests/lint; lld, the linker of the suite's build and the fuzz targets). On a systemd machine the prometheus, nginx, haproxy and caddy packages also start their services (on
 # :9090, :80), so run.sh does not install them.
 # shellcheck disable=SC2034 # read by test.sh, which sources this file
 REFGATE_TEST_APT_PACKAGES=(prometheus clang-14 libfuzzer-14-dev
   podman runc debootstrap nginx haproxy caddy openssl python3-yaml python3-cryptography zbar-tools chromium
-  firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib shellcheck flake8)
+  firefox-esr webkit2gtk-driver xvfb faketime python3-html5lib shellcheck flake8 lld)
 
 # What we started in this shell; stop_all walks these.
 _STARTED_PG_DATA=()
@@ -64,6 +64,36 @@ lock_state() {
   exec {_LOCK_FD}>>"$ROOT/.state/$name.lock"
   flock -n "$_LOCK_FD" ||
     die "another deploy/local script is already using .state/$name (lock $ROOT/.state/$name.lock)"
+}
+
+# ------------------------------------------------------------------ timing
+
+# cpu_now: sets CPU_NOW to the CPU milliseconds (user + sys) of this shell's children that have
+# ended and been waited for, from bash's `times`; called without a subshell, which would read its
+# own. Detached daemons (PostgreSQL, Redis) are not counted.
+CPU_NOW=0
+cpu_now() {
+  local times_file child_user child_sys total=0 t minutes seconds
+  times_file=$(mktemp)
+  times >"$times_file"
+  { read -r _ && read -r child_user child_sys; } <"$times_file"
+  rm -f "$times_file"
+  for t in "$child_user" "$child_sys"; do
+    t=${t%s}                     # e.g. 12m3.456s
+    minutes=${t%%m*} seconds=${t#*m}
+    total=$((total + (10#$minutes * 60 + 10#${seconds%.*}) * 1000 + 10#${seconds#*.}))
+  done
+  CPU_NOW=$total
+}
+
+# part_done NAME: logs NAME's wall and CPU seconds since the previous part_done (or the start).
+_PART_WALL=0
+_PART_CPU=0
+part_done() {
+  cpu_now
+  log "$1: $((SECONDS - _PART_WALL)) s wall, $(((CPU_NOW - _PART_CPU + 500) / 1000)) s CPU (user + sys)"
+  _PART_WALL=$SECONDS
+  _PART_CPU=$CPU_NOW
 }
 
 # ---------------------------------------------------------------- packages

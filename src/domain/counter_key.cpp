@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "refgate/domain/ascii.hpp"
 #include "refgate/domain/click_classifier.hpp"
 
 namespace refgate {
@@ -12,7 +13,9 @@ namespace {
 
 constexpr std::string_view kDirect = kDirectChannel;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+// The shared helper, not a copy: in the fuzz build's unity batch beside html.cpp, which declares
+// the same name with `using`, clang refuses a second function of that name.
+using ascii::is_digit;
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 bool is_separator(char c) { return c == '.' || c == '_' || c == '-'; }
