@@ -120,9 +120,14 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     auto snapshot = sources_.snapshots != nullptr ? sources_.snapshots->current() : nullptr;
     if (snapshot && sources_.snapshots->generation() != partner_map_generation_) {
         partner_map_generation_ = sources_.snapshots->generation();
+        link_partner_slugs_.clear();
+        for (const auto& partner : snapshot->partners())
+            link_partner_slugs_.push_back(partner.slug);
         link_partner_.clear();
+        link_partner_.reserve(snapshot->entries().size());
         for (const auto& entry : snapshot->entries())
-            link_partner_[entry.id] = snapshot->partner(entry).slug;
+            link_partner_.emplace_back(entry.id, static_cast<std::uint32_t>(entry.partner_index));
+        std::sort(link_partner_.begin(), link_partner_.end());
     }
     if (snapshot) {
         // Every partner has its series from the start, so rate() sees its first clicks.
@@ -130,9 +135,12 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     }
     if (sources_.clicks != nullptr) {
         for (const auto& [link, classes] : sources_.clicks->link_clicks.take()) {
-            auto it = link_partner_.find(link);
+            auto it = std::lower_bound(link_partner_.begin(), link_partner_.end(), link,
+                                       [](const std::pair<std::int64_t, std::uint32_t>& p,
+                                          std::int64_t id) { return p.first < id; });
             // A link deleted while its clicks were on their way.
-            auto& totals = partner_clicks_[it == link_partner_.end() ? "unknown" : it->second];
+            bool known = it != link_partner_.end() && it->first == link;
+            auto& totals = partner_clicks_[known ? link_partner_slugs_[it->second] : "unknown"];
             for (std::size_t i = 0; i < classes.size(); ++i) totals[i] += classes[i];
         }
     }

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "refgate/domain/clock.hpp"
@@ -94,7 +95,10 @@ class Exporter final : public prometheus::Collectable {
     mutable std::mutex clicks_mutex_;
     mutable std::map<std::string, std::array<std::uint64_t, kClickClassCount>> partner_clicks_;
     mutable std::uint64_t partner_map_generation_ = 0;
-    mutable std::unordered_map<std::int64_t, std::string> link_partner_;
+    // Link id -> index into link_partner_slugs_, sorted by id: 16 bytes a link, kept from the
+    // first scrape on (a hash map of slugs held 5 MiB at 100,000 links).
+    mutable std::vector<std::pair<std::int64_t, std::uint32_t>> link_partner_;
+    mutable std::vector<std::string> link_partner_slugs_;
 };
 
 // What the caller may see, from its Authorization header.
