@@ -51,22 +51,29 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
                      partners_[i].channel_codes != snapshot->partners_[i].channel_codes;
         if (changed[i]) suffixes[i] = location_suffix(snapshot->partners_[i]);
     }
+    // The entries' strings are copied into the new snapshot's arena: it owns all it serves.
     snapshot->entries_ = entries_;
+    StringArena& strings = snapshot->strings_;
+    std::string location;
     for (LinkEntry& entry : snapshot->entries_) {
-        if (!changed[entry.partner_index]) continue;
+        entry.destination = strings.add(entry.destination);
+        entry.fallback = strings.add(entry.fallback);
+        if (!changed[entry.partner_index]) {
+            entry.location = strings.add(entry.location);
+            continue;
+        }
         // It was built with the old code, so it builds with the new one (codes are not part of
         // the destination check).
-        if (!snapshot->locate(entry.location, entry.placement, entry.destination,
-                              entry.partner_index, entry.id, entry.slug,
-                              suffixes[entry.partner_index])) {
+        if (!snapshot->locate(location, entry.placement, entry.destination, entry.partner_index,
+                              entry.id, entry.slug, suffixes[entry.partner_index])) {
             // Past 64 KiB with the new code: every channel gets the "direct" placement.
             const Partner& partner = snapshot->partners_[entry.partner_index];
-            entry.location = build_placement_location(
+            location = build_placement_location(
                 entry.destination, partner, partner.ref_code,
                 placement_token(partner, entry.id, entry.slug, kDirectChannel));
             entry.placement = {};
         }
-        entry.location.shrink_to_fit();
+        entry.location = strings.add(location);
     }
     snapshot->slots_ = slots_;
     snapshot->domains_ = domains_;
@@ -154,10 +161,10 @@ Link Snapshot::link(const LinkEntry& entry) const {
     l.id = entry.id;
     l.slug = entry.slug;
     l.partner = partners_[entry.partner_index].slug;
-    l.destination = entry.destination;
+    l.destination = std::string(entry.destination);
     l.status = entry.status;
     if (entry.expires_at != 0) l.expires_at = SysSeconds{std::chrono::seconds{entry.expires_at}};
-    if (!entry.fallback.empty()) l.fallback = entry.fallback;
+    if (!entry.fallback.empty()) l.fallback = std::string(entry.fallback);
     l.utm_passthrough = entry.utm_passthrough;
     if (entry.domain != 0) l.domain = domains_[entry.domain].host;
     for (std::uint32_t i = 0; i < entry.rule_count; ++i)
@@ -260,19 +267,17 @@ void Snapshot::Builder::add(Link&& link) {
     entry.expires_at = link.expires_at ? link.expires_at->time_since_epoch().count() : 0;
     entry.utm_passthrough = link.utm_passthrough;
     entry.partner_active = partner.active;
-    entry.location = std::move(location);
+    entry.location = s.strings_.add(location);
     entry.placement = placement;
-    entry.location.shrink_to_fit();
     if (link.fallback) {
         if (checked.ok()) {
-            entry.fallback =
-                checked.fallback ? std::move(*checked.fallback) : std::move(*link.fallback);
+            entry.fallback = s.strings_.add(checked.fallback ? *checked.fallback : *link.fallback);
         } else {
             for (const auto& issue : checked.issues)
                 s.rejected_.push_back(entry.slug + ": fallback " + issue.message);
         }
     }
-    entry.destination = std::move(link.destination);
+    entry.destination = s.strings_.add(link.destination);
     if (!link.rules.empty()) add_rules(entry, link.rules);
     entry.auto_fallback = link.auto_fallback;
     if (link.max_human_clicks && *link.max_human_clicks > 0) {

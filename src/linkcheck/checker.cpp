@@ -17,8 +17,8 @@ void add_link_targets(const Snapshot& snapshot, const LinkEntry& entry,
     const std::size_t first = out.size();
     out.push_back({.link_id = entry.id,
                    .slug = entry.slug,
-                   .location = entry.location,
-                   .destination = entry.destination,
+                   .location = std::string(entry.location),
+                   .destination = std::string(entry.destination),
                    .partner = snapshot.partner(entry)});
     for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
         const TargetRule& rule = snapshot.rules()[entry.first_rule + i];

@@ -129,12 +129,19 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     };
     if (snapshot && sources_.snapshots->generation() != partner_map_generation_) {
         partner_map_generation_ = sources_.snapshots->generation();
-        link_partner_.clear();
-        link_domain_.clear();
-        for (const auto& entry : snapshot->entries()) {
-            link_partner_[entry.id] = snapshot->partner(entry).slug;
-            link_domain_[entry.id] = domain_label(*snapshot, entry.domain);
-        }
+        link_partner_slugs_.clear();
+        for (const auto& partner : snapshot->partners())
+            link_partner_slugs_.push_back(partner.slug);
+        domain_labels_.clear();
+        for (std::size_t d = 0; d < snapshot->domains().size(); ++d)
+            domain_labels_.push_back(domain_label(*snapshot, static_cast<std::uint16_t>(d)));
+        link_labels_.clear();
+        link_labels_.reserve(snapshot->entries().size());
+        for (const auto& entry : snapshot->entries())
+            link_labels_.push_back(
+                {entry.id, static_cast<std::uint32_t>(entry.partner_index), entry.domain});
+        std::sort(link_labels_.begin(), link_labels_.end(),
+                  [](const LinkLabels& a, const LinkLabels& b) { return a.id < b.id; });
     }
     if (snapshot) {
         // Every partner and domain has its series from the start, so rate() sees its first
@@ -145,11 +152,13 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     }
     if (sources_.clicks != nullptr) {
         for (const auto& [link, classes] : sources_.clicks->link_clicks.take()) {
-            auto it = link_partner_.find(link);
+            auto it = std::lower_bound(
+                link_labels_.begin(), link_labels_.end(), link,
+                [](const LinkLabels& labels, std::int64_t id) { return labels.id < id; });
             // A link deleted while its clicks were on their way.
-            auto& totals = partner_clicks_[it == link_partner_.end() ? "unknown" : it->second];
-            auto on = link_domain_.find(link);
-            auto& domain_totals = domain_clicks_[on == link_domain_.end() ? "unknown" : on->second];
+            bool known = it != link_labels_.end() && it->id == link;
+            auto& totals = partner_clicks_[known ? link_partner_slugs_[it->partner] : "unknown"];
+            auto& domain_totals = domain_clicks_[known ? domain_labels_[it->domain] : "unknown"];
             for (std::size_t i = 0; i < classes.size(); ++i) {
                 totals[i] += classes[i];
                 domain_totals[i] += classes[i];

@@ -10,7 +10,8 @@
 #          --deps-full-priority  leave PostgreSQL and Redis at the priority they start with
 #                           (by default they get nice 19 during the redirect part; see
 #                           deprioritize_dependencies)
-#          --only LIST      some of: redirect,flush,startup,micro,idle (default: all)
+#          --only LIST      some of: redirect,flush,startup,micro,idle,memory (default: all but
+#                           memory)
 #          --budget SECONDS stop everything after this long (default 900)
 #          --links N        links of the redirect part (default 10000; 200 with --smoke)
 #          --baseline REV   also build REV (a commit, e.g. main~3) and run it as a third server in
@@ -21,6 +22,8 @@
 #                           per request end, built with cc -O2 and run in the keep-alive rounds
 #                           with one thread; refgate's CPU per request is reported against it
 #          --no-floor       leave it out
+#          --bin FILE       measure this refgate (a saved binary of another commit, its data
+#                           files beside it) instead of building the tree; not with micro
 #          --perf           after the 1-thread rounds, one more run per server of keep-alive 64
 #                           and Connection: close under `perf record -e cpu-clock`: each server's
 #                           CPU per request split into kernel and user time, and its top symbols
@@ -29,7 +32,10 @@
 # Parts: redirect (refgate vs nginx under wrk, A B A B, medians), flush (`refgate flush` of
 # 100,000 counters), startup (RSS and time to /readyz 200 with 100,000 links, from PostgreSQL and
 # from the snapshot file), micro (Catch2 BENCHMARKs, allocations per redirect) and idle (memory per
-# 1,000 idle keep-alive connections, refgate vs nginx, fresh processes). Everything runs
+# 1,000 idle keep-alive connections, refgate vs nginx, fresh processes); memory, only when named
+# (RssAnon, RssFile and VmRSS of `refgate serve` with 100,000 links, or --links N, at /readyz, 10 s
+# later, right after wrk -c 64 spread over all the links until each was asked for twice, and 5 and
+# 15 s after, and after a /metrics scrape). Everything runs
 # on 127.0.0.1 with servers of its own under .state/bench (PostgreSQL 54379, Redis 63849, refgate
 # 18380/18390, nginx 18381; REFGATE_BENCH_PORT_SHIFT=N adds N to each), all stopped at the end
 # however the script ends. Prints a table and
@@ -51,6 +57,7 @@ PERF=0
 BUDGET=900
 LINKS=""
 BASELINE_REV=""
+BIN_GIVEN=""
 FLOOR_SRC=""
 [[ -f $HERE/../../../shared/bench/floor.c ]] && FLOOR_SRC=$HERE/../../../shared/bench/floor.c
 while (($#)); do
@@ -63,6 +70,7 @@ while (($#)); do
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     --links) LINKS=${2:?--links needs a number}; shift ;;
     --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
+    --bin) BIN_GIVEN=${2:?--bin needs a file}; shift ;;
     --floor) FLOOR_SRC=${2:?--floor needs a C file}; shift ;;
     --no-floor) FLOOR_SRC="" ;;
     --perf) PERF=1 ;;
@@ -74,6 +82,11 @@ done
 [[ $BUDGET =~ ^[0-9]+$ ]] || die "--budget takes whole seconds"
 [[ -z $LINKS || $LINKS =~ ^[1-9][0-9]*$ ]] || die "--links takes a whole number"
 [[ $THREADS_LIST =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--threads takes a list such as 1,2"
+if [[ -n $BIN_GIVEN ]]; then
+  [[ -x $BIN_GIVEN ]] || die "--bin: $BIN_GIVEN is not an executable file"
+  [[ ,$ONLY, != *,micro,* ]] || die "--bin: the micro part needs the tree's build (leave micro out of --only)"
+  [[ -z $BASELINE_REV ]] || die "--bin and --baseline do not go together"
+fi
 
 STARTED_AT=$SECONDS
 STATE="$ROOT/.state/bench"
@@ -312,15 +325,20 @@ if grep -q REFGATE_BUILD_BENCH "$ROOT/CMakeLists.txt"; then
 else
   BENCH_CMAKE=(-DCMAKE_PROJECT_INCLUDE="$HERE/standalone.cmake")
 fi
-log "building Release in build/$BUILD_NAME (refgate, refgate_micro_bench)"
-bounded "$(remaining)" cmake -S "$ROOT" -B "$ROOT/build/$BUILD_NAME" -G Ninja \
-  -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF "${BENCH_CMAKE[@]}" >"$STATE/cmake.log" 2>&1 ||
-  die "cmake configure failed; see $STATE/cmake.log"
-# refgate_scanner_data: the ASN and country databases and the scanner list beside the binary, so
-# that refgate runs as deploy/local/run.sh serves it (scanner check, country lookups, their walks).
-bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME" \
-  --target refgate refgate_micro_bench refgate_scanner_data ||
-  die "build failed"
+if [[ -n $BIN_GIVEN ]]; then
+  BIN=$(realpath "$BIN_GIVEN")
+  NOTES+=("refgate: $BIN ($("$BIN" --version 2>/dev/null || echo "version unknown")), not built from this tree")
+else
+  log "building Release in build/$BUILD_NAME (refgate, refgate_micro_bench)"
+  bounded "$(remaining)" cmake -S "$ROOT" -B "$ROOT/build/$BUILD_NAME" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF "${BENCH_CMAKE[@]}" >"$STATE/cmake.log" 2>&1 ||
+    die "cmake configure failed; see $STATE/cmake.log"
+  # refgate_scanner_data: the ASN and country databases and the scanner list beside the binary, so
+  # that refgate runs as deploy/local/run.sh serves it (scanner check, country lookups, their walks).
+  bounded "$(remaining)" cmake --build "$ROOT/build/$BUILD_NAME" \
+    --target refgate refgate_micro_bench refgate_scanner_data ||
+    die "build failed"
+fi
 if [[ -n $BASELINE_REV ]]; then
   BASELINE_COMMIT=$(git -C "$ROOT" rev-parse --verify "$BASELINE_REV^{commit}") ||
     die "--baseline: no commit '$BASELINE_REV'"
@@ -850,6 +868,60 @@ idle_part() {
   done
 }
 
+# ------------------------------------------------------------------ memory
+
+# memory_row STATE: one raw row of refgate's memory now (/proc/<pid>/status).
+memory_row() {
+  "$PY" "$BENCH_PY" rss "$RG_PID" | jq -c --arg state "$1" --argjson links "$MEMORY_LINKS" \
+    '. + {part: "memory", state: $state, links: $links}' >>"$RAW"
+}
+
+# Memory over a load (issue 40 item 4: 64 MiB with 100,000 links and every data set on): one
+# fresh `refgate serve` (one I/O thread, pinned like the redirect part), sampled at /readyz, 10 s
+# later (the link-health round has started), right after wrk over all the links (each asked for
+# twice), 5 and 15 s after (background rounds have given their transient memory back), and after
+# one /metrics scrape.
+memory_part() {
+  have_time 150 "memory" || return 0
+  MEMORY_LINKS=${LINKS:-$STARTUP_LINKS}
+  log "memory: $MEMORY_LINKS links"
+  import_links refgate_big "$MEMORY_LINKS"
+  "$PY" "$BENCH_PY" wrk-lua "$MEMORY_LINKS" "$STATE/spread-memory.lua"
+  refgate_env refgate_big 3
+  redis-cli -h 127.0.0.1 -p "$REDIS_PORT" -n 3 flushdb >/dev/null
+  export REFGATE_THREADS=1
+  rm -f "$REFGATE_SNAPSHOT_FILE"
+  "${pin_server[@]}" "$BIN" serve {_LOCK_FD}>&- >>"$STATE/refgate-memory.log" 2>&1 &
+  RG_PID=$!
+  wait_http_200 "http://127.0.0.1:$RG_ADMIN_PORT/readyz" 60 ||
+    die "refgate did not become ready; see $STATE/refgate-memory.log"
+  memory_row "at /readyz"
+  sleep 10
+  memory_row "10 s later"
+  # Rounds of 8 s, each walking on from where the last stopped, until every link was asked for
+  # twice (one round on a quiet machine; at most 8 when other work slows it down).
+  local served=0 round n
+  for ((round = 1; round <= 8 && served < 2 * MEMORY_LINKS; round++)); do
+    bounded 30 "${pin_client[@]}" wrk -t 1 -c 64 -d 8s --timeout 5s -s "$STATE/spread-memory.lua" \
+      -H "User-Agent: $BROWSER_UA" "http://127.0.0.1:$RG_PORT" -- "$served" >"$STATE/wrk-memory.txt" ||
+      die "wrk failed; see $STATE/wrk-memory.txt"
+    n=$(grep '^WRK_RESULT ' "$STATE/wrk-memory.txt" | cut -d' ' -f2- | jq -r .requests)
+    [[ $n =~ ^[0-9]+$ ]] || die "no result from wrk; see $STATE/wrk-memory.txt"
+    served=$((served + n))
+  done
+  memory_row "right after wrk -c 64, $((round - 1)) x 8 s, $served requests"
+  sleep 5
+  memory_row "5 s after"
+  sleep 10
+  memory_row "15 s after"
+  # What a Prometheus scrape adds (and gives back: the per-link totals kept for it).
+  curl -s -o /dev/null --max-time 10 "http://127.0.0.1:$RG_ADMIN_PORT/metrics" ||
+    log "WARNING: /metrics did not answer"
+  sleep 1
+  memory_row "after a /metrics scrape"
+  stop_refgate
+}
+
 # ------------------------------------------------------------------- micro
 
 micro_part() {
@@ -881,6 +953,7 @@ want redirect && redirect_part
 want flush && flush_part
 want startup && startup_part
 want idle && idle_part
+want memory && memory_part
 
 write_meta
 report

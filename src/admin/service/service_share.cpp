@@ -72,7 +72,7 @@ void preview_rules(AdminRows& rows, const Link& link, const std::optional<Previe
     Target target = snapshot->target(*entry, traits, [] { return std::uint64_t{0}; });
     // The link's own destination keeps the Location found before (a placement partner's token
     // needs the stored id, which a preview of an unsaved link does not have).
-    if (target.rule != 0) answer.location = *target.location;
+    if (target.rule != 0) answer.location = std::string(target.location);
     answer.rule = target.rule;
     if (target.rule == 0) return;
     const TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];

@@ -18,13 +18,17 @@
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/placement.hpp"
+#include "refgate/domain/string_arena.hpp"
 #include "refgate/domain/string_hash.hpp"
 #include "refgate/domain/table_memory.hpp"
 #include "refgate/domain/targeting.hpp"
 
 namespace refgate {
 
-// A link with everything a redirect needs precomputed.
+// A link with everything a redirect needs precomputed. Its destination, Location and fallback
+// are views of the snapshot's string arena (valid while the snapshot lives); the slug stays in
+// the entry (short slugs fit in std::string itself), so that find() compares it without another
+// cache miss.
 struct LinkEntry {
     std::int64_t id = 0;
     std::string slug;
@@ -38,9 +42,9 @@ struct LinkEntry {
     // A partner with placements: where `location`'s code and token sit (in what was padding).
     PlacementSlots placement;
     std::int64_t expires_at = 0;  // unix seconds; 0: never
-    std::string destination;
-    std::string location;  // destination + referral code + extra parameters
-    std::string fallback;  // empty: none
+    std::string_view destination;
+    std::string_view location;  // destination + referral code + extra parameters
+    std::string_view fallback;  // empty: none
     // Targeting rules: rule_count rules from first_rule in the snapshot's rule table.
     std::uint32_t first_rule = 0;
     std::uint16_t rule_count = 0;
@@ -56,13 +60,14 @@ struct LinkEntry {
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
 };
 
-// Prefetched whole by every redirect: placements fit into what was padding.
-static_assert(sizeof(LinkEntry) <= 176);
+// Prefetched whole by every redirect: placements fit into what was padding. Two cache lines
+// since the strings moved to the arena (176 bytes before).
+static_assert(sizeof(LinkEntry) <= 128);
 
 // Where a reader of a link goes: the link's own Location (rule 0) or the branch of the rule that
 // matched (rule = its index + 1, branch = the split's branch or 0).
 struct Target {
-    const std::string* location = nullptr;
+    std::string_view location;
     std::uint32_t partner_index = 0;
     std::uint16_t rule = 0;
     std::uint16_t branch = 0;
@@ -243,7 +248,7 @@ class Snapshot {
                                           &branch_ends_[rule.first_branch], rule.branch_count);
                 }
                 const TargetBranch& b = branches_[rule.first_branch + branch];
-                return {&b.location,
+                return {b.location,
                         b.partner_index,
                         static_cast<std::uint16_t>(i + 1),
                         static_cast<std::uint16_t>(branch),
@@ -253,12 +258,9 @@ class Snapshot {
             if (!entry.country_rules || reader.country == 0) break;
             reader.country = fallback_country(entry.partner_index, reader.country);
         }
-        return {&entry.location,
-                static_cast<std::uint32_t>(entry.partner_index),
-                0,
-                0,
-                entry.placement,
-                false};
+        return {
+            entry.location, static_cast<std::uint32_t>(entry.partner_index), 0, 0, entry.placement,
+            false};
     }
     // The country a reader from `country` is tried as when no rule matched, in the family of
     // partner `partner_index`; 0 when none.
@@ -346,6 +348,8 @@ class Snapshot {
     std::unique_ptr<std::atomic<bool>[]> capped_;
     // Per partner: its family's fallbacks as sorted (country, fallback) pairs; empty: none.
     std::vector<std::vector<std::pair<CountryCode, CountryCode>>> partner_fallbacks_;
+    // The entries' destinations, Locations and fallbacks (built once; a snapshot is immutable).
+    StringArena strings_;
 };
 
 }  // namespace refgate
