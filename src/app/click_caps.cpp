@@ -6,7 +6,7 @@
 
 namespace refgate {
 
-ClickCapWorker::ClickCapWorker(const SnapshotStore& snapshots, admin::StatsStore& stats,
+ClickCapWorker::ClickCapWorker(SnapshotStore& snapshots, admin::StatsStore& stats,
                                std::chrono::milliseconds refresh)
     : snapshots_(snapshots),
       stats_(stats),
@@ -23,14 +23,28 @@ ClickCapWorker::ClickCapWorker(const SnapshotStore& snapshots, admin::StatsStore
 void ClickCapWorker::carry_over() {
     std::uint64_t generation = snapshots_.generation();
     if (generation == applied_generation_ || !counted_) return;
-    if (auto snapshot = snapshots_.current()) snapshot->apply_caps(totals_);
+    if (auto snapshot = snapshots_.current()) apply(*snapshot);
     applied_generation_ = generation;
+}
+
+void ClickCapWorker::apply(const Snapshot& snapshot) {
+    auto flags = snapshots_.cap_flags().current();
+    if (flags != nullptr && flags->fits(snapshot)) {
+        flags->apply(totals_);
+        return;
+    }
+    // Made whole before it is published: no redirect sees it without the last verdicts.
+    auto fresh = std::make_shared<CapFlags>(snapshot);
+    fresh->apply(totals_);
+    snapshots_.cap_flags().publish(std::move(fresh));
 }
 
 RoundOutcome ClickCapWorker::round() {
     std::uint64_t generation = snapshots_.generation();
     auto snapshot = snapshots_.current();
     if (snapshot == nullptr || snapshot->caps().empty()) {
+        // No link has a cap: no flags are kept for links that had one.
+        if (snapshots_.cap_flags().current() != nullptr) snapshots_.cap_flags().publish(nullptr);
         applied_generation_ = generation;
         return RoundOutcome::done;
     }
@@ -54,7 +68,7 @@ RoundOutcome ClickCapWorker::round() {
     }
     counted_ = true;
     counted_at_ = now;
-    snapshot->apply_caps(totals_);
+    apply(*snapshot);
     applied_generation_ = generation;
     return RoundOutcome::done;
 }

@@ -2,8 +2,10 @@
 
 // Click caps (issue 44), off the redirect path: every instance counts the capped links' human
 // clicks across the fleet (flushed in PostgreSQL plus still in Redis, as the stats answers do)
-// each refresh interval, and sets the snapshot's per-link flags that the redirect reads with one
-// atomic load. A snapshot published in between gets the last verdicts within kCapApplyTick.
+// each refresh interval, and sets the per-link flags (runtime/cap_flags.hpp, published beside the
+// snapshot) that the redirect reads with one atomic load. A snapshot published in between keeps
+// the last verdicts of the links it shares with the one before (the flags are keyed by link id),
+// and gets flags of its own caps, with the last verdicts, within kCapApplyTick.
 
 #include <chrono>
 #include <cstdint>
@@ -22,7 +24,7 @@ constexpr std::chrono::milliseconds kCapApplyTick{100};
 
 class ClickCapWorker {
   public:
-    ClickCapWorker(const SnapshotStore& snapshots, admin::StatsStore& stats,
+    ClickCapWorker(SnapshotStore& snapshots, admin::StatsStore& stats,
                    std::chrono::milliseconds refresh);
     void start() { worker_.start(); }
     void stop() { worker_.stop(); }
@@ -31,8 +33,11 @@ class ClickCapWorker {
     RoundOutcome round();
     // Sets the last count's verdicts on a snapshot published since they were last set.
     void carry_over();
+    // Sets the last count's verdicts on flags for `snapshot`'s caps: the published ones when
+    // they fit its caps, else new ones, published.
+    void apply(const Snapshot& snapshot);
 
-    const SnapshotStore& snapshots_;
+    SnapshotStore& snapshots_;
     admin::StatsStore& stats_;
     std::chrono::milliseconds refresh_;
     std::chrono::steady_clock::time_point counted_at_{};

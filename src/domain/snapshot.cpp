@@ -84,8 +84,6 @@ std::shared_ptr<const Snapshot> Snapshot::at(SysSeconds now) const {
     snapshot->country_groups_ = country_groups_;
     snapshot->partner_fallbacks_ = partner_fallbacks_;
     snapshot->caps_ = caps_;
-    snapshot->capped_ = std::make_unique<std::atomic<bool>[]>(caps_.size());
-    for (std::size_t i = 0; i < caps_.size(); ++i) snapshot->set_capped(i, cap_reached(i));
     snapshot->rebuild_branches(changed);
     return snapshot;
 }
@@ -332,22 +330,8 @@ void Snapshot::Builder::domains(const std::vector<Domain>& domains) {
     }
 }
 
-std::size_t Snapshot::apply_caps(
-    const std::unordered_map<std::int64_t, std::uint64_t>& totals) const {
-    std::size_t capped = 0;
-    for (std::size_t i = 0; i < caps_.size(); ++i) {
-        auto found = totals.find(caps_[i].link_id);
-        std::uint64_t clicks = found == totals.end() ? 0 : found->second;
-        bool reached = clicks >= static_cast<std::uint64_t>(caps_[i].max_human_clicks);
-        set_capped(i, reached);
-        capped += reached ? 1 : 0;
-    }
-    return capped;
-}
-
 std::shared_ptr<const Snapshot> Snapshot::Builder::finish(std::vector<Disclosure> disclosures) {
     snapshot_->disclosures_ = DisclosureSet(std::move(disclosures));
-    snapshot_->capped_ = std::make_unique<std::atomic<bool>[]>(snapshot_->caps_.size());
     return std::move(snapshot_);
 }
 

@@ -1,7 +1,5 @@
 #include "refgate/domain/table_memory.hpp"
 
-#include <atomic>
-
 namespace refgate {
 namespace {
 
@@ -12,14 +10,16 @@ class HeapTableMemory final : public TableMemory {
 };
 
 HeapTableMemory heap;
-std::atomic<TableMemory*> installed{&heap};
+// Set before the threads that make tables start (set_table_memory()): a plain pointer, no
+// atomics in the domain.
+TableMemory* installed = &heap;
 
 }  // namespace
 
-TableMemory& table_memory() noexcept { return *installed.load(std::memory_order_acquire); }
+TableMemory& table_memory() noexcept { return *installed; }
 
 void set_table_memory(TableMemory* memory) noexcept {
-    installed.store(memory != nullptr ? memory : &heap, std::memory_order_release);
+    installed = memory != nullptr ? memory : &heap;
 }
 
 }  // namespace refgate

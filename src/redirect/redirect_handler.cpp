@@ -29,6 +29,7 @@ RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
                                  RedirectOptions options, ClickRecorder* recorder,
                                  const TargetingSources& targeting)
     : reader_(store),
+      cap_flags_(store.cap_flags()),
       clock_(clock),
       options_(std::move(options)),
       recorder_(recorder),
@@ -140,8 +141,13 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     // flag is set only on links with a fallback. A link with rules decides after its target.
     bool failing = link->default_failing && link->rule_count == 0;
     // Click caps (issue 44): the cap worker found the fleet's human clicks at the cap; the link
-    // answers as an expired one (one atomic load, only for a link with a cap).
-    bool capped = link->has_cap && snapshot->capped(*link);
+    // answers as an expired one (a binary search and one relaxed load, only for a link with a
+    // cap; no flags yet: not capped).
+    bool capped = false;
+    if (link->has_cap) {
+        const CapFlags* flags = cap_flags_.get();
+        capped = flags != nullptr && flags->capped(link->id);
+    }
     if (link->status != LinkStatus::active || !link->partner_active || expired || failing ||
         capped) {
         answer_fallback(request, response, *link, now);

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "counting_new.hpp"
@@ -146,6 +147,32 @@ const std::shared_ptr<const Snapshot>& domains_snapshot() {
     return built;
 }
 
+// Issue 44: 10,000 links with a fallback, the odd ones with a click cap (max_human_clicks 100),
+// the even ones switched to their fallback by link health (auto_fallback, the default branch).
+constexpr int kFallbackLinks = 10'000;
+const std::shared_ptr<const Snapshot>& fallback_snapshot() {
+    static const auto built = [] {
+        auto input = links(kFallbackLinks);
+        input.pop_back();  // not the utm_passthrough link
+        for (auto& l : input) {
+            l.fallback =
+                "https://www.partner" + std::to_string(l.id % kPartners) + ".example.com/fallback";
+            if (l.id % 2 == 1) {
+                l.max_human_clicks = 100;
+            } else {
+                l.auto_fallback = true;
+                l.fallback_switches = {{"default", "status", "", 0}};
+            }
+        }
+        auto s = Snapshot::build(1, partners(false), std::move(input), {}, "bench");
+        REQUIRE(s->rejected().empty());
+        REQUIRE(s->caps().size() == kFallbackLinks / 2);
+        REQUIRE(s->serving_fallback() == kFallbackLinks / 2);
+        return s;
+    }();
+    return built;
+}
+
 // A handler over the big snapshot with a recorder, as the server's I/O thread has it, and a
 // browser-like request.
 struct World {
@@ -203,6 +230,24 @@ struct World {
     void on_second_domain() {
         store.publish(domains_snapshot());
         fields[0].value = "de.example.com";
+    }
+    // Serves fallback_snapshot() with the caps of all its capped links reached, as the cap
+    // worker publishes them.
+    void on_fallbacks() {
+        const auto& snapshot = fallback_snapshot();
+        store.publish(snapshot);
+        auto flags = std::make_shared<CapFlags>(*snapshot);
+        std::unordered_map<std::int64_t, std::uint64_t> totals;
+        for (const auto& cap : snapshot->caps()) totals[cap.link_id] = 100;
+        REQUIRE(flags->apply(totals) == snapshot->caps().size());
+        store.cap_flags().publish(std::move(flags));
+    }
+    // The targets of the first `n` links whose id has `parity` (1: odd, 0: even).
+    std::vector<std::string> targets_of(int parity, int n) const {
+        std::vector<std::string> out;
+        for (int i = 1; i <= n; ++i)
+            if (i % 2 == parity) out.push_back(targets[static_cast<std::size_t>(i - 1)]);
+        return out;
     }
     // The targets of the links on the second domain (the even ones).
     std::vector<std::string> even_targets() const {
@@ -418,6 +463,22 @@ TEST_CASE("the steady-state redirect path allocates nothing", "[alloc]") {
                                           w, w.handler, even, kCalls));
         cases.push_back(count_allocations("404 unknown slug on the second domain", w, w.handler,
                                           {"/go/no-such-link"}, kCalls, http::Method::get, 404));
+    }
+    {
+        // Issue 44: a capped link answers with its fallback, as does one link health switched
+        // to its fallback (auto_fallback); both counted.
+        World w;
+        w.on_fallbacks();
+        REQUIRE(w.send(w.handler, w.targets[0]) == 302);
+        REQUIRE(
+            w.response.headers().find("Location: https://www.partner1.example.com/fallback\r\n") !=
+            std::string::npos);
+        cases.push_back(
+            count_allocations("302 to the fallback, click cap reached, counted, 5k links", w,
+                              w.handler, w.targets_of(1, kFallbackLinks), kCalls));
+        cases.push_back(count_allocations(
+            "302 to the fallback, switched by link health (auto_fallback), counted, 5k links", w,
+            w.handler, w.targets_of(0, kFallbackLinks), kCalls));
     }
     {
         // Placements: the Location written per click from the snapshot's (token and code).

@@ -3,7 +3,6 @@
 // The immutable in-memory picture of all partners and links that redirects are answered from.
 // A new snapshot is built off the request path and swapped in whole.
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,8 +52,8 @@ struct LinkEntry {
     // link health switched the default branch to the fallback (set only with a fallback).
     bool auto_fallback : 1 = false;
     bool default_failing : 1 = false;
-    // Click caps (issue 44): the link has a max_human_clicks (Snapshot::caps()), whose flag the
-    // cap worker sets once the fleet's human clicks reach it.
+    // Click caps (issue 44): the link has a max_human_clicks (Snapshot::caps()); the cap
+    // worker's verdict on it is runtime state (runtime/cap_flags.hpp).
     bool has_cap : 1 = false;
     // The small page sent with a 302 is written per request (append_redirect_page) into the
     // response's reused buffer: keeping one per link cost about 400 bytes a link.
@@ -121,19 +120,14 @@ class Snapshot {
     // Links whose own destination automatic fallback switched to their fallback.
     std::size_t serving_fallback() const { return serving_fallback_; }
 
-    // Click caps (issue 44): the links with a max_human_clicks, by position in entries().
+    // Click caps (issue 44): the links with a max_human_clicks, by position in entries(). Whether
+    // a cap is reached is runtime state, kept outside the snapshot (runtime/cap_flags.hpp).
     struct CapEntry {
         std::uint32_t position = 0;
         std::int64_t link_id = 0;
         std::int64_t max_human_clicks = 0;
     };
     const std::vector<CapEntry>& caps() const { return caps_; }
-    // Whether the cap worker found `entry`'s cap reached: a binary search over caps() and one
-    // relaxed atomic load; no lock, nothing allocated. False for a link without a cap.
-    bool capped(const LinkEntry& entry) const noexcept {
-        std::size_t cap = cap_of(entry);
-        return cap != kNoCap && capped_[cap].load(std::memory_order_relaxed);
-    }
     // The index of `entry`'s cap in caps(); kNoCap when it has none.
     static constexpr std::size_t kNoCap = ~std::size_t{0};
     std::size_t cap_of(const LinkEntry& entry) const noexcept {
@@ -150,18 +144,6 @@ class Snapshot {
         }
         return lo < caps_.size() && caps_[lo].position == position ? lo : kNoCap;
     }
-    // The cap worker's verdict on caps()[cap]; a published snapshot is const, the flags are not.
-    void set_capped(std::size_t cap, bool capped) const noexcept {
-        capped_[cap].store(capped, std::memory_order_relaxed);
-    }
-    bool cap_reached(std::size_t cap) const noexcept {
-        return capped_[cap].load(std::memory_order_relaxed);
-    }
-    // The cap worker's round: each cap's flag from the fleet's human clicks per link id (a link
-    // missing from `totals` has none); capped once they reach max_human_clicks. Returns how many
-    // links are capped.
-    std::size_t apply_caps(const std::unordered_map<std::int64_t, std::uint64_t>& totals) const;
-
     // The hash of `slug` that the slug table is keyed by: find(), prefetch() and
     // prefetch_entry() take it, so that a caller works it out once per request. A slug on
     // another domain than the default is keyed by its hash mixed with the domain's index.
@@ -344,8 +326,6 @@ class Snapshot {
     std::vector<CountryGroup> country_groups_;
     std::size_t serving_fallback_ = 0;
     std::vector<CapEntry> caps_;  // by position
-    // One flag per cap (sized when the snapshot is finished).
-    std::unique_ptr<std::atomic<bool>[]> capped_;
     // Per partner: its family's fallbacks as sorted (country, fallback) pairs; empty: none.
     std::vector<std::vector<std::pair<CountryCode, CountryCode>>> partner_fallbacks_;
     // The entries' destinations, Locations and fallbacks (built once; a snapshot is immutable).

@@ -24,7 +24,8 @@ class TableMemory {
 TableMemory& table_memory() noexcept;
 // Installs `memory` (kept by the caller for the life of the process) for tables made from now
 // on; nullptr goes back to operator new. Tables made before keep theirs: each table remembers
-// its source.
+// its source. Called before the threads that make tables start (serve does it first), as the
+// source is a plain pointer: the domain has no atomics.
 void set_table_memory(TableMemory* memory) noexcept;
 
 // A vector's allocator over table memory; the source is taken when the table is made and stays

@@ -66,6 +66,8 @@ class RedirectHandler final : public http::Handler {
                   std::string_view label_name = {}) const;
 
     SnapshotReader reader_;
+    // The click caps' flags published beside the snapshot (read for links with a cap only).
+    PublishedReader<CapFlags> cap_flags_;
     const Clock& clock_;
     RedirectOptions options_;
     ClickRecorder* recorder_;
