@@ -361,12 +361,17 @@ TEST_CASE(
     auto now = std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
+    auto cli = [&](const std::string& args) {
+        std::string out = f.redis.cli(args);
+        while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+        return out;
+    };
     auto late_bucket = [&](std::int64_t bucket, int alpha, int search) {
         std::string key = "refgate:bucket:" + std::to_string(bucket);
-        REQUIRE(f.redis.cli("HSET " + key + " '" + f.id("alpha") + "|" + f.day(1) +
-                            "|direct|human' " + std::to_string(alpha) + " '" + f.id("search") +
-                            "|" + f.day(1) + "|news|human' " + std::to_string(search)) == "2");
-        REQUIRE(f.redis.cli("SADD refgate:buckets " + std::to_string(bucket)) == "1");
+        REQUIRE(cli("HSET " + key + " '" + f.id("alpha") + "|" + f.day(1) + "|direct|human' " +
+                    std::to_string(alpha) + " '" + f.id("search") + "|" + f.day(1) +
+                    "|news|human' " + std::to_string(search)) == "2");
+        REQUIRE(cli("SADD refgate:buckets " + std::to_string(bucket)) == "1");
     };
     auto alpha_yesterday = [&] {
         return std::stoll(f.db.scalar(

@@ -109,7 +109,7 @@ TEST_CASE(
     CHECK(sums.partner_days == std::vector<Triple64>{{1, kNov29, {1, 0, 0, 0}},
                                                      {1, kNov30, {10, 0, 0, 0}},
                                                      {1, kDec01, {20, 0, 0, 0}}});
-    CHECK(sums.channel_days.size() == 4);
+    CHECK(sums.channel_days.size() == 5);
 
     RollupScope closing = open;
     closing.days_through = kNov30;  // November 30th is being closed, link 7 is done
