@@ -71,15 +71,21 @@ constexpr const char* kDay = "DATE '1970-01-01' + ";
 // Every link's class sums over a range from the roll-ups, with its slug and its partner's, read
 // as rollup_reads() says: the month sums of $7 <= month < $8, and the link days of
 // $1 <= day < $2 and $4 <= day < $5, times $3 and $6 (1, or -1 where an edge month's sum is read
-// less its days outside the range), so that a year costs about as much as a month. Only existing
-// links, as the views join them; with `one_partner`, only the links of partner $9; with
-// `one_domain`, only the links on the domain of the next two parameters (on_domain_sql()).
+// less its days outside the range), so that a year costs about as much as a month; and the open
+// days $9 <= day < $10 (sql/026: no link days yet) from the base table, a probe of its primary key
+// per link, only when there are any. Only existing links, as the views join them; with
+// `one_partner`, only the links of partner $11; with `one_domain`, only the links on the domain
+// of the next two parameters (on_domain_sql()).
 std::string link_sums_sql(bool one_partner, bool one_domain) {
     std::string links =
-        one_partner ? " AND link_id IN (SELECT id FROM refgate_links WHERE partner_id = $9)" : "";
-    if (one_domain)
-        links += " AND link_id IN (SELECT id FROM refgate_links l WHERE " +
-                 on_domain_sql(one_partner ? 10 : 9) + ")";
+        one_partner ? " AND link_id IN (SELECT id FROM refgate_links WHERE partner_id = $11)" : "";
+    std::string open_links = one_partner ? " AND o.partner_id = $11" : "";
+    if (one_domain) {
+        std::string on = " IN (SELECT id FROM refgate_links l WHERE " +
+                         on_domain_sql(one_partner ? 12 : 11) + ")";
+        links += " AND link_id" + on;
+        open_links += " AND o.id" + on;
+    }
     std::string d = kDay;
     auto days = [&](const char* first, const char* end, const char* sign) {
         std::string times = std::string(sign) + "::int * ";
@@ -95,6 +101,12 @@ std::string link_sums_sql(bool one_partner, bool one_domain) {
            " UNION ALL SELECT link_id, human, bot, prefetch, scanner FROM "
            "refgate_rollup_link_months WHERE month >= " +
            d + "$7::int AND month < " + d + "$8::int" + links +
+           " UNION ALL SELECT o.id, c.human, c.bot, c.prefetch, c.scanner FROM refgate_links o "
+           "CROSS JOIN LATERAL (SELECT sum(human)::bigint AS human, sum(bot)::bigint AS bot, "
+           "sum(prefetch)::bigint AS prefetch, sum(scanner)::bigint AS scanner FROM "
+           "refgate_click_counts WHERE link_id = o.id AND day >= " +
+           d + "$9::int AND day < " + d + "$10::int GROUP BY link_id) c WHERE $9::int < $10::int" +
+           open_links +
            ") t GROUP BY link_id) s JOIN refgate_links l ON l.id = s.link_id "
            "JOIN refgate_partners p ON p.id = l.partner_id";
 }
@@ -111,31 +123,34 @@ struct Source {
     bool rollups = false;
     std::optional<std::int32_t> base_from;
     std::int32_t months_through = 0;  // month sums exist for the months before it
+    std::int32_t days_through = 0;    // link days exist for the days before it (sql/026)
 };
 
 // Every link's sums over `range` (link_sums_sql()), or those of partner `partner`'s links; with
 // `domain`, only those on it.
-pqxx::result link_sums(ReadTx& tx, const DayRange& range, std::int32_t months_through,
+pqxx::result link_sums(ReadTx& tx, const DayRange& range, const Source& source,
                        std::optional<std::int64_t> partner, const StatsDomain* domain) {
-    RollupReads r = rollup_reads(range, months_through);
+    RollupReads r = rollup_reads(range, source.months_through, source.days_through);
     auto sign = [](const DaySpan& s) { return s.subtract ? -1 : 1; };
     std::string sql = link_sums_sql(partner.has_value(), domain != nullptr);
     if (partner && domain) {
         return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end, *partner,
-                              domain->host, domain->is_default);
+                              r.after.end, sign(r.after), r.months.first, r.months.end,
+                              r.open.first, r.open.end, *partner, domain->host, domain->is_default);
     }
     if (partner) {
         return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end, *partner);
+                              r.after.end, sign(r.after), r.months.first, r.months.end,
+                              r.open.first, r.open.end, *partner);
     }
     if (domain) {
         return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
                               r.after.end, sign(r.after), r.months.first, r.months.end,
-                              domain->host, domain->is_default);
+                              r.open.first, r.open.end, domain->host, domain->is_default);
     }
     return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                          r.after.end, sign(r.after), r.months.first, r.months.end);
+                          r.after.end, sign(r.after), r.months.first, r.months.end, r.open.first,
+                          r.open.end);
 }
 
 // The host and default flag of `domain` as on_domain_sql()'s parameters; with none, a condition
@@ -150,11 +165,13 @@ std::string any_domain_sql(int first) {
 Source read_source(ReadTx& tx) {
     auto row = tx.exec(
         "SELECT complete, base_from - DATE '1970-01-01' AS base_from, set_config('jit', 'off', "
-        "true), months_through - DATE '1970-01-01' AS months_through FROM refgate_rollup_state")[0];
+        "true), months_through - DATE '1970-01-01' AS months_through, days_through - DATE "
+        "'1970-01-01' AS days_through FROM refgate_rollup_state")[0];
     Source s;
     s.rollups = row["complete"].as<bool>();
     if (!row["base_from"].is_null()) s.base_from = row["base_from"].as<std::int32_t>();
     s.months_through = row["months_through"].as<std::int32_t>();
+    s.days_through = row["days_through"].as<std::int32_t>();
     return s;
 }
 
@@ -187,22 +204,28 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
         return;
     }
     std::string d = kDay;
+    // The closed days (sql/026); the open ones are in the base table.
     for (const auto& row :
          tx.exec_params("SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
                         "FROM refgate_rollup_link_days WHERE link_id = $1 AND day BETWEEN " +
-                            d + "$2::int AND " + d + "$3::int",
-                        link_id, range.from, range.to)) {
+                            d + "$2::int AND " + d + "$3::int AND day < " + d + "$4::int",
+                        link_id, range.from, range.to, source.days_through)) {
         if (LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
             day->clicks.add(class_sums(row));
     }
-    // The channels of the days the base table keeps.
+    // The channels of the days the base table keeps (every open day among them), and the open
+    // days' classes.
     for (const auto& row : tx.exec_params(
-             "SELECT day - DATE '1970-01-01' AS day, channel, human FROM refgate_click_counts "
-             "WHERE link_id = $1 AND day BETWEEN " +
-                 d + "$2::int AND " + d + "$3::int AND human > 0",
+             "SELECT day - DATE '1970-01-01' AS day, channel, human, bot, prefetch, "
+             "scanner FROM refgate_click_counts WHERE link_id = $1 AND day BETWEEN " +
+                 d + "$2::int AND " + d + "$3::int",
              link_id, std::max(range.from, source.base_from.value_or(range.from)), range.to)) {
-        if (LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
-            day->human_by_channel[row["channel"].c_str()] += row["human"].as<std::uint64_t>();
+        auto day_number = row["day"].as<std::int32_t>();
+        LinkDay* day = day_in(stats, day_number);
+        if (day == nullptr) continue;
+        if (day_number >= source.days_through) day->clicks.add(class_sums(row));
+        auto human = row["human"].as<std::uint64_t>();
+        if (human > 0) day->human_by_channel[row["channel"].c_str()] += human;
     }
 }
 
@@ -296,7 +319,8 @@ class PgStatsStore final : public StatsStore {
             if (source.rollups) {
                 auto partner_id = found[0]["id"].as<std::int64_t>();
                 std::string d = kDay;
-                // On one domain: the days of the partner's links there, summed.
+                // On one domain: the days of the partner's links there, summed (the open days
+                // from the base table, sql/026).
                 std::string days =
                     domain == nullptr
                         ? "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
@@ -305,7 +329,7 @@ class PgStatsStore final : public StatsStore {
                               d + "$2::int AND " + d + "$3::int"
                         : "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, "
                           "sum(bot)::bigint AS bot, sum(prefetch)::bigint AS prefetch, "
-                          "sum(scanner)::bigint AS scanner FROM refgate_rollup_link_days WHERE "
+                          "sum(scanner)::bigint AS scanner FROM refgate_link_day_sums WHERE "
                           "link_id IN (SELECT id FROM refgate_links l WHERE partner_id = $1 AND " +
                               on_domain_sql(4) + ") AND day BETWEEN " + d + "$2::int AND " + d +
                               "$3::int GROUP BY day";
@@ -319,8 +343,7 @@ class PgStatsStore final : public StatsStore {
                         stats->days[static_cast<std::size_t>(day - range.from)].second.add(
                             class_sums(row));
                 }
-                for (const auto& row :
-                     link_sums(tx, range, source.months_through, partner_id, domain))
+                for (const auto& row : link_sums(tx, range, source, partner_id, domain))
                     links[row["link"].c_str()].add(class_sums(row));
             } else {
                 for (const auto& row : tx.exec_params(
@@ -362,8 +385,7 @@ class PgStatsStore final : public StatsStore {
             };
             Source source = read_source(tx);
             if (source.rollups) {
-                for (const auto& row :
-                     link_sums(tx, range, source.months_through, std::nullopt, domain)) {
+                for (const auto& row : link_sums(tx, range, source, std::nullopt, domain)) {
                     auto& e = entries[row["link"].c_str()];
                     e.link = row["link"].c_str();
                     e.partner = row["partner"].c_str();
@@ -546,7 +568,7 @@ class PgStatsStore final : public StatsStore {
         for (std::int64_t id : unflushed) recent.stored[id];
         for (const auto& row : tx.exec_params(
                  std::string("SELECT DISTINCT c.link_id FROM ") +
-                     (rollups ? "refgate_rollup_link_days" : "refgate_clicks") +
+                     (rollups ? "refgate_link_day_sums" : "refgate_clicks") +
                      " c JOIN refgate_links l ON l.id = c.link_id WHERE c.day BETWEEN $1::date "
                      "AND $2::date",
                  format_day(recent.from), format_day(recent.to)))
@@ -636,9 +658,10 @@ class PgStatsStore final : public StatsStore {
         });
         with_transaction([&](ReadTx& tx) {
             Source source = read_source(tx);
+            // The roll-ups: the closed days' link days, the open days' base rows (sql/026).
             const char* sql =
                 source.rollups
-                    ? "SELECT link_id, sum(human)::bigint AS human FROM refgate_rollup_link_days "
+                    ? "SELECT link_id, sum(human)::bigint AS human FROM refgate_link_day_sums "
                       "WHERE link_id = ANY($1::bigint[]) GROUP BY link_id"
                     : "SELECT link_id, sum(human)::bigint AS human FROM refgate_click_counts "
                       "WHERE link_id = ANY($1::bigint[]) GROUP BY link_id";

@@ -66,9 +66,10 @@ SET human = t.human + EXCLUDED.human, bot = t.bot + EXCLUDED.bot,
 )sql";
 
 // The roll-ups (sql/014_rollups.sql) of the rows kAddCounts just wrote, summed by rollup_sums():
-// a row per (link, day) ($1-$6), per (link, month) of an ended month ($7-$12, a late bucket's),
-// per (partner, day) ($13-$18) and per (day, channel) ($19-$24), each a column per array. Plain
-// upserts: the grouping, the links' partners and the state's limits were applied in the flusher.
+// a row per (link, day) of a closed day ($1-$6, a late bucket's: the open day has none, sql/026),
+// per (link, month) of an ended month ($7-$12, a late bucket's), per (partner, day) ($13-$18) and
+// per (day, channel) ($19-$24), each a column per array. Plain upserts: the grouping, the links'
+// partners and the state's limits were applied in the flusher.
 constexpr const char* kRollUpCounts = R"sql(
 WITH link_days AS (
     INSERT INTO refgate_rollup_link_days AS t (link_id, day, human, bot, prefetch, scanner)
@@ -397,6 +398,8 @@ class PgCountTransaction final : public CountTransaction {
         scope.base_from = state.base_from;
         scope.months_through = state.months_through;
         scope.months_closed_through = state.months_closed_through;
+        scope.days_through = state.days_through;
+        scope.days_closed_through = state.days_closed_through;
         ArrayText link_ids(rows.size() * 3);
         for (std::size_t i = 0; i < rows.size(); ++i) {
             if (i > 0 && rows[i].link_id == rows[i - 1].link_id) continue;

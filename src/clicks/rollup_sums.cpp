@@ -46,11 +46,15 @@ RollupSums rollup_sums(const std::vector<ChannelCountRow>& rows, const RollupSco
     const std::int32_t closing_ends = next_month_start(scope.months_through);
     for (const auto& row : rows) {
         if (scope.rolled_up_through && row.link_id > *scope.rolled_up_through) continue;
-        // The rows come sorted by (link, day): a link day's channels follow each other.
-        if (out.link_days.empty() || std::get<0>(out.link_days.back()) != row.link_id ||
-            std::get<1>(out.link_days.back()) != row.day)
-            out.link_days.emplace_back(row.link_id, row.day, ClassSums{});
-        add(std::get<2>(out.link_days.back()), row.classes);
+        // The rows come sorted by (link, day): a link day's channels follow each other. The open
+        // day has no link days (the answers read it from the base table) until it is closed.
+        if (row.day < scope.days_through ||
+            (row.day == scope.days_through && row.link_id <= scope.days_closed_through)) {
+            if (out.link_days.empty() || std::get<0>(out.link_days.back()) != row.link_id ||
+                std::get<1>(out.link_days.back()) != row.day)
+                out.link_days.emplace_back(row.link_id, row.day, ClassSums{});
+            add(std::get<2>(out.link_days.back()), row.classes);
+        }
         if (row.day < scope.months_through ||
             (row.day < closing_ends && row.link_id <= scope.months_closed_through))
             add(months, {row.link_id, month_start(row.day)}, row.classes);

@@ -70,7 +70,8 @@ std::int32_t first_of_next_month(std::int32_t day) {
 
 }  // namespace
 
-RollupReads rollup_reads(const DayRange& range, std::int32_t months_through) {
+RollupReads rollup_reads(const DayRange& range, std::int32_t months_through,
+                         std::int32_t days_through) {
     const std::int32_t end = range.to + 1;
     MonthSpan months = whole_months(range);
     months.end = std::max(months.first, std::min(months.end, months_through));
@@ -100,6 +101,12 @@ RollupReads rollup_reads(const DayRange& range, std::int32_t months_through) {
             reads.months.end = trail_end;
         }
         reads.after = {end, trail_end, true};
+    }
+    // The open days: from the base table, and not from the link days read by day.
+    std::int32_t open = std::max(range.from, days_through);
+    reads.open = open < end ? DaySpan{open, end, false} : DaySpan{end, end, false};
+    for (DaySpan* s : {&reads.before, &reads.after}) {
+        if (!s->subtract) s->end = std::max(s->first, std::min(s->end, reads.open.first));
     }
     return reads;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <optional>
 
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/array_text.hpp"
@@ -15,7 +17,8 @@ constexpr const char* kRollupOwnerSql =
 
 constexpr const char* kStateColumns =
     "SELECT complete, built_through, reset_pending, base_from - DATE '1970-01-01' AS base_from, "
-    "purged_through, months_through - DATE '1970-01-01' AS months_through, months_closed_through "
+    "purged_through, months_through - DATE '1970-01-01' AS months_through, months_closed_through, "
+    "days_through - DATE '1970-01-01' AS days_through, days_closed_through "
     "FROM refgate_rollup_state";
 
 // Everything a reset clears: with every day in the base table, all of it; with retention, the
@@ -42,11 +45,13 @@ DELETE FROM refgate_rollup_link_days
 WHERE link_id > $1 AND link_id <= $2 AND ($3::int IS NULL OR day >= DATE '1970-01-01' + $3::int)
 )sql";
 
+// Only the closed days (before days_through): the open ones are read from the base table.
 constexpr const char* kBuildLinkDays = R"sql(
 INSERT INTO refgate_rollup_link_days (link_id, day, human, bot, prefetch, scanner)
 SELECT link_id, day, sum(human), sum(bot), sum(prefetch), sum(scanner)
 FROM refgate_click_counts
 WHERE link_id > $1 AND link_id <= $2 AND ($3::int IS NULL OR day >= DATE '1970-01-01' + $3::int)
+  AND day < (SELECT days_through FROM refgate_rollup_state)
 GROUP BY link_id, day
 )sql";
 
@@ -78,14 +83,33 @@ WHERE link_id > $1 AND link_id <= $2 AND day >= DATE '1970-01-01' + $3::int
 GROUP BY link_id
 )sql";
 
+// Closing the day days_through ($3, days since 1970-01-01) for the links $1 < link_id <= $2: its
+// link days from the base table, a probe of its primary key per link id (it has no index by day).
+constexpr const char* kClearClosedDay = R"sql(
+DELETE FROM refgate_rollup_link_days
+WHERE link_id > $1 AND link_id <= $2 AND day = DATE '1970-01-01' + $3::int
+)sql";
+constexpr const char* kCloseDay = R"sql(
+INSERT INTO refgate_rollup_link_days (link_id, day, human, bot, prefetch, scanner)
+SELECT c.link_id, c.day, sum(c.human), sum(c.bot), sum(c.prefetch), sum(c.scanner)
+FROM generate_series($1::bigint + 1, $2::bigint) AS g(id)
+JOIN refgate_click_counts c ON c.link_id = g.id AND c.day = DATE '1970-01-01' + $3::int
+GROUP BY c.link_id, c.day
+)sql";
+
+// The UTC day that has begun, as days since 1970-01-01.
+constexpr const char* kToday =
+    "SELECT (now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01' AS today";
+
 // The UTC month that has begun, as days since 1970-01-01.
 constexpr const char* kCurrentMonth =
     "SELECT date_trunc('month', now() AT TIME ZONE 'UTC')::date - DATE '1970-01-01' AS month";
 
+// From every day of the links: the closed ones' link days, the open ones' base rows.
 constexpr const char* kBuildPartnerDays = R"sql(
 INSERT INTO refgate_rollup_partner_days AS t (partner_id, day, human, bot, prefetch, scanner)
 SELECT l.partner_id, r.day, sum(r.human), sum(r.bot), sum(r.prefetch), sum(r.scanner)
-FROM refgate_rollup_link_days r JOIN refgate_links l ON l.id = r.link_id
+FROM refgate_link_day_sums r JOIN refgate_links l ON l.id = r.link_id
 WHERE r.link_id > $1 AND r.link_id <= $2
 GROUP BY 1, 2
 ON CONFLICT (partner_id, day) DO UPDATE
@@ -137,6 +161,8 @@ RollupState state_from(const pqxx::row& row) {
     s.purged_through = row["purged_through"].as<std::int64_t>();
     s.months_through = row["months_through"].as<std::int32_t>();
     s.months_closed_through = row["months_closed_through"].as<std::int64_t>();
+    s.days_through = row["days_through"].as<std::int32_t>();
+    s.days_closed_through = row["days_closed_through"].as<std::int64_t>();
     return s;
 }
 
@@ -148,10 +174,42 @@ std::int64_t last_link_id(pqxx::work& tx) {
     return f.is_null() ? -1 : f.as<std::int64_t>();
 }
 
-// A batch of closing the month at months_through, once it has ended (build_rollups_step()).
+// The first day of the month after the one that starts on `month` (days since 1970-01-01).
+std::int32_t month_after(std::int32_t month) {
+    using namespace std::chrono;
+    year_month_day ymd{sys_days{days{month}}};
+    return static_cast<std::int32_t>(
+        sys_days{(ymd.year() / ymd.month() + months{1}) / 1}.time_since_epoch().count());
+}
+
+// A batch of closing the day at days_through, once it has ended (build_rollups_step()); nullopt
+// while every day that has ended is closed.
+std::optional<Upkeep> close_day_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
+    if (s.days_through >= tx.exec(kToday)[0]["today"].as<std::int32_t>()) return std::nullopt;
+    if (s.days_closed_through >= last_link_id(tx)) {
+        tx.exec(
+            "UPDATE refgate_rollup_state SET days_through = days_through + 1, "
+            "days_closed_through = -1, updated_at = now()");
+        tx.commit();
+        log::debug("rollups_day_closed", {{"day", format_day(s.days_through)}});
+        return Upkeep::progress;
+    }
+    std::int64_t after = s.days_closed_through;
+    std::int64_t through = after + std::max<std::int64_t>(links, 1);
+    tx.exec_params(kClearClosedDay, after, through, s.days_through);
+    tx.exec_params(kCloseDay, after, through, s.days_through);
+    tx.exec_params("UPDATE refgate_rollup_state SET days_closed_through = $1, updated_at = now()",
+                   through);
+    tx.commit();
+    return Upkeep::progress;
+}
+
+// A batch of closing the month at months_through, once it has ended and its days are closed
+// (build_rollups_step()).
 Upkeep close_month_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
     if (s.months_through >= tx.exec(kCurrentMonth)[0]["month"].as<std::int32_t>())
         return Upkeep::idle;
+    if (month_after(s.months_through) > s.days_through) return Upkeep::idle;
     if (s.months_closed_through >= last_link_id(tx)) {
         tx.exec(
             "UPDATE refgate_rollup_state SET months_through = (months_through + interval '1 "
@@ -191,14 +249,18 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
         tx.exec(s.base_from ? kResetSums : kResetAll);
         tx.exec(
             "UPDATE refgate_rollup_state SET reset_pending = false, complete = false, "
-            "built_through = -1, months_closed_through = -1, updated_at = now()");
+            "built_through = -1, months_closed_through = -1, days_closed_through = -1, "
+            "updated_at = now()");
         tx.commit();
         log::warn("rollups_reset", {{"detail",
                                      "the counts were written without their roll-ups (an older "
                                      "release or SQL by hand): building them again"}});
         return Upkeep::reset;
     }
-    if (s.complete) return close_month_step(tx, s, links);
+    if (s.complete) {
+        if (auto step = close_day_step(tx, s, links)) return *step;
+        return close_month_step(tx, s, links);
+    }
     std::int64_t after = s.built_through;
     std::int64_t through = after + std::max<std::int64_t>(links, 1);
     auto base_from = day_param(s);
@@ -223,7 +285,10 @@ Upkeep purge_old_counts_step(pqxx::connection& conn, std::int32_t keep_days, std
     tx.exec_params(kRollupOwnerSql, kRollupLock);
     RollupState s = state_from(tx.exec(std::string(kStateColumns) + " FOR UPDATE")[0]);
     if (!s.complete || keep_days <= 0) return Upkeep::idle;
-    auto keep_from = tx.exec_params(kRetentionStart, keep_days)[0]["keep_from"].as<std::int32_t>();
+    // Never an open day's base rows: its link days are not written yet.
+    auto keep_from =
+        std::min(tx.exec_params(kRetentionStart, keep_days)[0]["keep_from"].as<std::int32_t>(),
+                 s.days_through);
     if (!s.base_from || *s.base_from < keep_from) {
         // From this commit on, no answer reads base rows before keep_from: they go, link by link.
         tx.exec_params(
@@ -309,14 +374,18 @@ constexpr const char* kCheckLinkDays = R"sql(
 SELECT 'link ' || coalesce(r.link_id, b.link_id) || ', ' || coalesce(r.day, b.day) AS key,
        r.human AS r_human, r.bot AS r_bot, r.prefetch AS r_prefetch, r.scanner AS r_scanner,
        b.human AS b_human, b.bot AS b_bot, b.prefetch AS b_prefetch, b.scanner AS b_scanner
-FROM (SELECT * FROM refgate_rollup_link_days
+FROM (SELECT r.* FROM refgate_rollup_link_days r, refgate_rollup_state s
       WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
-        AND ($2::int IS NULL OR day >= DATE '1970-01-01' + $2::int)) r
+        AND ($2::int IS NULL OR day >= DATE '1970-01-01' + $2::int)
+        AND (day < s.days_through
+             OR (day = s.days_through AND link_id <= s.days_closed_through))) r
 FULL JOIN (SELECT link_id, day, sum(human) AS human, sum(bot) AS bot, sum(prefetch) AS prefetch,
                   sum(scanner) AS scanner
-           FROM refgate_click_counts
+           FROM refgate_click_counts, refgate_rollup_state s
            WHERE ($1::bigint[] IS NULL OR link_id = ANY($1::bigint[]))
              AND ($2::int IS NULL OR day >= DATE '1970-01-01' + $2::int)
+             AND (day < s.days_through
+                  OR (day = s.days_through AND link_id <= s.days_closed_through))
            GROUP BY 1, 2) b ON b.link_id = r.link_id AND b.day = r.day
 )sql";
 
@@ -347,7 +416,7 @@ FROM (SELECT * FROM refgate_rollup_partner_days
       WHERE ($1::date[] IS NULL OR day = ANY($1::date[]))) r
 FULL JOIN (SELECT l.partner_id, d.day, sum(d.human) AS human, sum(d.bot) AS bot,
                   sum(d.prefetch) AS prefetch, sum(d.scanner) AS scanner
-           FROM refgate_rollup_link_days d JOIN refgate_links l ON l.id = d.link_id
+           FROM refgate_link_day_sums d JOIN refgate_links l ON l.id = d.link_id
            WHERE ($1::date[] IS NULL OR d.day = ANY($1::date[]))
            GROUP BY 1, 2) b ON b.partner_id = r.partner_id AND b.day = r.day
 )sql";
@@ -365,7 +434,7 @@ FULL JOIN (SELECT c.day, c.channel, sum(c.human) AS human, sum(c.bot) AS bot,
            FROM refgate_click_counts c JOIN refgate_links l ON l.id = c.link_id
            WHERE ($2::int IS NULL OR c.day >= DATE '1970-01-01' + $2::int)
              AND ($1::date[] IS NULL OR (c.link_id, c.day) IN (
-                     SELECT link_id, day FROM refgate_rollup_link_days
+                     SELECT link_id, day FROM refgate_link_day_sums
                      WHERE day = ANY($1::date[])))
            GROUP BY 1, 2) b ON b.day = r.day AND b.channel = r.channel
 )sql";

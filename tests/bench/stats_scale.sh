@@ -9,6 +9,8 @@
 #          --days N         days of counts up to today (default 365)
 #          --runs N         timed runs of each answer (default 7; the base table's, 3)
 #          --no-flush       leave out the flush part (and the baseline build it needs)
+#          --flush-only     only the flush part: the first --links database loaded, no answers
+#          --flush-runs N   alternating runs of each flush case (default 5)
 #          --baseline REV   the build without roll-ups for the flush part (default: the parent of
 #                           the commit that added sql/014_rollups.sql), built Release from
 #                           `git archive` in build/bench-baseline
@@ -39,6 +41,7 @@ DAYS=365
 RUNS=7
 BASE_RUNS=3
 FLUSH=1
+ANSWERS=1
 FLUSH_RUNS=5
 BUDGET=3600
 BASELINE_REV=""
@@ -49,6 +52,8 @@ while (($#)); do
     --days) DAYS=${2:?--days needs a number}; shift ;;
     --runs) RUNS=${2:?--runs needs a number}; shift ;;
     --no-flush) FLUSH=0 ;;
+    --flush-only) ANSWERS=0 FLUSH=1 ;;
+    --flush-runs) FLUSH_RUNS=${2:?--flush-runs needs a number}; shift ;;
     --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift ;;
     -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
@@ -59,6 +64,10 @@ done
 [[ $LINKS_LIST =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--links takes a list such as 10000,1000"
 if ! [[ $DAYS =~ ^[0-9]+$ ]] || ((DAYS < 31 || DAYS > 400)); then die "--days takes 31 to 400"; fi
 if ! [[ $RUNS =~ ^[0-9]+$ ]] || ((RUNS < 1)); then die "--runs takes a whole number"; fi
+if ! [[ $FLUSH_RUNS =~ ^[0-9]+$ ]] || ((FLUSH_RUNS < 1 || FLUSH_RUNS > 50)); then
+  die "--flush-runs takes 1 to 50"
+fi
+((FLUSH || ANSWERS)) || die "--no-flush and --flush-only leave nothing to do"
 [[ $BUDGET =~ ^[0-9]+$ ]] || die "--budget takes whole seconds"
 
 STARTED_AT=$SECONDS
@@ -275,7 +284,7 @@ flush_once() {
 }
 
 flush_part() {
-  local db=$1 n=$2 buckets per case run this base seq=0
+  local db=$1 n=$2 buckets per case run this base load seq=0
   # The counts go to tomorrow: a day whose rows the flushes write, as every day after the
   # migration's (the build writes a link's days together, so today's link-day rows lie a page
   # apart; the flushes of a day write its rows side by side).
@@ -299,10 +308,11 @@ flush_part() {
       seq=$((seq + 2))
       this=$(flush_once "$BIN" "$buckets" "$per" "$db" "$seq")
       base=$(flush_once "$BASE_BIN" "$buckets" "$per" "$db" "$((seq + 1))")
-      log "  run $run: this tree $this ms, baseline $base ms"
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      log "  run $run: this tree $this ms, baseline $base ms, load average $load"
       jq -nc --arg case "$buckets buckets of $(printf "%'d" "$per") counters" \
-        --argjson this "$this" --argjson base "$base" \
-        '{case: $case, this: $this, base: $base}' >>"$STATE/flush.jsonl"
+        --argjson this "$this" --argjson base "$base" --argjson load "$load" \
+        '{case: $case, this: $this, base: $base, load: $load}' >>"$STATE/flush.jsonl"
     done
   done
   jq -s --argjson runs "$FLUSH_RUNS" --argjson links "$n" --arg baseline "${BASELINE_COMMIT:0:12}" '
@@ -315,15 +325,21 @@ flush_part() {
 }
 
 IFS=, read -r -a SIZES <<<"$LINKS_LIST"
-for n in "${SIZES[@]}"; do
-  load "refgate_stats_$n" "$n"
-  answers "refgate_stats_$n"
-done
-((FLUSH)) && flush_part "refgate_stats_${SIZES[0]}" "${SIZES[0]}"
+FIRST_SIZE=${SIZES[0]}
+if ((ANSWERS)); then
+  for n in "${SIZES[@]}"; do
+    load "refgate_stats_$n" "$n"
+    answers "refgate_stats_$n"
+  done
+else
+  load "refgate_stats_$FIRST_SIZE" "$FIRST_SIZE"
+  SIZES=() # no answers to report
+fi
+((FLUSH)) && flush_part "refgate_stats_$FIRST_SIZE" "$FIRST_SIZE"
 
 jq -n --arg command "$COMMAND_LINE" --arg commit "$(git -C "$ROOT" rev-parse --short HEAD)" \
   --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
-  --slurpfile sizes <(for n in "${SIZES[@]}"; do cat "$STATE/answers-refgate_stats_$n.json"; done) \
+  --slurpfile sizes <(for n in "${SIZES[@]+"${SIZES[@]}"}"; do cat "$STATE/answers-refgate_stats_$n.json"; done) \
   --slurpfile flush <( ((FLUSH)) && cat "$STATE/flush.json" || echo null) '
   {command: $command, commit: $commit, goal_ratio: 20, goal_ms: 250, sizes: $sizes,
    flush: $flush[0],

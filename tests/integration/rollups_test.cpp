@@ -315,6 +315,91 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "the flush writes no link days of the open day, the upkeep closes the days that have ended, "
+    "and a late bucket of a closed day is rolled up once, and the answers stay the same",
+    "[stats][pg][redis]") {
+    Fixture f;
+    f.db.exec(counts_sql(40));
+    f.migrate();
+    REQUIRE(f.complete());
+    auto state = [&](const char* column) {
+        return f.db.scalar(std::string("SELECT ") + column + "::text FROM refgate_rollup_state");
+    };
+    // Migration 026 starts at tomorrow: the flush wrote the link days of every day until then.
+    CHECK(state("days_through") == f.day(-1));
+    // As after two day ends that no upkeep saw: today and the two days before are open, their
+    // link days are not read (made wrong here, so that reading or keeping them shows).
+    f.db.exec(
+        "UPDATE refgate_rollup_state SET days_through = current_date - 2, months_through = "
+        "least(months_through, date_trunc('month', (current_date - 2)::timestamp)::date); "
+        "DELETE FROM refgate_rollup_link_months WHERE month >= (SELECT months_through FROM "
+        "refgate_rollup_state); "
+        "UPDATE refgate_rollup_link_days SET human = human + 1000 WHERE day >= current_date - 2");
+    f.check_rollups();
+    f.serve();
+    f.click({"/go/alpha", "/go/alpha", "/go/search?src=news"});
+    check_same_answers(f);
+    auto today_link_days = [&] {
+        return f.db.scalar(
+            "SELECT count(*) || ' ' || coalesce(sum(human), 0) FROM refgate_rollup_link_days "
+            "WHERE day = current_date");
+    };
+    auto today_rows = today_link_days();
+
+    // The flush adds today's counts and partner sums, no link days of today; its upkeep closes
+    // the two days that have ended from the base table.
+    for (int i = 0; i < 5 && state("days_through") != f.today; ++i) f.flush();
+    CHECK(state("days_through") == f.today);
+    CHECK(state("days_closed_through") == "-1");
+    CHECK(today_link_days() == today_rows);
+    CHECK(f.db.scalar("SELECT count(*) FROM refgate_rollup_link_days WHERE day >= current_date - "
+                      "2 AND day < current_date AND human >= 1000") == "0");
+    f.check_rollups();
+    check_same_answers(f);
+
+    // A late bucket (of yesterday, a closed day): its link days in its own flush.
+    auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    auto cli = [&](const std::string& args) {
+        std::string out = f.redis.cli(args);
+        while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+        return out;
+    };
+    auto late_bucket = [&](std::int64_t bucket, int alpha, int search) {
+        std::string key = "refgate:bucket:" + std::to_string(bucket);
+        REQUIRE(cli("HSET " + key + " '" + f.id("alpha") + "|" + f.day(1) + "|direct|human' " +
+                    std::to_string(alpha) + " '" + f.id("search") + "|" + f.day(1) +
+                    "|news|human' " + std::to_string(search)) == "2");
+        REQUIRE(cli("SADD refgate:buckets " + std::to_string(bucket)) == "1");
+    };
+    auto alpha_yesterday = [&] {
+        return std::stoll(f.db.scalar(
+            "SELECT coalesce(sum(human), 0) FROM refgate_rollup_link_days WHERE link_id = " +
+            f.id("alpha") + " AND day = current_date - 1"));
+    };
+    auto alpha_before = alpha_yesterday();
+    late_bucket(now - 86'400, 5, 3);
+    f.flush();
+    CHECK(alpha_yesterday() == alpha_before + 5);
+    f.check_rollups();
+    check_same_answers(f);
+
+    // While yesterday is being closed (alpha done): alpha's late rows go to its link days, the
+    // other links' are closed from the base table afterwards; each count once.
+    f.db.exec(
+        "UPDATE refgate_rollup_state SET days_through = current_date - 1, "
+        "days_closed_through = " +
+        f.id("alpha"));
+    late_bucket(now - 86'300, 4, 2);
+    f.flush();
+    CHECK(alpha_yesterday() == alpha_before + 9);
+    CHECK(state("days_through") == f.today);
+    f.check_rollups();
+    check_same_answers(f);
+}
+
+TEST_CASE(
     "retention deletes the base rows of old days and the stats answers keep those days from the "
     "roll-ups",
     "[stats][pg][redis]") {

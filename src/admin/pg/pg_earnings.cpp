@@ -41,9 +41,10 @@ constexpr const char* kCommissionsInRange =
     "AND ($3::text IS NULL OR l.slug = $3::text) AND ($4::text IS NULL OR cp.slug = $4::text)";
 
 std::string clicks_sql(EarningsGroup group, bool rollups) {
-    // A placement is a link's channel: only the base table keeps clicks per channel.
+    // A placement is a link's channel: only the base table keeps clicks per channel. The roll-ups'
+    // link days: the closed days', and the open days' from the base table (sql/026).
     const char* source = group == EarningsGroup::placement || !rollups ? "refgate_click_counts"
-                                                                       : "refgate_rollup_link_days";
+                                                                       : "refgate_link_day_sums";
     return std::string("SELECT ") + group_sql(group).click_keys +
            ", sum(s.human)::bigint AS human FROM " + source +
            " s JOIN refgate_links l ON l.id = s.link_id JOIN refgate_partners p ON p.id = "
@@ -136,7 +137,7 @@ std::optional<EarningsReport> read_earnings(pqxx::transaction_base& tx, const Da
 
 std::vector<EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx, const DayRange& range) {
     bool rollups = tx.exec("SELECT complete FROM refgate_rollup_state")[0]["complete"].as<bool>();
-    const char* source = rollups ? "refgate_rollup_link_days" : "refgate_click_counts";
+    const char* source = rollups ? "refgate_link_day_sums" : "refgate_click_counts";
     // A commission earns unless reversed; the window is [from 00:00 UTC, to + 1 day 00:00 UTC).
     std::string sql =
         std::string(

@@ -88,4 +88,34 @@ TEST_CASE("links not built yet and channels of days before retention are left ou
                                    {kNov30, "direct", {2, 0, 0, 0}}});
 }
 
+TEST_CASE(
+    "no link days of the open day, a late bucket's of closed days, and of the day being closed "
+    "for the links it closed",
+    "[clicks][rollups]") {
+    Rows rows{{7, kNov29, "direct", {1, 0, 0, 0}},
+              {7, kNov30, "direct", {2, 0, 0, 0}},
+              {7, kDec01, "direct", {4, 0, 0, 0}},
+              {8, kNov30, "news", {8, 0, 0, 0}},
+              {8, kDec01, "news", {16, 0, 0, 0}}};
+    std::unordered_map<std::int64_t, std::int64_t> partner_of{{7, 1}, {8, 1}};
+    RollupScope open;
+    open.months_through = month_start(kNov29);
+    open.days_through = kDec01;  // December 1st is open: read from the base table
+    RollupSums sums = rollup_sums(rows, open, partner_of);
+    CHECK(sums.link_days == std::vector<Triple64>{{7, kNov29, {1, 0, 0, 0}},
+                                                  {7, kNov30, {2, 0, 0, 0}},
+                                                  {8, kNov30, {8, 0, 0, 0}}});
+    // The partner and channel sums of every day, the open one too.
+    CHECK(sums.partner_days == std::vector<Triple64>{{1, kNov29, {1, 0, 0, 0}},
+                                                     {1, kNov30, {10, 0, 0, 0}},
+                                                     {1, kDec01, {20, 0, 0, 0}}});
+    CHECK(sums.channel_days.size() == 5);
+
+    RollupScope closing = open;
+    closing.days_through = kNov30;  // November 30th is being closed, link 7 is done
+    closing.days_closed_through = 7;
+    CHECK(rollup_sums(rows, closing, partner_of).link_days ==
+          std::vector<Triple64>{{7, kNov29, {1, 0, 0, 0}}, {7, kNov30, {2, 0, 0, 0}}});
+}
+
 }  // namespace rollup_sums_test

@@ -148,4 +148,76 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "the open days of a range are read from the base table, each day once, and never from the "
+    "link days",
+    "[stats]") {
+    auto reads = [](const char* from, const char* to, const char* months_through,
+                    const char* days_through) {
+        auto r = rollup_reads({*parse_day(from), *parse_day(to)}, *parse_day(months_through),
+                              *parse_day(days_through));
+        auto span = [](const DaySpan& d) {
+            return std::string(d.subtract ? "-" : "+") + format_day(d.first) + ".." +
+                   format_day(d.end);
+        };
+        return format_day(r.months.first) + ".." + format_day(r.months.end) + " " + span(r.before) +
+               " " + span(r.after) + " " + span(r.open);
+    };
+    // The last 30 days on 2026-12-05, today open: December 1-4 by day, the 5th from the base.
+    CHECK(reads("2026-11-06", "2026-12-05", "2026-12-01", "2026-12-05") ==
+          "2026-11-01..2026-12-01 -2026-11-01..2026-11-06 +2026-12-01..2026-12-05 "
+          "+2026-12-05..2026-12-06");
+    // Three open days (upkeep behind), and a range before them: none open.
+    CHECK(reads("2026-12-01", "2026-12-05", "2026-12-01", "2026-12-03") ==
+          "2026-12-06..2026-12-06 +2026-12-01..2026-12-03 +2026-12-06..2026-12-06 "
+          "+2026-12-03..2026-12-06");
+    CHECK(reads("2026-11-06", "2026-11-27", "2026-11-01", "2026-12-03") ==
+          "2026-11-28..2026-11-28 +2026-11-06..2026-11-28 +2026-11-28..2026-11-28 "
+          "+2026-11-28..2026-11-28");
+    // Every link day open (days_through before the range).
+    CHECK(reads("2026-12-02", "2026-12-05", "2026-12-01", "2026-12-01") ==
+          "2026-12-06..2026-12-06 +2026-12-02..2026-12-02 +2026-12-06..2026-12-06 "
+          "+2026-12-02..2026-12-06");
+
+    // Every range of up to 400 days over two years, months_through at a month's start and
+    // days_through from it on: each day once, the open days only from the base table.
+    std::int32_t start = *parse_day("2025-01-01");
+    for (std::int32_t through_month = 0; through_month < 25; through_month += 5) {
+        std::int32_t months_through = start;
+        for (int m = 0; m < through_month; ++m)
+            months_through = whole_months({months_through, months_through + 40}).end;
+        for (std::int32_t open_after : {0, 1, 3, 17, 45}) {
+            std::int32_t days_through = months_through + open_after;
+            for (std::int32_t from = start; from < start + 420; from += 19) {
+                for (std::int32_t to = from; to < from + 400; to += 23) {
+                    RollupReads r = rollup_reads({from, to}, months_through, days_through);
+                    std::map<std::int32_t, int> covered, link_days;
+                    for (std::int32_t d = r.months.first; d < r.months.end; ++d) ++covered[d];
+                    for (const DaySpan& s : {r.before, r.after}) {
+                        for (std::int32_t d = s.first; d < s.end; ++d) {
+                            covered[d] += s.subtract ? -1 : 1;
+                            ++link_days[d];
+                        }
+                    }
+                    for (std::int32_t d = r.open.first; d < r.open.end; ++d) ++covered[d];
+                    bool exact = true;
+                    for (const auto& [day, n] : covered) {
+                        if (n != (day >= from && day <= to ? 1 : 0)) exact = false;
+                    }
+                    for (std::int32_t d = from; d <= to; ++d) {
+                        if (covered[d] != 1) exact = false;
+                    }
+                    INFO(format_day(from)
+                         << " " << format_day(to) << " " << format_day(months_through) << " "
+                         << format_day(days_through));
+                    REQUIRE(exact);
+                    CHECK(link_days.lower_bound(days_through) == link_days.end());
+                    CHECK(r.open.first <= r.open.end);
+                    CHECK((r.open.first == r.open.end || r.open.first >= days_through));
+                }
+            }
+        }
+    }
+}
+
 }  // namespace stats_report_test

@@ -2,12 +2,13 @@
 
 // The roll-ups of a bucket's counts (sql/014_rollups.sql, 015), summed in the flusher, which has
 // every counter of the bucket in memory already: the flush's roll-up statement is then plain
-// upserts of a row per (link, day), per (link, month) of an ended month, per (partner, day) and
-// per (day, channel), without grouping or look-ups in SQL (issue 41: the flush with roll-ups at
-// most 1.3x of the flush without).
+// upserts of a row per (link, day) of a closed day (a late bucket's; sql/026), per (link, month)
+// of an ended month, per (partner, day) and per (day, channel), without grouping or look-ups in SQL
+// (issue 41: the flush with roll-ups at most 1.3x of the flush without).
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,12 @@ struct RollupScope {
     std::optional<std::int32_t> base_from;    // the channels: only days from this one (retention)
     std::int32_t months_through = 0;          // first day of the first month without month sums
     std::int64_t months_closed_through = -1;  // ...except for these links while it is closed
+    // The first day without link days (sql/026_rollup_open_days.sql: the open day, read from the
+    // base table), except for the links up to days_closed_through while it is closed; a late
+    // bucket's rows of the days before it are added to their link days. Default: every day has
+    // link days.
+    std::int32_t days_through = std::numeric_limits<std::int32_t>::max();
+    std::int64_t days_closed_through = -1;
 };
 
 struct RollupSums {
@@ -49,7 +56,9 @@ struct RollupSums {
 std::int32_t month_start(std::int32_t day);
 std::int32_t next_month_start(std::int32_t month);
 
-// The roll-up rows of `rows` (sorted by link, day, channel), each list in its primary key's order.
+// The roll-up rows of `rows` (sorted by link, day, channel), each list in its primary key's order;
+// link days only of the days before `scope.days_through` (and of that day for the links it has
+// closed).
 // `partner_of`: the partner of every link that exists; only those count towards partners and
 // channels (as the views join them), while link days and months keep a deleted link's counts.
 RollupSums rollup_sums(const std::vector<ChannelCountRow>& rows, const RollupScope& scope,

@@ -5,6 +5,7 @@
 // StatsStore, renders with codec.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,12 +41,18 @@ struct DaySpan {
     std::int32_t end = 0;
     bool subtract = false;
 };
+//
+// Only days before `days_through` have link days (sql/026: the open day, today, is not rolled up
+// per link by the flush): the days of the range from it on are read from the base table, `open`
+// (never subtracted). months_through <= days_through (a month is closed after its days).
 struct RollupReads {
     MonthSpan months;
     DaySpan before;
     DaySpan after;
+    DaySpan open;  // from the base table: [max(from, days_through), to]; empty: first == end
 };
-RollupReads rollup_reads(const DayRange& range, std::int32_t months_through);
+RollupReads rollup_reads(const DayRange& range, std::int32_t months_through,
+                         std::int32_t days_through = std::numeric_limits<std::int32_t>::max());
 
 constexpr std::int32_t kMaxStatsDays = 400;
 constexpr std::int32_t kDefaultStatsDays = 30;

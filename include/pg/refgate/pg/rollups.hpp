@@ -33,6 +33,11 @@ struct RollupState {
     // is closed (it has ended), for the links up to months_closed_through too.
     std::int32_t months_through = 0;
     std::int64_t months_closed_through = -1;
+    // Link days exist for the days before this one (sql/026_rollup_open_days.sql); while that day
+    // is closed (it has ended), for the links up to days_closed_through too. The days from it on
+    // are read from the base table.
+    std::int32_t days_through = 0;
+    std::int64_t days_closed_through = -1;
 };
 
 // Reads the state in `tx`.
@@ -61,8 +66,10 @@ class BatchSizer {
 };
 
 // The build: first clears what a reset asks for, then rolls up the next `links` link ids from the
-// base tables, and says complete after the last. Once complete, closes the months that have
-// ended (sql/015_rollup_closed_months.sql): the month sums of the next `links` link ids from
+// base tables, and says complete after the last. Once complete, closes the days that have ended
+// (sql/026_rollup_open_days.sql): the link days of the next `links` link ids from the base table,
+// and moves days_through on after the last; then the months that have ended and whose days are
+// closed (sql/015_rollup_closed_months.sql): the month sums of the next `links` link ids from
 // their link days, and moves months_through on after the last.
 Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links);
 
