@@ -129,9 +129,65 @@ bool PostbackLimiter::allow(const std::string& partner) {
     return true;
 }
 
+PostbackBatcher::PostbackBatcher(std::shared_ptr<CommissionStore> store, std::size_t max_batch)
+    : store_(std::move(store)), max_batch_(std::max<std::size_t>(max_batch, 1)) {}
+
+void PostbackBatcher::record(const std::string& partner, const Commission& commission) {
+    Waiting self{.postback = {partner, commission}};
+    std::unique_lock lock(mutex_);
+    queue_.push_back(&self);
+    changed_.wait(lock, [&] { return self.done || !leading_; });
+    if (!self.done) {
+        leading_ = true;
+        while (!self.done) {
+            auto end =
+                queue_.begin() + static_cast<std::ptrdiff_t>(std::min(queue_.size(), max_batch_));
+            std::vector<Waiting*> batch(queue_.begin(), end);
+            queue_.erase(queue_.begin(), end);
+            lock.unlock();
+            // Until they are marked done, only this thread touches the batch's entries.
+            run(batch);
+            lock.lock();
+            for (Waiting* w : batch) w->done = true;
+            changed_.notify_all();
+        }
+        leading_ = false;
+        changed_.notify_all();
+    }
+    if (self.error) std::rethrow_exception(self.error);
+}
+
+std::size_t PostbackBatcher::waiting() {
+    std::lock_guard lock(mutex_);
+    return queue_.size();
+}
+
+void PostbackBatcher::run(const std::vector<Waiting*>& batch) {
+    if (batch.size() > 1) {
+        std::vector<PartnerCommission> postbacks;
+        postbacks.reserve(batch.size());
+        for (const Waiting* w : batch) postbacks.push_back(w->postback);
+        try {
+            store_->record_postbacks(postbacks);
+            return;
+        } catch (...) {
+            // Each alone below: the database's refusal of one row fails only that postback.
+        }
+    }
+    for (Waiting* w : batch) {
+        try {
+            store_->record(w->postback.partner, {w->postback.commission},
+                           CommissionSource::postback, false);
+        } catch (...) {
+            w->error = std::current_exception();
+        }
+    }
+}
+
 PostbackHandler::PostbackHandler(std::shared_ptr<CommissionStore> store,
-                                 std::shared_ptr<PostbackLimiter> limiter)
-    : store_(std::move(store)), limiter_(std::move(limiter)) {}
+                                 std::shared_ptr<PostbackLimiter> limiter,
+                                 std::shared_ptr<PostbackBatcher> batcher)
+    : store_(std::move(store)), limiter_(std::move(limiter)), batcher_(std::move(batcher)) {}
 
 void PostbackHandler::handle(const http::Request& request, http::Response& response) {
     Answer answer{response};
@@ -172,7 +228,7 @@ void PostbackHandler::handle(const http::Request& request, http::Response& respo
             answer.problem(400, "bad-parameter", detail, errors);
             return;
         }
-        store_->record(*partner, {*check.commission}, CommissionSource::postback, false);
+        batcher_->record(*partner, *check.commission);
         response.set_status(204);
     } catch (const StoreError& e) {
         log::warn("postback_store_failed", {{"partner", *partner}, {"error", e.what()}});

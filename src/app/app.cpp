@@ -166,6 +166,7 @@ Shared::Shared(const Config& c)
           {.database_url = c.database_url, .connection_wait = c.admin_db_wait})),
       postback_limiter(
           std::make_shared<admin::PostbackLimiter>(c.postback_rate, 2.0 * c.postback_rate)),
+      postback_batcher(std::make_shared<admin::PostbackBatcher>(commissions)),
       webhooks(admin::make_webhook_store({.database_url = c.database_url,
                                           .connection_wait = c.admin_db_wait,
                                           .url_refusal = [&c](const std::string& url) {

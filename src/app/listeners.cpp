@@ -92,10 +92,10 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                 router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosures,
                                route_tag(RouteClass::disclosure));
                 auto postbacks = std::make_unique<http::Router>();
-                postbacks->prefix(
-                    std::string(admin::PostbackHandler::kPrefix),
-                    std::make_shared<admin::PostbackHandler>(s.commissions, s.postback_limiter),
-                    route_tag(RouteClass::other));
+                postbacks->prefix(std::string(admin::PostbackHandler::kPrefix),
+                                  std::make_shared<admin::PostbackHandler>(
+                                      s.commissions, s.postback_limiter, s.postback_batcher),
+                                  route_tag(RouteClass::other));
                 return std::make_unique<PublicHandler>(
                     std::make_unique<metrics::CountingHandler>(
                         std::move(router), s.request_metrics.add_slot("public")),

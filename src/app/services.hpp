@@ -55,9 +55,10 @@ struct Shared {
     // The one per-host pace of the scheduled and the on-demand link checks, and their stop.
     linkcheck::HostPace link_pace;
     // Commissions (issue 43): the admin API's import and the public listener's postbacks, over
-    // one small pool of database connections, and the postbacks' per-partner rate.
+    // one small pool of database connections, the postbacks' per-partner rate and their batches.
     std::shared_ptr<admin::CommissionStore> commissions;
     std::shared_ptr<admin::PostbackLimiter> postback_limiter;
+    std::shared_ptr<admin::PostbackBatcher> postback_batcher;
     // The stored commissions' totals for /metrics, as last read.
     CommissionStats commission_stats;
     // Webhooks (issue 44): the admin API's store, and delivery's figures for /metrics.

@@ -10,10 +10,12 @@
 #include <condition_variable>
 #include <cstring>
 #include <latch>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
 
+#include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/log.hpp"
 #include "session.hpp"
 
@@ -21,8 +23,25 @@ namespace refgate::http {
 namespace {
 
 constexpr int kListenBacklog = 1024;
-// Threads for handlers that block (database work of the admin API).
+// Threads for handlers that block (database work of the admin API and the postbacks).
 constexpr std::size_t kBlockingThreads = 4;
+
+// The blocking pool's threads run at background priority (SCHED_BATCH at nice 10, as the click
+// sender does): a postback's or an API call's SHA-256, libpqxx and JSON work then never preempts
+// an I/O thread answering redirects, and gets a tenth of its share while both want a CPU. Under
+// CPU contention the pool's requests slow down; redirects do not. Each of the pool's threads
+// takes one of these tasks: every task waits until all have started, so no thread takes two.
+void lower_pool_priority(asio::thread_pool& pool) {
+    // Shared: a task may still be returning from its wait when this function returns.
+    auto started = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(kBlockingThreads));
+    for (std::size_t i = 0; i < kBlockingThreads; ++i) {
+        asio::post(pool, [started] {
+            become_background_thread("rg-blocking", BackgroundPriority::low);
+            started->arrive_and_wait();
+        });
+    }
+    started->wait();
+}
 
 asio::ip::address resolve_host(const std::string& host) {
     if (host == "localhost") return asio::ip::make_address("127.0.0.1");
@@ -151,6 +170,8 @@ void Handler::unavailable(const Request&, Response& response) {
 }
 
 struct Server::Impl {
+    Impl() { lower_pool_priority(blocking_pool); }
+
     asio::thread_pool blocking_pool{kBlockingThreads};
     std::vector<std::unique_ptr<ListenerState>> listeners;
     std::vector<std::unique_ptr<ThreadContext>> contexts;

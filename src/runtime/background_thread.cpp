@@ -6,9 +6,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+
 namespace refgate {
 
 constexpr int kLowPriorityNice = 10;
+constexpr int kMaxNice = 19;
 
 void become_background_thread(const char* name, BackgroundPriority priority) {
     pthread_setname_np(pthread_self(), name);
@@ -19,8 +23,15 @@ void become_background_thread(const char* name, BackgroundPriority priority) {
         return;
     }
     pthread_setschedparam(pthread_self(), SCHED_BATCH, &param);
-    // On Linux the nice value belongs to the thread, not the process (see setpriority(2)).
-    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kLowPriorityNice);
+    // On Linux the nice value belongs to the thread, not the process (see setpriority(2)), and a
+    // new thread starts with its creator's. Counted from there: in a process started at nice 19
+    // (by a privileged user, who may lower a nice value), nice 10 would put the background
+    // thread above the I/O threads.
+    auto tid = static_cast<id_t>(gettid());
+    errno = 0;
+    int own = getpriority(PRIO_PROCESS, tid);
+    if (errno != 0) own = 0;
+    setpriority(PRIO_PROCESS, tid, std::clamp(own + kLowPriorityNice, kLowPriorityNice, kMaxNice));
 }
 
 void release_free_heap(std::size_t threshold) {

@@ -5,6 +5,7 @@
 #
 #   tests/bench/postback.sh [--rounds N] [--seconds S] [--postback-connections C]
 #                           [--postback-delay-ms D] [--redirect-rate R] [--bin REFGATE]
+#                           [--no-deps-nice] [--postback-nice N]
 #
 # Defaults: 4 rounds of 10 s each; redirects from 8 keep-alive connections at about 1,000 req/s
 # over 1,000 links; postbacks from 32 connections, each waiting 25 ms after every answer (at most
@@ -13,7 +14,8 @@
 # tests/bench/results/postback.json, and exits 1 when fewer than 1,000 postbacks a second were
 # recorded or the p99 ratio is above 1.1; 2 on a setup error. Everything is on 127.0.0.1, every
 # wrk run bounded by `timeout`, and every server stops with the script. Without --bin it builds
-# Release into build/bench (refgate only).
+# Release into build/bench (refgate only). --postback-nice runs the postbacks' wrk at that nice
+# value, to tell what the redirect tail waits for (the load generator shares the cores).
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"

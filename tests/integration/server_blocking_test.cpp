@@ -1,6 +1,12 @@
 // The server runs blocking handlers off its I/O threads, so other requests keep being answered.
 
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <future>
 #include <thread>
 
@@ -46,7 +52,69 @@ class FastHandler final : public http::Handler {
     }
 };
 
+// Answers the scheduling of the thread it runs on: "<policy> <nice> <name>".
+class PriorityHandler final : public http::Handler {
+  public:
+    explicit PriorityHandler(bool blocks) : blocks_(blocks) {}
+    void handle(const http::Request&, http::Response& response) override {
+        int policy = sched_getscheduler(0);
+        int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+        char name[16] = {};
+        pthread_getname_np(pthread_self(), name, sizeof name);
+        std::string text = (policy == SCHED_BATCH   ? "batch "
+                            : policy == SCHED_OTHER ? "other "
+                                                    : "? ") +
+                           std::to_string(nice) + " " + name;
+        response.json(200, text);
+    }
+    bool may_block() const override { return blocks_; }
+
+  private:
+    bool blocks_;
+};
+
 }  // namespace
+
+TEST_CASE(
+    "blocking handlers (postbacks, the admin API) run at background priority, the I/O "
+    "thread at its own",
+    "[http][server]") {
+    http::Server server(
+        1, {{.name = "pool",
+             .endpoint = {"127.0.0.1", 0},
+             .handler_factory = [] { return std::make_unique<PriorityHandler>(true); }},
+            {.name = "io", .endpoint = {"127.0.0.1", 0}, .handler_factory = [] {
+                 return std::make_unique<PriorityHandler>(false);
+             }}});
+    server.bind();
+    server.start();
+    // Under CPU contention the pool's work gives way to redirects: SCHED_BATCH (a woken pool
+    // thread does not preempt an I/O thread) at nice 10 or lower priority, whichever pool thread
+    // takes a call (more calls at once than the pool has threads).
+    std::vector<std::future<test::HttpResponse>> calls;
+    for (int i = 0; i < 8; ++i) {
+        calls.push_back(
+            std::async(std::launch::async, [&] { return test::http_get(server.port(0), "/x"); }));
+    }
+    int own_nice = getpriority(PRIO_PROCESS, 0);
+    for (auto& call : calls) {
+        auto answer = call.get();
+        REQUIRE(answer.status == 200);
+        int nice = 0;
+        char policy[8] = {};
+        char name[16] = {};
+        REQUIRE(std::sscanf(answer.body.c_str(), "%7s %d %15s", policy, &nice, name) == 3);
+        CHECK(std::string(policy) == "batch");
+        CHECK(nice >= 10);
+        CHECK(nice >= own_nice);
+        CHECK(std::string(name) == "rg-blocking");
+    }
+    // The I/O thread keeps the process's priority.
+    auto io = test::http_get(server.port(1), "/y");
+    REQUIRE(io.status == 200);
+    CHECK(io.body.starts_with("other " + std::to_string(own_nice) + " "));
+    server.shutdown(2s);
+}
 
 TEST_CASE("a blocking handler does not hold up the I/O thread", "[http][server]") {
     // One I/O thread: if the slow handler ran on it, the fast listener would wait for it.

@@ -3,6 +3,7 @@
 // (commission.hpp); this file only reads what it needs and writes the rows.
 
 #include <map>
+#include <memory>
 
 #include "pg_earnings.hpp"
 #include "pg_transaction.hpp"
@@ -102,6 +103,54 @@ void add_commission_history(pqxx::dbtransaction& tx, std::int64_t id, Commission
         id, std::string(to_string(source)));
 }
 
+// Records `c` of `partner` in `tx` as CommissionStore::record() describes, counted in `r`.
+void record_commission(pqxx::dbtransaction& tx, const Partner& partner, Attributor& attributor,
+                       const Commission& c, CommissionSource source, RecordedCommissions& r) {
+    StoredAttribution a = attributor.of(c);
+    if (a.link_id == 0 && a.channel.empty()) ++r.unattributed;
+    std::string amount = to_string(c.amount);
+    std::string at = format_rfc3339(c.occurred_at);
+    std::string status(to_string(c.status));
+    auto inserted = tx.exec_params(
+        "INSERT INTO refgate_commissions (partner_id, order_id, subid, tracking_id, "
+        "link_id, channel, status, amount, currency, occurred_at) VALUES ($1, $2, "
+        "NULLIF($3, ''), NULLIF($4, ''), NULLIF($5::bigint, 0), NULLIF($6, ''), $7, "
+        "$8::numeric, $9, $10::timestamptz) ON CONFLICT (partner_id, order_id) DO "
+        "NOTHING RETURNING id",
+        partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status, amount,
+        c.currency, at);
+    if (!inserted.empty()) {
+        add_commission_history(tx, inserted[0]["id"].as<std::int64_t>(), source);
+        ++r.created;
+        return;
+    }
+    // Only what the network reports decides whether anything is new.
+    auto updated = tx.exec_params(
+        "UPDATE refgate_commissions SET subid = NULLIF($3, ''), tracking_id = "
+        "NULLIF($4, ''), link_id = NULLIF($5::bigint, 0), channel = NULLIF($6, ''), "
+        "status = $7, amount = $8::numeric, currency = $9, occurred_at = "
+        "$10::timestamptz, updated_at = now() WHERE partner_id = $1 AND order_id = $2 "
+        "AND (subid, tracking_id, status, amount, currency, occurred_at) IS DISTINCT "
+        "FROM (NULLIF($3, ''), NULLIF($4, ''), $7, $8::numeric, $9, $10::timestamptz) "
+        "RETURNING id",
+        partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status, amount,
+        c.currency, at);
+    if (updated.empty()) {
+        ++r.unchanged;
+        return;
+    }
+    add_commission_history(tx, updated[0]["id"].as<std::int64_t>(), source);
+    ++r.updated;
+}
+
+// A partner of a batch of postbacks, read once, with the attribution of its commissions.
+struct BatchPartner {
+    BatchPartner(pqxx::dbtransaction& tx, Partner p)
+        : partner(std::move(p)), attributor(tx, partner) {}
+    Partner partner;
+    Attributor attributor;
+};
+
 class PgCommissionStore final : public CommissionStore {
   public:
     explicit PgCommissionStore(PgCommissionStoreOptions options)
@@ -120,47 +169,35 @@ class PgCommissionStore final : public CommissionStore {
             const Partner& partner = partners.front().partner;
             Attributor attributor(tx, partner);
             RecordedCommissions r;
-            for (const auto& c : commissions) {
-                StoredAttribution a = attributor.of(c);
-                if (a.link_id == 0 && a.channel.empty()) ++r.unattributed;
-                std::string amount = to_string(c.amount);
-                std::string at = format_rfc3339(c.occurred_at);
-                std::string status(to_string(c.status));
-                auto inserted = tx.exec_params(
-                    "INSERT INTO refgate_commissions (partner_id, order_id, subid, tracking_id, "
-                    "link_id, channel, status, amount, currency, occurred_at) VALUES ($1, $2, "
-                    "NULLIF($3, ''), NULLIF($4, ''), NULLIF($5::bigint, 0), NULLIF($6, ''), $7, "
-                    "$8::numeric, $9, $10::timestamptz) ON CONFLICT (partner_id, order_id) DO "
-                    "NOTHING RETURNING id",
-                    partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status,
-                    amount, c.currency, at);
-                if (!inserted.empty()) {
-                    add_commission_history(tx, inserted[0]["id"].as<std::int64_t>(), source);
-                    ++r.created;
-                    continue;
-                }
-                // Only what the network reports decides whether anything is new.
-                auto updated = tx.exec_params(
-                    "UPDATE refgate_commissions SET subid = NULLIF($3, ''), tracking_id = "
-                    "NULLIF($4, ''), link_id = NULLIF($5::bigint, 0), channel = NULLIF($6, ''), "
-                    "status = $7, amount = $8::numeric, currency = $9, occurred_at = "
-                    "$10::timestamptz, updated_at = now() WHERE partner_id = $1 AND order_id = $2 "
-                    "AND (subid, tracking_id, status, amount, currency, occurred_at) IS DISTINCT "
-                    "FROM (NULLIF($3, ''), NULLIF($4, ''), $7, $8::numeric, $9, $10::timestamptz) "
-                    "RETURNING id",
-                    partner.id, c.order_id, c.subid, c.tracking_id, a.link_id, a.channel, status,
-                    amount, c.currency, at);
-                if (updated.empty()) {
-                    ++r.unchanged;
-                    continue;
-                }
-                add_commission_history(tx, updated[0]["id"].as<std::int64_t>(), source);
-                ++r.updated;
-            }
+            for (const auto& c : commissions)
+                record_commission(tx, partner, attributor, c, source, r);
             if (!dry_run) tx.commit();
             result = r;
         });
         return result;
+    }
+
+    void record_postbacks(const std::vector<PartnerCommission>& postbacks) override {
+        run_transaction<CommissionTx>(pool_, false, [&](CommissionTx& t) {
+            auto& tx = t.tx;
+            // nullptr: no such partner.
+            std::map<std::string, std::unique_ptr<BatchPartner>, std::less<>> partners;
+            RecordedCommissions r;
+            for (const auto& p : postbacks) {
+                auto it = partners.find(p.partner);
+                if (it == partners.end()) {
+                    auto rows = pg::read_partners(tx, "WHERE p.slug = $1", p.partner);
+                    std::unique_ptr<BatchPartner> read;
+                    if (!rows.empty())
+                        read = std::make_unique<BatchPartner>(tx, std::move(rows.front().partner));
+                    it = partners.emplace(p.partner, std::move(read)).first;
+                }
+                if (!it->second) continue;
+                record_commission(tx, it->second->partner, it->second->attributor, p.commission,
+                                  CommissionSource::postback, r);
+            }
+            tx.commit();
+        });
     }
 
     bool set_postback_secret(const std::string& partner, const std::string& hash_hex) override {

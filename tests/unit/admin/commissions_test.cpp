@@ -1,8 +1,14 @@
 #include "refgate/admin/commissions.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <future>
 #include <map>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "refgate/admin/tokens.hpp"
@@ -128,6 +134,161 @@ TEST_CASE("a new postback secret is shown once and stored as its hash", "[commis
     CHECK(store.secret_hash == refgate::admin::hash_token(secret));
     CHECK(store.secret_hash.find(secret) == std::string::npos);
     CHECK(refgate::admin::rotate_postback_secret(store, "nobody").kind == OutcomeKind::not_found);
+}
+
+// Records what it is asked to in "transactions" of order_ids; the first call waits for `open`.
+// A batch with the order_id "BAD" is refused (as the database refuses a row), and so is BAD alone.
+class GatedStore final : public refgate::admin::CommissionStore {
+  public:
+    std::optional<refgate::RecordedCommissions> record(
+        const std::string&, const std::vector<refgate::Commission>& commissions, CommissionSource,
+        bool) override {
+        hold();
+        std::vector<std::string> ids;
+        for (const auto& c : commissions) ids.push_back(c.order_id);
+        commit(ids);
+        return refgate::RecordedCommissions{};
+    }
+    void record_postbacks(
+        const std::vector<refgate::admin::PartnerCommission>& postbacks) override {
+        hold();
+        std::vector<std::string> ids;
+        for (const auto& p : postbacks) ids.push_back(p.commission.order_id);
+        commit(ids);
+    }
+    bool set_postback_secret(const std::string&, const std::string&) override { return true; }
+    std::optional<std::string> postback_secret_hash(const std::string&) override {
+        return std::nullopt;
+    }
+    std::optional<refgate::EarningsReport> earnings(const refgate::DayRange&,
+                                                    refgate::EarningsGroup,
+                                                    const refgate::EarningsFilter&) override {
+        return refgate::EarningsReport{};
+    }
+    std::vector<refgate::EpcZeroLink> epc_zero_links(const refgate::DayRange&) override {
+        return {};
+    }
+    refgate::admin::CommissionTotals totals() override { return {}; }
+
+    std::vector<std::vector<std::string>> committed() {
+        std::lock_guard lock(mutex_);
+        return transactions_;
+    }
+    std::promise<void> entered;  // the first call is in the store
+    std::promise<void> open;     // lets it go on
+
+  private:
+    void hold() {
+        if (!first_.exchange(false)) return;
+        entered.set_value();
+        gate_.wait_for(10s);
+    }
+    void commit(const std::vector<std::string>& ids) {
+        if (std::find(ids.begin(), ids.end(), "BAD") != ids.end())
+            throw refgate::admin::RejectedInput("a value out of range");
+        std::lock_guard lock(mutex_);
+        transactions_.push_back(ids);
+    }
+    std::atomic<bool> first_{true};
+    std::shared_future<void> gate_ = open.get_future().share();
+    std::mutex mutex_;
+    std::vector<std::vector<std::string>> transactions_;
+};
+
+refgate::Commission order(const std::string& id) {
+    refgate::Commission c;
+    c.order_id = id;
+    c.tracking_id = "picks-nl";
+    c.currency = "EUR";
+    return c;
+}
+
+// Records `ids` at once, each from a thread of its own, once the batcher holds `before` waiting.
+struct Callers {
+    std::vector<std::thread> threads;
+    std::map<std::string, std::string> outcome;  // order_id -> "ok" or the error
+    std::mutex mutex;
+    std::atomic<int> returned{0};
+
+    void start(refgate::admin::PostbackBatcher& batcher, const std::vector<std::string>& ids) {
+        for (const auto& id : ids) {
+            threads.emplace_back([this, &batcher, id] {
+                std::string result = "ok";
+                try {
+                    batcher.record("impact-co", order(id));
+                } catch (const std::exception& e) {
+                    result = e.what();
+                }
+                ++returned;
+                std::lock_guard lock(mutex);
+                outcome[id] = result;
+            });
+        }
+    }
+    void join() {
+        for (auto& t : threads) {
+            if (t.joinable()) t.join();
+        }
+    }
+    ~Callers() { join(); }
+};
+
+// Waits until `n` postbacks wait for the batch running (a generous bound: a loaded machine).
+bool queued(refgate::admin::PostbackBatcher& batcher, std::size_t n) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (batcher.waiting() < n) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(1ms);
+    }
+    return true;
+}
+
+TEST_CASE(
+    "postbacks that arrive while one is recorded share the next transaction, each "
+    "answered after its commit",
+    "[commissions]") {
+    auto store = std::make_shared<GatedStore>();
+    refgate::admin::PostbackBatcher batcher(store, 4);
+    Callers callers;
+    callers.start(batcher, {"A"});
+    REQUIRE(store->entered.get_future().wait_for(10s) == std::future_status::ready);
+    callers.start(batcher, {"B1", "B2", "B3", "B4", "B5", "B6"});
+    REQUIRE(queued(batcher, 6));
+    // Nothing is answered before its transaction is committed.
+    CHECK(callers.returned == 0);
+    store->open.set_value();
+    callers.join();
+    // A alone; then the six that waited, four a transaction (the bound), in their order.
+    auto t = store->committed();
+    REQUIRE(t.size() == 3);
+    CHECK(t[0] == std::vector<std::string>{"A"});
+    CHECK(t[1].size() == 4);
+    CHECK(t[2].size() == 2);
+    std::set<std::string> all(t[1].begin(), t[1].end());
+    all.insert(t[2].begin(), t[2].end());
+    CHECK(all == std::set<std::string>{"B1", "B2", "B3", "B4", "B5", "B6"});
+    for (const auto& [id, result] : callers.outcome) CHECK(result == "ok");
+}
+
+TEST_CASE("a postback the database refuses fails alone; the others of its batch are recorded",
+          "[commissions]") {
+    auto store = std::make_shared<GatedStore>();
+    refgate::admin::PostbackBatcher batcher(store);
+    Callers callers;
+    callers.start(batcher, {"A"});
+    REQUIRE(store->entered.get_future().wait_for(10s) == std::future_status::ready);
+    callers.start(batcher, {"B", "BAD", "C"});
+    REQUIRE(queued(batcher, 3));
+    store->open.set_value();
+    callers.join();
+    // The batch of three failed as a whole; each was recorded again alone.
+    auto t = store->committed();
+    std::set<std::vector<std::string>> got(t.begin(), t.end());
+    CHECK(got == std::set<std::vector<std::string>>{{"A"}, {"B"}, {"C"}});
+    CHECK(callers.outcome["A"] == "ok");
+    CHECK(callers.outcome["B"] == "ok");
+    CHECK(callers.outcome["C"] == "ok");
+    CHECK(callers.outcome["BAD"] == "a value out of range");
 }
 
 }  // namespace

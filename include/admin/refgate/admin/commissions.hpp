@@ -6,7 +6,10 @@
 // fields of kCommissionFields and runs check_commission().
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +49,12 @@ struct CommissionTotals {
     std::vector<Amount> amounts;
 };
 
+// A postback's commission with its partner (CommissionStore::record_postbacks).
+struct PartnerCommission {
+    std::string partner;
+    Commission commission;
+};
+
 // Implementations are thread-safe; methods throw StoreError when the database fails.
 class CommissionStore {
   public:
@@ -56,6 +65,13 @@ class CommissionStore {
     virtual std::optional<RecordedCommissions> record(const std::string& partner,
                                                       const std::vector<Commission>& commissions,
                                                       CommissionSource source, bool dry_run) = 0;
+    // Postbacks of any partners, each recorded as record() records one (source postback; one of
+    // a partner that no longer exists is left out), in order. The PostgreSQL store records
+    // them in one transaction, so that a throw records none; this default, one by one.
+    virtual void record_postbacks(const std::vector<PartnerCommission>& postbacks) {
+        for (const auto& p : postbacks)
+            record(p.partner, {p.commission}, CommissionSource::postback, false);
+    }
     // Stores the hash of a new postback secret for the partner, replacing any other; false: no
     // such partner.
     virtual bool set_postback_secret(const std::string& partner, const std::string& hash_hex) = 0;
@@ -122,22 +138,59 @@ class PostbackLimiter {
 };
 constexpr std::size_t kMaxPostbackBuckets = 4096;
 
+// Postbacks that arrive together are recorded in one transaction (one commit, the partner read
+// once): the caller that finds no batch running leads; it records the postbacks waiting at the
+// time, its own among them, up to max_batch a transaction (batch after batch, oldest first, until
+// its own is committed), then leaves the lead to a caller still waiting. Each caller returns
+// once its own postback is committed. When a batch fails, each of its postbacks is recorded again
+// alone (a repeat changes nothing), so a row the database refuses fails only its own postback; a
+// repeated order_id within one batch is recorded once, as by record(). Thread-safe.
+constexpr std::size_t kMaxPostbackBatch = 32;
+class PostbackBatcher {
+  public:
+    explicit PostbackBatcher(std::shared_ptr<CommissionStore> store,
+                             std::size_t max_batch = kMaxPostbackBatch);
+    // Returns once recorded; throws what recording it alone threw (StoreError: not recorded).
+    void record(const std::string& partner, const Commission& commission);
+    // How many wait for a transaction now (those of the transaction running excluded).
+    std::size_t waiting();
+
+  private:
+    struct Waiting {
+        PartnerCommission postback;
+        bool done = false;
+        std::exception_ptr error;
+    };
+    // Sets each one's error; throws nothing.
+    void run(const std::vector<Waiting*>& batch);
+
+    std::shared_ptr<CommissionStore> store_;
+    std::size_t max_batch_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::deque<Waiting*> queue_;
+    bool leading_ = false;
+};
+
 // GET or POST /postback/{partner} on the public listener, with the parameters of
 // kCommissionFields in the query string and the secret as `secret` or X-Refgate-Secret:
 // 204 once recorded, 401 (no detail) for a wrong secret or partner, 400 naming the parameter,
 // 429 past the partner's rate. Blocking (the database): the server runs it on its pool, never
-// on an I/O thread, so redirects never wait for it.
+// on an I/O thread, so redirects never wait for it. Recorded through the batcher, shared by the
+// handlers of every I/O thread.
 class PostbackHandler final : public http::Handler {
   public:
     static constexpr std::string_view kPrefix = "/postback/";
     PostbackHandler(std::shared_ptr<CommissionStore> store,
-                    std::shared_ptr<PostbackLimiter> limiter);
+                    std::shared_ptr<PostbackLimiter> limiter,
+                    std::shared_ptr<PostbackBatcher> batcher);
     void handle(const http::Request& request, http::Response& response) override;
     bool may_block() const override { return true; }
 
   private:
     std::shared_ptr<CommissionStore> store_;
     std::shared_ptr<PostbackLimiter> limiter_;
+    std::shared_ptr<PostbackBatcher> batcher_;
 };
 
 }  // namespace refgate::admin

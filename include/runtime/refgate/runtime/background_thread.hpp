@@ -13,9 +13,10 @@
 namespace refgate {
 
 enum class BackgroundPriority {
-    // SCHED_BATCH at nice 10: a woken thread does not preempt a running I/O thread and gets a
-    // tenth of its share while both want the CPU. For work with a deadline (the snapshot must
-    // follow the database within a second).
+    // SCHED_BATCH at nice 10 (10 above the nice the thread started with, at most 19): a woken
+    // thread does not preempt a running I/O thread and gets a tenth of its share while both want
+    // the CPU. For work with a deadline (the snapshot must follow the database within a second)
+    // and the server's blocking pool (postbacks, the admin API).
     low,
     // SCHED_IDLE: runs on CPU time no other thread wants, and a waking I/O thread takes the CPU
     // back at once. For work that may wait while the machine is saturated (counts wait in memory
