@@ -237,6 +237,21 @@ PartnerMap parse_partner_map(const nlohmann::json& map, std::vector<std::string>
             problems.push_back(domain + ": ref_param and ref_code go together");
             continue;
         }
+        if (!valid_slug(choice.slug)) {
+            problems.push_back(domain + ": the slug '" + choice.slug +
+                               "' must match [a-z0-9][a-z0-9-]{0,63}");
+            continue;
+        }
+        // A partner is one registrable domain here: two domains of one partner would make two
+        // partners of one slug.
+        auto same = std::find_if(out.begin(), out.end(), [&](const auto& entry) {
+            return entry.second.slug == choice.slug;
+        });
+        if (same != out.end()) {
+            problems.push_back(domain + ": the slug '" + choice.slug + "' is " + same->first +
+                               "'s already");
+            continue;
+        }
         out[lower(domain)] = std::move(choice);
     }
     return out;
@@ -286,6 +301,9 @@ PlannedPartner new_partner(const std::string& domain, const PlanOptions& options
     } else {
         p.slug = refgate_slug(domain.substr(0, domain.find('.')));
         if (slugs_taken.contains(p.slug)) p.slug = refgate_slug(domain);
+        std::string base = refgate_slug(domain).substr(0, 56);
+        while (!base.empty() && base.back() == '-') base.pop_back();
+        for (int n = 2; slugs_taken.contains(p.slug); ++n) p.slug = base + "-" + std::to_string(n);
     }
     if (p.name.empty()) p.name = domain;
     slugs_taken.insert(p.slug);
@@ -299,7 +317,9 @@ std::pair<std::vector<std::size_t>, std::vector<CodeCounts>> group_links(const T
                                                                          const PlanOptions& options,
                                                                          ImportPlan& plan) {
     std::map<std::string, std::size_t> by_domain;
+    // The map's slugs are its domains' whatever order the links come in.
     std::set<std::string> slugs_taken;
+    for (const auto& [domain, choice] : options.partner_map) slugs_taken.insert(choice.slug);
     std::set<std::string> link_slugs;
     std::vector<std::size_t> partner_of_link;
     std::vector<CodeCounts> codes;

@@ -136,6 +136,31 @@ TEST_CASE("a partner map names partners and gives codes; a partner without one i
                                  {"allowed_domains", {"example.org"}}});
 }
 
+TEST_CASE(
+    "a partner named by the map keeps its slug though an earlier link's domain would take it "
+    "(found by the tool_import fuzz target: two partners 'amazon'); a map naming one slug twice "
+    "is refused",
+    "[codec][import-tools]") {
+    ToolExport input{{{2, "deal", "https://www.amazon.net/x?tag=a", ""},
+                      {3, "kindle", "https://www.amazon.com/dp/1?tag=picks-20", ""}},
+                     {}};
+    std::vector<std::string> problems;
+    auto map = parse_partner_map(nlohmann::json::parse(R"({"amazon.com": "amazon"})"), problems);
+    REQUIRE(problems.empty());
+    ImportPlan plan = plan_tool_import(input, {suffixes(), map, true});
+    REQUIRE(plan.partners.size() == 2);
+    CHECK(plan.partners[0].slug == "amazon-net");
+    CHECK(plan.partners[1].slug == "amazon");
+    CHECK(plan.links[0].partner == "amazon-net");
+    CHECK(plan.links[1].partner == "amazon");
+
+    parse_partner_map(
+        nlohmann::json::parse(
+            R"({"amazon.com": "amazon", "amazon.co.uk": "amazon", "x.org": "Bad Slug"})"),
+        problems);
+    CHECK(problems.size() == 2);
+}
+
 TEST_CASE("a query parameter leaves a URL, the others and the fragment stay",
           "[codec][import-tools]") {
     CHECK(without_query_parameter("https://a.com/p?a=1&tag=x&b=2#f", "tag") ==
