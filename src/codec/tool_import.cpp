@@ -5,6 +5,7 @@
 
 #include "csv_reader.hpp"
 #include "refgate/domain/destination.hpp"
+#include "refgate/domain/model.hpp"
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/utf8.hpp"
 
