@@ -9,6 +9,8 @@
 #          --days N         days of counts up to today (default 365)
 #          --runs N         timed runs of each answer (default 7; the base table's, 3)
 #          --no-flush       leave out the flush part (and the baseline build it needs)
+#          --open-day       today open as in service (sql/026: read from the base table, not from
+#                           link days), where `refgate migrate` of a loaded database closes it
 #          --flush-only     only the flush part: the first --links database loaded, no answers
 #          --flush-runs N   alternating runs of each flush case (default 5)
 #          --baseline REV   the build without roll-ups for the flush part (default: the parent of
@@ -45,6 +47,7 @@ ANSWERS=1
 FLUSH_RUNS=5
 BUDGET=3600
 BASELINE_REV=""
+OPEN_DAY=0
 while (($#)); do
   case $1 in
     --smoke) LINKS_LIST="300,30" DAYS=40 RUNS=1 BASE_RUNS=1 FLUSH_RUNS=1 ;;
@@ -52,6 +55,7 @@ while (($#)); do
     --days) DAYS=${2:?--days needs a number}; shift ;;
     --runs) RUNS=${2:?--runs needs a number}; shift ;;
     --no-flush) FLUSH=0 ;;
+    --open-day) OPEN_DAY=1 ;;
     --flush-only) ANSWERS=0 FLUSH=1 ;;
     --flush-runs) FLUSH_RUNS=${2:?--flush-runs needs a number}; shift ;;
     --baseline) BASELINE_REV=${2:?--baseline needs a commit}; shift ;;
@@ -211,6 +215,10 @@ SQL
   psql_q "$db" -c "VACUUM ANALYZE"
   rows=$(psql_q "$db" -c "SELECT count(*) FROM refgate_click_counts")
   log "$db: roll-ups built in $build_ms ms, $batches batches, the longest $max_batch ms"
+  if ((OPEN_DAY)); then
+    psql_q "$db" -c "UPDATE refgate_rollup_state SET days_through = current_date"
+    log "$db: today is open (read from refgate_click_counts)"
+  fi
   jq -n --argjson links "$n" --argjson days "$DAYS" --argjson rows "$rows" \
     --argjson build_seconds "$(awk -v m="$build_ms" 'BEGIN { print m / 1000 }')" \
     --argjson batches "$batches" --argjson max_batch_ms "$max_batch" \
