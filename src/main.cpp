@@ -1,3 +1,3 @@
 #include "refgate/app/app.hpp"
 
-int main(int argc, char** argv) { return refgate::run_cli(argc, argv); }
+int main(int argc, char** argv) { return refgate::app::run_cli(argc, argv); }

@@ -459,3 +459,14 @@ write_env_file() {
   } >"$file.tmp"
   mv -f "$file.tmp" "$file"
 }
+
+# classifier_namespace SOURCE_ROOT: the namespace the click classifier's names live in at
+# SOURCE_ROOT (refgate::domain since issue 40, refgate before it), for the benches that compile a
+# baseline tree's classifier beside this tree's (classifier_cost.sh, classifier_accuracy.sh).
+classifier_namespace() {
+  if grep -q '^namespace refgate::domain' "$1/include/domain/refgate/domain/click_classifier.hpp"; then
+    echo refgate::domain
+  else
+    echo refgate
+  fi
+}

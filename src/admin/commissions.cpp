@@ -42,19 +42,19 @@ std::string_view to_string(CommissionSource source) noexcept {
     }
 }
 
-Result<CommissionsReport> import_commissions(CommissionStore& store,
-                                             const CommissionImport& command) {
-    CommissionsReport report{.dry_run = command.dry_run};
-    std::vector<FieldError> errors;
+Result<codec::CommissionsReport> import_commissions(CommissionStore& store,
+                                                    const CommissionImport& command) {
+    codec::CommissionsReport report{.dry_run = command.dry_run};
+    std::vector<codec::FieldError> errors;
     auto refuse = [&](std::size_t line, const std::string& field, const std::string& message) {
         report.refused.push_back({line, field, message});
         std::string where = line != 0 ? "line " + std::to_string(line) + ": " : std::string();
         errors.push_back({field, where + message});
     };
     for (const auto& p : command.input.problems) refuse(p.line, p.field, p.message);
-    std::vector<Commission> commissions;
+    std::vector<domain::Commission> commissions;
     for (const auto& row : command.input.rows) {
-        auto check = check_commission(row.fields);
+        auto check = domain::check_commission(row.fields);
         for (const auto& p : check.problems) refuse(row.line, p.field, p.message);
         if (check.commission) commissions.push_back(std::move(*check.commission));
     }
@@ -66,11 +66,11 @@ Result<CommissionsReport> import_commissions(CommissionStore& store,
     bool refused = !command.dry_run && !report.applied;
     return {.kind = refused ? OutcomeKind::invalid : OutcomeKind::ok,
             .view = std::move(report),
-            .errors = refused ? std::move(errors) : std::vector<FieldError>{}};
+            .errors = refused ? std::move(errors) : std::vector<codec::FieldError>{}};
 }
 
-Result<PostbackSecretView> rotate_postback_secret(CommissionStore& store,
-                                                  const std::string& partner) {
+Result<codec::PostbackSecretView> rotate_postback_secret(CommissionStore& store,
+                                                         const std::string& partner) {
     std::string secret = generate_token();
     if (!store.set_postback_secret(partner, hash_token(secret)))
         return {.kind = OutcomeKind::not_found, .detail = "no partner '" + partner + "'"};
@@ -84,24 +84,25 @@ void serve_commissions(CommissionStore& store, const ApiRequest& r, Answer& answ
     bool csv = http::iequals(type, "text/csv");
     if (!csv && !http::iequals(type, "application/json"))
         return answer.problem(415, "unsupported-media-type", "send application/json or text/csv");
-    auto dry_run = query_value(r.http.query(), "dry_run").value_or("0");
+    auto dry_run = domain::query_value(r.http.query(), "dry_run").value_or("0");
     if (dry_run != "0" && dry_run != "1" && dry_run != "true" && dry_run != "false")
         return answer.invalid_query({{"dry_run", "must be 1, true, 0 or false"}});
-    auto format = parse_commissions_format(query_value(r.http.query(), "format").value_or(""));
+    auto format =
+        codec::parse_commissions_format(domain::query_value(r.http.query(), "format").value_or(""));
     if (!format) return answer.invalid_query({{"format", "must be impact or awin"}});
-    if (csv && *format == CommissionsFormat::awin)
+    if (csv && *format == codec::CommissionsFormat::awin)
         return answer.problem(415, "unsupported-media-type",
                               "Awin's transactions come as application/json");
     if (!csv && nlohmann::json::parse(r.http.body, nullptr, false).is_discarded())
         return answer.problem(400, "bad-json", "the request body is not valid JSON");
-    CommissionsInput input = read_commissions(r.http.body, *format, csv);
+    codec::CommissionsInput input = codec::read_commissions(r.http.body, *format, csv);
     answer.outcome(import_commissions(store, {.partner = r.name,
                                               .input = std::move(input),
                                               .source = CommissionSource::api,
                                               .dry_run = dry_run == "1" || dry_run == "true"}));
 }
 
-PostbackLimiter::PostbackLimiter(double rate, double burst, const MonotonicClock* clock)
+PostbackLimiter::PostbackLimiter(double rate, double burst, const domain::MonotonicClock* clock)
     : rate_(rate), burst_(std::max(burst, 1.0)), clock_(clock ? clock : &steady_) {}
 
 bool PostbackLimiter::allow(const std::string& partner) {
@@ -132,7 +133,7 @@ bool PostbackLimiter::allow(const std::string& partner) {
 PostbackBatcher::PostbackBatcher(std::shared_ptr<CommissionStore> store, std::size_t max_batch)
     : store_(std::move(store)), max_batch_(std::max<std::size_t>(max_batch, 1)) {}
 
-void PostbackBatcher::record(const std::string& partner, const Commission& commission) {
+void PostbackBatcher::record(const std::string& partner, const domain::Commission& commission) {
     Waiting self{.postback = {partner, commission}};
     std::unique_lock lock(mutex_);
     queue_.push_back(&self);
@@ -206,7 +207,7 @@ void PostbackHandler::handle(const http::Request& request, http::Response& respo
     }
     auto query = request.query();
     std::string secret(request.header("X-Refgate-Secret"));
-    if (secret.empty()) secret = query_value(query, "secret").value_or("");
+    if (secret.empty()) secret = domain::query_value(query, "secret").value_or("");
     try {
         auto stored = secret.empty() ? std::nullopt : store_->postback_secret_hash(*partner);
         // A missing partner, secret or match all answer the same, in the same way.
@@ -214,14 +215,14 @@ void PostbackHandler::handle(const http::Request& request, http::Response& respo
             response.set_status(401);
             return;
         }
-        CommissionFields fields;
-        for (auto name : kCommissionFields) {
-            auto value = query_value(query, name);
+        domain::CommissionFields fields;
+        for (auto name : domain::kCommissionFields) {
+            auto value = domain::query_value(query, name);
             if (value && !value->empty()) *fields.field(name) = std::move(*value);
         }
-        auto check = check_commission(fields);
+        auto check = domain::check_commission(fields);
         if (!check.commission) {
-            std::vector<FieldError> errors;
+            std::vector<codec::FieldError> errors;
             for (auto& p : check.problems) errors.push_back({p.field, p.message});
             std::string detail = "bad parameter '" + check.problems.front().field +
                                  "': " + check.problems.front().message;
@@ -231,7 +232,7 @@ void PostbackHandler::handle(const http::Request& request, http::Response& respo
         batcher_->record(*partner, *check.commission);
         response.set_status(204);
     } catch (const StoreError& e) {
-        log::warn("postback_store_failed", {{"partner", *partner}, {"error", e.what()}});
+        runtime::log::warn("postback_store_failed", {{"partner", *partner}, {"error", e.what()}});
         response.reset();
         postback_no_store(response);
         answer.problem(503, "unavailable", "the database is unreachable; try again");

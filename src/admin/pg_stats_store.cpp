@@ -27,29 +27,32 @@ using ReadTx = pqxx::transaction<pqxx::repeatable_read, pqxx::read_only>;
 // A count still in a Redis bucket.
 struct Unflushed {
     std::int64_t bucket = 0;
-    CounterKey key;
+    domain::CounterKey key;
     std::uint64_t clicks = 0;
 };
 
 // The class's index in ClassCounts (ClickClass order); 255 for a name this build does not know.
 std::uint8_t class_index(std::string_view name) {
-    auto cls = parse_click_class(name);
+    auto cls = domain::parse_click_class(name);
     return cls ? static_cast<std::uint8_t>(*cls) : std::uint8_t{255};
 }
 
-std::int32_t day_of(const pqxx::field& field) { return parse_day(field.c_str()).value_or(0); }
+std::int32_t day_of(const pqxx::field& field) {
+    return domain::parse_day(field.c_str()).value_or(0);
+}
 
 // A link's clicks per country and per rule branch over the range, as flushed (the counters still
 // in Redis reach the view with the next flush, a few seconds later). None for a link without
 // rules and without such clicks in the range.
-std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& slug,
-                                                 const DayRange& range, bool has_rules) {
-    TargetingBreakdown breakdown;
+std::optional<domain::TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& slug,
+                                                         const domain::DayRange& range,
+                                                         bool has_rules) {
+    domain::TargetingBreakdown breakdown;
     auto rows = tx.exec_params(
         "SELECT country, rule, class, sum(clicks)::bigint AS clicks FROM "
         "refgate_clicks_by_country_daily "
         "WHERE link = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
-        slug, format_day(range.from), format_day(range.to));
+        slug, domain::format_day(range.from), domain::format_day(range.to));
     for (const auto& row : rows)
         breakdown.add(row["country"].c_str(), row["rule"].c_str(),
                       class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
@@ -112,7 +115,7 @@ std::string link_sums_sql(bool one_partner, bool one_domain) {
 }
 
 // The columns human, bot, prefetch and scanner of a roll-up row.
-ClassCounts class_sums(const pqxx::row& row) {
+domain::ClassCounts class_sums(const pqxx::row& row) {
     return {row["human"].as<std::uint64_t>(), row["bot"].as<std::uint64_t>(),
             row["prefetch"].as<std::uint64_t>(), row["scanner"].as<std::uint64_t>()};
 }
@@ -128,10 +131,10 @@ struct Source {
 
 // Every link's sums over `range` (link_sums_sql()), or those of partner `partner`'s links; with
 // `domain`, only those on it.
-pqxx::result link_sums(ReadTx& tx, const DayRange& range, const Source& source,
+pqxx::result link_sums(ReadTx& tx, const domain::DayRange& range, const Source& source,
                        std::optional<std::int64_t> partner, const StatsDomain* domain) {
-    RollupReads r = rollup_reads(range, source.months_through, source.days_through);
-    auto sign = [](const DaySpan& s) { return s.subtract ? -1 : 1; };
+    domain::RollupReads r = domain::rollup_reads(range, source.months_through, source.days_through);
+    auto sign = [](const domain::DaySpan& s) { return s.subtract ? -1 : 1; };
     std::string sql = link_sums_sql(partner.has_value(), domain != nullptr);
     if (partner && domain) {
         return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
@@ -176,14 +179,14 @@ Source read_source(ReadTx& tx) {
 }
 
 // The day of a link's answer, nullptr outside its range.
-LinkDay* day_in(LinkStats& stats, std::int32_t day) {
+domain::LinkDay* day_in(domain::LinkStats& stats, std::int32_t day) {
     if (day < stats.range.from || day > stats.range.to) return nullptr;
     return &stats.days[static_cast<std::size_t>(day - stats.range.from)];
 }
 
-void add_clicks(LinkStats& stats, std::int32_t day, std::string_view channel, std::uint8_t cls,
-                std::uint64_t n) {
-    LinkDay* d = day_in(stats, day);
+void add_clicks(domain::LinkStats& stats, std::int32_t day, std::string_view channel,
+                std::uint8_t cls, std::uint64_t n) {
+    domain::LinkDay* d = day_in(stats, day);
     if (d == nullptr) return;
     d->clicks.add(cls, n);
     if (cls == 0) d->human_by_channel[std::string(channel)] += n;
@@ -191,13 +194,14 @@ void add_clicks(LinkStats& stats, std::int32_t day, std::string_view channel, st
 
 // A link's stored clicks by day, class and (on the days the base table keeps) channel: from the
 // roll-ups, or from the base table while they are built.
-void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, LinkStats& stats) {
-    const DayRange& range = stats.range;
+void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id,
+                    domain::LinkStats& stats) {
+    const domain::DayRange& range = stats.range;
     if (!source.rollups) {
         for (const auto& row : tx.exec_params(
                  "SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, class, clicks FROM "
                  "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-                 stats.link, format_day(range.from), format_day(range.to))) {
+                 stats.link, domain::format_day(range.from), domain::format_day(range.to))) {
             add_clicks(stats, day_of(row["day"]), row["channel"].c_str(),
                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
         }
@@ -210,7 +214,7 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
                         "FROM refgate_rollup_link_days WHERE link_id = $1 AND day BETWEEN " +
                             d + "$2::int AND " + d + "$3::int AND day < " + d + "$4::int",
                         link_id, range.from, range.to, source.days_through)) {
-        if (LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
+        if (domain::LinkDay* day = day_in(stats, row["day"].as<std::int32_t>()))
             day->clicks.add(class_sums(row));
     }
     // The channels of the days the base table keeps (every open day among them), and the open
@@ -221,7 +225,7 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
                  d + "$2::int AND " + d + "$3::int",
              link_id, std::max(range.from, source.base_from.value_or(range.from)), range.to)) {
         auto day_number = row["day"].as<std::int32_t>();
-        LinkDay* day = day_in(stats, day_number);
+        domain::LinkDay* day = day_in(stats, day_number);
         if (day == nullptr) continue;
         if (day_number >= source.days_through) day->clicks.add(class_sums(row));
         auto human = row["human"].as<std::uint64_t>();
@@ -230,12 +234,13 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
 }
 
 // The stored unique estimates of a link's days.
-void read_link_uniques(ReadTx& tx, LinkStats& stats) {
+void read_link_uniques(ReadTx& tx, domain::LinkStats& stats) {
     for (const auto& row : tx.exec_params(
              "SELECT to_char(day, 'YYYY-MM-DD') AS day, unique_estimate FROM "
              "refgate_uniques_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-             stats.link, format_day(stats.range.from), format_day(stats.range.to))) {
-        if (LinkDay* d = day_in(stats, day_of(row["day"])))
+             stats.link, domain::format_day(stats.range.from),
+             domain::format_day(stats.range.to))) {
+        if (domain::LinkDay* d = day_in(stats, day_of(row["day"])))
             d->unique_estimate = row["unique_estimate"].as<std::uint64_t>();
     }
 }
@@ -244,10 +249,11 @@ class PgStatsStore final : public StatsStore {
   public:
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
 
-    std::optional<LinkStats> link(const std::string& slug, const DayRange& range) override {
+    std::optional<domain::LinkStats> link(const std::string& slug,
+                                          const domain::DayRange& range) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        std::optional<LinkStats> stats;
+        std::optional<domain::LinkStats> stats;
         std::int64_t link_id = 0;
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params(
@@ -287,11 +293,12 @@ class PgStatsStore final : public StatsStore {
         return stats;
     }
 
-    std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range,
-                                        const StatsDomain* domain) override {
+    std::optional<domain::PartnerStats> partner(const std::string& slug,
+                                                const domain::DayRange& range,
+                                                const StatsDomain* domain) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        std::optional<PartnerStats> stats;
+        std::optional<domain::PartnerStats> stats;
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
             if (found.empty()) return;
@@ -299,7 +306,7 @@ class PgStatsStore final : public StatsStore {
             stats->partner = slug;
             stats->range = range;
             for (std::int32_t d = range.from; d <= range.to; ++d) stats->days.push_back({d, {}});
-            std::map<std::string, ClassCounts> links;
+            std::map<std::string, domain::ClassCounts> links;
             std::unordered_map<std::int64_t, std::string> slugs;
             for (const auto& row :
                  tx.exec_params("SELECT id, slug FROM refgate_links l WHERE partner_id = $1 AND " +
@@ -353,8 +360,8 @@ class PgStatsStore final : public StatsStore {
                          "l.partner_id WHERE p.slug = $1 AND c.day BETWEEN $2::date AND "
                          "$3::date AND " +
                              any_domain_sql(4) + " GROUP BY 1, 2, 3",
-                         slug, format_day(range.from), format_day(range.to), domain_host(domain),
-                         domain != nullptr && domain->is_default)) {
+                         slug, domain::format_day(range.from), domain::format_day(range.to),
+                         domain_host(domain), domain != nullptr && domain->is_default)) {
                     add(row["link"].c_str(), day_of(row["day"]), class_index(row["class"].c_str()),
                         row["clicks"].as<std::uint64_t>());
                 }
@@ -370,11 +377,11 @@ class PgStatsStore final : public StatsStore {
         return stats;
     }
 
-    std::vector<TopEntry> top(const DayRange& range, std::size_t limit,
-                              const StatsDomain* domain) override {
+    std::vector<domain::TopEntry> top(const domain::DayRange& range, std::size_t limit,
+                                      const StatsDomain* domain) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        std::map<std::string, TopEntry> entries;
+        std::map<std::string, domain::TopEntry> entries;
         with_transaction([&](ReadTx& tx) {
             auto add = [&](const std::string& link, const std::string& partner, std::uint8_t cls,
                            std::uint64_t n) {
@@ -398,8 +405,8 @@ class PgStatsStore final : public StatsStore {
                          "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
                          "l.partner_id WHERE c.day BETWEEN $1::date AND $2::date AND " +
                              any_domain_sql(3) + " GROUP BY 1, 2, 3",
-                         format_day(range.from), format_day(range.to), domain_host(domain),
-                         domain != nullptr && domain->is_default)) {
+                         domain::format_day(range.from), domain::format_day(range.to),
+                         domain_host(domain), domain != nullptr && domain->is_default)) {
                     add(row["link"].c_str(), row["partner"].c_str(),
                         class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
                 }
@@ -426,21 +433,21 @@ class PgStatsStore final : public StatsStore {
                 add(it->second.first, it->second.second, u.key.click_class, u.clicks);
             }
         });
-        std::vector<TopEntry> out;
+        std::vector<domain::TopEntry> out;
         for (auto& [link, entry] : entries) {
             if (entry.clicks.total() > 0) out.push_back(std::move(entry));
         }
-        rank_top(out, limit);
+        domain::rank_top(out, limit);
         return out;
     }
 
-    std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit,
-                                       const StatsDomain* domain) override {
+    std::vector<domain::TopEntry> top_partners(const domain::DayRange& range, std::size_t limit,
+                                               const StatsDomain* domain) override {
         // The partners' roll-ups sum every domain: on one, the sums of its links' entries.
         if (domain != nullptr) return StatsStore::top_partners(range, limit, domain);
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        std::map<std::string, ClassCounts> sums;
+        std::map<std::string, domain::ClassCounts> sums;
         bool from_rollups = false;
         with_transaction([&](ReadTx& tx) {
             if (!read_source(tx).rollups) return;
@@ -475,24 +482,24 @@ class PgStatsStore final : public StatsStore {
         });
         // While the roll-ups are built: every link's figures, summed per partner.
         if (!from_rollups) return StatsStore::top_partners(range, limit, nullptr);
-        std::vector<TopEntry> out;
+        std::vector<domain::TopEntry> out;
         for (auto& [partner, clicks] : sums) {
             if (clicks.total() > 0) out.push_back({partner, partner, clicks});
         }
-        rank_top(out, limit);  // `link` holds the partner's slug: the tie-break
+        domain::rank_top(out, limit);  // `link` holds the partner's slug: the tie-break
         return out;
     }
 
-    LinkStats overview(const DayRange& range) override {
+    domain::LinkStats overview(const domain::DayRange& range) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        LinkStats stats;
+        domain::LinkStats stats;
         stats.range = range;
         for (std::int32_t d = range.from; d <= range.to; ++d) stats.days.push_back({d, {}, 0, {}});
         auto add = [&](std::int32_t day, std::string_view channel, std::uint8_t cls,
                        std::uint64_t n) {
             if (day < range.from || day > range.to) return;
-            LinkDay& d = stats.days[static_cast<std::size_t>(day - range.from)];
+            domain::LinkDay& d = stats.days[static_cast<std::size_t>(day - range.from)];
             d.clicks.add(cls, n);
             if (cls == 0) d.human_by_channel[std::string(channel)] += n;
         };
@@ -507,7 +514,7 @@ class PgStatsStore final : public StatsStore {
                          "SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, class, "
                          "sum(clicks)::bigint AS clicks FROM refgate_clicks_daily WHERE day "
                          "BETWEEN $1::date AND $2::date GROUP BY 1, 2, 3",
-                         format_day(range.from), format_day(range.to))) {
+                         domain::format_day(range.from), domain::format_day(range.to))) {
                     add(day_of(row["day"]), row["channel"].c_str(),
                         class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
                 }
@@ -527,7 +534,7 @@ class PgStatsStore final : public StatsStore {
                          "SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(unique_estimate)::bigint "
                          "AS unique_estimate FROM refgate_uniques_daily WHERE day BETWEEN "
                          "$1::date AND $2::date GROUP BY 1",
-                         format_day(range.from), format_day(range.to))) {
+                         domain::format_day(range.from), domain::format_day(range.to))) {
                     std::int32_t day = day_of(row["day"]);
                     if (day >= range.from && day <= range.to)
                         stats.days[static_cast<std::size_t>(day - range.from)].unique_estimate =
@@ -571,12 +578,12 @@ class PgStatsStore final : public StatsStore {
                      (rollups ? "refgate_link_day_sums" : "refgate_clicks") +
                      " c JOIN refgate_links l ON l.id = c.link_id WHERE c.day BETWEEN $1::date "
                      "AND $2::date",
-                 format_day(recent.from), format_day(recent.to)))
+                 domain::format_day(recent.from), domain::format_day(recent.to)))
             recent.stored[row["link_id"].as<std::int64_t>()];
         for (const auto& row :
              tx.exec_params("SELECT link_id, to_char(day, 'YYYY-MM-DD') AS day, unique_estimate "
                             "FROM refgate_uniques WHERE day BETWEEN $1::date AND $2::date",
-                            format_day(recent.from), format_day(recent.to))) {
+                            domain::format_day(recent.from), domain::format_day(recent.to))) {
             auto it = recent.stored.find(row["link_id"].as<std::int64_t>());
             if (it != recent.stored.end())
                 it->second[day_of(row["day"])] = row["unique_estimate"].as<std::uint64_t>();
@@ -585,9 +592,9 @@ class PgStatsStore final : public StatsStore {
 
     // The overview's days from the roll-ups: classes per partner and day summed, the channels
     // (of the days the base table keeps) and the unique estimates summed per day.
-    static void read_overview_rollups(ReadTx& tx, LinkStats& stats) {
-        const DayRange& range = stats.range;
-        auto day_at = [&](const pqxx::field& f) -> LinkDay* {
+    static void read_overview_rollups(ReadTx& tx, domain::LinkStats& stats) {
+        const domain::DayRange& range = stats.range;
+        auto day_at = [&](const pqxx::field& f) -> domain::LinkDay* {
             auto day = f.as<std::int32_t>();
             if (day < range.from || day > range.to) return nullptr;
             return &stats.days[static_cast<std::size_t>(day - range.from)];
@@ -599,14 +606,14 @@ class PgStatsStore final : public StatsStore {
                  "sum(scanner)::bigint AS scanner FROM refgate_rollup_partner_days WHERE day" +
                      between + " GROUP BY 1",
                  range.from, range.to)) {
-            if (LinkDay* d = day_at(row["day"])) d->clicks.add(class_sums(row));
+            if (domain::LinkDay* d = day_at(row["day"])) d->clicks.add(class_sums(row));
         }
         for (const auto& row :
              tx.exec_params("SELECT day - DATE '1970-01-01' AS day, channel, human FROM "
                             "refgate_rollup_channel_days WHERE human > 0 AND day" +
                                 between,
                             range.from, range.to)) {
-            if (LinkDay* d = day_at(row["day"]))
+            if (domain::LinkDay* d = day_at(row["day"]))
                 d->human_by_channel[row["channel"].c_str()] += row["human"].as<std::uint64_t>();
         }
         for (const auto& row :
@@ -614,14 +621,14 @@ class PgStatsStore final : public StatsStore {
                             "refgate_rollup_unique_days WHERE day" +
                                 between,
                             range.from, range.to)) {
-            if (LinkDay* d = day_at(row["day"]))
+            if (domain::LinkDay* d = day_at(row["day"]))
                 d->unique_estimate = row["unique_estimate"].as<std::uint64_t>();
         }
     }
 
     // As link() does per link: a recent day's estimate in Redis replaces the stored one.
     static void add_recent_uniques(clicks::BucketStore& buckets, const RecentUniques& recent,
-                                   LinkStats& stats) {
+                                   domain::LinkStats& stats) {
         std::vector<std::int32_t> days;
         for (std::int32_t d = recent.from; d <= recent.to; ++d) days.push_back(d);
         if (days.empty()) return;
@@ -651,9 +658,10 @@ class PgStatsStore final : public StatsStore {
         std::set<std::int64_t> wanted(link_ids.begin(), link_ids.end());
         auto buckets = open_buckets();
         // All days: the Redis counts first, then PostgreSQL's snapshot (read_unflushed()).
-        auto unflushed = read_unflushed(*buckets, DayRange{0, std::numeric_limits<int>::max()});
+        auto unflushed =
+            read_unflushed(*buckets, domain::DayRange{0, std::numeric_limits<int>::max()});
         std::erase_if(unflushed, [&](const Unflushed& u) {
-            return u.key.click_class != static_cast<std::uint8_t>(ClickClass::human) ||
+            return u.key.click_class != static_cast<std::uint8_t>(domain::ClickClass::human) ||
                    !wanted.contains(u.key.link_id);
         });
         with_transaction([&](ReadTx& tx) {
@@ -738,14 +746,15 @@ class PgStatsStore final : public StatsStore {
     // for long; one flushed (and deleted) while it is read is recorded as flushed in the snapshot
     // taken afterwards, and skipped then.
     static std::vector<Unflushed> read_unflushed(clicks::BucketStore& buckets,
-                                                 const DayRange& range) {
+                                                 const domain::DayRange& range) {
         std::vector<Unflushed> out;
         for (std::int64_t id : redis_value(buckets.pending_buckets())) {
             for (const auto& [field, clicks] : redis_value(buckets.read_bucket(id))) {
                 Unflushed u;
                 u.bucket = id;
                 u.clicks = clicks;
-                if (!CounterKey::parse_field(field, u.key) || u.key.is_targeting()) continue;
+                if (!domain::CounterKey::parse_field(field, u.key) || u.key.is_targeting())
+                    continue;
                 if (u.key.day < range.from || u.key.day > range.to) continue;
                 out.push_back(u);
             }
@@ -783,7 +792,7 @@ class PgStatsStore final : public StatsStore {
         }
     }
 
-    const Clock& clock() const {
+    const domain::Clock& clock() const {
         return options_.clock != nullptr ? *options_.clock : system_clock_;
     }
 
@@ -791,7 +800,7 @@ class PgStatsStore final : public StatsStore {
     static constexpr std::chrono::minutes kSlugsKeptFor{5};
 
     PgStatsStoreOptions options_;
-    SystemClock system_clock_;
+    domain::SystemClock system_clock_;
     std::mutex live_mutex_;
     std::unique_ptr<clicks::BucketStore> live_buckets_;
     std::optional<LiveStats> live_cache_;

@@ -9,13 +9,13 @@
 namespace refgate::admin {
 
 std::optional<std::vector<std::pair<std::string, std::uint64_t>>> channel_clicks(
-    StatsStore& stats, const std::string& slug, const DayRange& range) {
+    StatsStore& stats, const std::string& slug, const domain::DayRange& range) {
     auto link = stats.link(slug, range);
     if (!link) return std::nullopt;
     return channel_clicks(*link);
 }
 
-std::vector<std::pair<std::string, std::uint64_t>> channel_clicks(const LinkStats& link) {
+std::vector<std::pair<std::string, std::uint64_t>> channel_clicks(const domain::LinkStats& link) {
     std::map<std::string, std::uint64_t> sums;
     for (const auto& day : link.days) {
         for (const auto& [channel, n] : day.human_by_channel) sums[channel] += n;
@@ -29,25 +29,27 @@ std::vector<std::pair<std::string, std::uint64_t>> channel_clicks(const LinkStat
     return out;
 }
 
-Result<LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,
-                                       const std::string& slug, const DayRange& range) {
+Result<codec::LinkPlacements> link_placements(AdminStore& store, StatsStore& stats,
+                                              const std::string& slug,
+                                              const domain::DayRange& range) {
     auto channels = channel_clicks(stats, slug, range);
     if (!channels) return {OutcomeKind::not_found, {}, 0, "no link '" + slug + "'", {}};
     return store.link_placements(slug, *channels);
 }
 
-std::optional<std::vector<PlacementClicks>> stats_placements(AdminStore& store,
-                                                             const LinkStats& stats) {
+std::optional<std::vector<domain::PlacementClicks>> stats_placements(
+    AdminStore& store, const domain::LinkStats& stats) {
     auto found = store.link_placements(stats.link, channel_clicks(stats));
     if (found.kind != OutcomeKind::ok || !found.view.carried) return std::nullopt;
-    std::vector<PlacementClicks> out;
+    std::vector<domain::PlacementClicks> out;
     for (auto& p : found.view.items)
         out.push_back({std::move(p.channel), std::move(p.token), p.human_clicks});
     return out;
 }
 
-Result<PlacementFound> find_placement(AdminStore& store, StatsStore& stats,
-                                      const std::string& token, const DayRange& range) {
+Result<codec::PlacementFound> find_placement(AdminStore& store, StatsStore& stats,
+                                             const std::string& token,
+                                             const domain::DayRange& range) {
     return store.find_placement(token, [&](const std::string& link) {
         std::vector<std::string> names;
         if (auto channels = channel_clicks(stats, link, range)) {
@@ -66,13 +68,14 @@ constexpr std::array kPlacementRoutes{
 
 // The range of days whose clicks count: ?from= and ?to= as the stats API reads them (the 30
 // days ending today by default); nullopt after answering 422.
-std::optional<DayRange> range_of(const ApiRequest& r, const Clock& clock, Answer& answer) {
+std::optional<domain::DayRange> range_of(const ApiRequest& r, const domain::Clock& clock,
+                                         Answer& answer) {
     auto query = r.http.query();
-    std::vector<RangeProblem> problems;
-    auto range = parse_range(query_value(query, "from"), query_value(query, "to"), utc_today(clock),
-                             problems);
+    std::vector<domain::RangeProblem> problems;
+    auto range = domain::parse_range(domain::query_value(query, "from"),
+                                     domain::query_value(query, "to"), utc_today(clock), problems);
     if (!problems.empty() || !range) {
-        std::vector<FieldError> errors;
+        std::vector<codec::FieldError> errors;
         for (auto& p : problems) errors.push_back({p.field, p.message});
         answer.invalid_query(errors);
         return std::nullopt;
@@ -82,7 +85,7 @@ std::optional<DayRange> range_of(const ApiRequest& r, const Clock& clock, Answer
 
 class Placements final : public Resource {
   public:
-    Placements(AdminStore& store, StatsStore* stats, const Clock& clock)
+    Placements(AdminStore& store, StatsStore* stats, const domain::Clock& clock)
         : store_(store), stats_(stats), clock_(clock) {}
 
     void serve(const ApiRequest& r, Answer& answer) override {
@@ -92,13 +95,13 @@ class Placements final : public Resource {
   private:
     AdminStore& store_;
     StatsStore* stats_;
-    const Clock& clock_;
+    const domain::Clock& clock_;
 };
 
 }  // namespace
 
-void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock, const ApiRequest& r,
-                      Answer& answer) {
+void serve_placements(AdminStore& store, StatsStore* stats, const domain::Clock& clock,
+                      const ApiRequest& r, Answer& answer) {
     if (stats == nullptr) throw StoreError("no stats store");
     auto range = range_of(r, clock, answer);
     if (!range) return;
@@ -110,7 +113,7 @@ void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock, 
 std::span<const Route> placement_routes() { return kPlacementRoutes; }
 
 std::unique_ptr<Resource> placements_resource(AdminStore& store, StatsStore* stats,
-                                              const Clock& clock) {
+                                              const domain::Clock& clock) {
     return std::make_unique<Placements>(store, stats, clock);
 }
 

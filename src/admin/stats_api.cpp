@@ -29,9 +29,9 @@ StatsAnswer answer_found(StatsAnswer answer, const std::optional<Stats>& stats,
         answer.status = 404;
         answer.detail = "no " + std::string(what) + " '" + slug + "'";
     } else if (answer.is_csv) {
-        answer.csv = to_csv(*stats);
+        answer.csv = codec::to_csv(*stats);
     } else {
-        answer.json = to_json(*stats);
+        answer.json = codec::to_json(*stats);
     }
     return answer;
 }
@@ -43,8 +43,8 @@ LiveStats StatsStore::live() { throw StoreError("no live figures in this stats s
 StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::string& slug,
                          const StatsQuery& query, std::int32_t today, AdminStore* tokens) {
     StatsAnswer answer;
-    std::vector<RangeProblem> problems;
-    auto range = parse_range(query.from, query.to, today, problems);
+    std::vector<domain::RangeProblem> problems;
+    auto range = domain::parse_range(query.from, query.to, today, problems);
     for (auto& p : problems) answer.errors.push_back({p.field, p.message});
     std::size_t limit = kDefaultTopLimit;
     if (operation == Operation::stats_top && query.limit) {
@@ -80,9 +80,9 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
         case Operation::stats_overview: {
             auto overview = store.overview(*range);
             if (query.csv) {
-                answer.csv = to_csv(overview);
+                answer.csv = codec::to_csv(overview);
             } else {
-                answer.json = overview_to_json(overview);
+                answer.json = codec::overview_to_json(overview);
             }
             return answer;
         }
@@ -91,17 +91,17 @@ StatsAnswer answer_stats(StatsStore& store, Operation operation, const std::stri
             if (by_partner) {
                 auto partners = store.top_partners(*range, limit, domain);
                 if (query.csv) {
-                    answer.csv = top_partners_to_csv(partners);
+                    answer.csv = codec::top_partners_to_csv(partners);
                 } else {
-                    answer.json = top_partners_to_json(*range, partners);
+                    answer.json = codec::top_partners_to_json(*range, partners);
                 }
                 return answer;
             }
             auto entries = store.top(*range, limit, domain);
             if (query.csv) {
-                answer.csv = top_to_csv(entries);
+                answer.csv = codec::top_to_csv(entries);
             } else {
-                answer.json = top_to_json(*range, entries);
+                answer.json = codec::top_to_json(*range, entries);
             }
             return answer;
         }
@@ -132,7 +132,7 @@ constexpr std::size_t kMaxLiveLinks = 100;
 // class beside yesterday's over the same hours, from Redis only (the store caches them).
 nlohmann::ordered_json live_json(const LiveStats& live) {
     nlohmann::ordered_json out;
-    out["as_of"] = format_rfc3339(SysSeconds{std::chrono::seconds{live.as_of}});
+    out["as_of"] = domain::format_rfc3339(domain::SysSeconds{std::chrono::seconds{live.as_of}});
     out["window_seconds"] = live.window_seconds;
     auto links = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < live.links.size() && i < kMaxLiveLinks; ++i)
@@ -141,7 +141,7 @@ nlohmann::ordered_json live_json(const LiveStats& live) {
     out["links"] = std::move(links);
     auto classes = [](const std::array<std::uint64_t, 4>& counts) {
         nlohmann::ordered_json o = nlohmann::ordered_json::object();
-        for (const auto& c : kClickClasses)
+        for (const auto& c : domain::kClickClasses)
             o[std::string(c.name)] = counts[static_cast<std::size_t>(c.click_class)];
         return o;
     };
@@ -156,18 +156,19 @@ nlohmann::ordered_json live_json(const LiveStats& live) {
 void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
                     std::int32_t today) {
     auto query = r.http.query();
-    std::vector<RangeProblem> problems;
-    auto range = parse_range(query_value(query, "from"), query_value(query, "to"), today, problems);
-    std::vector<FieldError> errors;
+    std::vector<domain::RangeProblem> problems;
+    auto range = domain::parse_range(domain::query_value(query, "from"),
+                                     domain::query_value(query, "to"), today, problems);
+    std::vector<codec::FieldError> errors;
     for (auto& p : problems) errors.push_back({p.field, p.message});
-    auto group = parse_earnings_group(query_value(query, "group").value_or("link"));
+    auto group = codec::parse_earnings_group(domain::query_value(query, "group").value_or("link"));
     if (!group) errors.push_back({"group", "must be link, placement, partner or day"});
-    EarningsFilter filter{.link = query_value(query, "link"),
-                          .partner = query_value(query, "partner")};
+    codec::EarningsFilter filter{.link = domain::query_value(query, "link"),
+                                 .partner = domain::query_value(query, "partner")};
     if (!errors.empty() || !range) return answer.invalid_query(errors);
     auto report = store.earnings(*range, *group, filter);
     if (!report) return answer.problem(404, "not-found", "no such link or partner");
-    if (http::wants_csv(r.http.header("Accept"))) return answer.csv(earnings_csv(*report));
+    if (http::wants_csv(r.http.header("Accept"))) return answer.csv(codec::earnings_csv(*report));
     answer.json(200, view_json(*report));
 }
 
@@ -176,23 +177,24 @@ void serve_earnings(CommissionStore& store, const ApiRequest& r, Answer& answer,
 void serve_epc_zero(CommissionStore& store, const ApiRequest& r, Answer& answer,
                     std::int32_t today) {
     auto query = r.http.query();
-    int days = kDefaultEpcZeroDays;
-    if (auto text = query_value(query, "days")) {
+    int days = codec::kDefaultEpcZeroDays;
+    if (auto text = domain::query_value(query, "days")) {
         auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), days);
         if (ec != std::errc{} || ptr != text->data() + text->size() || days < 1 ||
-            days > kMaxEpcZeroDays) {
-            return answer.invalid_query(
-                {{"days", "must be an integer from 1 to " + std::to_string(kMaxEpcZeroDays)}});
+            days > codec::kMaxEpcZeroDays) {
+            return answer.invalid_query({{"days", "must be an integer from 1 to " +
+                                                      std::to_string(codec::kMaxEpcZeroDays)}});
         }
     }
-    EpcZeroReport report{.range = {.from = today - days, .to = today - 1}, .days = days};
+    codec::EpcZeroReport report{.range = {.from = today - days, .to = today - 1}, .days = days};
     report.items = store.epc_zero_links(report.range);
     answer.json(200, view_json(report));
 }
 
 class Stats final : public Resource {
   public:
-    Stats(AdminStore& store, StatsStore* stats, const Clock& clock, CommissionStore* commissions)
+    Stats(AdminStore& store, StatsStore* stats, const domain::Clock& clock,
+          CommissionStore* commissions)
         : store_(store), stats_(stats), clock_(clock), commissions_(commissions) {}
     std::string_view prefix() const override { return "/api/v1/stats"; }
     std::span<const Route> routes() const override { return kStatsRoutes; }
@@ -209,15 +211,15 @@ class Stats final : public Resource {
         if (stats_ == nullptr) throw StoreError("no stats store");
         if (r.route->operation == Operation::stats_live) return serve_live(answer);
         auto query = r.http.query();
-        StatsQuery q{query_value(query, "from"),  query_value(query, "to"),
-                     query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
-                     query_value(query, "by"),    std::nullopt};
+        StatsQuery q{domain::query_value(query, "from"),  domain::query_value(query, "to"),
+                     domain::query_value(query, "limit"), http::wants_csv(r.http.header("Accept")),
+                     domain::query_value(query, "by"),    std::nullopt};
         // Issue 46: ?domain= on the top and partner answers names a domain that exists.
-        auto domain = query_value(query, "domain");
+        auto domain = domain::query_value(query, "domain");
         if (domain && (r.route->operation == Operation::stats_top ||
                        r.route->operation == Operation::stats_partner)) {
-            std::string host = canonical_domain_host(*domain);
-            std::optional<Result<DomainView>> found;
+            std::string host = codec::canonical_domain_host(*domain);
+            std::optional<Result<codec::DomainView>> found;
             if (!host.empty()) found = store_.get_domain(host);
             if (!found || found->kind != OutcomeKind::ok)
                 return answer.problem(404, "not-found", "no domain '" + *domain + "'");
@@ -256,7 +258,7 @@ class Stats final : public Resource {
 
     AdminStore& store_;
     StatsStore* stats_;
-    const Clock& clock_;
+    const domain::Clock& clock_;
     CommissionStore* commissions_;
     std::mutex live_mutex_;
     std::shared_ptr<const std::string> live_body_;
@@ -267,8 +269,8 @@ class Stats final : public Resource {
 
 std::span<const Route> stats_routes() { return kStatsRoutes; }
 
-std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,
-                                         CommissionStore* commissions) {
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats,
+                                         const domain::Clock& clock, CommissionStore* commissions) {
     return std::make_unique<Stats>(store, stats, clock, commissions);
 }
 

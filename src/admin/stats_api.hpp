@@ -23,11 +23,11 @@ struct StatsQuery {
 };
 
 struct StatsAnswer {
-    int status = 200;                // 200, 404 or 422
-    std::vector<FieldError> errors;  // for 422
-    std::string detail;              // for 404
-    nlohmann::ordered_json json;     // for 200 unless csv
-    std::string csv;                 // for 200 with csv
+    int status = 200;                       // 200, 404 or 422
+    std::vector<codec::FieldError> errors;  // for 422
+    std::string detail;                     // for 404
+    nlohmann::ordered_json json;            // for 200 unless csv
+    std::string csv;                        // for 200 with csv
     bool is_csv = false;
 };
 

@@ -157,8 +157,8 @@ class WebhookStore {
     }
 
     // The body's url, events and active, checked: each problem by field.
-    std::vector<FieldError> check(const nlohmann::ordered_json& body, bool creating) {
-        std::vector<FieldError> errors;
+    std::vector<codec::FieldError> check(const nlohmann::ordered_json& body, bool creating) {
+        std::vector<codec::FieldError> errors;
         for (const auto& [key, value] : body.items()) {
             if (key != "url" && key != "events" && key != "active")
                 errors.push_back({key, "is not a field of a webhook"});
@@ -430,7 +430,7 @@ class Webhooks final : public Resource {
             case Operation::webhook_deliveries: {
                 auto limit = limit_parameter(r.http.query(), 50, 500);
                 if (!limit) return answer.invalid_query({{"limit", "must be 1 to 500"}});
-                auto cursor = query_value(r.http.query(), "cursor");
+                auto cursor = domain::query_value(r.http.query(), "cursor");
                 std::optional<std::int64_t> before;
                 if (cursor) {
                     before = numeric_id(*cursor);

@@ -23,7 +23,7 @@
 #include "services.hpp"
 #include "signals.hpp"
 
-namespace refgate {
+namespace refgate::app {
 namespace {
 
 // The snapshot and spill files live here; created owner-only when missing.
@@ -34,8 +34,8 @@ bool prepare_state_dir(const std::string& dir) {
         std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
                                      std::filesystem::perm_options::replace, ec);
     if (ec || ::access(dir.c_str(), W_OK | X_OK) != 0) {
-        log::error("state_dir_unusable",
-                   {{"path", dir}, {"error", ec ? ec.message() : "not writable"}});
+        runtime::log::error("state_dir_unusable",
+                            {{"path", dir}, {"error", ec ? ec.message() : "not writable"}});
         return false;
     }
     return true;
@@ -49,7 +49,7 @@ bool redis_credentials_refused(const redis::RedisAddress& address) {
 }
 
 std::unique_ptr<pg::SnapshotFollower> make_follower(Shared& s) {
-    const Config& c = s.config;
+    const config::Config& c = s.config;
     return std::make_unique<pg::SnapshotFollower>(
         pg::SnapshotFollowerOptions{.database_url = c.database_url,
                                     .snapshot_file = c.snapshot_file,
@@ -62,8 +62,8 @@ std::unique_ptr<pg::SnapshotFollower> make_follower(Shared& s) {
 // Serves from the snapshot file, or nothing, until PostgreSQL answers.
 bool start_follower(pg::SnapshotFollower& follower) {
     if (!follower.load_initial()) {
-        log::warn("no_snapshot",
-                  {{"detail", "redirects answer 503 until PostgreSQL is reachable"}});
+        runtime::log::warn("no_snapshot",
+                           {{"detail", "redirects answer 503 until PostgreSQL is reachable"}});
     }
     follower.start();
     return true;
@@ -78,7 +78,7 @@ struct Owned {
 };
 
 Owned<clicks::ClickSender> make_sender(Shared& s, Counting& counting) {
-    const ClickConfig& c = s.config.clicks;
+    const config::ClickConfig& c = s.config.clicks;
     Owned<clicks::ClickSender> sender;
     sender.store =
         clicks::make_redis_bucket_store({.address = s.redis,
@@ -94,7 +94,7 @@ Owned<clicks::ClickSender> make_sender(Shared& s, Counting& counting) {
 }
 
 Owned<clicks::ClickFlusher> make_flusher(Shared& s) {
-    const Config& c = s.config;
+    const config::Config& c = s.config;
     Owned<clicks::ClickFlusher> flusher;
     flusher.store =
         clicks::make_redis_bucket_store({.address = s.redis,
@@ -124,10 +124,10 @@ redis::SentinelWatcher make_sentinel_watcher(Shared& s) {
 
 // /metrics' commission families: the stored totals, read off the request path (the amounts
 // become floats only here, for Prometheus).
-RoundOutcome read_commission_figures(Shared& s) {
+runtime::RoundOutcome read_commission_figures(Shared& s) {
     try {
         auto totals = s.commissions->totals();
-        CommissionFigures figures;
+        metrics::CommissionFigures figures;
         for (auto& c : totals.counts) {
             figures.counts.push_back({.partner = std::move(c.partner),
                                       .status = std::move(c.status),
@@ -142,22 +142,22 @@ RoundOutcome read_commission_figures(Shared& s) {
                                        .amount = amount});
         }
         s.commission_stats.set(std::move(figures));
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     } catch (const std::exception& e) {
-        log::warn("commission_metrics_failed", {{"error", e.what()}});
-        return RoundOutcome::failed;
+        runtime::log::warn("commission_metrics_failed", {{"error", e.what()}});
+        return runtime::RoundOutcome::failed;
     }
 }
 
 }  // namespace
 
-redis::RedisAddress redis_address(const Config& config) {
+redis::RedisAddress redis_address(const config::Config& config) {
     redis::RedisAddress address = *redis::parse_redis_url(config.redis_url);
     address.sentinel_password = config.redis_ha.sentinel_password;
     return address;
 }
 
-Shared::Shared(const Config& c)
+Shared::Shared(const config::Config& c)
     : config(c),
       redis(redis_address(c)),
       url_policy{.allow_http = c.allow_http_destinations},
@@ -175,35 +175,36 @@ Shared::Shared(const Config& c)
                                           }})) {}
 
 Counting::Counting(Shared& s)
-    : trusted_proxies(
-          parse_networks(s.config.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{})) {
+    : trusted_proxies(config::parse_networks(s.config.clicks.trusted_proxies)
+                          .value_or(std::vector<domain::IpNetwork>{})) {
     load_scanner(s.config.clicks, scanner);
     load_country_database(s.config.clicks, countries, s.health);
     for (unsigned i = 0; i < s.config.threads; ++i) {
-        shards.push_back(std::make_unique<ClickShard>());
-        recorders.push_back(std::make_unique<ClickRecorder>(
-            *shards.back(), salts, ClickClassifier::builtin(), trusted_proxies, &scanner.sources,
-            s.config.clicks.max_channels_per_link_day));
+        shards.push_back(std::make_unique<clicks::ClickShard>());
+        recorders.push_back(std::make_unique<redirect::ClickRecorder>(
+            *shards.back(), salts, domain::ClickClassifier::builtin(), trusted_proxies,
+            &scanner.sources, s.config.clicks.max_channels_per_link_day));
     }
 }
 
-std::vector<ClickShard*> Counting::shard_pointers() const {
-    std::vector<ClickShard*> pointers;
+std::vector<clicks::ClickShard*> Counting::shard_pointers() const {
+    std::vector<clicks::ClickShard*> pointers;
     for (const auto& shard : shards) pointers.push_back(shard.get());
     return pointers;
 }
 
 int App::serve() {
     sigset_t signals = block_stop_signals();  // before any thread starts
-    use_huge_table_memory();                  // before the first snapshot or click table
-    keep_large_blocks_mapped();
-    log::info("starting", {{"version", REFGATE_VERSION},
-                           {"commit", REFGATE_GIT_COMMIT},
-                           {"state_dir", config_.state_dir}});
+    runtime::use_huge_table_memory();         // before the first snapshot or click table
+    runtime::keep_large_blocks_mapped();
+    runtime::log::info("starting", {{"version", REFGATE_VERSION},
+                                    {"commit", REFGATE_GIT_COMMIT},
+                                    {"state_dir", config_.state_dir}});
     if (!prepare_state_dir(config_.state_dir)) return 1;
     Shared shared(config_);
     if (redis_credentials_refused(shared.redis)) {
-        log::error("start_refused", {{"detail", "Redis refused the credentials of redis_url"}});
+        runtime::log::error("start_refused",
+                            {{"detail", "Redis refused the credentials of redis_url"}});
         return 1;
     }
     auto follower = make_follower(shared);
@@ -228,25 +229,26 @@ int App::serve() {
     ClickCapWorker click_caps(shared.snapshots, *cap_counts, kClickCapRefresh);
 
     // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
-    PeriodicWorker country_watch({.name = "rg-geoip-watch",
-                                  .priority = BackgroundPriority::low,
-                                  .interval = kCountryFilePoll,
-                                  .first_round_at_once = false},
-                                 [&countries = counting.countries] {
-                                     follow_country_database_file(countries);
-                                     return RoundOutcome::done;
-                                 });
+    runtime::PeriodicWorker country_watch({.name = "rg-geoip-watch",
+                                           .priority = runtime::BackgroundPriority::low,
+                                           .interval = kCountryFilePoll,
+                                           .first_round_at_once = false},
+                                          [&countries = counting.countries] {
+                                              follow_country_database_file(countries);
+                                              return runtime::RoundOutcome::done;
+                                          });
 
-    PeriodicWorker commission_figures({.name = "rg-commissions",
-                                       .priority = BackgroundPriority::idle,
-                                       .interval = kCommissionMetricsInterval,
-                                       .min_backoff = kCommissionMetricsInterval,
-                                       .max_backoff = 6 * kCommissionMetricsInterval},
-                                      [&shared] { return read_commission_figures(shared); });
+    runtime::PeriodicWorker commission_figures(
+        {.name = "rg-commissions",
+         .priority = runtime::BackgroundPriority::idle,
+         .interval = metrics::kCommissionMetricsInterval,
+         .min_backoff = metrics::kCommissionMetricsInterval,
+         .max_backoff = 6 * metrics::kCommissionMetricsInterval},
+        [&shared] { return read_commission_figures(shared); });
 
     // Started in this order, stopped in reverse: the listeners first, so that every request is
     // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
-    Components components;
+    runtime::Components components;
     if (shared.redis.via_sentinel()) components.add_worker("sentinel_watcher", sentinel_watcher);
     components.add(
         "snapshot_follower", [&] { return start_follower(*follower); }, [&] { follower->stop(); });
@@ -266,13 +268,13 @@ int App::serve() {
         reload_scanner_networks(counting.scanner);
         reload_country_database(counting.countries);
     };
-    log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
+    runtime::log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
     drain(signals, shared.health, reload, config_.drain);
     // Link checks in flight (the schedule's and the API's) abort rather than wait for a timeout.
     shared.link_pace.stop();
     components.stop();
-    log::info("stopped");
+    runtime::log::info("stopped");
     return 0;
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

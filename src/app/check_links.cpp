@@ -10,7 +10,7 @@
 #include "refgate/pg/database.hpp"
 #include "refgate/runtime/log.hpp"
 
-namespace refgate {
+namespace refgate::app {
 namespace {
 
 void print_report(const linkcheck::CheckReport& r) {
@@ -23,7 +23,7 @@ void print_report(const linkcheck::CheckReport& r) {
               << r.duration.count() << " ms\n";
     for (const auto& hop : r.chain.hops) {
         std::cout << "  ";
-        if (hop.failure != HopFailure::none) {
+        if (hop.failure != domain::HopFailure::none) {
             std::cout << to_string(hop.failure);
         } else {
             std::cout << hop.status;
@@ -32,18 +32,18 @@ void print_report(const linkcheck::CheckReport& r) {
         if (!hop.location.empty()) std::cout << " -> " << hop.location;
         std::cout << "\n";
     }
-    if (!r.chain.hops.empty() && r.chain.hops.back().failure == HopFailure::none)
+    if (!r.chain.hops.empty() && r.chain.hops.back().failure == domain::HopFailure::none)
         std::cout << "  body: " << r.chain.body_bytes << " bytes read"
                   << (r.chain.body_capped ? " (capped)" : "") << "\n";
 }
 
 }  // namespace
 
-int check_links(const Config& c, const std::string& slug, const std::string& partner,
+int check_links(const config::Config& c, const std::string& slug, const std::string& partner,
                 const std::string& version) {
-    auto snapshot =
-        pg::load_snapshot(c.database_url, UrlPolicy{.allow_http = c.allow_http_destinations});
-    SystemClock clock;
+    auto snapshot = pg::load_snapshot(c.database_url,
+                                      domain::UrlPolicy{.allow_http = c.allow_http_destinations});
+    domain::SystemClock clock;
     auto now = std::chrono::floor<std::chrono::seconds>(clock.now());
     auto targets = linkcheck::check_targets(*snapshot, now, slug, partner);
     if (targets.empty()) {
@@ -61,10 +61,10 @@ int check_links(const Config& c, const std::string& slug, const std::string& par
         auto report = checker.check(target);
         print_report(report);
         links.insert(report.link_id);
-        if (report.seen.finding != Finding::ok) not_ok.insert(report.link_id);
+        if (report.seen.finding != domain::Finding::ok) not_ok.insert(report.link_id);
     }
     std::cout << "checked: " << links.size() << " link(s), " << not_ok.size() << " not ok\n";
     return 0;
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -35,7 +35,7 @@
 #include "refgate/runtime/log.hpp"
 #include "services.hpp"
 
-namespace refgate {
+namespace refgate::app {
 namespace {
 
 namespace po = boost::program_options;
@@ -124,9 +124,9 @@ bool writable_dir(const std::string& path) {
 
 // Every setting from the table that parses them, secrets redacted; each value reads back as
 // the same setting.
-int check_config(const Config& c) {
+int check_config(const config::Config& c) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
-    for (auto& [key, value] : describe_config(c)) out[key] = value;
+    for (auto& [key, value] : config::describe_config(c)) out[key] = value;
     std::cout << out.dump(2) << "\nconfiguration ok\n";
     return kExitOk;
 }
@@ -165,9 +165,9 @@ std::optional<std::string> read_text(const std::string& path) {
 // the import would do and rolls it back.
 // `refgate import --from <tool> FILE`: another tool's export, grouped into partners by
 // registrable domain, through the same import as a document (issue 46).
-int import_from_tool(const Config& c, const std::string& path, const po::variables_map& vm,
+int import_from_tool(const config::Config& c, const std::string& path, const po::variables_map& vm,
                      const std::string& actor) {
-    auto tool = parse_export_tool(vm["from"].as<std::string>());
+    auto tool = codec::parse_export_tool(vm["from"].as<std::string>());
     if (!tool) {
         std::cerr << "refgate import: --from must be prettylinks, thirstyaffiliates, shlink or "
                      "yourls\n";
@@ -178,14 +178,14 @@ int import_from_tool(const Config& c, const std::string& path, const po::variabl
         std::cerr << "refgate import: cannot read " << path << "\n";
         return kExitFailure;
     }
-    auto list = read_text(std::string(kPublicSuffixListPath));
+    auto list = read_text(std::string(domain::kPublicSuffixListPath));
     if (!list) {
-        std::cerr << "refgate import: cannot read " << kPublicSuffixListPath
+        std::cerr << "refgate import: cannot read " << domain::kPublicSuffixListPath
                   << " (Debian's publicsuffix package)\n";
         return kExitFailure;
     }
-    PublicSuffixList suffixes(*list);
-    PartnerMap map;
+    domain::PublicSuffixList suffixes(*list);
+    codec::PartnerMap map;
     if (vm.count("partner-map")) {
         std::string map_path = vm["partner-map"].as<std::string>();
         auto map_text = read_text(map_path);
@@ -195,7 +195,7 @@ int import_from_tool(const Config& c, const std::string& path, const po::variabl
         if (!map_text || json.is_discarded()) {
             problems.push_back("cannot read it as JSON");
         } else {
-            map = parse_partner_map(json, problems);
+            map = codec::parse_partner_map(json, problems);
         }
         for (const auto& p : problems)
             std::cerr << "refgate import: --partner-map " << map_path << ": " << p << "\n";
@@ -203,17 +203,18 @@ int import_from_tool(const Config& c, const std::string& path, const po::variabl
     }
     bool lock_codes = vm.count("lock-codes") != 0;
     bool dry_run = vm.count("dry-run") != 0;
-    auto plan =
-        plan_tool_import(read_tool_export(*tool, *text),
-                         {.suffixes = suffixes, .partner_map = map, .lock_codes = lock_codes});
-    std::cout << plan_text(plan, *tool, lock_codes);
+    auto plan = codec::plan_tool_import(
+        codec::read_tool_export(*tool, *text),
+        {.suffixes = suffixes, .partner_map = map, .lock_codes = lock_codes});
+    std::cout << codec::plan_text(plan, *tool, lock_codes);
     auto report = pg::import_document(c.database_url, plan.document,
-                                      UrlPolicy{.allow_http = c.allow_http_destinations}, actor,
-                                      dry_run || !plan.problems.empty());
-    ImportInput input;
-    auto refused = import_refusals(input, report.issues);
+                                      domain::UrlPolicy{.allow_http = c.allow_http_destinations},
+                                      actor, dry_run || !plan.problems.empty());
+    codec::ImportInput input;
+    auto refused = codec::import_refusals(input, report.issues);
     if (dry_run) {
-        std::cout << import_result_text(report.diff, refused) << "dry run: nothing applied\n";
+        std::cout << codec::import_result_text(report.diff, refused)
+                  << "dry run: nothing applied\n";
         return refused.empty() && plan.problems.empty() ? kExitOk : kExitFailure;
     }
     if (!refused.empty() || !plan.problems.empty()) {
@@ -228,7 +229,7 @@ int import_from_tool(const Config& c, const std::string& path, const po::variabl
     return kExitOk;
 }
 
-int import_file(const Config& c, const std::string& path, const po::variables_map& vm) {
+int import_file(const config::Config& c, const std::string& path, const po::variables_map& vm) {
     auto actor = cli_actor(vm);
     if (!actor) return kExitUsage;
     if (vm.count("from")) return import_from_tool(c, path, vm, *actor);
@@ -237,7 +238,7 @@ int import_file(const Config& c, const std::string& path, const po::variables_ma
         std::cerr << "refgate import: cannot read " << path << "\n";
         return kExitFailure;
     }
-    ImportInput input = read_import_text(*text, path.ends_with(".csv"));
+    codec::ImportInput input = codec::read_import_text(*text, path.ends_with(".csv"));
     if (!input.document) {
         std::cerr << "refgate import: " << path << " is not valid JSON: " << input.json_error
                   << "\n";
@@ -245,11 +246,12 @@ int import_file(const Config& c, const std::string& path, const po::variables_ma
     }
     bool dry_run = vm.count("dry-run") != 0;
     auto report = pg::import_document(c.database_url, *input.document,
-                                      UrlPolicy{.allow_http = c.allow_http_destinations}, *actor,
-                                      dry_run || !input.refused.empty());
-    auto refused = import_refusals(input, report.issues);
+                                      domain::UrlPolicy{.allow_http = c.allow_http_destinations},
+                                      *actor, dry_run || !input.refused.empty());
+    auto refused = codec::import_refusals(input, report.issues);
     if (dry_run) {
-        std::cout << import_result_text(report.diff, refused) << "dry run: nothing applied\n";
+        std::cout << codec::import_result_text(report.diff, refused)
+                  << "dry run: nothing applied\n";
         return refused.empty() ? kExitOk : kExitFailure;
     }
     if (!refused.empty()) {
@@ -266,7 +268,7 @@ int import_file(const Config& c, const std::string& path, const po::variables_ma
     return kExitOk;
 }
 
-int flush(const Config& c) {
+int flush(const config::Config& c) {
     auto store =
         clicks::make_redis_bucket_store({.address = redis_address(c),
                                          .timeout = clicks::kFlushRedisTimeout,
@@ -284,8 +286,8 @@ int flush(const Config& c) {
         auto r = flusher.flush(true);
         if (!r) {
             bool redis = r.fault().dependency == clicks::Dependency::redis;
-            log::error(redis ? "redis_error" : "database_error",
-                       {{"command", "flush"}, {"error", r.fault().message}});
+            runtime::log::error(redis ? "redis_error" : "database_error",
+                                {{"command", "flush"}, {"error", r.fault().message}});
             return kExitFailure;
         }
         if (r->busy) {
@@ -302,7 +304,7 @@ int flush(const Config& c) {
     return kExitFailure;
 }
 
-int rollups_command(const Config& c, const std::vector<std::string>& args,
+int rollups_command(const config::Config& c, const std::vector<std::string>& args,
                     const po::variables_map& vm) {
     if (args.size() != 1 || args[0] != "check") {
         std::cerr << "refgate rollups: expected check [--all]\n" << kUsage;
@@ -332,7 +334,7 @@ int rollups_command(const Config& c, const std::vector<std::string>& args,
 
 // `--expires`: "30d" or "12h" from now, or an RFC 3339 time; empty when it is neither.
 std::string expiry_time(const std::string& text) {
-    if (auto at = parse_rfc3339(text)) return format_rfc3339(*at);
+    if (auto at = domain::parse_rfc3339(text)) return domain::format_rfc3339(*at);
     if (text.size() < 2 || (text.back() != 'd' && text.back() != 'h')) return {};
     int n = 0;
     auto digits = std::string_view(text).substr(0, text.size() - 1);
@@ -340,7 +342,7 @@ std::string expiry_time(const std::string& text) {
     if (ec != std::errc{} || ptr != digits.data() + digits.size() || n < 1 || n > 36500) return {};
     auto now = std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now());
     auto length = text.back() == 'd' ? std::chrono::hours(24) * n : std::chrono::hours(n);
-    return format_rfc3339(now + length);
+    return domain::format_rfc3339(now + length);
 }
 
 // `refgate token create`'s options as POST /api/v1/tokens' body would carry them; the usage
@@ -359,11 +361,12 @@ std::optional<std::string> read_token_options(const po::variables_map& vm, admin
         }
     }
     for (const auto& slug : list("partner")) {
-        if (!valid_slug(slug)) return "--partner " + slug + " is not a partner slug";
+        if (!domain::valid_slug(slug)) return "--partner " + slug + " is not a partner slug";
         token.reach.partners.push_back(slug);
     }
     for (const auto& host : list("domain")) {
-        if (!valid_dns_name(host)) return "--domain " + host + " is not a lower-case host name";
+        if (!domain::valid_dns_name(host))
+            return "--domain " + host + " is not a lower-case host name";
         token.reach.domains.push_back(host);
     }
     if (vm.count("expires")) {
@@ -374,7 +377,7 @@ std::optional<std::string> read_token_options(const po::variables_map& vm, admin
     return std::nullopt;
 }
 
-int token_command(const Config& c, const std::vector<std::string>& args,
+int token_command(const config::Config& c, const std::vector<std::string>& args,
                   const po::variables_map& vm) {
     auto actor = cli_actor(vm);
     if (!actor) return kExitUsage;
@@ -444,7 +447,7 @@ std::optional<std::string> stdin_password(const po::variables_map& vm) {
     return password;
 }
 
-void print_user_list(const Config& c) {
+void print_user_list(const config::Config& c) {
     std::cout << "name\trole\tdisabled\tcreated_at\tlast_sign_in_at\n";
     for (const auto& u : admin::list_users(c.database_url)) {
         std::cout << u.name << "\t" << u.role << "\t" << (u.disabled ? "yes" : "no") << "\t"
@@ -453,7 +456,7 @@ void print_user_list(const Config& c) {
     }
 }
 
-int user_command(const Config& c, const std::vector<std::string>& args,
+int user_command(const config::Config& c, const std::vector<std::string>& args,
                  const po::variables_map& vm) {
     auto actor = cli_actor(vm);
     if (!actor) return kExitUsage;
@@ -517,15 +520,15 @@ int user_command(const Config& c, const std::vector<std::string>& args,
 
 // `refgate placements [--slug S]`: what GET /api/v1/links/{slug}/placements answers, for one link
 // or every link, as tab-separated lines.
-int placements_command(const Config& c, const po::variables_map& vm) {
+int placements_command(const config::Config& c, const po::variables_map& vm) {
     auto stores = admin::make_pg_admin_stores(
         {.database_url = c.database_url,
-         .url_policy = UrlPolicy{.allow_http = c.allow_http_destinations}});
+         .url_policy = domain::UrlPolicy{.allow_http = c.allow_http_destinations}});
     auto stats =
         admin::make_pg_stats_store({.database_url = c.database_url, .redis = redis_address(c)});
-    SystemClock clock;
-    std::vector<RangeProblem> problems;
-    auto range = parse_range(std::nullopt, std::nullopt, admin::utc_today(clock), problems);
+    domain::SystemClock clock;
+    std::vector<domain::RangeProblem> problems;
+    auto range = domain::parse_range(std::nullopt, std::nullopt, admin::utc_today(clock), problems);
     std::vector<std::string> slugs;
     if (vm.count("slug")) {
         slugs.push_back(vm["slug"].as<std::string>());
@@ -556,7 +559,7 @@ int placements_command(const Config& c, const po::variables_map& vm) {
 
 // `refgate commissions import --partner P FILE [--dry-run]`: the API's import
 // (POST /api/v1/partners/{slug}/commissions), from a file.
-int commissions_command(const Config& c, const std::vector<std::string>& args,
+int commissions_command(const config::Config& c, const std::vector<std::string>& args,
                         const po::variables_map& vm) {
     if (args.size() != 2 || args[0] != "import" || !vm.count("partner")) {
         std::cerr << "refgate commissions: expected import --partner P FILE [--dry-run]\n"
@@ -564,7 +567,7 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
         return kExitUsage;
     }
     auto format =
-        parse_commissions_format(vm.count("format") ? vm["format"].as<std::string>() : "");
+        codec::parse_commissions_format(vm.count("format") ? vm["format"].as<std::string>() : "");
     if (!format) {
         std::cerr << "refgate commissions import: --format must be impact or awin\n";
         return kExitUsage;
@@ -575,12 +578,12 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
         std::cerr << "refgate commissions import: cannot read " << path << "\n";
         return kExitFailure;
     }
-    bool csv = *format != CommissionsFormat::awin && !path.ends_with(".json");
+    bool csv = *format != codec::CommissionsFormat::awin && !path.ends_with(".json");
     if (!csv && nlohmann::json::parse(*text, nullptr, false).is_discarded()) {
         std::cerr << "refgate commissions import: " << path << " is not valid JSON\n";
         return kExitFailure;
     }
-    CommissionsInput input = read_commissions(*text, *format, csv);
+    codec::CommissionsInput input = codec::read_commissions(*text, *format, csv);
     auto store = admin::make_pg_commission_store(
         {.database_url = c.database_url, .max_idle_connections = 0, .max_open_connections = 1});
     bool dry_run = vm.count("dry-run") != 0;
@@ -593,7 +596,7 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
         std::cerr << "refgate commissions import: " << o.detail << "\n";
         return kExitFailure;
     }
-    const CommissionsReport& report = o.view;
+    const codec::CommissionsReport& report = o.view;
     for (const auto& r : report.refused) {
         std::cerr << "invalid: ";
         if (r.line != 0) std::cerr << "line " << r.line << ": ";
@@ -612,24 +615,25 @@ int commissions_command(const Config& c, const std::vector<std::string>& args,
 }
 
 // Loads the settings and applies the log level; false (after logging why) when they are invalid.
-bool load_cli_config(const po::variables_map& vm, const std::string& command, Config& config) {
+bool load_cli_config(const po::variables_map& vm, const std::string& command,
+                     config::Config& config) {
     try {
         std::optional<std::string> file;
         if (vm.count("config")) file = vm["config"].as<std::string>();
-        config = load_config(file, process_env());
+        config = config::load_config(file, config::process_env());
         try {
-            resolve_state_paths(config, process_env(), writable_dir);
-        } catch (const ConfigError&) {
+            config::resolve_state_paths(config, config::process_env(), writable_dir);
+        } catch (const config::ConfigError&) {
             // Only serve writes state files: migrate or token run fine without a state dir.
             if (command == "serve" || command == "check-config") throw;
         }
-    } catch (const ConfigError& e) {
-        log::error("config_invalid", {{"error", redact_secrets(e.what())}});
+    } catch (const config::ConfigError& e) {
+        runtime::log::error("config_invalid", {{"error", config::redact_secrets(e.what())}});
         return false;
     }
-    log::Level level = log::Level::info;
-    log::parse_level(config.log_level, level);
-    log::set_level(level);
+    runtime::log::Level level = runtime::log::Level::info;
+    runtime::log::parse_level(config.log_level, level);
+    runtime::log::set_level(level);
     return true;
 }
 
@@ -668,7 +672,7 @@ po::options_description cli_options() {
 
 // The command named with its arguments; nullopt when there is no such command or its arguments
 // do not fit it.
-std::optional<int> run_command(const Config& config, const std::string& command,
+std::optional<int> run_command(const config::Config& config, const std::string& command,
                                const std::vector<std::string>& args, const po::variables_map& vm) {
     if (command == "serve" && args.empty()) return App(config).serve();
     if (command == "check-config" && args.empty()) return check_config(config);
@@ -724,27 +728,27 @@ int run_cli(int argc, char** argv) {
     std::vector<std::string> args;
     if (vm.count("args")) args = vm["args"].as<std::vector<std::string>>();
 
-    Config config;
+    config::Config config;
     if (!load_cli_config(vm, command, config)) return kExitUsage;
 
     try {
         admin::init_console_crypto();
         if (auto code = run_command(config, command, args, vm)) return *code;
     } catch (const pg::DatabaseError& e) {
-        log::error("database_error", {{"command", command}, {"error", e.what()}});
+        runtime::log::error("database_error", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
     } catch (const admin::StoreError& e) {
-        log::error("database_error", {{"command", command}, {"error", e.what()}});
+        runtime::log::error("database_error", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
     } catch (const redis::RedisError& e) {
-        log::error("redis_error", {{"command", command}, {"error", e.what()}});
+        runtime::log::error("redis_error", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
     } catch (const std::exception& e) {
-        log::error("command_failed", {{"command", command}, {"error", e.what()}});
+        runtime::log::error("command_failed", {{"command", command}, {"error", e.what()}});
         return kExitFailure;
     }
     std::cerr << "refgate: unknown command or wrong arguments: " << command << "\n" << kUsage;
     return kExitUsage;
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -4,16 +4,16 @@
 
 #include "refgate/runtime/log.hpp"
 
-namespace refgate {
+namespace refgate::app {
 
-ClickCapWorker::ClickCapWorker(SnapshotStore& snapshots, admin::StatsStore& stats,
+ClickCapWorker::ClickCapWorker(runtime::SnapshotStore& snapshots, admin::StatsStore& stats,
                                std::chrono::milliseconds refresh)
     : snapshots_(snapshots),
       stats_(stats),
       refresh_(refresh),
       worker_(
           {.name = "rg-click-caps",
-           .priority = BackgroundPriority::low,
+           .priority = runtime::BackgroundPriority::low,
            .interval = kCapApplyTick,
            .min_backoff = refresh,
            .max_backoff = 8 * refresh,
@@ -27,32 +27,32 @@ void ClickCapWorker::carry_over() {
     applied_generation_ = generation;
 }
 
-void ClickCapWorker::apply(const Snapshot& snapshot) {
+void ClickCapWorker::apply(const domain::Snapshot& snapshot) {
     auto flags = snapshots_.cap_flags().current();
     if (flags != nullptr && flags->fits(snapshot)) {
         flags->apply(totals_);
         return;
     }
     // Made whole before it is published: no redirect sees it without the last verdicts.
-    auto fresh = std::make_shared<CapFlags>(snapshot);
+    auto fresh = std::make_shared<runtime::CapFlags>(snapshot);
     fresh->apply(totals_);
     snapshots_.cap_flags().publish(std::move(fresh));
 }
 
-RoundOutcome ClickCapWorker::round() {
+runtime::RoundOutcome ClickCapWorker::round() {
     std::uint64_t generation = snapshots_.generation();
     auto snapshot = snapshots_.current();
     if (snapshot == nullptr || snapshot->caps().empty()) {
         // No link has a cap: no flags are kept for links that had one.
         if (snapshots_.cap_flags().current() != nullptr) snapshots_.cap_flags().publish(nullptr);
         applied_generation_ = generation;
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     }
     auto now = std::chrono::steady_clock::now();
     if (counted_ && now - counted_at_ < refresh_) {
         // Between counts: a snapshot published since gets the last verdicts at once.
         carry_over();
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     }
     std::vector<std::int64_t> ids;
     ids.reserve(snapshot->caps().size());
@@ -63,14 +63,14 @@ RoundOutcome ClickCapWorker::round() {
         // The flags stay as they were (and a snapshot published meanwhile gets them, the idle
         // duty's carry_over()): a cap reached stays reached, one not yet reached is found when
         // Redis and PostgreSQL answer again.
-        log::warn("click_caps_failed", {{"error", e.what()}});
-        return RoundOutcome::failed;
+        runtime::log::warn("click_caps_failed", {{"error", e.what()}});
+        return runtime::RoundOutcome::failed;
     }
     counted_ = true;
     counted_at_ = now;
     apply(*snapshot);
     applied_generation_ = generation;
-    return RoundOutcome::done;
+    return runtime::RoundOutcome::done;
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

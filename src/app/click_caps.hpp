@@ -15,7 +15,7 @@
 #include "refgate/runtime/periodic_worker.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
-namespace refgate {
+namespace refgate::app {
 
 // How often the capped links' clicks are counted.
 constexpr std::chrono::milliseconds kClickCapRefresh{1'000};
@@ -24,27 +24,27 @@ constexpr std::chrono::milliseconds kCapApplyTick{100};
 
 class ClickCapWorker {
   public:
-    ClickCapWorker(SnapshotStore& snapshots, admin::StatsStore& stats,
+    ClickCapWorker(runtime::SnapshotStore& snapshots, admin::StatsStore& stats,
                    std::chrono::milliseconds refresh);
     void start() { worker_.start(); }
     void stop() { worker_.stop(); }
 
   private:
-    RoundOutcome round();
+    runtime::RoundOutcome round();
     // Sets the last count's verdicts on a snapshot published since they were last set.
     void carry_over();
     // Sets the last count's verdicts on flags for `snapshot`'s caps: the published ones when
     // they fit its caps, else new ones, published.
-    void apply(const Snapshot& snapshot);
+    void apply(const domain::Snapshot& snapshot);
 
-    SnapshotStore& snapshots_;
+    runtime::SnapshotStore& snapshots_;
     admin::StatsStore& stats_;
     std::chrono::milliseconds refresh_;
     std::chrono::steady_clock::time_point counted_at_{};
     std::uint64_t applied_generation_ = 0;
     bool counted_ = false;
     std::unordered_map<std::int64_t, std::uint64_t> totals_;  // the last count, by link id
-    PeriodicWorker worker_;
+    runtime::PeriodicWorker worker_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::app

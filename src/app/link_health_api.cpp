@@ -5,7 +5,7 @@
 #include "refgate/linkcheck/checker.hpp"
 #include "services.hpp"
 
-namespace refgate {
+namespace refgate::app {
 namespace {
 
 class CheckerApi final : public admin::LinkHealthService {
@@ -23,7 +23,7 @@ class CheckerApi final : public admin::LinkHealthService {
     std::optional<nlohmann::json> check(const std::string& slug) override {
         auto snapshot = shared_.snapshots.current();
         if (!snapshot) return std::nullopt;
-        const Config& c = shared_.config;
+        const config::Config& c = shared_.config;
         auto now = std::chrono::floor<std::chrono::seconds>(shared_.clock.now());
         auto targets = linkcheck::check_targets(*snapshot, now, slug);
         if (targets.empty()) return std::nullopt;
@@ -56,4 +56,4 @@ std::shared_ptr<admin::LinkHealthService> make_link_health_api(Shared& shared) {
     return std::make_shared<CheckerApi>(shared);
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

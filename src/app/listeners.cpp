@@ -11,27 +11,27 @@
 #include "refgate/runtime/log.hpp"
 #include "services.hpp"
 
-namespace refgate {
+namespace refgate::app {
 namespace {
 
 using metrics::route_tag;
 
 // The redirects' options: REFGATE_UNKNOWN_HOST, and the public base URL's host as the default
 // domain's while no domain is defined (issue 46).
-RedirectOptions redirect_options(const Config& config) {
-    RedirectOptions options{config.referrer_policy, config.reject_unknown_host, {}};
+redirect::RedirectOptions redirect_options(const config::Config& config) {
+    redirect::RedirectOptions options{config.referrer_policy, config.reject_unknown_host, {}};
     std::string_view host =
-        authority_host(absolute_form_authority(config.disclosure.public_base_url));
-    std::array<char, kMaxRequestHost> lower{};
-    options.default_host = lower_host(host, lower);
+        domain::authority_host(domain::absolute_form_authority(config.disclosure.public_base_url));
+    std::array<char, domain::kMaxRequestHost> lower{};
+    options.default_host = domain::lower_host(host, lower);
     return options;
 }
 
 void add_health_routes(http::Router& router, Shared& s, ops::ReadinessDetail detail) {
     auto ops = std::make_shared<ops::HealthHandler>(s.snapshots, s.health, &s.click_stats, detail,
                                                     &s.clock);
-    router.exact("/healthz", ops, route_tag(RouteClass::health));
-    router.exact("/readyz", ops, route_tag(RouteClass::health));
+    router.exact("/healthz", ops, route_tag(metrics::RouteClass::health));
+    router.exact("/readyz", ops, route_tag(metrics::RouteClass::health));
 }
 
 // The public listener's handler: postbacks (database work, on the server's blocking pool) apart
@@ -74,12 +74,12 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                 auto router = std::make_unique<http::Router>();
                 router->prefix(
                     "/go/",
-                    std::make_shared<RedirectHandler>(
+                    std::make_shared<redirect::RedirectHandler>(
                         s.snapshots, s.clock, redirect_options(s.config), &counting.next_recorder(),
-                        TargetingSources{.trusted_proxies = &counting.trusted_proxies,
-                                         .salts = &counting.salts,
-                                         .countries = &counting.countries.box}),
-                    route_tag(RouteClass::redirect));
+                        redirect::TargetingSources{.trusted_proxies = &counting.trusted_proxies,
+                                                   .salts = &counting.salts,
+                                                   .countries = &counting.countries.box}),
+                    route_tag(metrics::RouteClass::redirect));
                 add_health_routes(*router, s, ops::ReadinessDetail::verdict);
                 const auto& d = s.config.disclosure;
                 using disclosure::DisclosureHandler;
@@ -88,14 +88,14 @@ http::ListenerOptions public_listener(Shared& s, Counting& counting) {
                     disclosure::DisclosureOptions{d.default_locale, d.max_age, d.public_base_url});
                 for (auto path : DisclosureHandler::kPaths)
                     router->exact(std::string(path), disclosures,
-                                  route_tag(RouteClass::disclosure));
+                                  route_tag(metrics::RouteClass::disclosure));
                 router->prefix(std::string(DisclosureHandler::kSnippetPrefix), disclosures,
-                               route_tag(RouteClass::disclosure));
+                               route_tag(metrics::RouteClass::disclosure));
                 auto postbacks = std::make_unique<http::Router>();
                 postbacks->prefix(std::string(admin::PostbackHandler::kPrefix),
                                   std::make_shared<admin::PostbackHandler>(
                                       s.commissions, s.postback_limiter, s.postback_batcher),
-                                  route_tag(RouteClass::other));
+                                  route_tag(metrics::RouteClass::other));
                 return std::make_unique<PublicHandler>(
                     std::make_unique<metrics::CountingHandler>(
                         std::move(router), s.request_metrics.add_slot("public")),
@@ -112,9 +112,9 @@ void add_console_routes(http::Router& router) {
     if (assets.empty()) return;
     auto handler = std::make_shared<console::ConsoleHandler>(assets);
     router.exact(std::string(console::ConsoleHandler::kRoot), handler,
-                 route_tag(RouteClass::other));
+                 route_tag(metrics::RouteClass::other));
     router.prefix(std::string(console::ConsoleHandler::kPrefix), handler,
-                  route_tag(RouteClass::other));
+                  route_tag(metrics::RouteClass::other));
 }
 
 http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
@@ -127,9 +127,9 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
         .handler_factory =
             [&s, api = admin.handler, metrics] {
                 auto router = std::make_unique<http::Router>();
-                router->prefix("/api/v1/", api, route_tag(RouteClass::admin_api));
+                router->prefix("/api/v1/", api, route_tag(metrics::RouteClass::admin_api));
                 add_health_routes(*router, s, ops::ReadinessDetail::full);
-                router->exact("/metrics", metrics, route_tag(RouteClass::metrics));
+                router->exact("/metrics", metrics, route_tag(metrics::RouteClass::metrics));
                 add_console_routes(*router);
                 return std::make_unique<metrics::CountingHandler>(
                     std::move(router), s.request_metrics.add_slot("admin"));
@@ -139,8 +139,8 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
         .blocking_wait = s.config.admin_db_wait,
         // A trusted proxy carries every client behind it: held to the listener's cap only (a
         // share would let one slow client behind it shut out all the others).
-        .proxies =
-            parse_networks(s.config.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{}),
+        .proxies = config::parse_networks(s.config.clicks.trusted_proxies)
+                       .value_or(std::vector<domain::IpNetwork>{}),
     };
 }
 
@@ -148,7 +148,7 @@ http::ListenerOptions admin_listener(Shared& s, const AdminApi& admin,
 
 AdminApi make_admin_api(Shared& s) {
     // One pool of connections for the API, the console's sessions and /metrics' token checks.
-    const Config& c = s.config;
+    const config::Config& c = s.config;
     auto stores = admin::make_pg_admin_stores(
         {.database_url = c.database_url,
          .url_policy = s.url_policy,
@@ -160,20 +160,19 @@ AdminApi make_admin_api(Shared& s) {
     AdminApi api;
     api.handler = std::make_shared<admin::AdminHandler>(
         std::move(stores.store),
-        admin::AdminOptions{
-            .cors_origins = c.admin_cors_origins,
-            .unavailable = &s.admin_unavailable,
-            .console = std::move(stores.console),
-            .console_web = {.admin_origin = c.admin_public_url},
-            .public_base_url = c.disclosure.public_base_url,
-            .sign_ins = &s.console_sign_ins,
-            .link_health = make_link_health_api(s),
-            // Validated at start-up (config), as for clicks.
-            .trusted_proxies =
-                parse_networks(c.clicks.trusted_proxies).value_or(std::vector<IpNetwork>{}),
-            .commissions = s.commissions,
-            .webhooks = s.webhooks,
-            .auth_cache_lifetime = c.auth_cache},
+        admin::AdminOptions{.cors_origins = c.admin_cors_origins,
+                            .unavailable = &s.admin_unavailable,
+                            .console = std::move(stores.console),
+                            .console_web = {.admin_origin = c.admin_public_url},
+                            .public_base_url = c.disclosure.public_base_url,
+                            .sign_ins = &s.console_sign_ins,
+                            .link_health = make_link_health_api(s),
+                            // Validated at start-up (config), as for clicks.
+                            .trusted_proxies = config::parse_networks(c.clicks.trusted_proxies)
+                                                   .value_or(std::vector<domain::IpNetwork>{}),
+                            .commissions = s.commissions,
+                            .webhooks = s.webhooks,
+                            .auth_cache_lifetime = c.auth_cache},
         // Dashboards read a lot: from a replica when one is configured (reads only, any host).
         admin::make_pg_stats_store(
             {.database_url = c.stats_database_url.empty() ? c.database_url : c.stats_database_url,
@@ -186,7 +185,7 @@ AdminApi make_admin_api(Shared& s) {
             return admin::bearer_role(tokens, authorization) ? metrics::Access::allowed
                                                              : metrics::Access::unauthorized;
         } catch (const std::exception& e) {
-            log::warn("metrics_token_check_failed", {{"error", e.what()}});
+            runtime::log::warn("metrics_token_check_failed", {{"error", e.what()}});
             return metrics::Access::unavailable;
         }
     };
@@ -220,18 +219,19 @@ bool HttpService::start() {
     try {
         server_.bind();
     } catch (const std::exception& e) {
-        log::error("listen_failed", {{"error", e.what()}});
+        runtime::log::error("listen_failed", {{"error", e.what()}});
         return false;
     }
     server_.start();
-    const Config& c = shared_.config;
-    log::info("listening", {{"listener", "public"},
-                            {"host", c.listen.host},
-                            {"port", server_.port(0)},
-                            {"threads", c.threads}});
-    log::info("listening",
-              {{"listener", "admin"}, {"host", c.admin_listen.host}, {"port", server_.port(1)}});
+    const config::Config& c = shared_.config;
+    runtime::log::info("listening", {{"listener", "public"},
+                                     {"host", c.listen.host},
+                                     {"port", server_.port(0)},
+                                     {"threads", c.threads}});
+    runtime::log::info(
+        "listening",
+        {{"listener", "admin"}, {"host", c.admin_listen.host}, {"port", server_.port(1)}});
     return true;
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -13,7 +13,7 @@
 #include "refgate/runtime/background_thread.hpp"
 #include "refgate/runtime/log.hpp"
 
-namespace refgate {
+namespace refgate::app {
 namespace {
 
 constexpr const char* kDefault = "default";
@@ -39,13 +39,13 @@ std::string ranges_beside(const std::string& database_path, const char* name) {
     return std::filesystem::is_regular_file(candidate, ec) ? candidate.string() : std::string();
 }
 
-ScannerNetworks read_networks(const std::string& path) {
+domain::ScannerNetworks read_networks(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot be read");
     std::ostringstream text;
     text << in.rdbuf();
     try {
-        return ScannerNetworks::parse(text.str());
+        return domain::ScannerNetworks::parse(text.str());
     } catch (const std::invalid_argument& e) {
         throw std::runtime_error(path + ": " + e.what());
     }
@@ -63,7 +63,7 @@ void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
     auto networks = data.networks.current();
     if (!data.asn || data.asn_ranges || networks->asns.empty()) return;
     data.ranges_walk = std::jthread([&data, networks, delay](std::stop_token stop) {
-        become_background_thread("asn_ranges", BackgroundPriority::low);
+        runtime::become_background_thread("asn_ranges", runtime::BackgroundPriority::low);
         std::mutex mutex;
         std::unique_lock lock(mutex);
         std::condition_variable_any().wait_for(lock, stop, delay, [] { return false; });
@@ -72,28 +72,30 @@ void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
         auto ranges = data.asn->ranges_of(networks->asns, stop);
         if (stop.stop_requested()) return;
         if (!ranges) {
-            log::error("scanner_asn_ranges_failed",
-                       {{"detail", "the ASN database's tree is malformed; each click asks it"}});
+            runtime::log::error(
+                "scanner_asn_ranges_failed",
+                {{"detail", "the ASN database's tree is malformed; each click asks it"}});
             return;
         }
         auto with_ranges = *networks;
-        with_ranges.asn_ranges = std::make_shared<const AddressRanges>(std::move(*ranges));
+        with_ranges.asn_ranges = std::make_shared<const domain::AddressRanges>(std::move(*ranges));
         auto size = with_ranges.asn_ranges->size();
         data.networks.set(std::move(with_ranges));
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
-        log::info("scanner_asn_ranges", {{"form", "built"}, {"ranges", size}, {"ms", ms.count()}});
+        runtime::log::info("scanner_asn_ranges",
+                           {{"form", "built"}, {"ranges", size}, {"ms", ms.count()}});
         malloc_trim(0);  // the walk's freed working memory goes back to the system
     });
 }
 
 }  // namespace
 
-void load_scanner(const ClickConfig& config, ScannerData& out) {
+void load_scanner(const config::ClickConfig& config, ScannerData& out) {
     std::string asn_path = config.asn_db == kDefault ? beside_binary("asn.mmdb") : config.asn_db;
     if (!asn_path.empty()) {
         try {
-            out.asn = std::make_unique<AsnDatabase>(asn_path);
+            out.asn = std::make_unique<redirect::AsnDatabase>(asn_path);
         } catch (const std::runtime_error& e) {
             throw std::runtime_error(std::string("REFGATE_ASN_DB (asn_db): ") + e.what());
         }
@@ -101,17 +103,18 @@ void load_scanner(const ClickConfig& config, ScannerData& out) {
             config.asn_db == kDefault ? ranges_beside(asn_path, "asn.ranges") : std::string();
         if (!ranges_path.empty()) {
             try {
-                out.asn_ranges = std::make_unique<MappedAsnRanges>(ranges_path, out.asn->source());
-                log::info("scanner_asn_ranges", {{"form", "mapped"},
-                                                 {"path", ranges_path},
-                                                 {"ranges", out.asn_ranges->size()},
-                                                 {"bytes", out.asn_ranges->bytes()}});
+                out.asn_ranges =
+                    std::make_unique<redirect::MappedAsnRanges>(ranges_path, out.asn->source());
+                runtime::log::info("scanner_asn_ranges", {{"form", "mapped"},
+                                                          {"path", ranges_path},
+                                                          {"ranges", out.asn_ranges->size()},
+                                                          {"bytes", out.asn_ranges->bytes()}});
             } catch (const std::runtime_error& e) {
-                log::error("range_file_rejected",
-                           {{"error", e.what()},
-                            {"detail",
-                             "each click asks the ASN database until its ranges are "
-                             "built in the background"}});
+                runtime::log::error("range_file_rejected",
+                                    {{"error", e.what()},
+                                     {"detail",
+                                      "each click asks the ASN database until its ranges are "
+                                      "built in the background"}});
             }
         }
     }
@@ -131,14 +134,15 @@ void load_scanner(const ClickConfig& config, ScannerData& out) {
                    .burst_links = config.scanner_burst_links,
                    .burst_seconds = config.scanner_burst_seconds};
     auto networks = out.networks.current();
-    log::info("scanner_check",
-              {{"asn_db", out.asn ? asn_path + " (" + out.asn->describe() + ")"
-                                  : std::string("none: no ASN check")},
-               {"scanner_networks", out.networks_path.empty() ? "none" : out.networks_path},
-               {"asns", networks->asns.size()},
-               {"ranges", networks->ranges.size()},
-               {"burst_links", config.scanner_burst_links},
-               {"burst_seconds", config.scanner_burst_seconds}});
+    runtime::log::info(
+        "scanner_check",
+        {{"asn_db", out.asn ? asn_path + " (" + out.asn->describe() + ")"
+                            : std::string("none: no ASN check")},
+         {"scanner_networks", out.networks_path.empty() ? "none" : out.networks_path},
+         {"asns", networks->asns.size()},
+         {"ranges", networks->ranges.size()},
+         {"burst_links", config.scanner_burst_links},
+         {"burst_seconds", config.scanner_burst_seconds}});
     start_ranges_walk(out, kWalkDelayAtStart);
 }
 
@@ -150,12 +154,12 @@ void reload_scanner_networks(ScannerData& data) {
         data.networks.set(std::move(networks_read));
         start_ranges_walk(data, std::chrono::seconds{0});
         auto networks = data.networks.current();
-        log::info("scanner_networks_reloaded", {{"path", data.networks_path},
-                                                {"asns", networks->asns.size()},
-                                                {"ranges", networks->ranges.size()}});
+        runtime::log::info("scanner_networks_reloaded", {{"path", data.networks_path},
+                                                         {"asns", networks->asns.size()},
+                                                         {"ranges", networks->ranges.size()}});
     } catch (const std::runtime_error& e) {
-        log::error("scanner_networks_rejected",
-                   {{"error", e.what()}, {"detail", "kept the previous list"}});
+        runtime::log::error("scanner_networks_rejected",
+                            {{"error", e.what()}, {"detail", "kept the previous list"}});
     }
 }
 
@@ -163,23 +167,24 @@ namespace {
 
 // The database's ranges from its range file when there is a good one (the database itself is not
 // kept), else the database, flattened in the background.
-void publish_country_database(CountryData& data, std::shared_ptr<const CountryDatabase> db) {
+void publish_country_database(CountryData& data,
+                              std::shared_ptr<const redirect::CountryDatabase> db) {
     if (!data.ranges_path.empty()) {
         try {
-            auto ranges =
-                std::make_shared<const MappedCountryRanges>(data.ranges_path, db->source());
-            log::info("country_ranges", {{"form", "mapped"},
-                                         {"path", data.ranges_path},
-                                         {"ranges", ranges->size()},
-                                         {"bytes", ranges->bytes()}});
+            auto ranges = std::make_shared<const redirect::MappedCountryRanges>(data.ranges_path,
+                                                                                db->source());
+            runtime::log::info("country_ranges", {{"form", "mapped"},
+                                                  {"path", data.ranges_path},
+                                                  {"ranges", ranges->size()},
+                                                  {"bytes", ranges->bytes()}});
             data.box.publish_ranges(std::move(ranges));
             return;
         } catch (const std::runtime_error& e) {
-            log::error("range_file_rejected",
-                       {{"error", e.what()},
-                        {"detail",
-                         "each lookup walks the country database until its ranges are "
-                         "built in the background"}});
+            runtime::log::error("range_file_rejected",
+                                {{"error", e.what()},
+                                 {"detail",
+                                  "each lookup walks the country database until its ranges are "
+                                  "built in the background"}});
         }
     }
     data.box.publish(std::move(db));
@@ -187,21 +192,23 @@ void publish_country_database(CountryData& data, std::shared_ptr<const CountryDa
 
 }  // namespace
 
-void load_country_database(const ClickConfig& config, CountryData& out, HealthState& health) {
+void load_country_database(const config::ClickConfig& config, CountryData& out,
+                           runtime::HealthState& health) {
     out.path = config.geoip_db == kDefault ? beside_binary("country.mmdb") : config.geoip_db;
     if (out.path.empty()) {
         health.country_db.store(0);
-        log::warn("country_rules_skipped",
-                  {{"detail",
-                    "no country database (REFGATE_GEOIP_DB): rules naming countries "
-                    "match no reader"}});
+        runtime::log::warn("country_rules_skipped",
+                           {{"detail",
+                             "no country database (REFGATE_GEOIP_DB): rules naming countries "
+                             "match no reader"}});
         return;
     }
     if (config.geoip_db == kDefault) out.ranges_path = ranges_beside(out.path, "country.ranges");
     try {
-        out.loaded = file_identity(out.path);  // before opening: a change meanwhile is seen later
-        auto db = std::make_shared<const CountryDatabase>(out.path);
-        log::info("country_database", {{"path", out.path}, {"database", db->describe()}});
+        out.loaded =
+            runtime::file_identity(out.path);  // before opening: a change meanwhile is seen later
+        auto db = std::make_shared<const redirect::CountryDatabase>(out.path);
+        runtime::log::info("country_database", {{"path", out.path}, {"database", db->describe()}});
         publish_country_database(out, std::move(db));
         health.country_db.store(1);
     } catch (const std::runtime_error& e) {
@@ -212,19 +219,20 @@ void load_country_database(const ClickConfig& config, CountryData& out, HealthSt
 namespace {
 
 // Opens the file as it is now and publishes it, or keeps the previous database; under data.mutex.
-void reopen_country_database(CountryData& data, const std::optional<FileIdentity>& identity,
+void reopen_country_database(CountryData& data,
+                             const std::optional<runtime::FileIdentity>& identity,
                              const char* reason) {
     try {
-        auto db = std::make_shared<const CountryDatabase>(data.path);
+        auto db = std::make_shared<const redirect::CountryDatabase>(data.path);
         std::string described = db->describe();
         publish_country_database(data, std::move(db));
         data.loaded = identity;
         data.refused.reset();
-        log::info("country_database_reloaded",
-                  {{"path", data.path}, {"reason", reason}, {"database", described}});
+        runtime::log::info("country_database_reloaded",
+                           {{"path", data.path}, {"reason", reason}, {"database", described}});
     } catch (const std::runtime_error& e) {
         data.refused = identity;
-        log::error(
+        runtime::log::error(
             "country_database_rejected",
             {{"error", e.what()}, {"reason", reason}, {"detail", "kept the previous database"}});
     }
@@ -235,17 +243,18 @@ void reopen_country_database(CountryData& data, const std::optional<FileIdentity
 void reload_country_database(CountryData& data) {
     if (data.path.empty()) return;
     std::lock_guard lock(data.mutex);
-    reopen_country_database(data, file_identity(data.path), "SIGHUP");
+    reopen_country_database(data, runtime::file_identity(data.path), "SIGHUP");
 }
 
 void follow_country_database_file(CountryData& data) {
     if (data.path.empty()) return;
     std::lock_guard lock(data.mutex);
-    auto identity = file_identity(data.path);
+    auto identity = runtime::file_identity(data.path);
     if (!identity) {
         if (!data.missing_logged)
-            log::warn("country_database_missing",
-                      {{"path", data.path}, {"detail", "kept the database loaded before"}});
+            runtime::log::warn(
+                "country_database_missing",
+                {{"path", data.path}, {"detail", "kept the database loaded before"}});
         data.missing_logged = true;
         return;
     }
@@ -254,4 +263,4 @@ void follow_country_database_file(CountryData& data) {
     reopen_country_database(data, identity, "file_changed");
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -16,15 +16,15 @@
 #include "refgate/runtime/file_identity.hpp"
 #include "refgate/runtime/health_state.hpp"
 
-namespace refgate {
+namespace refgate::app {
 
 struct ScannerData {
-    std::unique_ptr<AsnDatabase> asn;
+    std::unique_ptr<redirect::AsnDatabase> asn;
     // asn.ranges beside the built database (REFGATE_ASN_DB=default), mapped: no walk is needed.
-    std::unique_ptr<MappedAsnRanges> asn_ranges;
-    ScannerNetworksBox networks;
+    std::unique_ptr<redirect::MappedAsnRanges> asn_ranges;
+    redirect::ScannerNetworksBox networks;
     std::string networks_path;  // empty: none
-    ScannerSources sources;
+    redirect::ScannerSources sources;
     // Flattens the listed autonomous systems' ranges out of the database after each load (last:
     // stopped and joined before the rest goes).
     std::jthread ranges_walk;
@@ -32,7 +32,7 @@ struct ScannerData {
 
 // Opens the database and reads the networks file; throws std::runtime_error naming the setting,
 // the file and (for a bad line) its number. Logs once what the scanner check uses.
-void load_scanner(const ClickConfig& config, ScannerData& out);
+void load_scanner(const config::ClickConfig& config, ScannerData& out);
 
 // Reads the networks file again (SIGHUP); a file that cannot be read or has a bad line is logged
 // and the previous list kept.
@@ -41,7 +41,7 @@ void reload_scanner_networks(ScannerData& data);
 // The targeting rules' country database (REFGATE_GEOIP_DB), loaded at start, on SIGHUP and when
 // its file changes.
 struct CountryData {
-    CountryLookupBox box;
+    redirect::CountryLookupBox box;
     std::string path;  // empty: none
     // country.ranges beside the built database (REFGATE_GEOIP_DB=default); empty for a database
     // the operator names, whose ranges are built in the background.
@@ -49,8 +49,8 @@ struct CountryData {
     // The file loaded and the last one refused, so that the poll opens a file once; SIGHUP's
     // reload and the poll run on different threads, hence the mutex.
     std::mutex mutex;
-    std::optional<FileIdentity> loaded;
-    std::optional<FileIdentity> refused;
+    std::optional<runtime::FileIdentity> loaded;
+    std::optional<runtime::FileIdentity> refused;
     bool missing_logged = false;
 };
 
@@ -61,7 +61,8 @@ constexpr std::chrono::seconds kCountryFilePoll{2};
 // Opens the database the setting names (or finds beside the binary); throws std::runtime_error
 // naming the setting when a named file cannot be opened. Without one, country rules are skipped:
 // logged once here and shown in /readyz (`health.country_db`).
-void load_country_database(const ClickConfig& config, CountryData& out, HealthState& health);
+void load_country_database(const config::ClickConfig& config, CountryData& out,
+                           runtime::HealthState& health);
 
 // Opens the file again (SIGHUP); a file that cannot be opened is logged and the previous kept.
 void reload_country_database(CountryData& data);
@@ -73,4 +74,4 @@ void reload_country_database(CountryData& data);
 // nothing changed; run off the I/O threads (a PeriodicWorker every kCountryFilePoll).
 void follow_country_database_file(CountryData& data);
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -30,28 +30,28 @@
 #include "refgate/runtime/snapshot_store.hpp"
 #include "scanner.hpp"
 
-namespace refgate {
+namespace refgate::app {
 
 // The Redis address of the settings (URL, and the sentinels' password).
-redis::RedisAddress redis_address(const Config& config);
+redis::RedisAddress redis_address(const config::Config& config);
 
 // What several components read or write. It outlives them all.
 struct Shared {
-    explicit Shared(const Config& config);
+    explicit Shared(const config::Config& config);
 
-    const Config& config;
+    const config::Config& config;
     redis::RedisAddress redis;
-    UrlPolicy url_policy;
-    SystemClock clock;
-    HealthState health;
-    SnapshotStore snapshots;
-    ClickStats click_stats;
-    RequestMetrics request_metrics;
+    domain::UrlPolicy url_policy;
+    domain::SystemClock clock;
+    runtime::HealthState health;
+    runtime::SnapshotStore snapshots;
+    metrics::ClickStats click_stats;
+    metrics::RequestMetrics request_metrics;
     // Admin API calls answered 503 because the database was unreachable or busy.
     std::atomic<std::uint64_t> admin_unavailable{0};
     // Console sign-ins: ok, refused, limited.
     std::array<std::atomic<std::uint64_t>, 3> console_sign_ins{};
-    LinkHealthStats link_health;
+    metrics::LinkHealthStats link_health;
     // The one per-host pace of the scheduled and the on-demand link checks, and their stop.
     linkcheck::HostPace link_pace;
     // Commissions (issue 43): the admin API's import and the public listener's postbacks, over
@@ -60,10 +60,10 @@ struct Shared {
     std::shared_ptr<admin::PostbackLimiter> postback_limiter;
     std::shared_ptr<admin::PostbackBatcher> postback_batcher;
     // The stored commissions' totals for /metrics, as last read.
-    CommissionStats commission_stats;
+    metrics::CommissionStats commission_stats;
     // Webhooks (issue 44): the admin API's store, and delivery's figures for /metrics.
     std::shared_ptr<admin::WebhookStore> webhooks;
-    WebhookStats webhook_stats;
+    metrics::WebhookStats webhook_stats;
 };
 
 // The admin API's link-health routes over the checker (src/app/link_health_api.cpp).
@@ -74,15 +74,15 @@ std::shared_ptr<admin::LinkHealthService> make_link_health_api(Shared& shared);
 // files cannot be loaded.
 struct Counting {
     explicit Counting(Shared& shared);
-    ClickRecorder& next_recorder() { return *recorders.at(next++); }
-    std::vector<ClickShard*> shard_pointers() const;
+    redirect::ClickRecorder& next_recorder() { return *recorders.at(next++); }
+    std::vector<clicks::ClickShard*> shard_pointers() const;
 
-    std::vector<IpNetwork> trusted_proxies;
+    std::vector<domain::IpNetwork> trusted_proxies;
     ScannerData scanner;
     CountryData countries;
-    SaltBox salts;
-    std::vector<std::unique_ptr<ClickShard>> shards;
-    std::vector<std::unique_ptr<ClickRecorder>> recorders;
+    clicks::SaltBox salts;
+    std::vector<std::unique_ptr<clicks::ClickShard>> shards;
+    std::vector<std::unique_ptr<redirect::ClickRecorder>> recorders;
     std::atomic<std::size_t> next{0};
 };
 
@@ -110,4 +110,4 @@ class HttpService {
     http::Server server_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::app

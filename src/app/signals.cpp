@@ -7,7 +7,7 @@
 
 #include "refgate/runtime/log.hpp"
 
-namespace refgate {
+namespace refgate::app {
 
 sigset_t block_stop_signals() {
     // A signal that is not blocked here would end the process at once, losing the clicks still
@@ -40,16 +40,16 @@ int wait_for_stop(const sigset_t& signals, const std::function<void()>& reload) 
         int signal = 0;
         if (sigwait(&signals, &signal) != 0) continue;
         if (signal != SIGHUP) return signal;
-        log::info("reload_requested", {{"signal", "SIGHUP"}});
+        runtime::log::info("reload_requested", {{"signal", "SIGHUP"}});
         reload();
     }
 }
 
-void drain(const sigset_t& signals, HealthState& health, const std::function<void()>& reload,
-           std::chrono::milliseconds duration) {
+void drain(const sigset_t& signals, runtime::HealthState& health,
+           const std::function<void()>& reload, std::chrono::milliseconds duration) {
     health.draining.store(true);
     if (duration.count() == 0) return;
-    log::info("draining", {{"drain_ms", duration.count()}});
+    runtime::log::info("draining", {{"drain_ms", duration.count()}});
     auto deadline = std::chrono::steady_clock::now() + duration;
     for (;;) {
         auto left = deadline - std::chrono::steady_clock::now();
@@ -65,10 +65,10 @@ void drain(const sigset_t& signals, HealthState& health, const std::function<voi
             reload();
             continue;
         }
-        log::info("drain_cut_short", {{"signal", signal_name(signal)}});
+        runtime::log::info("drain_cut_short", {{"signal", signal_name(signal)}});
         return;
     }
-    log::info("drained");
+    runtime::log::info("drained");
 }
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -10,7 +10,7 @@
 
 #include "refgate/runtime/health_state.hpp"
 
-namespace refgate {
+namespace refgate::app {
 
 // Blocks the handled signals in the calling thread (call it before any thread starts, so that
 // every thread inherits the mask) and ignores SIGPIPE. Returns the set for the waits below.
@@ -24,7 +24,7 @@ int wait_for_stop(const sigset_t& signals, const std::function<void()>& reload);
 // From the first stop signal, /readyz answers 503 while the listeners keep serving for
 // `duration`, so that load balancers stop sending new connections before the listeners close. A
 // second stop signal ends the wait early; a SIGHUP meanwhile still reloads.
-void drain(const sigset_t& signals, HealthState& health, const std::function<void()>& reload,
-           std::chrono::milliseconds duration);
+void drain(const sigset_t& signals, runtime::HealthState& health,
+           const std::function<void()>& reload, std::chrono::milliseconds duration);
 
-}  // namespace refgate
+}  // namespace refgate::app

@@ -2,10 +2,10 @@
 
 #include <charconv>
 
-namespace refgate {
+namespace refgate::clicks {
 
-void append_batch_line(std::string& blob, const CounterKey& key, std::uint64_t clicks) {
-    char line[CounterKey::kMaxFieldLength + 1 + 20 + 1];
+void append_batch_line(std::string& blob, const domain::CounterKey& key, std::uint64_t clicks) {
+    char line[domain::CounterKey::kMaxFieldLength + 1 + 20 + 1];
     char* p = line + key.write_field(line);
     *p++ = ' ';
     p = std::to_chars(p, line + sizeof line, clicks).ptr;
@@ -19,4 +19,4 @@ bool parse_bucket_count(std::string_view text, std::uint64_t& out) {
     return ec == std::errc{} && end == text.data() + text.size();
 }
 
-}  // namespace refgate
+}  // namespace refgate::clicks

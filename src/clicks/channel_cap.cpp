@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace refgate {
+namespace refgate::clicks {
 namespace {
 
 constexpr std::size_t kMaxLoadNum = 3, kMaxLoadDen = 4;
@@ -32,7 +32,7 @@ bool full(std::size_t used, std::size_t slots) {
 }  // namespace
 
 bool capped_channel(std::string_view channel) {
-    return channel != kDirectChannel && channel != kOtherChannel;
+    return channel != domain::kDirectChannel && channel != domain::kOtherChannel;
 }
 
 ChannelCap::ChannelCap(std::size_t cap) : cap_(cap) {
@@ -117,12 +117,12 @@ ChannelCap::Admitted ChannelCap::admit(std::int64_t link_id, std::int32_t day,
                                        std::string_view channel) {
     if (!capped_channel(channel)) return {channel, false};
     Day* d = day_for(day);
-    if (d == nullptr) return {kOtherChannel, true};
+    if (d == nullptr) return {domain::kOtherChannel, true};
     std::uint64_t fp = fingerprint(link_id, channel);
     if (find_channel(*d, fp)) return {channel, false};
     LinkSlot* link = link_slot(*d, link_id);
     if (link == nullptr || link->channels >= cap_ || !insert_channel(*d, fp))
-        return {kOtherChannel, true};
+        return {domain::kOtherChannel, true};
     ++link->channels;
     return {channel, false};
 }
@@ -204,11 +204,12 @@ ChannelFold fold_channels(ChannelCounts& counts, std::size_t cap,
         if (kept.count(c) != 0) continue;
         fold.clicks += n;
         moved.insert(std::move(c));
-        key = CounterKey(key.link_id, key.day, static_cast<ClickClass>(key.click_class),
-                         kOtherChannel);
+        key = domain::CounterKey(key.link_id, key.day,
+                                 static_cast<domain::ClickClass>(key.click_class),
+                                 domain::kOtherChannel);
     }
     fold.channels = moved.size();
     return fold;
 }
 
-}  // namespace refgate
+}  // namespace refgate::clicks

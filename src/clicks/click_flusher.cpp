@@ -117,7 +117,7 @@ Status Flusher::move_bucket(std::int64_t bucket, bool early, FlushResult& result
         result.capped_channels += added->capped.channels;
     } else {
         ++result.skipped_buckets;
-        log::warn("bucket_already_flushed", {{"bucket", bucket}});
+        runtime::log::warn("bucket_already_flushed", {{"bucket", bucket}});
     }
     tx->reset();  // rolls back what was not committed
     return store_.delete_bucket(bucket);
@@ -153,7 +153,7 @@ ClickFlusher::ClickFlusher(BucketStore& store, CountSink& sink, FlusherOptions o
     : flusher_(store, sink, options),
       options_(options),
       worker_({.name = "rg-flusher",
-               .priority = BackgroundPriority::idle,
+               .priority = runtime::BackgroundPriority::idle,
                .interval = interval,
                .min_backoff = interval,
                .max_backoff = interval,
@@ -164,7 +164,7 @@ void ClickFlusher::start() { worker_.start(); }
 
 void ClickFlusher::stop() { worker_.stop(); }
 
-RoundOutcome ClickFlusher::flush_round() {
+runtime::RoundOutcome ClickFlusher::flush_round() {
     auto started = std::chrono::steady_clock::now();
     Result<FlushResult> r = flusher_.flush(false);
     if (!r) {
@@ -180,9 +180,9 @@ RoundOutcome ClickFlusher::flush_round() {
         if (fault.dependency == Dependency::postgres && options_.health != nullptr)
             options_.health->postgres_errors.fetch_add(1, std::memory_order_relaxed);
         // Nothing is lost: buckets stay in the store until PostgreSQL has them.
-        if (!failing_) log::warn("flush_failed", {{"error", fault.message}});
+        if (!failing_) runtime::log::warn("flush_failed", {{"error", fault.message}});
         failing_ = true;
-        return RoundOutcome::failed;
+        return runtime::RoundOutcome::failed;
     }
     if (options_.stats != nullptr) {
         options_.stats->channels_capped.fetch_add(r->capped_clicks, std::memory_order_relaxed);
@@ -192,23 +192,23 @@ RoundOutcome ClickFlusher::flush_round() {
             options_.stats->flush_duration.observe(std::chrono::steady_clock::now() - started);
     }
     if (r->buckets > 0 || r->skipped_buckets > 0) {
-        log::info("flushed", {{"buckets", r->buckets},
-                              {"skipped_buckets", r->skipped_buckets},
-                              {"counters", r->counters},
-                              {"clicks", r->clicks},
-                              {"unique_estimates", r->unique_estimates}});
+        runtime::log::info("flushed", {{"buckets", r->buckets},
+                                       {"skipped_buckets", r->skipped_buckets},
+                                       {"counters", r->counters},
+                                       {"clicks", r->clicks},
+                                       {"unique_estimates", r->unique_estimates}});
     }
     if (r->capped_clicks > 0 && started >= next_cap_log_) {
         // Several instances each kept within the cap in memory, together past it: the rest
         // counts as "other" (counts only in the line; the channels may name people).
-        log::warn("channels_capped", {{"capped_clicks", r->capped_clicks},
-                                      {"capped_channels", r->capped_channels},
-                                      {"where", "flush"}});
+        runtime::log::warn("channels_capped", {{"capped_clicks", r->capped_clicks},
+                                               {"capped_channels", r->capped_channels},
+                                               {"where", "flush"}});
         next_cap_log_ = started + std::chrono::minutes(1);
     }
-    if (failing_) log::info("flush_recovered");
+    if (failing_) runtime::log::info("flush_recovered");
     failing_ = false;
-    return RoundOutcome::done;
+    return runtime::RoundOutcome::done;
 }
 
 }  // namespace refgate::clicks

@@ -19,8 +19,9 @@ constexpr std::size_t kMaxSpareVectors = 8;
 }  // namespace
 
 ClickSender::ClickSender(ClickSenderOptions options, BucketStore& store,
-                         std::vector<ClickShard*> shards, SaltBox& salts, const Clock& clock,
-                         HealthState& health, ClickStats& stats)
+                         std::vector<ClickShard*> shards, SaltBox& salts,
+                         const domain::Clock& clock, runtime::HealthState& health,
+                         metrics::ClickStats& stats)
     : options_(std::move(options)),
       store_(store),
       shards_(std::move(shards)),
@@ -32,11 +33,13 @@ ClickSender::ClickSender(ClickSenderOptions options, BucketStore& store,
       // Low, not idle: a kill -9 loses at most one window only while the sender keeps up, and
       // SCHED_IDLE gets no CPU at all beside any busy process (even at nice 19).
       worker_({.name = "rg-click-sender",
-               .priority = BackgroundPriority::low,
+               .priority = runtime::BackgroundPriority::low,
                .interval = options_.window,
                .min_backoff = options_.window,
                .max_backoff = options_.window},
-              [this] { return send_round() ? RoundOutcome::done : RoundOutcome::failed; }) {}
+              [this] {
+                  return send_round() ? runtime::RoundOutcome::done : runtime::RoundOutcome::failed;
+              }) {}
 
 ClickSender::~ClickSender() { stop(); }
 
@@ -67,13 +70,13 @@ bool ClickSender::send_round() {
         report_failure(sent.fault());
         return false;
     }
-    health_.redis = DependencyState::up;
-    if (unreplicated_) log::info("redis_replicated");
+    health_.redis = runtime::DependencyState::up;
+    if (unreplicated_) runtime::log::info("redis_replicated");
     unreplicated_ = false;
     if (spill_on_disk_ && in_flight_.empty()) {
         std::remove(options_.spill_file.c_str());
         spill_on_disk_ = false;
-        log::info("clicks_spill_replayed", {{"path", options_.spill_file}});
+        runtime::log::info("clicks_spill_replayed", {{"path", options_.spill_file}});
     }
     return true;
 }
@@ -82,13 +85,13 @@ void ClickSender::report_failure(const Fault& fault) {
     if (fault.unreplicated) {
         // Redis is up and has the batches; they are resent (same ids) until replicas have them.
         stats_.redis_unreplicated_rounds.fetch_add(1, std::memory_order_relaxed);
-        if (!unreplicated_) log::warn("redis_unreplicated", {{"error", fault.message}});
+        if (!unreplicated_) runtime::log::warn("redis_unreplicated", {{"error", fault.message}});
         unreplicated_ = true;
         return;
     }
     stats_.redis_errors.fetch_add(1, std::memory_order_relaxed);
-    if (health_.redis.exchange(DependencyState::down) != DependencyState::down)
-        log::warn("redis_unavailable", {{"error", fault.message}});
+    if (health_.redis.exchange(runtime::DependencyState::down) != runtime::DependencyState::down)
+        runtime::log::warn("redis_unavailable", {{"error", fault.message}});
     stats_.dropped_samples.fetch_add(samples_.size(), std::memory_order_relaxed);
     samples_.clear();
 }
@@ -104,10 +107,10 @@ void ClickSender::collect() {
     for (ClickShard* shard : shards_) shard->drain(drained_);
     keys_room_.note(drained_.counts.size());
     samples_room_.note(drained_.samples.size());
-    std::span<const std::pair<CounterKey, std::uint64_t>> drained(drained_.counts);
-    for (std::size_t i = 0; i < drained.size(); i += CpuSlicer::kStepsPerSlice) {
+    std::span<const std::pair<domain::CounterKey, std::uint64_t>> drained(drained_.counts);
+    for (std::size_t i = 0; i < drained.size(); i += runtime::CpuSlicer::kStepsPerSlice) {
         auto part = drained.subspan(
-            i, std::min<std::size_t>(CpuSlicer::kStepsPerSlice, drained.size() - i));
+            i, std::min<std::size_t>(runtime::CpuSlicer::kStepsPerSlice, drained.size() - i));
         stats_.link_clicks.add(part);
         slicer_.step(static_cast<std::uint32_t>(part.size()));
     }
@@ -151,9 +154,9 @@ void ClickSender::count_dropped(std::uint64_t dropped) {
     stats_.dropped_clicks.fetch_add(dropped, std::memory_order_relaxed);
     auto now = std::chrono::steady_clock::now();
     if (now < next_drop_log_) return;
-    log::error("clicks_dropped", {{"clicks", dropped},
-                                  {"total", stats_.dropped_clicks.load()},
-                                  {"max_pending_keys", options_.max_pending_keys}});
+    runtime::log::error("clicks_dropped", {{"clicks", dropped},
+                                           {"total", stats_.dropped_clicks.load()},
+                                           {"max_pending_keys", options_.max_pending_keys}});
     next_drop_log_ = now + kDropLogInterval;
 }
 
@@ -165,11 +168,11 @@ void ClickSender::count_others(std::uint64_t capped, std::uint64_t identifiers) 
     stats_.channel_identifiers.fetch_add(identifiers, std::memory_order_relaxed);
     auto now = std::chrono::steady_clock::now();
     if (now < next_other_log_) return;
-    log::warn("channels_capped", {{"capped_clicks", capped},
-                                  {"identifier_clicks", identifiers},
-                                  {"capped_total", stats_.channels_capped.load()},
-                                  {"identifier_total", stats_.channel_identifiers.load()},
-                                  {"where", "memory"}});
+    runtime::log::warn("channels_capped", {{"capped_clicks", capped},
+                                           {"identifier_clicks", identifiers},
+                                           {"capped_total", stats_.channels_capped.load()},
+                                           {"identifier_total", stats_.channel_identifiers.load()},
+                                           {"where", "memory"}});
     next_other_log_ = now + kOtherLogInterval;
 }
 
@@ -295,7 +298,7 @@ Status ClickSender::send_samples() {
 Status ClickSender::refresh_salts() {
     auto now = std::chrono::steady_clock::now();
     if (now < next_salt_check_) return done();
-    std::int32_t today = utc_day(clock_.unix_seconds());
+    std::int32_t today = domain::utc_day(clock_.unix_seconds());
     for (std::int32_t day : {today, today + 1}) {
         Result<SaltKey> salt = store_.daily_salt(day);
         if (!salt) return salt.fault();
@@ -304,7 +307,7 @@ Status ClickSender::refresh_salts() {
     if (!salts_loaded_) {
         // Until now unique estimates were not sampled and split rules drew with a key of this
         // process's own; from now on both use the fleet's daily salt.
-        log::info("daily_salts_loaded", {{"day", today}});
+        runtime::log::info("daily_salts_loaded", {{"day", today}});
         salts_loaded_ = true;
     }
     next_salt_check_ = now + kSaltCheckInterval;
@@ -321,14 +324,16 @@ Status ClickSender::check_durability() {
     if (durability_risky_ == risky) return done();
     durability_risky_ = risky;
     if (!durability->known) {
-        log::warn("redis_config_unknown",
-                  {{"detail", "CONFIG GET refused; cannot check AOF and eviction policy"}});
+        runtime::log::warn(
+            "redis_config_unknown",
+            {{"detail", "CONFIG GET refused; cannot check AOF and eviction policy"}});
     } else if (risky) {
-        log::error("redis_config_risky", {{"appendonly", durability->appendonly},
-                                          {"maxmemory_policy", durability->eviction_policy},
-                                          {"detail",
-                                           "counts can be lost: run Redis with appendonly yes and "
-                                           "maxmemory-policy noeviction"}});
+        runtime::log::error("redis_config_risky",
+                            {{"appendonly", durability->appendonly},
+                             {"maxmemory_policy", durability->eviction_policy},
+                             {"detail",
+                              "counts can be lost: run Redis with appendonly yes and "
+                              "maxmemory-policy noeviction"}});
     }
     return done();
 }

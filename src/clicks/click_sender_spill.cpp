@@ -20,8 +20,9 @@ void ClickSender::spill() {
     keys += pending_.size();
     if (keys == 0) return;
     if (options_.spill_file.empty()) {
-        log::error("clicks_lost_at_stop",
-                   {{"keys", keys}, {"detail", "Redis unreachable and no spill file set"}});
+        runtime::log::error(
+            "clicks_lost_at_stop",
+            {{"keys", keys}, {"detail", "Redis unreachable and no spill file set"}});
         return;
     }
     nlohmann::json doc = nlohmann::json::array();
@@ -54,11 +55,11 @@ void ClickSender::spill() {
     // A partial file (the disk full) is removed: it would hold the space and never be read.
     if (!written || std::rename(tmp.c_str(), options_.spill_file.c_str()) != 0) {
         ::unlink(tmp.c_str());
-        log::error("clicks_lost_at_stop",
-                   {{"keys", keys}, {"detail", "cannot write the spill file"}});
+        runtime::log::error("clicks_lost_at_stop",
+                            {{"keys", keys}, {"detail", "cannot write the spill file"}});
         return;
     }
-    log::warn("clicks_spilled", {{"keys", keys}, {"path", options_.spill_file}});
+    runtime::log::warn("clicks_spilled", {{"keys", keys}, {"path", options_.spill_file}});
 }
 
 void ClickSender::replay_spill() {
@@ -71,12 +72,12 @@ void ClickSender::replay_spill() {
         for (const auto& b : doc) {
             Batch batch{b.at("id").get<std::string>(), {}};
             for (const auto& [field, delta] : b.at("counts").items()) {
-                CounterKey key;
-                if (!CounterKey::parse_field(field, key)) {
+                domain::CounterKey key;
+                if (!domain::CounterKey::parse_field(field, key)) {
                     // Only refgate writes this file; a field it cannot read is lost, loudly.
                     stats_.dropped_clicks.fetch_add(delta.get<std::uint64_t>(),
                                                     std::memory_order_relaxed);
-                    log::error("spill_field_unreadable", {{"path", options_.spill_file}});
+                    runtime::log::error("spill_field_unreadable", {{"path", options_.spill_file}});
                     continue;
                 }
                 batch.counts.emplace_back(key, delta.get<std::uint64_t>());
@@ -85,12 +86,13 @@ void ClickSender::replay_spill() {
             if (!batch.counts.empty()) in_flight_.push_back(std::move(batch));
         }
         in_flight_keys_indexed_ = false;
-        log::info("clicks_spill_loaded", {{"keys", keys}, {"path", options_.spill_file}});
+        runtime::log::info("clicks_spill_loaded", {{"keys", keys}, {"path", options_.spill_file}});
         // The file stays until the store has confirmed every batch in it; the batches keep their
         // ids, so sending them again after a crash cannot double them.
         spill_on_disk_ = true;
     } catch (const std::exception& e) {
-        log::error("spill_file_unreadable", {{"path", options_.spill_file}, {"error", e.what()}});
+        runtime::log::error("spill_file_unreadable",
+                            {{"path", options_.spill_file}, {"error", e.what()}});
     }
 }
 

@@ -6,7 +6,7 @@
 
 #include "refgate/runtime/background_thread.hpp"
 
-namespace refgate {
+namespace refgate::clicks {
 
 void CounterTable::resize(std::size_t slot_count) {
     Slots old(slot_count);
@@ -72,7 +72,7 @@ void ClickShard::drain(DrainedClicks& out) {
     while (writing_.load()) std::this_thread::yield();
     // The recording thread now writes to the other side; this one is ours until the next switch.
     Side& side = sides_[taken];
-    CpuSlicer slicer;
+    runtime::CpuSlicer slicer;
     side.counts.take_all(out.counts, [&] { slicer.step(); });
     out.samples.insert(out.samples.end(), side.samples.begin(), side.samples.end());
     side.samples.clear();
@@ -83,4 +83,4 @@ void ClickShard::drain(DrainedClicks& out) {
     side.capped = side.identifiers = 0;
 }
 
-}  // namespace refgate
+}  // namespace refgate::clicks

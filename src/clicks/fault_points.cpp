@@ -14,7 +14,7 @@ namespace refgate::clicks {
 void fault_point(const char* name) {
     static const char* configured = std::getenv("REFGATE_FAULT_POINT");
     if (configured != nullptr && std::string_view(configured) == name) {
-        log::warn("fault_point", {{"name", name}});
+        runtime::log::warn("fault_point", {{"name", name}});
         ::kill(::getpid(), SIGKILL);
     }
 }

@@ -186,8 +186,8 @@ using pg::ArrayText;
 struct CounterRows {
     ArrayText links, days, channels;
     ArrayText rules;  // targeting rows only: `channels` holds their countries
-    std::array<ArrayText, kClickClassCount> classes;  // human, bot, prefetch, scanner
-    std::vector<ChannelCountRow> channel_rows;        // the channel rows again, for the roll-ups
+    std::array<ArrayText, domain::kClickClassCount> classes;  // human, bot, prefetch, scanner
+    std::vector<ChannelCountRow> channel_rows;  // the channel rows again, for the roll-ups
     std::size_t rows = 0;
     std::size_t counters = 0;  // the counts that parsed
     std::uint64_t total = 0;
@@ -200,14 +200,14 @@ struct CounterRows {
 };
 
 std::size_t class_column(std::uint8_t click_class) {
-    switch (static_cast<ClickClass>(click_class)) {
-        case ClickClass::human:
+    switch (static_cast<domain::ClickClass>(click_class)) {
+        case domain::ClickClass::human:
             return 0;
-        case ClickClass::bot:
+        case domain::ClickClass::bot:
             return 1;
-        case ClickClass::prefetch:
+        case domain::ClickClass::prefetch:
             return 2;
-        case ClickClass::scanner:
+        case domain::ClickClass::scanner:
             return 3;
     }
     return 0;
@@ -216,12 +216,12 @@ std::size_t class_column(std::uint8_t click_class) {
 ChannelCounts parse_counts(std::int64_t bucket, const BucketCounts& counts) {
     ChannelCounts parsed;
     parsed.reserve(counts.size());
-    CpuSlicer slicer;
+    runtime::CpuSlicer slicer;
     for (const auto& [field, n] : counts) {
         slicer.step();
-        CounterKey key;
-        if (!CounterKey::parse_field(field, key)) {
-            log::error("bad_counter_field", {{"bucket", bucket}, {"field", field}});
+        domain::CounterKey key;
+        if (!domain::CounterKey::parse_field(field, key)) {
+            runtime::log::error("bad_counter_field", {{"bucket", bucket}, {"field", field}});
             continue;
         }
         parsed.emplace_back(key, n);
@@ -234,8 +234,8 @@ ChannelCounts parse_counts(std::int64_t bucket, const BucketCounts& counts) {
 // The channel counters (targeting: false) or the targeting counters (true) of a bucket.
 CounterRows counter_rows(ChannelCounts parsed, bool targeting) {
     std::erase_if(parsed, [&](const auto& p) { return p.first.is_targeting() != targeting; });
-    auto row_key = [](const CounterKey& k) {
-        const TargetDimension& t = k.target_dimension();
+    auto row_key = [](const domain::CounterKey& k) {
+        const domain::TargetDimension& t = k.target_dimension();
         return k.is_targeting()
                    ? std::make_tuple(k.link_id, k.day, std::string_view{}, k.target_country(),
                                      t.rule, t.branch)
@@ -247,17 +247,17 @@ CounterRows counter_rows(ChannelCounts parsed, bool targeting) {
     CounterRows rows(parsed.size());
     if (!targeting) rows.channel_rows.reserve(parsed.size());
     rows.counters = parsed.size();
-    CpuSlicer slicer;
-    char day[kDayLength];
+    runtime::CpuSlicer slicer;
+    char day[domain::kDayLength];
     for (std::size_t i = 0; i < parsed.size();) {
-        const CounterKey& key = parsed[i].first;
-        std::array<std::uint64_t, kClickClassCount> by_class{};
+        const domain::CounterKey& key = parsed[i].first;
+        std::array<std::uint64_t, domain::kClickClassCount> by_class{};
         for (; i < parsed.size() && row_key(parsed[i].first) == row_key(key); ++i) {
             by_class[class_column(parsed[i].first.click_class)] += parsed[i].second;
             rows.total += parsed[i].second;
         }
         slicer.step();
-        format_day(key.day, day);
+        domain::format_day(key.day, day);
         rows.links.add_number(key.link_id);
         rows.days.add(std::string_view(day, sizeof day));
         rows.channels.add(targeting ? key.target_country() : key.channel_view());
@@ -291,8 +291,8 @@ class RollupArrays {
   private:
     static void add(ArrayText& to, std::int64_t number) { to.add_number(number); }
     static void add(ArrayText& to, std::int32_t day) {
-        char text[kDayLength];
-        format_day(day, text);
+        char text[domain::kDayLength];
+        domain::format_day(day, text);
         to.add(std::string_view(text, sizeof text));
     }
     static void add(ArrayText& to, const std::string& text) { to.add(text); }
@@ -429,7 +429,7 @@ class PgCountTransaction final : public CountTransaction {
         ArrayText links(link_days.size() * 8), days(link_days.size() * 11);
         for (const auto& [link, day] : link_days) {
             links.add_number(link);
-            days.add(format_day(day));
+            days.add(domain::format_day(day));
         }
         std::map<LinkAndDay, std::size_t> stored;
         for (const auto& row : tx_.exec_params(kStoredChannelCounts, links.finish(), days.finish()))
@@ -442,7 +442,7 @@ class PgCountTransaction final : public CountTransaction {
                 check_channels(check.size() * 12);
             for (const auto& [link, day, channel] : check) {
                 check_links.add_number(link);
-                check_days.add(format_day(day));
+                check_days.add(domain::format_day(day));
                 check_channels.add(channel);
             }
             for (const auto& row : tx_.exec_params(kStoredChannels, check_links.finish(),
@@ -501,7 +501,7 @@ class PgCountSink final : public CountSink {
             ArrayText links, days, values;
             for (const auto& e : estimates) {
                 links.add_number(e.link_id);
-                days.add(format_day(e.day));
+                days.add(domain::format_day(e.day));
                 values.add_number(static_cast<std::int64_t>(e.estimate));
             }
             pqxx::work tx(connection());
@@ -566,13 +566,13 @@ class PgCountSink final : public CountSink {
                  .empty();
         if (options_.health != nullptr)
             options_.health->postgres_sync_replication.store(replicated ? 1 : 0);
-        auto hosts = postgres_url_hosts(options_.database_url);
+        auto hosts = config::postgres_url_hosts(options_.database_url);
         if (!replicated && hosts && hosts->size() > 1) {
-            log::warn("postgres_commit_not_replicated",
-                      {{"hosts", hosts->size()},
-                       {"detail",
-                        "synchronous_standby_names is empty: counts flushed just before a "
-                        "failover can be lost"}});
+            runtime::log::warn("postgres_commit_not_replicated",
+                               {{"hosts", hosts->size()},
+                                {"detail",
+                                 "synchronous_standby_names is empty: counts flushed just before a "
+                                 "failover can be lost"}});
         }
     }
 

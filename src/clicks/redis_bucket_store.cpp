@@ -91,7 +91,7 @@ class RedisBucketStore final : public BucketStore {
 
     Result<SaltKey> daily_salt(std::int32_t day) override {
         return guard([&] {
-            std::string key = "refgate:salt:" + format_day(day);
+            std::string key = "refgate:salt:" + domain::format_day(day);
             std::string expires_at = std::to_string(
                 (static_cast<std::int64_t>(day) + 1) * kDaySeconds + kSaltGraceSeconds);
             auto replies = connection().pipeline(
@@ -324,7 +324,7 @@ class RedisBucketStore final : public BucketStore {
     static std::array<std::uint64_t, 4> read_classes(const redis::Reply& r) {
         std::array<std::uint64_t, 4> out{};
         for (std::size_t f = 0; f + 1 < r.elements.size(); f += 2) {
-            for (const auto& c : kClickClasses) {
+            for (const auto& c : domain::kClickClasses) {
                 if (r.elements[f].str != c.name) continue;
                 std::uint64_t n = 0;
                 const std::string& v = r.elements[f + 1].str;
@@ -382,9 +382,9 @@ class RedisBucketStore final : public BucketStore {
     BucketCounts read_bucket_counts(std::int64_t id) {
         // A counter is in as many batch fields as batches counted it: summed here, so that each
         // appears once.
-        std::unordered_map<std::string, std::uint64_t, StringHash, std::equal_to<>> sums;
+        std::unordered_map<std::string, std::uint64_t, domain::StringHash, std::equal_to<>> sums;
         sums.reserve(16'384);
-        CpuSlicer slicer;
+        runtime::CpuSlicer slicer;
         auto add = [&](std::string_view field, std::uint64_t clicks) {
             slicer.step();
             if (auto it = sums.find(field); it != sums.end()) {
@@ -395,7 +395,7 @@ class RedisBucketStore final : public BucketStore {
         };
         // A field HSCAN hands over twice is read once: field names are unique (a batch id, or a
         // counter in the older form).
-        std::unordered_set<std::string, StringHash, std::equal_to<>> seen;
+        std::unordered_set<std::string, domain::StringHash, std::equal_to<>> seen;
         connection().hscan(bucket_key(id), kBucketReplyBytes,
                            [&](std::string_view field, std::string_view value) {
                                if (!seen.emplace(field).second) return;
@@ -414,7 +414,7 @@ class RedisBucketStore final : public BucketStore {
     RespWriter writer_;
     std::string scratch_;  // a batch's counts as Redis keeps them (reused)
     std::vector<redis::Reply> replies_;
-    CpuSlicer slicer_;
+    runtime::CpuSlicer slicer_;
 };
 
 }  // namespace

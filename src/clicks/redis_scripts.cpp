@@ -85,20 +85,21 @@ return out
 )lua";
 
 std::string_view hll_member(std::int32_t day, std::int64_t link_id, char (&buf)[kMaxHllMember]) {
-    char day_text[kDayLength];
-    format_day(day, day_text);
-    char* p = std::copy_n(day_text, kDayLength, buf);
+    char day_text[domain::kDayLength];
+    domain::format_day(day, day_text);
+    char* p = std::copy_n(day_text, domain::kDayLength, buf);
     *p++ = ':';
     p = std::to_chars(p, buf + sizeof buf, link_id).ptr;
     return {buf, static_cast<std::size_t>(p - buf)};
 }
 
 void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
-                     std::string_view batch_id, const BatchCounts& counts, CpuSlicer& slicer) {
+                     std::string_view batch_id, const BatchCounts& counts,
+                     runtime::CpuSlicer& slicer) {
     scratch.clear();
     // The live figures (GET /api/v1/stats/live) ride along: the human clicks of each channel
     // counter as "<link> <clicks>" lines after the batch's own, and the clicks per class.
-    std::array<std::uint64_t, kClickClassCount> per_class{};
+    std::array<std::uint64_t, domain::kClickClassCount> per_class{};
     for (const auto& [key, delta] : counts) {
         append_batch_line(scratch, key, delta);
         if (!key.is_targeting() && key.click_class < per_class.size())
@@ -107,7 +108,8 @@ void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_
     }
     std::size_t batch_end = scratch.size();
     for (const auto& [key, delta] : counts) {
-        if (key.is_targeting() || key.click_class != static_cast<std::uint8_t>(ClickClass::human))
+        if (key.is_targeting() ||
+            key.click_class != static_cast<std::uint8_t>(domain::ClickClass::human))
             continue;
         // Each number's end leaves room for the character after it (a failed to_chars answers
         // its end).
@@ -124,7 +126,7 @@ void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_
     out.command(7 + 2 * classes).arg("EVAL").arg(kAddBatch).arg("0");
     std::string_view all(scratch);
     out.arg(bucket_seconds).arg(batch_id).arg(all.substr(0, batch_end)).arg(all.substr(batch_end));
-    for (const auto& c : kClickClasses) {
+    for (const auto& c : domain::kClickClasses) {
         std::uint64_t n = per_class[static_cast<std::size_t>(c.click_class)];
         if (n > 0) out.arg(c.name).arg(n);
     }

@@ -23,7 +23,8 @@ extern const char* const kCloseScript;
 // as one value (built in `scratch`): Redis does the same small work for any number of counts. A
 // key may appear more than once in `counts` (from two shards); each delta is added when read.
 void write_add_batch(RespWriter& out, std::string& scratch, std::int64_t bucket_seconds,
-                     std::string_view batch_id, const BatchCounts& counts, CpuSlicer& slicer);
+                     std::string_view batch_id, const BatchCounts& counts,
+                     runtime::CpuSlicer& slicer);
 
 // Writes the commands that feed unique samples (sorted by day and link, no duplicates) to their
 // daily HyperLogLogs. Only a HyperLogLog that changed gets its expiry (`ttl_seconds`) renewed and

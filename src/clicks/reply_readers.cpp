@@ -135,7 +135,7 @@ ReplyRead<std::vector<UniqueEstimate>> read_changed_members(const Reply& reply) 
 bool parse_hll_member(std::string_view member, UniqueEstimate& out) {
     auto colon = member.find(':');
     if (colon == std::string_view::npos) return false;
-    auto day = parse_day(member.substr(0, colon));
+    auto day = domain::parse_day(member.substr(0, colon));
     std::int64_t link = 0;
     if (!day || !whole_int64(member.substr(colon + 1), link) || link < 0) return false;
     out.day = *day;

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-namespace refgate {
+namespace refgate::clicks {
 namespace {
 
 void add(ClassSums& to, const ClassSums& from) {
@@ -70,4 +70,4 @@ RollupSums rollup_sums(const std::vector<ChannelCountRow>& rows, const RollupSco
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::clicks

@@ -4,7 +4,7 @@
 #include <bit>
 #include <cstring>
 
-namespace refgate {
+namespace refgate::clicks {
 namespace {
 
 std::uint64_t rotl(std::uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
@@ -144,4 +144,4 @@ Salts SaltBox::current() const {
     return salts_;
 }
 
-}  // namespace refgate
+}  // namespace refgate::clicks

@@ -7,13 +7,13 @@
 #include "csv_reader.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 constexpr std::size_t kNoColumn = static_cast<std::size_t>(-1);
 
 // A format's name for each of kCommissionFields, in its order; empty: the format has none.
-using FieldNames = std::array<std::string_view, kCommissionFields.size()>;
+using FieldNames = std::array<std::string_view, domain::kCommissionFields.size()>;
 
 // Impact's Action (its partner API's Actions list, and the CSV of it): Id, SubId1, State,
 // Payout, Currency, EventDate. Its states are PENDING, APPROVED and REVERSED.
@@ -35,7 +35,7 @@ CommissionsInput parse_csv_with(std::string_view text, const FieldNames& names) 
     CsvReader reader(text);
     auto header = reader.next();
     // The column of each field, in kCommissionFields' order.
-    std::array<std::size_t, kCommissionFields.size()> column;
+    std::array<std::size_t, domain::kCommissionFields.size()> column;
     column.fill(kNoColumn);
     bool header_ok = header.has_value();
     if (header) {
@@ -77,8 +77,8 @@ CommissionsInput parse_csv_with(std::string_view text, const FieldNames& names) 
         for (std::size_t f = 0; f < column.size(); ++f) {
             if (column[f] == kNoColumn) continue;
             std::string& cell = (*cells)[column[f]];
-            if (!valid_utf8(cell)) utf8 = false;
-            if (!cell.empty()) *row.fields.field(kCommissionFields[f]) = std::move(cell);
+            if (!domain::valid_utf8(cell)) utf8 = false;
+            if (!cell.empty()) *row.fields.field(domain::kCommissionFields[f]) = std::move(cell);
         }
         if (!utf8) {
             input.problems.push_back(
@@ -125,7 +125,7 @@ CommissionsInput parse_json_with(const nlohmann::json& document, const std::stri
         bool ok = true;
         for (std::size_t f = 0; f < names.size(); ++f) {
             if (names[f].empty()) continue;
-            auto name = kCommissionFields[f];
+            auto name = domain::kCommissionFields[f];
             auto it = item.find(std::string(names[f]));
             if (it == item.end() || it->is_null()) continue;
             if (!it->is_string()) {
@@ -167,12 +167,12 @@ std::string awin_status(const nlohmann::json& item, const std::string& status) {
 }  // namespace
 
 CommissionsInput parse_commissions_csv(std::string_view text) {
-    static constexpr FieldNames kNames{kCommissionFields};
+    static constexpr FieldNames kNames{domain::kCommissionFields};
     return parse_csv_with(text, kNames);
 }
 
 CommissionsInput parse_commissions_json(const nlohmann::json& document) {
-    static constexpr FieldNames kNames{kCommissionFields};
+    static constexpr FieldNames kNames{domain::kCommissionFields};
     return parse_json_with(document, "items", kNames);
 }
 
@@ -291,4 +291,4 @@ nlohmann::ordered_json view_json(const PostbackSecretView& view) {
     return {{"secret", view.secret}};
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace refgate {
+namespace refgate::codec {
 
 // Reads records one at a time, counting lines (a quoted line break is a line too).
 class CsvReader {
@@ -57,4 +57,4 @@ class CsvReader {
     std::size_t line_ = 1;
 };
 
-}  // namespace refgate
+}  // namespace refgate::codec

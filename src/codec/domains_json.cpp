@@ -7,7 +7,7 @@
 #include "refgate/codec/stored_objects.hpp"
 #include "refgate/domain/destination.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -27,8 +27,8 @@ std::string url_host(const std::string& url) {
 }
 
 template <typename Add>
-Domain read_domain(const Json& item, const Add& add) {
-    Domain d;
+domain::Domain read_domain(const Json& item, const Add& add) {
+    domain::Domain d;
     for (const auto& [key, value] : item.items()) {
         if (key != "host" && key != "default" && key != "not_found")
             add(key, "is not a known field");
@@ -55,10 +55,10 @@ Domain read_domain(const Json& item, const Add& add) {
         } else {
             std::string url = it->get<std::string>();
             std::string url_domain = canonical_domain_host(url_host(url));
-            UrlCheck check =
-                check_destination(url, {url_domain},
-                                  UrlPolicy{.allow_http = false, .max_length = kMaxNotFoundLength});
-            if (url_domain.empty() && check.ok()) check.rule = UrlRule::invalid_host;
+            domain::UrlCheck check = domain::check_destination(
+                url, {url_domain},
+                domain::UrlPolicy{.allow_http = false, .max_length = kMaxNotFoundLength});
+            if (url_domain.empty() && check.ok()) check.rule = domain::UrlRule::invalid_host;
             if (check.ok()) {
                 d.not_found = check.canonical;
             } else {
@@ -71,9 +71,12 @@ Domain read_domain(const Json& item, const Add& add) {
 
 }  // namespace
 
-std::string canonical_domain_host(const std::string& host) { return canonical_domain(host); }
+std::string canonical_domain_host(const std::string& host) {
+    return domain::canonical_domain(host);
+}
 
-void read_domains(const Json& domains, std::vector<Domain>& out, std::vector<ImportIssue>& issues) {
+void read_domains(const Json& domains, std::vector<domain::Domain>& out,
+                  std::vector<ImportIssue>& issues) {
     if (!domains.is_array()) {
         issues.push_back({"document", "domains", "must be a list"});
         return;
@@ -92,14 +95,14 @@ void read_domains(const Json& domains, std::vector<Domain>& out, std::vector<Imp
         auto add = [&](const std::string& field, const std::string& message) {
             issues.push_back({name, field, message});
         };
-        Domain d = read_domain(item, add);
+        domain::Domain d = read_domain(item, add);
         if (!d.host.empty() && !seen.insert(d.host).second) add("host", "appears twice");
         if (d.is_default && ++defaults == 2) add("default", "only one domain can be the default");
         out.push_back(std::move(d));
     }
 }
 
-Json domain_to_json(const Domain& domain) {
+Json domain_to_json(const domain::Domain& domain) {
     return Json{{"host", domain.host},
                 {"default", domain.is_default},
                 {"not_found", domain.not_found.empty() ? Json() : Json(domain.not_found)}};
@@ -138,4 +141,4 @@ DomainPut parse_domain_put(const std::string& host, const Json& body) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -3,7 +3,7 @@
 #include "refgate/codec/stats_formats.hpp"
 #include "refgate/domain/counter_key.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -86,8 +86,8 @@ Json view_json(const EarningsReport& report) {
     }
     Json unattributed = Json::object();
     add_figures(unattributed, report.unattributed);
-    Json answer = {{"from", format_day(report.range.from)},
-                   {"to", format_day(report.range.to)},
+    Json answer = {{"from", domain::format_day(report.range.from)},
+                   {"to", domain::format_day(report.range.to)},
                    {"group", to_string(report.group)}};
     if (report.filter.link) answer["link"] = *report.filter.link;
     if (report.filter.partner) answer["partner"] = *report.filter.partner;
@@ -105,8 +105,8 @@ Json view_json(const EpcZeroReport& report) {
                          {"last_earning_day", item.last_earning_day}});
     }
     return {{"days", report.days},
-            {"from", format_day(report.range.from)},
-            {"to", format_day(report.range.to)},
+            {"from", domain::format_day(report.range.from)},
+            {"to", domain::format_day(report.range.to)},
             {"items", std::move(items)}};
 }
 
@@ -141,4 +141,4 @@ std::string earnings_csv(const EarningsReport& report) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

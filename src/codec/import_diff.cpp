@@ -7,7 +7,7 @@
 #include "refgate/codec/disclosure_json.hpp"
 #include "refgate/codec/links_csv.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -43,7 +43,7 @@ const Json* find(const std::map<std::string, Json>& map, const std::string& key)
     return it == map.end() ? nullptr : &it->second;
 }
 
-std::string disclosure_key(const Disclosure& d) { return d.key + "/" + d.locale; }
+std::string disclosure_key(const domain::Disclosure& d) { return d.key + "/" + d.locale; }
 
 // "links[3] (x)" -> {"links", 3, "x"}; "document" -> {"document", none, ""}.
 struct EntryName {
@@ -98,13 +98,13 @@ ImportDiff diff_import(const ImportDocument& incoming, const StoredEntities& sto
     ImportDiff diff;
     Differ differ(diff);
     auto partners = by_key(
-        stored.partners, [](const Partner& p) { return p.slug; }, partner_to_json);
+        stored.partners, [](const domain::Partner& p) { return p.slug; }, partner_to_json);
     for (const auto& p : incoming.partners)
         differ.add("partner", p.slug, find(partners, p.slug), partner_to_json(p));
     auto links = by_key(
-        stored.links, [](const Link& l) { return link_key(l); }, link_to_json);
+        stored.links, [](const domain::Link& l) { return domain::link_key(l); }, link_to_json);
     for (const auto& l : incoming.links)
-        differ.add("link", link_key(l), find(links, link_key(l)), link_to_json(l));
+        differ.add("link", domain::link_key(l), find(links, domain::link_key(l)), link_to_json(l));
     auto disclosures = by_key(stored.disclosures, disclosure_key, disclosure_to_json);
     for (const auto& d : incoming.disclosures) {
         std::string key = disclosure_key(d);
@@ -191,4 +191,4 @@ std::string import_result_text(const ImportDiff& diff, const std::vector<ImportR
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

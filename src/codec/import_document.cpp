@@ -11,7 +11,7 @@
 #include "refgate/domain/targeting.hpp"
 #include "targeting_json.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 constexpr std::size_t kMaxName = 200;
@@ -96,9 +96,9 @@ using ParamList = std::vector<std::pair<std::string, std::optional<std::string>>
 
 // The extra parameters' rules, which need the referral parameter: the import's and a patch's.
 void check_extra_params(const ParamList& extras, const std::string& ref_param, const IssueSink& add,
-                        Partner& p) {
+                        domain::Partner& p) {
     for (const auto& [key, value] : extras) {
-        if (!valid_param_name(key)) {
+        if (!domain::valid_param_name(key)) {
             add("extra_params", "has an invalid parameter name '" + key + "'");
         } else if (key == ref_param) {
             add("extra_params", "must not set the referral parameter '" + key + "'");
@@ -117,7 +117,7 @@ std::optional<std::string> string_value(const Json& value) {
 }
 
 // A partner's channel_codes: a list of {channel, ref_code}, each channel once.
-void read_channel_codes(Reader& r, Partner& p) {
+void read_channel_codes(Reader& r, domain::Partner& p) {
     const Json* codes = r.find("channel_codes");
     if (codes == nullptr || codes->is_null()) return;
     if (!codes->is_array() || codes->size() > kMaxChannelCodes) {
@@ -135,7 +135,7 @@ void read_channel_codes(Reader& r, Partner& p) {
         const auto& channel = item["channel"];
         const auto& code = item["ref_code"];
         bool ok = true;
-        if (!channel.is_string() || !valid_channel_pattern(channel.get<std::string>())) {
+        if (!channel.is_string() || !domain::valid_channel_pattern(channel.get<std::string>())) {
             r.add(field + ".channel",
                   "must be a channel ([a-z0-9][a-z0-9._-]{0,47}) or a prefix of one followed by *");
             ok = false;
@@ -146,7 +146,7 @@ void read_channel_codes(Reader& r, Partner& p) {
             ok = false;
         }
         if (!ok) continue;
-        ChannelCode entry{channel.get<std::string>(), code.get<std::string>()};
+        domain::ChannelCode entry{channel.get<std::string>(), code.get<std::string>()};
         for (const auto& earlier : p.channel_codes) {
             if (earlier.channel == entry.channel) {
                 r.add(field + ".channel", "appears twice");
@@ -167,37 +167,37 @@ struct FieldRule {
 };
 
 // In the order the import reports them.
-const FieldRule<Partner> kPartnerFields[] = {
+const FieldRule<domain::Partner> kPartnerFields[] = {
     {"slug",
-     [](Reader& r, Partner& p) {
-         if (r.string("slug", p.slug) && !valid_slug(p.slug))
+     [](Reader& r, domain::Partner& p) {
+         if (r.string("slug", p.slug) && !domain::valid_slug(p.slug))
              r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
      },
-     [](const Partner& f, Partner& t) { t.slug = f.slug; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.slug = f.slug; }},
     {"name",
-     [](Reader& r, Partner& p) {
+     [](Reader& r, domain::Partner& p) {
          if (r.string("name", p.name) &&
              (p.name.empty() || p.name.size() > kMaxName || !printable(p.name))) {
              r.add("name", "must be 1 to 200 printable characters");
          }
      },
-     [](const Partner& f, Partner& t) { t.name = f.name; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.name = f.name; }},
     {"ref_param",
-     [](Reader& r, Partner& p) {
-         if (r.string("ref_param", p.ref_param) && !valid_param_name(p.ref_param))
+     [](Reader& r, domain::Partner& p) {
+         if (r.string("ref_param", p.ref_param) && !domain::valid_param_name(p.ref_param))
              r.add("ref_param", "must be 1 to 64 of A-Z a-z 0-9 _ . -");
      },
-     [](const Partner& f, Partner& t) { t.ref_param = f.ref_param; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.ref_param = f.ref_param; }},
     {"ref_code",
-     [](Reader& r, Partner& p) {
+     [](Reader& r, domain::Partner& p) {
          if (r.string("ref_code", p.ref_code) &&
              (p.ref_code.empty() || p.ref_code.size() > kMaxCode || !printable(p.ref_code))) {
              r.add("ref_code", "must be 1 to 128 printable characters");
          }
      },
-     [](const Partner& f, Partner& t) { t.ref_code = f.ref_code; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.ref_code = f.ref_code; }},
     {"allowed_domains",
-     [](Reader& r, Partner& p) {
+     [](Reader& r, domain::Partner& p) {
          const Json* domains = r.find("allowed_domains");
          if (domains == nullptr || !domains->is_array() || domains->empty() ||
              domains->size() > kMaxDomains) {
@@ -205,7 +205,8 @@ const FieldRule<Partner> kPartnerFields[] = {
              return;
          }
          for (const auto& d : *domains) {
-             std::string canonical = d.is_string() ? canonical_domain(d.get<std::string>()) : "";
+             std::string canonical =
+                 d.is_string() ? domain::canonical_domain(d.get<std::string>()) : "";
              if (canonical.empty()) {
                  r.add("allowed_domains", "has an invalid domain name " + d.dump());
              } else {
@@ -213,9 +214,9 @@ const FieldRule<Partner> kPartnerFields[] = {
              }
          }
      },
-     [](const Partner& f, Partner& t) { t.allowed_domains = f.allowed_domains; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.allowed_domains = f.allowed_domains; }},
     {"extra_params",
-     [](Reader& r, Partner& p) {
+     [](Reader& r, domain::Partner& p) {
          const Json* extras = r.find("extra_params");
          if (extras == nullptr || extras->is_null()) return;
          if (!extras->is_object()) {
@@ -229,115 +230,118 @@ const FieldRule<Partner> kPartnerFields[] = {
              list, p.ref_param, [&](const std::string& f, const std::string& m) { r.add(f, m); },
              p);
      },
-     [](const Partner& f, Partner& t) { t.extra_params = f.extra_params; }},
-    {"active", [](Reader& r, Partner& p) { r.boolean("active", p.active); },
-     [](const Partner& f, Partner& t) { t.active = f.active; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.extra_params = f.extra_params; }},
+    {"active", [](Reader& r, domain::Partner& p) { r.boolean("active", p.active); },
+     [](const domain::Partner& f, domain::Partner& t) { t.active = f.active; }},
     // Placements (issue 42); absent or null: none, opaque, "a-z0-9", none. The sub-ID
     // parameter is checked against the referral and extra parameters once all are known
     // (subid_param_problem, in read_partner and apply_patch).
-    {"subid_param", [](Reader& r, Partner& p) { r.string("subid_param", p.subid_param, false); },
-     [](const Partner& f, Partner& t) { t.subid_param = f.subid_param; }},
+    {"subid_param",
+     [](Reader& r, domain::Partner& p) { r.string("subid_param", p.subid_param, false); },
+     [](const domain::Partner& f, domain::Partner& t) { t.subid_param = f.subid_param; }},
     {"subid_style",
-     [](Reader& r, Partner& p) {
+     [](Reader& r, domain::Partner& p) {
          std::string style;
          if (!r.string("subid_style", style, false)) return;
          if (style == "readable") {
-             p.subid_style = SubidStyle::readable;
+             p.subid_style = domain::SubidStyle::readable;
          } else if (style == "opaque") {
-             p.subid_style = SubidStyle::opaque;
+             p.subid_style = domain::SubidStyle::opaque;
          } else {
              r.add("subid_style", "must be opaque or readable");
          }
      },
-     [](const Partner& f, Partner& t) { t.subid_style = f.subid_style; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.subid_style = f.subid_style; }},
     {"subid_charset",
-     [](Reader& r, Partner& p) {
+     [](Reader& r, domain::Partner& p) {
          if (r.string("subid_charset", p.subid_charset, false) &&
-             !SubidCharset::parse(p.subid_charset))
+             !domain::SubidCharset::parse(p.subid_charset))
              r.add("subid_charset",
                    "must be ranges such as a-z, A-Z, 0-9 and the characters - _ . (at most 64)");
      },
-     [](const Partner& f, Partner& t) { t.subid_charset = f.subid_charset; }},
-    {"channel_codes", [](Reader& r, Partner& p) { read_channel_codes(r, p); },
-     [](const Partner& f, Partner& t) { t.channel_codes = f.channel_codes; }},
+     [](const domain::Partner& f, domain::Partner& t) { t.subid_charset = f.subid_charset; }},
+    {"channel_codes", [](Reader& r, domain::Partner& p) { read_channel_codes(r, p); },
+     [](const domain::Partner& f, domain::Partner& t) { t.channel_codes = f.channel_codes; }},
 };
 
-const FieldRule<Link> kLinkFields[] = {
+const FieldRule<domain::Link> kLinkFields[] = {
     {"slug",
-     [](Reader& r, Link& l) {
-         if (r.string("slug", l.slug) && !valid_slug(l.slug))
+     [](Reader& r, domain::Link& l) {
+         if (r.string("slug", l.slug) && !domain::valid_slug(l.slug))
              r.add("slug", "must match [a-z0-9][a-z0-9-]{0,63}");
      },
-     [](const Link& f, Link& t) { t.slug = f.slug; }},
+     [](const domain::Link& f, domain::Link& t) { t.slug = f.slug; }},
     {"partner",
-     [](Reader& r, Link& l) {
-         if (r.string("partner", l.partner) && !valid_slug(l.partner))
+     [](Reader& r, domain::Link& l) {
+         if (r.string("partner", l.partner) && !domain::valid_slug(l.partner))
              r.add("partner", "is not a valid partner slug");
      },
-     [](const Link& f, Link& t) { t.partner = f.partner; }},
-    {"destination", [](Reader& r, Link& l) { r.string("destination", l.destination); },
-     [](const Link& f, Link& t) { t.destination = f.destination; }},
+     [](const domain::Link& f, domain::Link& t) { t.partner = f.partner; }},
+    {"destination", [](Reader& r, domain::Link& l) { r.string("destination", l.destination); },
+     [](const domain::Link& f, domain::Link& t) { t.destination = f.destination; }},
     {"status",
-     [](Reader& r, Link& l) {
+     [](Reader& r, domain::Link& l) {
          std::string status = "active";
          r.string("status", status, false);
-         if (auto parsed = parse_link_status(status)) {
+         if (auto parsed = domain::parse_link_status(status)) {
              l.status = *parsed;
          } else {
              r.add("status", "must be active or disabled");
          }
      },
-     [](const Link& f, Link& t) { t.status = f.status; }},
+     [](const domain::Link& f, domain::Link& t) { t.status = f.status; }},
     {"expires_at",
-     [](Reader& r, Link& l) {
+     [](Reader& r, domain::Link& l) {
          std::string expires;
          if (r.string("expires_at", expires, false)) {
-             l.expires_at = parse_rfc3339(expires);
+             l.expires_at = domain::parse_rfc3339(expires);
              if (!l.expires_at)
                  r.add("expires_at",
                        "must be an RFC 3339 time such as 2026-12-31T23:59:59Z, or null");
          }
      },
-     [](const Link& f, Link& t) { t.expires_at = f.expires_at; }},
+     [](const domain::Link& f, domain::Link& t) { t.expires_at = f.expires_at; }},
     {"fallback",
-     [](Reader& r, Link& l) {
+     [](Reader& r, domain::Link& l) {
          std::string fallback;
          if (r.string("fallback", fallback, false)) l.fallback = fallback;
      },
-     [](const Link& f, Link& t) { t.fallback = f.fallback; }},
-    {"utm_passthrough", [](Reader& r, Link& l) { r.boolean("utm_passthrough", l.utm_passthrough); },
-     [](const Link& f, Link& t) { t.utm_passthrough = f.utm_passthrough; }},
-    {"auto_fallback", [](Reader& r, Link& l) { r.boolean("auto_fallback", l.auto_fallback); },
-     [](const Link& f, Link& t) { t.auto_fallback = f.auto_fallback; }},
+     [](const domain::Link& f, domain::Link& t) { t.fallback = f.fallback; }},
+    {"utm_passthrough",
+     [](Reader& r, domain::Link& l) { r.boolean("utm_passthrough", l.utm_passthrough); },
+     [](const domain::Link& f, domain::Link& t) { t.utm_passthrough = f.utm_passthrough; }},
+    {"auto_fallback",
+     [](Reader& r, domain::Link& l) { r.boolean("auto_fallback", l.auto_fallback); },
+     [](const domain::Link& f, domain::Link& t) { t.auto_fallback = f.auto_fallback; }},
     {"max_human_clicks",
-     [](Reader& r, Link& l) {
+     [](Reader& r, domain::Link& l) {
          const auto* cap = r.find("max_human_clicks");
          if (cap == nullptr || cap->is_null()) return;
          // Parsed text holds a positive integer as unsigned, a built document as signed.
          if (cap->is_number_integer() && cap->get<std::int64_t>() >= 1 &&
-             cap->get<std::int64_t>() <= kMaxHumanClicksCap) {
+             cap->get<std::int64_t>() <= domain::kMaxHumanClicksCap) {
              l.max_human_clicks = cap->get<std::int64_t>();
          } else {
              r.add("max_human_clicks", "must be a positive integer, or null");
          }
      },
-     [](const Link& f, Link& t) { t.max_human_clicks = f.max_human_clicks; }},
+     [](const domain::Link& f, domain::Link& t) { t.max_human_clicks = f.max_human_clicks; }},
     {"rules",
-     [](Reader& r, Link& l) {
+     [](Reader& r, domain::Link& l) {
          if (const auto* rules = r.find("rules"); rules != nullptr && !rules->is_null())
              read_rules(*rules, l.rules,
                         [&](const std::string& f, const std::string& m) { r.add(f, m); });
      },
-     [](const Link& f, Link& t) { t.rules = f.rules; }},
+     [](const domain::Link& f, domain::Link& t) { t.rules = f.rules; }},
     {"domain",
-     [](Reader& r, Link& l) {
+     [](Reader& r, domain::Link& l) {
          std::string host;
          if (r.string("domain", host, false)) {
              l.domain = canonical_domain_host(host);
              if (l.domain.empty()) r.add("domain", "must be a domain's host, or null");
          }
      },
-     [](const Link& f, Link& t) { t.domain = f.domain; }},
+     [](const domain::Link& f, domain::Link& t) { t.domain = f.domain; }},
 };
 
 template <typename T, std::size_t N>
@@ -348,16 +352,16 @@ void read_fields(Reader& r, const FieldRule<T> (&fields)[N], T& out) {
     for (const auto& field : fields) field.read(r, out);
 }
 
-Partner read_partner(Reader& r) {
-    Partner p;
+domain::Partner read_partner(Reader& r) {
+    domain::Partner p;
     read_fields(r, kPartnerFields, p);
-    if (auto problem = p.subid_param.empty() ? std::nullopt : subid_param_problem(p))
+    if (auto problem = p.subid_param.empty() ? std::nullopt : domain::subid_param_problem(p))
         r.add("subid_param", *problem);
     return p;
 }
 
-Link read_link(Reader& r) {
-    Link l;
+domain::Link read_link(Reader& r) {
+    domain::Link l;
     read_fields(r, kLinkFields, l);
     return l;
 }
@@ -435,8 +439,8 @@ CodeSchedule read_schedule(const Json& patch, std::vector<FieldError>& errors) {
     }
     CodeSchedule schedule;
     const Json& when = patch.at("valid_from");
-    std::optional<SysSeconds> valid_from;
-    if (when.is_string()) valid_from = parse_rfc3339(when.get<std::string>());
+    std::optional<domain::SysSeconds> valid_from;
+    if (when.is_string()) valid_from = domain::parse_rfc3339(when.get<std::string>());
     if (valid_from) {
         schedule.valid_from = *valid_from;
     } else {
@@ -446,7 +450,7 @@ CodeSchedule read_schedule(const Json& patch, std::vector<FieldError>& errors) {
         if (codes->is_null()) {
             errors.push_back({"channel_codes", "must be a list with valid_from ([] clears them)"});
         } else {
-            Partner p;
+            domain::Partner p;
             read_member(*field_named(kPartnerFields, "channel_codes"), *codes, p, errors);
             schedule.channel_codes = std::move(p.channel_codes);
         }
@@ -456,7 +460,7 @@ CodeSchedule read_schedule(const Json& patch, std::vector<FieldError>& errors) {
         if (!schedule.channel_codes)
             errors.push_back({"ref_code", "is required with valid_from (null cancels)"});
     } else if (!code->is_null()) {
-        Partner p;
+        domain::Partner p;
         read_member(*field_named(kPartnerFields, "ref_code"), *code, p, errors);
         schedule.ref_code = p.ref_code;
     } else if (schedule.channel_codes) {
@@ -482,11 +486,11 @@ std::optional<PreviewReader> read_reader(const Json& reader, std::vector<FieldEr
     }
     for (const auto& [key, value] : reader.items()) {
         std::string text = value.is_string() ? value.get<std::string>() : std::string();
-        if (key == "country" && country_code(text) != 0) {
-            traits.country = country_code(text);
-        } else if (key == "platform" && parse_platform(text)) {
-            traits.platform = *parse_platform(text);
-        } else if (key == "language" && valid_language_tag(text)) {
+        if (key == "country" && domain::country_code(text) != 0) {
+            traits.country = domain::country_code(text);
+        } else if (key == "platform" && domain::parse_platform(text)) {
+            traits.platform = *domain::parse_platform(text);
+        } else if (key == "language" && domain::valid_language_tag(text)) {
             traits.language = text;
         } else {
             errors.push_back({"reader." + key, "is not a country code, platform or language tag"});
@@ -496,32 +500,32 @@ std::optional<PreviewReader> read_reader(const Json& reader, std::vector<FieldEr
     return traits;
 }
 
-Disclosure read_disclosure(Reader& r) {
-    Disclosure d;
+domain::Disclosure read_disclosure(Reader& r) {
+    domain::Disclosure d;
     r.reject_unknown({"key", "locale", "text", "html"});
-    if (r.string("key", d.key) && !valid_slug(d.key))
+    if (r.string("key", d.key) && !domain::valid_slug(d.key))
         r.add("key", "must be general or a partner slug ([a-z0-9][a-z0-9-]{0,63})");
     std::string locale;
     if (r.string("locale", locale)) {
-        auto normalized = normalize_locale(locale);
+        auto normalized = domain::normalize_locale(locale);
         if (normalized) {
             d.locale = *normalized;
         } else {
             r.add("locale", "must be a language tag such as en, de or de-AT");
         }
     }
-    if (r.string("text", d.text) && !valid_disclosure_text(d.text))
+    if (r.string("text", d.text) && !domain::valid_disclosure_text(d.text))
         r.add("text", "must be 1 to 2000 bytes of text without control characters");
     std::string html;
     if (r.string("html", html, false)) {
-        if (html.size() > kMaxDisclosureHtml) {
+        if (html.size() > domain::kMaxDisclosureHtml) {
             r.add("html", "must be at most 8000 bytes");
         } else {
-            d.html = sanitize_html(html);
+            d.html = domain::sanitize_html(html);
             d.html_given = true;
         }
     }
-    if (!d.html_given) d.html = text_to_html(d.text);
+    if (!d.html_given) d.html = domain::text_to_html(d.text);
     return d;
 }
 
@@ -589,15 +593,15 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
     read_entries(
         doc, "partners", issues, document.partners,
         [](std::size_t i, const auto& item) { return entry_name("partners", i, item); },
-        read_partner, [](const Partner& p) { return p.slug; }, "slug", "appears twice");
+        read_partner, [](const domain::Partner& p) { return p.slug; }, "slug", "appears twice");
     read_entries(
         doc, "links", issues, document.links,
         [](std::size_t i, const auto& item) { return entry_name("links", i, item); }, read_link,
-        [](const Link& l) { return l.slug.empty() ? std::string() : link_key(l); }, "slug",
-        "appears twice");
+        [](const domain::Link& l) { return l.slug.empty() ? std::string() : domain::link_key(l); },
+        "slug", "appears twice");
     read_entries(
         doc, "disclosures", issues, document.disclosures, disclosure_entry_name, read_disclosure,
-        [](const Disclosure& d) {
+        [](const domain::Disclosure& d) {
             return d.key.empty() || d.locale.empty() ? std::string() : d.key + "/" + d.locale;
         },
         "locale", "appears twice for this key");
@@ -607,36 +611,37 @@ ParsedImport parse_import(const nlohmann::ordered_json& doc) {
     return result;
 }
 
-std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerLookup& partners,
-                                        const UrlPolicy& policy, const std::string& what) {
+std::vector<ImportIssue> validate_links(std::vector<domain::Link>& links,
+                                        const PartnerLookup& partners,
+                                        const domain::UrlPolicy& policy, const std::string& what) {
     std::vector<ImportIssue> issues;
     for (std::size_t i = 0; i < links.size(); ++i) {
-        Link& link = links[i];
+        domain::Link& link = links[i];
         // A missing partner or a bad slug was already reported by parse_import.
-        if (link.partner.empty() || !valid_slug(link.slug)) continue;
+        if (link.partner.empty() || !domain::valid_slug(link.slug)) continue;
         std::string entry = what + "[" + std::to_string(i) + "] (" + link.slug + ")";
-        const Partner* partner = partners(link.partner);
+        const domain::Partner* partner = partners(link.partner);
         if (partner == nullptr) {
             issues.push_back({entry, "partner", "'" + link.partner + "' does not exist"});
             continue;
         }
         // The snapshot builder's own rules: a link saved here is a link served.
-        LinkValidation checked = validate_link(link, *partner, policy);
+        domain::LinkValidation checked = domain::validate_link(link, *partner, policy);
         for (auto& issue : checked.issues)
             issues.push_back({entry, issue.field, issue.message + " [" + issue.rule + "]"});
         if (checked.destination) link.destination = std::move(*checked.destination);
         if (checked.fallback) link.fallback = std::move(*checked.fallback);
-        for (auto& issue : validate_rules(link.rules, *partner, partners, policy))
+        for (auto& issue : domain::validate_rules(link.rules, *partner, partners, policy))
             issues.push_back({entry, issue.field, issue.message + " [" + issue.rule + "]"});
     }
     return issues;
 }
 
-nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
-                                       const std::vector<Link>& links,
-                                       const std::vector<Disclosure>& disclosures,
-                                       const std::vector<CountryGroup>& country_groups,
-                                       const std::vector<Domain>& domains) {
+nlohmann::ordered_json export_document(const std::vector<domain::Partner>& partners,
+                                       const std::vector<domain::Link>& links,
+                                       const std::vector<domain::Disclosure>& disclosures,
+                                       const std::vector<domain::CountryGroup>& country_groups,
+                                       const std::vector<domain::Domain>& domains) {
     nlohmann::ordered_json doc;
     if (!domains.empty()) {
         doc["domains"] = nlohmann::ordered_json::array();
@@ -658,7 +663,7 @@ nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
     return doc;
 }
 
-nlohmann::ordered_json partner_to_json(const Partner& partner) {
+nlohmann::ordered_json partner_to_json(const domain::Partner& partner) {
     nlohmann::ordered_json extras = nlohmann::ordered_json::object();
     for (const auto& [key, value] : partner.extra_params) extras[key] = value;
     nlohmann::ordered_json channel_codes = nlohmann::ordered_json::array();
@@ -674,13 +679,14 @@ nlohmann::ordered_json partner_to_json(const Partner& partner) {
         {"active", partner.active},
         {"subid_param", partner.subid_param.empty() ? nlohmann::ordered_json()
                                                     : nlohmann::ordered_json(partner.subid_param)},
-        {"subid_style", partner.subid_style == SubidStyle::readable ? "readable" : "opaque"},
+        {"subid_style",
+         partner.subid_style == domain::SubidStyle::readable ? "readable" : "opaque"},
         {"subid_charset", partner.subid_charset},
         {"channel_codes", channel_codes}};
 }
 
-Partner partner_from_json(const nlohmann::ordered_json& j) {
-    Partner p;
+domain::Partner partner_from_json(const nlohmann::ordered_json& j) {
+    domain::Partner p;
     p.slug = j.at("slug").get<std::string>();
     p.name = j.at("name").get<std::string>();
     p.ref_param = j.at("ref_param").get<std::string>();
@@ -692,7 +698,7 @@ Partner partner_from_json(const nlohmann::ordered_json& j) {
     if (auto subid = j.find("subid_param"); subid != j.end() && subid->is_string())
         p.subid_param = subid->get<std::string>();
     if (j.value("subid_style", std::string("opaque")) == "readable")
-        p.subid_style = SubidStyle::readable;
+        p.subid_style = domain::SubidStyle::readable;
     p.subid_charset = j.value("subid_charset", p.subid_charset);
     if (auto codes = j.find("channel_codes"); codes != j.end() && codes->is_array()) {
         for (const auto& c : *codes)
@@ -702,7 +708,7 @@ Partner partner_from_json(const nlohmann::ordered_json& j) {
     return p;
 }
 
-nlohmann::ordered_json link_to_json(const Link& link) {
+nlohmann::ordered_json link_to_json(const domain::Link& link) {
     nlohmann::ordered_json j{{"slug", link.slug},
                              {"partner", link.partner},
                              {"destination", link.destination},
@@ -711,7 +717,7 @@ nlohmann::ordered_json link_to_json(const Link& link) {
                              {"fallback", nullptr},
                              {"utm_passthrough", link.utm_passthrough},
                              {"auto_fallback", link.auto_fallback}};
-    if (link.expires_at) j["expires_at"] = format_rfc3339(*link.expires_at);
+    if (link.expires_at) j["expires_at"] = domain::format_rfc3339(*link.expires_at);
     if (link.fallback) j["fallback"] = *link.fallback;
     if (!link.domain.empty()) j["domain"] = link.domain;
     j["max_human_clicks"] = link.max_human_clicks ? Json(*link.max_human_clicks) : Json();
@@ -767,7 +773,7 @@ LinkPatch parse_link_patch(const Json& patch) {
     return out;
 }
 
-PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored) {
+PatchedPartner apply_patch(const PartnerPatch& patch, domain::Partner stored) {
     for (const auto& field : kPartnerFields) {
         if (patch.sets(field.name)) field.copy(patch.fields, stored);
     }
@@ -792,7 +798,8 @@ PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored) {
             out.errors.push_back({f, m});
         },
         stored);
-    if (auto problem = stored.subid_param.empty() ? std::nullopt : subid_param_problem(stored))
+    if (auto problem =
+            stored.subid_param.empty() ? std::nullopt : domain::subid_param_problem(stored))
         out.errors.push_back({"subid_param", *problem});
     std::stable_sort(
         out.errors.begin(), out.errors.end(), [](const FieldError& a, const FieldError& b) {
@@ -802,18 +809,20 @@ PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored) {
     return out;
 }
 
-Link apply_patch(const LinkPatch& patch, Link stored) {
+domain::Link apply_patch(const LinkPatch& patch, domain::Link stored) {
     for (const auto& field : kLinkFields) {
         if (patch.sets(field.name)) field.copy(patch.fields, stored);
     }
     return stored;
 }
 
-bool same_fields(const Partner& a, const Partner& b) {
+bool same_fields(const domain::Partner& a, const domain::Partner& b) {
     return partner_to_json(a) == partner_to_json(b);
 }
 
-bool same_fields(const Link& a, const Link& b) { return link_to_json(a) == link_to_json(b); }
+bool same_fields(const domain::Link& a, const domain::Link& b) {
+    return link_to_json(a) == link_to_json(b);
+}
 
 LinkPreview parse_link_preview(const Json& body) {
     LinkPreview out;
@@ -857,7 +866,7 @@ DisclosureInput parse_disclosure_put(const std::string& key, const std::string& 
         out.errors.push_back({"key", "must be the key of the URL"});
     if (input.contains("locale") &&
         (!input["locale"].is_string() ||
-         normalize_locale(input["locale"].get<std::string>()) != locale))
+         domain::normalize_locale(input["locale"].get<std::string>()) != locale))
         out.errors.push_back({"locale", "must be the locale of the URL"});
     if (!out.errors.empty()) return out;
     input["key"] = key;
@@ -871,7 +880,7 @@ DisclosureInput parse_disclosure_put(const std::string& key, const std::string& 
 DisclosureInput parse_disclosure_preview(const Json& body) {
     DisclosureInput out;
     Json input = body;
-    if (!input.contains("key")) input["key"] = std::string(kGeneralDisclosure);
+    if (!input.contains("key")) input["key"] = std::string(domain::kGeneralDisclosure);
     if (!input.contains("locale")) input["locale"] = "en";
     ParsedImport parsed = parse_import(Json{{"disclosures", Json::array({input})}});
     add_errors(out.errors, parsed.issues);
@@ -879,4 +888,4 @@ DisclosureInput parse_disclosure_preview(const Json& body) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -9,7 +9,7 @@
 #include "refgate/domain/time.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 constexpr std::array<const char*, 7> kColumns{"slug",       "partner",  "destination",    "status",
@@ -57,7 +57,7 @@ LinksCsv parse_links_csv(std::string_view text) {
         }
         // A spreadsheet may save in its own code page (Windows-1252 and the like).
         if (!std::all_of(fields->begin(), fields->end(),
-                         [](const auto& f) { return valid_utf8(f); })) {
+                         [](const auto& f) { return domain::valid_utf8(f); })) {
             csv.problems.push_back({line, "is not UTF-8 text: save the file as \"CSV UTF-8\""});
             continue;
         }
@@ -67,7 +67,7 @@ LinksCsv parse_links_csv(std::string_view text) {
     return csv;
 }
 
-std::string links_to_csv(const std::vector<Link>& links) {
+std::string links_to_csv(const std::vector<domain::Link>& links) {
     std::string out(kLinksCsvHeader);
     out.append("\r\n");
     for (const auto& l : links) {
@@ -76,7 +76,7 @@ std::string links_to_csv(const std::vector<Link>& links) {
             out.append(csv_field(value));
             out.push_back(',');
         }
-        if (l.expires_at) out.append(format_rfc3339(*l.expires_at));
+        if (l.expires_at) out.append(domain::format_rfc3339(*l.expires_at));
         out.push_back(',');
         if (l.fallback) out.append(csv_field(*l.fallback));
         out.append(l.utm_passthrough ? ",true\r\n" : ",false\r\n");
@@ -84,4 +84,4 @@ std::string links_to_csv(const std::vector<Link>& links) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

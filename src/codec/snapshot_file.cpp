@@ -19,7 +19,7 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 // Deeper nesting than this in a member we skip is refused rather than followed: a hand-edited
@@ -113,7 +113,7 @@ class Cursor {
                         if (low < 0xDC00 || low > 0xDFFF) fail("bad surrogate pair");
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
                     }
-                    if (out != nullptr) append_utf8(*out, cp);
+                    if (out != nullptr) domain::append_utf8(*out, cp);
                     continue;
                 }
                 default:
@@ -284,7 +284,7 @@ class Cursor {
 };
 
 // A link's targeting rules: rare, so parsed as JSON by the import format's reader.
-void read_file_rules(Cursor& in, Link& link) {
+void read_file_rules(Cursor& in, domain::Link& link) {
     std::string_view text = in.skip_value(1);
     try {
         link.rules = rules_from_json(nlohmann::ordered_json::parse(text));
@@ -294,7 +294,7 @@ void read_file_rules(Cursor& in, Link& link) {
 }
 
 // Reads the links array at the cursor into the builder, one link at a time.
-void read_links(Cursor& in, Snapshot::Builder& builder) {
+void read_links(Cursor& in, domain::Snapshot::Builder& builder) {
     enum Seen : unsigned { kSlug = 1, kPartner = 2, kDestination = 4, kStatus = 8 };
     std::string key;
     std::string text;
@@ -303,7 +303,7 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
     do {
         if (in.peek() != '{') in.fail("a link is not an object");
         in.expect('{');
-        Link link;
+        domain::Link link;
         unsigned seen = 0;
         if (!in.consume('}')) {
             do {
@@ -322,7 +322,7 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                     seen |= kDestination;
                 } else if (key == "status") {
                     in.string(&text);
-                    auto status = parse_link_status(text);
+                    auto status = domain::parse_link_status(text);
                     if (!status) in.fail("link " + link.slug + ": bad status");
                     link.status = *status;
                     seen |= kStatus;
@@ -331,7 +331,7 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
                         link.expires_at.reset();
                     } else {
                         in.string(&text);
-                        link.expires_at = parse_rfc3339(text);
+                        link.expires_at = domain::parse_rfc3339(text);
                         if (!link.expires_at) in.fail("link " + link.slug + ": bad expires_at");
                     }
                 } else if (key == "fallback") {
@@ -379,7 +379,8 @@ void read_links(Cursor& in, Snapshot::Builder& builder) {
 
 }  // namespace
 
-std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const UrlPolicy& policy) {
+std::shared_ptr<const domain::Snapshot> read_snapshot_json(std::string_view text,
+                                                           const domain::UrlPolicy& policy) {
     // First pass: the top-level members, the links array only checked and counted (the
     // partners may come after it in a file edited by hand).
     Cursor in(text);
@@ -441,11 +442,11 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
 
     auto partners = partners_from_json(nlohmann::ordered_json::parse(partners_text));
     // Files written before disclosures were part of the snapshot have none.
-    std::vector<Disclosure> disclosures;
+    std::vector<domain::Disclosure> disclosures;
     if (!disclosures_text.empty())
         disclosures = disclosures_from_json(nlohmann::ordered_json::parse(disclosures_text));
 
-    Snapshot::Builder builder(
+    domain::Snapshot::Builder builder(
         *version, std::move(partners), policy, "file",
         std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
         link_count);
@@ -458,7 +459,7 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
         }
     }
     if (!domains_text.empty()) {
-        std::vector<Domain> domains;
+        std::vector<domain::Domain> domains;
         std::vector<ImportIssue> issues;
         read_domains(nlohmann::ordered_json::parse(domains_text), domains, issues);
         if (!issues.empty())
@@ -470,7 +471,8 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::string_view text, const 
     return builder.finish(std::move(disclosures));
 }
 
-std::shared_ptr<const Snapshot> read_snapshot_json(std::istream& in, const UrlPolicy& policy) {
+std::shared_ptr<const domain::Snapshot> read_snapshot_json(std::istream& in,
+                                                           const domain::UrlPolicy& policy) {
     std::string text;
     // Sized once when the stream can tell its length: growing a string of 20 MiB by doubling
     // copied it several times over.
@@ -493,16 +495,17 @@ std::shared_ptr<const Snapshot> read_snapshot_json(std::istream& in, const UrlPo
     return read_snapshot_json(std::string_view(text), policy);
 }
 
-std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
-    std::vector<Partner> partners;
+std::vector<domain::Partner> partners_from_json(const nlohmann::ordered_json& array) {
+    std::vector<domain::Partner> partners;
     for (const auto& j : array) {
-        Partner p = partner_from_json(j);
+        domain::Partner p = partner_from_json(j);
         p.id = j.value("id", std::int64_t{0});
         if (auto codes = j.find("scheduled_codes"); codes != j.end()) {
             for (const auto& s : *codes) {
-                auto valid_from = parse_rfc3339(s.at("valid_from").get<std::string>());
+                auto valid_from = domain::parse_rfc3339(s.at("valid_from").get<std::string>());
                 if (!valid_from) throw std::runtime_error("partner " + p.slug + ": bad valid_from");
-                ScheduledCode code{*valid_from, s.at("ref_code").get<std::string>(), std::nullopt};
+                domain::ScheduledCode code{*valid_from, s.at("ref_code").get<std::string>(),
+                                           std::nullopt};
                 if (auto list = s.find("channel_codes"); list != s.end() && list->is_array()) {
                     code.channel_codes.emplace();
                     for (const auto& c : *list)
@@ -517,4 +520,4 @@ std::vector<Partner> partners_from_json(const nlohmann::ordered_json& array) {
     return partners;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

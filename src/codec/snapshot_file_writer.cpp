@@ -8,18 +8,18 @@
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 // A partner in the snapshot file: the import format, its id and its scheduled codes.
-nlohmann::ordered_json partner_file_json(const Partner& p) {
+nlohmann::ordered_json partner_file_json(const domain::Partner& p) {
     auto j = partner_to_json(p);
     j["id"] = p.id;
     if (!p.scheduled_codes.empty()) {
         auto& codes = j["scheduled_codes"] = nlohmann::ordered_json::array();
         for (const auto& s : p.scheduled_codes) {
             codes.push_back(
-                {{"ref_code", s.ref_code}, {"valid_from", format_rfc3339(s.valid_from)}});
+                {{"ref_code", s.ref_code}, {"valid_from", domain::format_rfc3339(s.valid_from)}});
             if (s.channel_codes) {
                 auto& list = codes.back()["channel_codes"] = nlohmann::ordered_json::array();
                 for (const auto& c : *s.channel_codes)
@@ -32,7 +32,7 @@ nlohmann::ordered_json partner_file_json(const Partner& p) {
 
 }  // namespace
 
-void write_snapshot_json(const Snapshot& snapshot,
+void write_snapshot_json(const domain::Snapshot& snapshot,
                          const std::function<void(std::string_view)>& sink) {
     constexpr std::size_t kChunk = 1 << 20;
     std::string out;
@@ -48,7 +48,7 @@ void write_snapshot_json(const Snapshot& snapshot,
     out.append("],\"links\":[");
     first = true;
     for (const auto& e : snapshot.entries()) {
-        Link link = snapshot.link(e);
+        domain::Link link = snapshot.link(e);
         auto j = link_to_json(link);
         j["id"] = e.id;
         if (!link.fallback_switches.empty()) {
@@ -79,7 +79,7 @@ void write_snapshot_json(const Snapshot& snapshot,
         for (std::size_t i = 0; i < snapshot.domains().size(); ++i) {
             const auto& d = snapshot.domains()[i];
             if (d.host.empty()) continue;  // the default while none is defined
-            domains.push_back(domain_to_json(Domain{d.host, i == 0, d.not_found}));
+            domains.push_back(domain_to_json(domain::Domain{d.host, i == 0, d.not_found}));
         }
         out.append(",\"domains\":").append(domains.dump());
     }
@@ -87,4 +87,4 @@ void write_snapshot_json(const Snapshot& snapshot,
     sink(out);
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -7,12 +7,12 @@
 
 #include "refgate/domain/counter_key.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json counts_json(const ClassCounts& c, bool scanner) {
+Json counts_json(const domain::ClassCounts& c, bool scanner) {
     Json j = {{"human", c.human}, {"bot", c.bot}, {"prefetch", c.prefetch}};
     if (scanner) j["scanner"] = c.scanner;
     return j;
@@ -26,7 +26,7 @@ bool any_scanner(const Range& range, Counts&& counts) {
 }
 
 // The class columns of a CSV row: human, bot, prefetch (and scanner).
-void append_counts(std::vector<std::string>& row, const ClassCounts& c, bool scanner) {
+void append_counts(std::vector<std::string>& row, const domain::ClassCounts& c, bool scanner) {
     for (auto n : {c.human, c.bot, c.prefetch}) row.push_back(std::to_string(n));
     if (scanner) row.push_back(std::to_string(c.scanner));
 }
@@ -37,8 +37,8 @@ std::vector<std::string> counts_header(std::vector<std::string> leading, bool sc
     return leading;
 }
 
-std::string range_from(const DayRange& r) { return format_day(r.from); }
-std::string range_to(const DayRange& r) { return format_day(r.to); }
+std::string range_from(const domain::DayRange& r) { return domain::format_day(r.from); }
+std::string range_to(const domain::DayRange& r) { return domain::format_day(r.to); }
 
 void append_row(std::string& out, const std::vector<std::string>& fields) {
     for (std::size_t i = 0; i < fields.size(); ++i) {
@@ -60,7 +60,7 @@ std::pair<int, int> rule_order(const std::string& rule) {
     return {major, minor};
 }
 
-using Named = std::pair<std::string, ClassCounts>;
+using Named = std::pair<std::string, domain::ClassCounts>;
 
 Json breakdown_json(std::vector<Named> rows, const char* key, bool scanner) {
     Json out = Json::array();
@@ -72,7 +72,7 @@ Json breakdown_json(std::vector<Named> rows, const char* key, bool scanner) {
     return out;
 }
 
-void add_breakdown(Json& j, const TargetingBreakdown& t, bool scanner) {
+void add_breakdown(Json& j, const domain::TargetingBreakdown& t, bool scanner) {
     std::vector<Named> countries(t.by_country.begin(), t.by_country.end());
     std::stable_sort(countries.begin(), countries.end(), [](const Named& a, const Named& b) {
         return a.second.human > b.second.human;
@@ -87,13 +87,13 @@ void add_breakdown(Json& j, const TargetingBreakdown& t, bool scanner) {
 
 }  // namespace
 
-Json to_json(const LinkStats& s) {
+Json to_json(const domain::LinkStats& s) {
     Json days = Json::array();
-    ClassCounts total;
+    domain::ClassCounts total;
     std::map<std::string, std::uint64_t> channels;
-    bool scanner = any_scanner(s.days, [](const LinkDay& d) { return d.clicks; });
+    bool scanner = any_scanner(s.days, [](const domain::LinkDay& d) { return d.clicks; });
     for (const auto& d : s.days) {
-        Json day = {{"day", format_day(d.day)}};
+        Json day = {{"day", domain::format_day(d.day)}};
         day.update(counts_json(d.clicks, scanner));
         day["unique_estimate"] = d.unique_estimate;
         day["human_by_channel"] = d.human_by_channel;
@@ -117,13 +117,13 @@ Json to_json(const LinkStats& s) {
     return j;
 }
 
-Json to_json(const PartnerStats& s) {
+Json to_json(const domain::PartnerStats& s) {
     Json days = Json::array();
-    ClassCounts total;
+    domain::ClassCounts total;
     auto second = [](const auto& e) { return e.second; };
     bool scanner = any_scanner(s.days, second) || any_scanner(s.links, second);
     for (const auto& [day, counts] : s.days) {
-        Json item = {{"day", format_day(day)}};
+        Json item = {{"day", domain::format_day(day)}};
         item.update(counts_json(counts, scanner));
         days.push_back(std::move(item));
         total.add(counts);
@@ -139,9 +139,9 @@ Json to_json(const PartnerStats& s) {
             {"links", std::move(links)}, {"totals", counts_json(total, scanner)}};
 }
 
-Json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries) {
+Json top_to_json(const domain::DayRange& range, const std::vector<domain::TopEntry>& entries) {
     Json items = Json::array();
-    bool scanner = any_scanner(entries, [](const TopEntry& e) { return e.clicks; });
+    bool scanner = any_scanner(entries, [](const domain::TopEntry& e) { return e.clicks; });
     for (const auto& e : entries) {
         Json item = {{"link", e.link}, {"partner", e.partner}};
         item.update(counts_json(e.clicks, scanner));
@@ -150,16 +150,17 @@ Json top_to_json(const DayRange& range, const std::vector<TopEntry>& entries) {
     return {{"from", range_from(range)}, {"to", range_to(range)}, {"items", std::move(items)}};
 }
 
-Json overview_to_json(const LinkStats& overview) {
+Json overview_to_json(const domain::LinkStats& overview) {
     Json j = to_json(overview);
     j.erase("link");
     j.erase("partner");
     return j;
 }
 
-Json top_partners_to_json(const DayRange& range, const std::vector<TopEntry>& partners) {
+Json top_partners_to_json(const domain::DayRange& range,
+                          const std::vector<domain::TopEntry>& partners) {
     Json items = Json::array();
-    bool scanner = any_scanner(partners, [](const TopEntry& e) { return e.clicks; });
+    bool scanner = any_scanner(partners, [](const domain::TopEntry& e) { return e.clicks; });
     for (const auto& e : partners) {
         Json item = {{"partner", e.partner}};
         item.update(counts_json(e.clicks, scanner));
@@ -171,9 +172,9 @@ Json top_partners_to_json(const DayRange& range, const std::vector<TopEntry>& pa
             {"items", std::move(items)}};
 }
 
-std::string top_partners_to_csv(const std::vector<TopEntry>& partners) {
+std::string top_partners_to_csv(const std::vector<domain::TopEntry>& partners) {
     std::string out;
-    bool scanner = any_scanner(partners, [](const TopEntry& e) { return e.clicks; });
+    bool scanner = any_scanner(partners, [](const domain::TopEntry& e) { return e.clicks; });
     append_row(out, counts_header({"partner"}, scanner));
     for (const auto& e : partners) {
         std::vector<std::string> row = {e.partner};
@@ -194,19 +195,19 @@ std::string csv_field(std::string_view text) {
     return out;
 }
 
-std::string to_csv(const LinkStats& s) {
+std::string to_csv(const domain::LinkStats& s) {
     std::set<std::string> channels;
     for (const auto& d : s.days) {
         for (const auto& [channel, n] : d.human_by_channel) channels.insert(channel);
     }
-    bool scanner = any_scanner(s.days, [](const LinkDay& d) { return d.clicks; });
+    bool scanner = any_scanner(s.days, [](const domain::LinkDay& d) { return d.clicks; });
     std::vector<std::string> header = counts_header({"day"}, scanner);
     header.emplace_back("unique_estimate");
     for (const auto& c : channels) header.push_back("human:" + c);
     std::string out;
     append_row(out, header);
     for (const auto& d : s.days) {
-        std::vector<std::string> row = {format_day(d.day)};
+        std::vector<std::string> row = {domain::format_day(d.day)};
         append_counts(row, d.clicks, scanner);
         row.push_back(std::to_string(d.unique_estimate));
         for (const auto& c : channels) {
@@ -218,21 +219,21 @@ std::string to_csv(const LinkStats& s) {
     return out;
 }
 
-std::string to_csv(const PartnerStats& s) {
+std::string to_csv(const domain::PartnerStats& s) {
     std::string out;
     bool scanner = any_scanner(s.days, [](const auto& e) { return e.second; });
     append_row(out, counts_header({"day"}, scanner));
     for (const auto& [day, c] : s.days) {
-        std::vector<std::string> row = {format_day(day)};
+        std::vector<std::string> row = {domain::format_day(day)};
         append_counts(row, c, scanner);
         append_row(out, row);
     }
     return out;
 }
 
-std::string top_to_csv(const std::vector<TopEntry>& entries) {
+std::string top_to_csv(const std::vector<domain::TopEntry>& entries) {
     std::string out;
-    bool scanner = any_scanner(entries, [](const TopEntry& e) { return e.clicks; });
+    bool scanner = any_scanner(entries, [](const domain::TopEntry& e) { return e.clicks; });
     append_row(out, counts_header({"rank", "link", "partner"}, scanner));
     std::size_t rank = 0;
     for (const auto& e : entries) {
@@ -243,4 +244,4 @@ std::string top_to_csv(const std::vector<TopEntry>& entries) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -6,7 +6,7 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -17,7 +17,7 @@ void add_stamps(Json& object, const Stamps& stamps) {
     object["version"] = stamps.version;
 }
 
-Json channel_codes_json(const std::vector<ChannelCode>& codes) {
+Json channel_codes_json(const std::vector<domain::ChannelCode>& codes) {
     Json out = Json::array();
     for (const auto& c : codes) out.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
     return out;
@@ -29,7 +29,7 @@ std::string format_micros(std::int64_t unix_micros) {
     auto micros =
         std::chrono::sys_time<std::chrono::microseconds>(std::chrono::microseconds{unix_micros});
     auto seconds = std::chrono::floor<std::chrono::seconds>(micros);
-    std::string text = format_rfc3339(seconds);  // "...T16:00:00Z"
+    std::string text = domain::format_rfc3339(seconds);  // "...T16:00:00Z"
     char fraction[8];
     std::snprintf(fraction, sizeof fraction, ".%06lld",
                   static_cast<long long>((micros - seconds).count()));
@@ -37,12 +37,12 @@ std::string format_micros(std::int64_t unix_micros) {
     return text;
 }
 
-Json stored_partner_object(const Partner& partner, const Stamps& stamps) {
+Json stored_partner_object(const domain::Partner& partner, const Stamps& stamps) {
     Json object = partner_to_json(partner);
     Json scheduled = Json::array();
     for (const auto& code : partner.scheduled_codes) {
         scheduled.push_back({{"ref_code", code.ref_code.empty() ? Json() : Json(code.ref_code)},
-                             {"valid_from", format_rfc3339(code.valid_from)}});
+                             {"valid_from", domain::format_rfc3339(code.valid_from)}});
         if (code.channel_codes)
             scheduled.back()["channel_codes"] = channel_codes_json(*code.channel_codes);
     }
@@ -51,20 +51,21 @@ Json stored_partner_object(const Partner& partner, const Stamps& stamps) {
     return object;
 }
 
-Json stored_link_object(const Link& link, const Stamps& stamps) {
+Json stored_link_object(const domain::Link& link, const Stamps& stamps) {
     Json object = link_to_json(link);
     // What readers of the link's own destination get now (automatic fallback, issue 44), and the
     // branches link health switched away with why (a rule branch: to the destination while
     // that is healthy). Not in the import format: only the API's objects and audit entries.
     bool active = link.auto_fallback && link.fallback;
-    object["serving"] = serving_fallback(link) ? "fallback" : "destination";
+    object["serving"] = domain::serving_fallback(link) ? "fallback" : "destination";
     object["serving_reason"] = nullptr;
     Json switched = Json::array();
-    for (const auto& s : active ? link.fallback_switches : std::vector<FallbackSwitch>{}) {
-        Json reason{{"branch", s.branch},
-                    {"state", s.reason},
-                    {"detail", s.detail},
-                    {"since", format_rfc3339(SysSeconds{std::chrono::seconds{s.since}})}};
+    for (const auto& s : active ? link.fallback_switches : std::vector<domain::FallbackSwitch>{}) {
+        Json reason{
+            {"branch", s.branch},
+            {"state", s.reason},
+            {"detail", s.detail},
+            {"since", domain::format_rfc3339(domain::SysSeconds{std::chrono::seconds{s.since}})}};
         if (s.branch == "default") object["serving_reason"] = reason;
         switched.push_back(std::move(reason));
     }
@@ -122,7 +123,7 @@ Json view_json(const CountryGroupView& view) {
 }
 
 Json view_json(const DisclosureView& view) {
-    const Disclosure& d = view.disclosure;
+    const domain::Disclosure& d = view.disclosure;
     return Json{{"key", d.key},
                 {"locale", d.locale},
                 {"text", d.text},
@@ -134,7 +135,7 @@ Json view_json(const DisclosureView& view) {
 }
 
 Json view_json(const DisclosureVersionView& view) {
-    const Disclosure& d = view.disclosure;
+    const domain::Disclosure& d = view.disclosure;
     return Json{{"version", d.version},
                 {"text", d.text},
                 {"html", d.html},
@@ -172,4 +173,4 @@ Json view_json(const PlacementFound& view) {
             {"channel", view.channel ? Json(*view.channel) : Json()}};
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

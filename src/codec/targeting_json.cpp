@@ -5,7 +5,7 @@
 
 #include "refgate/domain/targeting.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 // A list of strings, e.g. a rule's "country"; false (reported) when it is not one.
@@ -29,7 +29,7 @@ bool string_list(const nlohmann::ordered_json& value, const std::string& field,
     return true;
 }
 
-void read_split(const nlohmann::ordered_json& split, const std::string& at, LinkRule& rule,
+void read_split(const nlohmann::ordered_json& split, const std::string& at, domain::LinkRule& rule,
                 const IssueSink& add) {
     if (!split.is_array() || split.empty()) {
         add(at + "split", "must be a list of {weight, destination, partner?}");
@@ -38,14 +38,14 @@ void read_split(const nlohmann::ordered_json& split, const std::string& at, Link
     for (std::size_t b = 0; b < split.size(); ++b) {
         const auto& item = split[b];
         std::string field = at + "split[" + std::to_string(b) + "].";
-        SplitBranch branch;
+        domain::SplitBranch branch;
         if (!item.is_object()) {
             add(at + "split", "must be a list of {weight, destination, partner?}");
             return;
         }
         for (const auto& [key, value] : item.items()) {
             if (key == "weight" && value.is_number_unsigned() &&
-                value.get<std::uint64_t>() <= kMaxWeight) {
+                value.get<std::uint64_t>() <= domain::kMaxWeight) {
                 branch.weight = value.get<std::uint32_t>();
             } else if (key == "weight") {
                 add(field + "weight", "must be a whole number from 1 to 1000000");
@@ -64,9 +64,9 @@ void read_split(const nlohmann::ordered_json& split, const std::string& at, Link
 
 }  // namespace
 
-void read_rules(const nlohmann::ordered_json& rules, std::vector<LinkRule>& out,
+void read_rules(const nlohmann::ordered_json& rules, std::vector<domain::LinkRule>& out,
                 const IssueSink& add) {
-    if (!rules.is_array() || rules.size() > kMaxRules) {
+    if (!rules.is_array() || rules.size() > domain::kMaxRules) {
         add("rules", "must be a list of at most 32 rules");
         return;
     }
@@ -77,7 +77,7 @@ void read_rules(const nlohmann::ordered_json& rules, std::vector<LinkRule>& out,
             add("rules[" + std::to_string(i) + "]", "must be an object");
             continue;
         }
-        LinkRule rule;
+        domain::LinkRule rule;
         for (const auto& [key, value] : item.items()) {
             if (key == "country") {
                 string_list(value, at + key, rule.country, add);
@@ -102,8 +102,8 @@ void read_rules(const nlohmann::ordered_json& rules, std::vector<LinkRule>& out,
 namespace {
 
 // {"family": "amazon", "fallbacks": {"AT": "DE", "NZ": "AU"}}
-CountryGroup read_country_group(const nlohmann::ordered_json& item, const IssueSink& add) {
-    CountryGroup g;
+domain::CountryGroup read_country_group(const nlohmann::ordered_json& item, const IssueSink& add) {
+    domain::CountryGroup g;
     for (const auto& [key, value] : item.items()) {
         if (key != "family" && key != "fallbacks") add(key, "is not a known field");
     }
@@ -125,7 +125,7 @@ CountryGroup read_country_group(const nlohmann::ordered_json& item, const IssueS
         }
         g.fallbacks.push_back({country, fallback.get<std::string>()});
     }
-    for (const auto& issue : validate_country_group(g)) {
+    for (const auto& issue : domain::validate_country_group(g)) {
         if (issue.field == "family") {
             add("family", issue.message);
         } else {
@@ -137,8 +137,8 @@ CountryGroup read_country_group(const nlohmann::ordered_json& item, const IssueS
 
 }  // namespace
 
-void read_country_groups(const nlohmann::ordered_json& groups, std::vector<CountryGroup>& out,
-                         std::vector<ImportIssue>& issues) {
+void read_country_groups(const nlohmann::ordered_json& groups,
+                         std::vector<domain::CountryGroup>& out, std::vector<ImportIssue>& issues) {
     if (!groups.is_array()) {
         issues.push_back({"document", "country_groups", "must be a list"});
         return;
@@ -154,13 +154,13 @@ void read_country_groups(const nlohmann::ordered_json& groups, std::vector<Count
         auto add = [&](const std::string& field, const std::string& message) {
             issues.push_back({name, field, message});
         };
-        CountryGroup g = read_country_group(item, add);
+        domain::CountryGroup g = read_country_group(item, add);
         if (!g.family.empty() && !seen.insert(g.family).second) add("family", "appears twice");
         out.push_back(std::move(g));
     }
 }
 
-nlohmann::ordered_json rule_to_json(const LinkRule& rule) {
+nlohmann::ordered_json rule_to_json(const domain::LinkRule& rule) {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     if (!rule.country.empty()) j["country"] = rule.country;
     if (!rule.platform.empty()) j["platform"] = rule.platform;
@@ -178,14 +178,14 @@ nlohmann::ordered_json rule_to_json(const LinkRule& rule) {
     return j;
 }
 
-nlohmann::ordered_json country_group_to_json(const CountryGroup& group) {
+nlohmann::ordered_json country_group_to_json(const domain::CountryGroup& group) {
     nlohmann::ordered_json fallbacks = nlohmann::ordered_json::object();
     for (const auto& f : group.fallbacks) fallbacks[f.country] = f.fallback;
     return {{"family", group.family}, {"fallbacks", fallbacks}};
 }
 
-std::vector<LinkRule> rules_from_json(const nlohmann::ordered_json& rules) {
-    std::vector<LinkRule> out;
+std::vector<domain::LinkRule> rules_from_json(const nlohmann::ordered_json& rules) {
+    std::vector<domain::LinkRule> out;
     std::string problem;
     read_rules(rules, out, [&](const std::string& field, const std::string& message) {
         if (problem.empty()) problem = field + " " + message;
@@ -194,12 +194,12 @@ std::vector<LinkRule> rules_from_json(const nlohmann::ordered_json& rules) {
     return out;
 }
 
-std::vector<CountryGroup> country_groups_from_json(const nlohmann::ordered_json& groups) {
-    std::vector<CountryGroup> out;
+std::vector<domain::CountryGroup> country_groups_from_json(const nlohmann::ordered_json& groups) {
+    std::vector<domain::CountryGroup> out;
     std::vector<ImportIssue> issues;
     read_country_groups(groups, out, issues);
     if (!issues.empty()) throw std::runtime_error(issues.front().to_string());
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -9,7 +9,7 @@
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -87,7 +87,7 @@ ToolExport read_csv_export(ExportTool tool, std::string_view text) {
             continue;
         }
         if (!std::all_of(fields->begin(), fields->end(),
-                         [](const auto& f) { return valid_utf8(f); })) {
+                         [](const auto& f) { return domain::valid_utf8(f); })) {
             out.problems.push_back({line, "is not UTF-8 text"});
             continue;
         }
@@ -238,7 +238,7 @@ PartnerMap parse_partner_map(const nlohmann::json& map, std::vector<std::string>
             problems.push_back(domain + ": ref_param and ref_code go together");
             continue;
         }
-        if (!valid_slug(choice.slug)) {
+        if (!domain::valid_slug(choice.slug)) {
             problems.push_back(domain + ": the slug '" + choice.slug +
                                "' must match [a-z0-9][a-z0-9-]{0,63}");
             continue;
@@ -272,7 +272,7 @@ std::string without_query_parameter(std::string_view url, std::string_view param
         auto amp = query.find('&');
         std::string_view pair = query.substr(0, amp);
         query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-        if (percent_decode(pair.substr(0, pair.find('='))) == param) continue;
+        if (domain::percent_decode(pair.substr(0, pair.find('='))) == param) continue;
         if (!kept.empty()) kept.push_back('&');
         kept.append(pair);
     }
@@ -339,7 +339,7 @@ std::pair<std::vector<std::size_t>, std::vector<CodeCounts>> group_links(const T
         auto parts = url_parts(link.destination);
         // Only a host refgate accepts (an international name as punycode) names a partner: a
         // malformed one (".example", "a..b") would make a partner without a slug.
-        std::string host = parts ? canonical_domain(parts->host) : std::string();
+        std::string host = parts ? domain::canonical_domain(parts->host) : std::string();
         auto domain = host.empty() ? std::nullopt : options.suffixes.registrable_domain(host);
         if (!domain) {
             plan.problems.push_back({link.line, "the destination '" + link.destination +
@@ -352,7 +352,7 @@ std::pair<std::vector<std::size_t>, std::vector<CodeCounts>> group_links(const T
             codes.emplace_back();
         }
         for (const auto& name : referral_parameters()) {
-            if (auto value = query_value(parts->query, name); value && !value->empty()) {
+            if (auto value = domain::query_value(parts->query, name); value && !value->empty()) {
                 ++codes[it->second][{name, *value}];
                 break;
             }
@@ -427,7 +427,7 @@ ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options)
         const auto& p = plan.partners[partner_of_link[i]];
         if (p.ref_param.empty()) continue;
         auto parts = url_parts(link.destination);
-        if (!parts || query_value(parts->query, p.ref_param) != p.ref_code) continue;
+        if (!parts || domain::query_value(parts->query, p.ref_param) != p.ref_code) continue;
         link.destination = without_query_parameter(link.destination, p.ref_param);
         link.code_moved = true;
     }
@@ -467,4 +467,4 @@ std::string plan_text(const ImportPlan& plan, ExportTool tool, bool lock_codes) 
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -16,7 +16,7 @@
 #include "refgate/runtime/log.hpp"
 #include "setting.hpp"
 
-namespace refgate {
+namespace refgate::config {
 namespace {
 
 std::string millis_text(std::chrono::milliseconds ms) { return std::to_string(ms.count()); }
@@ -275,7 +275,7 @@ std::vector<Setting> publishing_settings() {
     return {
         {"disclosure_default_locale", "REFGATE_DISCLOSURE_DEFAULT_LOCALE",
          [](Config& c, const std::string& v) {
-             auto locale = normalize_locale(v);
+             auto locale = domain::normalize_locale(v);
              if (locale) c.disclosure.default_locale = *locale;
              return locale.has_value();
          },
@@ -300,9 +300,9 @@ std::vector<Setting> publishing_settings() {
          [](const Config& c) { return c.disclosure.public_base_url; }},
         {"log_level", "REFGATE_LOG_LEVEL",
          [](Config& c, const std::string& v) {
-             log::Level level;
+             runtime::log::Level level;
              c.log_level = v;
-             return log::parse_level(v, level);
+             return runtime::log::parse_level(v, level);
          },
          "debug, info, warn or error", [](const Config& c) { return c.log_level; }},
         {"metrics_token", "REFGATE_METRICS_TOKEN",
@@ -489,4 +489,4 @@ void resolve_state_paths(Config& config, const EnvLookup& env, const DirCheck& u
     }
 }
 
-}  // namespace refgate
+}  // namespace refgate::config

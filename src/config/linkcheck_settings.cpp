@@ -4,7 +4,7 @@
 
 #include "setting.hpp"
 
-namespace refgate {
+namespace refgate::config {
 namespace {
 
 std::string trimmed(const std::string& text) {
@@ -79,7 +79,7 @@ std::optional<std::vector<ResolveEntry>> parse_resolve_list(const std::string& l
         ResolveEntry e{.host = item.substr(0, first), .address = item.substr(second + 1)};
         if (!parse_uint<std::uint16_t>(item.substr(first + 1, second - first - 1), e.port, 1,
                                        65535) ||
-            !parse_ip(e.address))
+            !domain::parse_ip(e.address))
             return std::nullopt;
         out.push_back(std::move(e));
     }
@@ -186,4 +186,4 @@ std::vector<Setting> webhook_settings() {
     };
 }
 
-}  // namespace refgate
+}  // namespace refgate::config

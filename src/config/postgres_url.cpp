@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-namespace refgate {
+namespace refgate::config {
 namespace {
 
 struct Parts {
@@ -111,4 +111,4 @@ std::string with_postgres_url_default(std::string url, std::string_view key,
     return url;
 }
 
-}  // namespace refgate
+}  // namespace refgate::config

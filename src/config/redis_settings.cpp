@@ -8,7 +8,7 @@
 #include "refgate/redis/sentinel_url.hpp"
 #include "setting.hpp"
 
-namespace refgate {
+namespace refgate::config {
 
 bool valid_redis_url(const std::string& value) {
     // redis://[[user]:password@]host:port[/db]; the adapter parses it again, this only rejects
@@ -66,4 +66,4 @@ std::vector<Setting> redis_settings() {
     };
 }
 
-}  // namespace refgate
+}  // namespace refgate::config

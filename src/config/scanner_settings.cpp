@@ -1,6 +1,6 @@
 #include "setting.hpp"
 
-namespace refgate {
+namespace refgate::config {
 
 // The click class `scanner`: the ASN database, the scanner networks and the burst rule; the
 // targeting rules' country database.
@@ -36,4 +36,4 @@ std::vector<Setting> scanner_settings() {
     };
 }
 
-}  // namespace refgate
+}  // namespace refgate::config

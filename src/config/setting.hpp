@@ -10,7 +10,7 @@
 
 #include "refgate/config/config.hpp"
 
-namespace refgate {
+namespace refgate::config {
 
 // One row per setting: its JSON key, its environment variable and how to apply a text value.
 struct Setting {
@@ -58,4 +58,4 @@ std::vector<Setting> linkcheck_settings();
 // Webhook delivery: trust store, test resolve list, retry base, give-up window.
 std::vector<Setting> webhook_settings();
 
-}  // namespace refgate
+}  // namespace refgate::config

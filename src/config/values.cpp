@@ -9,22 +9,22 @@
 
 #include "refgate/config/config.hpp"
 
-namespace refgate {
+namespace refgate::config {
 namespace {
 
 bool ipv4_host(const std::string& host) { return host.find(':') == std::string::npos; }
 
 }  // namespace
 
-std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list) {
-    std::vector<IpNetwork> networks;
+std::optional<std::vector<domain::IpNetwork>> parse_networks(const std::string& list) {
+    std::vector<domain::IpNetwork> networks;
     std::size_t pos = 0;
     while (pos < list.size()) {
         auto comma = list.find(',', pos);
         std::string item =
             list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
         if (item.find_first_not_of(" \t") != std::string::npos) {
-            auto network = IpNetwork::parse(item);
+            auto network = domain::IpNetwork::parse(item);
             if (!network) return std::nullopt;
             networks.push_back(*network);
         }
@@ -151,4 +151,4 @@ bool listeners_overlap(const Endpoint& a, const Endpoint& b) {
     return (ha == "0.0.0.0" && ipv4_host(hb)) || (hb == "0.0.0.0" && ipv4_host(ha));
 }
 
-}  // namespace refgate
+}  // namespace refgate::config

@@ -9,18 +9,18 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-DisclosureAnswer answer_for(const DisclosureEntry& entry) {
-    const Disclosure& current = *entry.current;
+DisclosureAnswer answer_for(const domain::DisclosureEntry& entry) {
+    const domain::Disclosure& current = *entry.current;
     DisclosureAnswer a;
     a.text_body = current.text + "\n";
-    a.html_body = disclosure_fragment(current);
+    a.html_body = domain::disclosure_fragment(current);
     a.json_body = Json{{"key", current.key},         {"locale", current.locale},
                        {"text", current.text},       {"html", current.html},
                        {"version", current.version}, {"updated_at", current.updated_at}}
                       .dump();
     Json items = Json::array();
     for (std::size_t k = 0; k < entry.history.size(); ++k) {
-        const Disclosure& d = entry.history[k];
+        const domain::Disclosure& d = entry.history[k];
         items.push_back(
             {{"version", d.version},
              {"text", d.text},
@@ -70,13 +70,13 @@ const std::string& DisclosureAnswer::etag(DisclosureFormat format) const {
     return text_etag;
 }
 
-DisclosureAnswers::DisclosureAnswers(const DisclosureSet& set) {
-    set.each([this](const DisclosureEntry& entry) {
+DisclosureAnswers::DisclosureAnswers(const domain::DisclosureSet& set) {
+    set.each([this](const domain::DisclosureEntry& entry) {
         answers_.emplace(entry.current, answer_for(entry));
     });
 }
 
-const DisclosureAnswer& DisclosureAnswers::of(const DisclosureEntry& entry) const {
+const DisclosureAnswer& DisclosureAnswers::of(const domain::DisclosureEntry& entry) const {
     return answers_.at(entry.current);
 }
 

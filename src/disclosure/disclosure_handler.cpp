@@ -66,7 +66,7 @@ std::string content_type_of(DisclosureFormat format) {
 
 }  // namespace
 
-DisclosureHandler::DisclosureHandler(const SnapshotStore& store, DisclosureOptions options)
+DisclosureHandler::DisclosureHandler(const runtime::SnapshotStore& store, DisclosureOptions options)
     : reader_(store),
       options_(std::move(options)),
       cache_control_("public, max-age=" + std::to_string(options_.max_age.count())) {}
@@ -90,7 +90,7 @@ void DisclosureHandler::handle(const http::Request& request, http::Response& res
         response.add_header("Allow", "GET, HEAD, OPTIONS");
         return;
     }
-    const Snapshot* snapshot = reader_.get();
+    const domain::Snapshot* snapshot = reader_.get();
     if (snapshot == nullptr) {
         problem(response, 503, "unavailable", "no data loaded yet; try again");
         response.add_header("Retry-After", "1");
@@ -103,7 +103,7 @@ void DisclosureHandler::handle(const http::Request& request, http::Response& res
     }
 }
 
-const DisclosureAnswers& DisclosureHandler::answers(const Snapshot& snapshot) {
+const DisclosureAnswers& DisclosureHandler::answers(const domain::Snapshot& snapshot) {
     // Built once per snapshot on each thread (a few strings per text), then only looked up.
     if (answers_generation_ != reader_.generation()) {
         answers_ = DisclosureAnswers(snapshot.disclosures());
@@ -120,8 +120,8 @@ std::optional<std::vector<std::string>> reader_locales(const http::Request& requ
                                                        http::Response& response,
                                                        std::string& partner) {
     std::vector<std::string> locales;
-    if (auto lang = query_value(request.query(), "lang")) {
-        auto locale = normalize_locale(*lang);
+    if (auto lang = domain::query_value(request.query(), "lang")) {
+        auto locale = domain::normalize_locale(*lang);
         if (!locale) {
             problem(response, 400, "bad-lang", "lang must be a language tag such as en or de-AT");
             return std::nullopt;
@@ -130,8 +130,8 @@ std::optional<std::vector<std::string>> reader_locales(const http::Request& requ
     } else {
         locales = http::accepted_languages(request.header("Accept-Language"));
     }
-    if (auto p = query_value(request.query(), "partner")) {
-        if (!valid_slug(*p)) {
+    if (auto p = domain::query_value(request.query(), "partner")) {
+        if (!domain::valid_slug(*p)) {
             problem(response, 400, "bad-partner", "partner must be a partner slug");
             return std::nullopt;
         }
@@ -143,7 +143,7 @@ std::optional<std::vector<std::string>> reader_locales(const http::Request& requ
 }  // namespace
 
 void DisclosureHandler::serve(const http::Request& request, http::Response& response,
-                              const Snapshot& snapshot) {
+                              const domain::Snapshot& snapshot) {
     std::string_view path = request.path();
     bool history = path == "/disclosure/history";
     std::optional<DisclosureFormat> format = format_of_path(path);
@@ -161,7 +161,7 @@ void DisclosureHandler::serve(const http::Request& request, http::Response& resp
     std::string partner;
     auto locales = reader_locales(request, response, partner);
     if (!locales) return;
-    const DisclosureEntry* entry =
+    const domain::DisclosureEntry* entry =
         snapshot.disclosures().resolve(partner, *locales, options_.default_locale);
     if (entry == nullptr) {
         problem(response, 404, "no-disclosure", "no disclosure text has been published");
@@ -184,7 +184,7 @@ void DisclosureHandler::serve(const http::Request& request, http::Response& resp
 }
 
 void DisclosureHandler::snippet(const http::Request& request, http::Response& response,
-                                const Snapshot& snapshot) {
+                                const domain::Snapshot& snapshot) {
     std::string_view slug = request.path().substr(kSnippetPrefix.size());
     if (slug.ends_with('/')) slug.remove_suffix(1);
     if (options_.public_base_url.empty()) {
@@ -195,47 +195,49 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
     // Issue 46: the link on the domain ?domain= names, else on the request's host (as the
     // redirect picks it), else on the default domain.
     std::uint16_t domain = 0;
-    if (auto named = query_value(request.query(), "domain")) {
+    if (auto named = domain::query_value(request.query(), "domain")) {
         domain = snapshot.domain_of(*named);
-        if (domain == Snapshot::kUnknownDomain) {
+        if (domain == domain::Snapshot::kUnknownDomain) {
             problem(response, 404, "no-domain", "no domain '" + *named + "'");
             return;
         }
     } else if (snapshot.has_domains()) {
-        domain = snapshot.domain_of(
-            authority_host(request.authority.empty() ? request.header("Host") : request.authority));
-        if (domain == Snapshot::kUnknownDomain) domain = 0;
+        domain = snapshot.domain_of(domain::authority_host(
+            request.authority.empty() ? request.header("Host") : request.authority));
+        if (domain == domain::Snapshot::kUnknownDomain) domain = 0;
     }
-    const LinkEntry* link =
-        valid_slug(slug) ? snapshot.find(slug, Snapshot::hash_of(slug, domain), domain) : nullptr;
+    const domain::LinkEntry* link =
+        domain::valid_slug(slug)
+            ? snapshot.find(slug, domain::Snapshot::hash_of(slug, domain), domain)
+            : nullptr;
     if (link == nullptr) {
         problem(response, 404, "not-found", "no link with that slug");
         return;
     }
-    auto format = query_value(request.query(), "format").value_or("html");
+    auto format = domain::query_value(request.query(), "format").value_or("html");
     if (format != "html" && format != "json") {
         problem(response, 400, "bad-format", "format must be html or json");
         return;
     }
     // The channel the link is made for, as the redirect will count it (never "direct" or "other"
     // by accident: a value it would not take as is is refused).
-    auto src = query_value(request.query(), "src");
-    if (src && !counted_channel(*src)) {
-        problem(response, 400, "bad-src", "src " + std::string(kCountedChannelRule));
+    auto src = domain::query_value(request.query(), "src");
+    if (src && !domain::counted_channel(*src)) {
+        problem(response, 400, "bad-src", "src " + std::string(domain::kCountedChannelRule));
         return;
     }
     std::string ignored_partner;
     auto locales = reader_locales(request, response, ignored_partner);
     if (!locales) return;
-    const Partner& partner = snapshot.partner(*link);
-    const DisclosureEntry* entry =
+    const domain::Partner& partner = snapshot.partner(*link);
+    const domain::DisclosureEntry* entry =
         snapshot.disclosures().resolve(partner.slug, *locales, options_.default_locale);
 
-    std::string href = public_link_url(options_.public_base_url,
-                                       snapshot.domains()[link->domain].host, link->slug);
+    std::string href = domain::public_link_url(options_.public_base_url,
+                                               snapshot.domains()[link->domain].host, link->slug);
     if (src) href.append("?src=").append(*src);
-    std::string html =
-        link_snippet(href, partner.name, entry != nullptr ? &entry->current->text : nullptr);
+    std::string html = domain::link_snippet(href, partner.name,
+                                            entry != nullptr ? &entry->current->text : nullptr);
     std::int64_t version = entry != nullptr ? entry->current->version : 0;
     std::string language = entry != nullptr ? entry->current->locale : std::string();
     if (format == "json") {
@@ -251,7 +253,7 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
             {"partner", partner.slug},
             {"name", partner.name},
             {"href", href},
-            {"rel", std::string(kSponsoredRel)},
+            {"rel", std::string(domain::kSponsoredRel)},
             {"html", html},
             {"disclosure",
              disclosure}}.dump();

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace refgate {
+namespace refgate::domain {
 namespace {}  // namespace
 
 Address128 address_number(const IpBytes& address) noexcept {
@@ -59,4 +59,4 @@ bool AddressRanges::contains(const IpBytes& address) const noexcept {
     return search(v6_, n);
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -8,7 +8,7 @@
 
 #include "refgate/domain/ascii.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 using ByteSet = std::bitset<256>;
@@ -291,4 +291,4 @@ std::vector<AgentLiteral> agent_regex_literals(std::string_view regex) {
     return literals;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

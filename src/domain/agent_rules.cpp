@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace refgate::agent_rules {
+namespace refgate::domain::agent_rules {
 namespace {
 
 // Before adding a token: it must never occur in a browser's or an in-app browser's User-Agent
@@ -270,4 +270,4 @@ bool is_compatible_without_engine(std::string_view user_agent) noexcept {
     return contains(user_agent, kCompatibleToken) && !has_browser_grammar(user_agent);
 }
 
-}  // namespace refgate::agent_rules
+}  // namespace refgate::domain::agent_rules

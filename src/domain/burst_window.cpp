@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace refgate {
+namespace refgate::domain {
 
 BurstWindow::BurstWindow(unsigned links, std::int64_t seconds)
     : links_(links), seconds_(seconds), slots_(kSlots) {
@@ -33,4 +33,4 @@ bool BurstWindow::fetch(std::uint64_t client, std::int64_t link_id, std::int64_t
     return slot.count >= links_;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

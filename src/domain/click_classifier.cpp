@@ -13,7 +13,7 @@
 #include "refgate/domain/ascii.hpp"
 #include "refgate/domain/string_hash.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::uint32_t kBotMatch = 1;
@@ -431,4 +431,4 @@ ClickClassifier::AgentMatch AgentMatchCache::match(std::string_view user_agent) 
     return entry.match;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -4,7 +4,7 @@
 
 #include "refgate/domain/placement.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 // ISO 4217's currencies for money (no precious metals, bond units, fund codes or test codes),
@@ -228,4 +228,4 @@ CommissionCheck check_commission(const CommissionFields& f) {
     return check;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

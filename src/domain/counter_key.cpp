@@ -8,7 +8,7 @@
 #include "refgate/domain/ascii.hpp"
 #include "refgate/domain/click_classifier.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::string_view kDirect = kDirectChannel;
@@ -281,4 +281,4 @@ bool CounterKey::parse_field(std::string_view field, CounterKey& out) {
     return true;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -11,7 +11,7 @@
 #include "refgate/domain/ascii.hpp"
 #include "refgate/domain/ip_network.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 bool has_control(std::string_view text) {
@@ -260,4 +260,4 @@ UrlCheck check_destination(std::string_view url, const std::vector<std::string>&
     return UrlCheck{UrlRule::ok, std::move(canonical), {}};
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

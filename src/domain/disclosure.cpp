@@ -10,7 +10,7 @@
 #include "refgate/domain/query.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::size_t kMaxLocaleLength = 35;
@@ -134,4 +134,4 @@ void DisclosureSet::each(const std::function<void(const DisclosureEntry&)>& visi
     }
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

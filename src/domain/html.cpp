@@ -9,7 +9,7 @@
 #include "refgate/domain/ascii.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 // Deeper nesting than this is not needed for a disclosure; further start tags are dropped.
@@ -407,4 +407,4 @@ std::string link_snippet(std::string_view href, std::string_view label,
     return html;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -12,7 +12,7 @@
 #include <emmintrin.h>
 #endif
 
-namespace refgate {
+namespace refgate::domain {
 
 namespace {
 
@@ -112,4 +112,4 @@ std::string escape_html(std::string_view text) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

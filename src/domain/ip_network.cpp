@@ -10,7 +10,7 @@
 
 #include "refgate/domain/ascii.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 using ascii::trim_blanks;
@@ -202,4 +202,4 @@ IpBytes client_address(const IpBytes& peer, std::string_view forwarded_for,
     return current;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace refgate {
+namespace refgate::domain {
 
 std::vector<std::int64_t> due_links(std::vector<PlanLink> links, SysSeconds now,
                                     std::chrono::seconds interval) {
@@ -39,4 +39,4 @@ std::chrono::milliseconds HostRateLimiter::reserve(const std::string& host) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(at - now);
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -8,7 +8,7 @@
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/placement.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::string_view kFindingNames[] = {"ok",    "broken",      "code_dropped",  "homepage",
@@ -141,4 +141,4 @@ Verdict judge_chain(const Chain& chain, std::string_view destination, const Part
     return {Finding::ok, ""};
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -1,6 +1,6 @@
 #include "refgate/domain/link_rules.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 bool is_lower_host_char(char c) {
@@ -117,4 +117,4 @@ LinkValidation validate_link(const Link& link, const Partner& partner, const Url
     return result;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

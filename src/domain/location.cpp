@@ -11,7 +11,7 @@
 #include "refgate/domain/html.hpp"
 #include "refgate/domain/placement.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::size_t kMaxUtmKey = 64;
@@ -490,4 +490,4 @@ void write_placed_location(std::string& out, std::string_view location, const Pl
     out.append(location.substr(from));
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

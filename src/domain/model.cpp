@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -73,4 +73,4 @@ std::optional<LinkStatus> parse_link_status(std::string_view text) {
     return std::nullopt;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -4,7 +4,7 @@
 
 #include "refgate/domain/counter_key.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr char kBase36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
@@ -266,4 +266,4 @@ std::optional<std::string> readable_token_problem(const Partner& partner,
            "): rename one, allow a separator (_ . -) in subid_charset, or use opaque tokens";
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

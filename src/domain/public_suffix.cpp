@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 std::string lower(std::string_view text) {
@@ -76,4 +76,4 @@ std::optional<std::string> PublicSuffixList::registrable_domain(std::string_view
     return std::string(host.substr(starts[suffix - 1]));
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

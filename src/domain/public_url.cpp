@@ -2,7 +2,7 @@
 
 #include "refgate/domain/request_host.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::string_view kGoPath = "/go/";
@@ -41,4 +41,4 @@ std::string public_base_host(std::string_view base_url) {
     return host;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

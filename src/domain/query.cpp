@@ -2,7 +2,7 @@
 
 #include "refgate/domain/ascii.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 using ascii::hex_value;
@@ -39,4 +39,4 @@ std::optional<std::string> query_value(std::string_view query, std::string_view 
     return std::nullopt;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 constexpr std::size_t kIndexBytes = RangeColumn<std::uint32_t, std::uint8_t>::kIndexSize * 4;
@@ -129,4 +129,4 @@ std::optional<RangeFileContents<std::uint32_t>> read_asn_range_file(
     return read<std::uint32_t>(bytes, RangeFileKind::asn, error);
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -1,6 +1,6 @@
 #include "refgate/domain/range_table.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 template <typename V>
 void RangeTableBuilder<V>::add_v4(std::uint32_t first, std::uint32_t last, V value) {
@@ -58,4 +58,4 @@ void RangeTableBuilder<V>::Table<T>::finish() {
 template class RangeTableBuilder<std::uint16_t>;
 template class RangeTableBuilder<std::uint32_t>;
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -5,7 +5,7 @@
 
 #include "refgate/domain/location.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 bool apply_due_codes(Partner& partner, SysSeconds now) {
     auto& schedule = partner.scheduled_codes;
@@ -31,4 +31,4 @@ std::optional<std::string> reader_location(const Link& link, Partner partner, Sy
     return build_location(link.destination, partner);
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

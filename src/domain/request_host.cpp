@@ -1,6 +1,6 @@
 #include "refgate/domain/request_host.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 bool digits(std::string_view text) {
@@ -79,4 +79,4 @@ std::string_view lower_host(std::string_view host, std::array<char, kMaxRequestH
     return {out.data(), host.size()};
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

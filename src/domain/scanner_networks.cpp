@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 std::string_view trim(std::string_view text) {
@@ -60,4 +60,4 @@ bool ScannerNetworks::listed_address(const IpBytes& address) const noexcept {
     return any_contains(ranges, address);
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -13,7 +13,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/reader_location.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 namespace {
 
@@ -201,7 +201,7 @@ Snapshot::Builder::Builder(std::uint64_t version, std::vector<Partner> partners,
     for (std::size_t i = 0; i < s.partners_.size(); ++i) {
         partner_index_.emplace(s.partners_[i].slug, i);
         suffixes_.push_back(location_suffix(s.partners_[i]));
-        s.placement_styles_.push_back(refgate::placement_style(s.partners_[i]));
+        s.placement_styles_.push_back(refgate::domain::placement_style(s.partners_[i]));
     }
     // Sized once: the slug index must stay at most half full.
     s.entries_.reserve(max_links);
@@ -350,4 +350,4 @@ std::shared_ptr<const Snapshot> Snapshot::build(std::uint64_t version,
     return builder.finish(std::move(disclosures));
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -7,7 +7,7 @@
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/snapshot.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 CountryCode Snapshot::fallback_country(std::size_t partner_index,
                                        CountryCode country) const noexcept {
@@ -120,4 +120,4 @@ void Snapshot::Builder::add_rules(LinkEntry& entry, std::vector<LinkRule>& rules
     }
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -7,7 +7,7 @@
 
 #include "refgate/domain/counter_key.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 void TargetingBreakdown::add(const std::string& country, const std::string& rule,
                              std::uint8_t click_class, std::uint64_t n) {
@@ -187,4 +187,4 @@ std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size
     return partners;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

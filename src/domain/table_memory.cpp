@@ -1,6 +1,6 @@
 #include "refgate/domain/table_memory.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 class HeapTableMemory final : public TableMemory {
@@ -22,4 +22,4 @@ void set_table_memory(TableMemory* memory) noexcept {
     installed = memory != nullptr ? memory : &heap;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -5,7 +5,7 @@
 
 #include "refgate/domain/ascii.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
@@ -302,9 +302,9 @@ std::uint64_t rule_key(std::uint64_t reader_key, std::size_t rule) noexcept {
     return z ^ (z >> 31);
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain
 
-namespace refgate {
+namespace refgate::domain {
 
 bool rule_matches(const TargetRule& rule, const ReaderTraits& reader) noexcept {
     if (!rule.countries.empty() &&
@@ -321,4 +321,4 @@ bool rule_matches(const TargetRule& rule, const ReaderTraits& reader) noexcept {
     return false;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

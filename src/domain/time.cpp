@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-namespace refgate {
+namespace refgate::domain {
 namespace {
 
 bool read_digits(std::string_view text, std::size_t pos, std::size_t count, int& out) {
@@ -102,4 +102,4 @@ void format_http_date(std::int64_t unix_seconds, char (&out)[29]) {
     for (int i = 0; i < 29; ++i) out[i] = buf[i];
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

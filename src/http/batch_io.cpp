@@ -54,8 +54,9 @@ bool BatchIo::start() {
     int rc = io_uring_queue_init(kRingEntries, &ring->ring, flags);
     if (rc == -EINVAL) rc = io_uring_queue_init(kRingEntries, &ring->ring, 0);
     if (rc < 0) {
-        log::info("io_uring_unavailable",
-                  {{"detail", "each read and send is a system call of its own"}, {"errno", -rc}});
+        runtime::log::info(
+            "io_uring_unavailable",
+            {{"detail", "each read and send is a system call of its own"}, {"errno", -rc}});
         return false;
     }
     ring->open = true;
@@ -130,7 +131,7 @@ bool BatchIo::submit_ring() {
         done += seen;
     }
     if (taken < want || done < taken) {
-        log::warn("io_uring_failed", {{"errno", -rc}, {"taken", taken}, {"done", done}});
+        runtime::log::warn("io_uring_failed", {{"errno", -rc}, {"taken", taken}, {"done", done}});
         ring_.reset();
         batching_.store(false, std::memory_order_relaxed);
         return taken > 0;

@@ -9,8 +9,8 @@ namespace refgate::http {
 namespace {
 
 // IPv4 arrives as IPv4-mapped IPv6 (::ffff:a.b.c.d).
-bool ipv4_mapped(const IpBytes& address) {
-    constexpr IpBytes kPrefix{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+bool ipv4_mapped(const domain::IpBytes& address) {
+    constexpr domain::IpBytes kPrefix{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     return std::equal(address.begin(), address.begin() + 12, kPrefix.begin());
 }
 
@@ -25,19 +25,19 @@ std::uint64_t mix(std::uint64_t x) {
 
 }  // namespace
 
-ClientShares::ClientShares(std::size_t per_client, std::vector<IpNetwork> proxies)
+ClientShares::ClientShares(std::size_t per_client, std::vector<domain::IpNetwork> proxies)
     : per_client_(std::max<std::size_t>(per_client, 1)),
       proxies_(std::move(proxies)),
       held_(0, Hash{(std::uint64_t{std::random_device{}()} << 32) | std::random_device{}()}) {}
 
-std::optional<IpBytes> ClientShares::client(const IpBytes& peer) const {
-    if (any_contains(proxies_, peer)) return std::nullopt;
-    IpBytes key = peer;
+std::optional<domain::IpBytes> ClientShares::client(const domain::IpBytes& peer) const {
+    if (domain::any_contains(proxies_, peer)) return std::nullopt;
+    domain::IpBytes key = peer;
     if (!ipv4_mapped(peer)) std::fill(key.begin() + 8, key.end(), std::uint8_t{0});  // its /64
     return key;
 }
 
-bool ClientShares::take(const IpBytes& peer) {
+bool ClientShares::take(const domain::IpBytes& peer) {
     auto key = client(peer);
     if (!key) return true;
     std::lock_guard lock(mutex_);
@@ -47,7 +47,7 @@ bool ClientShares::take(const IpBytes& peer) {
     return true;
 }
 
-void ClientShares::give_back(const IpBytes& peer) {
+void ClientShares::give_back(const domain::IpBytes& peer) {
     auto key = client(peer);
     if (!key) return;
     std::lock_guard lock(mutex_);
@@ -61,7 +61,7 @@ std::size_t ClientShares::clients() const {
     return held_.size();
 }
 
-std::size_t ClientShares::Hash::operator()(const IpBytes& client) const noexcept {
+std::size_t ClientShares::Hash::operator()(const domain::IpBytes& client) const noexcept {
     std::uint64_t high = 0;
     std::uint64_t low = 0;
     std::memcpy(&high, client.data(), sizeof high);

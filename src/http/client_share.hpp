@@ -21,30 +21,30 @@ namespace refgate::http {
 class ClientShares {
   public:
     // `per_client` (at least 1) connections per client at most; `proxies` are not held to it.
-    ClientShares(std::size_t per_client, std::vector<IpNetwork> proxies);
+    ClientShares(std::size_t per_client, std::vector<domain::IpNetwork> proxies);
 
     // A connection from `peer` opens: false (and nothing taken) when its client holds
     // `per_client` already.
-    bool take(const IpBytes& peer);
+    bool take(const domain::IpBytes& peer);
     // A connection that take() let in has closed.
-    void give_back(const IpBytes& peer);
+    void give_back(const domain::IpBytes& peer);
     // Clients that hold connections now.
     std::size_t clients() const;
 
   private:
     // The client `peer` counts as; nullopt for a proxy.
-    std::optional<IpBytes> client(const IpBytes& peer) const;
+    std::optional<domain::IpBytes> client(const domain::IpBytes& peer) const;
 
     struct Hash {
         // Seeded per process, so that no one can choose addresses that share a bucket.
         std::uint64_t seed;
-        std::size_t operator()(const IpBytes& client) const noexcept;
+        std::size_t operator()(const domain::IpBytes& client) const noexcept;
     };
 
     const std::size_t per_client_;
-    const std::vector<IpNetwork> proxies_;
+    const std::vector<domain::IpNetwork> proxies_;
     mutable std::mutex mutex_;
-    std::unordered_map<IpBytes, std::uint32_t, Hash> held_;
+    std::unordered_map<domain::IpBytes, std::uint32_t, Hash> held_;
 };
 
 }  // namespace refgate::http

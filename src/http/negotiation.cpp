@@ -13,8 +13,8 @@ namespace {
 // Ranges read from one Accept or Accept-Language header; the rest are ignored.
 constexpr std::size_t kMaxRanges = 32;
 
-using ascii::to_lower;
-using ascii::trim_blanks;
+using domain::ascii::to_lower;
+using domain::ascii::trim_blanks;
 
 // An RFC 9110 qvalue: "0", "0.5", "1", "1.000". nullopt when malformed.
 std::optional<int> parse_qvalue(std::string_view text) {
@@ -131,7 +131,7 @@ std::vector<std::string> accepted_languages(std::string_view accept_language) {
     std::vector<std::string> out;
     for (const auto& r : ranges) {
         if (r.q == 0 || r.value == "*") continue;
-        if (auto locale = normalize_locale(r.value)) out.push_back(std::move(*locale));
+        if (auto locale = domain::normalize_locale(r.value)) out.push_back(std::move(*locale));
     }
     return out;
 }

@@ -101,7 +101,8 @@ void IdleParking::park(const ParkedConnection& c) {
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.u64 = slots_.token(index);
     if (!open || ::epoll_ctl(epoll_->native_handle(), EPOLL_CTL_ADD, c.fd, &ev) != 0) {
-        if (park_failures_.allow()) log::warn("park_failed", {{"error", std::strerror(errno)}});
+        if (park_failures_.allow())
+            runtime::log::warn("park_failed", {{"error", std::strerror(errno)}});
         slots_.release(index);
         ::close(c.fd);
         expire_(c);

@@ -98,7 +98,7 @@ class IdleParking {
     EpollSlots<ParkedConnection> slots_;
     std::deque<std::uint64_t> by_deadline_;  // tokens in park order (deadlines nearly in order)
     std::size_t parked_ = 0;
-    LogLimiter park_failures_{std::chrono::seconds{10}};
+    runtime::LogLimiter park_failures_{std::chrono::seconds{10}};
 };
 
 }  // namespace refgate::http

@@ -96,7 +96,8 @@ std::optional<PlainHeader> declined(RequestStorage& storage) {
 
 }  // namespace
 
-std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpLimits& limits,
+std::optional<PlainHeader> read_plain_header(std::string_view input,
+                                             const config::HttpLimits& limits,
                                              RequestStorage& storage, Handler* early) {
     // A header longer than the limit is Beast's to refuse.
     input = input.substr(0, limits.max_header_bytes);
@@ -176,7 +177,7 @@ std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpL
         .keep_alive = storage.version >= 11 ? !connection.close : connection.keep_alive};
 }
 
-std::string_view arriving_path(std::string_view input, const HttpLimits& limits) {
+std::string_view arriving_path(std::string_view input, const config::HttpLimits& limits) {
     std::size_t at;
     if (input.starts_with("GET /")) {
         at = 4;

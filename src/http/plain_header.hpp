@@ -27,12 +27,13 @@ struct PlainHeader {
 // tells `early` the path at the request line and at the header's end. nullopt for anything else:
 // `storage` is then reset (and `early` may have been told the request line, which Beast then
 // tells again).
-std::optional<PlainHeader> read_plain_header(std::string_view input, const HttpLimits& limits,
+std::optional<PlainHeader> read_plain_header(std::string_view input,
+                                             const config::HttpLimits& limits,
                                              RequestStorage& storage, Handler* early);
 
 // The path of the request line `input` starts with, before it is parsed: a GET or HEAD of an
 // origin-form target whose end (a space, or a '?' before it) is there. Empty otherwise. A hint
 // for prefetches only (Handler::Parsed::arrived): the parser decides what the request is.
-std::string_view arriving_path(std::string_view input, const HttpLimits& limits);
+std::string_view arriving_path(std::string_view input, const config::HttpLimits& limits);
 
 }  // namespace refgate::http

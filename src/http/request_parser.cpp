@@ -66,7 +66,8 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     enum class RequestError { none, target_too_long, body_not_allowed, body_too_large };
 
   public:
-    Impl(RequestStorage& storage, const HttpLimits& limits, Handler* early, HeaderReading reading)
+    Impl(RequestStorage& storage, const config::HttpLimits& limits, Handler* early,
+         HeaderReading reading)
         : storage_(storage),
           limits_(limits),
           early_(early),
@@ -131,7 +132,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     }
 
     const RequestStorage& storage() const { return storage_; }
-    const HttpLimits& limits() const { return limits_; }
+    const config::HttpLimits& limits() const { return limits_; }
 
     // The parser's state, whichever path read the header (a plain one has no body).
     bool took_some() const { return plain_ || got_some(); }
@@ -290,7 +291,7 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     void on_finish_impl(error_code&) override {}
 
     RequestStorage& storage_;
-    const HttpLimits& limits_;
+    const config::HttpLimits& limits_;
     Handler* early_;
     RequestError error_ = RequestError::none;
     std::size_t header_used_ = 0;  // bytes of the header taken so far
@@ -299,8 +300,8 @@ class RequestParser::Impl final : public bhttp::basic_parser<true> {
     std::optional<PlainHeader> plain_;  // the header, when the fast path read it
 };
 
-RequestParser::RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early,
-                             HeaderReading reading) {
+RequestParser::RequestParser(RequestStorage& storage, const config::HttpLimits& limits,
+                             Handler* early, HeaderReading reading) {
     static_assert(sizeof(Impl) <= kImplSize);
     static_assert(alignof(Impl) <= alignof(std::max_align_t));
     new (impl_) Impl(storage, limits, early, reading);

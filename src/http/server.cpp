@@ -36,7 +36,7 @@ void lower_pool_priority(asio::thread_pool& pool) {
     auto started = std::make_shared<std::latch>(static_cast<std::ptrdiff_t>(kBlockingThreads));
     for (std::size_t i = 0; i < kBlockingThreads; ++i) {
         asio::post(pool, [started] {
-            become_background_thread("rg-blocking", BackgroundPriority::low);
+            runtime::become_background_thread("rg-blocking", runtime::BackgroundPriority::low);
             started->arrive_and_wait();
         });
     }
@@ -99,10 +99,11 @@ void refuse_over_share(ListenerState& listener, int fd) {
     auto count = listener.stats.rejected_client_share.fetch_add(1, std::memory_order_relaxed);
     // Never the client's address: nothing about a client is logged.
     if (listener.client_share_log.allow()) {
-        log::warn("client_share_full", {{"listener", listener.options.name},
-                                        {"max_connections_per_client",
-                                         listener.options.limits.max_connections_per_client},
-                                        {"client_share_rejected_connections_total", count + 1}});
+        runtime::log::warn(
+            "client_share_full",
+            {{"listener", listener.options.name},
+             {"max_connections_per_client", listener.options.limits.max_connections_per_client},
+             {"client_share_rejected_connections_total", count + 1}});
     }
     ::close(fd);
 }
@@ -147,8 +148,8 @@ void accept_pending(ThreadContext& context, std::uint8_t index) {
         if (failed_connection(error)) continue;
         ListenerState& listener = *context.listeners[index];
         if (listener.accept_error_log.allow()) {
-            log::warn("accept_failed",
-                      {{"listener", listener.options.name}, {"error", std::strerror(error)}});
+            runtime::log::warn("accept_failed", {{"listener", listener.options.name},
+                                                 {"error", std::strerror(error)}});
         }
         auto& retry = *context.accept_retry[index];
         retry.expires_after(kAcceptRetry);
@@ -344,7 +345,7 @@ void Server::shutdown(std::chrono::milliseconds timeout) {
         lock, timeout, [this] { return impl_->finished == impl_->contexts.size(); });
     lock.unlock();
     if (!drained) {
-        log::warn("shutdown_timeout", {{"timeout_ms", timeout.count()}});
+        runtime::log::warn("shutdown_timeout", {{"timeout_ms", timeout.count()}});
         for (auto& context : impl_->contexts) context->ioc.stop();
     }
     impl_->join_all();

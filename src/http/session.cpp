@@ -237,7 +237,7 @@ bool Session::join_poller() {
     poll_slot_ = context_.poller.add(fd_, *this);
     if (poll_slot_ != ConnectionPoller::kNone) return true;
     if (context_.poll_failure_log.allow()) {
-        log::warn("poll_failed", {{"error", std::strerror(errno)}});
+        runtime::log::warn("poll_failed", {{"error", std::strerror(errno)}});
     }
     close_now();
     return false;

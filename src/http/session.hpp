@@ -45,7 +45,7 @@ SteadyClock::time_point coarse_steady_now();
 // What a connection uses while it is open. Kept per thread and listener for the next connection,
 // so that accepting one allocates nothing but its Session.
 struct SessionBuffers {
-    explicit SessionBuffers(const HttpLimits& limits);
+    explicit SessionBuffers(const config::HttpLimits& limits);
     boost::beast::flat_buffer input;
     std::string output;
     RequestStorage storage;
@@ -54,7 +54,7 @@ struct SessionBuffers {
 
 class BufferPool {
   public:
-    explicit BufferPool(const HttpLimits& limits) : limits_(limits) {}
+    explicit BufferPool(const config::HttpLimits& limits) : limits_(limits) {}
     std::unique_ptr<SessionBuffers> take();
     // Buffers that grew past kMaxKeptCapacity (a large admin answer) are freed, not kept.
     void give_back(std::unique_ptr<SessionBuffers> buffers);
@@ -64,7 +64,7 @@ class BufferPool {
   private:
     static constexpr std::size_t kMaxSpare = 256;
     static constexpr std::size_t kMaxKeptCapacity = 64 * 1024;
-    const HttpLimits& limits_;
+    const config::HttpLimits& limits_;
     std::vector<std::unique_ptr<SessionBuffers>> spare_;
 };
 
@@ -86,7 +86,7 @@ struct ThreadContext {
     asio::io_context ioc{1};
     asio::executor_work_guard<asio::io_context::executor_type> work{ioc.get_executor()};
     ConnectionPoller poller;
-    LogLimiter poll_failure_log{std::chrono::seconds{10}};
+    runtime::LogLimiter poll_failure_log{std::chrono::seconds{10}};
     IdleParking parking{ioc, [this](const ParkedConnection& c) { wake(c); },
                         [this](const ParkedConnection& c) { expire(c); },
                         [this](std::size_t n) { return shrink_pools(n); }};
@@ -129,10 +129,10 @@ struct ListenerState {
     std::uint16_t port = 0;
     // Blocking requests posted to the pool and not yet taken by one of its threads.
     std::atomic<std::size_t> queued_blocking{0};
-    LogLimiter unavailable_log{std::chrono::seconds{10}};
-    LogLimiter handler_error_log{std::chrono::seconds{10}};
-    LogLimiter accept_error_log{std::chrono::seconds{10}};
-    LogLimiter client_share_log{std::chrono::seconds{10}};
+    runtime::LogLimiter unavailable_log{std::chrono::seconds{10}};
+    runtime::LogLimiter handler_error_log{std::chrono::seconds{10}};
+    runtime::LogLimiter accept_error_log{std::chrono::seconds{10}};
+    runtime::LogLimiter client_share_log{std::chrono::seconds{10}};
 
     // An open connection from `peer` closed (its Session ended, or it was closed parked).
     void closed(const PeerAddress& peer) {
@@ -284,7 +284,7 @@ class Session final : public std::enable_shared_from_this<Session> {
     SteadyClock::time_point deadline_;
     ThreadContext& context_;
     ListenerState& listener_;
-    const HttpLimits& limits_;
+    const config::HttpLimits& limits_;
     Handler& handler_;
     BufferPool& pool_;
     // Held while the connection has a request or a response in hand; an idle keep-alive

@@ -53,9 +53,9 @@ void Session::call_handler() {
 void Session::handler_failed(const char* error) {
     auto count = listener_.stats.handler_errors.fetch_add(1, std::memory_order_relaxed);
     if (listener_.handler_error_log.allow()) {
-        log::error("handler_failed", {{"listener", listener_.options.name},
-                                      {"error", error},
-                                      {"handler_errors_total", count + 1}});
+        runtime::log::error("handler_failed", {{"listener", listener_.options.name},
+                                               {"error", error},
+                                               {"handler_errors_total", count + 1}});
     }
     response().reset();
     response().simple_page(500, "Internal Server Error");
@@ -73,9 +73,9 @@ void Session::finish_answer() {
 void Session::answer_unavailable(std::string_view reason) {
     auto count = listener_.stats.unavailable_requests.fetch_add(1, std::memory_order_relaxed);
     if (listener_.unavailable_log.allow()) {
-        log::warn("blocking_pool_busy", {{"listener", listener_.options.name},
-                                         {"reason", reason},
-                                         {"unavailable_total", count + 1}});
+        runtime::log::warn("blocking_pool_busy", {{"listener", listener_.options.name},
+                                                  {"reason", reason},
+                                                  {"unavailable_total", count + 1}});
     }
     response().reset();
     handler_.unavailable(make_request(), response());

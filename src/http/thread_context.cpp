@@ -42,10 +42,11 @@ SteadyClock::time_point coarse_steady_now() {
 
 PeerAddress peer_address(const sockaddr_storage& remote) {
     // accept4() on an AF_INET or AF_INET6 listener gives one of those two.
-    return {sockaddr_ip(reinterpret_cast<const sockaddr*>(&remote)).value_or(IpBytes{})};
+    return {domain::sockaddr_ip(reinterpret_cast<const sockaddr*>(&remote))
+                .value_or(domain::IpBytes{})};
 }
 
-SessionBuffers::SessionBuffers(const HttpLimits& limits)
+SessionBuffers::SessionBuffers(const config::HttpLimits& limits)
     : input(limits.max_header_bytes + kReadSlack) {
     storage.arena.reserve(limits.max_header_bytes);
 }
@@ -73,7 +74,7 @@ void BufferPool::give_back(std::unique_ptr<SessionBuffers> buffers) {
 std::string_view ThreadContext::http_date() {
     std::int64_t now = coarse_unix_seconds();
     if (now != date_second) {
-        format_http_date(now, date);
+        domain::format_http_date(now, date);
         date_second = now;
     }
     return {date, sizeof date};

@@ -7,12 +7,12 @@
 namespace refgate::linkcheck {
 namespace {
 
-SysSeconds whole_seconds(std::chrono::system_clock::time_point t) {
+domain::SysSeconds whole_seconds(std::chrono::system_clock::time_point t) {
     return std::chrono::floor<std::chrono::seconds>(t);
 }
 
 // The link's own Location, then each rule's branches in order.
-void add_link_targets(const Snapshot& snapshot, const LinkEntry& entry,
+void add_link_targets(const domain::Snapshot& snapshot, const domain::LinkEntry& entry,
                       std::vector<CheckTarget>& out) {
     const std::size_t first = out.size();
     out.push_back({.link_id = entry.id,
@@ -21,9 +21,9 @@ void add_link_targets(const Snapshot& snapshot, const LinkEntry& entry,
                    .destination = std::string(entry.destination),
                    .partner = snapshot.partner(entry)});
     for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
-        const TargetRule& rule = snapshot.rules()[entry.first_rule + i];
+        const domain::TargetRule& rule = snapshot.rules()[entry.first_rule + i];
         for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
-            const TargetBranch& branch = snapshot.branches()[rule.first_branch + b];
+            const domain::TargetBranch& branch = snapshot.branches()[rule.first_branch + b];
             std::string name = "rules[" + std::to_string(i) + "]";
             if (rule.split) name += ".split[" + std::to_string(b) + "]";
             out.push_back({.link_id = entry.id,
@@ -42,18 +42,19 @@ void add_link_targets(const Snapshot& snapshot, const LinkEntry& entry,
 
 }  // namespace
 
-bool checkable(const LinkEntry& entry, SysSeconds now) {
-    if (entry.status != LinkStatus::active || !entry.partner_active) return false;
+bool checkable(const domain::LinkEntry& entry, domain::SysSeconds now) {
+    if (entry.status != domain::LinkStatus::active || !entry.partner_active) return false;
     return entry.expires_at == 0 || entry.expires_at > now.time_since_epoch().count();
 }
 
-std::vector<CheckTarget> link_targets(const Snapshot& snapshot, const LinkEntry& entry) {
+std::vector<CheckTarget> link_targets(const domain::Snapshot& snapshot,
+                                      const domain::LinkEntry& entry) {
     std::vector<CheckTarget> out;
     add_link_targets(snapshot, entry, out);
     return out;
 }
 
-std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
+std::vector<CheckTarget> check_targets(const domain::Snapshot& snapshot, domain::SysSeconds now,
                                        const std::string& slug, const std::string& partner) {
     std::vector<CheckTarget> out;
     for (const auto& entry : snapshot.entries()) {
@@ -76,21 +77,22 @@ CheckReport LinkChecker::check(const CheckTarget& target) {
         std::chrono::steady_clock::now() - started);
     if (stopping_ != nullptr && stopping_->load()) {
         report.aborted = true;
-        log::info("link_check_aborted", {{"slug", target.slug}, {"branch", target.branch}});
+        runtime::log::info("link_check_aborted",
+                           {{"slug", target.slug}, {"branch", target.branch}});
         return report;
     }
-    report.seen = judge_chain(report.chain, target.destination, target.partner);
+    report.seen = domain::judge_chain(report.chain, target.destination, target.partner);
     report.at = whole_seconds(clock_.now());
-    report.record = next_record(store_.record(target.link_id, target.branch), report.seen,
-                                report.at, confirm_after_);
+    report.record = domain::next_record(store_.record(target.link_id, target.branch), report.seen,
+                                        report.at, confirm_after_);
     auto switches = store_.save(report);
     for (const auto& s : switches) {
-        log::info("link_fallback_switched",
-                  {{"slug", s.slug},
-                   {"branch", s.branch},
-                   {"serving", s.to_fallback ? "fallback" : "destination"},
-                   {"reason", s.reason},
-                   {"detail", s.detail}});
+        runtime::log::info("link_fallback_switched",
+                           {{"slug", s.slug},
+                            {"branch", s.branch},
+                            {"serving", s.to_fallback ? "fallback" : "destination"},
+                            {"reason", s.reason},
+                            {"detail", s.detail}});
         if (stats_ != nullptr)
             stats_->fallback_switches[s.to_fallback ? 0 : 1].fetch_add(1,
                                                                        std::memory_order_relaxed);
@@ -100,17 +102,17 @@ CheckReport LinkChecker::check(const CheckTarget& target) {
             1, std::memory_order_relaxed);
         stats_->duration.observe(report.duration);
     }
-    log::info("link_checked", {{"slug", target.slug},
-                               {"branch", target.branch},
-                               {"finding", to_string(report.seen.finding)},
-                               {"detail", report.seen.detail},
-                               {"state", to_string(report.record.state.finding)},
-                               {"hops", report.chain.hops.size()},
-                               {"duration_ms", report.duration.count()}});
+    runtime::log::info("link_checked", {{"slug", target.slug},
+                                        {"branch", target.branch},
+                                        {"finding", to_string(report.seen.finding)},
+                                        {"detail", report.seen.detail},
+                                        {"state", to_string(report.record.state.finding)},
+                                        {"hops", report.chain.hops.size()},
+                                        {"duration_ms", report.duration.count()}});
     return report;
 }
 
-FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version,
+FetcherOptions fetcher_options(const config::LinkCheckConfig& config, const std::string& version,
                                const std::atomic<bool>* stopping) {
     return {.ca_file = config.ca_file,
             .resolve = config.resolve,
@@ -122,12 +124,12 @@ FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string&
 
 namespace {
 
-PeriodicWorkerOptions worker_options(const LinkCheckConfig& config) {
+runtime::PeriodicWorkerOptions worker_options(const config::LinkCheckConfig& config) {
     // Plan often enough that a link's moment is met within a twentieth of the interval.
     auto tick = std::clamp<std::chrono::milliseconds>(config.interval / 20, std::chrono::seconds{1},
                                                       std::chrono::seconds{60});
     return {.name = "rg-linkcheck",
-            .priority = BackgroundPriority::idle,
+            .priority = runtime::BackgroundPriority::idle,
             .interval = tick,
             .min_backoff = std::chrono::seconds{5},
             .max_backoff = std::chrono::seconds{60}};
@@ -135,8 +137,9 @@ PeriodicWorkerOptions worker_options(const LinkCheckConfig& config) {
 
 }  // namespace
 
-HealthWorker::HealthWorker(const Config& config, const SnapshotStore& snapshots,
-                           LinkHealthStats& stats, HostPace& pace, const std::string& version)
+HealthWorker::HealthWorker(const config::Config& config, const runtime::SnapshotStore& snapshots,
+                           metrics::LinkHealthStats& stats, HostPace& pace,
+                           const std::string& version)
     : config_(config.linkcheck),
       snapshots_(snapshots),
       stats_(stats),
@@ -154,30 +157,30 @@ void HealthWorker::stop() {
 
 void HealthWorker::refresh_counts() {
     auto counts = store_->state_counts();
-    for (Finding f : kAllFindings) {
+    for (domain::Finding f : domain::kAllFindings) {
         auto it = counts.find(f);
         stats_.links[static_cast<std::size_t>(f)].store(it == counts.end() ? 0 : it->second);
     }
 }
 
-RoundOutcome HealthWorker::round() {
+runtime::RoundOutcome HealthWorker::round() {
     try {
         if (!store_->try_lock()) {
-            if (leading_) log::info("linkcheck_standby", {});
+            if (leading_) runtime::log::info("linkcheck_standby", {});
             leading_ = false;
             refresh_counts();
-            return RoundOutcome::done;
+            return runtime::RoundOutcome::done;
         }
-        if (!leading_) log::info("linkcheck_leader", {});
+        if (!leading_) runtime::log::info("linkcheck_leader", {});
         leading_ = true;
         auto snapshot = snapshots_.current();
-        if (!snapshot) return RoundOutcome::done;
+        if (!snapshot) return runtime::RoundOutcome::done;
         auto now = whole_seconds(clock_.now());
         std::vector<std::int64_t> ids;
         for (const auto& entry : snapshot->entries()) {
             if (checkable(entry, now)) ids.push_back(entry.id);
         }
-        auto due = due_links(store_->plan(ids), now, config_.interval);
+        auto due = domain::due_links(store_->plan(ids), now, config_.interval);
         std::sort(due.begin(), due.end());  // a set of 100,000 ids held 4.8 MiB for the round
         LinkChecker checker(
             *fetcher_, *store_, clock_, config_.confirm_after,
@@ -192,10 +195,10 @@ RoundOutcome HealthWorker::round() {
             }
         }
         refresh_counts();
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     } catch (const std::exception& e) {
-        log::warn("linkcheck_failed", {{"error", e.what()}});
-        return RoundOutcome::failed;
+        runtime::log::warn("linkcheck_failed", {{"error", e.what()}});
+        return runtime::RoundOutcome::failed;
     }
 }
 

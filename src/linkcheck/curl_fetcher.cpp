@@ -32,7 +32,7 @@ struct Transfer {
     std::string body;
     std::size_t max_body = 0;
     bool capped = false;
-    IpBytes pinned{};
+    domain::IpBytes pinned{};
     bool socket_refused = false;
     const std::atomic<bool>* stopping = nullptr;
 };
@@ -58,7 +58,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 
 curl_socket_t open_socket(void* user, curlsocktype, curl_sockaddr* address) {
     auto* t = static_cast<Transfer*>(user);
-    auto ip = sockaddr_ip(&address->addr);
+    auto ip = domain::sockaddr_ip(&address->addr);
     if (!ip || *ip != t->pinned) {
         t->socket_refused = true;
         return CURL_SOCKET_BAD;
@@ -66,7 +66,7 @@ curl_socket_t open_socket(void* user, curlsocktype, curl_sockaddr* address) {
     return ::socket(address->family, address->socktype, address->protocol);
 }
 
-std::string ip_text(const IpBytes& ip) {
+std::string ip_text(const domain::IpBytes& ip) {
     char buf[INET6_ADDRSTRLEN] = {};
     bool v4 = std::all_of(ip.begin(), ip.begin() + 10, [](auto b) { return b == 0; }) &&
               ip[10] == 0xff && ip[11] == 0xff;
@@ -74,14 +74,14 @@ std::string ip_text(const IpBytes& ip) {
     return inet_ntop(AF_INET6, ip.data(), buf, sizeof buf);
 }
 
-HopFailure failure_of(CURLcode code) {
+domain::HopFailure failure_of(CURLcode code) {
     switch (code) {
         case CURLE_COULDNT_RESOLVE_HOST:
-            return HopFailure::dns;
+            return domain::HopFailure::dns;
         case CURLE_OPERATION_TIMEDOUT:
-            return HopFailure::timeout;
+            return domain::HopFailure::timeout;
         case CURLE_COULDNT_CONNECT:
-            return HopFailure::connect;
+            return domain::HopFailure::connect;
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_PEER_FAILED_VERIFICATION:
         case CURLE_SSL_CERTPROBLEM:
@@ -90,27 +90,27 @@ HopFailure failure_of(CURLcode code) {
         case CURLE_SSL_ISSUER_ERROR:
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
         case CURLE_SSL_INVALIDCERTSTATUS:
-            return HopFailure::tls;
+            return domain::HopFailure::tls;
         default:
-            return HopFailure::other;
+            return domain::HopFailure::other;
     }
 }
 
 struct Answer {
-    IpBytes address{};
+    domain::IpBytes address{};
     bool allowed = false;  // a test entry of the resolve list: let past the refusal
 };
 
 // Every address of the host, in the resolver's order (a literal: itself).
 std::vector<Answer> resolve(const std::string& host, std::uint16_t port,
-                            const std::vector<ResolveEntry>& fixed) {
+                            const std::vector<config::ResolveEntry>& fixed) {
     std::string bare = host;
     if (bare.size() > 2 && bare.front() == '[') bare = bare.substr(1, bare.size() - 2);
-    if (auto literal = parse_ip(bare)) return {Answer{.address = *literal}};
+    if (auto literal = domain::parse_ip(bare)) return {Answer{.address = *literal}};
     std::vector<Answer> out;
     for (const auto& e : fixed) {
         if (e.host != host || e.port != port) continue;
-        if (auto ip = parse_ip(e.address)) out.push_back({.address = *ip, .allowed = true});
+        if (auto ip = domain::parse_ip(e.address)) out.push_back({.address = *ip, .allowed = true});
     }
     if (!out.empty()) return out;
     addrinfo hints{};
@@ -119,7 +119,7 @@ std::vector<Answer> resolve(const std::string& host, std::uint16_t port,
     addrinfo* found = nullptr;
     if (::getaddrinfo(bare.c_str(), nullptr, &hints, &found) != 0) return out;
     for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
-        auto ip = sockaddr_ip(ai->ai_addr);
+        auto ip = domain::sockaddr_ip(ai->ai_addr);
         if (!ip) continue;
         bool seen =
             std::any_of(out.begin(), out.end(), [&](const Answer& a) { return a.address == *ip; });
@@ -153,12 +153,12 @@ class CurlFetcher final : public HopFetcher {
     HopResult send(const std::string& url, const Post* post) {
         HopResult result{.hop = {.url = url}};
         if (options_.stopping != nullptr && options_.stopping->load()) {
-            result.hop.failure = HopFailure::other;
+            result.hop.failure = domain::HopFailure::other;
             return result;
         }
         auto parsed = boost::urls::parse_uri(url);
         if (!parsed || parsed->encoded_host().empty()) {
-            result.hop.failure = HopFailure::other;
+            result.hop.failure = domain::HopFailure::other;
             return result;
         }
         std::string host(parsed->encoded_host());
@@ -166,34 +166,34 @@ class CurlFetcher final : public HopFetcher {
         std::uint16_t port = parsed->has_port() ? parsed->port_number() : (https ? 443 : 80);
         auto answers = resolve(host, port, options_.resolve);
         if (answers.empty()) {
-            result.hop.failure = HopFailure::dns;
+            result.hop.failure = domain::HopFailure::dns;
             return result;
         }
         // Each answer is judged: a refused one is never contacted; the allowed ones are tried
         // in order, the next after a connect failure.
         bool tried = false;
         for (const Answer& answer : answers) {
-            if (!answer.allowed && !public_address(answer.address)) continue;
+            if (!answer.allowed && !domain::public_address(answer.address)) continue;
             tried = true;
             result = HopResult{.hop = {.url = url, .address = ip_text(answer.address)}};
             transfer(url, host, port, answer.address, result, post);
-            if (result.hop.failure != HopFailure::connect) break;
+            if (result.hop.failure != domain::HopFailure::connect) break;
         }
         if (!tried) {
             result.hop.address = ip_text(answers.front().address);
-            result.hop.failure = HopFailure::ssrf;
+            result.hop.failure = domain::HopFailure::ssrf;
         }
         return result;
     }
 
     void transfer(const std::string& url, const std::string& host, std::uint16_t port,
-                  const IpBytes& address, HopResult& result, const Post* post);
+                  const domain::IpBytes& address, HopResult& result, const Post* post);
 
     FetcherOptions options_;
 };
 
 void CurlFetcher::transfer(const std::string& url, const std::string& host, std::uint16_t port,
-                           const IpBytes& address, HopResult& result, const Post* post) {
+                           const domain::IpBytes& address, HopResult& result, const Post* post) {
     std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
     std::string ip = ip_text(address);
     std::string bare = host.front() == '[' ? host.substr(1, host.size() - 2) : host;
@@ -239,7 +239,7 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
     CURLcode code = curl_easy_perform(c);
     if (t.socket_refused) {
-        result.hop.failure = HopFailure::ssrf;
+        result.hop.failure = domain::HopFailure::ssrf;
         return;
     }
     if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && t.capped)) {
@@ -251,8 +251,9 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
     result.hop.status = static_cast<int>(status);
     char* primary = nullptr;
     if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &primary) == CURLE_OK && primary != nullptr &&
-        parse_ip(primary) != address) {
-        result.hop = Hop{.url = url, .failure = HopFailure::ssrf, .address = primary};
+        domain::parse_ip(primary) != address) {
+        result.hop =
+            domain::Hop{.url = url, .failure = domain::HopFailure::ssrf, .address = primary};
         return;
     }
     char* location = nullptr;
@@ -265,7 +266,8 @@ void CurlFetcher::transfer(const std::string& url, const std::string& host, std:
 
 }  // namespace
 
-std::string outbound_refusal(const std::string& url, const std::vector<ResolveEntry>& fixed) {
+std::string outbound_refusal(const std::string& url,
+                             const std::vector<config::ResolveEntry>& fixed) {
     auto parsed = boost::urls::parse_absolute_uri(url);
     if (!parsed || parsed->encoded_host().empty()) return "is not an absolute URL";
     if (parsed->scheme_id() != boost::urls::scheme::https) return "must be https";
@@ -276,7 +278,7 @@ std::string outbound_refusal(const std::string& url, const std::vector<ResolveEn
     auto answers = resolve(host, port, fixed);
     if (answers.empty()) return "has a host that does not resolve";
     for (const Answer& a : answers) {
-        if (a.allowed || public_address(a.address)) return "";
+        if (a.allowed || domain::public_address(a.address)) return "";
     }
     return "resolves only to private, loopback, link-local or other non-public addresses";
 }

@@ -38,7 +38,7 @@ std::vector<FallbackChange> switch_fallbacks(pqxx::transaction_base& tx, std::in
         for (const auto& row : tx.exec_params(
                  "SELECT branch, state, detail FROM refgate_link_health WHERE link_id = $1",
                  link_id)) {
-            if (fallback_worthy(row["state"].c_str()))
+            if (domain::fallback_worthy(row["state"].c_str()))
                 wanted[row["branch"].c_str()] = {row["state"].c_str(), row["detail"].c_str()};
         }
     }
@@ -86,7 +86,7 @@ std::vector<FallbackChange> switch_fallbacks(pqxx::transaction_base& tx, std::in
         nlohmann::json event{{"link", c.slug}, {"branch", c.branch}, {"serving", after["serving"]}};
         event[c.to_fallback ? "reason" : "recovered_from"] = c.reason;
         event["detail"] = c.detail;
-        webhooks::emit(tx, "link.fallback_changed", event.dump());
+        pg::emit_webhook(tx, "link.fallback_changed", event.dump());
     }
     return changes;
 }

@@ -16,7 +16,7 @@ std::string web_host(const std::string& url) {
     return std::string(parsed->encoded_host());
 }
 
-bool points_back(const Chain& chain, const std::string& location) {
+bool points_back(const domain::Chain& chain, const std::string& location) {
     for (const auto& hop : chain.hops) {
         if (hop.url == location) return true;
     }
@@ -31,23 +31,23 @@ std::string user_agent(const std::string& version, const std::string& contact_ur
     return ua;
 }
 
-Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace) {
-    Chain chain;
+domain::Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace) {
+    domain::Chain chain;
     std::string next = url;
     while (true) {
         std::string host = web_host(next);
         if (host.empty()) {
-            chain.hops.push_back(Hop{.url = next, .failure = HopFailure::scheme});
+            chain.hops.push_back(domain::Hop{.url = next, .failure = domain::HopFailure::scheme});
             return chain;
         }
         if (pace) pace(host);
         HopResult r = fetcher.fetch(next);
         chain.hops.push_back(r.hop);
-        const Hop& hop = chain.hops.back();
-        bool redirect = hop.failure == HopFailure::none && hop.status >= 300 && hop.status < 400 &&
-                        !hop.location.empty();
+        const domain::Hop& hop = chain.hops.back();
+        bool redirect = hop.failure == domain::HopFailure::none && hop.status >= 300 &&
+                        hop.status < 400 && !hop.location.empty();
         if (!redirect) {
-            if (hop.failure == HopFailure::none) {
+            if (hop.failure == domain::HopFailure::none) {
                 chain.body_bytes = r.body.size();
                 chain.body_capped = r.body_capped;
                 chain.body = std::move(r.body);
@@ -55,7 +55,7 @@ Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace
             }
             return chain;
         }
-        if (chain.hops.size() >= kMaxHops || points_back(chain, hop.location)) return chain;
+        if (chain.hops.size() >= domain::kMaxHops || points_back(chain, hop.location)) return chain;
         next = hop.location;
     }
 }

@@ -24,7 +24,7 @@ std::optional<std::string> unavailable_value(std::string_view text) {
     return std::nullopt;
 }
 
-using ascii::lowered;
+using domain::ascii::lowered;
 
 // Depth-bounded: a page cannot make the checker recurse without end.
 std::optional<std::string> search_json(const nlohmann::json& node, int depth) {

@@ -11,12 +11,12 @@ namespace {
 // The advisory lock of the checker (the flusher's lock uses another key).
 constexpr std::int64_t kCheckerLock = 0x7265666c6e6b6368;  // "reflnkch"
 
-std::optional<SysSeconds> time_of(const pqxx::field& f) {
+std::optional<domain::SysSeconds> time_of(const pqxx::field& f) {
     if (f.is_null()) return std::nullopt;
-    return SysSeconds{std::chrono::seconds{f.as<std::int64_t>()}};
+    return domain::SysSeconds{std::chrono::seconds{f.as<std::int64_t>()}};
 }
 
-std::int64_t unix_of(SysSeconds t) { return t.time_since_epoch().count(); }
+std::int64_t unix_of(domain::SysSeconds t) { return t.time_since_epoch().count(); }
 
 std::string joined_lines(const std::vector<std::string>& lines) {
     std::string out;
@@ -31,7 +31,8 @@ class PgHealthStore final : public HealthStore {
   public:
     explicit PgHealthStore(std::string url) : url_(std::move(url)) {}
 
-    std::optional<HealthRecord> record(std::int64_t link_id, const std::string& branch) override {
+    std::optional<domain::HealthRecord> record(std::int64_t link_id,
+                                               const std::string& branch) override {
         pqxx::work tx(connection());
         auto rows = tx.exec_params(
             "SELECT state, detail, extract(epoch FROM since)::bigint AS since_s, pending_state, "
@@ -41,14 +42,15 @@ class PgHealthStore final : public HealthStore {
         tx.commit();
         if (rows.empty()) return std::nullopt;
         const auto& row = rows[0];
-        HealthRecord r;
-        r.state = {parse_finding(row["state"].c_str()).value_or(Finding::ok),
+        domain::HealthRecord r;
+        r.state = {domain::parse_finding(row["state"].c_str()).value_or(domain::Finding::ok),
                    row["detail"].c_str()};
         r.since = *time_of(row["since_s"]);
         if (auto pending = row["pending_state"]; !pending.is_null()) {
             auto detail = row["pending_detail"];
-            r.pending = Verdict{parse_finding(pending.c_str()).value_or(Finding::ok),
-                                detail.is_null() ? "" : detail.c_str()};
+            r.pending = domain::Verdict{
+                domain::parse_finding(pending.c_str()).value_or(domain::Finding::ok),
+                detail.is_null() ? "" : detail.c_str()};
             r.confirm_at = time_of(row["confirm_at_s"]);
         }
         return r;
@@ -76,13 +78,13 @@ class PgHealthStore final : public HealthStore {
             auto previous = before[0]["state"];
             std::string was = previous.is_null() ? "ok" : previous.c_str();
             if (was != state)
-                webhooks::emit(tx, "link.health_changed",
-                               nlohmann::json{{"link", before[0]["slug"].c_str()},
-                                              {"branch", c.branch},
-                                              {"finding", state},
-                                              {"detail", r.state.detail},
-                                              {"previous_finding", was}}
-                                   .dump());
+                pg::emit_webhook(tx, "link.health_changed",
+                                 nlohmann::json{{"link", before[0]["slug"].c_str()},
+                                                {"branch", c.branch},
+                                                {"finding", state},
+                                                {"detail", r.state.detail},
+                                                {"previous_finding", was}}
+                                     .dump());
         }
         tx.exec_params(
             "INSERT INTO refgate_link_health (link_id, state, detail, since, pending_state, "
@@ -117,9 +119,9 @@ class PgHealthStore final : public HealthStore {
         return switches;
     }
 
-    std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) override {
-        std::map<std::int64_t, PlanLink> found;
-        for (auto id : link_ids) found[id] = PlanLink{.id = id};
+    std::vector<domain::PlanLink> plan(const std::vector<std::int64_t>& link_ids) override {
+        std::map<std::int64_t, domain::PlanLink> found;
+        for (auto id : link_ids) found[id] = domain::PlanLink{.id = id};
         pqxx::work tx(connection());
         for (const auto& row :
              tx.exec("SELECT link_id, extract(epoch FROM min(checked_at))::bigint AS checked_s, "
@@ -131,18 +133,18 @@ class PgHealthStore final : public HealthStore {
             it->second.confirm_at = time_of(row["confirm_at_s"]);
         }
         tx.commit();
-        std::vector<PlanLink> out;
+        std::vector<domain::PlanLink> out;
         for (auto& [id, link] : found) out.push_back(link);
         return out;
     }
 
-    std::map<Finding, std::int64_t> state_counts() override {
-        std::map<Finding, std::int64_t> counts;
+    std::map<domain::Finding, std::int64_t> state_counts() override {
+        std::map<domain::Finding, std::int64_t> counts;
         pqxx::work tx(connection());
         for (const auto& row :
              tx.exec("SELECT state, count(DISTINCT link_id) AS links FROM refgate_link_health "
                      "GROUP BY state")) {
-            if (auto f = parse_finding(row["state"].c_str()))
+            if (auto f = domain::parse_finding(row["state"].c_str()))
                 counts[*f] = row["links"].as<std::int64_t>();
         }
         tx.commit();
@@ -179,13 +181,13 @@ std::unique_ptr<HealthStore> make_pg_health_store(const std::string& database_ur
     return std::make_unique<PgHealthStore>(database_url);
 }
 
-nlohmann::json chain_json(const Chain& chain) {
+nlohmann::json chain_json(const domain::Chain& chain) {
     nlohmann::json hops = nlohmann::json::array();
     for (const auto& hop : chain.hops) {
         nlohmann::json h = {{"url", hop.url}};
-        if (hop.failure == HopFailure::none) h["status"] = hop.status;
+        if (hop.failure == domain::HopFailure::none) h["status"] = hop.status;
         if (!hop.location.empty()) h["location"] = hop.location;
-        if (hop.failure != HopFailure::none) h["failure"] = to_string(hop.failure);
+        if (hop.failure != domain::HopFailure::none) h["failure"] = to_string(hop.failure);
         if (!hop.address.empty()) h["address"] = hop.address;
         hops.push_back(std::move(h));
     }

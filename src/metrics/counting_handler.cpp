@@ -5,7 +5,7 @@ namespace refgate::metrics {
 CountingHandler::CountingHandler(std::unique_ptr<http::Router> router, RequestCounters& counters)
     : router_(std::move(router)),
       counters_(counters),
-      writers_(router_->may_block() ? Writers::several : Writers::one) {}
+      writers_(router_->may_block() ? runtime::Writers::several : runtime::Writers::one) {}
 
 void CountingHandler::handle(const http::Request& request, http::Response& response) {
     std::uint64_t started = clock_.now();

@@ -43,9 +43,9 @@ MetricFamily single(std::string name, std::string help, MetricType type, double 
 }
 
 struct HistogramFigures {
-    std::array<std::uint64_t, LatencyHistogram::kBuckets> counts{};
+    std::array<std::uint64_t, runtime::LatencyHistogram::kBuckets> counts{};
     double sum = 0;
-    const HistogramBounds* bounds = &kLatencyBounds;
+    const runtime::HistogramBounds* bounds = &runtime::kLatencyBounds;
 };
 
 void add_histogram(MetricFamily& f, const HistogramFigures& h, Labels labels = {}) {
@@ -63,7 +63,8 @@ void add_histogram(MetricFamily& f, const HistogramFigures& h, Labels labels = {
     f.metric.push_back(std::move(m));
 }
 
-MetricFamily histogram(std::string name, std::string help, const LatencyHistogram& source) {
+MetricFamily histogram(std::string name, std::string help,
+                       const runtime::LatencyHistogram& source) {
     auto f = family(std::move(name), std::move(help), MetricType::Histogram);
     HistogramFigures h;
     h.bounds = &source.bounds();
@@ -72,7 +73,7 @@ MetricFamily histogram(std::string name, std::string help, const LatencyHistogra
     return f;
 }
 
-double up(DependencyState state) { return state == DependencyState::up ? 1 : 0; }
+double up(runtime::DependencyState state) { return state == runtime::DependencyState::up ? 1 : 0; }
 
 }  // namespace
 
@@ -123,7 +124,7 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
     std::lock_guard lock(clicks_mutex_);
     auto snapshot = sources_.snapshots != nullptr ? sources_.snapshots->current() : nullptr;
     // The default domain's label: its host, or "default" while no domain is defined.
-    auto domain_label = [](const Snapshot& s, std::uint16_t domain) {
+    auto domain_label = [](const domain::Snapshot& s, std::uint16_t domain) {
         const std::string& host = s.domains()[domain].host;
         return host.empty() ? std::string("default") : host;
     };
@@ -166,15 +167,16 @@ void Exporter::collect_clicks(std::vector<MetricFamily>& out) const {
         }
     }
     for (const auto& [partner, totals] : partner_clicks_) {
-        for (std::size_t i = 0; i < kClickClasses.size(); ++i) {
-            add_value(f, static_cast<double>(totals[i]),
-                      {{"class", std::string(kClickClasses[i].name)}, {"partner", partner}});
+        for (std::size_t i = 0; i < domain::kClickClasses.size(); ++i) {
+            add_value(
+                f, static_cast<double>(totals[i]),
+                {{"class", std::string(domain::kClickClasses[i].name)}, {"partner", partner}});
         }
     }
     for (const auto& [domain, totals] : domain_clicks_) {
-        for (std::size_t i = 0; i < kClickClasses.size(); ++i) {
+        for (std::size_t i = 0; i < domain::kClickClasses.size(); ++i) {
             add_value(by_domain, static_cast<double>(totals[i]),
-                      {{"class", std::string(kClickClasses[i].name)}, {"domain", domain}});
+                      {{"class", std::string(domain::kClickClasses[i].name)}, {"domain", domain}});
         }
     }
     out.push_back(std::move(f));
@@ -364,7 +366,7 @@ void collect_pipeline(const ClickStats& c, std::int64_t now, std::vector<MetricF
 }
 
 // The workers' view of Redis and PostgreSQL.
-void collect_health(const HealthState& h, std::vector<MetricFamily>& out) {
+void collect_health(const runtime::HealthState& h, std::vector<MetricFamily>& out) {
     out.push_back(single("refgate_redis_up", "1 when the click sender last reached Redis.",
                          MetricType::Gauge, up(h.redis.load())));
     out.push_back(single("refgate_postgres_up",
@@ -393,8 +395,8 @@ void collect_health(const HealthState& h, std::vector<MetricFamily>& out) {
                          static_cast<double>(h.snapshot_reload_failures.load())));
 }
 
-void collect_snapshot(const SnapshotStore& store, const HealthState* health, std::int64_t now,
-                      std::vector<MetricFamily>& out) {
+void collect_snapshot(const runtime::SnapshotStore& store, const runtime::HealthState* health,
+                      std::int64_t now, std::vector<MetricFamily>& out) {
     auto snapshot = store.current();
     out.push_back(single("refgate_snapshot_loaded", "1 once a link snapshot is loaded.",
                          MetricType::Gauge, snapshot ? 1 : 0));
@@ -409,12 +411,12 @@ void collect_snapshot(const SnapshotStore& store, const HealthState* health, std
                          "fallback (in the snapshot).",
                          MetricType::Gauge, static_cast<double>(snapshot->serving_fallback())));
     std::int64_t checked = health != nullptr ? health->snapshot_checked_at.load() : 0;
-    out.push_back(
-        single("refgate_snapshot_age_seconds",
-               "Seconds since the snapshot was last confirmed current against PostgreSQL "
-               "(loaded or re-checked); since it was loaded when it never was.",
-               MetricType::Gauge,
-               static_cast<double>(snapshot_age_seconds(now, snapshot->built_at(), checked))));
+    out.push_back(single(
+        "refgate_snapshot_age_seconds",
+        "Seconds since the snapshot was last confirmed current against PostgreSQL "
+        "(loaded or re-checked); since it was loaded when it never was.",
+        MetricType::Gauge,
+        static_cast<double>(runtime::snapshot_age_seconds(now, snapshot->built_at(), checked))));
 }
 
 void collect_process(std::vector<MetricFamily>& out) {
@@ -449,7 +451,7 @@ void collect_link_health(const LinkHealthStats& stats, std::vector<MetricFamily>
         MetricType::Gauge);
     auto checks = family("refgate_link_checks_total",
                          "Link health checks by what they saw (outcome).", MetricType::Counter);
-    for (Finding f : kAllFindings) {
+    for (domain::Finding f : domain::kAllFindings) {
         auto i = static_cast<std::size_t>(f);
         std::string name(to_string(f));
         add_value(states, static_cast<double>(stats.links[i].load()), {{"state", name}});
@@ -521,7 +523,7 @@ void collect_webhooks(const WebhookStats& stats, std::vector<MetricFamily>& out)
 
 std::vector<MetricFamily> Exporter::Collect() const {
     std::vector<MetricFamily> out;
-    static const SystemClock system_clock;
+    static const domain::SystemClock system_clock;
     auto now = (sources_.clock != nullptr ? *sources_.clock : system_clock).unix_seconds();
     out.push_back(family("refgate_build_info", "Version and git commit of this refgate build.",
                          MetricType::Gauge));

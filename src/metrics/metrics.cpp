@@ -1,6 +1,6 @@
 #include "refgate/metrics/metrics.hpp"
 
-namespace refgate {
+namespace refgate::metrics {
 
 std::string_view to_string(RouteClass route) {
     switch (route) {
@@ -33,4 +33,4 @@ RequestCounters& RequestMetrics::add_slot(std::string_view listener) {
     return *slots_.back().counters;
 }
 
-}  // namespace refgate
+}  // namespace refgate::metrics

@@ -8,7 +8,7 @@
 #include <x86intrin.h>
 #endif
 
-namespace refgate {
+namespace refgate::metrics {
 namespace {
 
 struct Rate {
@@ -85,4 +85,4 @@ std::chrono::nanoseconds TickClock::since(std::uint64_t start) const noexcept {
         static_cast<std::int64_t>(static_cast<double>(end - start) * ns_per_tick_)};
 }
 
-}  // namespace refgate
+}  // namespace refgate::metrics

@@ -27,10 +27,10 @@ void HealthHandler::handle(const http::Request& request, http::Response& respons
     body["ready"] = ready;
     body["draining"] = draining;
     if (snapshot) {
-        static const SystemClock system_clock;
+        static const domain::SystemClock system_clock;
         auto now = (clock_ != nullptr ? *clock_ : system_clock).unix_seconds();
-        auto age =
-            snapshot_age_seconds(now, snapshot->built_at(), health_.snapshot_checked_at.load());
+        auto age = runtime::snapshot_age_seconds(now, snapshot->built_at(),
+                                                 health_.snapshot_checked_at.load());
         body["snapshot"] = {{"version", snapshot->version()},
                             {"source", snapshot->source()},
                             {"links", snapshot->link_count()},

@@ -5,16 +5,17 @@
 namespace refgate::pg {
 
 std::string connection_uri(const std::string& url, int connect_timeout_seconds, Server server) {
-    std::string full =
-        with_postgres_url_default(url, "connect_timeout", std::to_string(connect_timeout_seconds));
-    auto hosts = postgres_url_hosts(url);
+    std::string full = config::with_postgres_url_default(url, "connect_timeout",
+                                                         std::to_string(connect_timeout_seconds));
+    auto hosts = config::postgres_url_hosts(url);
     if (server == Server::primary && hosts && hosts->size() > 1)
-        full = with_postgres_url_default(std::move(full), "target_session_attrs", "read-write");
+        full = config::with_postgres_url_default(std::move(full), "target_session_attrs",
+                                                 "read-write");
     return full;
 }
 
 std::string with_application_name(const std::string& url, std::string_view name) {
-    return with_postgres_url_default(url, "fallback_application_name", name);
+    return config::with_postgres_url_default(url, "fallback_application_name", name);
 }
 
 std::unique_ptr<pqxx::connection> connect(const std::string& url, int connect_timeout_seconds,

@@ -16,13 +16,13 @@ namespace {
 
 // One row per partner or link for jsonb_to_recordset: the whole import is one statement per
 // table, so the change trigger (one version bump each) fires twice, not once per row.
-std::string partner_rows(const std::vector<Partner>& partners) {
+std::string partner_rows(const std::vector<domain::Partner>& partners) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& p : partners) rows.push_back(partner_record(p));
     return rows.dump();
 }
 
-std::string link_rows(const std::vector<Link>& links) {
+std::string link_rows(const std::vector<domain::Link>& links) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& l : links) rows.push_back(link_record(l));
     return rows.dump();
@@ -76,11 +76,11 @@ std::size_t upsert_audited(pqxx::transaction_base& tx, const std::string& actor,
 }
 
 std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor,
-                            const std::vector<Partner>& partners) {
+                            const std::vector<domain::Partner>& partners) {
     auto objects = [&tx](const std::string& condition, const std::string& values) {
         Objects out;
         for (const auto& s : read_partners(tx, "WHERE p." + condition + " ORDER BY p.slug", values))
-            out.emplace_back(s.partner.slug, stored_partner_object(s.partner, s.stamps));
+            out.emplace_back(s.partner.slug, codec::stored_partner_object(s.partner, s.stamps));
         return out;
     };
     return upsert_audited(tx, actor, "partner", partners,
@@ -89,18 +89,18 @@ std::size_t upsert_partners(pqxx::transaction_base& tx, const std::string& actor
 }
 
 std::size_t upsert_links(pqxx::transaction_base& tx, const std::string& actor,
-                         const std::vector<Link>& links) {
+                         const std::vector<domain::Link>& links) {
     auto objects = [&tx](const std::string& condition, const std::string& values) {
         Objects out;
         for (const auto& s : read_links(tx, "WHERE l." + condition + " ORDER BY l.slug", values))
-            out.emplace_back(link_key(s.link), stored_link_object(s.link, s.stamps));
+            out.emplace_back(domain::link_key(s.link), codec::stored_link_object(s.link, s.stamps));
         return out;
     };
     return upsert_audited(tx, actor, "link", links, link_write_sql(RowWrite::upsert).c_str(),
                           link_rows(links), objects);
 }
 
-std::string disclosure_rows(const std::vector<Disclosure>& disclosures) {
+std::string disclosure_rows(const std::vector<domain::Disclosure>& disclosures) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& d : disclosures) {
         rows.push_back({{"key", d.key},
@@ -139,8 +139,9 @@ RETURNING id
 )sql";
 
 // The highest version of each (key, locale); `versions` is sorted by key, locale, version.
-std::vector<Disclosure> current_disclosures(const std::vector<Disclosure>& versions) {
-    std::vector<Disclosure> current;
+std::vector<domain::Disclosure> current_disclosures(
+    const std::vector<domain::Disclosure>& versions) {
+    std::vector<domain::Disclosure> current;
     for (std::size_t i = 0; i < versions.size(); ++i) {
         bool last = i + 1 == versions.size() || versions[i + 1].key != versions[i].key ||
                     versions[i + 1].locale != versions[i].locale;
@@ -170,11 +171,12 @@ SELECT $3, 'country_group', up.family, CASE WHEN b.version IS NULL THEN 'create'
 FROM up LEFT JOIN b ON true
 )sql";
 
-void upsert_country_groups(pqxx::transaction_base& tx, const std::vector<CountryGroup>& groups,
+void upsert_country_groups(pqxx::transaction_base& tx,
+                           const std::vector<domain::CountryGroup>& groups,
                            const std::string& actor) {
     for (const auto& g : groups)
-        tx.exec_params(kUpsertCountryGroup, g.family, country_group_to_json(g)["fallbacks"].dump(),
-                       actor);
+        tx.exec_params(kUpsertCountryGroup, g.family,
+                       codec::country_group_to_json(g)["fallbacks"].dump(), actor);
 }
 
 // Issue 46: a document's domain replaces the stored one of its host (others stay); the default
@@ -200,7 +202,7 @@ SELECT $4, 'domain', up.host, CASE WHEN b.version IS NULL THEN 'create' ELSE 'up
 FROM up LEFT JOIN b ON true
 )sql";
 
-void upsert_domains(pqxx::transaction_base& tx, const std::vector<Domain>& domains,
+void upsert_domains(pqxx::transaction_base& tx, const std::vector<domain::Domain>& domains,
                     const std::string& actor) {
     // The one-default index is checked row by row: the old default steps down first.
     for (const auto& d : domains) {
@@ -216,8 +218,9 @@ void upsert_domains(pqxx::transaction_base& tx, const std::vector<Domain>& domai
 
 // The domains as they will be, and the document's links against them: a link names a domain
 // that exists (a link naming the default domain's host is stored on the default domain).
-std::vector<ImportIssue> check_domains(const StoredData& stored, ImportDocument& incoming) {
-    std::map<std::string, Domain> domains;
+std::vector<codec::ImportIssue> check_domains(const StoredData& stored,
+                                              codec::ImportDocument& incoming) {
+    std::map<std::string, domain::Domain> domains;
     for (const auto& d : stored.domains) domains[d.host] = d;
     bool new_default = false;
     for (const auto& d : incoming.domains) new_default = new_default || d.is_default;
@@ -225,7 +228,7 @@ std::vector<ImportIssue> check_domains(const StoredData& stored, ImportDocument&
         for (auto& [host, d] : domains) d.is_default = false;
     }
     for (const auto& d : incoming.domains) domains[d.host] = d;
-    std::vector<ImportIssue> issues;
+    std::vector<codec::ImportIssue> issues;
     std::string default_host;
     for (const auto& [host, d] : domains) {
         if (d.is_default) default_host = host;
@@ -233,7 +236,7 @@ std::vector<ImportIssue> check_domains(const StoredData& stored, ImportDocument&
     if (!domains.empty() && default_host.empty())
         issues.push_back({"document", "domains", "exactly one domain must be the default"});
     for (std::size_t i = 0; i < incoming.links.size(); ++i) {
-        Link& l = incoming.links[i];
+        domain::Link& l = incoming.links[i];
         if (l.domain.empty()) continue;
         if (l.domain == default_host) {
             l.domain.clear();
@@ -247,25 +250,26 @@ std::vector<ImportIssue> check_domains(const StoredData& stored, ImportDocument&
 
 // The links of the document against the partners they will have, and the stored links of each
 // changed partner against its (possibly narrowed) domains. Canonicalises the document's links.
-std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocument& incoming,
-                                          const UrlPolicy& policy) {
-    std::map<std::string, Partner> partners;
+std::vector<codec::ImportIssue> validate_against(const StoredData& stored,
+                                                 codec::ImportDocument& incoming,
+                                                 const domain::UrlPolicy& policy) {
+    std::map<std::string, domain::Partner> partners;
     for (const auto& p : stored.partners) partners[p.slug] = p;
     std::set<std::string> changed_partners;
     for (const auto& p : incoming.partners) {
         partners[p.slug] = p;
         changed_partners.insert(p.slug);
     }
-    auto lookup = [&partners](const std::string& slug) -> const Partner* {
+    auto lookup = [&partners](const std::string& slug) -> const domain::Partner* {
         auto it = partners.find(slug);
         return it == partners.end() ? nullptr : &it->second;
     };
-    auto issues = validate_links(incoming.links, lookup, policy);
+    auto issues = codec::validate_links(incoming.links, lookup, policy);
     std::set<std::string> incoming_links;
-    for (const auto& l : incoming.links) incoming_links.insert(link_key(l));
-    std::vector<Link> affected;
+    for (const auto& l : incoming.links) incoming_links.insert(domain::link_key(l));
+    std::vector<domain::Link> affected;
     for (const auto& l : stored.links) {
-        if (incoming_links.count(link_key(l)) != 0) continue;
+        if (incoming_links.count(domain::link_key(l)) != 0) continue;
         bool uses_changed = changed_partners.count(l.partner) != 0;
         for (const auto& rule : l.rules) {
             uses_changed = uses_changed || changed_partners.count(rule.partner) != 0;
@@ -274,15 +278,15 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
         }
         if (uses_changed) affected.push_back(l);
     }
-    auto more = validate_links(affected, lookup, policy, "stored links");
+    auto more = codec::validate_links(affected, lookup, policy, "stored links");
     issues.insert(issues.end(), more.begin(), more.end());
     // Readable placement tokens: over every link as it will be, per partner that writes them.
-    std::vector<Link> all = incoming.links;
+    std::vector<domain::Link> all = incoming.links;
     for (const auto& l : stored.links) {
-        if (incoming_links.count(link_key(l)) == 0) all.push_back(l);
+        if (incoming_links.count(domain::link_key(l)) == 0) all.push_back(l);
     }
     for (const auto& [slug, partner] : partners) {
-        if (auto problem = readable_token_problem(partner, all))
+        if (auto problem = domain::readable_token_problem(partner, all))
             issues.push_back({"partners (" + slug + ")", "subid_style", *problem});
     }
     return issues;
@@ -291,17 +295,17 @@ std::vector<ImportIssue> validate_against(const StoredData& stored, ImportDocume
 }  // namespace
 
 ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json& doc,
-                       const UrlPolicy& policy, const std::string& actor) {
-    return import_in(tx, parse_import(doc), policy, actor);
+                       const domain::UrlPolicy& policy, const std::string& actor) {
+    return import_in(tx, codec::parse_import(doc), policy, actor);
 }
 
-ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
-                       const UrlPolicy& policy, const std::string& actor) {
+ImportReport import_in(pqxx::transaction_base& tx, const codec::ParsedImport& parsed,
+                       const domain::UrlPolicy& policy, const std::string& actor) {
     ImportReport report;
     // Structural problems and link problems are reported together, so that an editor sees every
     // bad entry of a file at once.
     report.issues = parsed.issues;
-    ImportDocument incoming = parsed.document;  // the links are canonicalised in place
+    codec::ImportDocument incoming = parsed.document;  // the links are canonicalised in place
     // Editors' other writes wait until this import has been validated and applied whole.
     tx.exec(
         "LOCK TABLE refgate_partners, refgate_links, refgate_disclosures, refgate_country_groups, "
@@ -312,7 +316,7 @@ ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
     more = validate_against(stored, incoming, policy);
     report.issues.insert(report.issues.end(), more.begin(), more.end());
     auto disclosures = current_disclosures(stored.disclosures);
-    report.diff = diff_import(incoming, {stored.partners, stored.links, disclosures});
+    report.diff = codec::diff_import(incoming, {stored.partners, stored.links, disclosures});
     if (!report.issues.empty()) return report;  // the caller rolls back
 
     if (!incoming.domains.empty()) upsert_domains(tx, incoming.domains, actor);
@@ -331,7 +335,8 @@ ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
 }
 
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
-                             const UrlPolicy& policy, const std::string& actor, bool dry_run) {
+                             const domain::UrlPolicy& policy, const std::string& actor,
+                             bool dry_run) {
     try {
         auto conn = connect(database_url);
         pqxx::work tx(*conn);
@@ -346,7 +351,7 @@ ImportReport import_document(const std::string& database_url, const nlohmann::or
     }
 }
 
-ImportDocument export_data_in(pqxx::transaction_base& tx) {
+codec::ImportDocument export_data_in(pqxx::transaction_base& tx) {
     StoredData stored = read_all(tx);
     return {std::move(stored.partners), std::move(stored.links),
             current_disclosures(stored.disclosures), std::move(stored.country_groups),
@@ -354,9 +359,9 @@ ImportDocument export_data_in(pqxx::transaction_base& tx) {
 }
 
 nlohmann::ordered_json export_in(pqxx::transaction_base& tx) {
-    ImportDocument data = export_data_in(tx);
-    return refgate::export_document(data.partners, data.links, data.disclosures,
-                                    data.country_groups, data.domains);
+    codec::ImportDocument data = export_data_in(tx);
+    return codec::export_document(data.partners, data.links, data.disclosures, data.country_groups,
+                                  data.domains);
 }
 
 nlohmann::ordered_json export_document(const std::string& database_url) {

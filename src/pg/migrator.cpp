@@ -41,12 +41,12 @@ std::vector<std::string> migrate(const std::string& database_url) {
                                migration.name);
                 tx.commit();
                 applied.push_back(migration.name);
-                log::info("migration_applied", {{"name", migration.name}});
+                runtime::log::info("migration_applied", {{"name", migration.name}});
             }
             // The roll-ups of the counts stored before migration 014 (or rebuilt after a write
             // that did not keep them), in short batches while flushes go on.
             std::size_t batches = build_rollups(*conn, kRollupBatchTime);
-            if (batches > 0) log::info("rollups_built", {{"batches", batches}});
+            if (batches > 0) runtime::log::info("rollups_built", {{"batches", batches}});
         } catch (...) {
             pqxx::nontransaction unlock(*conn);
             unlock.exec_params("SELECT pg_advisory_unlock($1)", kMigrationLock);

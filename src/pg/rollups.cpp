@@ -191,7 +191,7 @@ std::optional<Upkeep> close_day_step(pqxx::work& tx, const RollupState& s, std::
             "UPDATE refgate_rollup_state SET days_through = days_through + 1, "
             "days_closed_through = -1, updated_at = now()");
         tx.commit();
-        log::debug("rollups_day_closed", {{"day", format_day(s.days_through)}});
+        runtime::log::debug("rollups_day_closed", {{"day", domain::format_day(s.days_through)}});
         return Upkeep::progress;
     }
     std::int64_t after = s.days_closed_through;
@@ -215,7 +215,8 @@ Upkeep close_month_step(pqxx::work& tx, const RollupState& s, std::int64_t links
             "UPDATE refgate_rollup_state SET months_through = (months_through + interval '1 "
             "month')::date, months_closed_through = -1, updated_at = now()");
         tx.commit();
-        log::info("rollups_month_closed", {{"month", format_day(s.months_through)}});
+        runtime::log::info("rollups_month_closed",
+                           {{"month", domain::format_day(s.months_through)}});
         return Upkeep::progress;
     }
     std::int64_t after = s.months_closed_through;
@@ -252,9 +253,10 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
             "built_through = -1, months_closed_through = -1, days_closed_through = -1, "
             "updated_at = now()");
         tx.commit();
-        log::warn("rollups_reset", {{"detail",
-                                     "the counts were written without their roll-ups (an older "
-                                     "release or SQL by hand): building them again"}});
+        runtime::log::warn("rollups_reset",
+                           {{"detail",
+                             "the counts were written without their roll-ups (an older "
+                             "release or SQL by hand): building them again"}});
         return Upkeep::reset;
     }
     if (s.complete) {
@@ -276,7 +278,7 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
         "UPDATE refgate_rollup_state SET built_through = $1, complete = $2, updated_at = now()",
         through, complete);
     tx.commit();
-    if (complete) log::info("rollups_complete", {{"built_through", through}});
+    if (complete) runtime::log::info("rollups_complete", {{"built_through", through}});
     return Upkeep::progress;
 }
 
@@ -322,15 +324,16 @@ std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batc
         if (step == Upkeep::idle) return batches;
         if (step == Upkeep::reset) {
             if (++resets == 1) continue;
-            log::warn("rollups_build_interrupted",
-                      {{"detail",
-                        "the counts are being written without their roll-ups (a previous release "
-                        "still flushing?): this release's flusher builds them once it is alone"}});
+            runtime::log::warn(
+                "rollups_build_interrupted",
+                {{"detail",
+                  "the counts are being written without their roll-ups (a previous release "
+                  "still flushing?): this release's flusher builds them once it is alone"}});
             return batches;
         }
         ++batches;
         auto now = std::chrono::steady_clock::now();
-        log::debug(
+        runtime::log::debug(
             "rollups_batch",
             {{"links", sizer.links()},
              {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(now - started).count()}});
@@ -338,8 +341,8 @@ std::size_t build_rollups(pqxx::connection& conn, std::chrono::milliseconds batc
         if (now >= next_log) {
             pqxx::read_transaction tx(conn);
             auto s = read_rollup_state(tx);
-            log::info("rollups_building",
-                      {{"built_through", s.built_through}, {"batches", batches}});
+            runtime::log::info("rollups_building",
+                               {{"built_through", s.built_through}, {"batches", batches}});
             next_log = now + std::chrono::seconds(5);
         }
     }

@@ -47,12 +47,12 @@ void release_free_memory() { ::malloc_trim(0); }
 
 // Writes the whole file beside its final name, syncs it and renames it into place, so that a
 // crash never leaves a half-written snapshot behind.
-bool write_atomically(const std::string& path, const Snapshot& snapshot) {
+bool write_atomically(const std::string& path, const domain::Snapshot& snapshot) {
     std::string tmp = path + ".tmp";
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) return false;
     bool ok = true;
-    write_snapshot_json(snapshot, [&](std::string_view piece) {
+    codec::write_snapshot_json(snapshot, [&](std::string_view piece) {
         const char* p = piece.data();
         std::size_t left = piece.size();
         while (ok && left > 0) {
@@ -72,7 +72,7 @@ bool write_atomically(const std::string& path, const Snapshot& snapshot) {
     return ok;
 }
 
-const SystemClock kSystemClock;
+const domain::SystemClock kSystemClock;
 
 }  // namespace
 
@@ -86,15 +86,15 @@ struct SnapshotFollower::Connection {
     }
 };
 
-SnapshotFollower::SnapshotFollower(SnapshotFollowerOptions options, SnapshotStore& store,
-                                   HealthState& health)
+SnapshotFollower::SnapshotFollower(SnapshotFollowerOptions options, runtime::SnapshotStore& store,
+                                   runtime::HealthState& health)
     : options_(std::move(options)),
       store_(store),
       health_(health),
       // The round itself waits for notifications (kNotificationPoll): no interval between rounds.
       worker_(
           {.name = "rg-snapshot",
-           .priority = BackgroundPriority::low,
+           .priority = runtime::BackgroundPriority::low,
            .interval = std::chrono::milliseconds{0},
            .min_backoff = kMinBackoff,
            .max_backoff = kMaxBackoff,
@@ -103,7 +103,7 @@ SnapshotFollower::SnapshotFollower(SnapshotFollowerOptions options, SnapshotStor
 
 SnapshotFollower::~SnapshotFollower() { stop(); }
 
-const Clock& SnapshotFollower::clock() const {
+const domain::Clock& SnapshotFollower::clock() const {
     return options_.clock != nullptr ? *options_.clock : kSystemClock;
 }
 
@@ -113,14 +113,14 @@ bool SnapshotFollower::load_initial() {
         connection_->conn = connect(options_.database_url);
         connection_->receiver =
             std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
-        health_.postgres = DependencyState::up;
+        health_.postgres = runtime::DependencyState::up;
         if (reload_from_database(true)) return true;
     } catch (const std::exception& e) {
         connection_.reset();
-        health_.postgres = DependencyState::down;
+        health_.postgres = runtime::DependencyState::down;
         health_.postgres_errors.fetch_add(1, std::memory_order_relaxed);
         health_.snapshot_reload_failures.fetch_add(1, std::memory_order_relaxed);
-        log::warn("snapshot_database_unavailable", {{"error", e.what()}});
+        runtime::log::warn("snapshot_database_unavailable", {{"error", e.what()}});
     }
     return load_file();
 }
@@ -139,18 +139,18 @@ void SnapshotFollower::stop() {
 // One round: connect when needed, wait up to kNotificationPoll for a change, then reload when one
 // came, when asked to, or when the version check is due. A failure drops the connection; the
 // worker backs off and meanwhile keeps scheduled codes taking over on time (idle_round).
-RoundOutcome SnapshotFollower::round() {
+runtime::RoundOutcome SnapshotFollower::round() {
     try {
         if (!connection_) {
             connection_ = std::make_unique<Connection>();
             connection_->conn = connect(options_.database_url);
             connection_->receiver =
                 std::make_unique<ChangeReceiver>(*connection_->conn, connection_->notified);
-            log::info("snapshot_database_connected");
+            runtime::log::info("snapshot_database_connected");
             reload_from_database(false);
             next_check_ = std::chrono::steady_clock::now() + options_.reload_interval;
         }
-        health_.postgres = DependencyState::up;
+        health_.postgres = runtime::DependencyState::up;
         connection_->conn->await_notification(0, kNotificationPoll.count() * 1000);
         advance_schedule();
         write_due_codes();
@@ -161,15 +161,16 @@ RoundOutcome SnapshotFollower::round() {
             next_check_ = std::chrono::steady_clock::now() + options_.reload_interval;
         }
         write_file_when_due();
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     } catch (const std::exception& e) {
         connection_.reset();
         health_.postgres_errors.fetch_add(1, std::memory_order_relaxed);
         health_.snapshot_reload_failures.fetch_add(1, std::memory_order_relaxed);
-        if (health_.postgres.exchange(DependencyState::down) != DependencyState::down) {
-            log::warn("snapshot_database_unavailable", {{"error", e.what()}});
+        if (health_.postgres.exchange(runtime::DependencyState::down) !=
+            runtime::DependencyState::down) {
+            runtime::log::warn("snapshot_database_unavailable", {{"error", e.what()}});
         }
-        return RoundOutcome::failed;
+        return runtime::RoundOutcome::failed;
     }
 }
 
@@ -194,15 +195,15 @@ bool SnapshotFollower::reload_from_database(bool force) {
     tx.commit();
     auto snapshot = build_snapshot(std::move(data), options_.url_policy, "postgres");
     for (const auto& reason : snapshot->rejected())
-        log::warn("link_rejected", {{"reason", reason}});
+        runtime::log::warn("link_rejected", {{"reason", reason}});
     store_.publish(snapshot);
     health_.snapshot_checked_at.store(clock().unix_seconds(), std::memory_order_relaxed);
     auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
-    log::info("snapshot_loaded", {{"source", "postgres"},
-                                  {"version", snapshot->version()},
-                                  {"links", snapshot->link_count()},
-                                  {"millis", millis.count()}});
+    runtime::log::info("snapshot_loaded", {{"source", "postgres"},
+                                           {"version", snapshot->version()},
+                                           {"links", snapshot->link_count()},
+                                           {"millis", millis.count()}});
     // Written by the follower's thread kFileWriteDelay later: never before the snapshot serves.
     if (!unwritten_) write_after_ = std::chrono::steady_clock::now() + kFileWriteDelay;
     unwritten_ = std::move(snapshot);
@@ -217,8 +218,9 @@ void SnapshotFollower::advance_schedule() {
     if (now < *current->next_change()) return;
     auto next = current->at(now);
     store_.publish(next);
-    log::info("scheduled_code_took_over",
-              {{"version", next->version()}, {"at", format_rfc3339(*current->next_change())}});
+    runtime::log::info(
+        "scheduled_code_took_over",
+        {{"version", next->version()}, {"at", domain::format_rfc3339(*current->next_change())}});
 }
 
 void SnapshotFollower::write_due_codes() {
@@ -230,27 +232,27 @@ void SnapshotFollower::write_due_codes() {
     pqxx::work tx(*connection_->conn);
     auto applied = tx.exec("SELECT refgate_apply_due_codes() AS applied")[0]["applied"].as<int>();
     tx.commit();
-    if (applied > 0) log::info("scheduled_codes_written", {{"count", applied}});
+    if (applied > 0) runtime::log::info("scheduled_codes_written", {{"count", applied}});
 }
 
 bool SnapshotFollower::load_file() {
     if (options_.snapshot_file.empty()) return false;
     std::ifstream in(options_.snapshot_file);
     if (!in) {
-        log::warn("snapshot_file_missing", {{"path", options_.snapshot_file}});
+        runtime::log::warn("snapshot_file_missing", {{"path", options_.snapshot_file}});
         return false;
     }
     try {
-        auto snapshot = read_snapshot_json(in, options_.url_policy);
+        auto snapshot = codec::read_snapshot_json(in, options_.url_policy);
         store_.publish(snapshot);
-        log::info("snapshot_loaded", {{"source", "file"},
-                                      {"version", snapshot->version()},
-                                      {"links", snapshot->link_count()}});
+        runtime::log::info("snapshot_loaded", {{"source", "file"},
+                                               {"version", snapshot->version()},
+                                               {"links", snapshot->link_count()}});
         release_free_memory();
         return true;
     } catch (const std::exception& e) {
-        log::error("snapshot_file_unreadable",
-                   {{"path", options_.snapshot_file}, {"error", e.what()}});
+        runtime::log::error("snapshot_file_unreadable",
+                            {{"path", options_.snapshot_file}, {"error", e.what()}});
         return false;
     }
 }
@@ -264,7 +266,7 @@ void SnapshotFollower::write_pending_file() {
     unwritten_.reset();
     if (!snapshot || options_.snapshot_file.empty()) return;
     if (!write_atomically(options_.snapshot_file, *snapshot)) {
-        log::warn("snapshot_file_write_failed", {{"path", options_.snapshot_file}});
+        runtime::log::warn("snapshot_file_write_failed", {{"path", options_.snapshot_file}});
     }
     snapshot.reset();
     release_free_memory();

@@ -45,12 +45,12 @@ FROM refgate_country_groups
 constexpr const char* kSelectDomains =
     "SELECT host, is_default, not_found FROM refgate_domains ORDER BY host";
 
-std::vector<Link> read_links(pqxx::transaction_base& tx) {
+std::vector<domain::Link> read_links(pqxx::transaction_base& tx) {
     auto rows = tx.exec(select_links());
-    std::vector<Link> links;
+    std::vector<domain::Link> links;
     links.reserve(rows.size());
     for (const auto& row : rows) {
-        Link l = read_link_columns(row);
+        domain::Link l = read_link_columns(row);
         if (auto branches = row["fallback_branches"]; !branches.is_null()) {
             std::string_view text = branches.c_str();
             while (!text.empty()) {
@@ -78,29 +78,30 @@ StoredData read_all(pqxx::transaction_base& tx) {
         data.partners.push_back(std::move(stored.partner));
     data.links = read_links(tx);
     for (const auto& row : tx.exec(kSelectDomains)) {
-        Domain d{row["host"].c_str(), row["is_default"].as<bool>(), {}};
+        domain::Domain d{row["host"].c_str(), row["is_default"].as<bool>(), {}};
         if (auto not_found = row["not_found"]; !not_found.is_null())
             d.not_found = not_found.c_str();
         data.domains.push_back(std::move(d));
     }
-    data.disclosures = disclosures_from_json(
+    data.disclosures = codec::disclosures_from_json(
         nlohmann::ordered_json::parse(tx.exec(kSelectDisclosures)[0]["disclosures"].c_str()));
-    data.country_groups = country_groups_from_json(
+    data.country_groups = codec::country_groups_from_json(
         nlohmann::ordered_json::parse(tx.exec(kSelectCountryGroups)[0]["country_groups"].c_str()));
     return data;
 }
 
-std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolicy& policy,
-                                               std::string source) {
-    Snapshot::Builder builder(
+std::shared_ptr<const domain::Snapshot> build_snapshot(StoredData&& data,
+                                                       const domain::UrlPolicy& policy,
+                                                       std::string source) {
+    domain::Snapshot::Builder builder(
         data.version, std::move(data.partners), policy, std::move(source),
         std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
         data.links.size());
     builder.country_groups(std::move(data.country_groups));
     builder.domains(data.domains);
-    for (Link& link : data.links) {
+    for (domain::Link& link : data.links) {
         builder.add(std::move(link));
-        link = Link();  // freed as we go
+        link = domain::Link();  // freed as we go
     }
     return builder.finish(std::move(data.disclosures));
 }
@@ -109,8 +110,8 @@ std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolic
 
 namespace refgate::pg {
 
-std::shared_ptr<const Snapshot> load_snapshot(const std::string& database_url,
-                                              const UrlPolicy& policy) {
+std::shared_ptr<const domain::Snapshot> load_snapshot(const std::string& database_url,
+                                                      const domain::UrlPolicy& policy) {
     try {
         auto conn = connect(database_url);
         pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(*conn);

@@ -14,11 +14,11 @@ namespace refgate::pg {
 
 struct StoredData {
     std::uint64_t version = 0;
-    std::vector<Partner> partners;
-    std::vector<Link> links;
-    std::vector<Disclosure> disclosures;  // every version
-    std::vector<CountryGroup> country_groups;
-    std::vector<Domain> domains;  // by host
+    std::vector<domain::Partner> partners;
+    std::vector<domain::Link> links;
+    std::vector<domain::Disclosure> disclosures;  // every version
+    std::vector<domain::CountryGroup> country_groups;
+    std::vector<domain::Domain> domains;  // by host
 };
 
 std::uint64_t read_version(pqxx::transaction_base& tx);
@@ -26,7 +26,8 @@ std::uint64_t read_version(pqxx::transaction_base& tx);
 // REPEATABLE READ transaction).
 StoredData read_all(pqxx::transaction_base& tx);
 // The snapshot of what was read, at the system clock's time.
-std::shared_ptr<const Snapshot> build_snapshot(StoredData&& data, const UrlPolicy& policy,
-                                               std::string source);
+std::shared_ptr<const domain::Snapshot> build_snapshot(StoredData&& data,
+                                                       const domain::UrlPolicy& policy,
+                                                       std::string source);
 
 }  // namespace refgate::pg

@@ -23,7 +23,7 @@ std::vector<std::string> text_array_field(const pqxx::field& field) {
     return values;
 }
 
-Stamps stamps_of(const pqxx::row& row) {
+codec::Stamps stamps_of(const pqxx::row& row) {
     return {row["created_us"].as<std::int64_t>(), row["updated_us"].as<std::int64_t>(),
             row["version"].as<std::int64_t>()};
 }
@@ -53,55 +53,57 @@ struct Table {
     std::span<const Column<T>> columns;
 };
 
-constexpr Column<Partner> kPartnerColumns[] = {
-    {"name", "", "text", "", "", [](const pqxx::field& f, Partner& p) { p.name = f.c_str(); },
-     [](const Partner& p) { return Json(p.name); }},
+constexpr Column<domain::Partner> kPartnerColumns[] = {
+    {"name", "", "text", "", "",
+     [](const pqxx::field& f, domain::Partner& p) { p.name = f.c_str(); },
+     [](const domain::Partner& p) { return Json(p.name); }},
     {"ref_param", "", "text", "", "",
-     [](const pqxx::field& f, Partner& p) { p.ref_param = f.c_str(); },
-     [](const Partner& p) { return Json(p.ref_param); }},
+     [](const pqxx::field& f, domain::Partner& p) { p.ref_param = f.c_str(); },
+     [](const domain::Partner& p) { return Json(p.ref_param); }},
     {"ref_code", "", "text", "", "",
-     [](const pqxx::field& f, Partner& p) { p.ref_code = f.c_str(); },
-     [](const Partner& p) { return Json(p.ref_code); }},
+     [](const pqxx::field& f, domain::Partner& p) { p.ref_code = f.c_str(); },
+     [](const domain::Partner& p) { return Json(p.ref_code); }},
     {"allowed_domains", "", "jsonb", "ARRAY(SELECT jsonb_array_elements_text(r.allowed_domains))",
-     "", [](const pqxx::field& f, Partner& p) { p.allowed_domains = text_array_field(f); },
-     [](const Partner& p) { return Json(p.allowed_domains); }},
+     "", [](const pqxx::field& f, domain::Partner& p) { p.allowed_domains = text_array_field(f); },
+     [](const domain::Partner& p) { return Json(p.allowed_domains); }},
     // Stored as an array of pairs: the order editors gave them.
     {"extra_params", "", "jsonb", "", "p.extra_params::text",
-     [](const pqxx::field& f, Partner& p) {
+     [](const pqxx::field& f, domain::Partner& p) {
          for (const auto& pair : Json::parse(f.c_str()))
              p.extra_params.emplace_back(pair.at(0).get<std::string>(),
                                          pair.at(1).get<std::string>());
      },
-     [](const Partner& p) {
+     [](const domain::Partner& p) {
          Json pairs = Json::array();
          for (const auto& [key, value] : p.extra_params) pairs.push_back({key, value});
          return pairs;
      }},
     {"active", "", "boolean", "", "",
-     [](const pqxx::field& f, Partner& p) { p.active = f.as<bool>(); },
-     [](const Partner& p) { return Json(p.active); }},
+     [](const pqxx::field& f, domain::Partner& p) { p.active = f.as<bool>(); },
+     [](const domain::Partner& p) { return Json(p.active); }},
     {"subid_param", "", "text", "", "",
-     [](const pqxx::field& f, Partner& p) {
+     [](const pqxx::field& f, domain::Partner& p) {
          if (!f.is_null()) p.subid_param = f.c_str();
      },
-     [](const Partner& p) { return p.subid_param.empty() ? Json() : Json(p.subid_param); }},
+     [](const domain::Partner& p) { return p.subid_param.empty() ? Json() : Json(p.subid_param); }},
     {"subid_style", "", "text", "", "",
-     [](const pqxx::field& f, Partner& p) {
-         if (std::string_view(f.c_str()) == "readable") p.subid_style = SubidStyle::readable;
+     [](const pqxx::field& f, domain::Partner& p) {
+         if (std::string_view(f.c_str()) == "readable")
+             p.subid_style = domain::SubidStyle::readable;
      },
-     [](const Partner& p) {
-         return Json(p.subid_style == SubidStyle::readable ? "readable" : "opaque");
+     [](const domain::Partner& p) {
+         return Json(p.subid_style == domain::SubidStyle::readable ? "readable" : "opaque");
      }},
     {"subid_charset", "", "text", "", "",
-     [](const pqxx::field& f, Partner& p) { p.subid_charset = f.c_str(); },
-     [](const Partner& p) { return Json(p.subid_charset); }},
+     [](const pqxx::field& f, domain::Partner& p) { p.subid_charset = f.c_str(); },
+     [](const domain::Partner& p) { return Json(p.subid_charset); }},
     {"channel_codes", "", "jsonb", "", "p.channel_codes::text",
-     [](const pqxx::field& f, Partner& p) {
+     [](const pqxx::field& f, domain::Partner& p) {
          for (const auto& code : Json::parse(f.c_str()))
              p.channel_codes.push_back(
                  {code.at("channel").get<std::string>(), code.at("ref_code").get<std::string>()});
      },
-     [](const Partner& p) {
+     [](const domain::Partner& p) {
          Json codes = Json::array();
          for (const auto& c : p.channel_codes)
              codes.push_back({{"channel", c.channel}, {"ref_code", c.ref_code}});
@@ -109,63 +111,67 @@ constexpr Column<Partner> kPartnerColumns[] = {
      }},
 };
 
-constexpr Column<Link> kLinkColumns[] = {
+constexpr Column<domain::Link> kLinkColumns[] = {
     // By the partner's slug: the selects join refgate_partners p.
     {"partner_id", "partner", "text", "(SELECT id FROM refgate_partners WHERE slug = r.partner)",
-     "p.slug", [](const pqxx::field& f, Link& l) { l.partner = f.c_str(); },
-     [](const Link& l) { return Json(l.partner); }},
+     "p.slug", [](const pqxx::field& f, domain::Link& l) { l.partner = f.c_str(); },
+     [](const domain::Link& l) { return Json(l.partner); }},
     {"destination", "", "text", "", "",
-     [](const pqxx::field& f, Link& l) { l.destination = f.c_str(); },
-     [](const Link& l) { return Json(l.destination); }},
+     [](const pqxx::field& f, domain::Link& l) { l.destination = f.c_str(); },
+     [](const domain::Link& l) { return Json(l.destination); }},
     {"status", "", "text", "", "",
-     [](const pqxx::field& f, Link& l) {
-         auto status = parse_link_status(f.c_str());
+     [](const pqxx::field& f, domain::Link& l) {
+         auto status = domain::parse_link_status(f.c_str());
          if (!status) throw std::runtime_error("link " + l.slug + ": bad status");
          l.status = *status;
      },
-     [](const Link& l) { return Json(std::string(to_string(l.status))); }},
+     [](const domain::Link& l) { return Json(std::string(to_string(l.status))); }},
     // Read as Unix seconds, written as RFC 3339.
     {"expires_at", "", "text", "r.expires_at::timestamptz",
      "floor(extract(epoch FROM l.expires_at))::bigint",
-     [](const pqxx::field& f, Link& l) {
-         if (!f.is_null()) l.expires_at = SysSeconds{std::chrono::seconds{f.as<std::int64_t>()}};
+     [](const pqxx::field& f, domain::Link& l) {
+         if (!f.is_null())
+             l.expires_at = domain::SysSeconds{std::chrono::seconds{f.as<std::int64_t>()}};
      },
-     [](const Link& l) { return l.expires_at ? Json(format_rfc3339(*l.expires_at)) : Json(); }},
+     [](const domain::Link& l) {
+         return l.expires_at ? Json(domain::format_rfc3339(*l.expires_at)) : Json();
+     }},
     {"fallback", "", "text", "", "",
-     [](const pqxx::field& f, Link& l) {
+     [](const pqxx::field& f, domain::Link& l) {
          if (!f.is_null()) l.fallback = f.c_str();
      },
-     [](const Link& l) { return l.fallback ? Json(*l.fallback) : Json(); }},
+     [](const domain::Link& l) { return l.fallback ? Json(*l.fallback) : Json(); }},
     {"utm_passthrough", "", "boolean", "", "",
-     [](const pqxx::field& f, Link& l) { l.utm_passthrough = f.as<bool>(); },
-     [](const Link& l) { return Json(l.utm_passthrough); }},
+     [](const pqxx::field& f, domain::Link& l) { l.utm_passthrough = f.as<bool>(); },
+     [](const domain::Link& l) { return Json(l.utm_passthrough); }},
     // Most links have none: not parsed then.
     {"rules", "", "jsonb", "", "CASE WHEN l.rules = '[]' THEN NULL ELSE l.rules::text END",
-     [](const pqxx::field& f, Link& l) {
-         if (!f.is_null()) l.rules = rules_from_json(Json::parse(f.c_str()));
+     [](const pqxx::field& f, domain::Link& l) {
+         if (!f.is_null()) l.rules = codec::rules_from_json(Json::parse(f.c_str()));
      },
-     [](const Link& l) {
+     [](const domain::Link& l) {
          Json rules = Json::array();
-         for (const auto& rule : l.rules) rules.push_back(rule_to_json(rule));
+         for (const auto& rule : l.rules) rules.push_back(codec::rule_to_json(rule));
          return rules;
      }},
     {"auto_fallback", "", "boolean", "", "",
-     [](const pqxx::field& f, Link& l) { l.auto_fallback = f.as<bool>(); },
-     [](const Link& l) { return Json(l.auto_fallback); }},
+     [](const pqxx::field& f, domain::Link& l) { l.auto_fallback = f.as<bool>(); },
+     [](const domain::Link& l) { return Json(l.auto_fallback); }},
     {"domain", "", "text", "", "",
-     [](const pqxx::field& f, Link& l) {
+     [](const pqxx::field& f, domain::Link& l) {
          if (!f.is_null()) l.domain = f.c_str();
      },
-     [](const Link& l) { return l.domain.empty() ? Json() : Json(l.domain); }},
+     [](const domain::Link& l) { return l.domain.empty() ? Json() : Json(l.domain); }},
     {"max_human_clicks", "", "bigint", "", "",
-     [](const pqxx::field& f, Link& l) {
+     [](const pqxx::field& f, domain::Link& l) {
          if (!f.is_null()) l.max_human_clicks = f.as<std::int64_t>();
      },
-     [](const Link& l) { return l.max_human_clicks ? Json(*l.max_human_clicks) : Json(); }},
+     [](const domain::Link& l) { return l.max_human_clicks ? Json(*l.max_human_clicks) : Json(); }},
 };
 
-constexpr Table<Partner> kPartners{"refgate_partners", "p", "(slug)", kPartnerColumns};
-constexpr Table<Link> kLinks{"refgate_links", "l", "((coalesce(domain, '')), slug)", kLinkColumns};
+constexpr Table<domain::Partner> kPartners{"refgate_partners", "p", "(slug)", kPartnerColumns};
+constexpr Table<domain::Link> kLinks{"refgate_links", "l", "((coalesce(domain, '')), slug)",
+                                     kLinkColumns};
 
 // The columns joined by ", ", each as `each` gives it.
 template <typename T, typename Each>
@@ -282,11 +288,11 @@ const std::string& link_write_sql(RowWrite write) {
     return sql[static_cast<int>(write)];
 }
 
-nlohmann::ordered_json partner_record(const Partner& p) { return record_of(kPartners, p); }
-nlohmann::ordered_json link_record(const Link& l) { return record_of(kLinks, l); }
+nlohmann::ordered_json partner_record(const domain::Partner& p) { return record_of(kPartners, p); }
+nlohmann::ordered_json link_record(const domain::Link& l) { return record_of(kLinks, l); }
 
-Link read_link_columns(const pqxx::row& row) {
-    Link l;
+domain::Link read_link_columns(const pqxx::row& row) {
+    domain::Link l;
     l.id = row["id"].as<std::int64_t>();
     l.slug = row["slug"].c_str();
     read_columns(kLinks, row, l);
@@ -295,7 +301,7 @@ Link read_link_columns(const pqxx::row& row) {
 
 StoredPartner stored_partner(const pqxx::row& row) {
     StoredPartner stored;
-    Partner& p = stored.partner;
+    domain::Partner& p = stored.partner;
     p.id = row["id"].as<std::int64_t>();
     p.slug = row["slug"].c_str();
     read_columns(kPartners, row, p);
@@ -306,7 +312,7 @@ StoredPartner stored_partner(const pqxx::row& row) {
 StoredLink stored_link(const pqxx::row& row) {
     StoredLink stored;
     stored.link = read_link_columns(row);
-    Link& l = stored.link;
+    domain::Link& l = stored.link;
     if (auto switches = row["fallback_switches"]; !switches.is_null()) {
         for (const auto& s : Json::parse(switches.c_str()))
             l.fallback_switches.push_back(
@@ -319,7 +325,7 @@ StoredLink stored_link(const pqxx::row& row) {
 
 void add_scheduled_codes(pqxx::transaction_base& tx, std::vector<StoredPartner>& partners) {
     if (partners.empty()) return;
-    std::map<std::int64_t, Partner*> by_id;
+    std::map<std::int64_t, domain::Partner*> by_id;
     ArrayText ids;
     for (auto& stored : partners) {
         by_id[stored.partner.id] = &stored.partner;
@@ -332,8 +338,9 @@ void add_scheduled_codes(pqxx::transaction_base& tx, std::vector<StoredPartner>&
         "ORDER BY partner_id, valid_from",
         ids.finish());
     for (const auto& c : codes) {
-        ScheduledCode code{SysSeconds{std::chrono::seconds{c["valid_from_s"].as<std::int64_t>()}},
-                           c["ref_code"].c_str(), std::nullopt};
+        domain::ScheduledCode code{
+            domain::SysSeconds{std::chrono::seconds{c["valid_from_s"].as<std::int64_t>()}},
+            c["ref_code"].c_str(), std::nullopt};
         if (!c["channel_codes"].is_null()) {
             code.channel_codes.emplace();
             for (const auto& entry : Json::parse(c["channel_codes"].c_str()))

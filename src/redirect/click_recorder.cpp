@@ -2,11 +2,11 @@
 
 #include <ctime>
 
-namespace refgate {
+namespace refgate::redirect {
 
 ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRequest& fields,
                                           std::int64_t link_id, std::int64_t unix_seconds) {
-    ClickSignals signals;
+    domain::ClickSignals signals;
     signals.head = request.method == http::Method::head;
     signals.user_agent = fields.user_agent;
     signals.purpose = fields.purpose;
@@ -18,24 +18,25 @@ ClickRecorder::Click ClickRecorder::begin(const http::Request& request, ReaderRe
     click.link_id = link_id;
     click.unix_seconds = unix_seconds;
     click.cls = classifier_.classify(signals, agents_.match(signals.user_agent));
-    click.day = utc_day(unix_seconds);
-    ChannelTag tag = read_channel(request.query());
+    click.day = domain::utc_day(unix_seconds);
+    domain::ChannelTag tag = domain::read_channel(request.query());
     click.validated_channel = tag.channel;
-    ChannelCap::Admitted admitted = channels_.admit(link_id, click.day, tag.channel);
+    clicks::ChannelCap::Admitted admitted = channels_.admit(link_id, click.day, tag.channel);
     click.channel = admitted.channel;
     if (tag.identifier) {
-        click.other = OtherChannel::identifier;
+        click.other = clicks::OtherChannel::identifier;
     } else if (admitted.capped) {
-        click.other = OtherChannel::cap;
+        click.other = clicks::OtherChannel::cap;
     }
-    shard_.prefetch(CounterKey(link_id, click.day, click.cls, click.channel));
+    shard_.prefetch(domain::CounterKey(link_id, click.day, click.cls, click.channel));
     return click;
 }
 
 void ClickRecorder::prefetch_likely(std::int64_t link_id) {
     timespec now{};
     clock_gettime(CLOCK_REALTIME_COARSE, &now);
-    shard_.prefetch(CounterKey(link_id, utc_day(now.tv_sec), ClickClass::human, channel_of({})));
+    shard_.prefetch(domain::CounterKey(link_id, domain::utc_day(now.tv_sec),
+                                       domain::ClickClass::human, domain::channel_of({})));
 }
 
 void ClickRecorder::count(const Click& click, const ClickTarget* target) {
@@ -43,37 +44,38 @@ void ClickRecorder::count(const Click& click, const ClickTarget* target) {
     const std::int64_t link_id = click.link_id;
     const std::int32_t day = click.day;
     const std::string_view channel = click.channel;
-    ClickClass cls = click.cls;
+    domain::ClickClass cls = click.cls;
     auto count = [&] {
-        shard_.count(CounterKey(link_id, day, cls, channel), click.other);
+        shard_.count(domain::CounterKey(link_id, day, cls, channel), click.other);
         if (target == nullptr) return;
         char country[2] = {'X', 'X'};
         if (target->country != 0) {
             country[0] = static_cast<char>(target->country >> 8);
             country[1] = static_cast<char>(target->country & 0xff);
         }
-        shard_.count(CounterKey::targeting(link_id, day, cls, std::string_view(country, 2),
-                                           target->rule, target->branch));
+        shard_.count(domain::CounterKey::targeting(link_id, day, cls, std::string_view(country, 2),
+                                                   target->rule, target->branch));
     };
-    if (cls != ClickClass::human) {
+    if (cls != domain::ClickClass::human) {
         count();
         return;
     }
-    const IpBytes& address = fields.address;
-    SaltKey salt;
+    const domain::IpBytes& address = fields.address;
+    clicks::SaltKey salt;
     bool salted = salts_.get(day, salt);
-    if (scanner_ &&
-        (scanner_->from_listed_network(address) ||
-         (salted && scanner_->burst_applies(address) &&
-          scanner_->in_burst(burst_hash(salt, address, channel), link_id, click.unix_seconds)))) {
-        cls = ClickClass::scanner;
+    if (scanner_ && (scanner_->from_listed_network(address) ||
+                     (salted && scanner_->burst_applies(address) &&
+                      scanner_->in_burst(clicks::burst_hash(salt, address, channel), link_id,
+                                         click.unix_seconds)))) {
+        cls = domain::ClickClass::scanner;
     }
     count();
 
     // Only human clicks feed the unique estimate; readers who ask not to be tracked are counted
     // but left out of it.
-    if (cls != ClickClass::human || fields.dnt == "1" || fields.sec_gpc == "1" || !salted) return;
+    if (cls != domain::ClickClass::human || fields.dnt == "1" || fields.sec_gpc == "1" || !salted)
+        return;
     shard_.sample({link_id, day, fields.hash(salt, link_id)});
 }
 
-}  // namespace refgate
+}  // namespace refgate::redirect

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace refgate {
+namespace refgate::redirect {
 
-MMDB_lookup_result_s mmdb_lookup(const MMDB_s& db, const IpBytes& address) noexcept {
+MMDB_lookup_result_s mmdb_lookup(const MMDB_s& db, const domain::IpBytes& address) noexcept {
     sockaddr_in v4{};
     sockaddr_in6 v6{};
     const sockaddr* socket_address = nullptr;
@@ -42,7 +42,7 @@ namespace {
 struct Pending {
     std::uint32_t node;
     int depth;  // bits of prefix fixed
-    Address128 prefix;
+    domain::Address128 prefix;
 };
 
 // Pushes a search node (unless `enter` says no), reports a data record; false for an invalid
@@ -54,8 +54,9 @@ bool visit(std::uint8_t type, std::uint64_t value, MMDB_entry_s entry, Pending c
         child.node = static_cast<std::uint32_t>(value);
         stack.push_back(child);
     } else if (type == MMDB_RECORD_TYPE_DATA) {
-        Address128 span =
-            child.depth == 0 ? ~Address128{0} : (Address128{1} << (128 - child.depth)) - 1;
+        domain::Address128 span = child.depth == 0
+                                      ? ~domain::Address128{0}
+                                      : (domain::Address128{1} << (128 - child.depth)) - 1;
         leaf(child.prefix, child.prefix | span, entry);
     }
     return type != MMDB_RECORD_TYPE_INVALID;
@@ -78,7 +79,7 @@ bool mmdb_walk(const MMDB_s& db, std::stop_token stop, const MmdbLeaf& leaf,
         stack.pop_back();
         MMDB_search_node_s node{};
         if (at.depth >= 128 || MMDB_read_node(&db, at.node, &node) != MMDB_SUCCESS) return false;
-        Address128 right_bit = Address128{1} << (127 - at.depth);
+        domain::Address128 right_bit = domain::Address128{1} << (127 - at.depth);
         if (!visit(node.left_record_type, node.left_record, node.left_record_entry,
                    {at.node, at.depth + 1, at.prefix}, stack, leaf, enter) ||
             !visit(node.right_record_type, node.right_record, node.right_record_entry,
@@ -88,7 +89,7 @@ bool mmdb_walk(const MMDB_s& db, std::stop_token stop, const MmdbLeaf& leaf,
     return true;
 }
 
-std::optional<std::uint64_t> mmdb_node_at(const MMDB_s& db, Address128 prefix, int depth) {
+std::optional<std::uint64_t> mmdb_node_at(const MMDB_s& db, domain::Address128 prefix, int depth) {
     std::uint64_t node = 0;
     for (int d = db.metadata.ip_version == 4 ? 96 : 0; d < depth; ++d) {
         MMDB_search_node_s read{};
@@ -113,4 +114,4 @@ std::string mmdb_describe(const MMDB_s& db) {
     return out;
 }
 
-}  // namespace refgate
+}  // namespace refgate::redirect

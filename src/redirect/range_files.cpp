@@ -2,12 +2,12 @@
 
 #include <stdexcept>
 
-namespace refgate {
+namespace refgate::redirect {
 namespace {
 
 template <typename V, typename Read>
-RangeTables<V> checked(const MappedFile& file, const std::string& path, const MmdbSource& source,
-                       Read read) {
+domain::RangeTables<V> checked(const runtime::MappedFile& file, const std::string& path,
+                               const MmdbSource& source, Read read) {
     std::string error;
     auto contents = read(file.bytes(), error);
     file.release_resident();
@@ -26,9 +26,11 @@ RangeTables<V> checked(const MappedFile& file, const std::string& path, const Mm
 }  // namespace
 
 MappedCountryRanges::MappedCountryRanges(const std::string& path, const MmdbSource& source)
-    : file_(path), tables_(checked<CountryCode>(file_, path, source, read_country_range_file)) {}
+    : file_(path),
+      tables_(checked<domain::CountryCode>(file_, path, source, domain::read_country_range_file)) {}
 
 MappedAsnRanges::MappedAsnRanges(const std::string& path, const MmdbSource& source)
-    : file_(path), tables_(checked<std::uint32_t>(file_, path, source, read_asn_range_file)) {}
+    : file_(path),
+      tables_(checked<std::uint32_t>(file_, path, source, domain::read_asn_range_file)) {}
 
-}  // namespace refgate
+}  // namespace refgate::redirect

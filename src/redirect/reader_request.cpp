@@ -1,6 +1,6 @@
 #include "refgate/redirect/reader_request.hpp"
 
-namespace refgate {
+namespace refgate::redirect {
 namespace {
 
 std::string_view* slot_of(ReaderRequest& out, std::string_view name) {
@@ -37,7 +37,7 @@ std::string_view* slot_of(ReaderRequest& out, std::string_view name) {
 }  // namespace
 
 ReaderRequest ReaderRequest::of(const http::Request& request,
-                                const std::vector<IpNetwork>& trusted_proxies) {
+                                const std::vector<domain::IpNetwork>& trusted_proxies) {
     ReaderRequest out;
     if (request.fields != nullptr) {
         for (const auto& field : *request.fields) {
@@ -45,15 +45,16 @@ ReaderRequest ReaderRequest::of(const http::Request& request,
             if (slot != nullptr && slot->data() == nullptr) *slot = field.value;
         }
     }
-    out.address = client_address(request.peer.bytes, out.forwarded_for, trusted_proxies);
+    out.address = domain::client_address(request.peer.bytes, out.forwarded_for, trusted_proxies);
     return out;
 }
 
-std::uint64_t ReaderRequest::hash(const SaltKey& salt, std::int64_t link_id) {
+std::uint64_t ReaderRequest::hash(const clicks::SaltKey& salt, std::int64_t link_id) {
     if (!salted_hash.known || salted_hash.link_id != link_id || salted_hash.salt != salt) {
-        salted_hash = {salt, link_id, unique_hash(salt, address, user_agent, link_id), true};
+        salted_hash = {salt, link_id, clicks::unique_hash(salt, address, user_agent, link_id),
+                       true};
     }
     return salted_hash.value;
 }
 
-}  // namespace refgate
+}  // namespace refgate::redirect

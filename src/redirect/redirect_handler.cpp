@@ -6,7 +6,7 @@
 #include "refgate/domain/request_host.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
-namespace refgate {
+namespace refgate::redirect {
 namespace {
 
 constexpr std::string_view kGoPrefix = "/go/";
@@ -25,7 +25,7 @@ void not_found(http::Response& response) {
 
 }  // namespace
 
-RedirectHandler::RedirectHandler(const SnapshotStore& store, const Clock& clock,
+RedirectHandler::RedirectHandler(const runtime::SnapshotStore& store, const domain::Clock& clock,
                                  RedirectOptions options, ClickRecorder* recorder,
                                  const TargetingSources& targeting)
     : reader_(store),
@@ -51,13 +51,13 @@ std::string_view RedirectHandler::slug_of(std::string_view path) {
     if (!path.starts_with(kGoPrefix)) return {};
     std::string_view slug = path.substr(kGoPrefix.size());
     if (slug.ends_with('/')) slug.remove_suffix(1);
-    return valid_slug(slug) ? slug : std::string_view{};
+    return domain::valid_slug(slug) ? slug : std::string_view{};
 }
 
 RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path) {
     std::string_view slug = slug_of(path);
     if (slug.empty()) return {};
-    return {slug, Snapshot::hash_of(slug)};
+    return {slug, domain::Snapshot::hash_of(slug)};
 }
 
 RedirectHandler::SlugKey RedirectHandler::key_of(std::string_view path,
@@ -75,7 +75,7 @@ void RedirectHandler::prepare(std::string_view path, Parsed, http::RequestNotes&
         notes.values[1] = key.hash;
     }
     if (key.slug.empty()) return;
-    const Snapshot* snapshot = reader_.get();
+    const domain::Snapshot* snapshot = reader_.get();
     if (snapshot == nullptr) return;
     // Each load needs the one before it in the cache: one step per call.
     switch (notes.steps++) {
@@ -86,7 +86,7 @@ void RedirectHandler::prepare(std::string_view path, Parsed, http::RequestNotes&
             snapshot->prefetch_entry(key.hash);
             break;
         case 2:
-            if (const LinkEntry* link = snapshot->find(key.slug, key.hash)) {
+            if (const domain::LinkEntry* link = snapshot->find(key.slug, key.hash)) {
                 prefetch_bytes(link->location);
                 if (recorder_ != nullptr) recorder_->prefetch_likely(link->id);
             }
@@ -107,7 +107,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
         not_found(response);
         return;
     }
-    const Snapshot* snapshot = reader_.get();
+    const domain::Snapshot* snapshot = reader_.get();
     if (snapshot == nullptr) {
         response.simple_page(503, "Service Unavailable");
         response.add_header("Retry-After", "1");
@@ -118,12 +118,13 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     std::uint16_t domain = 0;
     if (snapshot->has_domains() || options_.reject_unknown_host) {
         domain = domain_of(request, *snapshot);
-        if (domain == Snapshot::kUnknownDomain) {
+        if (domain == domain::Snapshot::kUnknownDomain) {
             not_found(response);
             return;
         }
     }
-    const LinkEntry* link = snapshot->find(key.slug, Snapshot::on_domain(key.hash, domain), domain);
+    const domain::LinkEntry* link =
+        snapshot->find(key.slug, domain::Snapshot::on_domain(key.hash, domain), domain);
     if (link == nullptr) {
         const std::string& elsewhere = snapshot->domains()[domain].not_found;
         if (elsewhere.empty()) {
@@ -145,10 +146,10 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     // cap; no flags yet: not capped).
     bool capped = false;
     if (link->has_cap) {
-        const CapFlags* flags = cap_flags_.get();
+        const runtime::CapFlags* flags = cap_flags_.get();
         capped = flags != nullptr && flags->capped(link->id);
     }
-    if (link->status != LinkStatus::active || !link->partner_active || expired || failing ||
+    if (link->status != domain::LinkStatus::active || !link->partner_active || expired || failing ||
         capped) {
         answer_fallback(request, response, *link, now);
         return;
@@ -158,11 +159,11 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
     ReaderRequest reader =
         ReaderRequest::of(request, recorder_ != nullptr ? recorder_->trusted_proxies()
                                                         : targeting_.trusted_proxies());
-    Target target;
+    domain::Target target;
     if (link->rule_count != 0) {
         target = targeting_.choose(*snapshot, *link, reader, now);
         // A switched-away rule branch gets the link's own destination while that is healthy.
-        if (target.failing) target = Target{};
+        if (target.failing) target = domain::Target{};
         if (target.rule == 0 && link->default_failing) {
             answer_fallback(request, response, *link, now);
             return;
@@ -177,7 +178,7 @@ void RedirectHandler::handle(const http::Request& request, http::Response& respo
 }
 
 void RedirectHandler::answer_fallback(const http::Request& request, http::Response& response,
-                                      const LinkEntry& link, std::int64_t now) {
+                                      const domain::LinkEntry& link, std::int64_t now) {
     if (!link.fallback.empty()) {
         if (recorder_ != nullptr) recorder_->record(request, link.id, now);
         redirect(response, link.fallback, "Continue");
@@ -188,43 +189,43 @@ void RedirectHandler::answer_fallback(const http::Request& request, http::Respon
 }
 
 std::uint16_t RedirectHandler::domain_of(const http::Request& request,
-                                         const Snapshot& snapshot) const {
-    std::string_view host =
-        authority_host(request.authority.empty() ? request.header("Host") : request.authority);
+                                         const domain::Snapshot& snapshot) const {
+    std::string_view host = domain::authority_host(
+        request.authority.empty() ? request.header("Host") : request.authority);
     std::uint16_t domain = snapshot.domain_of(host);
-    if (domain != Snapshot::kUnknownDomain) return domain;
+    if (domain != domain::Snapshot::kUnknownDomain) return domain;
     // No domain defined: the public base URL's host is the default domain's.
     if (!snapshot.has_domains() && !host.empty() && host.size() == options_.default_host.size()) {
-        std::array<char, kMaxRequestHost> lower{};
-        if (lower_host(host, lower) == options_.default_host) return 0;
+        std::array<char, domain::kMaxRequestHost> lower{};
+        if (domain::lower_host(host, lower) == options_.default_host) return 0;
     }
-    return options_.reject_unknown_host ? Snapshot::kUnknownDomain : 0;
+    return options_.reject_unknown_host ? domain::Snapshot::kUnknownDomain : 0;
 }
 
 void RedirectHandler::answer(const http::Request& request, http::Response& response,
-                             const Snapshot& snapshot, const LinkEntry& link, const Target& target,
-                             std::string_view channel) {
+                             const domain::Snapshot& snapshot, const domain::LinkEntry& link,
+                             const domain::Target& target, std::string_view channel) {
     // A partner with placements: the Location of this click's channel, from the precomputed one
     // of "direct" with the code and the token of the channel written in their places.
-    const PlacementSlots& slots = target.rule != 0 ? target.placement : link.placement;
+    const domain::PlacementSlots& slots = target.rule != 0 ? target.placement : link.placement;
     if (slots.any()) {
         std::size_t partner_index = target.rule != 0 ? target.partner_index : link.partner_index;
-        const Partner& partner = snapshot.partners()[partner_index];
+        const domain::Partner& partner = snapshot.partners()[partner_index];
         // The recorder's reading of it when the click is counted (read_channel once a click).
-        if (channel.empty()) channel = read_channel(request.query()).channel;
-        char token[kMaxToken];
-        std::size_t length = write_token(token, snapshot.placement_style(partner_index), link.id,
-                                         link.slug, channel);
-        const std::string& code = code_for_channel(partner, channel);
-        if (target.rule == 0 && link.utm_passthrough && query_has_utm(request.query())) {
+        if (channel.empty()) channel = domain::read_channel(request.query()).channel;
+        char token[domain::kMaxToken];
+        std::size_t length = domain::write_token(token, snapshot.placement_style(partner_index),
+                                                 link.id, link.slug, channel);
+        const std::string& code = domain::code_for_channel(partner, channel);
+        if (target.rule == 0 && link.utm_passthrough && domain::query_has_utm(request.query())) {
             // Assigned, not moved in: the buffer keeps its room for the next redirect.
-            dynamic_location_.assign(build_placement_location(link.destination, partner, code,
-                                                              std::string_view(token, length), true,
-                                                              request.query()));
+            dynamic_location_.assign(domain::build_placement_location(
+                link.destination, partner, code, std::string_view(token, length), true,
+                request.query()));
         } else {
             std::string_view location = target.rule != 0 ? target.location : link.location;
-            write_placed_location(dynamic_location_, location, slots, code,
-                                  std::string_view(token, length));
+            domain::write_placed_location(dynamic_location_, location, slots, code,
+                                          std::string_view(token, length));
         }
         redirect(response, dynamic_location_, "Continue to ", partner.name);
         return;
@@ -235,17 +236,17 @@ void RedirectHandler::answer(const http::Request& request, http::Response& respo
         redirect(response, target.location, "Continue to ", snapshot.partner(target).name);
         return;
     }
-    if (link.utm_passthrough && query_has_utm(request.query())) {
-        dynamic_location_.assign(
-            build_location(link.destination, snapshot.partner(link), true, request.query()));
+    if (link.utm_passthrough && domain::query_has_utm(request.query())) {
+        dynamic_location_.assign(domain::build_location(link.destination, snapshot.partner(link),
+                                                        true, request.query()));
         redirect(response, dynamic_location_, "Continue to ", snapshot.partner(link).name);
         return;
     }
     redirect(response, link.location, "Continue to ", snapshot.partner(link).name);
 }
 
-void RedirectHandler::record(const ClickRecorder::Click& click, const Snapshot& snapshot,
-                             const LinkEntry& link, const Target& target) {
+void RedirectHandler::record(const ClickRecorder::Click& click, const domain::Snapshot& snapshot,
+                             const domain::LinkEntry& link, const domain::Target& target) {
     // Counted per country and rule for links with rules, where a country database is configured
     // (a targeting counter is a counter key more, within REFGATE_MAX_PENDING_KEYS' bound).
     if (link.rule_count == 0 || !targeting_.has_countries()) {
@@ -272,7 +273,7 @@ void RedirectHandler::redirect(http::Response& response, std::string_view locati
     if (response.status() != 302) return;  // a Location that cannot be a header: a 500 page
     response.add_checked_headers(fixed_headers_);
     response.body().clear();
-    append_redirect_page(response.body(), location, label, label_name);
+    domain::append_redirect_page(response.body(), location, label, label_name);
 }
 
-}  // namespace refgate
+}  // namespace refgate::redirect

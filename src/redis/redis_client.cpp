@@ -184,10 +184,11 @@ void RedisConnection::report_auth_failure(const RedisAddress& address) {
     auto last = last_logged.load(std::memory_order_relaxed);
     if (last != 0 && now - last < kAuthLogInterval.count()) return;
     if (!last_logged.compare_exchange_strong(last, now)) return;
-    log::error("redis_auth_failed", {{"host", address.host},
-                                     {"port", address.port},
-                                     {"user", address.user.empty() ? "default" : address.user},
-                                     {"error", error_}});
+    runtime::log::error("redis_auth_failed",
+                        {{"host", address.host},
+                         {"port", address.port},
+                         {"user", address.user.empty() ? "default" : address.user},
+                         {"error", error_}});
 }
 
 RedisConnection::~RedisConnection() = default;

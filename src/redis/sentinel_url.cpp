@@ -22,7 +22,7 @@ std::optional<int> parse_number(std::string_view text, int min, int max) {
     return value;
 }
 
-using ascii::hex_value;
+using domain::ascii::hex_value;
 
 std::optional<std::string> percent_decode(std::string_view text) {
     std::string out;

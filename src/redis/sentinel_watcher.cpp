@@ -38,7 +38,7 @@ void SentinelWatcher::stop() {
 }
 
 void SentinelWatcher::run() {
-    become_background_thread("rg-sentinel", BackgroundPriority::low);
+    runtime::become_background_thread("rg-sentinel", runtime::BackgroundPriority::low);
     const auto& sentinels = options_.address.sentinels;
     std::size_t i = preferred_sentinel();
     while (!stopping_) {
@@ -60,8 +60,9 @@ void SentinelWatcher::switched(const std::string& to) {
     if (!master_.empty()) {
         note_master_switch();
         if (options_.on_switch) options_.on_switch();
-        log::warn("redis_master_switched",
-                  {{"master", options_.address.master_name}, {"from", master_}, {"to", to}});
+        runtime::log::warn(
+            "redis_master_switched",
+            {{"master", options_.address.master_name}, {"from", master_}, {"to", to}});
     }
     master_ = to;
 }

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace refgate {
+namespace refgate::runtime {
 
 constexpr int kLowPriorityNice = 10;
 constexpr int kMaxNice = 19;
@@ -47,4 +47,4 @@ void keep_large_blocks_mapped() {
     mallopt(M_TRIM_THRESHOLD, 4 * kMappedFrom);
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

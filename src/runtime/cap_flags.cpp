@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-namespace refgate {
+namespace refgate::runtime {
 
-CapFlags::CapFlags(const Snapshot& snapshot) {
+CapFlags::CapFlags(const domain::Snapshot& snapshot) {
     caps_.reserve(snapshot.caps().size());
     for (const auto& cap : snapshot.caps()) caps_.push_back({cap.link_id, cap.max_human_clicks});
     std::sort(caps_.begin(), caps_.end(),
@@ -25,7 +25,7 @@ std::size_t CapFlags::apply(
     return capped;
 }
 
-bool CapFlags::fits(const Snapshot& snapshot) const {
+bool CapFlags::fits(const domain::Snapshot& snapshot) const {
     if (snapshot.caps().size() != caps_.size()) return false;
     for (const auto& cap : snapshot.caps()) {
         auto at = std::lower_bound(caps_.begin(), caps_.end(), cap.link_id,
@@ -37,4 +37,4 @@ bool CapFlags::fits(const Snapshot& snapshot) const {
     return true;
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -1,6 +1,6 @@
 #include "refgate/runtime/components.hpp"
 
-namespace refgate {
+namespace refgate::runtime {
 
 Components::~Components() { stop(); }
 
@@ -32,4 +32,4 @@ std::vector<std::string> Components::names() const {
     return names;
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

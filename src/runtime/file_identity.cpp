@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-namespace refgate {
+namespace refgate::runtime {
 
 std::optional<FileIdentity> file_identity(const std::string& path) {
     struct stat st {};
@@ -14,4 +14,4 @@ std::optional<FileIdentity> file_identity(const std::string& path) {
                                     st.st_mtim.tv_nsec};
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

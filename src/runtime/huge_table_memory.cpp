@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <new>
 
-namespace refgate {
+namespace refgate::runtime {
 namespace {
 
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
@@ -45,7 +45,7 @@ void HugeTableMemory::free(void* memory, std::size_t bytes) noexcept {
 
 void use_huge_table_memory() noexcept {
     static HugeTableMemory memory;
-    set_table_memory(&memory);
+    domain::set_table_memory(&memory);
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -7,7 +7,7 @@
 
 #include "refgate/domain/time.hpp"
 
-namespace refgate::log {
+namespace refgate::runtime::log {
 namespace {
 
 std::atomic<Level> g_level{Level::info};
@@ -44,7 +44,7 @@ void set_level(Level level) { g_level.store(level, std::memory_order_relaxed); }
 void write(Level level, std::string_view event, const nlohmann::json& fields) {
     if (level < g_level.load(std::memory_order_relaxed)) return;
     nlohmann::ordered_json line = nlohmann::ordered_json::object();
-    line["ts"] = format_rfc3339_millis(std::chrono::system_clock::now());
+    line["ts"] = domain::format_rfc3339_millis(std::chrono::system_clock::now());
     line["level"] = level_name(level);
     line["msg"] = event;
     if (fields.is_object()) {
@@ -64,4 +64,4 @@ void write(Level level, std::string_view event, const nlohmann::json& fields) {
     }
 }
 
-}  // namespace refgate::log
+}  // namespace refgate::runtime::log

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace refgate {
+namespace refgate::runtime {
 
 MappedFile::MappedFile(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -37,4 +37,4 @@ void MappedFile::release_resident() const noexcept {
     ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace refgate {
+namespace refgate::runtime {
 
 std::chrono::milliseconds RoundPacing::after(RoundOutcome outcome) {
     if (outcome == RoundOutcome::done) {
@@ -77,4 +77,4 @@ bool PeriodicWorker::wait(std::chrono::milliseconds duration, bool idle) {
     }
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -56,8 +56,8 @@ void add_country_file(refgate::tools::MmdbCountryWriter& writer, const std::stri
     for (std::size_t number = 1; std::getline(in, line); ++number) {
         if (line.empty()) continue;
         bool ok = split_csv(line, fields) && fields.size() == 3 && fields[2].size() == 2;
-        auto first = ok ? refgate::parse_ip(fields[0]) : std::nullopt;
-        auto last = ok ? refgate::parse_ip(fields[1]) : std::nullopt;
+        auto first = ok ? refgate::domain::parse_ip(fields[0]) : std::nullopt;
+        auto last = ok ? refgate::domain::parse_ip(fields[1]) : std::nullopt;
         if (!ok || !first || !last)
             throw std::runtime_error(path + ":" + std::to_string(number) +
                                      ": not first,last,country");
@@ -74,8 +74,8 @@ void add_file(refgate::tools::MmdbAsnWriter& writer, const std::string& path) {
         if (line.empty()) continue;
         std::uint32_t asn = 0;
         bool ok = split_csv(line, fields) && fields.size() == 4;
-        auto first = ok ? refgate::parse_ip(fields[0]) : std::nullopt;
-        auto last = ok ? refgate::parse_ip(fields[1]) : std::nullopt;
+        auto first = ok ? refgate::domain::parse_ip(fields[0]) : std::nullopt;
+        auto last = ok ? refgate::domain::parse_ip(fields[1]) : std::nullopt;
         if (ok) {
             const auto& text = fields[2];
             auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), asn);

@@ -28,13 +28,13 @@ constexpr std::string_view kOrganizationKey = "autonomous_system_organization";
 constexpr std::string_view kMetadataMarker = "\xAB\xCD\xEFMaxMind.com";
 constexpr std::size_t kDataSeparator = 16;  // zero bytes between the tree and the data
 
-U128 to_u128(const IpBytes& bytes) {
+U128 to_u128(const domain::IpBytes& bytes) {
     U128 value = 0;
     for (auto b : bytes) value = (value << 8) | b;
     return value;
 }
 
-bool is_mapped_v4(const IpBytes& bytes) {
+bool is_mapped_v4(const domain::IpBytes& bytes) {
     for (int i = 0; i < 10; ++i)
         if (bytes[i] != 0) return false;
     return bytes[10] == 0xff && bytes[11] == 0xff;
@@ -244,8 +244,8 @@ std::string assemble(const std::vector<TreeRange>& ranges, const std::string& da
 
 }  // namespace
 
-std::pair<unsigned __int128, unsigned __int128> range_bounds(const IpBytes& first,
-                                                             const IpBytes& last) {
+std::pair<unsigned __int128, unsigned __int128> range_bounds(const domain::IpBytes& first,
+                                                             const domain::IpBytes& last) {
     bool v4 = is_mapped_v4(first);
     if (v4 != is_mapped_v4(last))
         throw std::invalid_argument("an address range mixes IPv4 and IPv6");
@@ -258,8 +258,8 @@ std::pair<unsigned __int128, unsigned __int128> range_bounds(const IpBytes& firs
     return {a, b};
 }
 
-void MmdbAsnWriter::add(const IpBytes& first, const IpBytes& last, std::uint32_t asn,
-                        std::string_view organization) {
+void MmdbAsnWriter::add(const domain::IpBytes& first, const domain::IpBytes& last,
+                        std::uint32_t asn, std::string_view organization) {
     auto [a, b] = range_bounds(first, last);
     ranges_.push_back({a, b, asn, std::string(organization)});
 }
@@ -289,7 +289,8 @@ std::string MmdbAsnWriter::finish(std::uint64_t build_epoch, std::string_view de
     return assemble(tree_ranges, data, datum_offsets, build_epoch, "refgate-ASN", description);
 }
 
-void MmdbCountryWriter::add(const IpBytes& first, const IpBytes& last, std::string_view country) {
+void MmdbCountryWriter::add(const domain::IpBytes& first, const domain::IpBytes& last,
+                            std::string_view country) {
     if (country.size() != 2) throw std::invalid_argument("a country code has two letters");
     ranges_.push_back({range_bounds(first, last), std::string(country)});
 }

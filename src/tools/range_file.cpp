@@ -20,7 +20,7 @@ namespace {
 
 std::string flatten(std::string_view kind, const std::string& in, std::size_t& ranges) {
     if (kind == "--country") {
-        refgate::CountryDatabase db(in);
+        refgate::redirect::CountryDatabase db(in);
         auto table = db.ranges(std::stop_token{});
         if (!table) throw std::runtime_error(in + ": the search tree is malformed");
         ranges = table->size();
@@ -28,7 +28,7 @@ std::string flatten(std::string_view kind, const std::string& in, std::size_t& r
         return refgate::tools::write_range_file(table->tables(), source.build_epoch,
                                                 source.node_count);
     }
-    refgate::AsnDatabase db(in);
+    refgate::redirect::AsnDatabase db(in);
     auto table = db.all_ranges(std::stop_token{});
     if (!table) throw std::runtime_error(in + ": the search tree is malformed");
     ranges = table->size();

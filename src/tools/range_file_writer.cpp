@@ -12,20 +12,20 @@ void put(std::string& out, std::size_t offset, std::span<const T> items) {
 }
 
 template <typename V>
-std::string write(const RangeTables<V>& tables, RangeFileKind kind, std::uint64_t epoch,
-                  std::uint64_t nodes) {
-    RangeFileHeader h{};
-    std::memcpy(h.magic, kRangeFileMagic, sizeof h.magic);
-    h.version = kRangeFileVersion;
+std::string write(const domain::RangeTables<V>& tables, domain::RangeFileKind kind,
+                  std::uint64_t epoch, std::uint64_t nodes) {
+    domain::RangeFileHeader h{};
+    std::memcpy(h.magic, domain::kRangeFileMagic, sizeof h.magic);
+    h.version = domain::kRangeFileVersion;
     h.kind = static_cast<std::uint32_t>(kind);
     h.value_size = sizeof(V);
-    h.flags = (tables.ipv4_compatible ? kRangeFileIpv4Compatible : 0) |
-              (tables.six_to_four ? kRangeFileSixToFour : 0);
+    h.flags = (tables.ipv4_compatible ? domain::kRangeFileIpv4Compatible : 0) |
+              (tables.six_to_four ? domain::kRangeFileSixToFour : 0);
     h.source_epoch = epoch;
     h.source_nodes = nodes;
     h.v4_count = static_cast<std::uint32_t>(tables.v4.starts.size());
     h.v6_count = static_cast<std::uint32_t>(tables.v6.starts.size());
-    auto layout = RangeFileLayout::of(h.v4_count, h.v6_count, sizeof(V));
+    auto layout = domain::RangeFileLayout::of(h.v4_count, h.v6_count, sizeof(V));
     std::string out(layout.size, '\0');
     std::memcpy(out.data(), &h, sizeof h);
     put(out, layout.v4_index, tables.v4.index);
@@ -39,14 +39,14 @@ std::string write(const RangeTables<V>& tables, RangeFileKind kind, std::uint64_
 
 }  // namespace
 
-std::string write_range_file(const RangeTables<std::uint16_t>& countries,
+std::string write_range_file(const domain::RangeTables<std::uint16_t>& countries,
                              std::uint64_t source_epoch, std::uint64_t source_nodes) {
-    return write(countries, RangeFileKind::country, source_epoch, source_nodes);
+    return write(countries, domain::RangeFileKind::country, source_epoch, source_nodes);
 }
 
-std::string write_range_file(const RangeTables<std::uint32_t>& asns, std::uint64_t source_epoch,
-                             std::uint64_t source_nodes) {
-    return write(asns, RangeFileKind::asn, source_epoch, source_nodes);
+std::string write_range_file(const domain::RangeTables<std::uint32_t>& asns,
+                             std::uint64_t source_epoch, std::uint64_t source_nodes) {
+    return write(asns, domain::RangeFileKind::asn, source_epoch, source_nodes);
 }
 
 }  // namespace refgate::tools

@@ -65,9 +65,9 @@ struct Due {
 };
 
 std::string failure_text(const linkcheck::HopResult& r) {
-    if (r.hop.failure != HopFailure::none) {
+    if (r.hop.failure != domain::HopFailure::none) {
         std::string why(to_string(r.hop.failure));
-        if (r.hop.failure == HopFailure::ssrf)
+        if (r.hop.failure == domain::HopFailure::ssrf)
             why = "refused: the address is private, loopback or otherwise not public";
         return why;
     }
@@ -101,9 +101,9 @@ std::chrono::milliseconds retry_delay(std::chrono::milliseconds base, int attemp
 }
 
 struct DeliveryWorker::Parts {
-    const WebhookConfig& config;
+    const config::WebhookConfig& config;
     std::string database_url;
-    WebhookStats& stats;
+    metrics::WebhookStats& stats;
     const std::atomic<bool>* stopping;
     std::unique_ptr<linkcheck::HopFetcher> fetcher;
     std::unique_ptr<pqxx::connection> conn;
@@ -200,7 +200,7 @@ struct DeliveryWorker::Parts {
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::steady_clock::now() - started)
                       .count();
-        bool ok = result.hop.failure == HopFailure::none && result.hop.status >= 200 &&
+        bool ok = result.hop.failure == domain::HopFailure::none && result.hop.status >= 200 &&
                   result.hop.status < 300;
         std::string error = ok ? "" : failure_text(result).substr(0, kMaxErrorText);
         pqxx::work tx(connection());
@@ -216,7 +216,7 @@ struct DeliveryWorker::Parts {
             stats.delivered.fetch_add(1);
             return;
         }
-        std::int64_t status = result.hop.failure == HopFailure::none
+        std::int64_t status = result.hop.failure == domain::HopFailure::none
                                   ? static_cast<std::int64_t>(result.hop.status)
                                   : -1;
         auto delay = retry_delay(config.retry_base, d.attempt + 1);
@@ -239,8 +239,8 @@ struct DeliveryWorker::Parts {
         bool disable = !webhook.empty() && webhook[0]["active"].as<bool>() &&
                        (failed || webhook[0]["too_long"].as<bool>());
         if (disable) {
-            std::string reason =
-                "deliveries failed for " + duration_text(config.give_up) + "; last: " + error;
+            std::string reason = "deliveries failed for " + config::duration_text(config.give_up) +
+                                 "; last: " + error;
             tx.exec_params(
                 "UPDATE refgate_webhooks SET active = false, disabled_at = now(), "
                 "disabled_reason = $2, updated_at = now(), version = version + 1 WHERE id = $1",
@@ -255,12 +255,12 @@ struct DeliveryWorker::Parts {
         (failed ? stats.failed : stats.retried).fetch_add(1);
         if (disable) {
             stats.disabled.fetch_add(1);
-            log::warn("webhook_disabled", {{"webhook", d.webhook_id}, {"error", error}});
+            runtime::log::warn("webhook_disabled", {{"webhook", d.webhook_id}, {"error", error}});
         }
     }
 };
 
-DeliveryWorker::DeliveryWorker(const Config& config, WebhookStats& stats,
+DeliveryWorker::DeliveryWorker(const config::Config& config, metrics::WebhookStats& stats,
                                const std::string& version)
     : parts_(std::make_unique<Parts>(Parts{
           .config = config.webhooks,
@@ -278,7 +278,7 @@ DeliveryWorker::DeliveryWorker(const Config& config, WebhookStats& stats,
                .stopping = &stopping_}),
       })),
       worker_({.name = "rg-webhooks",
-               .priority = BackgroundPriority::low,
+               .priority = runtime::BackgroundPriority::low,
                .interval = std::chrono::milliseconds{500},
                .min_backoff = std::chrono::seconds{1},
                .max_backoff = std::chrono::seconds{30}},
@@ -291,15 +291,15 @@ void DeliveryWorker::stop() {
     worker_.stop();
 }
 
-RoundOutcome DeliveryWorker::round() {
+runtime::RoundOutcome DeliveryWorker::round() {
     try {
         parts_->read_queue_age();
         if (!parts_->try_lock()) {
-            if (parts_->leading) log::info("webhooks_standby", {});
+            if (parts_->leading) runtime::log::info("webhooks_standby", {});
             parts_->leading = false;
-            return RoundOutcome::done;
+            return runtime::RoundOutcome::done;
         }
-        if (!parts_->leading) log::info("webhooks_leader", {});
+        if (!parts_->leading) runtime::log::info("webhooks_leader", {});
         parts_->leading = true;
         parts_->emit_closed_hours();
         int sent = 0;
@@ -313,10 +313,10 @@ RoundOutcome DeliveryWorker::round() {
             }
         }
         if (sent > 0) parts_->read_queue_age();
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     } catch (const std::exception& e) {
-        log::warn("webhook_delivery_failed", {{"error", e.what()}});
-        return RoundOutcome::failed;
+        runtime::log::warn("webhook_delivery_failed", {{"error", e.what()}});
+        return runtime::RoundOutcome::failed;
     }
 }
 

@@ -21,14 +21,20 @@
 #include "refgate/domain/agent_rules.hpp"
 #include "refgate/domain/click_classifier.hpp"
 
+// The classifier's names are in refgate::domain since issue 40 and in refgate before it; a baseline
+// from either side compiles with both namespaces made visible here.
+namespace refgate::domain {}
+using namespace refgate;
+using namespace refgate::domain;
+
 bool REFGATE_ACCURACY_PART(std::string_view agent) {
-    return refgate::ClickClassifier::builtin().classify(
-               refgate::ClickSignals{.user_agent = agent}) == refgate::ClickClass::human;
+    return ClickClassifier::builtin().classify(ClickSignals{.user_agent = agent}) ==
+           ClickClass::human;
 }
 
 #ifdef REFGATE_ACCURACY_APP_STACK
 bool REFGATE_ACCURACY_APP_STACK(std::string_view agent) {
-    return refgate::agent_rules::is_app_http_stack(agent);
+    return agent_rules::is_app_http_stack(agent);
 }
 #endif
 

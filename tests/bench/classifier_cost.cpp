@@ -17,17 +17,23 @@ using CostPass = double (*)(const std::vector<std::string>& clicks, bool use_cac
 
 #include "refgate/domain/click_classifier.hpp"
 
+// The classifier's names are in refgate::domain since issue 40 and in refgate before it; a baseline
+// from either side compiles with both namespaces made visible here.
+namespace refgate::domain {}
+using namespace refgate;
+using namespace refgate::domain;
+
 double REFGATE_COST_PASS(const std::vector<std::string>& clicks, bool use_cache,
                          std::size_t& bots) {
-    const refgate::ClickClassifier& classifier = refgate::ClickClassifier::builtin();
-    static refgate::AgentMatchCache cache(classifier);  // one per thread, as on the I/O threads
+    const ClickClassifier& classifier = ClickClassifier::builtin();
+    static AgentMatchCache cache(classifier);  // one per thread, as on the I/O threads
     std::size_t found = 0;
     const auto start = std::chrono::steady_clock::now();
     for (const std::string& agent : clicks) {
-        const refgate::ClickSignals signals{.user_agent = agent};
+        const ClickSignals signals{.user_agent = agent};
         const auto click_class = use_cache ? classifier.classify(signals, cache.match(agent))
                                            : classifier.classify(signals);
-        found += click_class == refgate::ClickClass::bot;
+        found += click_class == ClickClass::bot;
     }
     const auto end = std::chrono::steady_clock::now();
     bots = found;

@@ -46,12 +46,12 @@ compile_part() {
   local name=$1 src=$2 out=$WORK/$1
   mkdir -p "$out"
   cmake -DIN="$src/src/domain/bot_patterns.txt" -DOUT="$out/bot_patterns_data.cpp" \
-    -DFUNCTION=refgate::embedded_bot_patterns -DHEADER=refgate/domain/click_classifier.hpp \
+    -DFUNCTION="$(classifier_namespace "$src")::embedded_bot_patterns" -DHEADER=refgate/domain/click_classifier.hpp \
     -P "$src/cmake/embed_text.cmake"
   local sources=("$src/src/domain/click_classifier.cpp" "$out/bot_patterns_data.cpp")
   if [[ -e $src/src/domain/agent_regex.cpp ]]; then
     cmake -DIN="$WORK/crawler_patterns.txt" -DOUT="$out/crawler_patterns_data.cpp" \
-      -DFUNCTION=refgate::embedded_crawler_patterns -DHEADER=refgate/domain/click_classifier.hpp \
+      -DFUNCTION="$(classifier_namespace "$src")::embedded_crawler_patterns" -DHEADER=refgate/domain/click_classifier.hpp \
       -P "$src/cmake/embed_text.cmake"
     sources+=("$src/src/domain/agent_regex.cpp" "$src/src/domain/agent_rules.cpp"
       "$out/crawler_patterns_data.cpp")

@@ -22,13 +22,13 @@ namespace {
 
 struct Click {
     std::string agent;
-    refgate::IpBytes address;
+    refgate::domain::IpBytes address;
 };
 
 // Addresses: 85 % uniform over public IPv4, 10 % over 2000::/4, 5 % from AS8075's 40.107.0.0/16
 // (listed, so scanner), in a fixed pseudo-random order.
-refgate::IpBytes address(std::mt19937_64& rng) {
-    refgate::IpBytes a{};
+refgate::domain::IpBytes address(std::mt19937_64& rng) {
+    refgate::domain::IpBytes a{};
     auto r = rng() % 100;
     if (r >= 5 && r < 90) {
         a[10] = a[11] = 0xff;
@@ -50,22 +50,22 @@ refgate::IpBytes address(std::mt19937_64& rng) {
 }
 
 // One pass: ns per click; `scanners` counts the clicks the check called scanner.
-double pass(const std::vector<Click>& clicks, bool check, refgate::ScannerCheck& scanner,
-            refgate::AgentMatchCache& cache, std::size_t& scanners) {
-    const auto& classifier = refgate::ClickClassifier::builtin();
-    const refgate::SaltKey salt{7, 1, 2};
+double pass(const std::vector<Click>& clicks, bool check, refgate::redirect::ScannerCheck& scanner,
+            refgate::domain::AgentMatchCache& cache, std::size_t& scanners) {
+    const auto& classifier = refgate::domain::ClickClassifier::builtin();
+    const refgate::clicks::SaltKey salt{7, 1, 2};
     std::size_t found = 0;
     std::int64_t now = 1'795'953'600;
     const auto start = std::chrono::steady_clock::now();
     for (const Click& c : clicks) {
-        const refgate::ClickSignals signals{.user_agent = c.agent};
+        const refgate::domain::ClickSignals signals{.user_agent = c.agent};
         auto cls = classifier.classify(signals, cache.match(c.agent));
-        if (check && cls == refgate::ClickClass::human &&
+        if (check && cls == refgate::domain::ClickClass::human &&
             (scanner.from_listed_network(c.address) ||
              (scanner.burst_applies(c.address) &&
-              scanner.in_burst(refgate::burst_hash(salt, c.address, "issue-48"), 42, now))))
-            cls = refgate::ClickClass::scanner;
-        found += cls == refgate::ClickClass::scanner;
+              scanner.in_burst(refgate::clicks::burst_hash(salt, c.address, "issue-48"), 42, now))))
+            cls = refgate::domain::ClickClass::scanner;
+        found += cls == refgate::domain::ClickClass::scanner;
         ++now;
     }
     const auto end = std::chrono::steady_clock::now();
@@ -87,19 +87,19 @@ int main(int argc, char** argv) {
     for (std::string line; std::getline(in, line);) clicks.push_back({line, address(rng)});
     std::ifstream networks_file(argv[3]);
     std::string text((std::istreambuf_iterator<char>(networks_file)), {});
-    refgate::AsnDatabase asn(argv[2]);
-    auto listed = refgate::ScannerNetworks::parse(text);
-    refgate::ScannerNetworksBox networks(listed);
-    refgate::ScannerCheck scanner({.asn = &asn, .networks = &networks});
+    refgate::redirect::AsnDatabase asn(argv[2]);
+    auto listed = refgate::domain::ScannerNetworks::parse(text);
+    refgate::redirect::ScannerNetworksBox networks(listed);
+    refgate::redirect::ScannerCheck scanner({.asn = &asn, .networks = &networks});
     const auto walk_start = std::chrono::steady_clock::now();
-    listed.asn_ranges =
-        std::make_shared<const refgate::AddressRanges>(asn.ranges_of(listed.asns, {}).value());
+    listed.asn_ranges = std::make_shared<const refgate::domain::AddressRanges>(
+        asn.ranges_of(listed.asns, {}).value());
     const double walk_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - walk_start)
             .count();
-    refgate::ScannerNetworksBox flattened(listed);
-    refgate::ScannerCheck scanner_ranges({.asn = &asn, .networks = &flattened});
-    refgate::AgentMatchCache cache(refgate::ClickClassifier::builtin());
+    refgate::redirect::ScannerNetworksBox flattened(listed);
+    refgate::redirect::ScannerCheck scanner_ranges({.asn = &asn, .networks = &flattened});
+    refgate::domain::AgentMatchCache cache(refgate::domain::ClickClassifier::builtin());
     const int rounds = std::stoi(argv[4]);
     double best[3] = {1e18, 1e18, 1e18};
     std::size_t scanners[3] = {};

@@ -48,13 +48,13 @@ size=$(stat -c %s "$WORK/asn.mmdb")
 
 log "compiling the classifier and the scanner check"
 cmake -DIN="$ROOT/src/domain/bot_patterns.txt" -DOUT="$WORK/bot_patterns_data.cpp" \
-  -DFUNCTION=refgate::embedded_bot_patterns -DHEADER=refgate/domain/click_classifier.hpp \
+  -DFUNCTION=refgate::domain::embedded_bot_patterns -DHEADER=refgate/domain/click_classifier.hpp \
   -P "$ROOT/cmake/embed_text.cmake"
 g++ -std=c++20 -O1 "$ROOT/src/tools/data_convert.cpp" -o "$WORK/refgate_data"
 "$WORK/refgate_data" crawler-patterns "$ROOT/third_party/node_modules/crawler-user-agents" \
   "$WORK/crawler_patterns.txt"
 cmake -DIN="$WORK/crawler_patterns.txt" -DOUT="$WORK/crawler_patterns_data.cpp" \
-  -DFUNCTION=refgate::embedded_crawler_patterns -DHEADER=refgate/domain/click_classifier.hpp \
+  -DFUNCTION=refgate::domain::embedded_crawler_patterns -DHEADER=refgate/domain/click_classifier.hpp \
   -P "$ROOT/cmake/embed_text.cmake"
 g++ "${FLAGS[@]}" "$HERE/scanner_cost.cpp" "$WORK/bot_patterns_data.cpp" \
   "$WORK/crawler_patterns_data.cpp" "$ROOT"/src/domain/{click_classifier,agent_regex,agent_rules}.cpp \

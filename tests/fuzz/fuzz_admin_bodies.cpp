@@ -21,13 +21,13 @@ namespace {
 
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
-using refgate::parse_link_patch;
-using refgate::parse_link_preview;
-using refgate::parse_new_link;
-using refgate::parse_new_partner;
-using refgate::parse_partner_patch;
+using refgate::codec::parse_link_patch;
+using refgate::codec::parse_link_preview;
+using refgate::codec::parse_new_link;
+using refgate::codec::parse_new_partner;
+using refgate::codec::parse_partner_patch;
 
-struct FixedClock final : refgate::Clock {
+struct FixedClock final : refgate::domain::Clock {
     std::chrono::system_clock::time_point now() const override {
         return std::chrono::sys_days{std::chrono::year{2027} / 1 / 15};
     }
@@ -44,11 +44,12 @@ struct World {
                   {.clock = &clock, .public_base_url = "https://picks.example.com"}) {
         auto partner = Json::parse(R"({"slug": "tailscale", "name": "Tailscale",
             "ref_param": "ref", "ref_code": "picks42", "allowed_domains": ["tailscale.com"]})");
-        FUZZ_CHECK(service.create_partner(kEditor, refgate::parse_new_partner(partner)).kind ==
-                   OutcomeKind::created);
+        FUZZ_CHECK(
+            service.create_partner(kEditor, refgate::codec::parse_new_partner(partner)).kind ==
+            OutcomeKind::created);
         Json link{
             {"slug", "demo"}, {"partner", "tailscale"}, {"destination", "https://tailscale.com/"}};
-        FUZZ_CHECK(service.create_link(kEditor, refgate::parse_new_link(link)).kind ==
+        FUZZ_CHECK(service.create_link(kEditor, refgate::codec::parse_new_link(link)).kind ==
                    OutcomeKind::created);
     }
 };
@@ -80,7 +81,7 @@ bool accepted(const Answer& o) {
 // The object an answer shows, as the API writes it.
 template <typename View>
 Json shown(const Result<View>& r) {
-    using refgate::view_json;
+    using refgate::codec::view_json;
     return view_json(r.view);
 }
 
@@ -134,10 +135,10 @@ void run(World& w, std::uint8_t op, const Json& body) {
             break;
         case 5:
             check(s.put_disclosure(kEditor, "general", "en", {},
-                                   refgate::parse_disclosure_put("general", "en", body)));
+                                   refgate::codec::parse_disclosure_put("general", "en", body)));
             break;
         case 6:
-            check(s.preview_disclosure(refgate::parse_disclosure_preview(body)));
+            check(s.preview_disclosure(refgate::codec::parse_disclosure_preview(body)));
             break;
         default:
             check(s.create_token(kAdmin, parse_new_token(body)));
@@ -157,9 +158,9 @@ void run(World& w, std::uint8_t op, const Json& body) {
             [&](const Json& p) { return s.update_link(kEditor, link, any, parse_link_patch(p)); });
     } else if (op % 8 == 5) {
         Json before = read_back(s.get_disclosure("general", "en"));
-        auto again =
-            s.put_disclosure(kEditor, "general", "en", {.if_match = any},
-                             refgate::parse_disclosure_put("general", "en", writable(before)));
+        auto again = s.put_disclosure(
+            kEditor, "general", "en", {.if_match = any},
+            refgate::codec::parse_disclosure_put("general", "en", writable(before)));
         FUZZ_CHECK(again.kind == OutcomeKind::ok);
         FUZZ_CHECK(read_back(s.get_disclosure("general", "en")).value("text", Json()) ==
                    before.value("text", Json()));

@@ -13,15 +13,15 @@
 namespace {
 
 void check_pattern(std::string_view regex) {
-    std::vector<refgate::AgentLiteral> literals;
+    std::vector<refgate::domain::AgentLiteral> literals;
     try {
-        literals = refgate::agent_regex_literals(regex);
+        literals = refgate::domain::agent_regex_literals(regex);
     } catch (const std::invalid_argument&) {
         return;
     }
-    FUZZ_CHECK(!literals.empty() && literals.size() <= refgate::kMaxAgentLiterals);
+    FUZZ_CHECK(!literals.empty() && literals.size() <= refgate::domain::kMaxAgentLiterals);
     for (const auto& literal : literals) {
-        FUZZ_CHECK(literal.lower.size() >= refgate::kMinAgentLiteralBytes);
+        FUZZ_CHECK(literal.lower.size() >= refgate::domain::kMinAgentLiteralBytes);
         for (char c : literal.lower) FUZZ_CHECK(!(c >= 'A' && c <= 'Z'));
     }
     // The pattern file's parser trims blanks around a pattern, which may change its literals.
@@ -32,12 +32,12 @@ void check_pattern(std::string_view regex) {
     }
     std::string line = "bot-regex " + std::string(regex);
     try {
-        const refgate::ClickClassifier classifier{line};
+        const refgate::domain::ClickClassifier classifier{line};
         for (const auto& literal : literals) {
             // A literal with a start mark is found at the start, one with an end mark at the end.
             if (literal.lower.find_first_of("\r\n") != std::string::npos) continue;
             FUZZ_CHECK(classifier.match_agent(literal.lower) ==
-                       refgate::ClickClassifier::AgentMatch::bot);
+                       refgate::domain::ClickClassifier::AgentMatch::bot);
         }
     } catch (const std::invalid_argument&) {
         FUZZ_CHECK(false);  // the same pattern was accepted above
@@ -49,7 +49,7 @@ void check_pattern(std::string_view regex) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = refgate::fuzz::as_text(data, size);
     check_pattern(text);
-    static refgate::AgentMatchCache cache(refgate::ClickClassifier::builtin());
-    FUZZ_CHECK(cache.match(text) == refgate::ClickClassifier::builtin().match_agent(text));
+    static refgate::domain::AgentMatchCache cache(refgate::domain::ClickClassifier::builtin());
+    FUZZ_CHECK(cache.match(text) == refgate::domain::ClickClassifier::builtin().match_agent(text));
     return 0;
 }

@@ -12,19 +12,19 @@
 namespace {
 
 void check_counter(std::string_view field, std::uint64_t clicks) {
-    refgate::CounterKey key;
-    if (!refgate::CounterKey::parse_field(field, key)) return;
+    refgate::domain::CounterKey key;
+    if (!refgate::domain::CounterKey::parse_field(field, key)) return;
     FUZZ_CHECK(key.field() == field);
-    FUZZ_CHECK(key.is_targeting() || refgate::valid_channel(key.channel_view()));
+    FUZZ_CHECK(key.is_targeting() || refgate::domain::valid_channel(key.channel_view()));
     std::string blob;
-    refgate::append_batch_line(blob, key, clicks);
+    refgate::clicks::append_batch_line(blob, key, clicks);
     std::size_t lines = 0;
-    bool ok =
-        refgate::decode_bucket_field("batch:1", blob, [&](std::string_view f, std::uint64_t n) {
-            FUZZ_CHECK(f == field);
-            FUZZ_CHECK(n == clicks);
-            ++lines;
-        });
+    bool ok = refgate::clicks::decode_bucket_field("batch:1", blob,
+                                                   [&](std::string_view f, std::uint64_t n) {
+                                                       FUZZ_CHECK(f == field);
+                                                       FUZZ_CHECK(n == clicks);
+                                                       ++lines;
+                                                   });
     FUZZ_CHECK(ok && lines == 1);
 }
 
@@ -33,9 +33,9 @@ void check_counter(std::string_view field, std::uint64_t clicks) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto parts = refgate::fuzz::split_lines(refgate::fuzz::as_text(data, size), 2);
     std::size_t consumed = 0;
-    bool batch = parts[0].starts_with(refgate::kBatchFieldPrefix);
-    bool ok =
-        refgate::decode_bucket_field(parts[0], parts[1], [&](std::string_view f, std::uint64_t n) {
+    bool batch = parts[0].starts_with(refgate::clicks::kBatchFieldPrefix);
+    bool ok = refgate::clicks::decode_bucket_field(
+        parts[0], parts[1], [&](std::string_view f, std::uint64_t n) {
             // Every field passed on lies inside the value (or is the name), in order.
             if (batch) {
                 FUZZ_CHECK(f.data() >= parts[1].data() + consumed);

@@ -24,16 +24,16 @@ std::string csv_quoted(std::string_view text) {
     return out + "\"";
 }
 
-std::string written_back(const refgate::Commission& c) {
-    std::string out(refgate::kCommissionsCsvHeader);
+std::string written_back(const refgate::domain::Commission& c) {
+    std::string out(refgate::domain::kCommissionsCsvHeader);
     out += "\r\n";
     const std::string cells[] = {c.order_id,
                                  c.subid,
                                  c.tracking_id,
-                                 std::string(refgate::to_string(c.status)),
-                                 refgate::to_string(c.amount),
+                                 std::string(refgate::domain::to_string(c.status)),
+                                 refgate::domain::to_string(c.amount),
                                  c.currency,
-                                 refgate::format_rfc3339(c.occurred_at)};
+                                 refgate::domain::format_rfc3339(c.occurred_at)};
     for (std::size_t i = 0; i < std::size(cells); ++i) {
         if (i > 0) out += ',';
         out += csv_quoted(cells[i]);
@@ -43,21 +43,21 @@ std::string written_back(const refgate::Commission& c) {
 
 // Every row of `input` through the check, into the import's answer; an accepted commission
 // written back as refgate's CSV reads and checks to the same commission.
-void check_rows(const refgate::CommissionsInput& input, bool csv) {
+void check_rows(const refgate::codec::CommissionsInput& input, bool csv) {
     if (csv) {
         for (std::size_t i = 0; i < input.rows.size(); ++i) {
             FUZZ_CHECK(input.rows[i].line >= 2);
             if (i > 0) FUZZ_CHECK(input.rows[i].line > input.rows[i - 1].line);
         }
     }
-    refgate::CommissionsReport report;
+    refgate::codec::CommissionsReport report;
     for (const auto& p : input.problems) {
         FUZZ_CHECK(p.message.find('@') == std::string::npos);
         report.refused.push_back(p);
     }
     for (const auto& row : input.rows) {
         auto f = row.fields;
-        const auto check = refgate::check_commission(f);
+        const auto check = refgate::domain::check_commission(f);
         FUZZ_CHECK(check.commission.has_value() == check.problems.empty());
         for (const auto& p : check.problems) {
             FUZZ_CHECK(f.field(p.field) != nullptr);
@@ -65,13 +65,13 @@ void check_rows(const refgate::CommissionsInput& input, bool csv) {
             report.refused.push_back({row.line, p.field, p.message});
         }
         if (!check.commission) continue;
-        const auto again = refgate::parse_commissions_csv(written_back(*check.commission));
+        const auto again = refgate::codec::parse_commissions_csv(written_back(*check.commission));
         FUZZ_CHECK(again.problems.empty() && again.rows.size() == 1);
-        const auto rechecked = refgate::check_commission(again.rows[0].fields);
+        const auto rechecked = refgate::domain::check_commission(again.rows[0].fields);
         FUZZ_CHECK(rechecked.commission && *rechecked.commission == *check.commission);
     }
     // The import's answer as the API writes it.
-    FUZZ_CHECK(!refgate::view_json(report).dump().empty());
+    FUZZ_CHECK(!refgate::codec::view_json(report).dump().empty());
 }
 
 }  // namespace
@@ -81,10 +81,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool json = !text.empty() && (text[0] == '[' || text[0] == '{');
     if (json && nlohmann::json::parse(text, nullptr, false).is_discarded()) return 0;
     // refgate's own format and the networks' (Impact's Actions as CSV or JSON, Awin's JSON).
-    for (auto format : {refgate::CommissionsFormat::refgate, refgate::CommissionsFormat::impact,
-                        refgate::CommissionsFormat::awin}) {
-        if (!json && format == refgate::CommissionsFormat::awin) continue;
-        check_rows(refgate::read_commissions(text, format, !json), !json);
+    for (auto format :
+         {refgate::codec::CommissionsFormat::refgate, refgate::codec::CommissionsFormat::impact,
+          refgate::codec::CommissionsFormat::awin}) {
+        if (!json && format == refgate::codec::CommissionsFormat::awin) continue;
+        check_rows(refgate::codec::read_commissions(text, format, !json), !json);
     }
     return 0;
 }

@@ -16,15 +16,15 @@ namespace {
 using refgate::fuzz::as_text;
 
 void endpoint(const std::string& text) {
-    auto e = refgate::parse_endpoint(text);
+    auto e = refgate::config::parse_endpoint(text);
     if (!e) return;
     FUZZ_CHECK(!e->host.empty());
-    auto again = refgate::parse_endpoint(e->to_string());
+    auto again = refgate::config::parse_endpoint(e->to_string());
     FUZZ_CHECK(again && again->host == e->host && again->port == e->port);
 }
 
 void base_url(const std::string& text) {
-    auto url = refgate::parse_public_base_url(text);
+    auto url = refgate::config::parse_public_base_url(text);
     if (!url) return;
     FUZZ_CHECK(!url->ends_with('/'));
     auto parsed = boost::urls::parse_absolute_uri(*url);
@@ -33,7 +33,7 @@ void base_url(const std::string& text) {
                parsed->scheme_id() == boost::urls::scheme::https);
     FUZZ_CHECK(!parsed->host().empty() && !parsed->has_userinfo());
     FUZZ_CHECK(!parsed->has_query() && !parsed->has_fragment());
-    FUZZ_CHECK(refgate::parse_public_base_url(*url) == url);
+    FUZZ_CHECK(refgate::config::parse_public_base_url(*url) == url);
 }
 
 bool plain(std::string_view text, std::string_view forbidden) {
@@ -64,14 +64,14 @@ void redact(std::string_view input) {
     };
     // Only where the password appears nowhere else in the text (not even across a boundary).
     if (around("***").find(password) == std::string::npos) {
-        auto out = refgate::redact_secrets(around(password));
+        auto out = refgate::config::redact_secrets(around(password));
         FUZZ_CHECK(out.find(password) == std::string::npos);
-        FUZZ_CHECK(refgate::redact_secrets(out) == out);
+        FUZZ_CHECK(refgate::config::redact_secrets(out) == out);
     }
     if (keyword("***").find(password) == std::string::npos) {
-        auto out = refgate::redact_secrets(keyword(password));
+        auto out = refgate::config::redact_secrets(keyword(password));
         FUZZ_CHECK(out.find(password) == std::string::npos);
-        FUZZ_CHECK(refgate::redact_secrets(out) == out);
+        FUZZ_CHECK(refgate::config::redact_secrets(out) == out);
     }
 }
 

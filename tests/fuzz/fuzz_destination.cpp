@@ -39,8 +39,8 @@ void check_with_curl(const std::string& url, const boost::urls::url_view& view) 
     curl_url_cleanup(parsed);
 }
 
-void check_accepted(const refgate::UrlCheck& check, const std::vector<std::string>& domains,
-                    const refgate::UrlPolicy& policy) {
+void check_accepted(const refgate::domain::UrlCheck& check, const std::vector<std::string>& domains,
+                    const refgate::domain::UrlPolicy& policy) {
     const std::string& url = check.canonical;
     for (unsigned char c : url) FUZZ_CHECK(c > 0x20 && c < 0x7f);
     auto parsed = boost::urls::parse_uri(url);
@@ -51,8 +51,8 @@ void check_accepted(const refgate::UrlCheck& check, const std::vector<std::strin
     FUZZ_CHECK(view.has_authority());
     std::string host(view.encoded_host());
     FUZZ_CHECK(host == view.host());  // nothing percent-encoded in the host
-    FUZZ_CHECK(refgate::valid_dns_name(host));
-    FUZZ_CHECK(refgate::host_within(host, domains));
+    FUZZ_CHECK(refgate::domain::valid_dns_name(host));
+    FUZZ_CHECK(refgate::domain::host_within(host, domains));
     // What a browser connects to: the text between "//" and the first of / ? # or \ (WHATWG
     // treats a backslash as a slash in http and https URLs).
     auto start = url.find("://") + 3;
@@ -60,7 +60,7 @@ void check_accepted(const refgate::UrlCheck& check, const std::vector<std::strin
     FUZZ_CHECK(authority == view.encoded_host_and_port());
     check_with_curl(url, view);
 
-    auto again = refgate::check_destination(url, domains, policy);
+    auto again = refgate::domain::check_destination(url, domains, policy);
     FUZZ_CHECK(again.ok());
     FUZZ_CHECK(again.canonical == url);
 }
@@ -69,18 +69,18 @@ void check_accepted(const refgate::UrlCheck& check, const std::vector<std::strin
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
-    refgate::UrlPolicy policy{.allow_http = (data[0] & 1) != 0};
+    refgate::domain::UrlPolicy policy{.allow_http = (data[0] & 1) != 0};
     auto parts = refgate::fuzz::split_lines(as_text(data + 1, size - 1), 2);
     std::vector<std::string> domains;
     for (const auto& d : refgate::fuzz::split_list(parts[0], ',')) {
-        auto canonical = refgate::canonical_domain(d);
+        auto canonical = refgate::domain::canonical_domain(d);
         if (!canonical.empty()) {
-            FUZZ_CHECK(refgate::valid_dns_name(canonical));
-            FUZZ_CHECK(refgate::canonical_domain(canonical) == canonical);
+            FUZZ_CHECK(refgate::domain::valid_dns_name(canonical));
+            FUZZ_CHECK(refgate::domain::canonical_domain(canonical) == canonical);
             domains.push_back(canonical);
         }
     }
-    auto check = refgate::check_destination(parts[1], domains, policy);
+    auto check = refgate::domain::check_destination(parts[1], domains, policy);
     if (check.ok()) {
         check_accepted(check, domains, policy);
     } else {

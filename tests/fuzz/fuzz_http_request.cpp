@@ -23,7 +23,7 @@
 
 namespace {
 
-using refgate::HttpLimits;
+using refgate::config::HttpLimits;
 using refgate::http::HeaderReading;
 using refgate::http::RequestParser;
 using refgate::http::RequestStorage;

@@ -28,23 +28,25 @@ Json wrap(std::uint8_t form, Json body) {
     }
 }
 
-void check_links(refgate::ImportDocument& document) {
-    std::unordered_map<std::string, const refgate::Partner*> partners;
+void check_links(refgate::codec::ImportDocument& document) {
+    std::unordered_map<std::string, const refgate::domain::Partner*> partners;
     for (const auto& p : document.partners) partners.emplace(p.slug, &p);
-    auto lookup = [&partners](const std::string& slug) -> const refgate::Partner* {
+    auto lookup = [&partners](const std::string& slug) -> const refgate::domain::Partner* {
         auto it = partners.find(slug);
         return it == partners.end() ? nullptr : it->second;
     };
-    std::vector<refgate::Link> links = document.links;
-    auto issues = refgate::validate_links(links, lookup, {});
+    std::vector<refgate::domain::Link> links = document.links;
+    auto issues = refgate::codec::validate_links(links, lookup, {});
     if (!issues.empty()) return;
     for (const auto& link : links) {
-        const refgate::Partner* partner = lookup(link.partner);
+        const refgate::domain::Partner* partner = lookup(link.partner);
         FUZZ_CHECK(partner != nullptr);
-        auto check = refgate::check_destination(link.destination, partner->allowed_domains, {});
+        auto check =
+            refgate::domain::check_destination(link.destination, partner->allowed_domains, {});
         FUZZ_CHECK(check.ok() && check.canonical == link.destination);
         if (link.fallback) {
-            auto fb = refgate::check_destination(*link.fallback, partner->allowed_domains, {});
+            auto fb =
+                refgate::domain::check_destination(*link.fallback, partner->allowed_domains, {});
             FUZZ_CHECK(fb.ok() && fb.canonical == *link.fallback);
         }
     }
@@ -58,14 +60,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto text = refgate::fuzz::as_text(data + 1, size - 1);
     Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) return 0;
-    auto parsed = refgate::parse_import(wrap(data[0], std::move(body)));
+    auto parsed = refgate::codec::parse_import(wrap(data[0], std::move(body)));
     if (!parsed.issues.empty()) return 0;
     check_links(parsed.document);
     const auto& doc = parsed.document;
-    Json exported = refgate::export_document(doc.partners, doc.links, doc.disclosures);
-    auto again = refgate::parse_import(exported);
+    Json exported = refgate::codec::export_document(doc.partners, doc.links, doc.disclosures);
+    auto again = refgate::codec::parse_import(exported);
     FUZZ_CHECK(again.issues.empty());
     const auto& d2 = again.document;
-    FUZZ_CHECK(refgate::export_document(d2.partners, d2.links, d2.disclosures) == exported);
+    FUZZ_CHECK(refgate::codec::export_document(d2.partners, d2.links, d2.disclosures) == exported);
     return 0;
 }

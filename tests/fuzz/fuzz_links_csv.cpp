@@ -26,7 +26,7 @@ std::string quoted(const nlohmann::ordered_json& value) {
 std::string written_back(const nlohmann::ordered_json& links) {
     static constexpr const char* kColumns[] = {"slug",       "partner",  "destination",    "status",
                                                "expires_at", "fallback", "utm_passthrough"};
-    std::string out(refgate::kLinksCsvHeader);
+    std::string out(refgate::codec::kLinksCsvHeader);
     out += "\r\n";
     for (const auto& link : links) {
         for (std::size_t i = 0; i < 7; ++i) {
@@ -42,7 +42,7 @@ std::string written_back(const nlohmann::ordered_json& links) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = refgate::fuzz::as_text(data, size);
-    const refgate::LinksCsv csv = refgate::parse_links_csv(text);
+    const refgate::codec::LinksCsv csv = refgate::codec::parse_links_csv(text);
     const auto& links = csv.document["links"];
     FUZZ_CHECK(links.size() == csv.lines.size());
     for (std::size_t i = 1; i < csv.lines.size(); ++i) FUZZ_CHECK(csv.lines[i] > csv.lines[i - 1]);
@@ -52,16 +52,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                           : !value.get<std::string>().empty());
         }
     }
-    FUZZ_CHECK(refgate::parse_links_csv(written_back(links)).document == csv.document);
+    FUZZ_CHECK(refgate::codec::parse_links_csv(written_back(links)).document == csv.document);
 
     // The import's answer, as the API and the CLI write it.
-    const refgate::ImportInput input = refgate::read_import_text(text, true);
+    const refgate::codec::ImportInput input = refgate::codec::read_import_text(text, true);
     FUZZ_CHECK(input.document.has_value());
-    const refgate::ParsedImport parsed = refgate::parse_import(*input.document);
-    const auto refused = refgate::import_refusals(input, parsed.issues);
-    const refgate::ImportDiff diff;
-    const std::string json = refgate::import_result_json(diff, refused, true, false).dump();
+    const refgate::codec::ParsedImport parsed = refgate::codec::parse_import(*input.document);
+    const auto refused = refgate::codec::import_refusals(input, parsed.issues);
+    const refgate::codec::ImportDiff diff;
+    const std::string json = refgate::codec::import_result_json(diff, refused, true, false).dump();
     FUZZ_CHECK(!json.empty());
-    FUZZ_CHECK(refgate::import_result_text(diff, refused).size() >= refused.size());
+    FUZZ_CHECK(refgate::codec::import_result_text(diff, refused).size() >= refused.size());
     return 0;
 }

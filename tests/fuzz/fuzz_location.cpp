@@ -48,7 +48,7 @@ bool iequals(std::string_view a, std::string_view b) {
 }
 
 // The rules of location.cpp for a utm_* parameter that passes through, restated independently.
-bool passes(const urls::param_pct_view& p, const refgate::Partner& partner) {
+bool passes(const urls::param_pct_view& p, const refgate::domain::Partner& partner) {
     std::string_view key = p.key;
     if (!p.has_value || !key.starts_with("utm_") || key.size() <= 4 || key.size() > 64)
         return false;
@@ -154,7 +154,7 @@ std::size_t pluses(std::string_view text) {
 
 // `partner`'s ref_code is the code expected (the channel's, for a partner with placements);
 // `token` the sub-ID expected when it has a sub-ID parameter.
-void check_location(const urls::url_view& dest, const refgate::Partner& partner,
+void check_location(const urls::url_view& dest, const refgate::domain::Partner& partner,
                     std::string_view incoming, const std::string& location,
                     const std::string& token = {}) {
     for (unsigned char c : location) FUZZ_CHECK(c > 0x20 && c < 0x7f);
@@ -228,55 +228,57 @@ void check_location(const urls::url_view& dest, const refgate::Partner& partner,
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto parts = refgate::fuzz::split_lines(as_text(data, size), 6);
-    refgate::Partner partner;
+    refgate::domain::Partner partner;
     partner.ref_param = parts[1];
     partner.ref_code = parts[2];
-    if (!refgate::valid_param_name(partner.ref_param) || partner.ref_code.empty() ||
+    if (!refgate::domain::valid_param_name(partner.ref_param) || partner.ref_code.empty() ||
         partner.ref_code.size() > 128 || !printable(partner.ref_code))
         return 0;
     for (const auto& pair : refgate::fuzz::split_list(parts[3], '&')) {
         auto eq = pair.find('=');
         std::string key = pair.substr(0, eq);
         std::string value = eq == std::string::npos ? "" : pair.substr(eq + 1);
-        if (!refgate::valid_param_name(key) || key == partner.ref_param || !printable(value))
+        if (!refgate::domain::valid_param_name(key) || key == partner.ref_param ||
+            !printable(value))
             return 0;
         for (const auto& [k, v] : partner.extra_params) {
             if (k == key) return 0;
         }
         partner.extra_params.emplace_back(key, value);
     }
-    auto check = refgate::check_destination(parts[0], {"example.com", "tailscale.com"}, {});
+    auto check = refgate::domain::check_destination(parts[0], {"example.com", "tailscale.com"}, {});
     if (!check.ok()) return 0;
     auto dest = urls::parse_uri(check.canonical);
     FUZZ_CHECK(dest.has_value());
 
-    check_location(*dest, partner, {}, refgate::build_location(check.canonical, partner));
+    check_location(*dest, partner, {}, refgate::domain::build_location(check.canonical, partner));
     check_location(*dest, partner, parts[4],
-                   refgate::build_location(check.canonical, partner, true, parts[4]));
+                   refgate::domain::build_location(check.canonical, partner, true, parts[4]));
 
     partner.subid_param = parts[5];
-    if (partner.subid_param.empty() || refgate::subid_param_problem(partner)) return 0;
+    if (partner.subid_param.empty() || refgate::domain::subid_param_problem(partner)) return 0;
     partner.channel_codes = {{"newsletter", "nl-" + partner.ref_code.substr(0, 100)},
                              {"blog-*", "blog code&="}};
     if (partner.subid_param.size() % 2 == 1) {
-        partner.subid_style = refgate::SubidStyle::readable;
+        partner.subid_style = refgate::domain::SubidStyle::readable;
         partner.subid_charset = "a-z0-9_";
     }
     // The channel and the token come from the validated channel only.
-    std::string_view channel = refgate::read_channel(parts[4]).channel;
-    const std::string& code = refgate::code_for_channel(partner, channel);
-    std::string token = refgate::placement_token(partner, 42, "pick-1", channel);
-    refgate::Partner expected = partner;
+    std::string_view channel = refgate::domain::read_channel(parts[4]).channel;
+    const std::string& code = refgate::domain::code_for_channel(partner, channel);
+    std::string token = refgate::domain::placement_token(partner, 42, "pick-1", channel);
+    refgate::domain::Partner expected = partner;
     expected.ref_code = code;
-    auto placed = refgate::placed_location(check.canonical, partner, 42, "pick-1");
+    auto placed = refgate::domain::placed_location(check.canonical, partner, 42, "pick-1");
     FUZZ_CHECK(placed.has_value());
     std::string written;
-    refgate::write_placed_location(written, placed->location, placed->slots, code, token);
-    FUZZ_CHECK(written == refgate::build_placement_location(check.canonical, partner, code, token));
+    refgate::domain::write_placed_location(written, placed->location, placed->slots, code, token);
+    FUZZ_CHECK(written ==
+               refgate::domain::build_placement_location(check.canonical, partner, code, token));
     check_location(*dest, expected, {}, written, token);
-    check_location(
-        *dest, expected, parts[4],
-        refgate::build_placement_location(check.canonical, partner, code, token, true, parts[4]),
-        token);
+    check_location(*dest, expected, parts[4],
+                   refgate::domain::build_placement_location(check.canonical, partner, code, token,
+                                                             true, parts[4]),
+                   token);
     return 0;
 }

@@ -65,36 +65,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto params = refgate::fuzz::split_list(text, '&');
     if (!text.empty() && text.back() == '&') params.emplace_back();
 
-    auto channel = refgate::channel_of(text);
+    auto channel = refgate::domain::channel_of(text);
     std::optional<std::string_view> first_src;
     bool utm = false;
     for (const auto& p : params) {
         if (!first_src && p.starts_with("src=")) first_src = std::string_view(p).substr(4);
         utm = utm || p.starts_with("utm_");
     }
-    auto tag = refgate::read_channel(text);
+    auto tag = refgate::domain::read_channel(text);
     FUZZ_CHECK(tag.channel == channel);
-    if (first_src && refgate::looks_like_identifier(*first_src)) {
+    if (first_src && refgate::domain::looks_like_identifier(*first_src)) {
         FUZZ_CHECK(channel == "other" && tag.identifier);
         FUZZ_CHECK(identifier_mark(*first_src));
-    } else if (first_src && refgate::valid_channel(*first_src)) {
+    } else if (first_src && refgate::domain::valid_channel(*first_src)) {
         FUZZ_CHECK(channel == *first_src);
         FUZZ_CHECK(!identifier_mark(*first_src));
     } else {
         FUZZ_CHECK(channel == "direct");
     }
-    FUZZ_CHECK(refgate::query_has_utm(text) == utm);
+    FUZZ_CHECK(refgate::domain::query_has_utm(text) == utm);
 
     // query_value decodes names: the first parameter whose decoded name is "src".
     std::optional<std::string> expected;
     for (const auto& p : params) {
         auto eq = p.find('=');
-        if (refgate::percent_decode(std::string_view(p).substr(0, eq)) != "src") continue;
-        expected = eq == std::string::npos ? "" : refgate::percent_decode(p.substr(eq + 1));
+        if (refgate::domain::percent_decode(std::string_view(p).substr(0, eq)) != "src") continue;
+        expected = eq == std::string::npos ? "" : refgate::domain::percent_decode(p.substr(eq + 1));
         break;
     }
-    FUZZ_CHECK(refgate::query_value(text, "src") == expected);
-    FUZZ_CHECK(refgate::percent_decode(text).size() <= text.size());
+    FUZZ_CHECK(refgate::domain::query_value(text, "src") == expected);
+    FUZZ_CHECK(refgate::domain::percent_decode(text).size() <= text.size());
 
     if (auto path = refgate::http::absolute_form_path(text)) {
         FUZZ_CHECK(text.ends_with(*path));
@@ -105,14 +105,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(!authority.empty());
         FUZZ_CHECK(authority.find_first_of("/?#") == std::string_view::npos);
         // Issue 46: the authority the redirect reads its host from is that very authority.
-        FUZZ_CHECK(refgate::absolute_form_authority(text) == authority);
+        FUZZ_CHECK(refgate::domain::absolute_form_authority(text) == authority);
     }
     // A request's host (issue 46): a piece of what was sent, its port and the root's dot gone;
     // letters, digits, '-' and '.' only, or an IPv6 literal in brackets; at most 253 bytes; and
     // the same host again when read back with a port.
-    std::string_view host = refgate::authority_host(text);
+    std::string_view host = refgate::domain::authority_host(text);
     if (!host.empty()) {
-        FUZZ_CHECK(host.size() <= refgate::kMaxRequestHost);
+        FUZZ_CHECK(host.size() <= refgate::domain::kMaxRequestHost);
         FUZZ_CHECK(text.starts_with(host));
         FUZZ_CHECK(text.find('@') == std::string_view::npos);
         if (host.front() == '[') {
@@ -123,9 +123,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                               "0123456789-.") == std::string_view::npos);
         }
         std::string again = std::string(host) + ":8080";
-        FUZZ_CHECK(refgate::authority_host(again) == host || host.back() == '.');
-        std::array<char, refgate::kMaxRequestHost> lower{};
-        auto lowered = refgate::lower_host(host, lower);
+        FUZZ_CHECK(refgate::domain::authority_host(again) == host || host.back() == '.');
+        std::array<char, refgate::domain::kMaxRequestHost> lower{};
+        auto lowered = refgate::domain::lower_host(host, lower);
         FUZZ_CHECK(lowered.size() == host.size());
         FUZZ_CHECK(lowered.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string_view::npos);
     }

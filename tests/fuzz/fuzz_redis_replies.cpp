@@ -101,39 +101,39 @@ Reply array(std::vector<Reply> elements) {
 
 // A copy of what a reader read: the reads below are temporaries.
 template <typename T>
-std::optional<T> ok(const clicks::ReplyRead<T>& read) {
+std::optional<T> ok(const refgate::clicks::ReplyRead<T>& read) {
     if (const T* value = std::get_if<T>(&read)) return *value;
     return std::nullopt;
 }
 
 void check_numbers(const Reply& r) {
-    if (auto v = ok(clicks::read_int64(r))) {
-        FUZZ_CHECK(*ok(clicks::read_int64(resend(bulk(std::to_string(*v))))) == *v);
+    if (auto v = ok(refgate::clicks::read_int64(r))) {
+        FUZZ_CHECK(*ok(refgate::clicks::read_int64(resend(bulk(std::to_string(*v))))) == *v);
         FUZZ_CHECK(r.type != Reply::Type::string || r.str == std::to_string(*v));
     }
-    if (auto n = ok(clicks::read_count(r)))
+    if (auto n = ok(refgate::clicks::read_count(r)))
         FUZZ_CHECK(r.type == Reply::Type::integer && static_cast<long long>(*n) == r.integer);
-    if (auto closed = ok(clicks::read_closed_buckets(r))) {
+    if (auto closed = ok(refgate::clicks::read_closed_buckets(r))) {
         FUZZ_CHECK(closed->ids.size() + 1 == r.elements.size());
         FUZZ_CHECK(std::is_sorted(closed->ids.begin(), closed->ids.end()));
         std::vector<Reply> again{bulk(std::to_string(closed->store_now))};
         for (auto id : closed->ids) again.push_back(bulk(std::to_string(id)));
-        auto read = ok(clicks::read_closed_buckets(resend(array(again))));
+        auto read = ok(refgate::clicks::read_closed_buckets(resend(array(again))));
         FUZZ_CHECK(read && read->store_now == closed->store_now && read->ids == closed->ids);
     }
-    if (auto ids = ok(clicks::read_bucket_ids(r))) {
+    if (auto ids = ok(refgate::clicks::read_bucket_ids(r))) {
         FUZZ_CHECK(ids->size() == r.elements.size());
         std::vector<Reply> again;
         for (auto id : *ids) {
             FUZZ_CHECK(id >= 0);
             again.push_back(bulk(std::to_string(id)));
         }
-        FUZZ_CHECK(*ok(clicks::read_bucket_ids(resend(array(again)))) == *ids);
+        FUZZ_CHECK(*ok(refgate::clicks::read_bucket_ids(resend(array(again)))) == *ids);
     }
 }
 
 void check_texts(const Reply& r) {
-    if (auto salt = ok(clicks::read_salt(r))) {
+    if (auto salt = ok(refgate::clicks::read_salt(r))) {
         std::string hex;
         for (auto byte : *salt) {
             const char* digits = "0123456789abcdef";
@@ -142,19 +142,20 @@ void check_texts(const Reply& r) {
         }
         FUZZ_CHECK(std::equal(hex.begin(), hex.end(), r.str.begin(), r.str.end(),
                               [](char a, char b) { return a == std::tolower(b); }));
-        FUZZ_CHECK(*ok(clicks::read_salt(resend(bulk(hex)))) == *salt);
+        FUZZ_CHECK(*ok(refgate::clicks::read_salt(resend(bulk(hex)))) == *salt);
     }
-    if (auto value = ok(clicks::read_config_value(r, "appendonly")))
-        FUZZ_CHECK(*ok(clicks::read_config_value(resend(array({bulk("appendonly"), bulk(*value)})),
-                                                 "appendonly")) == *value);
-    if (auto members = ok(clicks::read_changed_members(r))) {
+    if (auto value = ok(refgate::clicks::read_config_value(r, "appendonly")))
+        FUZZ_CHECK(*ok(refgate::clicks::read_config_value(
+                       resend(array({bulk("appendonly"), bulk(*value)})), "appendonly")) == *value);
+    if (auto members = ok(refgate::clicks::read_changed_members(r))) {
         FUZZ_CHECK(members->size() <= r.elements.size());
         std::vector<Reply> again;
         for (const auto& e : *members) {
             FUZZ_CHECK(e.link_id >= 0);
-            again.push_back(bulk(refgate::format_day(e.day) + ":" + std::to_string(e.link_id)));
+            again.push_back(
+                bulk(refgate::domain::format_day(e.day) + ":" + std::to_string(e.link_id)));
         }
-        auto read = ok(clicks::read_changed_members(resend(array(again))));
+        auto read = ok(refgate::clicks::read_changed_members(resend(array(again))));
         FUZZ_CHECK(read && read->size() == members->size());
         for (std::size_t i = 0; i < read->size(); ++i)
             FUZZ_CHECK((*read)[i].day == (*members)[i].day &&

@@ -43,7 +43,7 @@ void check_attributes(std::string_view name, std::string_view attrs) {
             has_href = true;
         } else if (attr == "rel") {
             FUZZ_CHECK(name == "a");
-            FUZZ_CHECK(value == refgate::kSponsoredRel);
+            FUZZ_CHECK(value == refgate::domain::kSponsoredRel);
             has_rel = true;
         } else {
             FUZZ_CHECK(attr == "title" || attr == "lang");
@@ -82,8 +82,8 @@ void check_output(std::string_view out) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    auto out = refgate::sanitize_html(refgate::fuzz::as_text(data, size));
+    auto out = refgate::domain::sanitize_html(refgate::fuzz::as_text(data, size));
     check_output(out);
-    FUZZ_CHECK(refgate::sanitize_html(out) == out);
+    FUZZ_CHECK(refgate::domain::sanitize_html(out) == out);
     return 0;
 }

@@ -13,15 +13,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string file_text(const refgate::Snapshot& snapshot) {
+std::string file_text(const refgate::domain::Snapshot& snapshot) {
     std::string text;
-    write_snapshot_json(snapshot, [&text](std::string_view piece) { text.append(piece); });
+    refgate::codec::write_snapshot_json(snapshot,
+                                        [&text](std::string_view piece) { text.append(piece); });
     return text;
 }
 
-std::shared_ptr<const refgate::Snapshot> read(std::string_view text) {
+std::shared_ptr<const refgate::domain::Snapshot> read(std::string_view text) {
     try {
-        return refgate::read_snapshot_json(text, {});
+        return refgate::codec::read_snapshot_json(text, {});
     } catch (const std::runtime_error&) {
         return nullptr;
     } catch (const Json::exception&) {

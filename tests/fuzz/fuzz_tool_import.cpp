@@ -18,16 +18,16 @@
 namespace {
 
 // A few rules of the Public Suffix List's kinds: plain, two labels, wildcard, exception.
-const refgate::PublicSuffixList& suffixes() {
-    static const refgate::PublicSuffixList list(
+const refgate::domain::PublicSuffixList& suffixes() {
+    static const refgate::domain::PublicSuffixList list(
         "// a few rules\ncom\norg\nuk\nco.uk\nde\nio\ngithub.io\n*.ck\n!www.ck\n");
     return list;
 }
 
-const refgate::PartnerMap& partner_map() {
-    static const refgate::PartnerMap map = [] {
+const refgate::codec::PartnerMap& partner_map() {
+    static const refgate::codec::PartnerMap map = [] {
         std::vector<std::string> problems;
-        auto parsed = refgate::parse_partner_map(
+        auto parsed = refgate::codec::parse_partner_map(
             nlohmann::json::parse(
                 R"({"amazon.com": {"slug": "amazon", "ref_param": "tag", "ref_code": "picks-20"},
                     "kagi.com": "kagi"})"),
@@ -43,24 +43,26 @@ const refgate::PartnerMap& partner_map() {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     const std::uint8_t flags = data[0];
-    const auto tool = static_cast<refgate::ExportTool>(flags % 4);
+    const auto tool = static_cast<refgate::codec::ExportTool>(flags % 4);
     const bool lock_codes = (flags & 4) != 0;
     const bool mapped = (flags & 8) != 0;
     const std::string_view text = refgate::fuzz::as_text(data + 1, size - 1);
 
-    const refgate::ToolExport input = refgate::read_tool_export(tool, text);
-    const bool csv = tool != refgate::ExportTool::yourls;
+    const refgate::codec::ToolExport input = refgate::codec::read_tool_export(tool, text);
+    const bool csv = tool != refgate::codec::ExportTool::yourls;
     for (std::size_t i = 0; i < input.links.size(); ++i) {
         const auto& link = input.links[i];
         FUZZ_CHECK(link.line >= (csv ? 2u : 1u));
         if (i > 0) FUZZ_CHECK(link.line > input.links[i - 1].line);
-        FUZZ_CHECK(refgate::valid_utf8(link.slug) && refgate::valid_utf8(link.destination) &&
-                   refgate::valid_utf8(link.title));
+        FUZZ_CHECK(refgate::domain::valid_utf8(link.slug) &&
+                   refgate::domain::valid_utf8(link.destination) &&
+                   refgate::domain::valid_utf8(link.title));
     }
 
-    static const refgate::PartnerMap no_map;
-    const refgate::PlanOptions options{suffixes(), mapped ? partner_map() : no_map, lock_codes};
-    const refgate::ImportPlan plan = refgate::plan_tool_import(input, options);
+    static const refgate::codec::PartnerMap no_map;
+    const refgate::codec::PlanOptions options{suffixes(), mapped ? partner_map() : no_map,
+                                              lock_codes};
+    const refgate::codec::ImportPlan plan = refgate::codec::plan_tool_import(input, options);
 
     // Every link is planned, or refused at its line.
     std::size_t partners_without_code = 0;
@@ -68,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& p : plan.partners) {
         if (p.ref_param.empty()) ++partners_without_code;
         FUZZ_CHECK(p.ref_param.empty() == p.ref_code.empty());
-        FUZZ_CHECK(refgate::valid_slug(p.slug));
+        FUZZ_CHECK(refgate::domain::valid_slug(p.slug));
         partner_slugs.insert(p.slug);
     }
     FUZZ_CHECK(plan.problems.size() >= input.problems.size() + partners_without_code);
@@ -79,7 +81,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::set<std::string> slugs;
     std::size_t next = 0;  // the links are planned in the reader's order
     for (const auto& l : plan.links) {
-        FUZZ_CHECK(refgate::valid_slug(l.slug));
+        FUZZ_CHECK(refgate::domain::valid_slug(l.slug));
         FUZZ_CHECK(slugs.insert(l.slug).second);
         FUZZ_CHECK(partner_slugs.contains(l.partner));
         while (next < input.links.size() && input.links[next].line != l.line) ++next;
@@ -95,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const auto& p : plan.partners) {
             if (p.slug != l.partner) continue;
             FUZZ_CHECK(!p.ref_param.empty());
-            FUZZ_CHECK(refgate::without_query_parameter(l.destination, p.ref_param) ==
+            FUZZ_CHECK(refgate::codec::without_query_parameter(l.destination, p.ref_param) ==
                        l.destination);
         }
     }
@@ -104,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string document = plan.document.dump();
     FUZZ_CHECK(plan.document["partners"].size() == plan.partners.size());
     FUZZ_CHECK(plan.document["links"].size() == plan.links.size());
-    const std::string text_plan = refgate::plan_text(plan, tool, lock_codes);
+    const std::string text_plan = refgate::codec::plan_text(plan, tool, lock_codes);
     FUZZ_CHECK(text_plan.find("click history is not imported") != std::string::npos);
     return 0;
 }

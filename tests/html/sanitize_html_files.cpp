@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
         std::ifstream in(entry.path(), std::ios::binary);
         std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         std::ofstream out(fs::path(argv[2]) / entry.path().filename(), std::ios::binary);
-        out << refgate::sanitize_html(html);
+        out << refgate::domain::sanitize_html(html);
         if (!out) {
             std::cerr << "cannot write " << entry.path().filename() << "\n";
             return 1;

@@ -50,13 +50,13 @@ void wait_for_redirect(int port) {
 }
 
 // A whole second at least `lead` ahead.
-refgate::SysSeconds second_after(std::chrono::seconds lead) {
+refgate::domain::SysSeconds second_after(std::chrono::seconds lead) {
     return std::chrono::ceil<std::chrono::seconds>(SysClock::now() + lead);
 }
 
 // Watches the instances' redirects across `at`: none may carry `code` before that second, and
 // every one must carry it within a second after it.
-void expect_switch_at(const std::vector<int>& ports, refgate::SysSeconds at,
+void expect_switch_at(const std::vector<int>& ports, refgate::domain::SysSeconds at,
                       const std::string& code) {
     std::vector<bool> switched(ports.size(), false);
     while (SysClock::now() < at + 1s) {
@@ -95,7 +95,7 @@ TEST_CASE("a scheduled code takes over at its second on every instance and in th
     wait_for_redirect(b.port());
 
     auto at = second_after(3s);
-    std::string at_text = refgate::format_rfc3339(at);
+    std::string at_text = refgate::domain::format_rfc3339(at);
     auto scheduled = http_request(a.admin_port(), "PATCH", "/api/v1/partners/tailscale",
                                   editing(editor, "\"1\""),
                                   Json{{"ref_code", "winter-26"}, {"valid_from", at_text}}.dump());
@@ -152,8 +152,8 @@ TEST_CASE("scheduling is validated, listed as scheduled, and can be cancelled",
         for (const auto& e : problem["errors"]) names.push_back(e["field"]);
         return names;
     };
-    std::string later = refgate::format_rfc3339(second_after(24h));
-    std::string past = refgate::format_rfc3339(second_after(-1h));
+    std::string later = refgate::domain::format_rfc3339(second_after(24h));
+    std::string past = refgate::domain::format_rfc3339(second_after(-1h));
 
     CHECK(fields(patch("\"1\"", {{"ref_code", "x"}, {"valid_from", past}})) ==
           std::vector<std::string>{"valid_from"});
@@ -203,7 +203,8 @@ TEST_CASE("a scheduled code takes over on time while PostgreSQL is down, and is 
     auto at = second_after(4s);
     auto r = http_request(
         service.admin_port(), "PATCH", "/api/v1/partners/tailscale", editing(editor, "\"1\""),
-        Json{{"ref_code", "offline-1"}, {"valid_from", refgate::format_rfc3339(at)}}.dump());
+        Json{{"ref_code", "offline-1"}, {"valid_from", refgate::domain::format_rfc3339(at)}}
+            .dump());
     REQUIRE(r.status == 200);
     // The schedule reached the snapshot before PostgreSQL goes.
     std::this_thread::sleep_for(1s);

@@ -128,7 +128,7 @@ std::vector<std::string> slugs(const HttpResponse& r) {
 
 std::string in_days(int days) {
     auto t = std::chrono::system_clock::now() + std::chrono::hours(24 * days);
-    return refgate::format_rfc3339(std::chrono::floor<std::chrono::seconds>(t));
+    return refgate::domain::format_rfc3339(std::chrono::floor<std::chrono::seconds>(t));
 }
 
 }  // namespace

@@ -52,12 +52,12 @@ struct EarningsData {
     // The token the redirect writes for a click of `channel` on `slug` (its partner's sub-ID
     // parameter decides the token's form).
     std::string token(const std::string& slug, const std::string& channel = "direct") {
-        Partner p;
+        domain::Partner p;
         p.subid_param = db.scalar(
             "SELECT p.subid_param FROM refgate_links l JOIN refgate_partners p ON p.id = "
             "l.partner_id WHERE l.slug = '" +
             slug + "'");
-        return placement_token(p, std::stoll(link_id(slug)), slug, channel);
+        return domain::placement_token(p, std::stoll(link_id(slug)), slug, channel);
     }
     std::string count(const std::string& table) {
         return db.scalar("SELECT count(*) FROM " + table);

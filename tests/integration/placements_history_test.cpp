@@ -94,7 +94,7 @@ TEST_CASE(
     // at its moment, the code kept, written through to the history and the audit trail.
     const Json later = Json::parse(R"([{"channel": "newsletter", "ref_code": "pub-nl-21"}])");
     auto at = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()) + 5s;
-    const std::string when = refgate::format_rfc3339(at);
+    const std::string when = refgate::domain::format_rfc3339(at);
     r = call("PATCH", "/api/v1/partners/amazon-us", editor,
              Json{{"channel_codes", later}, {"valid_from", when}}.dump());
     INFO(r.body);

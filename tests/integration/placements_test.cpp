@@ -153,8 +153,8 @@ struct Fixture {
 };
 
 std::string opaque(std::int64_t id, const std::string& channel) {
-    char out[refgate::kMaxOpaqueToken];
-    return std::string(out, refgate::write_opaque_token(out, id, channel));
+    char out[refgate::domain::kMaxOpaqueToken];
+    return std::string(out, refgate::domain::write_opaque_token(out, id, channel));
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ std::string document() {
     return Json{{"partners", partners}, {"links", links}}.dump();
 }
 
-refgate::IpBytes ip(const char* text) { return *refgate::parse_ip(text); }
+refgate::domain::IpBytes ip(const char* text) { return *refgate::domain::parse_ip(text); }
 
 // AS64500 (an e-mail security service): 198.51.100.0/24 and 2001:db8:aaaa::/48; AS64501 (a
 // broadband provider): 203.0.113.0/24 and 2001:db8:1::/48.

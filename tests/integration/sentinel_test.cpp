@@ -54,7 +54,8 @@ struct Replicated {
 };
 
 clicks::Batch batch(const std::string& id, std::int64_t link, std::uint64_t clicks) {
-    return clicks::Batch{id, {{CounterKey(link, kDay, ClickClass::human, "direct"), clicks}}};
+    return clicks::Batch{
+        id, {{domain::CounterKey(link, kDay, domain::ClickClass::human, "direct"), clicks}}};
 }
 
 // Every click the store holds, over all its buckets.
@@ -336,7 +337,8 @@ TEST_CASE("measure: the latency WAIT 1 adds to a send round", "[.][wait-latency]
         for (int round = 0; round < 2'000; ++round) {
             clicks::Batch b{"m" + std::to_string(n) + ":" + std::to_string(round), {}};
             for (int link = 0; link < 100; ++link)
-                b.counts.emplace_back(CounterKey(link, kDay, ClickClass::human, "direct"), 1);
+                b.counts.emplace_back(
+                    domain::CounterKey(link, kDay, domain::ClickClass::human, "direct"), 1);
             auto started = std::chrono::steady_clock::now();
             REQUIRE(add(*store, b));
             micros.push_back(std::chrono::duration<double, std::micro>(

@@ -52,7 +52,7 @@ std::string document() {
     return Json{{"partners", partners}, {"links", links}}.dump();
 }
 
-refgate::IpBytes ip(const char* text) { return *refgate::parse_ip(text); }
+refgate::domain::IpBytes ip(const char* text) { return *refgate::domain::parse_ip(text); }
 
 // 198.51.100.0/24 in Germany, 203.0.113.0/24 in Austria, 192.0.2.0/24 in `documentation_country`.
 std::string country_database(const std::string& documentation_country) {

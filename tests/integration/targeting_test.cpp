@@ -55,7 +55,7 @@ std::string document() {
     return Json{{"partners", partners}, {"links", links}, {"country_groups", groups}}.dump();
 }
 
-refgate::IpBytes ip(const char* text) { return *refgate::parse_ip(text); }
+refgate::domain::IpBytes ip(const char* text) { return *refgate::domain::parse_ip(text); }
 
 // 198.51.100.0/24 and 2001:db8:de::/48 in Germany, 203.0.113.0/24 in New Zealand, 192.0.2.0/24 in
 // the United States.

@@ -369,7 +369,7 @@ TEST_CASE("a scheduled code emits partner.code_changed at its second, once", "[w
     create_webhook(a.admin_port(), admin, rx.url("/ok"), {"partner.code_changed"});
     create_partner(a.admin_port(), admin, "sched-co");
     auto at = std::chrono::ceil<std::chrono::seconds>(std::chrono::system_clock::now() + 3s);
-    std::string at_text = refgate::format_rfc3339(at);
+    std::string at_text = refgate::domain::format_rfc3339(at);
     auto scheduled = http_request(a.admin_port(), "PATCH", "/api/v1/partners/sched-co",
                                   json_headers(admin, "\"1\""),
                                   Json{{"ref_code", "winter-26"}, {"valid_from", at_text}}.dump());
@@ -387,7 +387,8 @@ TEST_CASE("a scheduled code emits partner.code_changed at its second, once", "[w
     CHECK(body["data"]["scheduled"] == true);
     CHECK(body["data"]["effective_at"] == at_text);
     // Written when the switch took effect: within two seconds of its second.
-    auto written = refgate::parse_rfc3339(body["timestamp"].get<std::string>().substr(0, 19) + "Z");
+    auto written =
+        refgate::domain::parse_rfc3339(body["timestamp"].get<std::string>().substr(0, 19) + "Z");
     REQUIRE(written);
     CHECK(*written >= at);
     CHECK(*written <= at + 2s);

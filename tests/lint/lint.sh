@@ -5,6 +5,10 @@
 #                    line is a sh or bash shebang (.ci/run), sourced files followed (-x)
 #   lint.sh python   flake8 over every tracked *.py and python3 script, with ruff's default rules
 #                    (pyflakes' F, pycodestyle's E4, E7 and E9: errors, not layout)
+#   lint.sh namespaces
+#                    every refgate namespace a module's source declares is refgate::<module>
+#                    or nested in it (src/<module>/, include/<module>/refgate/<module>/), so a
+#                    name's namespace says which module holds it (issue 40)
 # A finding that is wrong for one line is disabled on that line, with the reason:
 #   # shellcheck disable=SC2034 # read by test.sh, which sources this file
 #   import x  # noqa: E402 (after sys.dont_write_bytecode)
@@ -44,8 +48,22 @@ case ${1:-} in
     echo "flake8 $(flake8 --version | head -n 1 | cut -d' ' -f1): ${#files[@]} files" >&2
     flake8 --select=E4,E7,E9,F "${files[@]}"
     ;;
+  namespaces)
+    mapfile -d '' files < <(git ls-files -z -- 'src/*/*.[ch]pp' 'src/*/**/*.[ch]pp' 'include/*/*.[ch]pp' \
+      'include/*/**/*.[ch]pp' | sort -zu)
+    echo "namespaces: ${#files[@]} module sources" >&2
+    awk '
+      FNR == 1 { split(FILENAME, part, "/"); module = "refgate::" part[2] }
+      match($0, /^[[:space:]]*namespace refgate[A-Za-z0-9_:]*/) {
+        name = substr($0, RSTART, RLENGTH); sub(/^[[:space:]]*namespace /, "", name)
+        if (name != module && index(name, module "::") != 1) {
+          printf "%s:%d: namespace %s in module %s\n", FILENAME, FNR, name, part[2]; bad = 1
+        }
+      }
+      END { exit bad }' "${files[@]}"
+    ;;
   *)
-    echo "usage: $0 shell|python" >&2
+    echo "usage: $0 shell|python|namespaces" >&2
     exit 2
     ;;
 esac

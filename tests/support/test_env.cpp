@@ -71,7 +71,7 @@ std::string utc_today() {
     auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
-    return format_day(utc_day(seconds));
+    return domain::format_day(domain::utc_day(seconds));
 }
 
 int run_shell(const std::string& command, std::string& output) {

@@ -95,7 +95,7 @@ ConsoleService::ConsoleService(std::unique_ptr<ConsoleRepository> repository,
     : repository_(std::move(repository)), options_(options) {}
 
 std::int64_t ConsoleService::now_us() const {
-    const Clock& clock = options_.clock != nullptr ? *options_.clock : system_clock_;
+    const domain::Clock& clock = options_.clock != nullptr ? *options_.clock : system_clock_;
     return std::chrono::duration_cast<std::chrono::microseconds>(clock.now().time_since_epoch())
         .count();
 }
@@ -179,8 +179,8 @@ bool ConsoleService::sign_out(const std::string& id_hash) {
     return ended;
 }
 
-Result<Page<UserView>> ConsoleService::list_users() {
-    Page<UserView> page;
+Result<codec::Page<UserView>> ConsoleService::list_users() {
+    codec::Page<UserView> page;
     repository_->run(ConsoleRepository::Access::read, [&](ConsoleRows& rows) {
         for (const auto& user : rows.users()) page.items.push_back(view_of(user));
     });

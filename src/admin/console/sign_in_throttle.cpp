@@ -8,12 +8,12 @@ namespace {
 
 constexpr std::size_t kNever = std::numeric_limits<std::size_t>::max();
 
-std::string_view client_key(const IpBytes& client) {
+std::string_view client_key(const domain::IpBytes& client) {
     return {reinterpret_cast<const char*>(client.data()), client.size()};
 }
 
 // FailureLimiter keeps the first 128 bytes of a key: a 16-byte address and a user name.
-std::string pair_key(std::string_view name, const IpBytes& client) {
+std::string pair_key(std::string_view name, const domain::IpBytes& client) {
     std::string key(client_key(client));
     key.push_back('\0');
     key.append(name);
@@ -30,7 +30,7 @@ FailureLimits counting(std::chrono::seconds window, std::size_t lock_after,
 
 }  // namespace
 
-SignInThrottle::SignInThrottle(SignInLimits limits, const MonotonicClock* clock)
+SignInThrottle::SignInThrottle(SignInLimits limits, const domain::MonotonicClock* clock)
     : limits_(limits),
       pairs_(counting(limits.window, limits.max_per_name_and_client, limits.max_tracked), clock),
       names_(counting(limits.window, kNever, limits.max_tracked), clock),
@@ -43,7 +43,8 @@ std::chrono::milliseconds SignInThrottle::delay_for(std::size_t failures,
     return std::min(limits_.max_delay, limits_.delay_step * steps);
 }
 
-SignInThrottle::Verdict SignInThrottle::before(std::string_view name, const IpBytes& client) {
+SignInThrottle::Verdict SignInThrottle::before(std::string_view name,
+                                               const domain::IpBytes& client) {
     Verdict verdict;
     verdict.retry_after = pairs_.retry_after(pair_key(name, client));
     if (verdict.retry_after > 0) return verdict;
@@ -53,7 +54,7 @@ SignInThrottle::Verdict SignInThrottle::before(std::string_view name, const IpBy
     return verdict;
 }
 
-void SignInThrottle::failed(std::string_view name, const IpBytes& client) {
+void SignInThrottle::failed(std::string_view name, const domain::IpBytes& client) {
     pairs_.record_failure(pair_key(name, client));
     names_.record_failure(name);
     clients_.record_failure(client_key(client));

@@ -12,7 +12,7 @@ using Json = nlohmann::ordered_json;
 constexpr const char* kUserNameRule = "must be 1 to 64 characters of a-z, 0-9, '.', '_' and '-'";
 
 // The role of a request body's member, or an error.
-std::optional<Role> role_field(const Json& value, std::vector<FieldError>& errors) {
+std::optional<Role> role_field(const Json& value, std::vector<codec::FieldError>& errors) {
     std::optional<Role> role;
     if (value.is_string()) role = parse_role(value.get<std::string>());
     if (!role) errors.push_back({"role", "must be viewer, editor or admin"});
@@ -21,7 +21,7 @@ std::optional<Role> role_field(const Json& value, std::vector<FieldError>& error
 
 // A new password for the user `name` from the body's member, or the rule it breaks.
 std::optional<std::string> password_field(const Json& value, const std::string& name,
-                                          std::vector<FieldError>& errors) {
+                                          std::vector<codec::FieldError>& errors) {
     if (!value.is_string()) {
         errors.push_back({"password", "must be a string"});
         return std::nullopt;
@@ -39,10 +39,10 @@ Json view_json(const UserView& view) {
     return Json{{"name", view.name},
                 {"role", view.role},
                 {"disabled", view.disabled},
-                {"created_at", format_micros(view.stamps.created_us)},
-                {"updated_at", format_micros(view.stamps.updated_us)},
+                {"created_at", codec::format_micros(view.stamps.created_us)},
+                {"updated_at", codec::format_micros(view.stamps.updated_us)},
                 {"last_sign_in_at",
-                 view.last_sign_in_us ? Json(format_micros(*view.last_sign_in_us)) : Json()},
+                 view.last_sign_in_us ? Json(codec::format_micros(*view.last_sign_in_us)) : Json()},
                 {"version", view.stamps.version}};
 }
 
@@ -52,11 +52,11 @@ Json view_json(const CreatedUser& view) {
     return created;
 }
 
-std::optional<FieldError> password_error(const std::string& password, const std::string& name,
-                                         const char* field) {
+std::optional<codec::FieldError> password_error(const std::string& password,
+                                                const std::string& name, const char* field) {
     auto verdict = check_password(password, name);
     if (verdict == PasswordVerdict::ok) return std::nullopt;
-    return FieldError{field, std::string(password_rule(verdict))};
+    return codec::FieldError{field, std::string(password_rule(verdict))};
 }
 
 NewUser parse_new_user(const Json& body) {

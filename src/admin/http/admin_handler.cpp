@@ -49,7 +49,7 @@ struct Shared {
     AdminOptions options;
     Chain chain;
     Chain open_chain;  // for /api/v1/session: no authentication
-    LogLimiter failure_log{std::chrono::seconds{10}};
+    runtime::LogLimiter failure_log{std::chrono::seconds{10}};
     AuthCache* auth_cache = nullptr;  // the credentials the authenticators keep
 
     void unavailable(http::Response& response, std::string_view detail) {
@@ -63,7 +63,8 @@ struct Shared {
         if (options.unavailable != nullptr)
             count = options.unavailable->fetch_add(1, std::memory_order_relaxed) + 1;
         if (failure_log.allow())
-            log::warn("admin_store_failed", {{"error", error}, {"unavailable_total", count}});
+            runtime::log::warn("admin_store_failed",
+                               {{"error", error}, {"unavailable_total", count}});
         unavailable(response, "the database is unreachable; try again");
     }
 };
@@ -114,8 +115,8 @@ class Endpoint final : public http::Handler {
         std::string_view origin = allowed_origin(request, shared_.options.cors_origins);
         bool vary = !shared_.options.cors_origins.empty();
         ApiRequest api{.http = request};
-        api.client = client_address(request.peer.bytes, request.header("X-Forwarded-For"),
-                                    shared_.options.trusted_proxies);
+        api.client = domain::client_address(request.peer.bytes, request.header("X-Forwarded-For"),
+                                            shared_.options.trusted_proxies);
         match(api);
         // A preflight carries no credentials: it is answered before authentication.
         if (request.method == Method::options && !api.matches.empty()) {
@@ -169,7 +170,7 @@ class Endpoint final : public http::Handler {
             response.reset();
             answer.problem(400, "bad-input", "the request holds a value the database refuses");
         } catch (const std::exception& e) {
-            log::error("admin_request_failed", {{"error", e.what()}});
+            runtime::log::error("admin_request_failed", {{"error", e.what()}});
             response.reset();
             answer.problem(500, "internal", "the request failed; see the service log");
         }
@@ -193,7 +194,7 @@ struct AdminHandler::Parts {
     std::unique_ptr<AdminStore> store;
     std::unique_ptr<StatsStore> stats;
     FailureLimiter limiter;
-    SystemClock system_clock;
+    domain::SystemClock system_clock;
     AuthCache auth_cache;
     Shared shared;
     std::vector<Served> resources;
@@ -221,12 +222,13 @@ struct AdminHandler::Parts {
         shared.chain.push_back(check_names());
         shared.chain.push_back(read_body());
         shared.chain.push_back(
-            restrict_reach(*store, public_base_host(shared.options.public_base_url)));
+            restrict_reach(*store, domain::public_base_host(shared.options.public_base_url)));
         shared.chain.push_back(read_preconditions());
         shared.open_chain.push_back(authorize());
         shared.open_chain.push_back(check_query());
         shared.open_chain.push_back(read_body());
-        const Clock& clock = shared.options.wall_clock ? *shared.options.wall_clock : system_clock;
+        const domain::Clock& clock =
+            shared.options.wall_clock ? *shared.options.wall_clock : system_clock;
         ResourceContext context{*store, stats.get(), clock, shared.options};
         for (const ResourceEntry& entry : resource_registry()) {
             if (auto resource = entry.make(context))

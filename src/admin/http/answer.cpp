@@ -24,7 +24,7 @@ std::string body_etag(const std::string& body) {
     return "W/\"" + std::string(digits, end) + "\"";
 }
 
-Json error_list(const std::vector<FieldError>& errors) {
+Json error_list(const std::vector<codec::FieldError>& errors) {
     Json list = Json::array();
     for (const auto& e : errors) {
         Json item{{"field", e.field}, {"message", e.message}};
@@ -54,7 +54,7 @@ void Answer::json(int status, const Json& body, std::int64_t version) {
 }
 
 void Answer::problem(int status, std::string_view type, std::string_view detail,
-                     const std::vector<FieldError>& errors, const Json& extra) {
+                     const std::vector<codec::FieldError>& errors, const Json& extra) {
     write_problem(status, type, http::reason_phrase(status), detail, errors, extra);
 }
 
@@ -64,7 +64,7 @@ void Answer::titled_problem(int status, std::string_view type, std::string_view 
 }
 
 void Answer::write_problem(int status, std::string_view type, std::string_view title,
-                           std::string_view detail, const std::vector<FieldError>& errors,
+                           std::string_view detail, const std::vector<codec::FieldError>& errors,
                            const Json& extra) {
     Json body{{"type", "urn:refgate:problem:" + std::string(type)},
               {"title", std::string(title)},
@@ -79,7 +79,7 @@ void Answer::write_problem(int status, std::string_view type, std::string_view t
     response_.add_header("ETag", body_etag(response_.body()));
 }
 
-void Answer::invalid_query(const std::vector<FieldError>& errors) {
+void Answer::invalid_query(const std::vector<codec::FieldError>& errors) {
     problem(422, "validation", "the query breaks the rules in 'errors'", errors);
 }
 

@@ -20,10 +20,10 @@ namespace refgate::admin {
 // A decision with its object as JSON: what a typed Result is written as.
 struct Outcome {
     OutcomeKind kind = OutcomeKind::ok;
-    nlohmann::ordered_json body;     // the object, or {"items": [...], "next_cursor": ...}
-    std::int64_t version = 0;        // of a single object; 0 for collections
-    std::string detail;              // for conflicts and not-found answers
-    std::vector<FieldError> errors;  // for invalid
+    nlohmann::ordered_json body;            // the object, or {"items": [...], "next_cursor": ...}
+    std::int64_t version = 0;               // of a single object; 0 for collections
+    std::string detail;                     // for conflicts and not-found answers
+    std::vector<codec::FieldError> errors;  // for invalid
 };
 
 class Answer {
@@ -35,13 +35,13 @@ class Answer {
     // A problem answer; at 422 with per-field `errors`.
     // `extra` (an object) adds members, such as an import's report.
     void problem(int status, std::string_view type, std::string_view detail,
-                 const std::vector<FieldError>& errors = {},
+                 const std::vector<codec::FieldError>& errors = {},
                  const nlohmann::ordered_json& extra = nullptr);
     // A problem answer whose title is not the status's reason phrase.
     void titled_problem(int status, std::string_view type, std::string_view title,
                         std::string_view detail);
     // 422 for a query that breaks the rules in `errors`.
-    void invalid_query(const std::vector<FieldError>& errors);
+    void invalid_query(const std::vector<codec::FieldError>& errors);
     // What the service decided; `location` names a created resource.
     void outcome(const Outcome& outcome, std::string_view location = {});
     // The same for a typed answer: its view as the codec shapes it (view_json).
@@ -51,7 +51,7 @@ class Answer {
         bool shown = result.kind == OutcomeKind::ok || result.kind == OutcomeKind::created;
         bool report =
             result.kind == OutcomeKind::invalid &&
-            (std::is_same_v<View, ImportReport> || std::is_same_v<View, CommissionsReport>);
+            (std::is_same_v<View, ImportReport> || std::is_same_v<View, codec::CommissionsReport>);
         outcome(Outcome{.kind = result.kind,
                         .body = shown || report ? view_json(result.view) : nlohmann::ordered_json(),
                         .version = result.version,
@@ -65,7 +65,7 @@ class Answer {
 
   private:
     void write_problem(int status, std::string_view type, std::string_view title,
-                       std::string_view detail, const std::vector<FieldError>& errors,
+                       std::string_view detail, const std::vector<codec::FieldError>& errors,
                        const nlohmann::ordered_json& extra);
 
     http::Response& response_;

@@ -22,7 +22,7 @@ struct ApiRequest {
     const http::Request& http;
     std::vector<const Route*> matches;  // the routes whose pattern matches the path
     const Route* route = nullptr;       // the one for the request's method; set by authorization
-    IpBytes client{};  // the socket peer, or the address a trusted proxy forwarded for
+    domain::IpBytes client{};  // the socket peer, or the address a trusted proxy forwarded for
     Actor actor;
     std::string name;             // the {slug}, {name} or {key} segment
     std::string locale;           // the {locale} segment, normalised
@@ -41,7 +41,7 @@ inline const std::string& link_name(const ApiRequest& request) {
 }
 
 // Whether a restricted request may see `link` (its partner and domain) or the partner `slug`.
-bool link_visible(const ApiRequest& request, const Link& link);
+bool link_visible(const ApiRequest& request, const domain::Link& link);
 bool partner_visible(const ApiRequest& request, std::string_view slug);
 
 // One step of the chain: fills in the request, or answers and stops it (false).
@@ -91,7 +91,7 @@ class Resource {
 struct ResourceContext {
     AdminStore& store;
     StatsStore* stats;  // null: the stats routes answer 503
-    const Clock& clock;
+    const domain::Clock& clock;
     const AdminOptions& options;  // the console (null: its resources are not served), link health
 };
 
@@ -128,7 +128,7 @@ std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* 
 // POST /api/v1/partners/{slug}/commissions and .../postback-secret (src/admin/commissions.cpp).
 void serve_commissions(CommissionStore& store, const ApiRequest& request, Answer& answer);
 std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
-                                         StatsStore* stats, const Clock& clock);
+                                         StatsStore* stats, const domain::Clock& clock);
 std::unique_ptr<Resource> audit_resource(AdminStore& store);
 std::unique_ptr<Resource> tokens_resource(AdminStore& store);
 std::unique_ptr<Resource> disclosures_resource(AdminStore& store);
@@ -139,8 +139,8 @@ std::unique_ptr<Resource> domains_resource(AdminStore& store);
 // GET /api/v1/placements/{token}; GET /api/v1/links/{slug}/placements is the links' route and
 // served by serve_placements() too (src/admin/placements.cpp). `stats` may be null (503).
 std::unique_ptr<Resource> placements_resource(AdminStore& store, StatsStore* stats,
-                                              const Clock& clock);
-void serve_placements(AdminStore& store, StatsStore* stats, const Clock& clock,
+                                              const domain::Clock& clock);
+void serve_placements(AdminStore& store, StatsStore* stats, const domain::Clock& clock,
                       const ApiRequest& request, Answer& answer);
 // GET /api/v1/links/{slug}/qr.svg and qr.png: the link's public URL as a QR code.
 void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
@@ -148,8 +148,8 @@ void serve_qr(AdminStore& store, const ApiRequest& request, Answer& answer);
 std::unique_ptr<Resource> webhooks_resource(WebhookStore* store);
 // `stats` may be null (503); `clock` says which day is today.
 // The stats routes; `commissions` answers /api/v1/stats/earnings (none: 503).
-std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats, const Clock& clock,
-                                         CommissionStore* commissions);
+std::unique_ptr<Resource> stats_resource(AdminStore& store, StatsStore* stats,
+                                         const domain::Clock& clock, CommissionStore* commissions);
 std::unique_ptr<Resource> users_resource(ConsoleService& console);
 // /api/v1/session: served without the authentication step (signing in needs no credentials).
 std::unique_ptr<Resource> session_resource(ConsoleService& console, const AdminOptions& options);

@@ -37,7 +37,7 @@ std::optional<StoredToken> bearer_token(AdminStore& store, std::string_view auth
 AuthCache::WallTime kept_until(const StoredToken& token, AuthCache::WallTime now) {
     AuthCache::WallTime until = std::chrono::floor<std::chrono::days>(now) + std::chrono::days{1};
     if (!token.expires_at.empty()) {
-        auto expires = parse_rfc3339(token.expires_at);
+        auto expires = domain::parse_rfc3339(token.expires_at);
         if (!expires) return now;  // not kept
         if (*expires < until) until = *expires;
     }

@@ -88,7 +88,7 @@ class Session final : public Resource {
     void sign_in(const ApiRequest& r, Answer& answer) {
         if (std::string why = cross_site(r.http, web_, false); !why.empty())
             return answer.titled_problem(403, "csrf", "CSRF check failed", why);
-        std::vector<FieldError> errors;
+        std::vector<codec::FieldError> errors;
         for (const char* field : {"name", "password"}) {
             if (!r.body.contains(field) || !r.body[field].is_string())
                 errors.push_back({field, "is required (a string)"});
@@ -136,7 +136,7 @@ class Session final : public Resource {
     // False (answered 429) when this client failed too often for this name. Others' failures
     // on the name, or this client's on many, slow it down: a guess takes longer, and the right
     // password still passes.
-    bool pass_throttle(const std::string& name, const IpBytes& client, Answer& answer) {
+    bool pass_throttle(const std::string& name, const domain::IpBytes& client, Answer& answer) {
         auto verdict = throttle_.before(name, client);
         if (verdict.retry_after > 0) {
             count(kSignInLimited);
@@ -154,8 +154,8 @@ class Session final : public Resource {
         return Json{
             {"user", {{"name", s.user}, {"role", std::string(to_string(s.role))}}},
             {"csrf_token", s.csrf_token},
-            {"expires_at", format_micros(s.expires_us)},
-            {"idle_expires_at", format_micros(s.idle_expires_us)},
+            {"expires_at", codec::format_micros(s.expires_us)},
+            {"idle_expires_at", codec::format_micros(s.idle_expires_us)},
             {"public_base_url", public_base_url_.empty() ? Json() : Json(public_base_url_)}};
     }
 

@@ -10,14 +10,14 @@ std::string_view peer_key(const http::PeerAddress& peer) {
     return {reinterpret_cast<const char*>(peer.bytes.data()), peer.bytes.size()};
 }
 
-const MonotonicClock& steady_clock_source() {
-    static const SteadyClock clock;
+const domain::MonotonicClock& steady_clock_source() {
+    static const domain::SteadyClock clock;
     return clock;
 }
 
 }  // namespace
 
-FailureLimiter::FailureLimiter(FailureLimits limits, const MonotonicClock* clock)
+FailureLimiter::FailureLimiter(FailureLimits limits, const domain::MonotonicClock* clock)
     : limits_(limits), clock_(clock != nullptr ? *clock : steady_clock_source()) {}
 
 bool FailureLimiter::over(const Window& w, TimePoint now) const {

@@ -133,7 +133,7 @@ class Authorize final : public Middleware {
 };
 
 // A link's domain as the token's `domains` see it: its host, empty on the default domain.
-std::string_view link_domain(const Link& link) { return link.domain; }
+std::string_view link_domain(const domain::Link& link) { return link.domain; }
 
 class RestrictReach final : public Middleware {
   public:
@@ -173,7 +173,7 @@ class RestrictReach final : public Middleware {
         }
         auto found = store_.get_link(link_name(request));
         if (found.kind != OutcomeKind::ok) return true;  // the resource answers
-        const Link& link = found.view.link;
+        const domain::Link& link = found.view.link;
         if (!link_visible(request, link)) {
             answer.problem(404, "not-found", "no link '" + link_name(request) + "'");
             return false;
@@ -228,19 +228,19 @@ class CheckNames final : public Middleware {
         bool valid = op == Operation::revoke_token ? valid_token_name(name)
                      : op == Operation::get_user || op == Operation::update_user
                          ? valid_user_name(name)
-                     : op == Operation::get_placement ? valid_placement_token(name)
+                     : op == Operation::get_placement ? domain::valid_placement_token(name)
                      : op == Operation::get_domain || op == Operation::put_domain ||
                              op == Operation::delete_domain
-                         ? canonical_domain(name) == name
-                         : valid_slug(name);
+                         ? domain::canonical_domain(name) == name
+                         : domain::valid_slug(name);
         if (!name.empty() && !valid) {
             answer.problem(404, "not-found", "no such resource");
             return false;
         }
         if (names_link(op)) {
             request.link = name;
-            if (auto domain = query_value(request.http.query(), "domain")) {
-                std::string host = canonical_domain_host(*domain);
+            if (auto domain = domain::query_value(request.http.query(), "domain")) {
+                std::string host = codec::canonical_domain_host(*domain);
                 if (host.empty()) {
                     answer.problem(404, "not-found", "no domain '" + *domain + "'");
                     return false;
@@ -249,7 +249,7 @@ class CheckNames final : public Middleware {
             }
         }
         if (!request.locale.empty()) {
-            auto normalized = normalize_locale(request.locale);
+            auto normalized = domain::normalize_locale(request.locale);
             if (!normalized) {
                 answer.problem(404, "not-found",
                                "no such resource (the locale is not a language tag)");
@@ -271,9 +271,9 @@ class CheckQuery final : public Middleware {
             std::string_view pair = query.substr(0, query.find('&'));
             query.remove_prefix(std::min(query.size(), pair.size() + 1));
             std::string_view raw_name = pair.substr(0, pair.find('='));
-            std::string name = percent_decode(raw_name);
+            std::string name = domain::percent_decode(raw_name);
             std::string value = raw_name.size() < pair.size()
-                                    ? percent_decode(pair.substr(raw_name.size() + 1))
+                                    ? domain::percent_decode(pair.substr(raw_name.size() + 1))
                                     : "";
             bool name_ok = acceptable(name);
             if (name_ok && acceptable(value)) continue;
@@ -292,7 +292,7 @@ class CheckQuery final : public Middleware {
         for (unsigned char c : text) {
             if (c < 0x20 || c == 0x7f) return false;
         }
-        return valid_utf8(text);
+        return domain::valid_utf8(text);
     }
 };
 
@@ -397,7 +397,7 @@ std::unique_ptr<Middleware> restrict_reach(AdminStore& store, std::string defaul
     return std::make_unique<RestrictReach>(store, std::move(default_host));
 }
 
-bool link_visible(const ApiRequest& request, const Link& link) {
+bool link_visible(const ApiRequest& request, const domain::Link& link) {
     const Reach& reach = request.actor.reach;
     return reach.partner_allowed(link.partner) &&
            link_domain_allowed(reach, link_domain(link), request.default_host);
@@ -419,7 +419,7 @@ std::string_view media_type(std::string_view content_type) {
 
 std::optional<std::size_t> limit_parameter(std::string_view query, std::size_t fallback,
                                            std::size_t max) {
-    auto text = query_value(query, "limit");
+    auto text = domain::query_value(query, "limit");
     if (!text) return fallback;
     std::size_t n = 0;
     auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);

@@ -47,10 +47,10 @@ std::optional<int> whole_number(std::string_view text, int min, int max) {
 
 // An RFC 3339 query parameter as microseconds since the epoch, when given.
 void read_time(std::string_view query, const char* name, std::optional<std::int64_t>& out,
-               std::vector<FieldError>& errors) {
-    auto text = query_value(query, name);
+               std::vector<codec::FieldError>& errors) {
+    auto text = domain::query_value(query, name);
     if (!text) return;
-    if (auto at = parse_rfc3339(*text)) {
+    if (auto at = domain::parse_rfc3339(*text)) {
         out = std::int64_t{at->time_since_epoch().count()} * 1'000'000;
     } else {
         errors.push_back({name, "must be an RFC 3339 time such as 2026-12-01T00:00:00Z"});
@@ -81,25 +81,25 @@ class Partners final : public Resource {
     void serve(const ApiRequest& r, Answer& answer) override {
         switch (r.route->operation) {
             case Operation::list_partners: {
-                auto q = query_value(r.http.query(), "q").value_or("");
+                auto q = domain::query_value(r.http.query(), "q").value_or("");
                 if (q.size() > kMaxSearchText)
                     return answer.invalid_query({{"q", "must be at most 200 bytes"}});
                 auto found = store_.list_partners(q);
                 // A restricted token's list holds its partners only (issue 46).
-                std::erase_if(found.view.items, [&](const PartnerView& p) {
+                std::erase_if(found.view.items, [&](const codec::PartnerView& p) {
                     return !partner_visible(r, p.partner.slug);
                 });
                 return answer.outcome(found);
             }
             case Operation::create_partner: {
-                auto o = store_.create_partner(r.actor, parse_new_partner(r.body));
+                auto o = store_.create_partner(r.actor, codec::parse_new_partner(r.body));
                 return answer.outcome(o, created_at("/api/v1/partners/", o, o.view.partner.slug));
             }
             case Operation::get_partner:
                 return answer.outcome(store_.get_partner(r.name));
             case Operation::update_partner:
                 return answer.outcome(store_.update_partner(r.actor, r.name, r.if_match,
-                                                            parse_partner_patch(r.body)));
+                                                            codec::parse_partner_patch(r.body)));
             case Operation::delete_partner:
                 return answer.outcome(store_.delete_partner(r.actor, r.name, r.if_match));
             case Operation::import_commissions:
@@ -135,7 +135,8 @@ constexpr std::array kLinkRoutes{
 
 class Links final : public Resource {
   public:
-    Links(AdminStore& store, LinkHealthService* health, StatsStore* stats, const Clock& clock)
+    Links(AdminStore& store, LinkHealthService* health, StatsStore* stats,
+          const domain::Clock& clock)
         : store_(store), health_(health), stats_(stats), clock_(clock) {}
 
     void serve(const ApiRequest& r, Answer& answer) override {
@@ -143,16 +144,16 @@ class Links final : public Resource {
             case Operation::list_links:
                 return list(r, answer);
             case Operation::create_link: {
-                auto o = store_.create_link(r.actor, parse_new_link(r.body));
+                auto o = store_.create_link(r.actor, codec::parse_new_link(r.body));
                 return answer.outcome(o, created_at("/api/v1/links/", o, o.view.link.slug));
             }
             case Operation::get_link:
                 return get(r, answer);
             case Operation::update_link:
                 return answer.outcome(store_.update_link(r.actor, link_name(r), r.if_match,
-                                                         parse_link_patch(r.body)));
+                                                         codec::parse_link_patch(r.body)));
             case Operation::preview_link:
-                return answer.outcome(store_.preview_link(parse_link_preview(r.body)));
+                return answer.outcome(store_.preview_link(codec::parse_link_preview(r.body)));
             case Operation::share_link:
                 return share(r, answer);
             case Operation::qr_svg:
@@ -173,7 +174,7 @@ class Links final : public Resource {
     // worker counts them, and whether they reached the cap (null when they cannot be read now).
     void get(const ApiRequest& r, Answer& answer) {
         auto result = store_.get_link(link_name(r));
-        const Link& link = result.view.link;
+        const domain::Link& link = result.view.link;
         if (result.kind != OutcomeKind::ok || !link.max_human_clicks || stats_ == nullptr)
             return answer.outcome(result);
         Outcome shown{
@@ -192,9 +193,9 @@ class Links final : public Resource {
     }
 
     void share(const ApiRequest& r, Answer& answer) {
-        auto src = query_value(r.http.query(), "src");
-        if (src && !counted_channel(*src))
-            return answer.invalid_query({{"src", std::string(kCountedChannelRule)}});
+        auto src = domain::query_value(r.http.query(), "src");
+        if (src && !domain::counted_channel(*src))
+            return answer.invalid_query({{"src", std::string(domain::kCountedChannelRule)}});
         answer.outcome(store_.share_link(link_name(r), src.value_or("")));
     }
 
@@ -209,26 +210,26 @@ class Links final : public Resource {
     void list(const ApiRequest& r, Answer& answer) {
         auto query = r.http.query();
         LinkFilter filter;
-        filter.partner = query_value(query, "partner").value_or("");
-        filter.status = query_value(query, "status").value_or("");
-        filter.cursor = query_value(query, "cursor").value_or("");
-        filter.query = query_value(query, "q").value_or("");
-        filter.health = query_value(query, "health").value_or("");
-        std::vector<FieldError> errors;
-        if (!filter.health.empty() && !parse_finding(filter.health))
+        filter.partner = domain::query_value(query, "partner").value_or("");
+        filter.status = domain::query_value(query, "status").value_or("");
+        filter.cursor = domain::query_value(query, "cursor").value_or("");
+        filter.query = domain::query_value(query, "q").value_or("");
+        filter.health = domain::query_value(query, "health").value_or("");
+        std::vector<codec::FieldError> errors;
+        if (!filter.health.empty() && !domain::parse_finding(filter.health))
             errors.push_back({"health", "must be a link health state such as code_dropped"});
         if (filter.query.size() > kMaxSearchText)
             errors.push_back({"q", "must be at most 200 bytes"});
-        if (auto days = query_value(query, "expiring_within_days")) {
+        if (auto days = domain::query_value(query, "expiring_within_days")) {
             filter.expiring_within_days = whole_number(*days, 0, kMaxExpiringDays);
             if (!filter.expiring_within_days)
                 errors.push_back({"expiring_within_days", "must be an integer from 0 to 3650"});
         }
-        if (!filter.status.empty() && !parse_link_status(filter.status))
+        if (!filter.status.empty() && !domain::parse_link_status(filter.status))
             errors.push_back({"status", "must be active or disabled"});
-        if (!filter.partner.empty() && !valid_slug(filter.partner))
+        if (!filter.partner.empty() && !domain::valid_slug(filter.partner))
             errors.push_back({"partner", "is not a valid partner slug"});
-        if (!filter.cursor.empty() && !valid_slug(filter.cursor))
+        if (!filter.cursor.empty() && !domain::valid_slug(filter.cursor))
             errors.push_back({"cursor", "is not a cursor this API returned"});
         auto n = limit_parameter(query, kDefaultPageSize, kMaxPageSize);
         if (!n) errors.push_back({"limit", "must be an integer from 1 to 200"});
@@ -240,9 +241,9 @@ class Links final : public Resource {
 
     // A restricted token's page (issue 46): only its partners' and domains' links, `limit` of
     // them, read page after page; the cursor is a link it sees, so no other slug leaks.
-    Result<Page<LinkView>> visible_links(const ApiRequest& r, LinkFilter filter) {
+    Result<codec::Page<codec::LinkView>> visible_links(const ApiRequest& r, LinkFilter filter) {
         std::size_t limit = filter.limit;
-        Result<Page<LinkView>> out;
+        Result<codec::Page<codec::LinkView>> out;
         filter.limit = kMaxPageSize;
         for (;;) {
             auto found = store_.list_links(filter);
@@ -263,7 +264,7 @@ class Links final : public Resource {
     AdminStore& store_;
     LinkHealthService* health_;
     StatsStore* stats_;
-    const Clock& clock_;
+    const domain::Clock& clock_;
 };
 
 constexpr std::array kAuditRoutes{
@@ -277,10 +278,10 @@ class Audit final : public Resource {
     void serve(const ApiRequest& r, Answer& answer) override {
         auto query = r.http.query();
         AuditFilter filter;
-        filter.entity = query_value(query, "entity").value_or("");
-        filter.slug = query_value(query, "slug").value_or("");
-        filter.actor = query_value(query, "actor").value_or("");
-        std::vector<FieldError> errors;
+        filter.entity = domain::query_value(query, "entity").value_or("");
+        filter.slug = domain::query_value(query, "slug").value_or("");
+        filter.actor = domain::query_value(query, "actor").value_or("");
+        std::vector<codec::FieldError> errors;
         read_time(query, "since", filter.since_us, errors);
         read_time(query, "until", filter.until_us, errors);
         auto n = limit_parameter(query, kDefaultAuditPage, kMaxAuditPage);
@@ -346,11 +347,13 @@ class Disclosures final : public Resource {
             case Operation::disclosure_versions:
                 return answer.outcome(store_.disclosure_versions(r.name, r.locale));
             case Operation::preview_disclosure:
-                return answer.outcome(store_.preview_disclosure(parse_disclosure_preview(r.body)));
+                return answer.outcome(
+                    store_.preview_disclosure(codec::parse_disclosure_preview(r.body)));
             default: {
                 // The key and the normalised locale were checked: no percent-encoding needed.
-                auto o = store_.put_disclosure(r.actor, r.name, r.locale, r.put,
-                                               parse_disclosure_put(r.name, r.locale, r.body));
+                auto o =
+                    store_.put_disclosure(r.actor, r.name, r.locale, r.put,
+                                          codec::parse_disclosure_put(r.name, r.locale, r.body));
                 answer.outcome(o, o.kind == OutcomeKind::created
                                       ? "/api/v1/disclosures/" + r.name + "/" + r.locale
                                       : std::string());
@@ -374,7 +377,7 @@ std::unique_ptr<Resource> partners_resource(AdminStore& store, CommissionStore* 
     return std::make_unique<Partners>(store, commissions);
 }
 std::unique_ptr<Resource> links_resource(AdminStore& store, LinkHealthService* health,
-                                         StatsStore* stats, const Clock& clock) {
+                                         StatsStore* stats, const domain::Clock& clock) {
     return std::make_unique<Links>(store, health, stats, clock);
 }
 std::unique_ptr<Resource> audit_resource(AdminStore& store) {

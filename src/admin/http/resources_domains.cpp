@@ -31,8 +31,8 @@ class Domains final : public Resource {
             case Operation::delete_domain:
                 return answer.outcome(store_.delete_domain(r.actor, r.name, r.if_match));
             default: {
-                auto o =
-                    store_.put_domain(r.actor, r.name, r.put, parse_domain_put(r.name, r.body));
+                auto o = store_.put_domain(r.actor, r.name, r.put,
+                                           codec::parse_domain_put(r.name, r.body));
                 answer.outcome(o, o.kind == OutcomeKind::created ? "/api/v1/domains/" + r.name
                                                                  : std::string());
             }

@@ -18,7 +18,7 @@ using http::Method;
 using Json = nlohmann::ordered_json;
 
 std::optional<int> qr_size(std::string_view query) {
-    auto text = query_value(query, "size");
+    auto text = domain::query_value(query, "size");
     if (!text) return kQrDefaultPixels;
     int n = 0;
     auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
@@ -30,7 +30,7 @@ std::optional<int> qr_size(std::string_view query) {
 
 // "1"/"true" or "0"/"false"; absent: false; nullopt otherwise.
 std::optional<bool> flag(std::string_view query, std::string_view name) {
-    auto text = query_value(query, name);
+    auto text = domain::query_value(query, name);
     if (!text || *text == "0" || *text == "false") return false;
     if (*text == "1" || *text == "true") return true;
     return std::nullopt;
@@ -74,13 +74,13 @@ class Export final : public Resource {
     explicit Export(AdminStore& store) : store_(store) {}
 
     void serve(const ApiRequest& r, Answer& answer) override {
-        auto format = query_value(r.http.query(), "format").value_or("json");
+        auto format = domain::query_value(r.http.query(), "format").value_or("json");
         if (format != "json" && format != "csv")
             return answer.invalid_query({{"format", "must be json or csv"}});
         auto o = store_.export_document();
         if (o.kind != OutcomeKind::ok) return answer.outcome(o);
         if (format == "csv") {
-            answer.csv(links_to_csv(o.view.links));
+            answer.csv(codec::links_to_csv(o.view.links));
             return attachment(answer, "refgate-links.csv");
         }
         answer.json(200, view_json(o.view));
@@ -117,7 +117,7 @@ class CountryGroups final : public Resource {
                 return answer.outcome(store_.delete_country_group(r.actor, r.name, r.if_match));
             default: {
                 auto o = store_.put_country_group(r.actor, r.name, r.put,
-                                                  parse_country_group_put(r.name, r.body));
+                                                  codec::parse_country_group_put(r.name, r.body));
                 answer.outcome(o, o.kind == OutcomeKind::created
                                       ? "/api/v1/country-groups/" + r.name
                                       : std::string());
@@ -134,11 +134,12 @@ class CountryGroups final : public Resource {
 void serve_qr(AdminStore& store, const ApiRequest& r, Answer& answer) {
     bool png = r.route->operation == Operation::qr_png;
     auto query = r.http.query();
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
     auto size = qr_size(query);
     if (!size) errors.push_back({"size", "must be an integer from 64 to 2048 (pixels)"});
-    auto src = query_value(query, "src");
-    if (src && !counted_channel(*src)) errors.push_back({"src", std::string(kCountedChannelRule)});
+    auto src = domain::query_value(query, "src");
+    if (src && !domain::counted_channel(*src))
+        errors.push_back({"src", std::string(domain::kCountedChannelRule)});
     auto download = flag(query, "download");
     if (!download) errors.push_back({"download", "must be 1, true, 0 or false"});
     if (!errors.empty()) return answer.invalid_query(errors);

@@ -63,7 +63,7 @@ LinkRow link_row(pg::StoredLink stored) {
 
 DisclosureRow disclosure_row(const pqxx::row& row) {
     DisclosureRow r;
-    Disclosure& d = r.disclosure;
+    domain::Disclosure& d = r.disclosure;
     d.key = row["key"].c_str();
     d.locale = row["locale"].c_str();
     d.text = row["text"].c_str();
@@ -140,7 +140,7 @@ std::vector<PartnerRow> PgAdminRows::partners(const std::string& query) {
     return rows;
 }
 
-bool PgAdminRows::insert_partner(const Partner& p) {
+bool PgAdminRows::insert_partner(const domain::Partner& p) {
     try {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(pg::partner_write_sql(pg::RowWrite::insert),
@@ -152,7 +152,7 @@ bool PgAdminRows::insert_partner(const Partner& p) {
     }
 }
 
-void PgAdminRows::update_partner(std::int64_t id, const Partner& p) {
+void PgAdminRows::update_partner(std::int64_t id, const domain::Partner& p) {
     tx_.exec_params(pg::partner_write_sql(pg::RowWrite::update), id, pg::partner_record(p).dump());
 }
 
@@ -190,7 +190,7 @@ std::vector<CodeHistoryRow> PgAdminRows::code_history(std::int64_t partner_id) {
     return history;
 }
 
-void PgAdminRows::schedule_code(std::int64_t partner_id, const ScheduledCode& code,
+void PgAdminRows::schedule_code(std::int64_t partner_id, const domain::ScheduledCode& code,
                                 const std::string& actor) {
     std::optional<std::string> codes;
     if (code.channel_codes) {
@@ -206,13 +206,13 @@ void PgAdminRows::schedule_code(std::int64_t partner_id, const ScheduledCode& co
         "created_by) VALUES ($1, $2, $3::jsonb, $4, $5) ON CONFLICT (partner_id, valid_from) DO "
         "UPDATE SET ref_code = EXCLUDED.ref_code, channel_codes = EXCLUDED.channel_codes, "
         "created_by = EXCLUDED.created_by, created_at = now()",
-        partner_id, ref_code, codes, format_rfc3339(code.valid_from), actor);
+        partner_id, ref_code, codes, domain::format_rfc3339(code.valid_from), actor);
 }
 
-bool PgAdminRows::cancel_code(std::int64_t partner_id, SysSeconds at) {
+bool PgAdminRows::cancel_code(std::int64_t partner_id, domain::SysSeconds at) {
     auto removed = tx_.exec_params(
         "DELETE FROM refgate_code_schedule WHERE partner_id = $1 AND valid_from = $2", partner_id,
-        format_rfc3339(at));
+        domain::format_rfc3339(at));
     return removed.affected_rows() > 0;
 }
 
@@ -260,9 +260,9 @@ std::vector<LinkRow> PgAdminRows::links(const LinkFilter& f, std::size_t limit) 
     return rows;
 }
 
-std::vector<Link> PgAdminRows::links_naming(const std::string& partner_slug) {
+std::vector<domain::Link> PgAdminRows::links_naming(const std::string& partner_slug) {
     // Lax jsonpath: a rule without "split" matches nothing there rather than failing.
-    std::vector<Link> links;
+    std::vector<domain::Link> links;
     for (auto& stored : pg::read_links(tx_,
                                        "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
                                        "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
@@ -272,7 +272,7 @@ std::vector<Link> PgAdminRows::links_naming(const std::string& partner_slug) {
     return links;
 }
 
-bool PgAdminRows::insert_link(const Link& l) {
+bool PgAdminRows::insert_link(const domain::Link& l) {
     try {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(pg::link_write_sql(pg::RowWrite::insert), pg::link_record(l).dump());
@@ -283,7 +283,7 @@ bool PgAdminRows::insert_link(const Link& l) {
     }
 }
 
-void PgAdminRows::update_link(std::int64_t id, const Link& l) {
+void PgAdminRows::update_link(std::int64_t id, const domain::Link& l) {
     tx_.exec_params(pg::link_write_sql(pg::RowWrite::update), id, pg::link_record(l).dump());
 }
 
@@ -413,7 +413,7 @@ std::vector<DisclosureRow> PgAdminRows::disclosures() {
     return rows;
 }
 
-bool PgAdminRows::insert_disclosure(const Disclosure& d, const std::string& actor) {
+bool PgAdminRows::insert_disclosure(const domain::Disclosure& d, const std::string& actor) {
     try {
         pqxx::subtransaction insert(tx_);
         insert.exec_params(
@@ -440,12 +440,13 @@ std::vector<DisclosureRow> PgAdminRows::disclosure_versions(const std::string& k
     return rows;
 }
 
-ImportResult PgAdminRows::import_document(const ParsedImport& parsed, const UrlPolicy& policy,
-                                          const std::string& actor) {
+codec::ImportResult PgAdminRows::import_document(const codec::ParsedImport& parsed,
+                                                 const domain::UrlPolicy& policy,
+                                                 const std::string& actor) {
     auto report = pg::import_in(tx_, parsed, policy, actor);
     return {std::move(report.issues), std::move(report.diff)};
 }
 
-ImportDocument PgAdminRows::export_document() { return pg::export_data_in(tx_); }
+codec::ImportDocument PgAdminRows::export_document() { return pg::export_data_in(tx_); }
 
 }  // namespace refgate::admin

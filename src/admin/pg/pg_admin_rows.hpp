@@ -19,24 +19,24 @@ class PgAdminRows final : public AdminRows {
 
     std::optional<PartnerRow> partner(const std::string& slug, RowLock lock) override;
     std::vector<PartnerRow> partners(const std::string& query) override;
-    bool insert_partner(const Partner& partner) override;
-    void update_partner(std::int64_t id, const Partner& partner) override;
+    bool insert_partner(const domain::Partner& partner) override;
+    void update_partner(std::int64_t id, const domain::Partner& partner) override;
     void touch_partner(std::int64_t id) override;
     void delete_partner(std::int64_t id) override;
     std::int64_t count_links(std::int64_t partner_id) override;
 
     void apply_due_codes() override;
     std::vector<CodeHistoryRow> code_history(std::int64_t partner_id) override;
-    void schedule_code(std::int64_t partner_id, const ScheduledCode& code,
+    void schedule_code(std::int64_t partner_id, const domain::ScheduledCode& code,
                        const std::string& actor) override;
-    bool cancel_code(std::int64_t partner_id, SysSeconds at) override;
+    bool cancel_code(std::int64_t partner_id, domain::SysSeconds at) override;
 
     std::optional<LinkRow> link(const std::string& slug, RowLock lock) override;
     std::vector<LinkRow> links(const LinkFilter& filter, std::size_t limit) override;
-    std::vector<Link> links_naming(const std::string& partner_slug) override;
+    std::vector<domain::Link> links_naming(const std::string& partner_slug) override;
     std::optional<LinkRow> link_by_id(std::int64_t id) override;
-    bool insert_link(const Link& link) override;
-    void update_link(std::int64_t id, const Link& link) override;
+    bool insert_link(const domain::Link& link) override;
+    void update_link(std::int64_t id, const domain::Link& link) override;
     void delete_link(std::int64_t id) override;
 
     void insert_audit(const AuditRecord& record) override;
@@ -54,26 +54,27 @@ class PgAdminRows final : public AdminRows {
     std::optional<DisclosureRow> disclosure(const std::string& key,
                                             const std::string& locale) override;
     std::vector<DisclosureRow> disclosures() override;
-    bool insert_disclosure(const Disclosure& disclosure, const std::string& actor) override;
+    bool insert_disclosure(const domain::Disclosure& disclosure, const std::string& actor) override;
     std::vector<DisclosureRow> disclosure_versions(const std::string& key,
                                                    const std::string& locale) override;
 
     std::vector<CountryGroupRow> country_groups() override;
     std::optional<CountryGroupRow> country_group(const std::string& family, RowLock lock) override;
-    bool put_country_group(const CountryGroup& group, bool create) override;
+    bool put_country_group(const domain::CountryGroup& group, bool create) override;
     void delete_country_group(const std::string& family) override;
 
-    std::vector<DomainView> domains() override;
-    std::optional<DomainView> domain(const std::string& host, RowLock lock) override;
-    bool put_domain(const Domain& domain, bool create) override;
+    std::vector<codec::DomainView> domains() override;
+    std::optional<codec::DomainView> domain(const std::string& host, RowLock lock) override;
+    bool put_domain(const domain::Domain& domain, bool create) override;
     void delete_domain(const std::string& host) override;
     std::int64_t count_domain_links(const std::string& host) override;
     std::optional<LinkRow> link_on(const std::string& host, const std::string& slug,
                                    RowLock lock) override;
 
-    ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,
-                                 const std::string& actor) override;
-    ImportDocument export_document() override;
+    codec::ImportResult import_document(const codec::ParsedImport& parsed,
+                                        const domain::UrlPolicy& policy,
+                                        const std::string& actor) override;
+    codec::ImportDocument export_document() override;
 
     void commit() override;
 

@@ -27,9 +27,10 @@ struct StoredAttribution {
 // The channels a token of the link may name: "direct", "other", the partner's named channels
 // and every channel the link has click counts for.
 std::vector<std::string> commission_candidate_channels(pqxx::dbtransaction& tx,
-                                                       const Partner& partner,
+                                                       const domain::Partner& partner,
                                                        std::int64_t link_id) {
-    std::vector<std::string> channels{std::string(kDirectChannel), std::string(kOtherChannel)};
+    std::vector<std::string> channels{std::string(domain::kDirectChannel),
+                                      std::string(domain::kOtherChannel)};
     for (const auto& code : partner.channel_codes) {
         if (!code.channel.ends_with('*')) channels.push_back(code.channel);
     }
@@ -41,25 +42,26 @@ std::vector<std::string> commission_candidate_channels(pqxx::dbtransaction& tx,
 
 class Attributor {
   public:
-    Attributor(pqxx::dbtransaction& tx, const Partner& partner) : tx_(tx), partner_(partner) {}
+    Attributor(pqxx::dbtransaction& tx, const domain::Partner& partner)
+        : tx_(tx), partner_(partner) {}
 
-    StoredAttribution of(const Commission& c) {
+    StoredAttribution of(const domain::Commission& c) {
         StoredAttribution a;
         if (!c.tracking_id.empty()) {
-            a.channel = tracking_id_channel(partner_, c.tracking_id).value_or("");
+            a.channel = domain::tracking_id_channel(partner_, c.tracking_id).value_or("");
             return a;
         }
         std::string slug;
-        if (partner_.subid_style == SubidStyle::readable) {
+        if (partner_.subid_style == domain::SubidStyle::readable) {
             const auto& links = partner_links();
             std::vector<std::string> slugs;
             for (const auto& l : links) slugs.push_back(l.slug);
-            auto found = readable_token_link(partner_, c.subid, slugs);
+            auto found = domain::readable_token_link(partner_, c.subid, slugs);
             if (!found) return a;
             a.link_id = links[*found].id;
             slug = links[*found].slug;
         } else {
-            auto id = opaque_token_link(c.subid);
+            auto id = domain::opaque_token_link(c.subid);
             if (!id) return a;
             auto links = pg::read_links(tx_, "WHERE l.id = $1", *id);
             if (links.empty()) return a;
@@ -67,12 +69,13 @@ class Attributor {
             slug = links.front().link.slug;
         }
         auto channels = commission_candidate_channels(tx_, partner_, a.link_id);
-        a.channel = token_channel(partner_, a.link_id, slug, c.subid, channels).value_or("");
+        a.channel =
+            domain::token_channel(partner_, a.link_id, slug, c.subid, channels).value_or("");
         return a;
     }
 
   private:
-    const std::vector<Link>& partner_links() {
+    const std::vector<domain::Link>& partner_links() {
         if (!links_read_) {
             links_read_ = true;
             for (auto& stored : pg::read_links(tx_,
@@ -87,11 +90,11 @@ class Attributor {
     }
 
     pqxx::dbtransaction& tx_;
-    const Partner& partner_;
+    const domain::Partner& partner_;
     // Read once, when a readable token first needs them. A flag beside the vector rather than an
     // optional vector: g++ 12 at -O3 (the Release build) took the optional's vector for
     // uninitialised (-Werror=maybe-uninitialized).
-    std::vector<Link> links_;
+    std::vector<domain::Link> links_;
     bool links_read_ = false;
 };
 
@@ -104,12 +107,13 @@ void add_commission_history(pqxx::dbtransaction& tx, std::int64_t id, Commission
 }
 
 // Records `c` of `partner` in `tx` as CommissionStore::record() describes, counted in `r`.
-void record_commission(pqxx::dbtransaction& tx, const Partner& partner, Attributor& attributor,
-                       const Commission& c, CommissionSource source, RecordedCommissions& r) {
+void record_commission(pqxx::dbtransaction& tx, const domain::Partner& partner,
+                       Attributor& attributor, const domain::Commission& c, CommissionSource source,
+                       codec::RecordedCommissions& r) {
     StoredAttribution a = attributor.of(c);
     if (a.link_id == 0 && a.channel.empty()) ++r.unattributed;
     std::string amount = to_string(c.amount);
-    std::string at = format_rfc3339(c.occurred_at);
+    std::string at = domain::format_rfc3339(c.occurred_at);
     std::string status(to_string(c.status));
     auto inserted = tx.exec_params(
         "INSERT INTO refgate_commissions (partner_id, order_id, subid, tracking_id, "
@@ -145,9 +149,9 @@ void record_commission(pqxx::dbtransaction& tx, const Partner& partner, Attribut
 
 // A partner of a batch of postbacks, read once, with the attribution of its commissions.
 struct BatchPartner {
-    BatchPartner(pqxx::dbtransaction& tx, Partner p)
+    BatchPartner(pqxx::dbtransaction& tx, domain::Partner p)
         : partner(std::move(p)), attributor(tx, partner) {}
-    Partner partner;
+    domain::Partner partner;
     Attributor attributor;
 };
 
@@ -158,17 +162,17 @@ class PgCommissionStore final : public CommissionStore {
                                                       .max_open = options.max_open_connections,
                                                       .wait = options.connection_wait}) {}
 
-    std::optional<RecordedCommissions> record(const std::string& partner_slug,
-                                              const std::vector<Commission>& commissions,
-                                              CommissionSource source, bool dry_run) override {
-        std::optional<RecordedCommissions> result;
+    std::optional<codec::RecordedCommissions> record(
+        const std::string& partner_slug, const std::vector<domain::Commission>& commissions,
+        CommissionSource source, bool dry_run) override {
+        std::optional<codec::RecordedCommissions> result;
         run_transaction<CommissionTx>(pool_, false, [&](CommissionTx& t) {
             auto& tx = t.tx;
             auto partners = pg::read_partners(tx, "WHERE p.slug = $1", partner_slug);
             if (partners.empty()) return;
-            const Partner& partner = partners.front().partner;
+            const domain::Partner& partner = partners.front().partner;
             Attributor attributor(tx, partner);
-            RecordedCommissions r;
+            codec::RecordedCommissions r;
             for (const auto& c : commissions)
                 record_commission(tx, partner, attributor, c, source, r);
             if (!dry_run) tx.commit();
@@ -182,7 +186,7 @@ class PgCommissionStore final : public CommissionStore {
             auto& tx = t.tx;
             // nullptr: no such partner.
             std::map<std::string, std::unique_ptr<BatchPartner>, std::less<>> partners;
-            RecordedCommissions r;
+            codec::RecordedCommissions r;
             for (const auto& p : postbacks) {
                 auto it = partners.find(p.partner);
                 if (it == partners.end()) {
@@ -228,17 +232,18 @@ class PgCommissionStore final : public CommissionStore {
         return hash;
     }
 
-    std::optional<EarningsReport> earnings(const DayRange& range, EarningsGroup group,
-                                           const EarningsFilter& filter) override {
-        std::optional<EarningsReport> report;
+    std::optional<codec::EarningsReport> earnings(const domain::DayRange& range,
+                                                  codec::EarningsGroup group,
+                                                  const codec::EarningsFilter& filter) override {
+        std::optional<codec::EarningsReport> report;
         run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {
             report = read_earnings(t.tx, range, group, filter);
         });
         return report;
     }
 
-    std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) override {
-        std::vector<EpcZeroLink> links;
+    std::vector<codec::EpcZeroLink> epc_zero_links(const domain::DayRange& window) override {
+        std::vector<codec::EpcZeroLink> links;
         run_transaction<CommissionTx>(
             pool_, true, [&](CommissionTx& t) { links = read_epc_zero_links(t.tx, window); });
         return links;

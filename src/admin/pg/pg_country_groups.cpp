@@ -18,7 +18,7 @@ CountryGroupRow group_row(const pqxx::row& row) {
     Json item{{"family", row["family"].c_str()},
               {"fallbacks", Json::parse(row["fallbacks"].c_str())}};
     CountryGroupRow out;
-    out.group = country_groups_from_json(Json::array({std::move(item)})).front();
+    out.group = codec::country_groups_from_json(Json::array({std::move(item)})).front();
     out.updated_us = row["updated_us"].as<std::int64_t>();
     out.version = row["version"].as<std::int64_t>();
     return out;
@@ -42,8 +42,8 @@ std::optional<CountryGroupRow> PgAdminRows::country_group(const std::string& fam
     return group_row(rows[0]);
 }
 
-bool PgAdminRows::put_country_group(const CountryGroup& group, bool create) {
-    auto fallbacks = country_group_to_json(group)["fallbacks"].dump();
+bool PgAdminRows::put_country_group(const domain::CountryGroup& group, bool create) {
+    auto fallbacks = codec::country_group_to_json(group)["fallbacks"].dump();
     if (create) {
         return !tx_.exec_params(
                        "INSERT INTO refgate_country_groups (family, fallbacks) "

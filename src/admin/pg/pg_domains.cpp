@@ -11,8 +11,8 @@ const std::string kDomainColumns =
     "SELECT host, is_default, not_found, " + pg::micros("created_at") + " AS created_us, " +
     pg::micros("updated_at") + " AS updated_us, version FROM refgate_domains ";
 
-DomainView domain_row(const pqxx::row& row) {
-    DomainView out;
+codec::DomainView domain_row(const pqxx::row& row) {
+    codec::DomainView out;
     out.domain.host = row["host"].c_str();
     out.domain.is_default = row["is_default"].as<bool>();
     if (auto not_found = row["not_found"]; !not_found.is_null())
@@ -24,14 +24,14 @@ DomainView domain_row(const pqxx::row& row) {
 
 }  // namespace
 
-std::vector<DomainView> PgAdminRows::domains() {
-    std::vector<DomainView> rows;
+std::vector<codec::DomainView> PgAdminRows::domains() {
+    std::vector<codec::DomainView> rows;
     for (const auto& row : tx_.exec(kDomainColumns + "ORDER BY host"))
         rows.push_back(domain_row(row));
     return rows;
 }
 
-std::optional<DomainView> PgAdminRows::domain(const std::string& host, RowLock lock) {
+std::optional<codec::DomainView> PgAdminRows::domain(const std::string& host, RowLock lock) {
     std::string sql = kDomainColumns + "WHERE host = $1";
     if (lock == RowLock::update) sql += " FOR UPDATE";
     if (lock == RowLock::share) sql += " FOR SHARE";
@@ -40,7 +40,7 @@ std::optional<DomainView> PgAdminRows::domain(const std::string& host, RowLock l
     return domain_row(rows[0]);
 }
 
-bool PgAdminRows::put_domain(const Domain& d, bool create) {
+bool PgAdminRows::put_domain(const domain::Domain& d, bool create) {
     // The one-default index is checked row by row: the old default steps down first (the
     // deferred trigger checks at commit that one domain is the default).
     if (d.is_default)

@@ -16,13 +16,13 @@ struct GroupSql {
     const char* click_keys;       // over s (click rows), l (their link), p (its partner)
 };
 
-GroupSql group_sql(EarningsGroup group) {
+GroupSql group_sql(codec::EarningsGroup group) {
     switch (group) {
-        case EarningsGroup::placement:
+        case codec::EarningsGroup::placement:
             return {"l.slug, lp.slug, c.channel", "l.slug, p.slug, s.channel"};
-        case EarningsGroup::partner:
+        case codec::EarningsGroup::partner:
             return {"''::text, cp.slug, ''::text", "''::text, p.slug, ''::text"};
-        case EarningsGroup::day:
+        case codec::EarningsGroup::day:
             return {"to_char(c.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD'), ''::text, ''::text",
                     "to_char(s.day, 'YYYY-MM-DD'), ''::text, ''::text"};
         default:
@@ -40,11 +40,12 @@ constexpr const char* kCommissionsInRange =
     "AND c.occurred_at < ($2::date + 1)::timestamp AT TIME ZONE 'UTC' "
     "AND ($3::text IS NULL OR l.slug = $3::text) AND ($4::text IS NULL OR cp.slug = $4::text)";
 
-std::string clicks_sql(EarningsGroup group, bool rollups) {
+std::string clicks_sql(codec::EarningsGroup group, bool rollups) {
     // A placement is a link's channel: only the base table keeps clicks per channel. The roll-ups'
     // link days: the closed days', and the open days' from the base table (sql/026).
-    const char* source = group == EarningsGroup::placement || !rollups ? "refgate_click_counts"
-                                                                       : "refgate_link_day_sums";
+    const char* source = group == codec::EarningsGroup::placement || !rollups
+                             ? "refgate_click_counts"
+                             : "refgate_link_day_sums";
     return std::string("SELECT ") + group_sql(group).click_keys +
            ", sum(s.human)::bigint AS human FROM " + source +
            " s JOIN refgate_links l ON l.id = s.link_id JOIN refgate_partners p ON p.id = "
@@ -60,9 +61,9 @@ Key key_of(const pqxx::row& row) {
     return {row["k1"].as<std::string>(), row["k2"].as<std::string>(), std::move(k3)};
 }
 
-void add_status(std::map<std::string, CurrencyEarnings>& currencies, const pqxx::row& row) {
+void add_status(std::map<std::string, codec::CurrencyEarnings>& currencies, const pqxx::row& row) {
     auto& c = currencies[row["currency"].as<std::string>()];
-    StatusFigure* figure = c.of(row["status"].c_str());
+    codec::StatusFigure* figure = c.of(row["status"].c_str());
     if (figure == nullptr) return;  // the table's CHECK allows no other
     figure->count = row["n"].as<std::uint64_t>();
     figure->amount = row["amount"].as<std::string>();
@@ -71,22 +72,24 @@ void add_status(std::map<std::string, CurrencyEarnings>& currencies, const pqxx:
 
 }  // namespace
 
-std::optional<EarningsReport> read_earnings(pqxx::transaction_base& tx, const DayRange& range,
-                                            EarningsGroup group, const EarningsFilter& filter) {
+std::optional<codec::EarningsReport> read_earnings(pqxx::transaction_base& tx,
+                                                   const domain::DayRange& range,
+                                                   codec::EarningsGroup group,
+                                                   const codec::EarningsFilter& filter) {
     const auto& [link, partner] = filter;
     if (link && tx.exec_params("SELECT 1 FROM refgate_links WHERE slug = $1", *link).empty())
         return std::nullopt;
     if (partner &&
         tx.exec_params("SELECT 1 FROM refgate_partners WHERE slug = $1", *partner).empty())
         return std::nullopt;
-    EarningsReport report{.range = range, .group = group, .filter = filter};
-    std::string from = format_day(range.from);
-    std::string to = format_day(range.to);
+    codec::EarningsReport report{.range = range, .group = group, .filter = filter};
+    std::string from = domain::format_day(range.from);
+    std::string to = domain::format_day(range.to);
     bool rollups = tx.exec("SELECT complete FROM refgate_rollup_state")[0]["complete"].as<bool>();
     std::string clicks = clicks_sql(group, rollups);
     const GroupSql keys = group_sql(group);
 
-    std::map<Key, EarningsItem> items;
+    std::map<Key, codec::EarningsItem> items;
     for (const auto& row : tx.exec_params(
              "SELECT k1, k2, k3, human FROM (" + clicks + ") t(k1, k2, k3, human) WHERE human > 0",
              from, to, link, partner)) {
@@ -119,23 +122,24 @@ std::optional<EarningsReport> read_earnings(pqxx::transaction_base& tx, const Da
     for (auto& [key, item] : items) {
         auto& [k1, k2, k3] = key;
         switch (group) {
-            case EarningsGroup::day:
+            case codec::EarningsGroup::day:
                 item.day = k1;
                 break;
-            case EarningsGroup::partner:
+            case codec::EarningsGroup::partner:
                 item.partner = k2;
                 break;
             default:
                 item.link = k1;
                 item.partner = k2;
-                if (group == EarningsGroup::placement) item.placement = k3;
+                if (group == codec::EarningsGroup::placement) item.placement = k3;
         }
         report.items.push_back(std::move(item));
     }
     return report;
 }
 
-std::vector<EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx, const DayRange& range) {
+std::vector<codec::EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx,
+                                                    const domain::DayRange& range) {
     bool rollups = tx.exec("SELECT complete FROM refgate_rollup_state")[0]["complete"].as<bool>();
     const char* source = rollups ? "refgate_link_day_sums" : "refgate_click_counts";
     // A commission earns unless reversed; the window is [from 00:00 UTC, to + 1 day 00:00 UTC).
@@ -153,8 +157,9 @@ std::vector<EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx, const D
         "refgate_commissions c WHERE c.link_id = l.id AND c.status <> 'reversed' AND "
         "c.occurred_at >= $1::date::timestamp AT TIME ZONE 'UTC' AND c.occurred_at < ($2::date "
         "+ 1)::timestamp AT TIME ZONE 'UTC') ORDER BY l.slug";
-    std::vector<EpcZeroLink> links;
-    for (const auto& row : tx.exec_params(sql, format_day(range.from), format_day(range.to))) {
+    std::vector<codec::EpcZeroLink> links;
+    for (const auto& row :
+         tx.exec_params(sql, domain::format_day(range.from), domain::format_day(range.to))) {
         if (row["last_day"].is_null()) continue;  // never earned: nothing fell
         links.push_back({.link = row["link"].as<std::string>(),
                          .partner = row["partner"].as<std::string>(),

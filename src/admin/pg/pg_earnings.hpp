@@ -11,11 +11,14 @@
 namespace refgate::admin {
 
 // nullopt: the filter names a link or a partner that does not exist.
-std::optional<EarningsReport> read_earnings(pqxx::transaction_base& tx, const DayRange& range,
-                                            EarningsGroup group, const EarningsFilter& filter);
+std::optional<codec::EarningsReport> read_earnings(pqxx::transaction_base& tx,
+                                                   const domain::DayRange& range,
+                                                   codec::EarningsGroup group,
+                                                   const codec::EarningsFilter& filter);
 
 // The links whose EPC fell to zero while their clicks went on, over the window `range`
 // (codec/earnings.hpp, EpcZeroReport).
-std::vector<EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx, const DayRange& range);
+std::vector<codec::EpcZeroLink> read_epc_zero_links(pqxx::transaction_base& tx,
+                                                    const domain::DayRange& range);
 
 }  // namespace refgate::admin

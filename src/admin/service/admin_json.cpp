@@ -17,10 +17,10 @@ Json or_null(const std::string& text) { return text.empty() ? Json() : Json(text
 }  // namespace
 
 Json partner_object(const PartnerRow& row) {
-    return stored_partner_object(row.partner, row.stamps);
+    return codec::stored_partner_object(row.partner, row.stamps);
 }
 
-Json link_object(const LinkRow& row) { return stored_link_object(row.link, row.stamps); }
+Json link_object(const LinkRow& row) { return codec::stored_link_object(row.link, row.stamps); }
 
 Json view_json(const TokenView& view) {
     return Json{{"name", view.name},
@@ -46,7 +46,7 @@ namespace {
 // A JSON array of strings each `valid`, or the error; absent: empty.
 std::vector<std::string> string_list(const Json& body, const char* key,
                                      bool (*valid)(std::string_view), const char* rule,
-                                     std::vector<FieldError>& errors) {
+                                     std::vector<codec::FieldError>& errors) {
     std::vector<std::string> out;
     auto it = body.find(key);
     if (it == body.end()) return out;
@@ -98,16 +98,17 @@ NewToken parse_new_token(const Json& body) {
         token.scopes = scope::none;
         for (const auto& n : names) *token.scopes |= *parse_scope(n);
     }
-    token.reach.partners =
-        string_list(body, "partners", valid_slug, "must be a list of partner slugs", errors);
-    token.reach.domains = string_list(body, "domains", valid_dns_name,
+    token.reach.partners = string_list(body, "partners", domain::valid_slug,
+                                       "must be a list of partner slugs", errors);
+    token.reach.domains = string_list(body, "domains", domain::valid_dns_name,
                                       "must be a list of lower-case host names", errors);
     auto expires = body.find("expires_at");
     if (expires != body.end() && !expires->is_null()) {
-        std::optional<SysSeconds> at;
-        if (expires->is_string()) at = parse_rfc3339(expires->get_ref<const std::string&>());
+        std::optional<domain::SysSeconds> at;
+        if (expires->is_string())
+            at = domain::parse_rfc3339(expires->get_ref<const std::string&>());
         if (at) {
-            token.expires_at = format_rfc3339(*at);
+            token.expires_at = domain::format_rfc3339(*at);
         } else {
             errors.push_back(
                 {"expires_at", "must be an RFC 3339 time such as 2027-01-01T00:00:00Z"});
@@ -117,13 +118,13 @@ NewToken parse_new_token(const Json& body) {
 }
 
 Json view_json(const ImportReport& view) {
-    return import_result_json(view.diff, view.refused, view.dry_run, view.applied);
+    return codec::import_result_json(view.diff, view.refused, view.dry_run, view.applied);
 }
 
 Json view_json(const AuditView& view) {
     auto object = [](const std::string& text) { return text.empty() ? Json() : Json::parse(text); };
     return Json{{"id", view.id},
-                {"at", format_micros(view.at_us)},
+                {"at", codec::format_micros(view.at_us)},
                 {"actor", view.actor},
                 {"entity", view.entity},
                 {"slug", view.slug},

@@ -17,8 +17,8 @@ std::string no_disclosure(const std::string& key, const std::string& locale) {
 }
 
 // What a new token asks for beyond its role, or the partners it names that do not exist.
-std::vector<FieldError> grant_errors(AdminRows& rows, const NewToken& token) {
-    std::vector<FieldError> errors;
+std::vector<codec::FieldError> grant_errors(AdminRows& rows, const NewToken& token) {
+    std::vector<codec::FieldError> errors;
     if (token.scopes) {
         Scopes beyond = *token.scopes & ~role_scopes(token.role);
         for (auto name : scope_names(beyond)) {
@@ -46,7 +46,7 @@ Json grant_json(const TokenRow& row) {
 // Throws std::invalid_argument on a bad name or a name that names a live token, and
 // GrantRefused when the token would exceed its role or names an unknown partner.
 struct GrantRefused {
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 };
 
 std::string insert_token(AdminRows& rows, const std::string& actor, const NewToken& command) {
@@ -112,17 +112,17 @@ std::optional<StoredToken> AdminService::find_token(const std::string& hash_hex)
     return found;
 }
 
-Result<Page<AuditView>> AdminService::audit(const AuditFilter& filter) {
-    return read<Result<Page<AuditView>>>([&](AdminRows& rows) {
-        Page<AuditView> page;
+Result<codec::Page<AuditView>> AdminService::audit(const AuditFilter& filter) {
+    return read<Result<codec::Page<AuditView>>>([&](AdminRows& rows) {
+        codec::Page<AuditView> page;
         for (const auto& row : rows.audit(filter)) page.items.push_back(view_of(row));
         return answered(OutcomeKind::ok, std::move(page));
     });
 }
 
-Result<Page<TokenView>> AdminService::list_tokens() {
-    return read<Result<Page<TokenView>>>([](AdminRows& rows) {
-        Page<TokenView> page;
+Result<codec::Page<TokenView>> AdminService::list_tokens() {
+    return read<Result<codec::Page<TokenView>>>([](AdminRows& rows) {
+        codec::Page<TokenView> page;
         for (const auto& t : rows.tokens("")) page.items.push_back(view_of(t));
         return answered(OutcomeKind::ok, std::move(page));
     });
@@ -192,30 +192,32 @@ bool AdminService::revoke_token_named(const std::string& actor, const std::strin
     return revoked;
 }
 
-Result<Page<DisclosureView>> AdminService::list_disclosures() {
-    return read<Result<Page<DisclosureView>>>([](AdminRows& rows) {
-        Page<DisclosureView> page;
+Result<codec::Page<codec::DisclosureView>> AdminService::list_disclosures() {
+    return read<Result<codec::Page<codec::DisclosureView>>>([](AdminRows& rows) {
+        codec::Page<codec::DisclosureView> page;
         for (const auto& d : rows.disclosures()) page.items.push_back(view_of(d));
         return answered(OutcomeKind::ok, std::move(page));
     });
 }
 
-Result<DisclosureView> AdminService::get_disclosure(const std::string& key,
-                                                    const std::string& locale) {
-    return read<Result<DisclosureView>>([&](AdminRows& rows) -> Result<DisclosureView> {
-        auto current = rows.disclosure(key, locale);
-        if (!current) return refused(OutcomeKind::not_found, no_disclosure(key, locale));
-        return answered(OutcomeKind::ok, view_of(*current));
-    });
+Result<codec::DisclosureView> AdminService::get_disclosure(const std::string& key,
+                                                           const std::string& locale) {
+    return read<Result<codec::DisclosureView>>(
+        [&](AdminRows& rows) -> Result<codec::DisclosureView> {
+            auto current = rows.disclosure(key, locale);
+            if (!current) return refused(OutcomeKind::not_found, no_disclosure(key, locale));
+            return answered(OutcomeKind::ok, view_of(*current));
+        });
 }
 
-Result<DisclosureView> AdminService::put_disclosure(const Actor& actor, const std::string& key,
-                                                    const std::string& locale,
-                                                    const PutPrecondition& pre,
-                                                    const DisclosureInput& put) {
-    using DisclosureResult = Result<DisclosureView>;
+Result<codec::DisclosureView> AdminService::put_disclosure(const Actor& actor,
+                                                           const std::string& key,
+                                                           const std::string& locale,
+                                                           const PutPrecondition& pre,
+                                                           const codec::DisclosureInput& put) {
+    using DisclosureResult = Result<codec::DisclosureView>;
     if (!put.errors.empty()) return refused(put.errors);
-    Disclosure d = put.disclosure;
+    domain::Disclosure d = put.disclosure;
     return write<DisclosureResult>([&](AdminRows& rows) -> DisclosureResult {
         // Writers of one (key, locale) take turns, so versions are consecutive.
         rows.lock_disclosure(key, locale);
@@ -225,7 +227,7 @@ Result<DisclosureView> AdminService::put_disclosure(const Actor& actor, const st
             if (pre.if_match)
                 return refused(OutcomeKind::stale, no_disclosure(key, locale) + " yet");
         } else {
-            const Disclosure& now = current->disclosure;
+            const domain::Disclosure& now = current->disclosure;
             if (pre.if_none_match_any) return refused(OutcomeKind::stale, "the disclosure exists");
             if (!pre.if_match)
                 return refused(OutcomeKind::precondition_required,
@@ -238,7 +240,7 @@ Result<DisclosureView> AdminService::put_disclosure(const Actor& actor, const st
         }
         if (!rows.insert_disclosure(d, actor.name))
             return refused(OutcomeKind::stale, "the disclosure changed; fetch it again");
-        DisclosureView after = view_of(*rows.disclosure(key, locale));
+        codec::DisclosureView after = view_of(*rows.disclosure(key, locale));
         rows.insert_audit(audit_record(
             actor.name, "disclosure", key + "/" + locale, current ? "update" : "create",
             current ? view_json(view_of(*current)) : nullptr, view_json(after)));

@@ -15,7 +15,7 @@ namespace refgate::admin {
 struct Refusal {
     OutcomeKind kind = OutcomeKind::invalid;
     std::string detail;
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 
     template <typename View>
     operator Result<View>() const {
@@ -27,18 +27,20 @@ inline Refusal refused(OutcomeKind kind, std::string detail) {
     return Refusal{.kind = kind, .detail = std::move(detail)};
 }
 
-inline Refusal refused(std::vector<FieldError> errors) {
+inline Refusal refused(std::vector<codec::FieldError> errors) {
     return Refusal{.kind = OutcomeKind::invalid, .errors = std::move(errors)};
 }
 
 // A single object's version is the answer's ETag; other views have none.
-inline std::int64_t version_of(const PartnerView& view) { return view.stamps.version; }
-inline std::int64_t version_of(const LinkView& view) { return view.stamps.version; }
-inline std::int64_t version_of(const CountryGroupView& view) { return view.version; }
-inline std::int64_t version_of(const DomainView& view) { return view.stamps.version; }
+inline std::int64_t version_of(const codec::PartnerView& view) { return view.stamps.version; }
+inline std::int64_t version_of(const codec::LinkView& view) { return view.stamps.version; }
+inline std::int64_t version_of(const codec::CountryGroupView& view) { return view.version; }
+inline std::int64_t version_of(const codec::DomainView& view) { return view.stamps.version; }
 inline std::int64_t version_of(const TokenView& view) { return view.version; }
 inline std::int64_t version_of(const CreatedToken& view) { return view.token.version; }
-inline std::int64_t version_of(const DisclosureView& view) { return view.disclosure.version; }
+inline std::int64_t version_of(const codec::DisclosureView& view) {
+    return view.disclosure.version;
+}
 template <typename View>
 std::int64_t version_of(const View&) {
     return 0;
@@ -50,8 +52,8 @@ Result<View> answered(OutcomeKind kind, View view) {
     return Result<View>{.kind = kind, .view = std::move(view), .version = version};
 }
 
-inline std::vector<FieldError> field_errors(const std::vector<ImportIssue>& issues) {
-    std::vector<FieldError> errors;
+inline std::vector<codec::FieldError> field_errors(const std::vector<codec::ImportIssue>& issues) {
+    std::vector<codec::FieldError> errors;
     for (const auto& issue : issues) errors.push_back({issue.field, issue.message});
     return errors;
 }

@@ -83,18 +83,18 @@ const CommonPasswords& CommonPasswords::built_in() {
 
 bool CommonPasswords::contains(std::string_view password) const {
     if (sorted_.empty()) return false;
-    std::string lowered = ascii::lowered(password);
+    std::string lowered = domain::ascii::lowered(password);
     return std::binary_search(sorted_.begin(), sorted_.end(), std::string_view(lowered));
 }
 
 PasswordVerdict check_password(std::string_view password, std::string_view name,
                                const CommonPasswords& common) {
-    if (!valid_utf8(password)) return PasswordVerdict::not_text;
+    if (!domain::valid_utf8(password)) return PasswordVerdict::not_text;
     auto cps = code_points(password);
     if (cps.size() < kMinPasswordCharacters) return PasswordVerdict::too_short;
     if (password.size() > kMaxPasswordBytes) return PasswordVerdict::too_long;
     if (name.size() >= kMinNameInPassword &&
-        ascii::lowered(password).find(ascii::lowered(name)) != std::string::npos)
+        domain::ascii::lowered(password).find(domain::ascii::lowered(name)) != std::string::npos)
         return PasswordVerdict::contains_name;
     if (repeats_a_short_block(cps) || straight_run(cps)) return PasswordVerdict::repetitive;
     if (common.contains(password)) return PasswordVerdict::common;

@@ -11,8 +11,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::vector<FieldError> refusal_errors(const std::vector<ImportRefusal>& refused) {
-    std::vector<FieldError> errors;
+std::vector<codec::FieldError> refusal_errors(const std::vector<codec::ImportRefusal>& refused) {
+    std::vector<codec::FieldError> errors;
     for (const auto& r : refused) {
         std::string where = r.entity + (r.slug.empty() ? "" : " " + r.slug);
         if (r.line) where += " (line " + std::to_string(*r.line) + ")";
@@ -25,15 +25,15 @@ std::vector<FieldError> refusal_errors(const std::vector<ImportRefusal>& refused
 
 Result<ImportReport> AdminService::import_document(const Actor& actor,
                                                    const ImportRequest& request) {
-    ImportInput input = read_import_text(request.text, request.csv);
+    codec::ImportInput input = codec::read_import_text(request.text, request.csv);
     if (!input.document)
         return refused(OutcomeKind::bad_request, "the request body is not valid JSON");
-    ImportResult result;
+    codec::ImportResult result;
     ImportReport report{.dry_run = request.dry_run};
     repository_->run(AdminRepository::Access::write, [&](AdminRows& rows) {
-        result =
-            rows.import_document(parse_import(*input.document), options_.url_policy, actor.name);
-        report.refused = import_refusals(input, result.issues);
+        result = rows.import_document(codec::parse_import(*input.document), options_.url_policy,
+                                      actor.name);
+        report.refused = codec::import_refusals(input, result.issues);
         report.applied = !request.dry_run && report.refused.empty();
         if (report.applied) rows.commit();  // otherwise the transaction rolls back
     });
@@ -44,16 +44,16 @@ Result<ImportReport> AdminService::import_document(const Actor& actor,
     return refusal;
 }
 
-Result<ImportDocument> AdminService::export_document() {
-    return read<Result<ImportDocument>>(
+Result<codec::ImportDocument> AdminService::export_document() {
+    return read<Result<codec::ImportDocument>>(
         [&](AdminRows& rows) { return answered(OutcomeKind::ok, rows.export_document()); });
 }
 
-Result<Page<DisclosureVersionView>> AdminService::disclosure_versions(const std::string& key,
-                                                                      const std::string& locale) {
-    using Versions = Result<Page<DisclosureVersionView>>;
+Result<codec::Page<codec::DisclosureVersionView>> AdminService::disclosure_versions(
+    const std::string& key, const std::string& locale) {
+    using Versions = Result<codec::Page<codec::DisclosureVersionView>>;
     return read<Versions>([&](AdminRows& rows) -> Versions {
-        Page<DisclosureVersionView> page;
+        codec::Page<codec::DisclosureVersionView> page;
         for (const auto& row : rows.disclosure_versions(key, locale))
             page.items.push_back({row.disclosure, row.created_us, row.created_by});
         if (page.items.empty())
@@ -63,15 +63,17 @@ Result<Page<DisclosureVersionView>> AdminService::disclosure_versions(const std:
     });
 }
 
-Result<DisclosurePreviewView> AdminService::preview_disclosure(const DisclosureInput& preview) {
+Result<codec::DisclosurePreviewView> AdminService::preview_disclosure(
+    const codec::DisclosureInput& preview) {
     if (!preview.errors.empty()) return refused(preview.errors);
-    Disclosure d = preview.disclosure;
+    domain::Disclosure d = preview.disclosure;
     d.version = 1;
     // Built as pages are answered: the set sanitises again and wraps the fragment.
-    DisclosureSet set(std::vector<Disclosure>{d});
-    const DisclosureEntry* entry = set.find(d.key, d.locale);
-    return answered(OutcomeKind::ok, DisclosurePreviewView{entry->current->html,
-                                                           disclosure_fragment(*entry->current)});
+    domain::DisclosureSet set(std::vector<domain::Disclosure>{d});
+    const domain::DisclosureEntry* entry = set.find(d.key, d.locale);
+    return answered(OutcomeKind::ok,
+                    codec::DisclosurePreviewView{entry->current->html,
+                                                 domain::disclosure_fragment(*entry->current)});
 }
 
 }  // namespace refgate::admin

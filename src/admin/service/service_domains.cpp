@@ -12,7 +12,7 @@
 namespace refgate::admin {
 namespace {
 
-using DomainResult = Result<DomainView>;
+using DomainResult = Result<codec::DomainView>;
 
 constexpr const char* kDomainEntity = "domain";
 
@@ -20,9 +20,9 @@ std::string no_domain(const std::string& host) { return "no domain '" + host + "
 
 }  // namespace
 
-Result<Page<DomainView>> AdminService::list_domains() {
-    return read<Result<Page<DomainView>>>([&](AdminRows& rows) {
-        Page<DomainView> page;
+Result<codec::Page<codec::DomainView>> AdminService::list_domains() {
+    return read<Result<codec::Page<codec::DomainView>>>([&](AdminRows& rows) {
+        codec::Page<codec::DomainView> page;
         page.items = rows.domains();
         return answered(OutcomeKind::ok, std::move(page));
     });
@@ -37,9 +37,9 @@ DomainResult AdminService::get_domain(const std::string& host) {
 }
 
 DomainResult AdminService::put_domain(const Actor& actor, const std::string& host,
-                                      const PutPrecondition& pre, const DomainPut& put) {
+                                      const PutPrecondition& pre, const codec::DomainPut& put) {
     if (!put.errors.empty()) return refused(put.errors);
-    const Domain& domain = put.domain;
+    const domain::Domain& domain = put.domain;
     return write<DomainResult>([&](AdminRows& rows) -> DomainResult {
         auto current = rows.domain(host, RowLock::update);
         if (!current) {
@@ -59,7 +59,7 @@ DomainResult AdminService::put_domain(const Actor& actor, const std::string& hos
                                  "make another domain the default instead: exactly one domain "
                                  "is the default"}});
         }
-        std::optional<DomainView> old_default;
+        std::optional<codec::DomainView> old_default;
         if (domain.is_default) {
             for (auto& d : rows.domains()) {
                 if (d.domain.is_default && d.domain.host != host) old_default = std::move(d);
@@ -67,7 +67,7 @@ DomainResult AdminService::put_domain(const Actor& actor, const std::string& hos
         }
         if (!rows.put_domain(domain, !current))
             return refused(OutcomeKind::stale, "the domain exists");
-        DomainView after = *rows.domain(host, RowLock::none);
+        codec::DomainView after = *rows.domain(host, RowLock::none);
         if (old_default) {
             auto stepped_down = rows.domain(old_default->domain.host, RowLock::none);
             rows.insert_audit(audit_record(actor.name, kDomainEntity, old_default->domain.host,

@@ -12,7 +12,7 @@
 namespace refgate::admin {
 namespace {
 
-using GroupResult = Result<CountryGroupView>;
+using GroupResult = Result<codec::CountryGroupView>;
 
 constexpr const char* kEntity = "country_group";
 
@@ -21,8 +21,8 @@ std::string no_group(const std::string& family) {
 }
 
 // The same mapping, in whatever order its countries were written.
-bool same_fallbacks(CountryGroup a, CountryGroup b) {
-    auto by_country = [](const CountryFallback& x, const CountryFallback& y) {
+bool same_fallbacks(domain::CountryGroup a, domain::CountryGroup b) {
+    auto by_country = [](const domain::CountryFallback& x, const domain::CountryFallback& y) {
         return x.country < y.country;
     };
     std::sort(a.fallbacks.begin(), a.fallbacks.end(), by_country);
@@ -32,9 +32,9 @@ bool same_fallbacks(CountryGroup a, CountryGroup b) {
 
 }  // namespace
 
-Result<Page<CountryGroupView>> AdminService::list_country_groups() {
-    return read<Result<Page<CountryGroupView>>>([&](AdminRows& rows) {
-        Page<CountryGroupView> page;
+Result<codec::Page<codec::CountryGroupView>> AdminService::list_country_groups() {
+    return read<Result<codec::Page<codec::CountryGroupView>>>([&](AdminRows& rows) {
+        codec::Page<codec::CountryGroupView> page;
         for (const auto& row : rows.country_groups()) page.items.push_back(view_of(row));
         return answered(OutcomeKind::ok, std::move(page));
     });
@@ -50,9 +50,9 @@ GroupResult AdminService::get_country_group(const std::string& family) {
 
 GroupResult AdminService::put_country_group(const Actor& actor, const std::string& family,
                                             const PutPrecondition& pre,
-                                            const CountryGroupPut& put) {
+                                            const codec::CountryGroupPut& put) {
     if (!put.errors.empty()) return refused(put.errors);
-    const CountryGroup& group = put.group;
+    const domain::CountryGroup& group = put.group;
     return write<GroupResult>([&](AdminRows& rows) -> GroupResult {
         auto current = rows.country_group(family, RowLock::update);
         if (!current) {
@@ -71,7 +71,7 @@ GroupResult AdminService::put_country_group(const Actor& actor, const std::strin
         // The family's row is locked when it exists; one created meanwhile loses the race here.
         if (!rows.put_country_group(group, !current))
             return refused(OutcomeKind::stale, "the country group exists");
-        CountryGroupView after = view_of(*rows.country_group(family, RowLock::none));
+        codec::CountryGroupView after = view_of(*rows.country_group(family, RowLock::none));
         rows.insert_audit(audit_record(actor.name, kEntity, family, current ? "update" : "create",
                                        current ? view_json(view_of(*current)) : nullptr,
                                        view_json(after)));
@@ -88,7 +88,7 @@ GroupResult AdminService::delete_country_group(const Actor& actor, const std::st
         if (!precondition_holds(pre, current->version))
             return refused(OutcomeKind::stale, "the country group changed; fetch it again");
         rows.delete_country_group(family);
-        CountryGroupView before = view_of(*current);
+        codec::CountryGroupView before = view_of(*current);
         rows.insert_audit(
             audit_record(actor.name, kEntity, family, "delete", view_json(before), nullptr));
         rows.commit();

@@ -15,15 +15,15 @@
 namespace refgate::admin {
 namespace {
 
-using LinkResult = Result<LinkView>;
+using LinkResult = Result<codec::LinkView>;
 
 }  // namespace
 
-Result<Page<LinkView>> AdminService::list_links(const LinkFilter& f) {
-    return read<Result<Page<LinkView>>>([&](AdminRows& rows) {
+Result<codec::Page<codec::LinkView>> AdminService::list_links(const LinkFilter& f) {
+    return read<Result<codec::Page<codec::LinkView>>>([&](AdminRows& rows) {
         // One more than asked, to know whether there is a next page.
         auto found = rows.links(f, f.limit + 1);
-        Page<LinkView> page;
+        codec::Page<codec::LinkView> page;
         for (std::size_t i = 0; i < found.size(); ++i) {
             if (i == f.limit) {
                 page.next_cursor = found[i - 1].link.slug;
@@ -43,23 +43,23 @@ LinkResult AdminService::get_link(const std::string& slug) {
     });
 }
 
-LinkResult AdminService::create_link(const Actor& actor, const NewLink& command) {
+LinkResult AdminService::create_link(const Actor& actor, const codec::NewLink& command) {
     if (!command.errors.empty()) return refused(command.errors);
-    Link link = command.link;
+    domain::Link link = command.link;
     return write<LinkResult>([&](AdminRows& rows) -> LinkResult {
         if (auto errors = validate(rows, link); !errors.empty()) return refused(errors);
         if (rows.link_on(link.domain, link.slug, RowLock::none) || !rows.insert_link(link))
-            return refused(OutcomeKind::conflict, "a link '" + link_key(link) + "' exists");
-        LinkView after = view_of(*rows.link_on(link.domain, link.slug, RowLock::none));
-        rows.insert_audit(
-            audit_record(actor.name, "link", link_key(link), "create", nullptr, view_json(after)));
+            return refused(OutcomeKind::conflict, "a link '" + domain::link_key(link) + "' exists");
+        codec::LinkView after = view_of(*rows.link_on(link.domain, link.slug, RowLock::none));
+        rows.insert_audit(audit_record(actor.name, "link", domain::link_key(link), "create",
+                                       nullptr, view_json(after)));
         rows.commit();
         return answered(OutcomeKind::created, std::move(after));
     });
 }
 
 LinkResult AdminService::update_link(const Actor& actor, const std::string& slug,
-                                     const Precondition& pre, const LinkPatch& patch) {
+                                     const Precondition& pre, const codec::LinkPatch& patch) {
     return write<LinkResult>([&](AdminRows& rows) {
         auto find = [&](const std::string& s, RowLock lock) { return rows.link(s, lock); };
         return change(rows, "link", actor, slug, pre, "update", find,
@@ -69,10 +69,10 @@ LinkResult AdminService::update_link(const Actor& actor, const std::string& slug
                           if (patch.sets("domain") && patch.fields.domain != row.link.domain)
                               return refused({{"domain", "cannot be changed"}});
                           if (!patch.errors.empty()) return refused(patch.errors);
-                          Link link = apply_patch(patch, row.link);
+                          domain::Link link = codec::apply_patch(patch, row.link);
                           if (auto errors = validate(rows, link); !errors.empty())
                               return refused(errors);
-                          if (same_fields(link, row.link))
+                          if (codec::same_fields(link, row.link))
                               return answered(OutcomeKind::ok, view_of(row));  // unchanged
                           rows.update_link(row.id, link);
                           return std::nullopt;
@@ -95,16 +95,16 @@ LinkResult AdminService::delete_link(const Actor& actor, const std::string& slug
 // The link's partner and its rules' partners must exist (locked against a concurrent narrowing
 // of their domains) and every destination and the fallback must be within its partner's domains;
 // all become canonical.
-std::vector<FieldError> AdminService::validate(AdminRows& rows, Link& link) {
+std::vector<codec::FieldError> AdminService::validate(AdminRows& rows, domain::Link& link) {
     std::map<std::string, std::optional<PartnerRow>> partners;
-    auto lookup = [&](const std::string& slug) -> const Partner* {
+    auto lookup = [&](const std::string& slug) -> const domain::Partner* {
         auto it = partners.find(slug);
         if (it == partners.end())
             it = partners.emplace(slug, rows.partner(slug, RowLock::share)).first;
         return it->second ? &it->second->partner : nullptr;
     };
-    std::vector<Link> links{link};
-    auto issues = validate_links(links, lookup, options_.url_policy);
+    std::vector<domain::Link> links{link};
+    auto issues = codec::validate_links(links, lookup, options_.url_policy);
     link = links.front();
     auto errors = field_errors(issues);
     // Issue 46: a link is on a domain that exists; naming the default's host is the default.
@@ -128,15 +128,15 @@ std::vector<FieldError> AdminService::validate(AdminRows& rows, Link& link) {
         for (const auto& b : rule.split) routed.insert(b.partner);
     }
     for (const auto& slug : routed) {
-        const Partner* partner = slug.empty() ? nullptr : lookup(slug);
+        const domain::Partner* partner = slug.empty() ? nullptr : lookup(slug);
         if (partner == nullptr || partner->subid_param.empty() ||
-            partner->subid_style != SubidStyle::readable)
+            partner->subid_style != domain::SubidStyle::readable)
             continue;
         rows.lock_readable_tokens(slug);
-        std::vector<Link> all = rows.links_naming(slug);
-        std::erase_if(all, [&](const Link& l) { return l.slug == link.slug; });
+        std::vector<domain::Link> all = rows.links_naming(slug);
+        std::erase_if(all, [&](const domain::Link& l) { return l.slug == link.slug; });
         all.push_back(link);
-        if (auto problem = readable_token_problem(*partner, all))
+        if (auto problem = domain::readable_token_problem(*partner, all))
             errors.push_back({"slug", *problem});
     }
     return errors;

@@ -13,7 +13,7 @@ namespace {
 
 // The partner whose tokens a link's placements are: the first of its own partner and its rules'
 // (in order) that has a sub-ID parameter; its own partner when none has one.
-std::optional<PartnerRow> token_partner(AdminRows& rows, const Link& link) {
+std::optional<PartnerRow> token_partner(AdminRows& rows, const domain::Link& link) {
     std::vector<std::string> slugs{link.partner};
     for (const auto& rule : link.rules) {
         if (!rule.partner.empty()) slugs.push_back(rule.partner);
@@ -32,54 +32,58 @@ std::optional<PartnerRow> token_partner(AdminRows& rows, const Link& link) {
 }
 
 // The channel among "direct", "other" and `channels` whose token for `link` is `token`.
-std::optional<std::string> channel_of_token(const Partner& partner, const Link& link,
-                                            const std::string& token,
+std::optional<std::string> channel_of_token(const domain::Partner& partner,
+                                            const domain::Link& link, const std::string& token,
                                             std::vector<std::string> channels) {
-    channels.insert(channels.begin(), {std::string(kDirectChannel), std::string(kOtherChannel)});
+    channels.insert(channels.begin(),
+                    {std::string(domain::kDirectChannel), std::string(domain::kOtherChannel)});
     for (const auto& channel : channels) {
-        if (placement_token(partner, link.id, link.slug, channel) == token) return channel;
+        if (domain::placement_token(partner, link.id, link.slug, channel) == token) return channel;
     }
     return std::nullopt;
 }
 
 }  // namespace
 
-Result<LinkPlacements> AdminService::link_placements(
+Result<codec::LinkPlacements> AdminService::link_placements(
     const std::string& slug, const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
-    return read<Result<LinkPlacements>>([&](AdminRows& rows) -> Result<LinkPlacements> {
-        auto row = rows.link(slug, RowLock::none);
-        if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
-        Link link = row->link;
-        link.id = row->id;
-        auto partner = token_partner(rows, link);
-        if (!partner) return refused(OutcomeKind::not_found, "no partner '" + link.partner + "'");
-        LinkPlacements page;
-        page.carried = !partner->partner.subid_param.empty();
-        for (const auto& [channel, clicks] : channels) {
-            page.items.push_back(
-                {channel, placement_token(partner->partner, link.id, slug, channel), clicks});
-        }
-        return answered(OutcomeKind::ok, std::move(page));
-    });
+    return read<Result<codec::LinkPlacements>>(
+        [&](AdminRows& rows) -> Result<codec::LinkPlacements> {
+            auto row = rows.link(slug, RowLock::none);
+            if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
+            domain::Link link = row->link;
+            link.id = row->id;
+            auto partner = token_partner(rows, link);
+            if (!partner)
+                return refused(OutcomeKind::not_found, "no partner '" + link.partner + "'");
+            codec::LinkPlacements page;
+            page.carried = !partner->partner.subid_param.empty();
+            for (const auto& [channel, clicks] : channels) {
+                page.items.push_back(
+                    {channel, domain::placement_token(partner->partner, link.id, slug, channel),
+                     clicks});
+            }
+            return answered(OutcomeKind::ok, std::move(page));
+        });
 }
 
-Result<PlacementFound> AdminService::find_placement(
+Result<codec::PlacementFound> AdminService::find_placement(
     const std::string& token,
     const std::function<std::vector<std::string>(const std::string& link)>& channels_of) {
     // The reads first, the clicks (Redis, the stats' connections) after the transaction.
     struct Found {
-        Link link;
-        Partner partner;
+        domain::Link link;
+        domain::Partner partner;
     };
     std::optional<Found> found;
     read<bool>([&](AdminRows& rows) {
         // An opaque token: the link's id, when that link's token partner writes opaque ones.
-        if (auto opaque = parse_opaque_token(token)) {
+        if (auto opaque = domain::parse_opaque_token(token)) {
             if (auto row = rows.link_by_id(opaque->link_id)) {
-                Link link = row->link;
+                domain::Link link = row->link;
                 link.id = row->id;
                 auto partner = token_partner(rows, link);
-                if (partner && partner->partner.subid_style == SubidStyle::opaque) {
+                if (partner && partner->partner.subid_style == domain::SubidStyle::opaque) {
                     found = Found{std::move(link), partner->partner};
                     return true;
                 }
@@ -88,13 +92,13 @@ Result<PlacementFound> AdminService::find_placement(
         // A readable one: the link of a partner with readable tokens whose slug begins it (at
         // most one per partner: the save paths refuse links whose tokens could collide).
         for (const auto& p : rows.partners("")) {
-            const Partner& partner = p.partner;
-            if (partner.subid_param.empty() || partner.subid_style != SubidStyle::readable)
+            const domain::Partner& partner = p.partner;
+            if (partner.subid_param.empty() || partner.subid_style != domain::SubidStyle::readable)
                 continue;
-            auto charset = SubidCharset::parse(partner.subid_charset);
+            auto charset = domain::SubidCharset::parse(partner.subid_charset);
             if (!charset) continue;
             for (auto& link : rows.links_naming(partner.slug)) {
-                std::string prefix = readable_prefix(link.slug, *charset);
+                std::string prefix = domain::readable_prefix(link.slug, *charset);
                 if (prefix.empty() || !std::string_view(token).starts_with(prefix)) continue;
                 found = Found{std::move(link), partner};
                 return true;
@@ -106,7 +110,8 @@ Result<PlacementFound> AdminService::find_placement(
         return refused(OutcomeKind::not_found, "no link's placement token is '" + token + "'");
     auto channel =
         channel_of_token(found->partner, found->link, token, channels_of(found->link.slug));
-    return answered(OutcomeKind::ok, PlacementFound{token, found->link.slug, std::move(channel)});
+    return answered(OutcomeKind::ok,
+                    codec::PlacementFound{token, found->link.slug, std::move(channel)});
 }
 
 }  // namespace refgate::admin

@@ -23,12 +23,13 @@ namespace {
 
 // The branches of the link's rules that no reader gets because their partner is inactive, named
 // as the link health names them ("rules[0]", "rules[1].split[0]").
-std::vector<SkippedBranch> skipped_branches(const Snapshot& snapshot, const LinkEntry& entry) {
-    std::vector<SkippedBranch> skipped;
+std::vector<codec::SkippedBranch> skipped_branches(const domain::Snapshot& snapshot,
+                                                   const domain::LinkEntry& entry) {
+    std::vector<codec::SkippedBranch> skipped;
     for (std::uint32_t i = 0; i < entry.rule_count; ++i) {
-        const TargetRule& rule = snapshot.rules()[entry.first_rule + i];
+        const domain::TargetRule& rule = snapshot.rules()[entry.first_rule + i];
         for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
-            const TargetBranch& branch = snapshot.branches()[rule.first_branch + b];
+            const domain::TargetBranch& branch = snapshot.branches()[rule.first_branch + b];
             if (branch.partner_active) continue;
             std::string name = "rules[" + std::to_string(i) + "]";
             if (rule.split) name += ".split[" + std::to_string(b) + "]";
@@ -43,9 +44,11 @@ std::vector<SkippedBranch> skipped_branches(const Snapshot& snapshot, const Link
 // a one-link snapshot of the partners the link names and the stored country groups (a reader
 // from AT gets the DE store when the family says AT -> DE), as a redirect would; and which of
 // the rules' branches lead to an inactive partner, and so are never taken.
-void preview_rules(AdminRows& rows, const Link& link, const std::optional<PreviewReader>& reader,
-                   bool live, const UrlPolicy& policy, SysSeconds now, LinkPreviewView& answer) {
-    std::vector<Partner> partners;
+void preview_rules(AdminRows& rows, const domain::Link& link,
+                   const std::optional<codec::PreviewReader>& reader, bool live,
+                   const domain::UrlPolicy& policy, domain::SysSeconds now,
+                   codec::LinkPreviewView& answer) {
+    std::vector<domain::Partner> partners;
     auto add = [&](const std::string& slug) {
         if (slug.empty()) return;
         for (const auto& p : partners)
@@ -57,29 +60,29 @@ void preview_rules(AdminRows& rows, const Link& link, const std::optional<Previe
         add(rule.partner);
         for (const auto& b : rule.split) add(b.partner);
     }
-    Snapshot::Builder builder(0, std::move(partners), policy, "preview", now, 1);
-    std::vector<CountryGroup> groups;
+    domain::Snapshot::Builder builder(0, std::move(partners), policy, "preview", now, 1);
+    std::vector<domain::CountryGroup> groups;
     for (auto& row : rows.country_groups()) groups.push_back(std::move(row.group));
     builder.country_groups(std::move(groups));
-    builder.add(Link(link));
+    builder.add(domain::Link(link));
     auto snapshot = builder.finish({});
-    const LinkEntry* entry = snapshot->find(link.slug);
+    const domain::LinkEntry* entry = snapshot->find(link.slug);
     if (entry == nullptr) return;
     answer.skipped_branches = skipped_branches(*snapshot, *entry);
     if (!reader || !live)
         return;  // a disabled or expired link: its fallback, whatever the rules say
-    ReaderTraits traits{reader->country, reader->platform, reader->language};
-    Target target = snapshot->target(*entry, traits, [] { return std::uint64_t{0}; });
+    domain::ReaderTraits traits{reader->country, reader->platform, reader->language};
+    domain::Target target = snapshot->target(*entry, traits, [] { return std::uint64_t{0}; });
     // The link's own destination keeps the Location found before (a placement partner's token
     // needs the stored id, which a preview of an unsaved link does not have).
     if (target.rule != 0) answer.location = std::string(target.location);
     answer.rule = target.rule;
     if (target.rule == 0) return;
-    const TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];
+    const domain::TargetRule& rule = snapshot->rules()[entry->first_rule + target.rule - 1];
     if (!rule.split) return;
     std::vector<std::string> locations;
     for (std::uint16_t b = 0; b < rule.branch_count; ++b) {
-        const TargetBranch& branch = snapshot->branches()[rule.first_branch + b];
+        const domain::TargetBranch& branch = snapshot->branches()[rule.first_branch + b];
         if (branch.partner_active) locations.push_back(branch.location);
     }
     answer.split_locations = std::move(locations);
@@ -87,18 +90,18 @@ void preview_rules(AdminRows& rows, const Link& link, const std::optional<Previe
 
 }  // namespace
 
-const Clock& AdminService::clock() const {
+const domain::Clock& AdminService::clock() const {
     return options_.clock != nullptr ? *options_.clock : system_clock_;
 }
 
 std::optional<std::string> AdminService::public_url(const std::string& slug,
                                                     const std::string& host) const {
-    std::string url = public_link_url(options_.public_base_url, host, slug);
+    std::string url = domain::public_link_url(options_.public_base_url, host, slug);
     if (url.empty()) return std::nullopt;
     return url;
 }
 
-std::string AdminService::link_host(AdminRows& rows, const Link& link) {
+std::string AdminService::link_host(AdminRows& rows, const domain::Link& link) {
     if (!link.domain.empty()) return link.domain;
     for (const auto& d : rows.domains()) {
         if (d.domain.is_default) return d.domain.host;
@@ -111,28 +114,30 @@ namespace {
 // The code and token a click of `direct` and of each channel the partner names in channel_codes
 // carries, as the redirect writes them (code_for_channel, write_token). Tokens need the link's
 // slug (`named`: the preview gave one) and, for opaque ones, its id (`link_id` 0: not saved).
-std::vector<PreviewPlacement> preview_placements(const Link& link, bool named, std::int64_t link_id,
-                                                 Partner partner, SysSeconds now) {
-    std::vector<PreviewPlacement> out;
-    if (!has_placements(partner)) return out;
-    apply_due_codes(partner, now);
-    std::vector<std::string> channels{std::string(kDirectChannel)};
+std::vector<codec::PreviewPlacement> preview_placements(const domain::Link& link, bool named,
+                                                        std::int64_t link_id,
+                                                        domain::Partner partner,
+                                                        domain::SysSeconds now) {
+    std::vector<codec::PreviewPlacement> out;
+    if (!domain::has_placements(partner)) return out;
+    domain::apply_due_codes(partner, now);
+    std::vector<std::string> channels{std::string(domain::kDirectChannel)};
     for (const auto& c : partner.channel_codes) {
         if (std::find(channels.begin(), channels.end(), c.channel) == channels.end())
             channels.push_back(c.channel);
     }
     for (const auto& channel : channels) {
-        PreviewPlacement p{.channel = channel};
+        codec::PreviewPlacement p{.channel = channel};
         bool pattern = channel.ends_with('*');
         std::string_view as_clicked =
             pattern ? std::string_view(channel).substr(0, channel.size() - 1) : channel;
-        p.ref_code = code_for_channel(partner, as_clicked);
-        bool token_known =
-            !pattern && named && (partner.subid_style == SubidStyle::readable || link_id != 0);
+        p.ref_code = domain::code_for_channel(partner, as_clicked);
+        bool token_known = !pattern && named &&
+                           (partner.subid_style == domain::SubidStyle::readable || link_id != 0);
         if (!partner.subid_param.empty() && token_known)
-            p.token = placement_token(partner, link_id, link.slug, channel);
+            p.token = domain::placement_token(partner, link_id, link.slug, channel);
         if (!pattern && (partner.subid_param.empty() || p.token)) {
-            p.location = build_placement_location(
+            p.location = domain::build_placement_location(
                 link.destination, partner, p.ref_code,
                 p.token ? std::optional<std::string_view>(*p.token) : std::nullopt);
         }
@@ -143,18 +148,19 @@ std::vector<PreviewPlacement> preview_placements(const Link& link, bool named, s
 
 }  // namespace
 
-Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
-    using PreviewResult = Result<LinkPreviewView>;
+Result<codec::LinkPreviewView> AdminService::preview_link(const codec::LinkPreview& preview) {
+    using PreviewResult = Result<codec::LinkPreviewView>;
     if (!preview.errors.empty()) return refused(preview.errors);
-    Link link = preview.link;
+    domain::Link link = preview.link;
     // A write transaction that is never committed: validation locks the partner's row.
     return write<PreviewResult>([&](AdminRows& rows) -> PreviewResult {
         if (auto errors = validate(rows, link); !errors.empty()) return refused(errors);
         auto partner = rows.partner(link.partner, RowLock::none);
         auto now = std::chrono::floor<std::chrono::seconds>(clock().now());
-        LinkPreviewView answer{.location = reader_location(link, partner->partner, now)};
+        codec::LinkPreviewView answer{.location =
+                                          domain::reader_location(link, partner->partner, now)};
         if (preview.named) answer.public_url = public_url(link.slug, link_host(rows, link));
-        bool live = link.status == LinkStatus::active && partner->partner.active &&
+        bool live = link.status == domain::LinkStatus::active && partner->partner.active &&
                     !(link.expires_at && now >= *link.expires_at);
         // A stored link's id: its opaque tokens, in the placements and the rules' Locations.
         if (preview.named) {
@@ -173,23 +179,24 @@ Result<LinkPreviewView> AdminService::preview_link(const LinkPreview& preview) {
     });
 }
 
-Result<LinkShareView> AdminService::share_link(const std::string& slug, const std::string& src) {
-    using ShareResult = Result<LinkShareView>;
+Result<codec::LinkShareView> AdminService::share_link(const std::string& slug,
+                                                      const std::string& src) {
+    using ShareResult = Result<codec::LinkShareView>;
     return read<ShareResult>([&](AdminRows& rows) -> ShareResult {
         auto row = rows.link(slug, RowLock::none);
         if (!row) return refused(OutcomeKind::not_found, "no link '" + slug + "'");
         auto url = public_url(row->link.slug, link_host(rows, row->link));
-        if (!url) return answered(OutcomeKind::ok, LinkShareView{});
+        if (!url) return answered(OutcomeKind::ok, codec::LinkShareView{});
         if (!src.empty()) url->append("?src=").append(src);
         auto partner = rows.partner(row->link.partner, RowLock::none);
-        std::vector<Disclosure> current;
+        std::vector<domain::Disclosure> current;
         for (auto& d : rows.disclosures()) current.push_back(std::move(d.disclosure));
-        DisclosureSet set(std::move(current));
-        const DisclosureEntry* entry =
+        domain::DisclosureSet set(std::move(current));
+        const domain::DisclosureEntry* entry =
             set.resolve(partner->partner.slug, {}, options_.default_locale);
-        std::string snippet = link_snippet(*url, partner->partner.name,
-                                           entry != nullptr ? &entry->current->text : nullptr);
-        return answered(OutcomeKind::ok, LinkShareView{url, std::move(snippet)});
+        std::string snippet = domain::link_snippet(
+            *url, partner->partner.name, entry != nullptr ? &entry->current->text : nullptr);
+        return answered(OutcomeKind::ok, codec::LinkShareView{url, std::move(snippet)});
     });
 }
 

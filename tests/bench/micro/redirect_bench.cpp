@@ -52,7 +52,7 @@ constexpr const char* kChrome =
     "Chrome/131.0.0.0 Safari/537.36";
 constexpr const char* kSlackbot = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)";
 
-class FixedClock final : public Clock {
+class FixedClock final : public domain::Clock {
   public:
     std::chrono::system_clock::time_point now() const override {
         return std::chrono::system_clock::time_point(std::chrono::seconds(kNow));
@@ -65,8 +65,8 @@ std::string slug(int i) {
     return buf;
 }
 
-Partner partner(int p) {
-    Partner out;
+domain::Partner partner(int p) {
+    domain::Partner out;
     out.id = p + 1;
     out.slug = "partner" + std::to_string(p);
     out.name = "Partner " + std::to_string(p);
@@ -84,8 +84,8 @@ std::string destination(int i) {
 
 // With `placements`, every partner has a sub-ID parameter and three channel codes, the last of
 // which matches the channel the benchmarks send (the longest walk to a code).
-std::vector<Partner> partners(bool placements = false) {
-    std::vector<Partner> out;
+std::vector<domain::Partner> partners(bool placements = false) {
+    std::vector<domain::Partner> out;
     for (int p = 0; p < kPartners; ++p) out.push_back(partner(p));
     if (placements) {
         for (auto& p : out) {
@@ -98,11 +98,11 @@ std::vector<Partner> partners(bool placements = false) {
 }
 
 // Links 1..n as tests/bench/bench.py generates them; link n+1 passes utm_* through.
-std::vector<Link> links(int n) {
-    std::vector<Link> out;
+std::vector<domain::Link> links(int n) {
+    std::vector<domain::Link> out;
     out.reserve(n + 1);
     for (int i = 1; i <= n + 1; ++i) {
-        Link l;
+        domain::Link l;
         l.id = i;
         l.slug = slug(i);
         l.partner = "partner" + std::to_string(i % kPartners);
@@ -114,9 +114,9 @@ std::vector<Link> links(int n) {
 }
 
 // The 100k-link snapshot, built once for the whole run (one with placements, one without).
-const std::shared_ptr<const Snapshot>& big_snapshot(bool placements = false) {
+const std::shared_ptr<const domain::Snapshot>& big_snapshot(bool placements = false) {
     auto build = [](bool with) {
-        auto s = Snapshot::build(1, partners(with), links(kLinks), {}, "bench");
+        auto s = domain::Snapshot::build(1, partners(with), links(kLinks), {}, "bench");
         REQUIRE(s->rejected().empty());
         REQUIRE(s->link_count() == static_cast<std::size_t>(kLinks) + 1);
         return s;
@@ -129,11 +129,11 @@ const std::shared_ptr<const Snapshot>& big_snapshot(bool placements = false) {
 
 // The same 100k links with two branded domains (issue 46): go.example.com the default, and
 // de.example.com, which the even links are on.
-const std::shared_ptr<const Snapshot>& domains_snapshot() {
+const std::shared_ptr<const domain::Snapshot>& domains_snapshot() {
     static const auto built = [] {
         auto input = links(kLinks);
-        Snapshot::Builder b(1, partners(false), {}, "bench", SysSeconds{std::chrono::seconds{kNow}},
-                            input.size());
+        domain::Snapshot::Builder b(1, partners(false), {}, "bench",
+                                    domain::SysSeconds{std::chrono::seconds{kNow}}, input.size());
         b.domains({{"go.example.com", true, ""}, {"de.example.com", false, ""}});
         for (auto& l : input) {
             if (l.id % 2 == 0) l.domain = "de.example.com";
@@ -150,7 +150,7 @@ const std::shared_ptr<const Snapshot>& domains_snapshot() {
 // Issue 44: 10,000 links with a fallback, the odd ones with a click cap (max_human_clicks 100),
 // the even ones switched to their fallback by link health (auto_fallback, the default branch).
 constexpr int kFallbackLinks = 10'000;
-const std::shared_ptr<const Snapshot>& fallback_snapshot() {
+const std::shared_ptr<const domain::Snapshot>& fallback_snapshot() {
     static const auto built = [] {
         auto input = links(kFallbackLinks);
         input.pop_back();  // not the utm_passthrough link
@@ -164,7 +164,7 @@ const std::shared_ptr<const Snapshot>& fallback_snapshot() {
                 l.fallback_switches = {{"default", "status", "", 0}};
             }
         }
-        auto s = Snapshot::build(1, partners(false), std::move(input), {}, "bench");
+        auto s = domain::Snapshot::build(1, partners(false), std::move(input), {}, "bench");
         REQUIRE(s->rejected().empty());
         REQUIRE(s->caps().size() == kFallbackLinks / 2);
         REQUIRE(s->serving_fallback() == kFallbackLinks / 2);
@@ -176,26 +176,26 @@ const std::shared_ptr<const Snapshot>& fallback_snapshot() {
 // A handler over the big snapshot with a recorder, as the server's I/O thread has it, and a
 // browser-like request.
 struct World {
-    SnapshotStore store;
+    runtime::SnapshotStore store;
     FixedClock clock;
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted;
-    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted};
-    RedirectHandler handler;
-    RedirectHandler handler_without_recorder;
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted;
+    redirect::ClickRecorder recorder{shard, salts, domain::ClickClassifier::builtin(), trusted};
+    redirect::RedirectHandler handler;
+    redirect::RedirectHandler handler_without_recorder;
     std::vector<std::string> targets;
     std::vector<http::HeaderField> fields;
     http::Response response;
 
     explicit World(const char* user_agent = kChrome, std::string_view query = {},
                    bool placements = false)
-        : handler(store, clock, RedirectOptions{}, &recorder),
-          handler_without_recorder(store, clock, RedirectOptions{}) {
+        : handler(store, clock, redirect::RedirectOptions{}, &recorder),
+          handler_without_recorder(store, clock, redirect::RedirectOptions{}) {
         store.publish(big_snapshot(placements));
-        SaltKey salt{};
+        clicks::SaltKey salt{};
         salt[0] = 7;
-        salts.set(utc_day(kNow), salt);
+        salts.set(domain::utc_day(kNow), salt);
         targets.reserve(kLinks);
         for (int i = 1; i <= kLinks; ++i) {
             std::string t = "/go/" + slug(i);
@@ -236,7 +236,7 @@ struct World {
     void on_fallbacks() {
         const auto& snapshot = fallback_snapshot();
         store.publish(snapshot);
-        auto flags = std::make_shared<CapFlags>(*snapshot);
+        auto flags = std::make_shared<runtime::CapFlags>(*snapshot);
         std::unordered_map<std::int64_t, std::uint64_t> totals;
         for (const auto& cap : snapshot->caps()) totals[cap.link_id] = 100;
         REQUIRE(flags->apply(totals) == snapshot->caps().size());
@@ -257,7 +257,8 @@ struct World {
     }
 
     // One request the way Session::answer() makes it: the response is reset and reused.
-    int send(RedirectHandler& h, std::string_view target, http::Method method = http::Method::get) {
+    int send(redirect::RedirectHandler& h, std::string_view target,
+             http::Method method = http::Method::get) {
         response.reset();
         h.handle(request(target, method), response);
         return response.status();
@@ -272,29 +273,30 @@ std::string out_dir() {
 }  // namespace
 
 TEST_CASE("build_location", "[micro]") {
-    Partner p = partner(12345 % kPartners);
+    domain::Partner p = partner(12345 % kPartners);
     std::string dest = destination(12345);
-    REQUIRE(build_location(dest, p) ==
+    REQUIRE(domain::build_location(dest, p) ==
             "https://www.partner5.example.com/products/item-12345?plan=pro&ref=picks42&"
             "utm_medium=affiliate#top");
     BENCHMARK("build_location: destination + ref + 1 extra parameter") {
-        return build_location(dest, p);
+        return domain::build_location(dest, p);
     };
     BENCHMARK("build_location: utm_passthrough with 3 incoming parameters") {
-        return build_location(dest, p, true, "utm_source=news&utm_campaign=black-friday&x=1");
+        return domain::build_location(dest, p, true,
+                                      "utm_source=news&utm_campaign=black-friday&x=1");
     };
 }
 
 TEST_CASE("ClickClassifier::builtin().classify", "[micro]") {
-    const ClickClassifier& c = ClickClassifier::builtin();
-    ClickSignals browser{.user_agent = kChrome};
-    ClickSignals slack{.user_agent = kSlackbot};
-    ClickSignals prefetch{.user_agent = kChrome, .sec_purpose = "prefetch;prerender"};
+    const domain::ClickClassifier& c = domain::ClickClassifier::builtin();
+    domain::ClickSignals browser{.user_agent = kChrome};
+    domain::ClickSignals slack{.user_agent = kSlackbot};
+    domain::ClickSignals prefetch{.user_agent = kChrome, .sec_purpose = "prefetch;prerender"};
     std::string long_agent(600, 'x');
-    ClickSignals overlong{.user_agent = long_agent};
-    REQUIRE(c.classify(browser) == ClickClass::human);
-    REQUIRE(c.classify(slack) == ClickClass::bot);
-    REQUIRE(c.classify(prefetch) == ClickClass::prefetch);
+    domain::ClickSignals overlong{.user_agent = long_agent};
+    REQUIRE(c.classify(browser) == domain::ClickClass::human);
+    REQUIRE(c.classify(slack) == domain::ClickClass::bot);
+    REQUIRE(c.classify(prefetch) == domain::ClickClass::prefetch);
     BENCHMARK("classify: Chrome user agent (human, 111 bytes)") { return c.classify(browser); };
     BENCHMARK("classify: Slackbot user agent (bot)") { return c.classify(slack); };
     BENCHMARK("classify: Sec-Purpose prefetch") { return c.classify(prefetch); };
@@ -302,7 +304,7 @@ TEST_CASE("ClickClassifier::builtin().classify", "[micro]") {
 }
 
 TEST_CASE("Snapshot::find over 100k links", "[micro]") {
-    const Snapshot& s = *big_snapshot();
+    const domain::Snapshot& s = *big_snapshot();
     std::vector<std::string> slugs;
     slugs.reserve(kLinks);
     for (int i = 1; i <= kLinks; ++i) slugs.push_back(slug(i));
@@ -329,12 +331,14 @@ TEST_CASE("the channel cap's work for a click with ?src=", "[micro]") {
     // What a click with a channel adds to one without: the identifier check of its src value
     // and the I/O thread's ChannelCap lookup (a click without src does neither).
     std::string_view tag = "newsletter-2026-48";
-    BENCHMARK("looks_like_identifier: newsletter-2026-48") { return looks_like_identifier(tag); };
-    BENCHMARK("read_channel: src=newsletter-2026-48 after two parameters") {
-        return read_channel("plan=pro&utm_source=x&src=newsletter-2026-48").channel.size();
+    BENCHMARK("looks_like_identifier: newsletter-2026-48") {
+        return domain::looks_like_identifier(tag);
     };
-    ChannelCap cap(100);
-    const std::int32_t day = utc_day(kNow);
+    BENCHMARK("read_channel: src=newsletter-2026-48 after two parameters") {
+        return domain::read_channel("plan=pro&utm_source=x&src=newsletter-2026-48").channel.size();
+    };
+    clicks::ChannelCap cap(100);
+    const std::int32_t day = domain::utc_day(kNow);
     for (std::int64_t link = 1; link <= 10'000; ++link) cap.admit(link, day, tag);
     std::int64_t link = 0;
     BENCHMARK("ChannelCap::admit: a channel seen before, 10k links") {
@@ -396,7 +400,7 @@ struct AllocCase {
 
 // Allocations of `calls` handle() calls over `targets`, after two warm-up passes over all of them
 // (so that every counter key exists and every buffer has grown).
-AllocCase count_allocations(std::string name, World& w, RedirectHandler& h,
+AllocCase count_allocations(std::string name, World& w, redirect::RedirectHandler& h,
                             const std::vector<std::string>& targets, std::uint64_t calls,
                             http::Method method = http::Method::get, int expected_status = 302) {
     for (int pass = 0; pass < 2; ++pass) {
@@ -595,23 +599,24 @@ TEST_CASE("one-shot timings of start-up work with 100k links", "[oneshot]") {
     }
     auto live_before = bench::live_bytes();
     auto t0 = Clock::now();
-    auto built = Snapshot::build(1, input_partners, input_links, {}, "bench");
+    auto built = domain::Snapshot::build(1, input_partners, input_links, {}, "bench");
     auto t1 = Clock::now();
     out["heap held by Snapshot::build, 100k links (MiB)"] = mib(bench::live_bytes() - live_before);
     std::string file;
-    write_snapshot_json(*built, [&file](std::string_view piece) { file.append(piece); });
+    codec::write_snapshot_json(*built, [&file](std::string_view piece) { file.append(piece); });
     auto t2 = Clock::now();
     auto t5 = Clock::now();
-    auto read = read_snapshot_json(std::string_view(file), {});
+    auto read = codec::read_snapshot_json(std::string_view(file), {});
     auto t6 = Clock::now();
     REQUIRE(read->link_count() == built->link_count());
     // A scheduled code of one partner taking over: what the follower publishes at that second.
     auto scheduled_partners = input_partners;
-    scheduled_partners[0].scheduled_codes = {{SysSeconds{std::chrono::seconds{kNow + 60}}, "x"}};
-    auto scheduled = Snapshot::build(1, scheduled_partners, input_links, {}, "bench", {},
-                                     SysSeconds{std::chrono::seconds{kNow}});
+    scheduled_partners[0].scheduled_codes = {
+        {domain::SysSeconds{std::chrono::seconds{kNow + 60}}, "x"}};
+    auto scheduled = domain::Snapshot::build(1, scheduled_partners, input_links, {}, "bench", {},
+                                             domain::SysSeconds{std::chrono::seconds{kNow}});
     auto t7 = Clock::now();
-    auto switched = scheduled->at(SysSeconds{std::chrono::seconds{kNow + 60}});
+    auto switched = scheduled->at(domain::SysSeconds{std::chrono::seconds{kNow + 60}});
     auto t8 = Clock::now();
     REQUIRE(switched->partners()[0].ref_code == "x");
     out["Snapshot::build, 100k links (validation, Locations, pages) (ms)"] = ms(t1 - t0);

@@ -40,7 +40,7 @@ namespace http = refgate::http;
 constexpr std::int64_t kNow = 1'795'968'000;  // 2026-11-29T16:00:00Z
 constexpr int kLinks = 10'000;
 
-class FixedClock final : public Clock {
+class FixedClock final : public domain::Clock {
   public:
     std::chrono::system_clock::time_point now() const override {
         return std::chrono::system_clock::time_point(std::chrono::seconds(kNow));
@@ -48,15 +48,15 @@ class FixedClock final : public Clock {
 };
 
 // Germany for addresses whose last byte is even, the United States otherwise.
-class FakeCountries final : public CountryLookup {
+class FakeCountries final : public domain::CountryLookup {
   public:
-    CountryCode country_of(const IpBytes& a) const noexcept override {
-        return (a[15] & 1) == 0 ? country_code("DE") : country_code("US");
+    domain::CountryCode country_of(const domain::IpBytes& a) const noexcept override {
+        return (a[15] & 1) == 0 ? domain::country_code("DE") : domain::country_code("US");
     }
 };
 
-Partner store(std::string slug, std::string domain, std::string code) {
-    Partner p;
+domain::Partner store(std::string slug, std::string domain, std::string code) {
+    domain::Partner p;
     p.slug = std::move(slug);
     p.name = p.slug;
     p.ref_param = "tag";
@@ -67,31 +67,32 @@ Partner store(std::string slug, std::string domain, std::string code) {
 
 // Links 1..n to amazon.com; with `rules`, each has the four rules (DE/AT store, iOS app,
 // French store, a 70/30 split), so a US desktop reader in English walks all four.
-std::shared_ptr<const Snapshot> snapshot(bool rules) {
-    std::vector<Partner> partners = {store("amazon-us", "amazon.com", "picks-20"),
-                                     store("amazon-de", "amazon.de", "picks-21"),
-                                     store("amazon-fr", "amazon.fr", "picks-fr")};
-    std::vector<Link> links;
+std::shared_ptr<const domain::Snapshot> snapshot(bool rules) {
+    std::vector<domain::Partner> partners = {store("amazon-us", "amazon.com", "picks-20"),
+                                             store("amazon-de", "amazon.de", "picks-21"),
+                                             store("amazon-fr", "amazon.fr", "picks-fr")};
+    std::vector<domain::Link> links;
     for (int i = 1; i <= kLinks; ++i) {
-        Link l;
+        domain::Link l;
         l.id = i;
         l.slug = "rules-" + std::to_string(i);
         l.partner = "amazon-us";
         std::string dp = "/dp/B" + std::to_string(i);
         l.destination = "https://www.amazon.com" + dp;
         if (rules) {
-            LinkRule de{{"DE", "AT"}, {}, {}, "amazon-de", "https://www.amazon.de" + dp, {}};
-            LinkRule ios{{}, {"ios"}, {}, {}, "https://www.amazon.com" + dp + "?app=1", {}};
-            LinkRule fr{{}, {}, {"fr"}, "amazon-fr", "https://www.amazon.fr" + dp, {}};
-            LinkRule split;
+            domain::LinkRule de{
+                {"DE", "AT"}, {}, {}, "amazon-de", "https://www.amazon.de" + dp, {}};
+            domain::LinkRule ios{{}, {"ios"}, {}, {}, "https://www.amazon.com" + dp + "?app=1", {}};
+            domain::LinkRule fr{{}, {}, {"fr"}, "amazon-fr", "https://www.amazon.fr" + dp, {}};
+            domain::LinkRule split;
             split.split = {{70, "https://www.amazon.com" + dp, ""},
                            {30, "https://www.amazon.com" + dp + "?b=1", ""}};
             l.rules = {de, ios, fr, split};
         }
         links.push_back(std::move(l));
     }
-    Snapshot::Builder builder(1, std::move(partners), UrlPolicy{}, "bench",
-                              SysSeconds{std::chrono::seconds{kNow}}, links.size());
+    domain::Snapshot::Builder builder(1, std::move(partners), domain::UrlPolicy{}, "bench",
+                                      domain::SysSeconds{std::chrono::seconds{kNow}}, links.size());
     for (auto& l : links) builder.add(std::move(l));
     auto s = builder.finish({});
     REQUIRE(s->rejected().empty());
@@ -99,14 +100,14 @@ std::shared_ptr<const Snapshot> snapshot(bool rules) {
 }
 
 struct World {
-    SnapshotStore store;
+    runtime::SnapshotStore store;
     FixedClock clock;
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted;
-    CountryLookupBox countries;
-    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted};
-    std::unique_ptr<RedirectHandler> handler;
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted;
+    redirect::CountryLookupBox countries;
+    redirect::ClickRecorder recorder{shard, salts, domain::ClickClassifier::builtin(), trusted};
+    std::unique_ptr<redirect::RedirectHandler> handler;
     std::vector<std::string> targets;
     std::vector<http::HeaderField> fields = {
         {"Host", "picks.example.com"},
@@ -122,24 +123,26 @@ struct World {
     // background walk is done), else looked up in the .mmdb itself.
     explicit World(bool rules, bool flat = true) {
         store.publish(snapshot(rules));
-        SaltKey salt{};
+        clicks::SaltKey salt{};
         salt[0] = 7;
-        salts.set(utc_day(kNow), salt);
+        salts.set(domain::utc_day(kNow), salt);
         if (const char* db = std::getenv("REFGATE_BENCH_COUNTRY_DB"); db != nullptr && *db) {
-            auto database = std::make_shared<const CountryDatabase>(db);
+            auto database = std::make_shared<const redirect::CountryDatabase>(db);
             if (flat) {
                 auto ranges = database->ranges({});
                 REQUIRE(ranges);
-                countries.publish(std::make_shared<const CountryRanges>(std::move(*ranges)));
+                countries.publish(
+                    std::make_shared<const domain::CountryRanges>(std::move(*ranges)));
             } else {
-                countries.publish(std::shared_ptr<const CountryLookup>(std::move(database)));
+                countries.publish(
+                    std::shared_ptr<const domain::CountryLookup>(std::move(database)));
             }
         } else {
             countries.publish(std::make_shared<const FakeCountries>());
         }
-        handler = std::make_unique<RedirectHandler>(
-            store, clock, RedirectOptions{}, &recorder,
-            TargetingSources{
+        handler = std::make_unique<redirect::RedirectHandler>(
+            store, clock, redirect::RedirectOptions{}, &recorder,
+            redirect::TargetingSources{
                 .trusted_proxies = &trusted, .salts = &salts, .countries = &countries});
         for (int i = 1; i <= kLinks; ++i) targets.push_back("/go/rules-" + std::to_string(i));
     }
@@ -226,15 +229,15 @@ TEST_CASE("the flattened country database answers as the database, in fewer ns",
         WARN("REFGATE_BENCH_COUNTRY_DB is not set: nothing to compare");
         return;
     }
-    CountryDatabase db(path);
+    redirect::CountryDatabase db(path);
     double start = cpu_ns();
     auto ranges = db.ranges({});
     double walk_ms = (cpu_ns() - start) / 1e6;
     REQUIRE(ranges);
     std::mt19937_64 rng(22);
-    std::vector<IpBytes> addresses(1'000'000);
+    std::vector<domain::IpBytes> addresses(1'000'000);
     for (std::size_t i = 0; i < addresses.size(); ++i) {
-        IpBytes& a = addresses[i];
+        domain::IpBytes& a = addresses[i];
         std::uint64_t r = rng();
         if (i % 2 == 0) {
             a[10] = a[11] = 0xff;
@@ -246,11 +249,11 @@ TEST_CASE("the flattened country database answers as the database, in fewer ns",
     }
     std::size_t mismatches = 0, known = 0;
     for (const auto& a : addresses) {
-        CountryCode expected = db.country_of(a);
+        domain::CountryCode expected = db.country_of(a);
         known += expected != 0;
         mismatches += ranges->country_of(a) != expected;
     }
-    auto ns_per_lookup = [&](const CountryLookup& lookup) {
+    auto ns_per_lookup = [&](const domain::CountryLookup& lookup) {
         std::uint64_t sum = 0;
         double t = cpu_ns();
         for (const auto& a : addresses) sum += lookup.country_of(a);

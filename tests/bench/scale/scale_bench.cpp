@@ -63,12 +63,12 @@ RedisFigures redis_figures(const refgate::redis::RedisAddress& address) {
 // `counters` counters over links 1.. (two channels, human): the same for every instance.
 BatchCounts make_counts(int counters) {
     BatchCounts counts;
-    auto today = refgate::utc_day(std::chrono::duration_cast<std::chrono::seconds>(
-                                      std::chrono::system_clock::now().time_since_epoch())
-                                      .count());
+    auto today = refgate::domain::utc_day(std::chrono::duration_cast<std::chrono::seconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count());
     for (int i = 0; i < counters; ++i) {
-        refgate::CounterKey key(i / 2 + 1, today, refgate::ClickClass::human,
-                                i % 2 == 0 ? "direct" : "newsletter");
+        refgate::domain::CounterKey key(i / 2 + 1, today, refgate::domain::ClickClass::human,
+                                        i % 2 == 0 ? "direct" : "newsletter");
         counts.emplace_back(key, static_cast<std::uint64_t>(i % 3 + 1));
     }
     return counts;

@@ -23,23 +23,23 @@ namespace {
 namespace http = refgate::http;
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
-using refgate::CodeView;
-using refgate::CountryGroupPut;
-using refgate::CountryGroupView;
-using refgate::DisclosureInput;
-using refgate::DisclosurePreviewView;
-using refgate::DisclosureVersionView;
-using refgate::DisclosureView;
-using refgate::LinkPatch;
-using refgate::LinkPreview;
-using refgate::LinkPreviewView;
-using refgate::LinkShareView;
-using refgate::LinkView;
-using refgate::NewLink;
-using refgate::NewPartner;
-using refgate::Page;
-using refgate::PartnerPatch;
-using refgate::PartnerView;
+using refgate::codec::CodeView;
+using refgate::codec::CountryGroupPut;
+using refgate::codec::CountryGroupView;
+using refgate::codec::DisclosureInput;
+using refgate::codec::DisclosurePreviewView;
+using refgate::codec::DisclosureVersionView;
+using refgate::codec::DisclosureView;
+using refgate::codec::LinkPatch;
+using refgate::codec::LinkPreview;
+using refgate::codec::LinkPreviewView;
+using refgate::codec::LinkShareView;
+using refgate::codec::LinkView;
+using refgate::codec::NewLink;
+using refgate::codec::NewPartner;
+using refgate::codec::Page;
+using refgate::codec::PartnerPatch;
+using refgate::codec::PartnerView;
 
 // A store's answer as the test states it: the decision and the object as JSON.
 struct Outcome {
@@ -47,7 +47,7 @@ struct Outcome {
     Json body;
     std::int64_t version = 0;
     std::string detail;
-    std::vector<FieldError> errors;
+    std::vector<refgate::codec::FieldError> errors;
 };
 
 // Answers every call with `next` (or throws `fail`), and remembers what it was asked.
@@ -60,7 +60,7 @@ class FakeStore final : public AdminStore {
     std::string last_slug;
     std::string last_actor;
     Json last_body;
-    refgate::Partner last_partner;
+    refgate::domain::Partner last_partner;
     Precondition last_precondition;
     LinkFilter last_filter;
     AuditFilter last_audit;
@@ -176,8 +176,8 @@ class FakeStore final : public AdminStore {
         last_import = request;
         return typed<ImportReport>("import_document", "", &a);
     }
-    Result<refgate::ImportDocument> export_document() override {
-        return typed<refgate::ImportDocument>("export_document");
+    Result<refgate::codec::ImportDocument> export_document() override {
+        return typed<refgate::codec::ImportDocument>("export_document");
     }
 
   private:

@@ -26,7 +26,8 @@ PartnerRow stored_partner() {
     row.partner.allowed_domains = {"tailscale.com", "login.tailscale.com"};
     row.partner.extra_params = {{"utm_source", "picks"}, {"aff", "1"}};  // editor's order
     row.partner.active = false;
-    row.partner.scheduled_codes = {{SysSeconds{std::chrono::seconds{1'800'000'000}}, "winter"}};
+    row.partner.scheduled_codes = {
+        {domain::SysSeconds{std::chrono::seconds{1'800'000'000}}, "winter"}};
     row.stamps = {1'800'000'000'123'456, 1'800'000'100'000'001, 3};
     return row;
 }
@@ -36,8 +37,8 @@ LinkRow stored_link() {
     row.link.slug = "pricing";
     row.link.partner = "tailscale";
     row.link.destination = "https://tailscale.com/pricing?plan=team#faq";
-    row.link.status = LinkStatus::disabled;
-    row.link.expires_at = SysSeconds{std::chrono::seconds{1'900'000'000}};
+    row.link.status = domain::LinkStatus::disabled;
+    row.link.expires_at = domain::SysSeconds{std::chrono::seconds{1'900'000'000}};
     row.link.fallback = "https://tailscale.com/";
     row.link.utm_passthrough = true;
     row.stamps = {1'000'000, 2'000'000, 2};
@@ -49,7 +50,7 @@ LinkRow stored_link() {
 TEST_CASE("admin json: a partner object reads back as the same partner", "[admin][json]") {
     PartnerRow row = stored_partner();
     row.partner.subid_param = "subId1";
-    row.partner.subid_style = refgate::SubidStyle::readable;
+    row.partner.subid_style = refgate::domain::SubidStyle::readable;
     row.partner.subid_charset = "a-z0-9_";
     row.partner.channel_codes = {{"newsletter", "picks-nl"}, {"blog-*", "picks-blog"}};
     Json object = partner_object(row);
@@ -69,9 +70,10 @@ TEST_CASE("admin json: a partner object reads back as the same partner", "[admin
           Json::array({Json{{"ref_code", "winter"}, {"valid_from", "2027-01-15T08:00:00Z"}}}));
     CHECK(object["extra_params"].dump() == R"({"utm_source":"picks","aff":"1"})");
 
-    auto parsed = parse_import(Json{{"partners", Json::array({writable(object)})}});
+    auto parsed = codec::parse_import(Json{{"partners", Json::array({writable(object)})}});
     REQUIRE(parsed.issues.empty());
-    CHECK(partner_to_json(parsed.document.partners.front()) == partner_to_json(row.partner));
+    CHECK(codec::partner_to_json(parsed.document.partners.front()) ==
+          codec::partner_to_json(row.partner));
 }
 
 TEST_CASE("admin json: a link object reads back as the same link", "[admin][json]") {
@@ -80,18 +82,18 @@ TEST_CASE("admin json: a link object reads back as the same link", "[admin][json
     CHECK(object["expires_at"] == "2030-03-17T17:46:40Z");
     CHECK(object["status"] == "disabled");
     CHECK(object["created_at"] == "1970-01-01T00:00:01.000000Z");
-    auto parsed = parse_import(Json{{"links", Json::array({writable(object)})}});
+    auto parsed = codec::parse_import(Json{{"links", Json::array({writable(object)})}});
     REQUIRE(parsed.issues.empty());
-    CHECK(link_to_json(parsed.document.links.front()) == link_to_json(row.link));
+    CHECK(codec::link_to_json(parsed.document.links.front()) == codec::link_to_json(row.link));
 
     row.link.expires_at.reset();
     row.link.fallback.reset();
     Json plain = link_object(row);
     CHECK(plain["expires_at"].is_null());
     CHECK(plain["fallback"].is_null());
-    auto again = parse_import(Json{{"links", Json::array({writable(plain)})}});
+    auto again = codec::parse_import(Json{{"links", Json::array({writable(plain)})}});
     REQUIRE(again.issues.empty());
-    CHECK(link_to_json(again.document.links.front()) == link_to_json(row.link));
+    CHECK(codec::link_to_json(again.document.links.front()) == codec::link_to_json(row.link));
 }
 
 TEST_CASE("admin json: audit entries and tokens keep their documented shape", "[admin][json]") {

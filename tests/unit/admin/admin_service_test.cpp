@@ -22,10 +22,10 @@ using refgate::admin::testing::audited;
 using refgate::admin::testing::body;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
-using refgate::parse_link_patch;
-using refgate::parse_new_link;
-using refgate::parse_new_partner;
-using refgate::parse_partner_patch;
+using refgate::codec::parse_link_patch;
+using refgate::codec::parse_new_link;
+using refgate::codec::parse_new_partner;
+using refgate::codec::parse_partner_patch;
 
 const Actor kEddie{"eddie", Role::editor};
 
@@ -52,8 +52,8 @@ struct Fixture {
 };
 
 // A PUT of the general disclosure in English, read as the API reads it.
-refgate::DisclosureInput put_text(const Json& body) {
-    return refgate::parse_disclosure_put("general", "en", body);
+refgate::codec::DisclosureInput put_text(const Json& body) {
+    return refgate::codec::parse_disclosure_put("general", "en", body);
 }
 
 template <typename Answer>
@@ -238,7 +238,8 @@ TEST_CASE("admin service: a code is scheduled only for a moment after the clock'
           "[admin][service]") {
     Fixture f;
     auto at = [](int day) {
-        return refgate::format_rfc3339(std::chrono::sys_days{std::chrono::year{2027} / 1 / day});
+        return refgate::domain::format_rfc3339(
+            std::chrono::sys_days{std::chrono::year{2027} / 1 / day});
     };
     auto past = f.service.update_partner(
         kEddie, "tailscale", {.any = true},

@@ -25,12 +25,12 @@ using refgate::admin::OutcomeKind;
 // Remembers what it was asked to record; knows one partner.
 class FakeStore final : public refgate::admin::CommissionStore {
   public:
-    std::optional<refgate::RecordedCommissions> record(
-        const std::string& partner, const std::vector<refgate::Commission>& commissions,
+    std::optional<refgate::codec::RecordedCommissions> record(
+        const std::string& partner, const std::vector<refgate::domain::Commission>& commissions,
         CommissionSource, bool dry_run) override {
         if (partner != "impact-co") return std::nullopt;
         calls.push_back({commissions.size(), dry_run});
-        refgate::RecordedCommissions r;
+        refgate::codec::RecordedCommissions r;
         r.created = commissions.size();
         return r;
     }
@@ -39,12 +39,13 @@ class FakeStore final : public refgate::admin::CommissionStore {
         secret_hash = hash;
         return true;
     }
-    std::optional<refgate::EarningsReport> earnings(const refgate::DayRange&,
-                                                    refgate::EarningsGroup,
-                                                    const refgate::EarningsFilter&) override {
-        return refgate::EarningsReport{};
+    std::optional<refgate::codec::EarningsReport> earnings(
+        const refgate::domain::DayRange&, refgate::codec::EarningsGroup,
+        const refgate::codec::EarningsFilter&) override {
+        return refgate::codec::EarningsReport{};
     }
-    std::vector<refgate::EpcZeroLink> epc_zero_links(const refgate::DayRange&) override {
+    std::vector<refgate::codec::EpcZeroLink> epc_zero_links(
+        const refgate::domain::DayRange&) override {
         return {};
     }
     refgate::admin::CommissionTotals totals() override { return {}; }
@@ -67,32 +68,35 @@ TEST_CASE("an import with a bad row records nothing and names the row's line and
     std::string csv =
         std::string(kCsv) + "ORD-3,,picks-nl,approved,12;50,EUR,2026-11-29T16:00:00Z\n";
     auto o = refgate::admin::import_commissions(
-        store, {"impact-co", refgate::parse_commissions_csv(csv), CommissionSource::api, false});
+        store,
+        {"impact-co", refgate::codec::parse_commissions_csv(csv), CommissionSource::api, false});
     CHECK(o.kind == OutcomeKind::invalid);
     REQUIRE(o.view.refused.size() == 1);
     CHECK(o.view.refused[0].line == 4);
     CHECK(o.view.refused[0].field == "amount");
     CHECK_FALSE(o.view.applied);
     // The API's 422 shows the report beside the errors.
-    CHECK(refgate::view_json(o.view)["refused"][0]["line"] == 4);
+    CHECK(refgate::codec::view_json(o.view)["refused"][0]["line"] == 4);
     // Counted in a transaction that is rolled back: nothing kept.
     REQUIRE(store.calls.size() == 1);
     CHECK(store.calls[0].second);
 
     auto good = refgate::admin::import_commissions(
-        store, {"impact-co", refgate::parse_commissions_csv(kCsv), CommissionSource::api, false});
+        store,
+        {"impact-co", refgate::codec::parse_commissions_csv(kCsv), CommissionSource::api, false});
     CHECK(good.kind == OutcomeKind::ok);
     CHECK(good.view.recorded.created == 2);
-    CHECK(refgate::view_json(good.view)["created"] == 2);
+    CHECK(refgate::codec::view_json(good.view)["created"] == 2);
     CHECK_FALSE(store.calls.back().second);
 
     auto unknown = refgate::admin::import_commissions(
-        store, {"nobody", refgate::parse_commissions_csv(kCsv), CommissionSource::api, false});
+        store,
+        {"nobody", refgate::codec::parse_commissions_csv(kCsv), CommissionSource::api, false});
     CHECK(unknown.kind == OutcomeKind::not_found);
 }
 
 TEST_CASE("CSV columns other than the seven are never read, in any order", "[commissions]") {
-    auto input = refgate::parse_commissions_csv(
+    auto input = refgate::codec::parse_commissions_csv(
         "\xEF\xBB\xBF"
         "email,currency,amount,status,tracking_id,subid,order_id,occurred_at,ip\n"
         "ada@example.org,EUR,1,paid,picks-nl,,ORD-9,2026-11-29T16:00:00Z,203.0.113.7\n");
@@ -103,7 +107,7 @@ TEST_CASE("CSV columns other than the seven are never read, in any order", "[com
     CHECK(f.currency == "EUR");
     CHECK_FALSE(f.subid);
     CHECK(input.rows[0].line == 2);
-    auto missing = refgate::parse_commissions_csv("order_id,subid,status\nA,b,paid\n");
+    auto missing = refgate::codec::parse_commissions_csv("order_id,subid,status\nA,b,paid\n");
     REQUIRE(missing.problems.size() == 1);
     CHECK(missing.problems[0].line == 1);
 }
@@ -130,7 +134,7 @@ TEST_CASE("a new postback secret is shown once and stored as its hash", "[commis
     auto o = refgate::admin::rotate_postback_secret(store, "impact-co");
     REQUIRE(o.kind == OutcomeKind::ok);
     std::string secret = o.view.secret;
-    CHECK(refgate::view_json(o.view)["secret"] == secret);
+    CHECK(refgate::codec::view_json(o.view)["secret"] == secret);
     CHECK(store.secret_hash == refgate::admin::hash_token(secret));
     CHECK(store.secret_hash.find(secret) == std::string::npos);
     CHECK(refgate::admin::rotate_postback_secret(store, "nobody").kind == OutcomeKind::not_found);
@@ -140,14 +144,14 @@ TEST_CASE("a new postback secret is shown once and stored as its hash", "[commis
 // A batch with the order_id "BAD" is refused (as the database refuses a row), and so is BAD alone.
 class GatedStore final : public refgate::admin::CommissionStore {
   public:
-    std::optional<refgate::RecordedCommissions> record(
-        const std::string&, const std::vector<refgate::Commission>& commissions, CommissionSource,
-        bool) override {
+    std::optional<refgate::codec::RecordedCommissions> record(
+        const std::string&, const std::vector<refgate::domain::Commission>& commissions,
+        CommissionSource, bool) override {
         hold();
         std::vector<std::string> ids;
         for (const auto& c : commissions) ids.push_back(c.order_id);
         commit(ids);
-        return refgate::RecordedCommissions{};
+        return refgate::codec::RecordedCommissions{};
     }
     void record_postbacks(
         const std::vector<refgate::admin::PartnerCommission>& postbacks) override {
@@ -160,12 +164,13 @@ class GatedStore final : public refgate::admin::CommissionStore {
     std::optional<std::string> postback_secret_hash(const std::string&) override {
         return std::nullopt;
     }
-    std::optional<refgate::EarningsReport> earnings(const refgate::DayRange&,
-                                                    refgate::EarningsGroup,
-                                                    const refgate::EarningsFilter&) override {
-        return refgate::EarningsReport{};
+    std::optional<refgate::codec::EarningsReport> earnings(
+        const refgate::domain::DayRange&, refgate::codec::EarningsGroup,
+        const refgate::codec::EarningsFilter&) override {
+        return refgate::codec::EarningsReport{};
     }
-    std::vector<refgate::EpcZeroLink> epc_zero_links(const refgate::DayRange&) override {
+    std::vector<refgate::codec::EpcZeroLink> epc_zero_links(
+        const refgate::domain::DayRange&) override {
         return {};
     }
     refgate::admin::CommissionTotals totals() override { return {}; }
@@ -195,8 +200,8 @@ class GatedStore final : public refgate::admin::CommissionStore {
     std::vector<std::vector<std::string>> transactions_;
 };
 
-refgate::Commission order(const std::string& id) {
-    refgate::Commission c;
+refgate::domain::Commission order(const std::string& id) {
+    refgate::domain::Commission c;
     c.order_id = id;
     c.tracking_id = "picks-nl";
     c.currency = "EUR";

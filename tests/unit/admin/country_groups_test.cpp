@@ -16,8 +16,8 @@ using refgate::admin::testing::audited;
 using refgate::admin::testing::body;
 using refgate::admin::testing::FakeRepository;
 using Json = nlohmann::ordered_json;
-using refgate::parse_link_preview;
-using refgate::parse_new_partner;
+using refgate::codec::parse_link_preview;
+using refgate::codec::parse_new_partner;
 
 const Actor kEddie{"eddie", Role::editor};
 
@@ -35,9 +35,9 @@ struct Fixture {
 
     Fixture() : Fixture(std::make_unique<FakeRepository>()) {}
     explicit Fixture(std::unique_ptr<FakeRepository> r) : rows(r.get()), service(std::move(r)) {}
-    Result<refgate::CountryGroupView> put(const Json& body, PutPrecondition pre = {}) {
+    Result<refgate::codec::CountryGroupView> put(const Json& body, PutPrecondition pre = {}) {
         return service.put_country_group(kEddie, "amazon", pre,
-                                         refgate::parse_country_group_put("amazon", body));
+                                         refgate::codec::parse_country_group_put("amazon", body));
     }
 };
 

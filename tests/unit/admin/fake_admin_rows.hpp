@@ -59,14 +59,14 @@ class FakeRows final : public AdminRows {
         }
         return rows;
     }
-    bool insert_partner(const Partner& p) override {
+    bool insert_partner(const domain::Partner& p) override {
         if (s_.partners.contains(p.slug)) return false;
         PartnerRow row{s_.next_id++, p, {++s_.now_us, s_.now_us, 1}};
         row.partner.id = row.id;
         s_.partners[p.slug] = row;
         return true;
     }
-    void update_partner(std::int64_t id, const Partner& p) override {
+    void update_partner(std::int64_t id, const domain::Partner& p) override {
         PartnerRow& row = by_id(id);
         auto scheduled = row.partner.scheduled_codes;
         row.partner = p;
@@ -87,14 +87,15 @@ class FakeRows final : public AdminRows {
     }
     void apply_due_codes() override {}
     std::vector<CodeHistoryRow> code_history(std::int64_t) override { return s_.history; }
-    void schedule_code(std::int64_t id, const ScheduledCode& code, const std::string&) override {
+    void schedule_code(std::int64_t id, const domain::ScheduledCode& code,
+                       const std::string&) override {
         auto& codes = by_id(id).partner.scheduled_codes;
         std::erase_if(codes, [&](const auto& c) { return c.valid_from == code.valid_from; });
         codes.push_back(code);
         std::sort(codes.begin(), codes.end(),
                   [](const auto& a, const auto& b) { return a.valid_from < b.valid_from; });
     }
-    bool cancel_code(std::int64_t id, SysSeconds at) override {
+    bool cancel_code(std::int64_t id, domain::SysSeconds at) override {
         return std::erase_if(by_id(id).partner.scheduled_codes,
                              [&](const auto& c) { return c.valid_from == at; }) > 0;
     }
@@ -113,19 +114,19 @@ class FakeRows final : public AdminRows {
         }
         return rows;
     }
-    std::vector<Link> links_naming(const std::string& partner_slug) override {
-        std::vector<Link> links;
+    std::vector<domain::Link> links_naming(const std::string& partner_slug) override {
+        std::vector<domain::Link> links;
         for (const auto& [slug, row] : s_.links) {
-            if (!branches_to(row.link, partner_slug).empty()) links.push_back(row.link);
+            if (!domain::branches_to(row.link, partner_slug).empty()) links.push_back(row.link);
         }
         return links;
     }
-    bool insert_link(const Link& l) override {
+    bool insert_link(const domain::Link& l) override {
         if (s_.links.contains(l.slug)) return false;
         s_.links[l.slug] = LinkRow{s_.next_id++, l, {++s_.now_us, s_.now_us, 1}};
         return true;
     }
-    void update_link(std::int64_t id, const Link& l) override {
+    void update_link(std::int64_t id, const domain::Link& l) override {
         for (auto& [slug, row] : s_.links) {
             if (row.id != id) continue;
             row.link = l;
@@ -186,7 +187,7 @@ class FakeRows final : public AdminRows {
         return latest;
     }
     std::vector<DisclosureRow> disclosures() override { return s_.disclosures; }
-    bool insert_disclosure(const Disclosure& d, const std::string& actor) override {
+    bool insert_disclosure(const domain::Disclosure& d, const std::string& actor) override {
         s_.disclosures.push_back({d, ++s_.now_us, actor});
         return true;
     }
@@ -210,7 +211,7 @@ class FakeRows final : public AdminRows {
         if (it == s_.country_groups.end()) return std::nullopt;
         return it->second;
     }
-    bool put_country_group(const CountryGroup& group, bool create) override {
+    bool put_country_group(const domain::CountryGroup& group, bool create) override {
         if (create && s_.country_groups.contains(group.family)) return false;
         CountryGroupRow& row = s_.country_groups[group.family];
         row.group = group;
@@ -223,12 +224,12 @@ class FakeRows final : public AdminRows {
     }
 
     // The import itself is PostgreSQL's (tested end to end); the fake applies nothing.
-    ImportResult import_document(const ParsedImport&, const UrlPolicy&,
-                                 const std::string&) override {
+    codec::ImportResult import_document(const codec::ParsedImport&, const domain::UrlPolicy&,
+                                        const std::string&) override {
         return {};
     }
-    ImportDocument export_document() override {
-        ImportDocument doc;
+    codec::ImportDocument export_document() override {
+        codec::ImportDocument doc;
         for (const auto& [slug, row] : s_.partners) doc.partners.push_back(row.partner);
         for (const auto& [slug, row] : s_.links) doc.links.push_back(row.link);
         return doc;

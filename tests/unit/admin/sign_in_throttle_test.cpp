@@ -18,8 +18,8 @@ using refgate::testing::FakeMonotonicClock;
 // An hour after the steady clock's epoch, as in a process that has run a while.
 constexpr std::chrono::steady_clock::time_point kStart{std::chrono::hours{1}};
 
-refgate::IpBytes client(std::uint8_t n) {
-    refgate::IpBytes address{};
+refgate::domain::IpBytes client(std::uint8_t n) {
+    refgate::domain::IpBytes address{};
     address[10] = address[11] = 0xff;
     address[12] = 203;
     address[15] = n;

@@ -20,8 +20,8 @@ constexpr std::chrono::seconds kBucket{10};
 struct Rig {
     FakeBucketStore store;
     FakeCountSink sink;
-    ClickStats stats;
-    HealthState health;
+    metrics::ClickStats stats;
+    runtime::HealthState health;
 
     // A bucket well in the past (closed), as the sender would have filled it.
     void fill(std::int64_t id, const Fields& fields) {
@@ -167,17 +167,17 @@ TEST_CASE("a failed flush round is counted against the dependency that failed",
                          {.bucket = kBucket, .stats = &rig.stats, .health = &rig.health},
                          std::chrono::hours(1));
     rig.store.down = true;
-    CHECK(flusher.flush_round() == RoundOutcome::failed);
+    CHECK(flusher.flush_round() == runtime::RoundOutcome::failed);
     CHECK(rig.stats.redis_errors.load() == 1);
     CHECK(rig.health.postgres_errors.load() == 0);
     rig.store.down = false;
     rig.sink.state.down = true;
-    CHECK(flusher.flush_round() == RoundOutcome::failed);
+    CHECK(flusher.flush_round() == runtime::RoundOutcome::failed);
     CHECK(rig.stats.redis_errors.load() == 1);
     CHECK(rig.health.postgres_errors.load() == 1);
     CHECK(rig.stats.flush_failures.load() == 2);
     rig.sink.state.down = false;
-    CHECK(flusher.flush_round() == RoundOutcome::done);
+    CHECK(flusher.flush_round() == runtime::RoundOutcome::done);
     CHECK(rig.sink.total() == 7);
 }
 

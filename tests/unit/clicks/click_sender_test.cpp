@@ -22,27 +22,27 @@ namespace {
 
 constexpr std::int32_t kDay = 20'000;  // 2024-10-04
 
-CounterKey key(std::int64_t link, std::string_view channel = "direct") {
-    return CounterKey(link, kDay, ClickClass::human, channel);
+domain::CounterKey key(std::int64_t link, std::string_view channel = "direct") {
+    return domain::CounterKey(link, kDay, domain::ClickClass::human, channel);
 }
 
 struct Rig {
     FakeBucketStore store;
     FakeClock clock{unix_time(static_cast<std::int64_t>(kDay) * 86'400 + 3'600)};
-    ClickShard shard;
-    SaltBox salts;
-    HealthState health;
-    ClickStats stats;
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    runtime::HealthState health;
+    metrics::ClickStats stats;
     ClickSender sender;
 
     explicit Rig(std::size_t max_pending_keys = 1'000)
         : sender({.max_pending_keys = max_pending_keys}, store, {&shard}, salts, clock, health,
                  stats) {}
 
-    void click(const CounterKey& k, int times = 1) {
+    void click(const domain::CounterKey& k, int times = 1) {
         for (int i = 0; i < times; ++i) shard.count(k);
     }
-    std::uint64_t in_store(const CounterKey& k) {
+    std::uint64_t in_store(const domain::CounterKey& k) {
         auto totals = store.totals();
         auto it = totals.find(k.field());
         return it == totals.end() ? 0 : it->second;
@@ -116,9 +116,9 @@ TEST_CASE(
 TEST_CASE("clicks counted as other for the channel cap or an identifier reach the metric once",
           "[clicks][sender]") {
     Rig rig;
-    rig.shard.count(key(1, "other"), OtherChannel::cap);
-    rig.shard.count(key(1, "other"), OtherChannel::cap);
-    rig.shard.count(key(1, "other"), OtherChannel::identifier);
+    rig.shard.count(key(1, "other"), clicks::OtherChannel::cap);
+    rig.shard.count(key(1, "other"), clicks::OtherChannel::cap);
+    rig.shard.count(key(1, "other"), clicks::OtherChannel::identifier);
     rig.shard.count(key(1, "blog"));
     CHECK(rig.sender.send_round());
     CHECK(rig.in_store(key(1, "other")) == 3);
@@ -126,7 +126,7 @@ TEST_CASE("clicks counted as other for the channel cap or an identifier reach th
     CHECK(rig.stats.channel_identifiers.load() == 1);
     // Later windows add only what they counted.
     CHECK(rig.sender.send_round());
-    rig.shard.count(key(2, "other"), OtherChannel::cap);
+    rig.shard.count(key(2, "other"), clicks::OtherChannel::cap);
     CHECK(rig.sender.send_round());
     CHECK(rig.stats.channels_capped.load() == 3);
     CHECK(rig.stats.channel_identifiers.load() == 1);
@@ -157,7 +157,7 @@ TEST_CASE("the sender keeps the salts of the clock's day and the next one", "[cl
     Rig rig;
     rig.clock.set(unix_time(static_cast<std::int64_t>(kDay + 7) * 86'400 + 86'399));  // 23:59:59
     CHECK(rig.sender.send_round());
-    SaltKey salt;
+    clicks::SaltKey salt;
     CHECK(rig.salts.current().get(kDay + 7, salt));
     CHECK(salt == rig.store.salts.at(kDay + 7));
     CHECK(rig.salts.current().get(kDay + 8, salt));
@@ -170,11 +170,11 @@ TEST_CASE("a store that is down marks Redis down, counts the error, and keeps th
     rig.store.down = true;
     rig.click(key(1), 4);
     CHECK_FALSE(rig.sender.send_round());
-    CHECK(rig.health.redis.load() == DependencyState::down);
+    CHECK(rig.health.redis.load() == runtime::DependencyState::down);
     CHECK(rig.stats.redis_errors.load() == 1);
     rig.store.down = false;
     CHECK(rig.sender.send_round());
-    CHECK(rig.health.redis.load() == DependencyState::up);
+    CHECK(rig.health.redis.load() == runtime::DependencyState::up);
     CHECK(rig.in_store(key(1)) == 4);
 }
 

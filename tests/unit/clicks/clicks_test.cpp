@@ -16,19 +16,19 @@ namespace clicks_test {
 using namespace refgate;
 
 TEST_CASE("the channel is the src parameter when it is a plain tag, else direct", "[clicks]") {
-    CHECK(channel_of("src=newsletter-2026-48") == "newsletter-2026-48");
-    CHECK(channel_of("utm_source=x&src=blog.v2_a&src=other") == "blog.v2_a");
-    CHECK(channel_of("") == "direct");
-    CHECK(channel_of("source=blog") == "direct");
-    CHECK(channel_of("src=") == "direct");
-    CHECK(channel_of("src=Blog") == "direct");
-    CHECK(channel_of("src=-blog") == "direct");
-    CHECK(channel_of("src=a%20b") == "direct");
+    CHECK(domain::channel_of("src=newsletter-2026-48") == "newsletter-2026-48");
+    CHECK(domain::channel_of("utm_source=x&src=blog.v2_a&src=other") == "blog.v2_a");
+    CHECK(domain::channel_of("") == "direct");
+    CHECK(domain::channel_of("source=blog") == "direct");
+    CHECK(domain::channel_of("src=") == "direct");
+    CHECK(domain::channel_of("src=Blog") == "direct");
+    CHECK(domain::channel_of("src=-blog") == "direct");
+    CHECK(domain::channel_of("src=a%20b") == "direct");
     const std::string longest = "weekly-newsletter-issue-48-from-the-team-at-pick";
     REQUIRE(longest.size() == 48);
-    CHECK(channel_of("src=" + longest) == longest);
-    CHECK(channel_of("src=" + longest + "s") == "direct");
-    CHECK(channel_of("src=user.name") == "user.name");
+    CHECK(domain::channel_of("src=" + longest) == longest);
+    CHECK(domain::channel_of("src=" + longest + "s") == "direct");
+    CHECK(domain::channel_of("src=user.name") == "user.name");
 }
 
 TEST_CASE("a src that looks like an e-mail address or an identifier counts as other",
@@ -39,9 +39,9 @@ TEST_CASE("a src that looks like an e-mail address or an identifier counts as ot
           "summer2026.insta2_story3", "20261204", "weeklydigest", "internationalnewsletter",
           "a1b2c3d4e5f6g7h", "x", "123456789", "deadbeef-cafe"}) {
         INFO(channel);
-        CHECK_FALSE(looks_like_identifier(channel));
-        CHECK(read_channel(std::string("src=") + channel).channel == channel);
-        CHECK_FALSE(read_channel(std::string("src=") + channel).identifier);
+        CHECK_FALSE(domain::looks_like_identifier(channel));
+        CHECK(domain::read_channel(std::string("src=") + channel).channel == channel);
+        CHECK_FALSE(domain::read_channel(std::string("src=") + channel).identifier);
     }
     // E-mail addresses, numbers of 10+ digits, long mixed tokens, very long pieces and UUIDs do
     // not: they count as "other", which says a channel was given and not kept.
@@ -52,21 +52,21 @@ TEST_CASE("a src that looks like an e-mail address or an identifier counts as ot
           "8f3a9c2e-1b7d-4f60-a9e2-0c1d2e3f4a5b", "nl-8f3a9c2e-1b7d-4f60-a9e2-0c1d2e3f4a5b-x",
           "8F3A9C2E1B7D4F60A9E2"}) {
         INFO(value);
-        CHECK(looks_like_identifier(value));
-        auto tag = read_channel(std::string("src=") + value);
+        CHECK(domain::looks_like_identifier(value));
+        auto tag = domain::read_channel(std::string("src=") + value);
         CHECK(tag.channel == "other");
         CHECK(tag.identifier);
     }
     // Only the src parameter's value is looked at.
-    CHECK(read_channel("x=user@example.com&src=blog").channel == "blog");
-    CHECK(read_channel("src=blog&u=0123456789").channel == "blog");
+    CHECK(domain::read_channel("x=user@example.com&src=blog").channel == "blog");
+    CHECK(domain::read_channel("src=blog&u=0123456789").channel == "blog");
 }
 
 constexpr std::int32_t kCapDay = 20'000;
 
 TEST_CASE("a thread counts up to the cap of distinct channels per link and day, then other",
           "[clicks][channels]") {
-    ChannelCap cap(3);
+    clicks::ChannelCap cap(3);
     auto admit = [&](std::int64_t link, std::string_view channel, std::int32_t day = kCapDay) {
         return std::string(cap.admit(link, day, channel).channel);
     };
@@ -93,19 +93,19 @@ TEST_CASE("a thread counts up to the cap of distinct channels per link and day, 
 
 TEST_CASE("a thread's channel memory stays within its bound whatever a client sends",
           "[clicks][channels]") {
-    ChannelCap cap(1'000'000);
+    clicks::ChannelCap cap(1'000'000);
     constexpr std::int32_t kDay = 20'000;
     std::size_t kept = 0, capped = 0;
     // More distinct (link, channel) pairs than the tables may hold: past the bound they are
     // "other" too, and memory stops growing.
-    const std::size_t pairs = ChannelCap::kMaxChannelSlots;
+    const std::size_t pairs = clicks::ChannelCap::kMaxChannelSlots;
     for (std::size_t i = 0; i < pairs; ++i) {
         std::string channel = "r" + std::to_string(i);
         auto a = cap.admit(static_cast<std::int64_t>(i % 64), kDay, channel);
         (a.capped ? capped : kept) += 1;
     }
-    CHECK(kept <= ChannelCap::kMaxChannelSlots * 3 / 4);
-    CHECK(kept >= ChannelCap::kMaxChannelSlots / 2);
+    CHECK(kept <= clicks::ChannelCap::kMaxChannelSlots * 3 / 4);
+    CHECK(kept >= clicks::ChannelCap::kMaxChannelSlots / 2);
     CHECK(kept + capped == pairs);
 }
 
@@ -113,29 +113,30 @@ TEST_CASE("the flusher folds a bucket's channels past the cap into other, most c
           "[clicks][channels]") {
     constexpr std::int32_t kDay = 20'000;
     auto key = [&](std::int64_t link, std::string_view channel,
-                   ClickClass cls = ClickClass::human) {
-        return CounterKey(link, kDay, cls, channel);
+                   domain::ClickClass cls = domain::ClickClass::human) {
+        return domain::CounterKey(link, kDay, cls, channel);
     };
-    ChannelCounts counts = {{key(1, "a"), 5},
-                            {key(1, "b"), 9},
-                            {key(1, "c"), 1},
-                            {
-                                key(1, "d"),
-                                9,
-                            },
-                            {key(1, "direct"), 7},
-                            {key(1, "b", ClickClass::bot), 2},
-                            {key(2, "x"), 3},
-                            {CounterKey::targeting(1, kDay, ClickClass::human, "DE", 1, 0), 4}};
+    clicks::ChannelCounts counts = {
+        {key(1, "a"), 5},
+        {key(1, "b"), 9},
+        {key(1, "c"), 1},
+        {
+            key(1, "d"),
+            9,
+        },
+        {key(1, "direct"), 7},
+        {key(1, "b", domain::ClickClass::bot), 2},
+        {key(2, "x"), 3},
+        {domain::CounterKey::targeting(1, kDay, domain::ClickClass::human, "DE", 1, 0), 4}};
     std::uint64_t before = 0;
     for (const auto& [k, n] : counts) before += k.is_targeting() ? 0 : n;
     // Link 1 has "a" and "old" stored: with a cap of 3, one new channel fits.
-    std::map<LinkAndDay, std::size_t> stored{{{1, kDay}, 2}};
-    auto check = channels_to_check(counts, 3, stored);
-    CHECK(check == std::vector<StoredChannel>{
+    std::map<clicks::LinkAndDay, std::size_t> stored{{{1, kDay}, 2}};
+    auto check = clicks::channels_to_check(counts, 3, stored);
+    CHECK(check == std::vector<clicks::StoredChannel>{
                        {1, kDay, "a"}, {1, kDay, "b"}, {1, kDay, "c"}, {1, kDay, "d"}});
-    std::set<StoredChannel> known{{1, kDay, "a"}};
-    auto fold = fold_channels(counts, 3, stored, known);
+    std::set<clicks::StoredChannel> known{{1, kDay, "a"}};
+    auto fold = clicks::fold_channels(counts, 3, stored, known);
     // "a" keeps its row; of b (11 clicks), d (9) and c (1) only b fits.
     std::map<std::string, std::uint64_t> link1;
     std::uint64_t after = 0;
@@ -150,71 +151,74 @@ TEST_CASE("the flusher folds a bucket's channels past the cap into other, most c
     CHECK(fold.channels == 2);
     CHECK(after == before);
     // Folding the same bucket against the same store gives the same answer.
-    ChannelCounts again = {{key(1, "c"), 1}, {key(1, "d"), 9}, {key(1, "b"), 9}};
-    auto second = fold_channels(again, 3, stored, known);
+    clicks::ChannelCounts again = {{key(1, "c"), 1}, {key(1, "d"), 9}, {key(1, "b"), 9}};
+    auto second = clicks::fold_channels(again, 3, stored, known);
     CHECK(second.clicks == 10);
     CHECK(again[2].first.channel_view() == "b");
     // Link 2 was nowhere near the cap: nothing to look up, nothing moved.
-    CHECK(channels_to_check({{key(2, "x"), 3}}, 3, {}).empty());
+    CHECK(clicks::channels_to_check({{key(2, "x"), 3}}, 3, {}).empty());
 }
 
 TEST_CASE("days are UTC days since the epoch", "[clicks]") {
-    CHECK(utc_day(0) == 0);
-    CHECK(utc_day(86'399) == 0);
-    CHECK(utc_day(86'400) == 1);
-    CHECK(utc_day(-1) == -1);
-    CHECK(format_day(utc_day(1'795'975'200)) == "2026-11-29");
+    CHECK(domain::utc_day(0) == 0);
+    CHECK(domain::utc_day(86'399) == 0);
+    CHECK(domain::utc_day(86'400) == 1);
+    CHECK(domain::utc_day(-1) == -1);
+    CHECK(domain::format_day(domain::utc_day(1'795'975'200)) == "2026-11-29");
 }
 
 TEST_CASE("a counter key survives its trip through a Redis field name", "[clicks]") {
-    CounterKey key(42, utc_day(1'795'975'200), ClickClass::prefetch, "newsletter-2026-48");
+    domain::CounterKey key(42, domain::utc_day(1'795'975'200), domain::ClickClass::prefetch,
+                           "newsletter-2026-48");
     CHECK(key.field() == "42|2026-11-29|newsletter-2026-48|prefetch");
-    CounterKey back;
-    REQUIRE(CounterKey::parse_field(key.field(), back));
+    domain::CounterKey back;
+    REQUIRE(domain::CounterKey::parse_field(key.field(), back));
     CHECK(back == key);
-    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news", back));
-    CHECK_FALSE(CounterKey::parse_field("42|2026-13-01|news|human", back));
-    CHECK_FALSE(CounterKey::parse_field("x|2026-11-29|news|human", back));
-    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|News|human", back));
-    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|news|robot", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|2026-11-29|news", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|2026-13-01|news|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("x|2026-11-29|news|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|2026-11-29|News|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|2026-11-29|news|robot", back));
 }
 
 TEST_CASE("the longest counter key fits the field buffer and reads back", "[clicks]") {
-    CounterKey key(std::numeric_limits<std::int64_t>::min(), utc_day(253'402'300'799),
-                   ClickClass::prefetch, std::string(kMaxChannelLength, 'z'));
-    char buf[CounterKey::kMaxFieldLength];
+    domain::CounterKey key(std::numeric_limits<std::int64_t>::min(),
+                           domain::utc_day(253'402'300'799), domain::ClickClass::prefetch,
+                           std::string(domain::kMaxChannelLength, 'z'));
+    char buf[domain::CounterKey::kMaxFieldLength];
     std::size_t n = key.write_field(buf);
-    CHECK(n == CounterKey::kMaxFieldLength);
+    CHECK(n == domain::CounterKey::kMaxFieldLength);
     CHECK(std::string_view(buf, n) == key.field());
     CHECK(key.field() == "-9223372036854775808|9999-12-31|" + std::string(48, 'z') + "|prefetch");
-    CHECK(format_day(utc_day(0)) == "1970-01-01");
-    CHECK(format_day(utc_day(951'782'400)) == "2000-02-29");
+    CHECK(domain::format_day(domain::utc_day(0)) == "1970-01-01");
+    CHECK(domain::format_day(domain::utc_day(951'782'400)) == "2000-02-29");
 }
 
 TEST_CASE("a parsed day must be a real date in its fixed form", "[clicks]") {
-    CounterKey back;
-    REQUIRE(CounterKey::parse_field("7|2000-02-29|direct|bot", back));
-    CHECK(back.day == utc_day(951'782'400));
-    CHECK_FALSE(CounterKey::parse_field("7|2001-02-29|direct|bot", back));
-    CHECK_FALSE(CounterKey::parse_field("7|2026-1-129|direct|bot", back));
-    CHECK_FALSE(CounterKey::parse_field("7|2026 11 29|direct|bot", back));
+    domain::CounterKey back;
+    REQUIRE(domain::CounterKey::parse_field("7|2000-02-29|direct|bot", back));
+    CHECK(back.day == domain::utc_day(951'782'400));
+    CHECK_FALSE(domain::CounterKey::parse_field("7|2001-02-29|direct|bot", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("7|2026-1-129|direct|bot", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("7|2026 11 29|direct|bot", back));
     // Found by the bucket_fields fuzz target: "-000" read as year 0, which is written "0000".
-    CHECK_FALSE(CounterKey::parse_field("42|-000-11-29|direct|bot", back));
-    CHECK_FALSE(CounterKey::parse_field("42|+000-11-29|direct|bot", back));
-    CHECK_FALSE(CounterKey::parse_field("7|2026-11-2x|direct|bot", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|-000-11-29|direct|bot", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|+000-11-29|direct|bot", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("7|2026-11-2x|direct|bot", back));
 }
 
 TEST_CASE("a counter field is read only in the spelling the writer gives it", "[clicks]") {
     // Another spelling would count the clicks of one counter under a second, or another link.
-    CounterKey back;
-    REQUIRE(CounterKey::parse_field("-3|2026-11-29|direct|bot", back));
+    domain::CounterKey back;
+    REQUIRE(domain::CounterKey::parse_field("-3|2026-11-29|direct|bot", back));
     CHECK(back.link_id == -3);
-    CHECK_FALSE(CounterKey::parse_field("922337203685477A807|2026-11-29|direct|human", back));
-    CHECK_FALSE(CounterKey::parse_field("42x|2026-11-29|direct|human", back));
-    CHECK_FALSE(CounterKey::parse_field("042|2026-11-29|direct|human", back));
-    CHECK_FALSE(CounterKey::parse_field("-0|2026-11-29|direct|human", back));
-    CHECK_FALSE(CounterKey::parse_field("|2026-11-29|direct|human", back));
-    CHECK_FALSE(CounterKey::parse_field("7|-001-11-29|direct|human", back));
+    CHECK_FALSE(
+        domain::CounterKey::parse_field("922337203685477A807|2026-11-29|direct|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("42x|2026-11-29|direct|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("042|2026-11-29|direct|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("-0|2026-11-29|direct|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("|2026-11-29|direct|human", back));
+    CHECK_FALSE(domain::CounterKey::parse_field("7|-001-11-29|direct|human", back));
 }
 
 namespace {
@@ -222,21 +226,22 @@ namespace {
 std::vector<std::pair<std::string, std::uint64_t>> decode(std::string_view name,
                                                           std::string_view value, bool& ok) {
     std::vector<std::pair<std::string, std::uint64_t>> out;
-    ok = decode_bucket_field(name, value, [&](std::string_view field, std::uint64_t clicks) {
-        out.emplace_back(field, clicks);
-    });
+    ok = clicks::decode_bucket_field(
+        name, value,
+        [&](std::string_view field, std::uint64_t clicks) { out.emplace_back(field, clicks); });
     return out;
 }
 
 }  // namespace
 
 TEST_CASE("a batch of counts is one bucket field that reads back line by line", "[clicks]") {
-    CounterKey a(42, utc_day(1'795'975'200), ClickClass::human, "newsletter");
-    CounterKey b(7, utc_day(1'795'975'200), ClickClass::bot, "direct");
+    domain::CounterKey a(42, domain::utc_day(1'795'975'200), domain::ClickClass::human,
+                         "newsletter");
+    domain::CounterKey b(7, domain::utc_day(1'795'975'200), domain::ClickClass::bot, "direct");
     std::string blob;
-    append_batch_line(blob, a, 3);
-    append_batch_line(blob, b, 18'446'744'073'709'551'615ULL);
-    append_batch_line(blob, a, 1);  // the same counter from a second shard
+    clicks::append_batch_line(blob, a, 3);
+    clicks::append_batch_line(blob, b, 18'446'744'073'709'551'615ULL);
+    clicks::append_batch_line(blob, a, 1);  // the same counter from a second shard
     CHECK(blob ==
           "42|2026-11-29|newsletter|human 3\n7|2026-11-29|direct|bot 18446744073709551615\n"
           "42|2026-11-29|newsletter|human 1\n");
@@ -276,8 +281,8 @@ TEST_CASE("a malformed bucket field is refused, not read as zero", "[clicks]") {
 }
 
 TEST_CASE("a unique sample sent once is known, and only that one", "[clicks]") {
-    SentSamples sent;
-    UniqueSample s{42, 20'000, 0x1234'5678'9abc'def0ULL};
+    clicks::SentSamples sent;
+    clicks::UniqueSample s{42, 20'000, 0x1234'5678'9abc'def0ULL};
     CHECK_FALSE(sent.contains(s));
     sent.insert(s);
     CHECK(sent.contains(s));
@@ -286,7 +291,7 @@ TEST_CASE("a unique sample sent once is known, and only that one", "[clicks]") {
     CHECK_FALSE(sent.contains({42, 20'000, s.hash + 1}));
     // Bounded: many more samples than slots push old ones out; none is ever reported sent wrongly.
     std::size_t known = 0;
-    for (std::uint64_t i = 0; i < 4 * (std::uint64_t{1} << SentSamples::kSlotBits); ++i) {
+    for (std::uint64_t i = 0; i < 4 * (std::uint64_t{1} << clicks::SentSamples::kSlotBits); ++i) {
         sent.insert({1, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL});
     }
     for (std::uint64_t i = 0; i < 1000; ++i) {
@@ -308,7 +313,7 @@ long rss_anon_kib() {
 TEST_CASE("the sent-sample memory grows with the samples, not 2 MiB at the first", "[clicks]") {
     long before = rss_anon_kib();
     REQUIRE(before > 0);
-    SentSamples sent;
+    clicks::SentSamples sent;
     for (std::uint64_t i = 0; i < 16; ++i) sent.insert({7, 20'000, i * 0x9e37'79b9'7f4a'7c15ULL});
     CHECK(sent.contains({7, 20'000, 3 * 0x9e37'79b9'7f4a'7c15ULL}));
     // 16 samples touch at most 16 of its 512 pages (a zero-filled table took all 2,048 KiB).
@@ -316,22 +321,22 @@ TEST_CASE("the sent-sample memory grows with the samples, not 2 MiB at the first
 }
 
 TEST_CASE("a shard hands over every count once and starts again from zero", "[clicks]") {
-    ClickShard shard;
-    CounterKey a(1, 100, ClickClass::human, "direct");
-    CounterKey b(1, 100, ClickClass::bot, "direct");
+    clicks::ClickShard shard;
+    domain::CounterKey a(1, 100, domain::ClickClass::human, "direct");
+    domain::CounterKey b(1, 100, domain::ClickClass::bot, "direct");
     for (int i = 0; i < 5; ++i) shard.count(a);
     shard.count(b);
-    DrainedClicks first;
+    clicks::DrainedClicks first;
     shard.drain(first);
     REQUIRE(first.counts.size() == 2);
     std::uint64_t total = 0;
     for (const auto& [key, n] : first.counts) total += n;
     CHECK(total == 6);
-    DrainedClicks second;
+    clicks::DrainedClicks second;
     shard.drain(second);
     CHECK(second.counts.empty());
     shard.count(a);
-    DrainedClicks third;
+    clicks::DrainedClicks third;
     shard.drain(third);
     REQUIRE(third.counts.size() == 1);
     CHECK(third.counts[0].second == 1);
@@ -339,13 +344,13 @@ TEST_CASE("a shard hands over every count once and starts again from zero", "[cl
 
 TEST_CASE("a counter table grows past any number of keys, and a quiet window gives the room back",
           "[clicks]") {
-    CounterTable table;
+    clicks::CounterTable table;
     const std::size_t first_slots = table.slots();
     // 50,000 keys (links, channels and classes mixed), each counted (link % 3) + 1 times.
     std::uint64_t expected = 0;
     for (std::int64_t link = 1; link <= 25'000; ++link) {
-        for (ClickClass cls : {ClickClass::human, ClickClass::bot}) {
-            CounterKey key(link, 20'000, cls, link % 2 == 0 ? "direct" : "newsletter-48");
+        for (domain::ClickClass cls : {domain::ClickClass::human, domain::ClickClass::bot}) {
+            domain::CounterKey key(link, 20'000, cls, link % 2 == 0 ? "direct" : "newsletter-48");
             for (std::int64_t i = 0; i <= link % 3; ++i) table.add(key);
             expected += static_cast<std::uint64_t>(link % 3 + 1);
         }
@@ -353,7 +358,7 @@ TEST_CASE("a counter table grows past any number of keys, and a quiet window giv
     CHECK(table.size() == 50'000);
     CHECK(table.slots() > first_slots);
 
-    std::vector<std::pair<CounterKey, std::uint64_t>> taken;
+    std::vector<std::pair<domain::CounterKey, std::uint64_t>> taken;
     std::size_t steps = 0;
     table.take_all(taken, [&] { ++steps; });
     REQUIRE(taken.size() == 50'000);
@@ -371,7 +376,7 @@ TEST_CASE("a counter table grows past any number of keys, and a quiet window giv
     CHECK(busy_slots >= 2 * 50'000);  // room for a busier window, made off the hot path
 
     // Counting again after the drain starts from zero in the same slots.
-    CounterKey again(1, 20'000, ClickClass::human, "newsletter-48");
+    domain::CounterKey again(1, 20'000, domain::ClickClass::human, "newsletter-48");
     table.add(again);
     taken.clear();
     table.take_all(taken, [] {});
@@ -383,27 +388,27 @@ TEST_CASE("a counter table grows past any number of keys, and a quiet window giv
 }
 
 TEST_CASE("unique samples past the shard's bound are dropped and counted", "[clicks]") {
-    ClickShard shard(3);
+    clicks::ClickShard shard(3);
     for (int i = 0; i < 5; ++i) shard.sample({1, 100, static_cast<std::uint64_t>(i)});
-    DrainedClicks drained;
+    clicks::DrainedClicks drained;
     shard.drain(drained);
     CHECK(drained.samples.size() == 3);
     CHECK(drained.samples_dropped == 2);
 }
 
 TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
-    ClickShard shard;
-    CounterKey key(7, 1, ClickClass::human, "direct");
+    clicks::ClickShard shard;
+    domain::CounterKey key(7, 1, domain::ClickClass::human, "direct");
     std::uint64_t drained_total = 0;
     std::uint64_t samples_total = 0;
     std::atomic<bool> done{false};
-    auto add = [&](const DrainedClicks& d) {
+    auto add = [&](const clicks::DrainedClicks& d) {
         for (const auto& [k, n] : d.counts) drained_total += n;
         samples_total += d.samples.size() + d.samples_dropped;
     };
     std::thread drainer([&] {
         while (!done) {
-            DrainedClicks d;
+            clicks::DrainedClicks d;
             shard.drain(d);
             add(d);
         }
@@ -412,7 +417,8 @@ TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
         for (int i = 0; i < 100'000; ++i) {
             // Every tenth click on one of 20,000 other links: the sides' tables grow meanwhile.
             if (i % 10 == 0) {
-                shard.count(CounterKey(1'000 + i / 10 % 20'000, 1, ClickClass::human, "direct"));
+                shard.count(domain::CounterKey(1'000 + i / 10 % 20'000, 1,
+                                               domain::ClickClass::human, "direct"));
             } else {
                 shard.count(key);
             }
@@ -422,7 +428,7 @@ TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
     writer.join();
     done = true;
     drainer.join();
-    DrainedClicks rest;
+    clicks::DrainedClicks rest;
     shard.drain(rest);
     add(rest);
     CHECK(drained_total == 100'000);
@@ -430,7 +436,7 @@ TEST_CASE("counting from several threads at once loses nothing", "[clicks]") {
 }
 
 TEST_CASE("SipHash-2-4 matches the reference vectors", "[clicks]") {
-    SaltKey key;
+    clicks::SaltKey key;
     for (int i = 0; i < 16; ++i) key[i] = static_cast<std::uint8_t>(i);
     // The paper's vectors: key 00..0f, message 00..(n-1); a tail of every kind, whole words.
     auto message = [](int n) {
@@ -438,19 +444,19 @@ TEST_CASE("SipHash-2-4 matches the reference vectors", "[clicks]") {
         for (int i = 0; i < n; ++i) m.push_back(static_cast<char>(i));
         return m;
     };
-    CHECK(siphash24(key, "") == 0x726fdb47dd0e0e31ULL);
-    CHECK(siphash24(key, message(7)) == 0xab0200f58b01d137ULL);
-    CHECK(siphash24(key, message(8)) == 0x93f5f5799a932462ULL);
-    CHECK(siphash24(key, message(15)) == 0xa129ca6149be45e5ULL);
-    CHECK(siphash24(key, message(16)) == 0x3f2acc7f57c29bdbULL);
-    CHECK(siphash24(key, message(63)) == 0x958a324ceb064572ULL);
+    CHECK(clicks::siphash24(key, "") == 0x726fdb47dd0e0e31ULL);
+    CHECK(clicks::siphash24(key, message(7)) == 0xab0200f58b01d137ULL);
+    CHECK(clicks::siphash24(key, message(8)) == 0x93f5f5799a932462ULL);
+    CHECK(clicks::siphash24(key, message(15)) == 0xa129ca6149be45e5ULL);
+    CHECK(clicks::siphash24(key, message(16)) == 0x3f2acc7f57c29bdbULL);
+    CHECK(clicks::siphash24(key, message(63)) == 0x958a324ceb064572ULL);
 }
 
 TEST_CASE("the unique hash is SipHash-2-4 of address, UA length, UA and link, however long the UA",
           "[clicks]") {
     // The hash is fed in pieces that straddle 8-byte words; a click counted by an older instance
     // during a rolling upgrade must give the same value.
-    SaltKey salt;
+    clicks::SaltKey salt;
     for (int i = 0; i < 16; ++i) salt[i] = static_cast<std::uint8_t>(100 + i);
     std::array<std::uint8_t, 16> addr{};
     for (int i = 0; i < 16; ++i) addr[i] = static_cast<std::uint8_t>(7 * i);
@@ -462,34 +468,34 @@ TEST_CASE("the unique hash is SipHash-2-4 of address, UA length, UA and link, ho
         whole.push_back(static_cast<char>(agent.size() >> 8));
         whole += agent;
         for (int i = 0; i < 8; ++i) whole.push_back(static_cast<char>((link >> (8 * i)) & 0xff));
-        CHECK(unique_hash(salt, addr, agent, link) == siphash24(salt, whole));
+        CHECK(clicks::unique_hash(salt, addr, agent, link) == clicks::siphash24(salt, whole));
         agent.push_back(static_cast<char>('a' + n % 26));
     }
 }
 
 TEST_CASE("the unique hash changes with the salt, the reader and the link", "[clicks]") {
-    SaltKey salt{};
-    SaltKey other{};
+    clicks::SaltKey salt{};
+    clicks::SaltKey other{};
     other[0] = 1;
     std::array<std::uint8_t, 16> addr{};
     addr[15] = 1;
-    auto h = unique_hash(salt, addr, "Mozilla/5.0", 1);
-    CHECK(h == unique_hash(salt, addr, "Mozilla/5.0", 1));
-    CHECK(h != unique_hash(other, addr, "Mozilla/5.0", 1));
-    CHECK(h != unique_hash(salt, addr, "Mozilla/5.1", 1));
-    CHECK(h != unique_hash(salt, addr, "Mozilla/5.0", 2));
+    auto h = clicks::unique_hash(salt, addr, "Mozilla/5.0", 1);
+    CHECK(h == clicks::unique_hash(salt, addr, "Mozilla/5.0", 1));
+    CHECK(h != clicks::unique_hash(other, addr, "Mozilla/5.0", 1));
+    CHECK(h != clicks::unique_hash(salt, addr, "Mozilla/5.1", 1));
+    CHECK(h != clicks::unique_hash(salt, addr, "Mozilla/5.0", 2));
     addr[15] = 2;
-    CHECK(h != unique_hash(salt, addr, "Mozilla/5.0", 1));
+    CHECK(h != clicks::unique_hash(salt, addr, "Mozilla/5.0", 1));
 }
 
 TEST_CASE("a salt reader sees new salts and forgets neither of the two days", "[clicks]") {
-    SaltBox box;
-    SaltReader reader(box);
-    SaltKey out;
+    clicks::SaltBox box;
+    clicks::SaltReader reader(box);
+    clicks::SaltKey out;
     CHECK_FALSE(reader.get(100, out));
-    SaltKey today{};
+    clicks::SaltKey today{};
     today[0] = 7;
-    SaltKey tomorrow{};
+    clicks::SaltKey tomorrow{};
     tomorrow[0] = 8;
     box.set(100, today);
     box.set(101, tomorrow);

@@ -29,7 +29,7 @@ class FakeBucketStore final : public BucketStore {
     std::map<std::int64_t, Fields> buckets;
     std::set<std::string> applied_batches;
     std::int64_t last = 0, closed = -1;
-    std::map<std::int32_t, SaltKey> salts;
+    std::map<std::int32_t, clicks::SaltKey> salts;
     std::map<std::pair<std::int64_t, std::int32_t>, std::set<std::uint64_t>> samples;
     std::set<std::pair<std::int64_t, std::int32_t>> changed;
     int add_calls = 0;
@@ -64,7 +64,7 @@ class FakeBucketStore final : public BucketStore {
         return done();
     }
 
-    Status add_samples(const std::vector<UniqueSample>& list) override {
+    Status add_samples(const std::vector<clicks::UniqueSample>& list) override {
         if (down) return fault("down");
         for (const auto& s : list) {
             if (samples[{s.link_id, s.day}].insert(s.hash).second)
@@ -73,7 +73,7 @@ class FakeBucketStore final : public BucketStore {
         return done();
     }
 
-    Result<SaltKey> daily_salt(std::int32_t day) override {
+    Result<clicks::SaltKey> daily_salt(std::int32_t day) override {
         if (down) return fault("down");
         auto [it, created] = salts.try_emplace(day);
         if (created) it->second.fill(static_cast<std::uint8_t>(day % 251));

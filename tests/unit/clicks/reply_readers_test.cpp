@@ -71,9 +71,9 @@ TEST_CASE("a daily salt is exactly 32 hex digits: signs, blanks and prefixes are
           "[clicks][redis]") {
     auto good = clicks::read_salt(reply("$32\r\n00ff10Ab00000000000000000000000e\r\n"));
     REQUIRE(problem(good).empty());
-    CHECK(std::get<SaltKey>(good)[1] == 0xff);
-    CHECK(std::get<SaltKey>(good)[3] == 0xab);
-    CHECK(std::get<SaltKey>(good)[15] == 0x0e);
+    CHECK(std::get<clicks::SaltKey>(good)[1] == 0xff);
+    CHECK(std::get<clicks::SaltKey>(good)[3] == 0xab);
+    CHECK(std::get<clicks::SaltKey>(good)[15] == 0x0e);
     for (const char* bad : {"$32\r\n-1000000000000000000000000000000\r\n",
                             "$32\r\n 1000000000000000000000000000000\r\n",
                             "$32\r\n0x00000000000000000000000000000g\r\n",
@@ -103,7 +103,7 @@ TEST_CASE("changed estimates skip members of another form and refuse a reply tha
     const auto& members = std::get<std::vector<clicks::UniqueEstimate>>(good);
     REQUIRE(members.size() == 1);
     CHECK(members[0].link_id == 42);
-    CHECK(members[0].day == *parse_day("2026-11-29"));
+    CHECK(members[0].day == *domain::parse_day("2026-11-29"));
     CHECK_FALSE(problem(clicks::read_changed_members(reply("*1\r\n:7\r\n"))).empty());
     CHECK_FALSE(problem(clicks::read_changed_members(reply("-ERR wrong type\r\n"))).empty());
 }

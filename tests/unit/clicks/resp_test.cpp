@@ -8,7 +8,7 @@ namespace resp_test {
 using namespace refgate;
 
 TEST_CASE("commands are written in Redis' wire format, arguments counted up front", "[resp]") {
-    RespWriter out;
+    clicks::RespWriter out;
     out.command(3).arg("SET").arg("refgate:bucket:last").arg(std::int64_t{1'795'975'200});
     out.command(2).arg("PFADD").arg(std::uint64_t{18'446'744'073'709'551'615ULL});
     CHECK(out.commands() == 2);
@@ -20,7 +20,7 @@ TEST_CASE("commands are written in Redis' wire format, arguments counted up fron
 TEST_CASE("an argument is sent as bytes: CR, LF and NUL inside it cannot split the command",
           "[resp]") {
     using namespace std::string_view_literals;
-    RespWriter out;
+    clicks::RespWriter out;
     std::string value("a\r\n*1\r\n$4\r\nPING\r\n\0b"sv);
     REQUIRE(value.size() == 19);
     out.command(1).arg(value);
@@ -30,7 +30,7 @@ TEST_CASE("an argument is sent as bytes: CR, LF and NUL inside it cannot split t
 }
 
 TEST_CASE("clearing the writer starts a new pipeline", "[resp]") {
-    RespWriter out;
+    clicks::RespWriter out;
     out.command(1).arg("PING");
     out.clear();
     CHECK(out.empty());

@@ -10,9 +10,9 @@ namespace import_document_test {
 namespace {
 
 using json = nlohmann::ordered_json;
-using refgate::ImportIssue;
-using refgate::Link;
-using refgate::Partner;
+using refgate::codec::ImportIssue;
+using refgate::domain::Link;
+using refgate::domain::Partner;
 
 const char* const kExample = R"({
   "partners": [{"slug": "tailscale", "name": "Tailscale", "ref_param": "ref", "ref_code": "picks42",
@@ -38,12 +38,14 @@ bool has_issue(const std::vector<ImportIssue>& issues, const std::string& entry,
     return false;
 }
 
-std::vector<ImportIssue> issues_of(const json& doc) { return refgate::parse_import(doc).issues; }
+std::vector<ImportIssue> issues_of(const json& doc) {
+    return refgate::codec::parse_import(doc).issues;
+}
 
 }  // namespace
 
 TEST_CASE("the example import document is valid", "[import]") {
-    auto parsed = refgate::parse_import(example());
+    auto parsed = refgate::codec::parse_import(example());
     INFO(describe(parsed.issues));
     CHECK(parsed.issues.empty());
     REQUIRE(parsed.document.partners.size() == 1);
@@ -63,7 +65,7 @@ TEST_CASE("the example import document is valid", "[import]") {
     CHECK(l.slug == "tailscale");
     CHECK(l.partner == "tailscale");
     CHECK(l.destination == "https://tailscale.com/pricing?plan=pro#teams");
-    CHECK(l.status == refgate::LinkStatus::active);
+    CHECK(l.status == refgate::domain::LinkStatus::active);
     CHECK_FALSE(l.expires_at.has_value());
     CHECK_FALSE(l.fallback.has_value());
     CHECK_FALSE(l.utm_passthrough);
@@ -72,7 +74,7 @@ TEST_CASE("the example import document is valid", "[import]") {
 TEST_CASE("allowed domains come back canonical", "[import]") {
     auto doc = example();
     doc["partners"][0]["allowed_domains"] = {"TailScale.com", "Bücher.example"};
-    auto parsed = refgate::parse_import(doc);
+    auto parsed = refgate::codec::parse_import(doc);
     INFO(describe(parsed.issues));
     CHECK(parsed.issues.empty());
     CHECK(parsed.document.partners.at(0).allowed_domains ==
@@ -83,7 +85,7 @@ TEST_CASE("extra parameters keep the order the editor wrote them in", "[import]"
     auto doc = json::parse(R"({"partners": [{"slug": "p", "name": "P", "ref_param": "ref",
         "ref_code": "c", "allowed_domains": ["p.com"],
         "extra_params": {"z": "1", "a": "2", "m": "3"}}], "links": []})");
-    auto parsed = refgate::parse_import(doc);
+    auto parsed = refgate::codec::parse_import(doc);
     INFO(describe(parsed.issues));
     CHECK(parsed.issues.empty());
     CHECK(parsed.document.partners.at(0).extra_params ==
@@ -97,18 +99,19 @@ TEST_CASE("a partner's placements are read and written back in order", "[import]
     doc["partners"][0]["subid_charset"] = "a-z0-9_";
     doc["partners"][0]["channel_codes"] = {{{"channel", "newsletter"}, {"ref_code", "pub-nl-20"}},
                                            {{"channel", "blog-*"}, {"ref_code", "pub-blog-20"}}};
-    auto parsed = refgate::parse_import(doc);
+    auto parsed = refgate::codec::parse_import(doc);
     REQUIRE(parsed.issues.empty());
     const Partner& p = parsed.document.partners.at(0);
     CHECK(p.subid_param == "ascsubtag");
-    CHECK(p.subid_style == refgate::SubidStyle::readable);
-    CHECK(p.channel_codes == std::vector<refgate::ChannelCode>{{"newsletter", "pub-nl-20"},
-                                                               {"blog-*", "pub-blog-20"}});
-    auto written = refgate::partner_to_json(p);
+    CHECK(p.subid_style == refgate::domain::SubidStyle::readable);
+    CHECK(p.channel_codes == std::vector<refgate::domain::ChannelCode>{{"newsletter", "pub-nl-20"},
+                                                                       {"blog-*", "pub-blog-20"}});
+    auto written = refgate::codec::partner_to_json(p);
     for (const char* key : {"subid_param", "subid_style", "subid_charset", "channel_codes"})
         CHECK(written[key] == doc["partners"][0][key]);
     // Without them: no sub-ID, opaque tokens of a-z0-9, no channel codes.
-    auto plain = refgate::partner_to_json(refgate::parse_import(example()).document.partners.at(0));
+    auto plain = refgate::codec::partner_to_json(
+        refgate::codec::parse_import(example()).document.partners.at(0));
     CHECK(plain["subid_param"].is_null());
     CHECK(plain["subid_style"] == "opaque");
     CHECK(plain["subid_charset"] == "a-z0-9");
@@ -124,23 +127,23 @@ TEST_CASE("a partner written by partner_to_json reads back whole (the snapshot f
     doc["partners"][0]["subid_style"] = "readable";
     doc["partners"][0]["subid_charset"] = "a-z0-9_";
     doc["partners"][0]["channel_codes"] = {{{"channel", "newsletter"}, {"ref_code", "pub-nl-20"}}};
-    auto parsed = refgate::parse_import(doc);
+    auto parsed = refgate::codec::parse_import(doc);
     REQUIRE(parsed.issues.empty());
     const Partner& p = parsed.document.partners.at(0);
     // Every field partner_to_json writes comes back: a field added to one and not the other
     // shows here as a difference of the two objects.
-    Partner back = refgate::partner_from_json(refgate::partner_to_json(p));
-    CHECK(refgate::partner_to_json(back) == refgate::partner_to_json(p));
+    Partner back = refgate::codec::partner_from_json(refgate::codec::partner_to_json(p));
+    CHECK(refgate::codec::partner_to_json(back) == refgate::codec::partner_to_json(p));
     CHECK(back.extra_params == p.extra_params);
     CHECK(back.channel_codes == p.channel_codes);
     CHECK_FALSE(back.active);
     // An older file's partner, without the placements' members: their defaults.
-    auto old = refgate::partner_to_json(p);
+    auto old = refgate::codec::partner_to_json(p);
     for (const char* key : {"subid_param", "subid_style", "subid_charset", "channel_codes"})
         old.erase(key);
-    Partner defaults = refgate::partner_from_json(old);
+    Partner defaults = refgate::codec::partner_from_json(old);
     CHECK(defaults.subid_param.empty());
-    CHECK(defaults.subid_style == refgate::SubidStyle::opaque);
+    CHECK(defaults.subid_style == refgate::domain::SubidStyle::opaque);
     CHECK(defaults.subid_charset == "a-z0-9");
     CHECK(defaults.channel_codes.empty());
 }
@@ -151,15 +154,15 @@ TEST_CASE("a link with an expiry, a fallback and utm passthrough is read", "[imp
     doc["links"][0]["fallback"] = "https://tailscale.com/";
     doc["links"][0]["utm_passthrough"] = true;
     doc["links"][0]["status"] = "disabled";
-    auto parsed = refgate::parse_import(doc);
+    auto parsed = refgate::codec::parse_import(doc);
     INFO(describe(parsed.issues));
     CHECK(parsed.issues.empty());
     const Link& l = parsed.document.links.at(0);
     REQUIRE(l.expires_at.has_value());
-    CHECK(refgate::format_rfc3339(*l.expires_at) == "2026-12-31T23:59:59Z");
+    CHECK(refgate::domain::format_rfc3339(*l.expires_at) == "2026-12-31T23:59:59Z");
     CHECK(l.fallback == std::optional<std::string>("https://tailscale.com/"));
     CHECK(l.utm_passthrough);
-    CHECK(l.status == refgate::LinkStatus::disabled);
+    CHECK(l.status == refgate::domain::LinkStatus::disabled);
 }
 
 TEST_CASE("each bad entry gives an issue that names the entry and the field", "[import]") {
@@ -351,7 +354,7 @@ TEST_CASE("a document that is not an object of partners and links is refused", "
 }
 
 TEST_CASE("validating links canonicalises good destinations and fallbacks", "[import]") {
-    auto parsed = refgate::parse_import(example());
+    auto parsed = refgate::codec::parse_import(example());
     REQUIRE(parsed.issues.empty());
     auto& links = parsed.document.links;
     links[0].destination = "HTTPS://Login.TailScale.com/straße";
@@ -364,7 +367,7 @@ TEST_CASE("validating links canonicalises good destinations and fallbacks", "[im
         return nullptr;
     };
 
-    auto issues = refgate::validate_links(links, lookup, {});
+    auto issues = refgate::codec::validate_links(links, lookup, {});
     INFO(describe(issues));
     CHECK(issues.empty());
     CHECK(links[0].destination == "https://login.tailscale.com/stra%C3%9Fe");
@@ -395,7 +398,7 @@ TEST_CASE("validating links flags unknown partners and hosts outside the partner
     links[3].destination = "https://tailscale.com/x";
     links[3].fallback = "http://tailscale.com/";
 
-    auto issues = refgate::validate_links(links, lookup, {}, "links");
+    auto issues = refgate::codec::validate_links(links, lookup, {}, "links");
     INFO(describe(issues));
     CHECK(issues.size() == 3);
     CHECK(has_issue(issues, "links[1] (orphan)", "partner"));
@@ -411,13 +414,15 @@ TEST_CASE("validating links flags unknown partners and hosts outside the partner
 }
 
 TEST_CASE("an exported document imports again unchanged", "[import]") {
-    auto parsed = refgate::parse_import(example());
+    auto parsed = refgate::codec::parse_import(example());
     REQUIRE(parsed.issues.empty());
-    auto exported = refgate::export_document(parsed.document.partners, parsed.document.links);
-    auto again = refgate::parse_import(exported);
+    auto exported =
+        refgate::codec::export_document(parsed.document.partners, parsed.document.links);
+    auto again = refgate::codec::parse_import(exported);
     INFO(describe(again.issues));
     CHECK(again.issues.empty());
-    CHECK(refgate::export_document(again.document.partners, again.document.links) == exported);
+    CHECK(refgate::codec::export_document(again.document.partners, again.document.links) ==
+          exported);
 }
 
 }  // namespace import_document_test
@@ -428,18 +433,18 @@ TEST_CASE("click caps: max_human_clicks is a positive integer or null, and is wr
           "[import][caps]") {
     auto doc = example();
     doc["links"][0]["max_human_clicks"] = 500;
-    auto parsed = refgate::parse_import(doc);
+    auto parsed = refgate::codec::parse_import(doc);
     INFO(describe(parsed.issues));
     REQUIRE(parsed.issues.empty());
     const Link& l = parsed.document.links.at(0);
     CHECK(l.max_human_clicks == std::optional<std::int64_t>(500));
-    CHECK(refgate::link_to_json(l)["max_human_clicks"] == 500);
+    CHECK(refgate::codec::link_to_json(l)["max_human_clicks"] == 500);
 
     doc["links"][0]["max_human_clicks"] = nullptr;
-    parsed = refgate::parse_import(doc);
+    parsed = refgate::codec::parse_import(doc);
     CHECK(parsed.issues.empty());
     CHECK_FALSE(parsed.document.links.at(0).max_human_clicks.has_value());
-    CHECK(refgate::link_to_json(parsed.document.links.at(0))["max_human_clicks"].is_null());
+    CHECK(refgate::codec::link_to_json(parsed.document.links.at(0))["max_human_clicks"].is_null());
 
     for (const json& bad : {json(0), json(-5), json(1.5), json("10"), json(true)}) {
         INFO(bad.dump());
@@ -451,11 +456,11 @@ TEST_CASE("click caps: max_human_clicks is a positive integer or null, and is wr
 TEST_CASE("click caps: a new link's bad cap is a field error", "[import][caps]") {
     auto object = example()["links"][0];
     object["max_human_clicks"] = 0;
-    auto created = refgate::parse_new_link(object);
+    auto created = refgate::codec::parse_new_link(object);
     REQUIRE(created.errors.size() == 1);
     CHECK(created.errors[0].field == "max_human_clicks");
     object["max_human_clicks"] = 200;
-    CHECK(refgate::parse_new_link(object).errors.empty());
+    CHECK(refgate::codec::parse_new_link(object).errors.empty());
 }
 
 }  // namespace import_document_test

@@ -14,9 +14,9 @@ namespace config_test {
 
 namespace {
 
-using refgate::Config;
-using refgate::ConfigError;
-using refgate::EnvLookup;
+using refgate::config::Config;
+using refgate::config::ConfigError;
+using refgate::config::EnvLookup;
 
 // A fake environment: only what the test puts in the map is set.
 EnvLookup fake_env(std::map<std::string, std::string> vars) {
@@ -53,7 +53,7 @@ class TempConfigFile {
 // The message of the ConfigError that loading throws; fails the test when nothing is thrown.
 std::string config_error(const std::optional<std::string>& file, const EnvLookup& env) {
     try {
-        refgate::load_config(file, env);
+        refgate::config::load_config(file, env);
     } catch (const ConfigError& e) {
         return e.what();
     }
@@ -64,7 +64,7 @@ std::string config_error(const std::optional<std::string>& file, const EnvLookup
 }  // namespace
 
 TEST_CASE("without a file or environment the defaults apply", "[config]") {
-    Config c = refgate::load_config(std::nullopt, fake_env({}));
+    Config c = refgate::config::load_config(std::nullopt, fake_env({}));
     CHECK(c.listen.to_string() == "127.0.0.1:8080");
     CHECK(c.admin_listen.to_string() == "127.0.0.1:9090");
     CHECK(c.database_url == "postgresql://127.0.0.1:5432/refgate");
@@ -84,10 +84,10 @@ TEST_CASE("without a file or environment the defaults apply", "[config]") {
 TEST_CASE("environment variables override the config file", "[config]") {
     TempConfigFile file(R"({"threads": 4, "listen": "0.0.0.0:8081", "log_level": "warn",
                             "allow_http_destinations": true, "read_timeout_ms": 2500})");
-    Config c =
-        refgate::load_config(file.path(), fake_env({{"REFGATE_THREADS", "8"},
-                                                    {"REFGATE_REFERRER_POLICY", "no-referrer"},
-                                                    {"REFGATE_ADMIN_LISTEN", "[::1]:9191"}}));
+    Config c = refgate::config::load_config(file.path(),
+                                            fake_env({{"REFGATE_THREADS", "8"},
+                                                      {"REFGATE_REFERRER_POLICY", "no-referrer"},
+                                                      {"REFGATE_ADMIN_LISTEN", "[::1]:9191"}}));
     CHECK(c.threads == 8);
     CHECK(c.listen.to_string() == "0.0.0.0:8081");
     CHECK(c.log_level == "warn");
@@ -153,9 +153,11 @@ TEST_CASE("a bad environment value is a one-line error naming the variable", "[c
 }
 
 TEST_CASE("the channel cap per link and day is 100 unless set, from 1 to 100000", "[config]") {
-    CHECK(refgate::load_config(std::nullopt, fake_env({})).clicks.max_channels_per_link_day == 100);
-    auto set =
-        refgate::load_config(std::nullopt, fake_env({{"REFGATE_MAX_CHANNELS_PER_LINK_DAY", "5"}}));
+    CHECK(
+        refgate::config::load_config(std::nullopt, fake_env({})).clicks.max_channels_per_link_day ==
+        100);
+    auto set = refgate::config::load_config(std::nullopt,
+                                            fake_env({{"REFGATE_MAX_CHANNELS_PER_LINK_DAY", "5"}}));
     CHECK(set.clicks.max_channels_per_link_day == 5);
     for (const char* bad : {"0", "100001", "-1", "lots"}) {
         INFO(bad);
@@ -166,9 +168,10 @@ TEST_CASE("the channel cap per link and day is 100 unless set, from 1 to 100000"
 }
 
 TEST_CASE("stats retention keeps every day unless set, and at least a week", "[config]") {
-    CHECK(refgate::load_config(std::nullopt, fake_env({})).clicks.stats_retention_days == 0);
-    auto set =
-        refgate::load_config(std::nullopt, fake_env({{"REFGATE_STATS_RETENTION_DAYS", "400"}}));
+    CHECK(refgate::config::load_config(std::nullopt, fake_env({})).clicks.stats_retention_days ==
+          0);
+    auto set = refgate::config::load_config(std::nullopt,
+                                            fake_env({{"REFGATE_STATS_RETENTION_DAYS", "400"}}));
     CHECK(set.clicks.stats_retention_days == 400);
     for (const char* bad : {"6", "1", "36501", "-7", "a year"}) {
         INFO(bad);
@@ -222,38 +225,38 @@ TEST_CASE("a bad value with a line break still gives a one-line error", "[config
 }
 
 TEST_CASE("endpoints parse as host:port or [v6]:port", "[config]") {
-    auto v4 = refgate::parse_endpoint("10.0.0.1:80");
+    auto v4 = refgate::config::parse_endpoint("10.0.0.1:80");
     REQUIRE(v4.has_value());
     CHECK(v4->host == "10.0.0.1");
     CHECK(v4->port == 80);
-    auto v6 = refgate::parse_endpoint("[::]:0");
+    auto v6 = refgate::config::parse_endpoint("[::]:0");
     REQUIRE(v6.has_value());
     CHECK(v6->host == "::");
     CHECK(v6->port == 0);
-    CHECK_FALSE(refgate::parse_endpoint("::1:80").has_value());
-    CHECK_FALSE(refgate::parse_endpoint(":80").has_value());
-    CHECK_FALSE(refgate::parse_endpoint("host:").has_value());
-    CHECK_FALSE(refgate::parse_endpoint("[::1]80").has_value());
-    CHECK_FALSE(refgate::parse_endpoint("host:65536").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("::1:80").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint(":80").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("host:").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("[::1]80").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("host:65536").has_value());
 }
 
 TEST_CASE("an endpoint whose host is no name or address is a start-up error", "[config]") {
     // Found by fuzzing: "[[/]:0" was taken as host "[/" and failed only when the listener bound.
-    CHECK_FALSE(refgate::parse_endpoint("[[/]:0").has_value());
-    CHECK_FALSE(refgate::parse_endpoint("[localhost]:80").has_value());
-    CHECK_FALSE(refgate::parse_endpoint("a]b:80").has_value());
-    CHECK_FALSE(refgate::parse_endpoint("my host:80").has_value());
-    CHECK(refgate::parse_endpoint("localhost:8080").has_value());
-    CHECK(refgate::parse_endpoint("[::1]:8080")->to_string() == "[::1]:8080");
+    CHECK_FALSE(refgate::config::parse_endpoint("[[/]:0").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("[localhost]:80").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("a]b:80").has_value());
+    CHECK_FALSE(refgate::config::parse_endpoint("my host:80").has_value());
+    CHECK(refgate::config::parse_endpoint("localhost:8080").has_value());
+    CHECK(refgate::config::parse_endpoint("[::1]:8080")->to_string() == "[::1]:8080");
 }
 
 TEST_CASE("disclosure settings are read, normalised and validated", "[config][disclosure]") {
-    Config defaults = refgate::load_config(std::nullopt, fake_env({}));
+    Config defaults = refgate::config::load_config(std::nullopt, fake_env({}));
     CHECK(defaults.disclosure.default_locale == "en");
     CHECK(defaults.disclosure.max_age == std::chrono::seconds{300});
     CHECK(defaults.disclosure.public_base_url.empty());
 
-    Config c = refgate::load_config(
+    Config c = refgate::config::load_config(
         std::nullopt, fake_env({{"REFGATE_DISCLOSURE_DEFAULT_LOCALE", "de-AT"},
                                 {"REFGATE_DISCLOSURE_MAX_AGE", "60"},
                                 {"REFGATE_PUBLIC_BASE_URL", "https://picks.example.com/r/"}}));
@@ -265,21 +268,21 @@ TEST_CASE("disclosure settings are read, normalised and validated", "[config][di
                             "https://picks.example.com/?a=1", "https://picks.example.com/#x",
                             "picks.example.com", "https://", "https://a.example/\"><script>"}) {
         INFO(bad);
-        CHECK_THROWS_AS(
-            refgate::load_config(std::nullopt, fake_env({{"REFGATE_PUBLIC_BASE_URL", bad}})),
-            ConfigError);
+        CHECK_THROWS_AS(refgate::config::load_config(std::nullopt,
+                                                     fake_env({{"REFGATE_PUBLIC_BASE_URL", bad}})),
+                        ConfigError);
     }
-    CHECK_THROWS_AS(
-        refgate::load_config(std::nullopt, fake_env({{"REFGATE_DISCLOSURE_DEFAULT_LOCALE", "x"}})),
-        ConfigError);
-    CHECK_THROWS_AS(
-        refgate::load_config(std::nullopt, fake_env({{"REFGATE_DISCLOSURE_MAX_AGE", "-1"}})),
-        ConfigError);
+    CHECK_THROWS_AS(refgate::config::load_config(
+                        std::nullopt, fake_env({{"REFGATE_DISCLOSURE_DEFAULT_LOCALE", "x"}})),
+                    ConfigError);
+    CHECK_THROWS_AS(refgate::config::load_config(std::nullopt,
+                                                 fake_env({{"REFGATE_DISCLOSURE_MAX_AGE", "-1"}})),
+                    ConfigError);
 }
 
 TEST_CASE("every setting is described, and the description reads back as the same configuration",
           "[config]") {
-    Config c = refgate::load_config(
+    Config c = refgate::config::load_config(
         std::nullopt,
         fake_env({{"REFGATE_TRUSTED_PROXIES", "10.0.0.0/8"},
                   {"REFGATE_ADMIN_CORS_ORIGINS", "https://a.example,https://b.example"},
@@ -289,7 +292,7 @@ TEST_CASE("every setting is described, and the description reads back as the sam
                   {"REFGATE_IO_URING", "false"},
                   {"REFGATE_ADMIN_DB_WAIT_MS", "1500"}}));
     CHECK_FALSE(c.io_uring);
-    auto rows = refgate::describe_config(c);
+    auto rows = refgate::config::describe_config(c);
     std::map<std::string, std::string> described(rows.begin(), rows.end());
     CHECK(described.size() == rows.size());
     for (const char* key : {"listen",
@@ -358,45 +361,47 @@ TEST_CASE("every setting is described, and the description reads back as the sam
     nlohmann::json file = nlohmann::json::object();
     for (const auto& [key, value] : rows) file[key] = value;
     TempConfigFile config_file(file.dump());
-    auto again = refgate::describe_config(refgate::load_config(config_file.path(), fake_env({})));
+    auto again = refgate::config::describe_config(
+        refgate::config::load_config(config_file.path(), fake_env({})));
     CHECK(again == rows);
 }
 
 TEST_CASE("the scanner settings default to the built files and a burst of 4 links in 10 s",
           "[config][scanner]") {
-    Config c = refgate::load_config(std::nullopt, fake_env({}));
+    Config c = refgate::config::load_config(std::nullopt, fake_env({}));
     CHECK(c.clicks.asn_db == "default");
     CHECK(c.clicks.scanner_networks == "default");
     CHECK(c.clicks.scanner_burst_links == 4);
     CHECK(c.clicks.scanner_burst_seconds == 10);
-    c = refgate::load_config(std::nullopt, fake_env({{"REFGATE_ASN_DB", ""},
-                                                     {"REFGATE_SCANNER_NETWORKS", "/etc/n.txt"},
-                                                     {"REFGATE_SCANNER_BURST_LINKS", "0"},
-                                                     {"REFGATE_SCANNER_BURST_SECONDS", "30"}}));
+    c = refgate::config::load_config(std::nullopt,
+                                     fake_env({{"REFGATE_ASN_DB", ""},
+                                               {"REFGATE_SCANNER_NETWORKS", "/etc/n.txt"},
+                                               {"REFGATE_SCANNER_BURST_LINKS", "0"},
+                                               {"REFGATE_SCANNER_BURST_SECONDS", "30"}}));
     CHECK(c.clicks.asn_db.empty());
     CHECK(c.clicks.scanner_networks == "/etc/n.txt");
     CHECK(c.clicks.scanner_burst_links == 0);
     CHECK(c.clicks.scanner_burst_seconds == 30);
     for (const char* links : {"1", "9", "-1", "four"}) {
         INFO(links);
-        CHECK_THROWS_WITH(
-            refgate::load_config(std::nullopt, fake_env({{"REFGATE_SCANNER_BURST_LINKS", links}})),
-            Catch::Contains("REFGATE_SCANNER_BURST_LINKS") &&
-                Catch::Contains("0 (off) or an integer from 2 to 8"));
+        CHECK_THROWS_WITH(refgate::config::load_config(
+                              std::nullopt, fake_env({{"REFGATE_SCANNER_BURST_LINKS", links}})),
+                          Catch::Contains("REFGATE_SCANNER_BURST_LINKS") &&
+                              Catch::Contains("0 (off) or an integer from 2 to 8"));
     }
-    CHECK_THROWS_AS(
-        refgate::load_config(std::nullopt, fake_env({{"REFGATE_SCANNER_BURST_SECONDS", "0"}})),
-        ConfigError);
+    CHECK_THROWS_AS(refgate::config::load_config(
+                        std::nullopt, fake_env({{"REFGATE_SCANNER_BURST_SECONDS", "0"}})),
+                    ConfigError);
 }
 
 TEST_CASE("no password appears in the description or in a config error", "[config]") {
-    Config c = refgate::load_config(
+    Config c = refgate::config::load_config(
         std::nullopt,
         fake_env(
             {{"REFGATE_DATABASE_URL",
               "postgresql://editor:hunter2@db.internal/refgate?sslmode=require&password=hunter3"},
              {"REFGATE_REDIS_URL", "redis://counter:hunter4@127.0.0.1:6379/0"}}));
-    for (const auto& [key, value] : refgate::describe_config(c)) {
+    for (const auto& [key, value] : refgate::config::describe_config(c)) {
         INFO(key << " = " << value);
         CHECK(value.find("hunter") == std::string::npos);
     }
@@ -411,9 +416,10 @@ TEST_CASE("no password appears in the description or in a config error", "[confi
 }
 
 TEST_CASE("redaction hides URL passwords and password parameters only", "[config]") {
-    using refgate::redact_secrets;
-    CHECK(redact_secrets("postgresql://u:pw@h:5432/db") == "postgresql://u:***@h:5432/db");
-    CHECK(redact_secrets("redis://:pw@h:6379/0") == "redis://:***@h:6379/0");
+    using refgate::config::redact_secrets;
+    CHECK(refgate::config::redact_secrets("postgresql://u:pw@h:5432/db") ==
+          "postgresql://u:***@h:5432/db");
+    CHECK(refgate::config::redact_secrets("redis://:pw@h:6379/0") == "redis://:***@h:6379/0");
     CHECK(redact_secrets("redis://user:p%40w@h") == "redis://user:***@h");
     CHECK(redact_secrets("postgresql://h/db?sslmode=require&Password=pw&x=1") ==
           "postgresql://h/db?sslmode=require&Password=***&x=1");
@@ -426,24 +432,24 @@ TEST_CASE("redaction hides URL passwords and password parameters only", "[config
 
 TEST_CASE("redacting a quoted password with text stuck to its quote is the same done twice",
           "[config]") {
-    using refgate::redact_secrets;
+    using refgate::config::redact_secrets;
     // Found by the config_parsers fuzz target: the text after the closing quote used to be left,
     // and a second pass redacted it as a value of its own.
-    std::string once = redact_secrets("x password='ab  password='cd' tail");
+    std::string once = refgate::config::redact_secrets("x password='ab  password='cd' tail");
     CHECK(once == "x password=*** tail");
-    CHECK(redact_secrets(once) == once);
+    CHECK(refgate::config::redact_secrets(once) == once);
     CHECK(redact_secrets("password='unterminated") == "password=***");
 }
 
 TEST_CASE("a userinfo password that a password= value hid behind its '/' is redacted at once",
           "[config]") {
-    using refgate::redact_secrets;
+    using refgate::config::redact_secrets;
     // Found by the config_parsers fuzz target: the password= value "a/@b" held the '/' that ended
     // the first authority; once it was redacted, "c:d@e" became a userinfo that only a second
     // pass redacted, so the first one printed "d".
-    std::string once = redact_secrets("x://password=a/@b&c:d@e/");
+    std::string once = refgate::config::redact_secrets("x://password=a/@b&c:d@e/");
     CHECK(once == "x://password=***&c:***@e/");
-    CHECK(redact_secrets(once) == once);
+    CHECK(refgate::config::redact_secrets(once) == once);
 }
 
 TEST_CASE("Redis URLs with a password or an ACL user are accepted, rediss:// is refused plainly",
@@ -451,9 +457,8 @@ TEST_CASE("Redis URLs with a password or an ACL user are accepted, rediss:// is 
     for (const char* url : {"redis://:secret@h:6379/0", "redis://user:secret@h:6379/0",
                             "redis://user:p%40ss@h", "redis://[::1]:6379/1"}) {
         INFO(url);
-        CHECK(
-            refgate::load_config(std::nullopt, fake_env({{"REFGATE_REDIS_URL", url}})).redis_url ==
-            url);
+        CHECK(refgate::config::load_config(std::nullopt, fake_env({{"REFGATE_REDIS_URL", url}}))
+                  .redis_url == url);
     }
     auto message =
         config_error(std::nullopt, fake_env({{"REFGATE_REDIS_URL", "rediss://:secret@h:6380/0"}}));
@@ -464,7 +469,7 @@ TEST_CASE("Redis URLs with a password or an ACL user are accepted, rediss:// is 
 
 TEST_CASE("a sentinel URL and the replica settings are read, and a bad sentinel URL says why",
           "[config][sentinel]") {
-    auto c = refgate::load_config(
+    auto c = refgate::config::load_config(
         std::nullopt, fake_env({{"REFGATE_REDIS_URL", "redis+sentinel://:pw@s1:26379,s2/main/2"},
                                 {"REFGATE_REDIS_SENTINEL_PASSWORD", "sentinel-secret"},
                                 {"REFGATE_REDIS_MIN_REPLICAS_ACKED", "1"},
@@ -472,7 +477,7 @@ TEST_CASE("a sentinel URL and the replica settings are read, and a bad sentinel 
     CHECK(c.redis_ha.sentinel_password == "sentinel-secret");
     CHECK(c.redis_ha.min_replicas_acked == 1);
     CHECK(c.redis_ha.wait_timeout == std::chrono::milliseconds{250});
-    for (const auto& [key, value] : refgate::describe_config(c)) {
+    for (const auto& [key, value] : refgate::config::describe_config(c)) {
         CHECK(value.find("sentinel-secret") == std::string::npos);
         CHECK(value.find(":pw@") == std::string::npos);
     }
@@ -504,7 +509,7 @@ TEST_CASE("listeners that would share an address are a config error naming both 
          {Pair{"127.0.0.1:0", "127.0.0.1:0"}, Pair{"127.0.0.1:8080", "127.0.0.2:8080"},
           Pair{"0.0.0.0:8080", "[::1]:8080"}, Pair{"0.0.0.0:8080", "0.0.0.0:9090"}}) {
         INFO(a << " " << b);
-        CHECK_NOTHROW(refgate::load_config(
+        CHECK_NOTHROW(refgate::config::load_config(
             std::nullopt, fake_env({{"REFGATE_LISTEN", a}, {"REFGATE_ADMIN_LISTEN", b}})));
     }
 }
@@ -514,46 +519,49 @@ TEST_CASE("the state directory defaults to /var/lib/refgate, else XDG_STATE_HOME
     auto none = [](const std::string&) { return false; };
     auto system = [](const std::string& dir) { return dir == "/var/lib/refgate"; };
     auto env = fake_env({{"XDG_STATE_HOME", "/home/ed/.state"}, {"HOME", "/home/ed"}});
-    CHECK(refgate::default_state_dir(env, system) == "/var/lib/refgate");
-    CHECK(refgate::default_state_dir(env, none) == "/home/ed/.state/refgate");
-    CHECK(refgate::default_state_dir(fake_env({{"HOME", "/home/ed"}}), none) ==
+    CHECK(refgate::config::default_state_dir(env, system) == "/var/lib/refgate");
+    CHECK(refgate::config::default_state_dir(env, none) == "/home/ed/.state/refgate");
+    CHECK(refgate::config::default_state_dir(fake_env({{"HOME", "/home/ed"}}), none) ==
           "/home/ed/.local/state/refgate");
-    CHECK_THROWS_AS(refgate::default_state_dir(fake_env({}), none), ConfigError);
+    CHECK_THROWS_AS(refgate::config::default_state_dir(fake_env({}), none), ConfigError);
 
-    Config c = refgate::load_config(std::nullopt, fake_env({{"REFGATE_SPILL_FILE", "/abs/spill"}}));
-    refgate::resolve_state_paths(c, env, none);
+    Config c = refgate::config::load_config(std::nullopt,
+                                            fake_env({{"REFGATE_SPILL_FILE", "/abs/spill"}}));
+    refgate::config::resolve_state_paths(c, env, none);
     CHECK(c.state_dir == "/home/ed/.state/refgate");
     CHECK(c.snapshot_file == "/home/ed/.state/refgate/refgate-snapshot.json");
     CHECK(c.clicks.spill_file == "/abs/spill");
 
-    Config set = refgate::load_config(
+    Config set = refgate::config::load_config(
         std::nullopt,
         fake_env({{"REFGATE_STATE_DIR", "/srv/refgate"}, {"REFGATE_SNAPSHOT_FILE", "snap.json"}}));
-    refgate::resolve_state_paths(set, env, system);
+    refgate::config::resolve_state_paths(set, env, system);
     CHECK(set.snapshot_file == "/srv/refgate/snap.json");
     CHECK(set.clicks.spill_file == "/srv/refgate/refgate-spill.json");
 }
 
 TEST_CASE("the drain lasts five seconds by default, and drain_ms 0 turns it off", "[config]") {
     using std::chrono::milliseconds;
-    CHECK(refgate::load_config(std::nullopt, fake_env({})).drain == milliseconds{5'000});
-    CHECK(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "0"}})).drain ==
+    CHECK(refgate::config::load_config(std::nullopt, fake_env({})).drain == milliseconds{5'000});
+    CHECK(refgate::config::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "0"}})).drain ==
           milliseconds{0});
     TempConfigFile file(R"({"drain_ms": 1500})");
-    CHECK(refgate::load_config(file.path(), fake_env({})).drain == milliseconds{1'500});
-    CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "-1"}})),
-                    ConfigError);
-    CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "soon"}})),
-                    ConfigError);
+    CHECK(refgate::config::load_config(file.path(), fake_env({})).drain == milliseconds{1'500});
+    CHECK_THROWS_AS(
+        refgate::config::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "-1"}})),
+        ConfigError);
+    CHECK_THROWS_AS(
+        refgate::config::load_config(std::nullopt, fake_env({{"REFGATE_DRAIN_MS", "soon"}})),
+        ConfigError);
 }
 
 TEST_CASE("console sessions last 30 minutes idle and 12 hours at most unless configured",
           "[config]") {
-    Config defaults = refgate::load_config(std::nullopt, fake_env({}));
+    Config defaults = refgate::config::load_config(std::nullopt, fake_env({}));
     CHECK(defaults.console_session_idle == std::chrono::minutes{30});
     CHECK(defaults.console_session_max == std::chrono::hours{12});
     CHECK(defaults.admin_public_url.empty());
-    Config c = refgate::load_config(
+    Config c = refgate::config::load_config(
         std::nullopt, fake_env({{"REFGATE_CONSOLE_SESSION_IDLE", "600"},
                                 {"REFGATE_CONSOLE_SESSION_MAX", "3600"},
                                 {"REFGATE_ADMIN_PUBLIC_URL", "https://admin.example.com"}}));
@@ -567,20 +575,22 @@ TEST_CASE("console sessions last 30 minutes idle and 12 hours at most unless con
              {"REFGATE_ADMIN_PUBLIC_URL", "https://a.example, https://b.example"},
              {"REFGATE_ADMIN_PUBLIC_URL", "ftp://admin.example.com"}}) {
         INFO(env << "=" << value);
-        CHECK_THROWS_AS(refgate::load_config(std::nullopt, fake_env({{env, value}})),
-                        refgate::ConfigError);
+        CHECK_THROWS_AS(refgate::config::load_config(std::nullopt, fake_env({{env, value}})),
+                        refgate::config::ConfigError);
     }
 }
 
 TEST_CASE("checked credentials are kept 5 seconds unless configured, 0 keeping none", "[config]") {
-    CHECK(refgate::load_config(std::nullopt, fake_env({})).auth_cache == std::chrono::seconds{5});
-    CHECK(refgate::load_config(std::nullopt, fake_env({{"REFGATE_AUTH_CACHE_SECONDS", "0"}}))
-              .auth_cache == std::chrono::seconds{0});
+    CHECK(refgate::config::load_config(std::nullopt, fake_env({})).auth_cache ==
+          std::chrono::seconds{5});
+    CHECK(
+        refgate::config::load_config(std::nullopt, fake_env({{"REFGATE_AUTH_CACHE_SECONDS", "0"}}))
+            .auth_cache == std::chrono::seconds{0});
     for (const char* value : {"61", "-1", "5s"}) {
         INFO(value);
-        CHECK_THROWS_AS(
-            refgate::load_config(std::nullopt, fake_env({{"REFGATE_AUTH_CACHE_SECONDS", value}})),
-            refgate::ConfigError);
+        CHECK_THROWS_AS(refgate::config::load_config(
+                            std::nullopt, fake_env({{"REFGATE_AUTH_CACHE_SECONDS", value}})),
+                        refgate::config::ConfigError);
     }
 }
 

@@ -11,7 +11,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
+config::EnvLookup env_of(std::map<std::string, std::string> vars) {
     return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
         auto it = vars.find(name);
         if (it == vars.end()) return std::nullopt;
@@ -21,8 +21,8 @@ EnvLookup env_of(std::map<std::string, std::string> vars) {
 
 std::string error_of(std::map<std::string, std::string> vars) {
     try {
-        load_config(std::nullopt, env_of(std::move(vars)));
-    } catch (const ConfigError& e) {
+        config::load_config(std::nullopt, env_of(std::move(vars)));
+    } catch (const config::ConfigError& e) {
         return e.what();
     }
     return "";
@@ -32,7 +32,7 @@ std::string error_of(std::map<std::string, std::string> vars) {
 
 TEST_CASE("the link checker checks daily, one request a second per host, confirming after an hour",
           "[config][linkhealth]") {
-    Config c = load_config(std::nullopt, env_of({}));
+    config::Config c = config::load_config(std::nullopt, env_of({}));
     CHECK(c.linkcheck.interval == 24h);
     CHECK(c.linkcheck.host_gap == 1000ms);
     CHECK(c.linkcheck.confirm_after == 1h);
@@ -42,7 +42,7 @@ TEST_CASE("the link checker checks daily, one request a second per host, confirm
 
 TEST_CASE("link checker settings are read and a bad one names its variable",
           "[config][linkhealth]") {
-    Config c = load_config(
+    config::Config c = config::load_config(
         std::nullopt,
         env_of({{"REFGATE_LINKCHECK_INTERVAL", "90m"},
                 {"REFGATE_LINKCHECK_RESOLVE", "shop.test:8443:127.0.0.2, b.test:443:::1"},
@@ -52,8 +52,9 @@ TEST_CASE("link checker settings are read and a bad one names its variable",
     CHECK(c.linkcheck.resolve[0].host == "shop.test");
     CHECK(c.linkcheck.resolve[0].port == 8443);
     CHECK(c.linkcheck.resolve[1].address == "::1");
-    CHECK(resolve_list_text(c.linkcheck.resolve) == "shop.test:8443:127.0.0.2,b.test:443:::1");
-    CHECK(load_config(std::nullopt, env_of({{"REFGATE_LINKCHECK_INTERVAL", "0"}}))
+    CHECK(config::resolve_list_text(c.linkcheck.resolve) ==
+          "shop.test:8443:127.0.0.2,b.test:443:::1");
+    CHECK(config::load_config(std::nullopt, env_of({{"REFGATE_LINKCHECK_INTERVAL", "0"}}))
               .linkcheck.interval == 0s);
     for (auto [name, value] : std::map<std::string, std::string>{
              {"REFGATE_LINKCHECK_INTERVAL", "daily"},
@@ -67,16 +68,16 @@ TEST_CASE("link checker settings are read and a bad one names its variable",
 
 TEST_CASE("webhook delivery retries after 5 s, gives up after a day, and reads its settings",
           "[config][webhooks]") {
-    Config defaults = load_config(std::nullopt, env_of({}));
+    config::Config defaults = config::load_config(std::nullopt, env_of({}));
     CHECK(defaults.webhooks.retry_base == 5000ms);
     CHECK(defaults.webhooks.give_up == 24h);
     CHECK(defaults.webhooks.timeout == 10s);
     CHECK(defaults.webhooks.ca_file.empty());
-    Config c =
-        load_config(std::nullopt, env_of({{"REFGATE_WEBHOOK_CA_FILE", "/tmp/ca.pem"},
-                                          {"REFGATE_WEBHOOK_RESOLVE", "hooks.test:8443:127.0.0.2"},
-                                          {"REFGATE_WEBHOOK_RETRY_BASE_MS", "200"},
-                                          {"REFGATE_WEBHOOK_GIVE_UP", "3s"}}));
+    config::Config c = config::load_config(
+        std::nullopt, env_of({{"REFGATE_WEBHOOK_CA_FILE", "/tmp/ca.pem"},
+                              {"REFGATE_WEBHOOK_RESOLVE", "hooks.test:8443:127.0.0.2"},
+                              {"REFGATE_WEBHOOK_RETRY_BASE_MS", "200"},
+                              {"REFGATE_WEBHOOK_GIVE_UP", "3s"}}));
     CHECK(c.webhooks.ca_file == "/tmp/ca.pem");
     REQUIRE(c.webhooks.resolve.size() == 1);
     CHECK(c.webhooks.resolve[0].port == 8443);

@@ -16,16 +16,19 @@ using namespace refgate;
 
 namespace {
 
-Config config_with(const std::string& name, const std::string& value) {
+config::Config config_with(const std::string& name, const std::string& value) {
     std::map<std::string, std::string> vars{{name, value}};
-    return load_config(std::nullopt, [vars](const std::string& key) -> std::optional<std::string> {
-        auto it = vars.find(key);
-        if (it == vars.end()) return std::nullopt;
-        return it->second;
-    });
+    return config::load_config(std::nullopt,
+                               [vars](const std::string& key) -> std::optional<std::string> {
+                                   auto it = vars.find(key);
+                                   if (it == vars.end()) return std::nullopt;
+                                   return it->second;
+                               });
 }
 
-std::size_t host_count(const std::string& url) { return postgres_url_hosts(url).value().size(); }
+std::size_t host_count(const std::string& url) {
+    return config::postgres_url_hosts(url).value().size();
+}
 
 }  // namespace
 
@@ -36,7 +39,7 @@ TEST_CASE("a URI's hosts are counted from its host list, or from its host parame
     CHECK(host_count("postgresql://u:p@w@h1:5432,h2:5433,[::1]:5434/refgate?x=1") == 3);
     CHECK(host_count("postgres://h1,h2/refgate") == 2);
     CHECK(host_count("postgresql:///refgate?host=h1,h2&port=5432,5433") == 2);
-    CHECK(postgres_url_hosts("postgresql://h1:5432,h2:5433/refgate").value() ==
+    CHECK(config::postgres_url_hosts("postgresql://h1:5432,h2:5433/refgate").value() ==
           std::vector<std::string>{"h1:5432", "h2:5433"});
 }
 
@@ -47,7 +50,7 @@ TEST_CASE("a host list with an empty entry or a bad port is not a PostgreSQL URI
           "postgresql://h1:0/db", "postgresql://h1:65536/db", "postgresql://[::1/db",
           "postgresql://:5432/db", "mysql://h/db", "h1,h2"}) {
         INFO(bad);
-        CHECK_FALSE(postgres_url_hosts(bad).has_value());
+        CHECK_FALSE(config::postgres_url_hosts(bad).has_value());
     }
 }
 
@@ -60,7 +63,7 @@ TEST_CASE("a multi-host REFGATE_DATABASE_URL is accepted and a broken one named 
     try {
         config_with("REFGATE_DATABASE_URL", "postgresql://u:secret@h1:5432,h2:x/refgate");
         FAIL("accepted a bad port");
-    } catch (const ConfigError& e) {
+    } catch (const config::ConfigError& e) {
         std::string message = e.what();
         CHECK(message.find("REFGATE_DATABASE_URL") != std::string::npos);
         CHECK(message.find("secret") == std::string::npos);
@@ -73,23 +76,25 @@ TEST_CASE("REFGATE_STATS_DATABASE_URL is optional, and validated like the main U
     auto c = config_with("REFGATE_STATS_DATABASE_URL", "postgresql://u:pw@replica:5432/refgate");
     CHECK(c.stats_database_url == "postgresql://u:pw@replica:5432/refgate");
     bool shown = false;
-    for (const auto& [key, value] : describe_config(c)) {
+    for (const auto& [key, value] : config::describe_config(c)) {
         if (key != "stats_database_url") continue;
         shown = true;
         CHECK(value == "postgresql://u:***@replica:5432/refgate");
     }
     CHECK(shown);
-    CHECK_THROWS_AS(config_with("REFGATE_STATS_DATABASE_URL", "redis://replica"), ConfigError);
+    CHECK_THROWS_AS(config_with("REFGATE_STATS_DATABASE_URL", "redis://replica"),
+                    config::ConfigError);
 }
 
 TEST_CASE("redaction hides the password of a URI naming several hosts", "[config][postgres]") {
-    CHECK(redact_secrets("postgresql://u:pw@h1:5432,h2:5433/db?target_session_attrs=read-write") ==
+    CHECK(config::redact_secrets(
+              "postgresql://u:pw@h1:5432,h2:5433/db?target_session_attrs=read-write") ==
           "postgresql://u:***@h1:5432,h2:5433/db?target_session_attrs=read-write");
-    CHECK(redact_secrets("postgresql://u:pw@[::1]:5432,[::2]:5433/db") ==
+    CHECK(config::redact_secrets("postgresql://u:pw@[::1]:5432,[::2]:5433/db") ==
           "postgresql://u:***@[::1]:5432,[::2]:5433/db");
-    CHECK(redact_secrets("postgresql://u:p:w@h1,h2?password=x") ==
+    CHECK(config::redact_secrets("postgresql://u:p:w@h1,h2?password=x") ==
           "postgresql://u:***@h1,h2?password=***");
-    CHECK(redact_secrets("postgresql://u@h1:5432,h2:5433/db") ==
+    CHECK(config::redact_secrets("postgresql://u@h1:5432,h2:5433/db") ==
           "postgresql://u@h1:5432,h2:5433/db");
 }
 

@@ -14,11 +14,11 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace disclosure_answers_test {
 
-using refgate::Disclosure;
-using refgate::DisclosureSet;
 using refgate::disclosure::DisclosureAnswers;
 using refgate::disclosure::DisclosureFormat;
 using refgate::disclosure::negotiate_format;
+using refgate::domain::Disclosure;
+using refgate::domain::DisclosureSet;
 using Json = nlohmann::ordered_json;
 using refgate::testing::disclosure_version;
 
@@ -77,14 +77,16 @@ TEST_CASE("the set serves the newest version and keeps the history", "[disclosur
 }
 
 TEST_CASE("disclosures travel in the snapshot file", "[disclosure][snapshot]") {
-    auto original = refgate::Snapshot::build(7, {}, {}, {}, "postgres",
-                                             {disclosure_version("general", "en", 1, "One"),
-                                              disclosure_version("general", "en", 2, "Two")});
+    auto original =
+        refgate::domain::Snapshot::build(7, {}, {}, {}, "postgres",
+                                         {disclosure_version("general", "en", 1, "One"),
+                                          disclosure_version("general", "en", 2, "Two")});
     // The file as refgate writes it (in pieces) and reads it at start-up (streaming).
     std::string text;
-    write_snapshot_json(*original, [&](std::string_view piece) { text.append(piece); });
+    refgate::codec::write_snapshot_json(*original,
+                                        [&](std::string_view piece) { text.append(piece); });
     std::istringstream in(text);
-    auto restarted = refgate::read_snapshot_json(in, {});
+    auto restarted = refgate::codec::read_snapshot_json(in, {});
     REQUIRE(restarted->disclosures().size() == 1);
     CHECK(restarted->disclosures().versions().size() == 2);
     DisclosureAnswers before(original->disclosures());
@@ -95,7 +97,8 @@ TEST_CASE("disclosures travel in the snapshot file", "[disclosure][snapshot]") {
     auto old = Json::parse(text);
     old.erase("disclosures");
     auto old_text = old.dump();
-    CHECK(refgate::read_snapshot_json(std::string_view(old_text), {})->disclosures().empty());
+    CHECK(
+        refgate::codec::read_snapshot_json(std::string_view(old_text), {})->disclosures().empty());
 }
 
 }  // namespace disclosure_answers_test

@@ -15,16 +15,16 @@ namespace disclosure_handler_test {
 
 namespace {
 
-using refgate::Disclosure;
-using refgate::Snapshot;
-using refgate::SnapshotStore;
 using refgate::disclosure::DisclosureHandler;
+using refgate::domain::Disclosure;
+using refgate::domain::Snapshot;
+using refgate::runtime::SnapshotStore;
 namespace http = refgate::http;
 using Json = nlohmann::json;
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
-refgate::Partner partner(std::string slug, std::string name) {
-    refgate::Partner p;
+refgate::domain::Partner partner(std::string slug, std::string name) {
+    refgate::domain::Partner p;
     p.slug = std::move(slug);
     p.name = std::move(name);
     p.ref_param = "ref";
@@ -33,8 +33,8 @@ refgate::Partner partner(std::string slug, std::string name) {
     return p;
 }
 
-refgate::Link link(std::string slug, std::string partner_slug) {
-    refgate::Link l;
+refgate::domain::Link link(std::string slug, std::string partner_slug) {
+    refgate::domain::Link l;
     l.slug = std::move(slug);
     l.partner = std::move(partner_slug);
     l.destination = "https://tailscale.com/";
@@ -47,7 +47,7 @@ Disclosure disclosure(std::string key, std::string locale, std::string text,
     d.key = std::move(key);
     d.locale = std::move(locale);
     d.text = std::move(text);
-    d.html = refgate::text_to_html(d.text);
+    d.html = refgate::domain::text_to_html(d.text);
     d.version = version;
     d.updated_at = "2026-11-29T12:00:00Z";
     return d;

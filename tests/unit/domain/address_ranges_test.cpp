@@ -8,12 +8,12 @@ namespace address_ranges_test {
 using namespace refgate;
 
 namespace {
-IpBytes ip(const char* text) { return *parse_ip(text); }
-Address128 n(const char* text) { return address_number(ip(text)); }
+domain::IpBytes ip(const char* text) { return *domain::parse_ip(text); }
+domain::Address128 n(const char* text) { return domain::address_number(ip(text)); }
 }  // namespace
 
 TEST_CASE("address ranges hold their ends and nothing beside them, in both families", "[ip]") {
-    AddressRanges ranges;
+    domain::AddressRanges ranges;
     ranges.add(n("198.51.100.0"), n("198.51.100.255"));
     ranges.add(n("203.0.113.7"), n("203.0.113.7"));
     ranges.add(n("2001:db8::"), n("2001:db8::ffff"));
@@ -32,7 +32,7 @@ TEST_CASE("address ranges hold their ends and nothing beside them, in both famil
 }
 
 TEST_CASE("overlapping and adjacent ranges merge, in any order", "[ip]") {
-    AddressRanges ranges;
+    domain::AddressRanges ranges;
     ranges.add(n("10.0.1.0"), n("10.0.1.255"));
     ranges.add(n("10.0.0.0"), n("10.0.0.255"));   // adjacent below
     ranges.add(n("10.0.1.128"), n("10.0.2.10"));  // overlapping
@@ -47,10 +47,10 @@ TEST_CASE("overlapping and adjacent ranges merge, in any order", "[ip]") {
 }
 
 TEST_CASE("a range across the IPv4-mapped block is split at its edges", "[ip]") {
-    AddressRanges ranges;
+    domain::AddressRanges ranges;
     ranges.add(n("::fffe:0:0"), n("::1:0:0:0"));  // covers all of ::ffff:0:0/96 and beyond
     ranges.add(0, 0);
-    ranges.add(~Address128{0}, ~Address128{0});
+    ranges.add(~domain::Address128{0}, ~domain::Address128{0});
     ranges.finish();
     CHECK(ranges.size() == 5);  // ::, below the block, the block, above it, the last address
     CHECK(ranges.contains(ip("0.0.0.0")));

@@ -19,10 +19,10 @@
 // the name) are only counted: their agents are never printed, so no rule is tuned on them.
 namespace agent_corpus_test {
 
-namespace rules = refgate::agent_rules;
-using refgate::ClickClass;
-using refgate::ClickClassifier;
-using refgate::ClickSignals;
+namespace rules = refgate::domain::agent_rules;
+using refgate::domain::ClickClass;
+using refgate::domain::ClickClassifier;
+using refgate::domain::ClickSignals;
 
 const std::filesystem::path kData = std::filesystem::path(REFGATE_SOURCE_DIR) / "tests/data/agents";
 const std::filesystem::path kPackageInstances =

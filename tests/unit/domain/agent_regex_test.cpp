@@ -7,8 +7,8 @@
 
 namespace agent_regex_test {
 
-using refgate::agent_regex_literals;
-using refgate::AgentLiteral;
+using refgate::domain::agent_regex_literals;
+using refgate::domain::AgentLiteral;
 
 std::vector<std::string> texts(std::string_view regex) {
     std::vector<std::string> out;

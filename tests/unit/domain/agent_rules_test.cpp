@@ -10,10 +10,10 @@
 // in-app browsers; every must-match agent is also a bot for the built-in classifier.
 namespace agent_rules_test {
 
-namespace rules = refgate::agent_rules;
-using refgate::ClickClass;
-using refgate::ClickClassifier;
-using refgate::ClickSignals;
+namespace rules = refgate::domain::agent_rules;
+using refgate::domain::ClickClass;
+using refgate::domain::ClickClassifier;
+using refgate::domain::ClickSignals;
 
 using Rule = bool (*)(std::string_view) noexcept;
 

@@ -11,10 +11,10 @@ namespace click_classifier_test {
 
 namespace {
 
-using refgate::AgentMatchCache;
-using refgate::ClickClass;
-using refgate::ClickClassifier;
-using refgate::ClickSignals;
+using refgate::domain::AgentMatchCache;
+using refgate::domain::ClickClass;
+using refgate::domain::ClickClassifier;
+using refgate::domain::ClickSignals;
 
 struct Agent {
     const char* who;
@@ -344,7 +344,7 @@ TEST_CASE("bytes outside ASCII are matched as they are and never lower-cased", "
 }
 
 TEST_CASE("only the first 512 bytes of the User-Agent are scanned", "[classifier]") {
-    REQUIRE(refgate::kMaxScannedUserAgentBytes == 512);
+    REQUIRE(refgate::domain::kMaxScannedUserAgentBytes == 512);
     const ClickClassifier& classifier = ClickClassifier::builtin();
     const std::string token = "Googlebot";
 
@@ -438,9 +438,9 @@ TEST_CASE("a malformed pattern line throws an error naming the line", "[classifi
 TEST_CASE("the built-in patterns parse and the classes have their counter names", "[classifier]") {
     CHECK(ClickClassifier::builtin().pattern_count() >= 60);
     CHECK(&ClickClassifier::builtin() == &ClickClassifier::builtin());
-    CHECK(refgate::to_string(ClickClass::human) == "human");
-    CHECK(refgate::to_string(ClickClass::bot) == "bot");
-    CHECK(refgate::to_string(ClickClass::prefetch) == "prefetch");
+    CHECK(refgate::domain::to_string(ClickClass::human) == "human");
+    CHECK(refgate::domain::to_string(ClickClass::bot) == "bot");
+    CHECK(refgate::domain::to_string(ClickClass::prefetch) == "prefetch");
 }
 
 TEST_CASE("the per-thread agent cache answers what the walk answers, however agents collide",

@@ -11,11 +11,11 @@
 namespace commission_test {
 namespace {
 
-using refgate::Amount;
-using refgate::check_commission;
-using refgate::CommissionFields;
-using refgate::CommissionStatus;
-using refgate::parse_amount;
+using refgate::domain::Amount;
+using refgate::domain::check_commission;
+using refgate::domain::CommissionFields;
+using refgate::domain::CommissionStatus;
+using refgate::domain::parse_amount;
 
 CommissionFields good() {
     CommissionFields f;
@@ -29,7 +29,7 @@ CommissionFields good() {
 }
 
 // The fields the problems name, in order.
-std::string fields_of(const refgate::CommissionCheck& check) {
+std::string fields_of(const refgate::domain::CommissionCheck& check) {
     std::string out;
     for (const auto& p : check.problems) out += (out.empty() ? "" : ",") + p.field;
     return out;
@@ -52,14 +52,14 @@ TEST_CASE("amounts are exact decimals: units and the scale written, never a floa
 }
 
 TEST_CASE("a valid commission reads into one value", "[commission]") {
-    auto check = check_commission(good());
+    auto check = refgate::domain::check_commission(good());
     REQUIRE(check.problems.empty());
     REQUIRE(check.commission);
     CHECK(check.commission->order_id == "ORD-1001");
     CHECK(check.commission->status == CommissionStatus::approved);
     CHECK(check.commission->amount == Amount{1250, 2});
     CHECK(check.commission->currency == "EUR");
-    CHECK(refgate::format_rfc3339(check.commission->occurred_at) == "2026-11-29T16:00:00Z");
+    CHECK(refgate::domain::format_rfc3339(check.commission->occurred_at) == "2026-11-29T16:00:00Z");
     auto tracking = good();
     tracking.subid.reset();
     tracking.tracking_id = "picks-nl-20";
@@ -69,8 +69,8 @@ TEST_CASE("a valid commission reads into one value", "[commission]") {
 TEST_CASE("occurred_at: RFC 3339, and the networks' times without an offset read as UTC",
           "[commission]") {
     auto utc = [](const char* text) {
-        auto t = refgate::parse_commission_time(text);
-        return t ? refgate::format_rfc3339(*t) : std::string("refused");
+        auto t = refgate::domain::parse_commission_time(text);
+        return t ? refgate::domain::format_rfc3339(*t) : std::string("refused");
     };
     CHECK(utc("2026-11-29T17:00:00+01:00") == "2026-11-29T16:00:00Z");
     // Awin's transaction notifications (documented as UTC) and ShareASale's transDate.
@@ -86,8 +86,8 @@ TEST_CASE("occurred_at: RFC 3339, and the networks' times without an offset read
     }
     auto f = good();
     f.occurred_at = "2026-11-29 16:00:00";
-    REQUIRE(check_commission(f).commission);
-    CHECK(refgate::format_rfc3339(check_commission(f).commission->occurred_at) ==
+    REQUIRE(refgate::domain::check_commission(f).commission);
+    CHECK(refgate::domain::format_rfc3339(check_commission(f).commission->occurred_at) ==
           "2026-11-29T16:00:00Z");
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("every problem names its field, and none repeats the value", "[commiss
     f.amount = "12,50";
     f.currency = "usd";
     f.occurred_at = "yesterday";
-    auto check = check_commission(f);
+    auto check = refgate::domain::check_commission(f);
     CHECK_FALSE(check.commission);
     CHECK(fields_of(check) == "order_id,subid,status,amount,currency,occurred_at");
     for (const auto& p : check.problems) {
@@ -112,7 +112,7 @@ TEST_CASE("every problem names its field, and none repeats the value", "[commiss
 TEST_CASE("subid and tracking_id: exactly one, each of its own characters", "[commission]") {
     auto both = good();
     both.tracking_id = "picks-20";
-    CHECK(fields_of(check_commission(both)) == "tracking_id");
+    CHECK(fields_of(refgate::domain::check_commission(both)) == "tracking_id");
     auto bad_token = good();
     bad_token.subid = "a b";
     CHECK(fields_of(check_commission(bad_token)) == "subid");
@@ -124,9 +124,9 @@ TEST_CASE("subid and tracking_id: exactly one, each of its own characters", "[co
 
 TEST_CASE("currencies come from ISO 4217's list, upper case", "[commission]") {
     for (const char* ok : {"USD", "EUR", "GBP", "JPY", "CHF", "SEK", "XOF"})
-        CHECK(refgate::valid_currency(ok));
+        CHECK(refgate::domain::valid_currency(ok));
     for (const char* bad : {"usd", "US", "USDX", "ABC", "XAU", "XXX", "XTS", ""})
-        CHECK_FALSE(refgate::valid_currency(bad));
+        CHECK_FALSE(refgate::domain::valid_currency(bad));
 }
 
 TEST_CASE("order ids: no formula prefix, no spaces, at most 128 characters", "[commission]") {
@@ -134,53 +134,55 @@ TEST_CASE("order ids: no formula prefix, no spaces, at most 128 characters", "[c
         auto f = good();
         f.order_id = bad;
         CAPTURE(bad);
-        CHECK(fields_of(check_commission(f)) == "order_id");
+        CHECK(fields_of(refgate::domain::check_commission(f)) == "order_id");
     }
     auto longest = good();
     longest.order_id = std::string(128, 'a');
-    CHECK(check_commission(longest).commission);
+    CHECK(refgate::domain::check_commission(longest).commission);
     longest.order_id->push_back('a');
     CHECK(fields_of(check_commission(longest)) == "order_id");
 }
 
 TEST_CASE("statuses are the four names, and field() knows only the listed names", "[commission]") {
     for (const char* s : {"pending", "approved", "reversed", "paid"})
-        CHECK(to_string(*refgate::parse_commission_status(s)) == s);
-    CHECK_FALSE(refgate::parse_commission_status("Approved"));
+        CHECK(to_string(*refgate::domain::parse_commission_status(s)) == s);
+    CHECK_FALSE(refgate::domain::parse_commission_status("Approved"));
     // A network's upper-case status is the same status.
     auto upper = good();
     upper.status = "REVERSED";
-    CHECK(check_commission(upper).commission->status == CommissionStatus::reversed);
+    CHECK(refgate::domain::check_commission(upper).commission->status ==
+          CommissionStatus::reversed);
     CommissionFields f;
-    for (auto name : refgate::kCommissionFields) CHECK(f.field(name) != nullptr);
+    for (auto name : refgate::domain::kCommissionFields) CHECK(f.field(name) != nullptr);
     CHECK(f.field("email") == nullptr);
     CHECK(f.field("ip") == nullptr);
 }
 
 TEST_CASE("a subid names its link and channel as the redirect wrote it", "[commission]") {
-    refgate::Partner p = refgate::testing::tailscale();
+    refgate::domain::Partner p = refgate::testing::tailscale();
     p.subid_param = "subId1";
-    std::string token = refgate::placement_token(p, 42, "ts-pro", "newsletter");
-    REQUIRE(refgate::opaque_token_link(token) == 42);
+    std::string token = refgate::domain::placement_token(p, 42, "ts-pro", "newsletter");
+    REQUIRE(refgate::domain::opaque_token_link(token) == 42);
     std::vector<std::string> channels{"direct", "other", "blog", "newsletter"};
-    CHECK(refgate::token_channel(p, 42, "ts-pro", token, channels) == "newsletter");
+    CHECK(refgate::domain::token_channel(p, 42, "ts-pro", token, channels) == "newsletter");
     // Clicks of a channel never seen: the link is known, the channel is not.
-    CHECK_FALSE(refgate::token_channel(p, 42, "ts-pro", token, std::vector<std::string>{"blog"}));
+    CHECK_FALSE(
+        refgate::domain::token_channel(p, 42, "ts-pro", token, std::vector<std::string>{"blog"}));
 
-    p.subid_style = refgate::SubidStyle::readable;
-    std::string readable = refgate::placement_token(p, 7, "ts-pro", "newsletter");
+    p.subid_style = refgate::domain::SubidStyle::readable;
+    std::string readable = refgate::domain::placement_token(p, 7, "ts-pro", "newsletter");
     std::vector<std::string> slugs{"ts-free", "ts-pro"};
-    CHECK(refgate::readable_token_link(p, readable, slugs) == 1u);
-    CHECK(refgate::token_channel(p, 7, "ts-pro", readable, channels) == "newsletter");
-    CHECK_FALSE(refgate::readable_token_link(p, "zz-unknown", slugs));
+    CHECK(refgate::domain::readable_token_link(p, readable, slugs) == 1u);
+    CHECK(refgate::domain::token_channel(p, 7, "ts-pro", readable, channels) == "newsletter");
+    CHECK_FALSE(refgate::domain::readable_token_link(p, "zz-unknown", slugs));
 }
 
 TEST_CASE("a tracking id names the channel whose code it is, not a pattern's", "[commission]") {
-    refgate::Partner p = refgate::testing::tailscale();
+    refgate::domain::Partner p = refgate::testing::tailscale();
     p.channel_codes = {{"newsletter", "picks-nl"}, {"blog-*", "picks-blog"}};
-    CHECK(refgate::tracking_id_channel(p, "picks-nl") == "newsletter");
-    CHECK_FALSE(refgate::tracking_id_channel(p, "picks-blog"));
-    CHECK_FALSE(refgate::tracking_id_channel(p, "someone-else"));
+    CHECK(refgate::domain::tracking_id_channel(p, "picks-nl") == "newsletter");
+    CHECK_FALSE(refgate::domain::tracking_id_channel(p, "picks-blog"));
+    CHECK_FALSE(refgate::domain::tracking_id_channel(p, "someone-else"));
 }
 
 }  // namespace

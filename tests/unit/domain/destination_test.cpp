@@ -9,15 +9,15 @@ namespace destination_test {
 
 namespace {
 
-using refgate::check_destination;
-using refgate::UrlPolicy;
-using refgate::UrlRule;
+using refgate::domain::check_destination;
+using refgate::domain::UrlPolicy;
+using refgate::domain::UrlRule;
 
 const std::vector<std::string> kTailscale{"tailscale.com"};
 
 std::string rule_of(std::string_view url, const std::vector<std::string>& domains = kTailscale,
                     const UrlPolicy& policy = {}) {
-    return std::string(refgate::rule_name(check_destination(url, domains, policy).rule));
+    return std::string(refgate::domain::rule_name(check_destination(url, domains, policy).rule));
 }
 
 }  // namespace
@@ -134,11 +134,11 @@ TEST_CASE("an allowed IPv6 host is matched without its brackets", "[destination]
 }
 
 TEST_CASE("international domain names are canonicalised to punycode", "[destination][idn]") {
-    CHECK(refgate::canonical_domain("bücher.example") == "xn--bcher-kva.example");
-    CHECK(refgate::canonical_domain("Bücher.example") == "xn--bcher-kva.example");
-    CHECK(refgate::canonical_domain("TAILSCALE.com") == "tailscale.com");
+    CHECK(refgate::domain::canonical_domain("bücher.example") == "xn--bcher-kva.example");
+    CHECK(refgate::domain::canonical_domain("Bücher.example") == "xn--bcher-kva.example");
+    CHECK(refgate::domain::canonical_domain("TAILSCALE.com") == "tailscale.com");
 
-    std::vector<std::string> domains{refgate::canonical_domain("bücher.example")};
+    std::vector<std::string> domains{refgate::domain::canonical_domain("bücher.example")};
     auto check = check_destination("https://Bücher.example/straße?q=ü", domains, {});
     REQUIRE(check.ok());
     CHECK(check.canonical == "https://xn--bcher-kva.example/stra%C3%9Fe?q=%C3%BC");
@@ -147,12 +147,12 @@ TEST_CASE("international domain names are canonicalised to punycode", "[destinat
 }
 
 TEST_CASE("an invalid allowed domain canonicalises to nothing", "[destination][idn]") {
-    CHECK(refgate::canonical_domain("").empty());
-    CHECK(refgate::canonical_domain("a b.com").empty());
-    CHECK(refgate::canonical_domain(".tailscale.com").empty());
-    CHECK(refgate::canonical_domain("tailscale.com.").empty());
-    CHECK(refgate::canonical_domain("tailscale.com/x").empty());
-    CHECK(refgate::canonical_domain("evil.com\r\n").empty());
+    CHECK(refgate::domain::canonical_domain("").empty());
+    CHECK(refgate::domain::canonical_domain("a b.com").empty());
+    CHECK(refgate::domain::canonical_domain(".tailscale.com").empty());
+    CHECK(refgate::domain::canonical_domain("tailscale.com.").empty());
+    CHECK(refgate::domain::canonical_domain("tailscale.com/x").empty());
+    CHECK(refgate::domain::canonical_domain("evil.com\r\n").empty());
 }
 
 // BUG (open redirect at validation): libidn2 maps full-width "／", "＃" and "？" in the host to
@@ -200,46 +200,46 @@ TEST_CASE("a host name longer than 253 bytes is not a DNS name", "[destination]"
     std::string label(60, 'a');
     std::string host = label + "." + label + "." + label + "." + label + ".example.com";
     CHECK(host.size() > 253);
-    CHECK_FALSE(refgate::valid_dns_name(host));
-    CHECK(refgate::valid_dns_name(host.substr(61)));
+    CHECK_FALSE(refgate::domain::valid_dns_name(host));
+    CHECK(refgate::domain::valid_dns_name(host.substr(61)));
 }
 
 TEST_CASE("an allowed domain must be a valid DNS name", "[destination][idn]") {
-    CHECK(refgate::canonical_domain("evil.com%2f.example.com").empty());
-    CHECK(refgate::canonical_domain("xn--www-evil.example.com").empty());
-    CHECK(refgate::canonical_domain("www..example.com").empty());
-    CHECK(refgate::canonical_domain("-x.example.com").empty());
-    CHECK(refgate::canonical_domain("Example.COM") == "example.com");
+    CHECK(refgate::domain::canonical_domain("evil.com%2f.example.com").empty());
+    CHECK(refgate::domain::canonical_domain("xn--www-evil.example.com").empty());
+    CHECK(refgate::domain::canonical_domain("www..example.com").empty());
+    CHECK(refgate::domain::canonical_domain("-x.example.com").empty());
+    CHECK(refgate::domain::canonical_domain("Example.COM") == "example.com");
 }
 
 TEST_CASE("every rule has a machine-readable name", "[destination]") {
-    CHECK(refgate::rule_name(UrlRule::empty) == "empty");
-    CHECK(refgate::rule_name(UrlRule::invalid_host) == "invalid_host");
-    CHECK(refgate::rule_name(UrlRule::ok) == "ok");
-    CHECK(refgate::rule_name(UrlRule::too_long) == "too_long");
-    CHECK(refgate::rule_name(UrlRule::control_characters) == "control_characters");
-    CHECK(refgate::rule_name(UrlRule::not_a_url) == "not_a_url");
-    CHECK(refgate::rule_name(UrlRule::not_https) == "not_https");
-    CHECK(refgate::rule_name(UrlRule::userinfo) == "userinfo");
-    CHECK(refgate::rule_name(UrlRule::no_host) == "no_host");
-    CHECK(refgate::rule_name(UrlRule::host_not_allowed) == "host_not_allowed");
+    CHECK(refgate::domain::rule_name(UrlRule::empty) == "empty");
+    CHECK(refgate::domain::rule_name(UrlRule::invalid_host) == "invalid_host");
+    CHECK(refgate::domain::rule_name(UrlRule::ok) == "ok");
+    CHECK(refgate::domain::rule_name(UrlRule::too_long) == "too_long");
+    CHECK(refgate::domain::rule_name(UrlRule::control_characters) == "control_characters");
+    CHECK(refgate::domain::rule_name(UrlRule::not_a_url) == "not_a_url");
+    CHECK(refgate::domain::rule_name(UrlRule::not_https) == "not_https");
+    CHECK(refgate::domain::rule_name(UrlRule::userinfo) == "userinfo");
+    CHECK(refgate::domain::rule_name(UrlRule::no_host) == "no_host");
+    CHECK(refgate::domain::rule_name(UrlRule::host_not_allowed) == "host_not_allowed");
 }
 
 TEST_CASE("a host is within a domain when it is the domain or a subdomain", "[destination]") {
-    CHECK(refgate::host_within("tailscale.com", kTailscale));
-    CHECK(refgate::host_within("a.b.tailscale.com", kTailscale));
-    CHECK_FALSE(refgate::host_within("eviltailscale.com", kTailscale));
-    CHECK_FALSE(refgate::host_within("tailscale.com.evil.com", kTailscale));
-    CHECK_FALSE(refgate::host_within("com", kTailscale));
-    CHECK_FALSE(refgate::host_within("tailscale.com", {}));
+    CHECK(refgate::domain::host_within("tailscale.com", kTailscale));
+    CHECK(refgate::domain::host_within("a.b.tailscale.com", kTailscale));
+    CHECK_FALSE(refgate::domain::host_within("eviltailscale.com", kTailscale));
+    CHECK_FALSE(refgate::domain::host_within("tailscale.com.evil.com", kTailscale));
+    CHECK_FALSE(refgate::domain::host_within("com", kTailscale));
+    CHECK_FALSE(refgate::domain::host_within("tailscale.com", {}));
 }
 
 TEST_CASE("a host that browsers read as another IPv4 address is not a domain", "[destination]") {
     // "4" is 0.0.0.4 to a browser and to libcurl, "1.2.0x3" is 1.2.0.3: a link to such a host
     // would be checked against one name and go to another address. A dotted quad as they write
     // it stays a valid host.
-    using refgate::canonical_domain;
-    using refgate::valid_dns_name;
+    using refgate::domain::canonical_domain;
+    using refgate::domain::valid_dns_name;
     for (std::string_view host : {"4", "1.2.3", "1.2.0x3", "0x7f000001", "example.123", "01.2.3.4",
                                   "1.2.3.256", "1.2.3.4.5"})
         CHECK_FALSE(valid_dns_name(host));
@@ -247,7 +247,7 @@ TEST_CASE("a host that browsers read as another IPv4 address is not a domain", "
     CHECK(valid_dns_name("4a.example"));
     CHECK(valid_dns_name("123.example"));
     CHECK(canonical_domain("4").empty());
-    CHECK_FALSE(refgate::check_destination("https://4/p", {"4"}, {}).ok());
+    CHECK_FALSE(refgate::domain::check_destination("https://4/p", {"4"}, {}).ok());
 }
 
 }  // namespace destination_test

@@ -14,9 +14,9 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace disclosure_test {
 
-using refgate::Disclosure;
-using refgate::DisclosureSet;
-using refgate::normalize_locale;
+using refgate::domain::Disclosure;
+using refgate::domain::DisclosureSet;
+using refgate::domain::normalize_locale;
 using Json = nlohmann::ordered_json;
 using refgate::testing::disclosure_version;
 
@@ -39,15 +39,15 @@ TEST_CASE("locale tags are validated and normalised to lower case", "[disclosure
 }
 
 TEST_CASE("query values are percent-decoded", "[disclosure]") {
-    CHECK(refgate::query_value("lang=de-AT&partner=tailscale", "partner") == "tailscale");
-    CHECK(refgate::query_value("a=1&lang=de%2DAT", "lang") == "de-AT");
-    CHECK(refgate::query_value("lang", "lang") == "");
-    CHECK_FALSE(refgate::query_value("language=en", "lang"));
+    CHECK(refgate::domain::query_value("lang=de-AT&partner=tailscale", "partner") == "tailscale");
+    CHECK(refgate::domain::query_value("a=1&lang=de%2DAT", "lang") == "de-AT");
+    CHECK(refgate::domain::query_value("lang", "lang") == "");
+    CHECK_FALSE(refgate::domain::query_value("language=en", "lang"));
 }
 
 TEST_CASE("a locale's chain is the tag, then each shorter prefix", "[disclosure][locale]") {
     using V = std::vector<std::string>;
-    CHECK(refgate::locale_chain("de-at-x") == V{"de-at-x", "de-at", "de"});
+    CHECK(refgate::domain::locale_chain("de-at-x") == V{"de-at-x", "de-at", "de"});
 }
 
 TEST_CASE("a locale falls back to its language, then to the default", "[disclosure][locale]") {
@@ -86,7 +86,7 @@ TEST_CASE("stored html is sanitised again when the set is built", "[disclosure][
 
 TEST_CASE("imports read disclosures, derive or sanitise their html and refuse bad ones",
           "[disclosure][import]") {
-    auto parsed = refgate::parse_import(Json::parse(R"({"disclosures": [
+    auto parsed = refgate::codec::parse_import(Json::parse(R"({"disclosures": [
         {"key": "general", "locale": "en-GB", "text": "Tom & \"Jerry\""},
         {"key": "tailscale", "locale": "de", "text": "t", "html": "<b onclick=x>b</b><script>s</script>"}
     ]})"));
@@ -98,7 +98,7 @@ TEST_CASE("imports read disclosures, derive or sanitise their html and refuse ba
     CHECK(parsed.document.disclosures[1].html == "<b>b</b>");
     CHECK(parsed.document.disclosures[1].html_given);
 
-    auto bad = refgate::parse_import(Json::parse(R"({"disclosures": [
+    auto bad = refgate::codec::parse_import(Json::parse(R"({"disclosures": [
         {"key": "Bad Key", "locale": "english", "text": "", "extra": 1},
         {"key": "general", "locale": "en", "text": "a\u0007b"},
         {"key": "general", "locale": "en", "text": "twice"}

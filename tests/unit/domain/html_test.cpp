@@ -7,9 +7,9 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace html_test {
 
-using refgate::escape_html;
-using refgate::sanitize_html;
-using refgate::text_to_html;
+using refgate::domain::escape_html;
+using refgate::domain::sanitize_html;
+using refgate::domain::text_to_html;
 
 namespace {
 
@@ -36,9 +36,9 @@ bool balanced(const std::string& html) {
 }  // namespace
 
 TEST_CASE("escaping turns all five HTML specials into references", "[html]") {
-    CHECK(escape_html("Tom & \"Jerry\" <b>'s</b>") ==
+    CHECK(refgate::domain::escape_html("Tom & \"Jerry\" <b>'s</b>") ==
           "Tom &amp; &quot;Jerry&quot; &lt;b&gt;&#39;s&lt;/b&gt;");
-    CHECK(escape_html("plain — text") == "plain — text");
+    CHECK(refgate::domain::escape_html("plain — text") == "plain — text");
 }
 
 TEST_CASE("plain text becomes an escaped fragment with line breaks", "[html]") {
@@ -47,28 +47,29 @@ TEST_CASE("plain text becomes an escaped fragment with line breaks", "[html]") {
 }
 
 TEST_CASE("allowed markup passes through unchanged in canonical form", "[html][sanitize]") {
-    CHECK(sanitize_html("<p>Paid <strong>picks</strong> we <em>use</em>.</p>") ==
+    CHECK(refgate::domain::sanitize_html("<p>Paid <strong>picks</strong> we <em>use</em>.</p>") ==
           "<p>Paid <strong>picks</strong> we <em>use</em>.</p>");
-    CHECK(sanitize_html("<P>a<BR/>b<br>c</P>") == "<p>a<br>b<br>c</p>");
+    CHECK(refgate::domain::sanitize_html("<P>a<BR/>b<br>c</P>") == "<p>a<br>b<br>c</p>");
     CHECK(sanitize_html("<span title='x &amp; y' lang=de>t</span>") ==
           "<span title=\"x &amp; y\" lang=\"de\">t</span>");
     CHECK(sanitize_html("<small>s</small><b>b</b><i>i</i>") == "<small>s</small><b>b</b><i>i</i>");
 }
 
 TEST_CASE("links keep a safe href and always get rel=sponsored", "[html][sanitize]") {
-    CHECK(sanitize_html("<a href=\"https://example.com/x?a=1&amp;b=2\" rel=\"author\" "
-                        "title=\"T\">go</a>") ==
+    CHECK(refgate::domain::sanitize_html(
+              "<a href=\"https://example.com/x?a=1&amp;b=2\" rel=\"author\" "
+              "title=\"T\">go</a>") ==
           "<a href=\"https://example.com/x?a=1&amp;b=2\" title=\"T\" rel=\"sponsored nofollow "
           "noopener\">go</a>");
-    CHECK(sanitize_html("<a href=mailto:hi@example.com>mail</a>") ==
+    CHECK(refgate::domain::sanitize_html("<a href=mailto:hi@example.com>mail</a>") ==
           "<a href=\"mailto:hi@example.com\" rel=\"sponsored nofollow noopener\">mail</a>");
     CHECK(sanitize_html("<a href=\"HTTP://example.com/\">x</a>") ==
           "<a href=\"http://example.com/\" rel=\"sponsored nofollow noopener\">x</a>");
 }
 
 TEST_CASE("script and style elements are removed with their content", "[html][sanitize]") {
-    CHECK(sanitize_html("a<script>alert(1)</script>b") == "ab");
-    CHECK(sanitize_html("a<SCRIPT type=x>alert('</p>')</ScRiPt >b") == "ab");
+    CHECK(refgate::domain::sanitize_html("a<script>alert(1)</script>b") == "ab");
+    CHECK(refgate::domain::sanitize_html("a<SCRIPT type=x>alert('</p>')</ScRiPt >b") == "ab");
     CHECK(sanitize_html("a<style>p{color:red}</style>b") == "ab");
     CHECK(sanitize_html("a<iframe src=//evil>inner</iframe>b") == "ab");
     CHECK(sanitize_html("a<script>never closed <p>x</p>") == "a");
@@ -76,8 +77,10 @@ TEST_CASE("script and style elements are removed with their content", "[html][sa
 }
 
 TEST_CASE("event handlers and style attributes are dropped", "[html][sanitize]") {
-    CHECK(sanitize_html("<p onclick=\"alert(1)\" style=\"color:red\">x</p>") == "<p>x</p>");
-    CHECK(sanitize_html("<span ONMOUSEOVER=alert(1)>x</span>") == "<span>x</span>");
+    CHECK(refgate::domain::sanitize_html("<p onclick=\"alert(1)\" style=\"color:red\">x</p>") ==
+          "<p>x</p>");
+    CHECK(refgate::domain::sanitize_html("<span ONMOUSEOVER=alert(1)>x</span>") ==
+          "<span>x</span>");
     CHECK(sanitize_html("<img src=x onerror=alert(1)>") == "");
     CHECK(sanitize_html("<a href=\"https://e.com/\" onfocus=x autofocus>y</a>") ==
           "<a href=\"https://e.com/\" rel=\"sponsored nofollow noopener\">y</a>");
@@ -101,21 +104,22 @@ TEST_CASE("javascript: links do not pass however they are disguised", "[html][sa
              "<a>x</a>",
          }) {
         INFO(bad);
-        CHECK(sanitize_html(bad) == "x");
+        CHECK(refgate::domain::sanitize_html(bad) == "x");
     }
 }
 
 TEST_CASE("unknown tags are dropped and their text kept, escaped", "[html][sanitize]") {
-    CHECK(sanitize_html("<div class=x>Paid <u>picks</u></div>") == "Paid picks");
-    CHECK(sanitize_html("<svg><g>t</g></svg>") == "t");
+    CHECK(refgate::domain::sanitize_html("<div class=x>Paid <u>picks</u></div>") == "Paid picks");
+    CHECK(refgate::domain::sanitize_html("<svg><g>t</g></svg>") == "t");
     CHECK(sanitize_html("a <!-- secret --> b") == "a  b");
     CHECK(sanitize_html("a <!-- never closed") == "a ");
     CHECK(sanitize_html("x<!doctype html>y<?php echo 1 ?>z") == "xyz");
 }
 
 TEST_CASE("broken markup yields balanced and escaped output", "[html][sanitize]") {
-    CHECK(sanitize_html("<p><strong>open") == "<p><strong>open</strong></p>");
-    CHECK(sanitize_html("<strong><em>x</strong>y</em>") == "<strong><em>x</em></strong>y");
+    CHECK(refgate::domain::sanitize_html("<p><strong>open") == "<p><strong>open</strong></p>");
+    CHECK(refgate::domain::sanitize_html("<strong><em>x</strong>y</em>") ==
+          "<strong><em>x</em></strong>y");
     CHECK(sanitize_html("</p>stray close</b>") == "stray close");
     CHECK(sanitize_html("1 < 2 && 3 > 2") == "1 &lt; 2 &amp;&amp; 3 &gt; 2");
     CHECK(sanitize_html("a <3 b") == "a &lt;3 b");
@@ -138,9 +142,9 @@ TEST_CASE("broken markup yields balanced and escaped output", "[html][sanitize]"
 }
 
 TEST_CASE("character references are decoded and re-escaped", "[html][sanitize]") {
-    CHECK(sanitize_html("a &mdash; b &amp; c &lt;d&gt; &#169; &#x20AC;") ==
+    CHECK(refgate::domain::sanitize_html("a &mdash; b &amp; c &lt;d&gt; &#169; &#x20AC;") ==
           "a — b &amp; c &lt;d&gt; © €");
-    CHECK(sanitize_html("&unknown; &") == "&amp;unknown; &amp;");
+    CHECK(refgate::domain::sanitize_html("&unknown; &") == "&amp;unknown; &amp;");
 }
 
 TEST_CASE("sanitising twice changes nothing", "[html][sanitize]") {
@@ -150,14 +154,14 @@ TEST_CASE("sanitising twice changes nothing", "[html][sanitize]") {
              "Links carry a referral code — a subscription through one earns us a commission.",
          }) {
         INFO(input);
-        std::string once = sanitize_html(input);
-        CHECK(sanitize_html(once) == once);
+        std::string once = refgate::domain::sanitize_html(input);
+        CHECK(refgate::domain::sanitize_html(once) == once);
     }
 }
 
 TEST_CASE("escaping keeps ordinary runs whole around specials at either end", "[html]") {
-    CHECK(escape_html("") == "");
-    CHECK(escape_html("&") == "&amp;");
+    CHECK(refgate::domain::escape_html("") == "");
+    CHECK(refgate::domain::escape_html("&") == "&amp;");
     CHECK(escape_html("'a'") == "&#39;a&#39;");
     CHECK(escape_html("https://shop.example/p?ref=abc&utm_source=x&q=<1>") ==
           "https://shop.example/p?ref=abc&amp;utm_source=x&amp;q=&lt;1&gt;");
@@ -196,9 +200,9 @@ TEST_CASE("escaping gives what a byte-by-byte reading gives at every length, NUL
         std::string text;
         for (std::size_t i = 0; i < size; ++i) text += "a&b\0<c\"d'>"[i % 11];
         INFO("size " << size);
-        CHECK(escape_html(text) == reference(text));
+        CHECK(refgate::domain::escape_html(text) == reference(text));
         std::string out = "kept:";
-        refgate::append_escaped_html(out, text);
+        refgate::domain::append_escaped_html(out, text);
         CHECK(out == "kept:" + reference(text));
     }
 }
@@ -210,13 +214,14 @@ TEST_CASE("escaping finds a special character at every offset of a long text", "
         for (std::size_t at = 0; at < 50; ++at) {
             std::string text(50, 'x');
             text[at] = special;
-            std::string expected = escape_html(std::string(1, special));
+            std::string expected = refgate::domain::escape_html(std::string(1, special));
             INFO(special << " at " << at);
-            CHECK(escape_html(text) == std::string(at, 'x') + expected + std::string(49 - at, 'x'));
+            CHECK(refgate::domain::escape_html(text) ==
+                  std::string(at, 'x') + expected + std::string(49 - at, 'x'));
         }
     }
     std::string high(40, '\xe9');  // bytes >= 0x80 are ordinary
-    CHECK(escape_html(high) == high);
+    CHECK(refgate::domain::escape_html(high) == high);
 }
 
 }  // namespace html_test

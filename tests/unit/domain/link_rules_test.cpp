@@ -13,8 +13,8 @@ namespace link_rules_test {
 
 namespace {
 
-using refgate::Link;
-using refgate::Partner;
+using refgate::domain::Link;
+using refgate::domain::Partner;
 
 using refgate::testing::make_snapshot;
 using refgate::testing::tailscale;
@@ -26,9 +26,10 @@ Link link_to(std::string destination, std::optional<std::string> fallback = std:
 }
 
 // What a save path stores: the issues it reports, and the link with its canonical URLs.
-std::vector<refgate::ImportIssue> save(Link& link, const Partner& partner) {
+std::vector<refgate::codec::ImportIssue> save(Link& link, const Partner& partner) {
     std::vector<Link> links{link};
-    auto issues = refgate::validate_links(links, [&](const std::string&) { return &partner; }, {});
+    auto issues =
+        refgate::codec::validate_links(links, [&](const std::string&) { return &partner; }, {});
     link = links.front();
     return issues;
 }
@@ -76,7 +77,7 @@ TEST_CASE("a link with a bad referral parameter on its partner is neither saved 
     Partner partner = tailscale();
     partner.ref_param = "bad param";
     Link link = link_to("https://tailscale.com/");
-    auto checked = refgate::validate_link(link, partner, {});
+    auto checked = refgate::domain::validate_link(link, partner, {});
     REQUIRE_FALSE(checked.ok());
     CHECK(checked.issues[0].field == "partner");
     auto snapshot = make_snapshot({partner}, {link});

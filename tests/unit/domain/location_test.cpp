@@ -18,8 +18,8 @@ namespace location_test {
 
 namespace {
 
-using refgate::build_location;
-using refgate::Partner;
+using refgate::domain::build_location;
+using refgate::domain::Partner;
 
 Partner partner_with_ref(std::string ref_param = "ref", std::string ref_code = "picks42") {
     Partner p;
@@ -192,7 +192,7 @@ TEST_CASE("a utm value ends where the request's query ends and not in the bytes 
 
 TEST_CASE("a passed-through utm key that the destination holds keeps one value, the last passed",
           "[location][utm]") {
-    refgate::Partner partner = partner_with_ref();
+    refgate::domain::Partner partner = partner_with_ref();
     CHECK(build_location("https://example.com/a?x=1&utm_source=x&utm_source=y#f", partner, true,
                          "utm_source=a%20b&utm_source=c=d(") ==
           "https://example.com/a?x=1&utm_source=c%3Dd%28&ref=picks42#f");
@@ -258,16 +258,17 @@ TEST_CASE("a repeated utm key passes through once", "[location][utm]") {
 
 TEST_CASE("a query has utm parameters only when one of its keys starts with utm_",
           "[location][utm]") {
-    CHECK(refgate::query_has_utm("utm_source=news"));
-    CHECK(refgate::query_has_utm("a=1&utm_campaign=x"));
-    CHECK_FALSE(refgate::query_has_utm(""));
-    CHECK_FALSE(refgate::query_has_utm("ref=evil"));
-    CHECK_FALSE(refgate::query_has_utm("a=utm_source"));
-    CHECK_FALSE(refgate::query_has_utm("xutm_source=1"));
+    CHECK(refgate::domain::query_has_utm("utm_source=news"));
+    CHECK(refgate::domain::query_has_utm("a=1&utm_campaign=x"));
+    CHECK_FALSE(refgate::domain::query_has_utm(""));
+    CHECK_FALSE(refgate::domain::query_has_utm("ref=evil"));
+    CHECK_FALSE(refgate::domain::query_has_utm("a=utm_source"));
+    CHECK_FALSE(refgate::domain::query_has_utm("xutm_source=1"));
 }
 
 TEST_CASE("the redirect page links to the escaped location", "[location][html]") {
-    auto page = refgate::redirect_page("https://a.com/p?x=1&ref=\"><script>", "Go to <Acme>");
+    auto page =
+        refgate::domain::redirect_page("https://a.com/p?x=1&ref=\"><script>", "Go to <Acme>");
     CHECK_THAT(page,
                Catch::Contains("<a href=\"https://a.com/p?x=1&amp;ref=&quot;&gt;&lt;script&gt;"
                                "\">Go to &lt;Acme&gt;</a>"));
@@ -276,7 +277,7 @@ TEST_CASE("the redirect page links to the escaped location", "[location][html]")
 
 TEST_CASE("html escaping covers both quote characters", "[location][html]") {
     std::string out;
-    refgate::append_escaped_html(out, "a&b<c>d\"e'f");
+    refgate::domain::append_escaped_html(out, "a&b<c>d\"e'f");
     CHECK(out == "a&amp;b&lt;c&gt;d&quot;e&#39;f");
 }
 

@@ -27,7 +27,7 @@ constexpr std::string_view kList =
 }  // namespace
 
 TEST_CASE("the registrable domain is the public suffix and one label more", "[domain][psl]") {
-    PublicSuffixList list(kList);
+    domain::PublicSuffixList list(kList);
     CHECK(list.registrable_domain("www.amazon.com") == "amazon.com");
     CHECK(list.registrable_domain("amazon.com") == "amazon.com");
     CHECK(list.registrable_domain("smile.amazon.co.uk") == "amazon.co.uk");
@@ -47,16 +47,16 @@ TEST_CASE("the registrable domain is the public suffix and one label more", "[do
 
 TEST_CASE("Debian's public suffix list, where it is installed, knows the common suffixes",
           "[domain][psl]") {
-    std::FILE* f = std::fopen(std::string(kPublicSuffixListPath).c_str(), "rb");
+    std::FILE* f = std::fopen(std::string(domain::kPublicSuffixListPath).c_str(), "rb");
     if (f == nullptr) {
-        WARN("no " << kPublicSuffixListPath << ": install the publicsuffix package");
+        WARN("no " << domain::kPublicSuffixListPath << ": install the publicsuffix package");
         return;
     }
     std::string text;
     char buffer[65536];
     for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
     std::fclose(f);
-    PublicSuffixList list(text);
+    domain::PublicSuffixList list(text);
     CHECK(list.size() > 5000);
     CHECK(list.registrable_domain("www.amazon.co.uk") == "amazon.co.uk");
     CHECK(list.registrable_domain("go.nordvpn.net") == "nordvpn.net");

@@ -5,8 +5,8 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace public_url_test {
 
-using refgate::public_base_host;
-using refgate::public_link_url;
+using refgate::domain::public_base_host;
+using refgate::domain::public_link_url;
 
 TEST_CASE("a link's public URL is on its domain, the public base URL's scheme and path kept",
           "[domains]") {

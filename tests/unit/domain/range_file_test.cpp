@@ -14,11 +14,11 @@ namespace range_file_test {
 
 using namespace refgate;
 
-IpBytes ip(const char* text) { return *parse_ip(text); }
+domain::IpBytes ip(const char* text) { return *domain::parse_ip(text); }
 
 // Bytes as a mapping gives them: 16-byte aligned.
 struct Aligned {
-    std::vector<Address128> storage;
+    std::vector<domain::Address128> storage;
     std::size_t size = 0;
     explicit Aligned(const std::string& bytes)
         : storage(bytes.size() / 16 + 1), size(bytes.size()) {
@@ -28,12 +28,12 @@ struct Aligned {
     std::span<const std::byte> span() { return {data(), size}; }
 };
 
-RangeTableBuilder<std::uint16_t> sample_countries() {
-    RangeTableBuilder<std::uint16_t> b;
-    b.add_v4(0x0a000000, 0x0a0000ff, country_code("DE"));
-    b.add_v4(0xc6336400, 0xc63364ff, country_code("AT"));
-    b.add_v6(Address128{0x2001'0db8} << 96, (Address128{0x2001'0db9} << 96) - 1,
-             country_code("FR"));
+domain::RangeTableBuilder<std::uint16_t> sample_countries() {
+    domain::RangeTableBuilder<std::uint16_t> b;
+    b.add_v4(0x0a000000, 0x0a0000ff, domain::country_code("DE"));
+    b.add_v4(0xc6336400, 0xc63364ff, domain::country_code("AT"));
+    b.add_v6(domain::Address128{0x2001'0db8} << 96, (domain::Address128{0x2001'0db9} << 96) - 1,
+             domain::country_code("FR"));
     b.alias_ipv4(true, true);
     b.finish();
     return b;
@@ -41,24 +41,24 @@ RangeTableBuilder<std::uint16_t> sample_countries() {
 
 TEST_CASE("a range file answers every address as the tables it was written from", "[range_file]") {
     std::mt19937_64 rng(7);
-    RangeTableBuilder<std::uint32_t> built;
+    domain::RangeTableBuilder<std::uint32_t> built;
     std::uint32_t at = 0x01000000;
     for (int i = 0; i < 5000; ++i) {
         auto width = static_cast<std::uint32_t>(rng() % 60000);
         built.add_v4(at, at + width, static_cast<std::uint32_t>(1 + rng() % 40));
         at += width + 1 + static_cast<std::uint32_t>(rng() % 3 == 0 ? 0 : rng() % 70000);
     }
-    Address128 v6 = Address128{0x2001'0db8} << 96;
+    domain::Address128 v6 = domain::Address128{0x2001'0db8} << 96;
     for (int i = 0; i < 2000; ++i) {
-        Address128 width = (Address128{1} << (rng() % 80)) - 1;
+        domain::Address128 width = (domain::Address128{1} << (rng() % 80)) - 1;
         built.add_v6(v6, v6 + width, static_cast<std::uint32_t>(1 + rng() % 40));
-        v6 += width + 1 + (Address128{rng()} << (rng() % 60));
+        v6 += width + 1 + (domain::Address128{rng()} << (rng() % 60));
     }
     built.alias_ipv4(true, false);
     built.finish();
     Aligned file(tools::write_range_file(built.tables(), 1'795'953'600, 4242));
     std::string error;
-    auto read = read_asn_range_file(file.span(), error);
+    auto read = domain::read_asn_range_file(file.span(), error);
     REQUIRE(read);
     CHECK(error.empty());
     CHECK(read->header.source_epoch == 1'795'953'600);
@@ -67,13 +67,14 @@ TEST_CASE("a range file answers every address as the tables it was written from"
     auto expected = built.tables();
     int mismatches = 0, known = 0;
     for (int i = 0; i < 200'000; ++i) {
-        IpBytes a{};
+        domain::IpBytes a{};
         if (i % 2 == 0) {
             a[10] = a[11] = 0xff;
             auto n = static_cast<std::uint32_t>(rng() % 0x0d000000);
             for (int k = 0; k < 4; ++k) a[12 + k] = static_cast<std::uint8_t>(n >> (24 - 8 * k));
         } else {
-            Address128 n = (Address128{0x2001'0db8} << 96) + (Address128{rng()} << (rng() % 70));
+            domain::Address128 n = (domain::Address128{0x2001'0db8} << 96) +
+                                   (domain::Address128{rng()} << (rng() % 70));
             for (int k = 15; k >= 0; --k, n >>= 8) a[static_cast<std::size_t>(k)] = std::uint8_t(n);
         }
         auto want = expected.find(a);
@@ -89,16 +90,16 @@ TEST_CASE("a range file of countries keeps its values and IPv4 aliases", "[range
     auto built = sample_countries();
     Aligned file(tools::write_range_file(built.tables(), 1, 2));
     std::string error;
-    auto read = read_country_range_file(file.span(), error);
+    auto read = domain::read_country_range_file(file.span(), error);
     REQUIRE(read);
-    CHECK(read->tables.find(ip("10.0.0.9")) == country_code("DE"));
-    CHECK(read->tables.find(ip("::10.0.0.9")) == country_code("DE"));
-    CHECK(read->tables.find(ip("2002:c633:6401::")) == country_code("AT"));  // 6to4
-    CHECK(read->tables.find(ip("2001:db8::1")) == country_code("FR"));
+    CHECK(read->tables.find(ip("10.0.0.9")) == domain::country_code("DE"));
+    CHECK(read->tables.find(ip("::10.0.0.9")) == domain::country_code("DE"));
+    CHECK(read->tables.find(ip("2002:c633:6401::")) == domain::country_code("AT"));  // 6to4
+    CHECK(read->tables.find(ip("2001:db8::1")) == domain::country_code("FR"));
     CHECK(read->tables.find(ip("10.0.1.0")) == 0);
     CHECK(read->tables.find(ip("2001:db9::")) == 0);
     // A country file is not an ASN file.
-    CHECK_FALSE(read_asn_range_file(file.span(), error));
+    CHECK_FALSE(domain::read_asn_range_file(file.span(), error));
     CHECK(error.find("another kind") != std::string::npos);
 }
 
@@ -106,13 +107,13 @@ TEST_CASE("a damaged range file is refused with the reason, never read past its 
           "[range_file]") {
     auto built = sample_countries();
     const std::string good = tools::write_range_file(built.tables(), 1, 2);
-    auto layout =
-        RangeFileLayout::of(built.tables().v4.starts.size(), built.tables().v6.starts.size(), 2);
+    auto layout = domain::RangeFileLayout::of(built.tables().v4.starts.size(),
+                                              built.tables().v6.starts.size(), 2);
     REQUIRE(good.size() == layout.size);
     auto refused = [](std::string bytes, const char* why) {
         Aligned file(bytes);
         std::string error;
-        bool read = read_country_range_file(file.span(), error).has_value();
+        bool read = domain::read_country_range_file(file.span(), error).has_value();
         INFO(error);
         CHECK_FALSE(read);
         CHECK(error.find(why) != std::string::npos);
@@ -131,17 +132,17 @@ TEST_CASE("a damaged range file is refused with the reason, never read past its 
     }
     SECTION("another version") {
         std::string bad = good;
-        std::uint32_t version = kRangeFileVersion + 1;
-        std::memcpy(bad.data() + offsetof(RangeFileHeader, version), &version, 4);
+        std::uint32_t version = domain::kRangeFileVersion + 1;
+        std::memcpy(bad.data() + offsetof(domain::RangeFileHeader, version), &version, 4);
         refused(bad, "format version");
     }
     SECTION("counts that do not fit the bytes") {
         std::string bad = good;
         std::uint32_t count = 0xffffffffu;
-        std::memcpy(bad.data() + offsetof(RangeFileHeader, v6_count), &count, 4);
+        std::memcpy(bad.data() + offsetof(domain::RangeFileHeader, v6_count), &count, 4);
         refused(bad, "out of bounds");
         count = 1000;
-        std::memcpy(bad.data() + offsetof(RangeFileHeader, v6_count), &count, 4);
+        std::memcpy(bad.data() + offsetof(domain::RangeFileHeader, v6_count), &count, 4);
         refused(bad, "truncated or padded");
     }
     SECTION("unsorted") {
@@ -174,7 +175,7 @@ TEST_CASE("a damaged range file is refused with the reason, never read past its 
     SECTION("misaligned in memory") {
         Aligned file(" " + good);
         std::string error;
-        CHECK_FALSE(read_country_range_file(file.span().subspan(1), error));
+        CHECK_FALSE(domain::read_country_range_file(file.span().subspan(1), error));
         CHECK(error.find("aligned") != std::string::npos);
     }
 }

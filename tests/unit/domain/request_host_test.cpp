@@ -6,9 +6,9 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace request_host_test {
 
-using refgate::absolute_form_authority;
-using refgate::authority_host;
-using refgate::lower_host;
+using refgate::domain::absolute_form_authority;
+using refgate::domain::authority_host;
+using refgate::domain::lower_host;
 
 TEST_CASE("a request's host comes without its port, its case kept for a case-insensitive lookup",
           "[domains]") {
@@ -19,7 +19,7 @@ TEST_CASE("a request's host comes without its port, its case kept for a case-ins
     CHECK(authority_host("go.example.com.:80") == "go.example.com");
     CHECK(authority_host("go.example.com:") == "go.example.com");  // an empty port is allowed
     CHECK(authority_host("127.0.0.1:8080") == "127.0.0.1");
-    std::array<char, refgate::kMaxRequestHost> buffer{};
+    std::array<char, refgate::domain::kMaxRequestHost> buffer{};
     CHECK(lower_host("Go.EXAMPLE.com", buffer) == "go.example.com");
     CHECK(lower_host("", buffer).empty());
 }

@@ -14,12 +14,12 @@ using namespace refgate;
 
 namespace {
 
-IpBytes ip(const char* text) { return *parse_ip(text); }
+domain::IpBytes ip(const char* text) { return *domain::parse_ip(text); }
 
 }  // namespace
 
 TEST_CASE("a scanner networks file lists ASNs and address ranges with comments", "[scanner]") {
-    auto networks = ScannerNetworks::parse(
+    auto networks = domain::ScannerNetworks::parse(
         "# e-mail security\n"
         "\n"
         "AS8075     # Microsoft: Safe Links\n"
@@ -41,7 +41,7 @@ TEST_CASE("a scanner networks file lists ASNs and address ranges with comments",
 TEST_CASE("a bad line of the scanner networks names its number and text", "[scanner]") {
     auto message = [](const char* text) {
         try {
-            ScannerNetworks::parse(text);
+            domain::ScannerNetworks::parse(text);
         } catch (const std::invalid_argument& e) {
             return std::string(e.what());
         }
@@ -60,7 +60,7 @@ TEST_CASE("the repository's scanner networks file parses and lists the big provi
     std::ifstream in(std::string(REFGATE_SOURCE_DIR) + "/deploy/scanner-networks.txt");
     std::stringstream text;
     text << in.rdbuf();
-    auto networks = ScannerNetworks::parse(text.str());
+    auto networks = domain::ScannerNetworks::parse(text.str());
     for (std::uint32_t asn : {8075u, 26211u, 30031u, 15324u, 16417u, 16880u, 399342u, 16509u,
                               396982u, 14061u, 16276u, 24940u, 63949u})
         CHECK(networks.listed_asn(asn));
@@ -70,7 +70,7 @@ TEST_CASE("the repository's scanner networks file parses and lists the big provi
 
 TEST_CASE("a client fetching its fourth distinct link of a channel within 10 s is a scanner",
           "[scanner]") {
-    BurstWindow window(4, 10);
+    domain::BurstWindow window(4, 10);
     CHECK_FALSE(window.fetch(7, 1, 1000));
     CHECK_FALSE(window.fetch(7, 2, 1001));
     CHECK_FALSE(window.fetch(7, 2, 1001));  // the same link again is no new link
@@ -82,7 +82,7 @@ TEST_CASE("a client fetching its fourth distinct link of a channel within 10 s i
 }
 
 TEST_CASE("a reader opening links of an issue over minutes is never a scanner", "[scanner]") {
-    BurstWindow window(4, 10);
+    domain::BurstWindow window(4, 10);
     std::int64_t now = 5000;
     for (std::int64_t link = 1; link <= 12; ++link) {
         CHECK_FALSE(window.fetch(99, link, now));
@@ -95,9 +95,9 @@ TEST_CASE("a reader opening links of an issue over minutes is never a scanner", 
 
 TEST_CASE("clients that share a burst window slot evict each other and are never flagged",
           "[scanner]") {
-    BurstWindow window(2, 10);
+    domain::BurstWindow window(2, 10);
     // Same slot (client % kSlots), different clients, alternating: each restarts the slot.
-    std::uint64_t a = 5, b = 5 + BurstWindow::kSlots;
+    std::uint64_t a = 5, b = 5 + domain::BurstWindow::kSlots;
     for (std::int64_t link = 1; link <= 6; ++link) {
         CHECK_FALSE(window.fetch(a, link, 100));
         CHECK_FALSE(window.fetch(b, link + 100, 100));
@@ -105,9 +105,9 @@ TEST_CASE("clients that share a burst window slot evict each other and are never
 }
 
 TEST_CASE("a burst window refuses thresholds outside 2 to 8 links", "[scanner]") {
-    CHECK_THROWS_AS(BurstWindow(1, 10), std::invalid_argument);
-    CHECK_THROWS_AS(BurstWindow(9, 10), std::invalid_argument);
-    CHECK_THROWS_AS(BurstWindow(4, 0), std::invalid_argument);
+    CHECK_THROWS_AS(domain::BurstWindow(1, 10), std::invalid_argument);
+    CHECK_THROWS_AS(domain::BurstWindow(9, 10), std::invalid_argument);
+    CHECK_THROWS_AS(domain::BurstWindow(4, 0), std::invalid_argument);
 }
 
 }  // namespace scanner_networks_test

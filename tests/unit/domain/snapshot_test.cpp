@@ -21,12 +21,12 @@ namespace snapshot_test {
 namespace {
 
 using namespace std::chrono;
-using refgate::Link;
-using refgate::Partner;
-using refgate::read_snapshot_json;
-using refgate::Snapshot;
-using refgate::SysSeconds;
-using refgate::write_snapshot_json;
+using refgate::codec::read_snapshot_json;
+using refgate::codec::write_snapshot_json;
+using refgate::domain::Link;
+using refgate::domain::Partner;
+using refgate::domain::Snapshot;
+using refgate::domain::SysSeconds;
 
 using refgate::testing::make_link;
 
@@ -72,7 +72,7 @@ TEST_CASE("a built snapshot finds each link with its precomputed location", "[sn
     CHECK(snapshot->source() == "test");
     CHECK(snapshot->link_count() == 1);
     CHECK(snapshot->rejected().empty());
-    const refgate::LinkEntry* entry = snapshot->find("tailscale");
+    const refgate::domain::LinkEntry* entry = snapshot->find("tailscale");
     REQUIRE(entry != nullptr);
     CHECK(entry->id == 11);
     CHECK(entry->location ==
@@ -103,7 +103,7 @@ TEST_CASE("prefetching slugs stays inside the tables and changes no answer", "[s
         const std::size_t hash = Snapshot::hash_of(slug);
         snapshot->prefetch(hash);
         snapshot->prefetch_entry(hash);
-        const refgate::LinkEntry* entry = snapshot->find(slug, hash);
+        const refgate::domain::LinkEntry* entry = snapshot->find(slug, hash);
         CHECK((entry != nullptr) == (i < 300));
         if (entry != nullptr) CHECK(entry->slug == slug);
         CHECK(entry == snapshot->find(slug));
@@ -151,7 +151,7 @@ TEST_CASE("a link whose stored data no longer validates is left out and reported
 TEST_CASE("an http destination is kept when the policy allows http", "[snapshot]") {
     auto snapshot = Snapshot::build(1, {tailscale_with_extras()},
                                     {make_link("plain-http", "http://tailscale.com/")},
-                                    refgate::UrlPolicy{.allow_http = true}, "test");
+                                    refgate::domain::UrlPolicy{.allow_http = true}, "test");
     REQUIRE(snapshot->find("plain-http") != nullptr);
     CHECK(snapshot->find("plain-http")->location ==
           "http://tailscale.com/?ref=picks42&utm_medium=affiliate&b=2&a=1");
@@ -171,14 +171,14 @@ TEST_CASE("status, expiry, fallback and an inactive partner reach the link entry
     auto partner = tailscale_with_extras();
     partner.active = false;
     auto l = make_link("tailscale", "https://tailscale.com/");
-    l.status = refgate::LinkStatus::disabled;
+    l.status = refgate::domain::LinkStatus::disabled;
     l.expires_at = SysSeconds{seconds{1795968000}};
     l.fallback = "https://tailscale.com/blog";
     l.utm_passthrough = true;
     auto snapshot = Snapshot::build(1, {partner}, {l}, {}, "test");
-    const refgate::LinkEntry* entry = snapshot->find("tailscale");
+    const refgate::domain::LinkEntry* entry = snapshot->find("tailscale");
     REQUIRE(entry != nullptr);
-    CHECK(entry->status == refgate::LinkStatus::disabled);
+    CHECK(entry->status == refgate::domain::LinkStatus::disabled);
     CHECK(entry->expires_at == 1795968000);
     CHECK(entry->fallback == "https://tailscale.com/blog");
     CHECK(entry->utm_passthrough);
@@ -199,7 +199,7 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
     first_link.id = 21;
     auto second_link = make_link("mullvad", "https://mullvad.net/de/", "mullvad");
     second_link.id = 22;
-    second_link.status = refgate::LinkStatus::disabled;
+    second_link.status = refgate::domain::LinkStatus::disabled;
     second_link.expires_at = SysSeconds{seconds{1795968000}};
     second_link.fallback = "https://xn--bcher-kva.example/";
     second_link.utm_passthrough = true;
@@ -226,7 +226,7 @@ TEST_CASE("a snapshot survives a round trip through its file format", "[snapshot
     CHECK(l.id == 22);
     CHECK(l.partner == "mullvad");
     CHECK(l.destination == "https://mullvad.net/de/");
-    CHECK(l.status == refgate::LinkStatus::disabled);
+    CHECK(l.status == refgate::domain::LinkStatus::disabled);
     CHECK(l.expires_at == second_link.expires_at);
     CHECK(l.fallback == second_link.fallback);
     CHECK(l.utm_passthrough);
@@ -240,7 +240,7 @@ TEST_CASE("the snapshot file written in pieces is one JSON document that reads b
     auto partner = tailscale_with_extras();
     partner.name = "Tail \"scale\" \u00e9";
     partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
-    std::vector<refgate::Link> links;
+    std::vector<refgate::domain::Link> links;
     for (int i = 0; i < 6000; ++i) {  // more than one 1 MiB piece
         auto link =
             make_link("link-" + std::to_string(i), "https://tailscale.com/p/" + std::to_string(i) +
@@ -267,14 +267,14 @@ TEST_CASE("the snapshot file written in pieces is one JSON document that reads b
 TEST_CASE("the snapshot file read as a stream gives the snapshot that wrote it", "[snapshot]") {
     auto partner = tailscale_with_extras();
     partner.scheduled_codes = {{SysSeconds{seconds{4'102'444'800}}, "in-2100"}};
-    std::vector<refgate::Link> links;
+    std::vector<refgate::domain::Link> links;
     for (int i = 0; i < 3000; ++i) {
         auto link = make_link("link-" + std::to_string(i),
                               "https://tailscale.com/p/" + std::to_string(i) + "?q=%22x%22");
         link.id = i + 1;
         if (i % 2 == 0) link.fallback = "https://tailscale.com/blog";
         if (i % 3 == 0) link.expires_at = SysSeconds{seconds{1795968000}};
-        if (i % 5 == 0) link.status = refgate::LinkStatus::disabled;
+        if (i % 5 == 0) link.status = refgate::domain::LinkStatus::disabled;
         link.utm_passthrough = i % 7 == 0;
         links.push_back(link);
     }
@@ -317,8 +317,8 @@ TEST_CASE("a stream that is not a whole snapshot file is refused", "[snapshot]")
 }
 
 TEST_CASE("a snapshot reader sees each newly published snapshot", "[snapshot]") {
-    refgate::SnapshotStore store;
-    refgate::SnapshotReader reader(store);
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::SnapshotReader reader(store);
     CHECK(reader.get() == nullptr);
 
     auto first = Snapshot::build(1, {tailscale_with_extras()},
@@ -351,7 +351,7 @@ TEST_CASE("a destination with an empty query before its fragment does not crash 
         auto snapshot =
             Snapshot::build(1, {tailscale_with_extras()},
                             {make_link("tailscale", "https://tailscale.com/p?#f")}, {}, "t");
-        const refgate::LinkEntry* entry = snapshot->find("tailscale");
+        const refgate::domain::LinkEntry* entry = snapshot->find("tailscale");
         bool served_right =
             entry == nullptr ||
             entry->location == "https://tailscale.com/p?ref=picks42&utm_medium=affiliate&b=2&a=1#f";
@@ -484,7 +484,7 @@ std::vector<Partner> tricky_partners() {
 TEST_CASE("a snapshot keeps a destination exactly when the full URL check accepts it unchanged",
           "[snapshot]") {
     for (bool allow_http : {false, true}) {
-        refgate::UrlPolicy policy{.allow_http = allow_http};
+        refgate::domain::UrlPolicy policy{.allow_http = allow_http};
         std::vector<Link> links;
         for (std::size_t i = 0; i < kTrickyUrls.size(); ++i) {
             links.push_back(make_link("link-" + std::to_string(i), kTrickyUrls[i]));
@@ -497,7 +497,7 @@ TEST_CASE("a snapshot keeps a destination exactly when the full URL check accept
         for (std::size_t i = 0; i < kTrickyUrls.size(); ++i) {
             const auto& url = kTrickyUrls[i];
             INFO("allow_http " << allow_http << ", url " << url);
-            auto check = refgate::check_destination(url, {"tailscale.com"}, policy);
+            auto check = refgate::domain::check_destination(url, {"tailscale.com"}, policy);
             bool kept = check.ok() && check.canonical == url;
             const auto* entry = snapshot->find("link-" + std::to_string(i));
             CHECK((entry != nullptr) == kept);
@@ -527,7 +527,7 @@ TEST_CASE("every Location in a snapshot is the one build_location makes of its d
         const auto* entry = snapshot->find(slug);
         if (entry == nullptr) continue;
         INFO(slug << ": " << entry->destination);
-        CHECK(entry->location == refgate::build_location(entry->destination, partners[p]));
+        CHECK(entry->location == refgate::domain::build_location(entry->destination, partners[p]));
         ++checked;
     }
     CHECK(checked > 4 * 20);  // most of the table passes the URL check
@@ -563,7 +563,7 @@ TEST_CASE("the snapshot file reader takes any JSON spelling of the same file", "
     CHECK(snapshot->find("beta") == nullptr);  // a repeated member: the last one counts
     const auto* gamma = snapshot->find("gamma");
     REQUIRE(gamma != nullptr);
-    CHECK(gamma->status == refgate::LinkStatus::disabled);
+    CHECK(gamma->status == refgate::domain::LinkStatus::disabled);
     CHECK(gamma->expires_at == 1795968000);
     CHECK(gamma->fallback == "https://tailscale.com/f");
     CHECK(snapshot->disclosures().versions().empty());
@@ -628,7 +628,8 @@ TEST_CASE("a scheduled code rebuilds its partner's Locations and leaves the othe
         const auto* now = after->find(entry.slug);
         REQUIRE(now != nullptr);
         CHECK(now->destination == entry.destination);
-        CHECK(now->location == refgate::build_location(entry.destination, after->partner(*now)));
+        CHECK(now->location ==
+              refgate::domain::build_location(entry.destination, after->partner(*now)));
         if (entry.partner_index == 0) {
             // "=new": one destination names the parameter as "r%65f", which is replaced too.
             CHECK_THAT(std::string(now->location), Catch::Contains("=new%20code&"));
@@ -682,7 +683,7 @@ TEST_CASE("automatic fallback's switched branches survive the snapshot file",
     link.id = 21;
     link.fallback = "https://tailscale.com/blog";
     link.auto_fallback = true;
-    refgate::LinkRule ios;
+    refgate::domain::LinkRule ios;
     ios.platform = {"ios"};
     ios.destination = "https://tailscale.com/download/ios";
     link.rules = {ios};

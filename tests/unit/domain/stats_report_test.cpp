@@ -11,55 +11,60 @@ namespace stats_report_test {
 using namespace refgate;
 
 TEST_CASE("stats dates are exactly YYYY-MM-DD and real days", "[stats]") {
-    CHECK(parse_day("1970-01-01") == 0);
-    CHECK(parse_day("2026-11-29") == utc_day(1'795'910'400));
-    CHECK(format_day(*parse_day("2024-02-29")) == "2024-02-29");
-    CHECK_FALSE(parse_day("2025-02-29"));
-    CHECK_FALSE(parse_day("2026-13-01"));
-    CHECK_FALSE(parse_day("2026-1-01"));
-    CHECK_FALSE(parse_day("2026-11-29T00:00:00Z"));
-    CHECK_FALSE(parse_day("yesterday"));
-    CHECK_FALSE(parse_day(""));
+    CHECK(domain::parse_day("1970-01-01") == 0);
+    CHECK(domain::parse_day("2026-11-29") == domain::utc_day(1'795'910'400));
+    CHECK(domain::format_day(*domain::parse_day("2024-02-29")) == "2024-02-29");
+    CHECK_FALSE(domain::parse_day("2025-02-29"));
+    CHECK_FALSE(domain::parse_day("2026-13-01"));
+    CHECK_FALSE(domain::parse_day("2026-1-01"));
+    CHECK_FALSE(domain::parse_day("2026-11-29T00:00:00Z"));
+    CHECK_FALSE(domain::parse_day("yesterday"));
+    CHECK_FALSE(domain::parse_day(""));
 }
 
 TEST_CASE("a stats range defaults to the last 30 days and refuses bad ones", "[stats]") {
-    std::int32_t today = *parse_day("2026-11-29");
-    std::vector<RangeProblem> problems;
-    auto range = parse_range(std::nullopt, std::nullopt, today, problems);
+    std::int32_t today = *domain::parse_day("2026-11-29");
+    std::vector<domain::RangeProblem> problems;
+    auto range = domain::parse_range(std::nullopt, std::nullopt, today, problems);
     REQUIRE(range);
-    CHECK(format_day(range->from) == "2026-10-31");
-    CHECK(format_day(range->to) == "2026-11-29");
+    CHECK(domain::format_day(range->from) == "2026-10-31");
+    CHECK(domain::format_day(range->to) == "2026-11-29");
     CHECK(range->days() == 30);
 
-    range = parse_range(std::string("2026-11-01"), std::string("2026-11-03"), today, problems);
+    range =
+        domain::parse_range(std::string("2026-11-01"), std::string("2026-11-03"), today, problems);
     REQUIRE(range);
     CHECK(range->days() == 3);
     CHECK(problems.empty());
 
-    CHECK_FALSE(parse_range(std::string("2026-11-04"), std::string("2026-11-03"), today, problems));
+    CHECK_FALSE(
+        domain::parse_range(std::string("2026-11-04"), std::string("2026-11-03"), today, problems));
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].field == "from");
 
     problems.clear();
-    CHECK_FALSE(parse_range(std::string("2025-01-01"), std::string("2026-11-03"), today, problems));
+    CHECK_FALSE(
+        domain::parse_range(std::string("2025-01-01"), std::string("2026-11-03"), today, problems));
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].field == "to");
 
     problems.clear();
-    CHECK(parse_range(std::string("2025-10-26"), std::string("2026-11-29"), today, problems));
-    CHECK(parse_range(std::string("2025-10-25"), std::string("2026-11-29"), today, problems) ==
-          std::nullopt);
+    CHECK(
+        domain::parse_range(std::string("2025-10-26"), std::string("2026-11-29"), today, problems));
+    CHECK(domain::parse_range(std::string("2025-10-25"), std::string("2026-11-29"), today,
+                              problems) == std::nullopt);
 
     problems.clear();
-    CHECK_FALSE(parse_range(std::string("2026-02-30"), std::string("soon"), today, problems));
+    CHECK_FALSE(
+        domain::parse_range(std::string("2026-02-30"), std::string("soon"), today, problems));
     CHECK(problems.size() == 2);
 }
 
 TEST_CASE("a range's whole calendar months are the ones it covers from the 1st to the last day",
           "[stats]") {
     auto span = [](const char* from, const char* to) {
-        auto months = whole_months({*parse_day(from), *parse_day(to)});
-        return format_day(months.first) + " " + format_day(months.end);
+        auto months = domain::whole_months({*domain::parse_day(from), *domain::parse_day(to)});
+        return domain::format_day(months.first) + " " + domain::format_day(months.end);
     };
     // The last 365 days on 2026-11-29: December to October whole, the edges by day.
     CHECK(span("2025-11-30", "2026-11-29") == "2025-12-01 2026-11-01");
@@ -77,13 +82,14 @@ TEST_CASE(
     "the days outside",
     "[stats]") {
     auto reads = [](const char* from, const char* to, const char* months_through) {
-        auto r = rollup_reads({*parse_day(from), *parse_day(to)}, *parse_day(months_through));
-        auto span = [](const DaySpan& d) {
-            return std::string(d.subtract ? "-" : "+") + format_day(d.first) + ".." +
-                   format_day(d.end);
+        auto r = domain::rollup_reads({*domain::parse_day(from), *domain::parse_day(to)},
+                                      *domain::parse_day(months_through));
+        auto span = [](const domain::DaySpan& d) {
+            return std::string(d.subtract ? "-" : "+") + domain::format_day(d.first) + ".." +
+                   domain::format_day(d.end);
         };
-        return format_day(r.months.first) + ".." + format_day(r.months.end) + " " + span(r.before) +
-               " " + span(r.after);
+        return domain::format_day(r.months.first) + ".." + domain::format_day(r.months.end) + " " +
+               span(r.before) + " " + span(r.after);
     };
     // The last 365 days on 2026-12-05: December 2025 is its sum less its first 5 days.
     CHECK(reads("2025-12-06", "2026-12-05", "2026-12-01") ==
@@ -106,18 +112,19 @@ TEST_CASE(
 
     // Every range of up to 400 days over two years, every months_through: each day once, and
     // never more rows a link than by day outside whole months.
-    std::int32_t start = *parse_day("2025-01-01");
+    std::int32_t start = *domain::parse_day("2025-01-01");
     for (std::int32_t through_month = 0; through_month < 25; through_month += 3) {
         // The first of a month, through_month months after the start.
         std::int32_t through = start;
-        for (int m = 0; m < through_month; ++m) through = whole_months({through, through + 40}).end;
+        for (int m = 0; m < through_month; ++m)
+            through = domain::whole_months({through, through + 40}).end;
         for (std::int32_t from = start; from < start + 420; from += 13) {
             for (std::int32_t to = from; to < from + 400; to += 17) {
-                DayRange range{from, to};
-                RollupReads r = rollup_reads(range, through);
+                domain::DayRange range{from, to};
+                domain::RollupReads r = domain::rollup_reads(range, through);
                 std::map<std::int32_t, int> covered;
                 for (std::int32_t d = r.months.first; d < r.months.end; ++d) ++covered[d];
-                for (const DaySpan& s : {r.before, r.after}) {
+                for (const domain::DaySpan& s : {r.before, r.after}) {
                     for (std::int32_t d = s.first; d < s.end; ++d)
                         covered[d] += s.subtract ? -1 : 1;
                 }
@@ -129,19 +136,21 @@ TEST_CASE(
                 for (std::int32_t d = from; d <= to; ++d) {
                     if (covered[d] != 1) exact = false;
                 }
-                INFO(format_day(from) << " " << format_day(to) << " " << format_day(through));
+                INFO(domain::format_day(from)
+                     << " " << domain::format_day(to) << " " << domain::format_day(through));
                 REQUIRE(exact);
                 CHECK(r.months.first <= r.months.end);
                 CHECK((r.months.first == r.months.end || r.months.end <= through));
-                auto rows = [](const RollupReads& x) {
+                auto rows = [](const domain::RollupReads& x) {
                     std::int32_t months = 0;
                     for (std::int32_t d = x.months.first; d < x.months.end; ++d)
-                        months += format_day(d).ends_with("-01") ? 1 : 0;
+                        months += domain::format_day(d).ends_with("-01") ? 1 : 0;
                     return months + (x.before.end - x.before.first) + (x.after.end - x.after.first);
                 };
-                MonthSpan plain = whole_months(range);
+                domain::MonthSpan plain = domain::whole_months(range);
                 plain.end = std::max(plain.first, std::min(plain.end, through));
-                RollupReads by_day{plain, {from, plain.first, false}, {plain.end, to + 1, false}};
+                domain::RollupReads by_day{
+                    plain, {from, plain.first, false}, {plain.end, to + 1, false}};
                 CHECK(rows(r) <= rows(by_day));
             }
         }
@@ -154,14 +163,15 @@ TEST_CASE(
     "[stats]") {
     auto reads = [](const char* from, const char* to, const char* months_through,
                     const char* days_through) {
-        auto r = rollup_reads({*parse_day(from), *parse_day(to)}, *parse_day(months_through),
-                              *parse_day(days_through));
-        auto span = [](const DaySpan& d) {
-            return std::string(d.subtract ? "-" : "+") + format_day(d.first) + ".." +
-                   format_day(d.end);
+        auto r = domain::rollup_reads({*domain::parse_day(from), *domain::parse_day(to)},
+                                      *domain::parse_day(months_through),
+                                      *domain::parse_day(days_through));
+        auto span = [](const domain::DaySpan& d) {
+            return std::string(d.subtract ? "-" : "+") + domain::format_day(d.first) + ".." +
+                   domain::format_day(d.end);
         };
-        return format_day(r.months.first) + ".." + format_day(r.months.end) + " " + span(r.before) +
-               " " + span(r.after) + " " + span(r.open);
+        return domain::format_day(r.months.first) + ".." + domain::format_day(r.months.end) + " " +
+               span(r.before) + " " + span(r.after) + " " + span(r.open);
     };
     // The last 30 days on 2026-12-05, today open: December 1-4 by day, the 5th from the base.
     CHECK(reads("2026-11-06", "2026-12-05", "2026-12-01", "2026-12-05") ==
@@ -181,19 +191,20 @@ TEST_CASE(
 
     // Every range of up to 400 days over two years, months_through at a month's start and
     // days_through from it on: each day once, the open days only from the base table.
-    std::int32_t start = *parse_day("2025-01-01");
+    std::int32_t start = *domain::parse_day("2025-01-01");
     for (std::int32_t through_month = 0; through_month < 25; through_month += 5) {
         std::int32_t months_through = start;
         for (int m = 0; m < through_month; ++m)
-            months_through = whole_months({months_through, months_through + 40}).end;
+            months_through = domain::whole_months({months_through, months_through + 40}).end;
         for (std::int32_t open_after : {0, 1, 3, 17, 45}) {
             std::int32_t days_through = months_through + open_after;
             for (std::int32_t from = start; from < start + 420; from += 19) {
                 for (std::int32_t to = from; to < from + 400; to += 23) {
-                    RollupReads r = rollup_reads({from, to}, months_through, days_through);
+                    domain::RollupReads r =
+                        domain::rollup_reads({from, to}, months_through, days_through);
                     std::map<std::int32_t, int> covered, link_days;
                     for (std::int32_t d = r.months.first; d < r.months.end; ++d) ++covered[d];
-                    for (const DaySpan& s : {r.before, r.after}) {
+                    for (const domain::DaySpan& s : {r.before, r.after}) {
                         for (std::int32_t d = s.first; d < s.end; ++d) {
                             covered[d] += s.subtract ? -1 : 1;
                             ++link_days[d];
@@ -207,9 +218,9 @@ TEST_CASE(
                     for (std::int32_t d = from; d <= to; ++d) {
                         if (covered[d] != 1) exact = false;
                     }
-                    INFO(format_day(from)
-                         << " " << format_day(to) << " " << format_day(months_through) << " "
-                         << format_day(days_through));
+                    INFO(domain::format_day(from) << " " << domain::format_day(to) << " "
+                                                  << domain::format_day(months_through) << " "
+                                                  << domain::format_day(days_through));
                     REQUIRE(exact);
                     CHECK(link_days.lower_bound(days_through) == link_days.end());
                     CHECK(r.open.first <= r.open.end);

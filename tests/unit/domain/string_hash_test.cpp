@@ -9,7 +9,7 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace string_hash_test {
 
-using refgate::quick_hash;
+using refgate::domain::quick_hash;
 
 TEST_CASE("quick_hash tells apart texts that differ in one byte, at every length", "[hash]") {
     // Lengths around the 4-, 8- and 16-byte steps of its loads; one byte changed anywhere, the
@@ -45,7 +45,8 @@ TEST_CASE("quick_hash spreads slugs over the low bits a table indexes by", "[has
     }
     CHECK(*std::max_element(slots.begin(), slots.end()) <= 8);
     // And StringHash finds what it stored, from a string_view.
-    std::unordered_set<std::string, refgate::StringHash, std::equal_to<>> set{"alpha", "beta"};
+    std::unordered_set<std::string, refgate::domain::StringHash, std::equal_to<>> set{"alpha",
+                                                                                      "beta"};
     CHECK(set.find(std::string_view("beta")) != set.end());
     CHECK(set.find(std::string_view("gamma")) == set.end());
 }

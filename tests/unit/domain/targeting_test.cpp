@@ -20,8 +20,8 @@ namespace {
 
 using namespace refgate;
 
-Partner store(std::string slug, std::string domain, std::string code) {
-    Partner p;
+domain::Partner store(std::string slug, std::string domain, std::string code) {
+    domain::Partner p;
     p.slug = std::move(slug);
     p.name = p.slug;
     p.ref_param = "tag";
@@ -30,16 +30,16 @@ Partner store(std::string slug, std::string domain, std::string code) {
     return p;
 }
 
-std::vector<Partner> stores() {
+std::vector<domain::Partner> stores() {
     return {store("amazon-us", "amazon.com", "picks-20"),
             store("amazon-de", "amazon.de", "picks-21"),
             store("amazon-fr", "amazon.fr", "picks-fr"),
             store("amazon-au", "amazon.com.au", "au-22"), store("other", "other.example", "o1")};
 }
 
-LinkRule country_rule(std::vector<std::string> countries, std::string partner,
-                      std::string destination) {
-    LinkRule r;
+domain::LinkRule country_rule(std::vector<std::string> countries, std::string partner,
+                              std::string destination) {
+    domain::LinkRule r;
     r.country = std::move(countries);
     r.partner = std::move(partner);
     r.destination = std::move(destination);
@@ -48,52 +48,54 @@ LinkRule country_rule(std::vector<std::string> countries, std::string partner,
 
 // The issue's example link: DE/AT to the German store, iOS to the app, French readers to the
 // French store, everyone else split 70/30.
-Link kindle() {
-    Link l;
+domain::Link kindle() {
+    domain::Link l;
     l.id = 1;
     l.slug = "kindle";
     l.partner = "amazon-us";
     l.destination = "https://www.amazon.com/dp/B0X";
     l.rules.push_back(country_rule({"DE", "AT"}, "amazon-de", "https://www.amazon.de/dp/B0X"));
-    LinkRule ios;
+    domain::LinkRule ios;
     ios.platform = {"ios"};
     ios.destination = "https://www.amazon.com/dp/B0X?app=1";
     l.rules.push_back(ios);
-    LinkRule fr;
+    domain::LinkRule fr;
     fr.language = {"fr"};
     fr.partner = "amazon-fr";
     fr.destination = "https://www.amazon.fr/dp/B0X";
     l.rules.push_back(fr);
-    LinkRule split;
+    domain::LinkRule split;
     split.split = {{70, "https://www.amazon.com/dp/B0X", ""},
                    {30, "https://www.amazon.com/dp/B0Y", ""}};
     l.rules.push_back(split);
     return l;
 }
 
-std::shared_ptr<const Snapshot> build(std::vector<Link> links,
-                                      std::vector<CountryGroup> groups = {},
-                                      std::vector<Partner> partners = stores()) {
-    Snapshot::Builder builder(1, std::move(partners), UrlPolicy{}, "test", SysSeconds{},
-                              links.size());
+std::shared_ptr<const domain::Snapshot> build(std::vector<domain::Link> links,
+                                              std::vector<domain::CountryGroup> groups = {},
+                                              std::vector<domain::Partner> partners = stores()) {
+    domain::Snapshot::Builder builder(1, std::move(partners), domain::UrlPolicy{}, "test",
+                                      domain::SysSeconds{}, links.size());
     builder.country_groups(std::move(groups));
     for (auto& l : links) builder.add(std::move(l));
     return builder.finish({});
 }
 
-ReaderTraits reader(std::string_view country, Platform platform = Platform::desktop,
-                    std::string_view language = "en-US") {
-    return {country_code(country), platform, language};
+domain::ReaderTraits reader(std::string_view country,
+                            domain::Platform platform = domain::Platform::desktop,
+                            std::string_view language = "en-US") {
+    return {domain::country_code(country), platform, language};
 }
 
-std::string location_for(const Snapshot& s, const ReaderTraits& r, std::uint64_t key = 0) {
-    const LinkEntry* e = s.find("kindle");
+std::string location_for(const domain::Snapshot& s, const domain::ReaderTraits& r,
+                         std::uint64_t key = 0) {
+    const domain::LinkEntry* e = s.find("kindle");
     REQUIRE(e != nullptr);
     return std::string(s.target(*e, r, [&] { return key; }).location);
 }
 
-PartnerFinder finder(const std::vector<Partner>& partners) {
-    return [&](const std::string& slug) -> const Partner* {
+domain::PartnerFinder finder(const std::vector<domain::Partner>& partners) {
+    return [&](const std::string& slug) -> const domain::Partner* {
         for (const auto& p : partners)
             if (p.slug == slug) return &p;
         return nullptr;
@@ -105,47 +107,47 @@ PartnerFinder finder(const std::vector<Partner>& partners) {
 TEST_CASE("rules are tried in order and the first that matches wins", "[targeting]") {
     auto s = build({kindle()});
     // A German iPhone reader matches the country rule before the platform rule.
-    CHECK(location_for(*s, reader("DE", Platform::ios)) ==
+    CHECK(location_for(*s, reader("DE", domain::Platform::ios)) ==
           "https://www.amazon.de/dp/B0X?tag=picks-21");
-    CHECK(location_for(*s, reader("US", Platform::ios)) ==
+    CHECK(location_for(*s, reader("US", domain::Platform::ios)) ==
           "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
-    CHECK(location_for(*s, reader("CH", Platform::android, "fr-CH")) ==
+    CHECK(location_for(*s, reader("CH", domain::Platform::android, "fr-CH")) ==
           "https://www.amazon.fr/dp/B0X?tag=picks-fr");
 }
 
 TEST_CASE("a reader no rule matches gets the link's own destination", "[targeting]") {
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules.pop_back();  // no split: nothing catches everyone
     auto s = build({l});
     CHECK(location_for(*s, reader("US")) == "https://www.amazon.com/dp/B0X?tag=picks-20");
-    CHECK(location_for(*s, ReaderTraits{}) == "https://www.amazon.com/dp/B0X?tag=picks-20");
+    CHECK(location_for(*s, domain::ReaderTraits{}) == "https://www.amazon.com/dp/B0X?tag=picks-20");
     auto target = s->target(*s->find("kindle"), reader("US"), [] { return 0ull; });
     CHECK(target.rule == 0);
 }
 
 TEST_CASE("an unknown country matches no country rule", "[targeting]") {
     auto s = build({kindle()});
-    auto t = s->target(*s->find("kindle"), ReaderTraits{0, Platform::desktop, "de"},
+    auto t = s->target(*s->find("kindle"), domain::ReaderTraits{0, domain::Platform::desktop, "de"},
                        [] { return 0ull; });
     CHECK(t.rule == 4);  // the split, not the German store
 }
 
 TEST_CASE("a country group sends readers from a country without a store to its fallback",
           "[targeting]") {
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules.pop_back();
     l.rules.push_back(country_rule({"AU"}, "amazon-au", "https://www.amazon.com.au/dp/B0X"));
-    CountryGroup amazon{"amazon", {{"NZ", "AU"}, {"LU", "BE"}, {"BE", "DE"}}};
+    domain::CountryGroup amazon{"amazon", {{"NZ", "AU"}, {"LU", "BE"}, {"BE", "DE"}}};
     auto s = build({l}, {amazon});
     CHECK(location_for(*s, reader("NZ")) == "https://www.amazon.com.au/dp/B0X?tag=au-22");
     // Two steps: LU -> BE -> DE.
     CHECK(location_for(*s, reader("LU")) == "https://www.amazon.de/dp/B0X?tag=picks-21");
     // A rule that matches the reader's own country comes first: an iPhone reader from NZ is
     // sent to the app before any fallback is tried.
-    CHECK(location_for(*s, reader("NZ", Platform::ios)) ==
+    CHECK(location_for(*s, reader("NZ", domain::Platform::ios)) ==
           "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
     // The group belongs to the amazon family only.
-    Link other;
+    domain::Link other;
     other.slug = "kindle";
     other.partner = "other";
     other.destination = "https://other.example/x";
@@ -157,13 +159,13 @@ TEST_CASE("a country group sends readers from a country without a store to its f
 TEST_CASE("a split gives a reader the same branch all day and the weights' proportions",
           "[targeting]") {
     auto s = build({kindle()});
-    const LinkEntry& e = *s->find("kindle");
-    SaltKey salt{};
+    const domain::LinkEntry& e = *s->find("kindle");
+    clicks::SaltKey salt{};
     salt[0] = 42;
     auto key_of = [&](std::uint32_t reader_number) {
         std::array<std::uint8_t, 16> address{};
         std::memcpy(address.data(), &reader_number, sizeof reader_number);
-        return unique_hash(salt, address, "Mozilla/5.0", e.id);
+        return clicks::unique_hash(salt, address, "Mozilla/5.0", e.id);
     };
     std::size_t b_count = 0;
     constexpr std::uint32_t kReaders = 100'000;
@@ -181,11 +183,11 @@ TEST_CASE("a split gives a reader the same branch all day and the weights' propo
 }
 
 TEST_CASE("every branch's Location carries its own partner's code, locked", "[targeting]") {
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules[3].split[1].partner = "amazon-de";
     l.rules[3].split[1].destination = "https://www.amazon.de/dp/B0Y?tag=evil";
     auto s = build({l});
-    const LinkEntry& e = *s->find("kindle");
+    const domain::LinkEntry& e = *s->find("kindle");
     bool seen = false;
     for (std::uint64_t key = 0; key < 64 && !seen; ++key) {
         auto t = s->target(e, reader("US"), [&] { return key * 0x0400'0000'0000'0000ull; });
@@ -202,7 +204,7 @@ TEST_CASE("a rule to an inactive storefront is skipped like a rule that does not
           "[targeting]") {
     auto partners = stores();
     partners[1].active = false;  // amazon-de
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules.insert(l.rules.begin() + 1,
                    country_rule({"DE"}, "amazon-fr", "https://www.amazon.fr/dp/B0Z"));
     auto s = build({l}, {}, partners);
@@ -210,15 +212,15 @@ TEST_CASE("a rule to an inactive storefront is skipped like a rule that does not
     auto t = s->target(*s->find("kindle"), reader("DE"), [] { return 0ull; });
     CHECK(t.rule == 2);
     CHECK(t.location == "https://www.amazon.fr/dp/B0Z?tag=picks-fr");
-    CHECK(location_for(*s, reader("AT", Platform::ios)) ==
+    CHECK(location_for(*s, reader("AT", domain::Platform::ios)) ==
           "https://www.amazon.com/dp/B0X?app=1&tag=picks-20");
     t = s->target(*s->find("kindle"), reader("AT"), [] { return 0ull; });
     CHECK(t.rule == 5);  // the split
     CHECK(s->partner(t).slug == "amazon-us");
     // A country group's fallback to it is skipped the same way: the link's own destination.
-    Link only = kindle();
+    domain::Link only = kindle();
     only.rules.resize(1);
-    CountryGroup amazon{"amazon", {{"LU", "DE"}}};
+    domain::CountryGroup amazon{"amazon", {{"LU", "DE"}}};
     auto s2 = build({only}, {amazon}, partners);
     CHECK(location_for(*s2, reader("LU")) == "https://www.amazon.com/dp/B0X?tag=picks-20");
     CHECK(s2->target(*s2->find("kindle"), reader("DE"), [] { return 0ull; }).rule == 0);
@@ -232,11 +234,11 @@ TEST_CASE("a split never draws an inactive storefront's branch, and is skipped w
     auto partners = stores();
     partners[1].active = false;  // amazon-de
     partners[2].active = false;  // amazon-fr
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules[3].split[0].partner = "amazon-de";
     l.rules[3].split[0].destination = "https://www.amazon.de/dp/B0X";
     auto s = build({l}, {}, partners);
-    const LinkEntry& e = *s->find("kindle");
+    const domain::LinkEntry& e = *s->find("kindle");
     for (std::uint64_t key = 0; key < 256; ++key) {
         auto t = s->target(e, reader("US"), [&] { return key * 0x0100'0000'0000'0000ull; });
         REQUIRE(t.rule == 4);
@@ -255,12 +257,13 @@ TEST_CASE("a split never draws an inactive storefront's branch, and is skipped w
 TEST_CASE("a rule whose destination leaves its partner's domains is refused with its index",
           "[targeting]") {
     auto partners = stores();
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules[2].destination = "https://www.amazon.com/dp/B0X";  // amazon-fr allows amazon.fr only
     l.rules[3].split[0].weight = 0;
     l.rules[0].country = {"de", "DEU"};
     l.rules[1].platform = {"windows"};
-    auto issues = validate_rules(l.rules, partners[0], finder(partners), UrlPolicy{});
+    auto issues =
+        domain::validate_rules(l.rules, partners[0], finder(partners), domain::UrlPolicy{});
     std::vector<std::string> fields;
     for (const auto& i : issues) fields.push_back(i.field + " " + i.rule);
     CHECK_THAT(fields, Catch::Matchers::VectorContains(
@@ -276,12 +279,12 @@ TEST_CASE("a rule whose destination leaves its partner's domains is refused with
 TEST_CASE("a rule with both a destination and a split, or an unknown partner, is refused",
           "[targeting]") {
     auto partners = stores();
-    std::vector<LinkRule> rules(2);
+    std::vector<domain::LinkRule> rules(2);
     rules[0].destination = "https://www.amazon.com/a";
     rules[0].split = {{1, "https://www.amazon.com/b", ""}};
     rules[1].partner = "amazon-jp";
     rules[1].destination = "https://www.amazon.co.jp/a";
-    auto issues = validate_rules(rules, partners[0], finder(partners), UrlPolicy{});
+    auto issues = domain::validate_rules(rules, partners[0], finder(partners), domain::UrlPolicy{});
     REQUIRE(issues.size() == 2);
     CHECK(issues[0].rule == "destination_or_split");
     CHECK(issues[1].field == "rules[1].partner");
@@ -290,7 +293,7 @@ TEST_CASE("a rule with both a destination and a split, or an unknown partner, is
 
 TEST_CASE("a snapshot leaves out the rules of a link that no longer validate, not the link",
           "[targeting]") {
-    Link l = kindle();
+    domain::Link l = kindle();
     l.rules[0].destination = "https://evil.example/x";
     auto s = build({l});
     REQUIRE(s->find("kindle") != nullptr);
@@ -300,58 +303,65 @@ TEST_CASE("a snapshot leaves out the rules of a link that no longer validate, no
 }
 
 TEST_CASE("country groups that loop or fall back to themselves are refused", "[targeting]") {
-    CHECK(validate_country_group({"amazon", {{"AT", "DE"}, {"NZ", "AU"}}}).empty());
-    CHECK(validate_country_group({"amazon", {{"AT", "DE"}, {"DE", "AT"}}})[0].rule == "cycle");
-    CHECK(validate_country_group({"amazon", {{"AT", "AT"}}})[0].rule == "self_fallback");
-    CHECK(validate_country_group({"amazon", {{"at", "DE"}}})[0].rule == "invalid_country");
-    CHECK(in_family("amazon-de", "amazon"));
-    CHECK(in_family("amazon", "amazon"));
-    CHECK_FALSE(in_family("amazonia", "amazon"));
+    CHECK(domain::validate_country_group({"amazon", {{"AT", "DE"}, {"NZ", "AU"}}}).empty());
+    CHECK(domain::validate_country_group({"amazon", {{"AT", "DE"}, {"DE", "AT"}}})[0].rule ==
+          "cycle");
+    CHECK(domain::validate_country_group({"amazon", {{"AT", "AT"}}})[0].rule == "self_fallback");
+    CHECK(domain::validate_country_group({"amazon", {{"at", "DE"}}})[0].rule == "invalid_country");
+    CHECK(domain::in_family("amazon-de", "amazon"));
+    CHECK(domain::in_family("amazon", "amazon"));
+    CHECK_FALSE(domain::in_family("amazonia", "amazon"));
 }
 
 TEST_CASE("the platform comes from a few substrings of the User-Agent", "[targeting]") {
-    CHECK(platform_of("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)") == Platform::ios);
-    CHECK(platform_of("Mozilla/5.0 (iPad; CPU OS 16_0 like Mac OS X)") == Platform::ios);
-    CHECK(platform_of("Mozilla/5.0 (Linux; Android 14; Pixel 8)") == Platform::android);
-    CHECK(platform_of("Mozilla/5.0 (Windows NT 10.0; Win64; x64)") == Platform::desktop);
-    CHECK(platform_of("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0)") == Platform::desktop);
-    CHECK(platform_of("curl/8.0") == Platform::unknown);
-    CHECK(platform_of("") == Platform::unknown);
+    CHECK(domain::platform_of("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)") ==
+          domain::Platform::ios);
+    CHECK(domain::platform_of("Mozilla/5.0 (iPad; CPU OS 16_0 like Mac OS X)") ==
+          domain::Platform::ios);
+    CHECK(domain::platform_of("Mozilla/5.0 (Linux; Android 14; Pixel 8)") ==
+          domain::Platform::android);
+    CHECK(domain::platform_of("Mozilla/5.0 (Windows NT 10.0; Win64; x64)") ==
+          domain::Platform::desktop);
+    CHECK(domain::platform_of("Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0)") ==
+          domain::Platform::desktop);
+    CHECK(domain::platform_of("curl/8.0") == domain::Platform::unknown);
+    CHECK(domain::platform_of("") == domain::Platform::unknown);
     // Wherever the substrings stand: iOS before Android before desktop.
-    CHECK(platform_of("X11; Android; iPod") == Platform::ios);
-    CHECK(platform_of("CrOS Android") == Platform::android);
-    CHECK(platform_of("Linux") == Platform::desktop);
-    CHECK(platform_of("iPhon Androi Window X1 Cr Linu Macintos") == Platform::unknown);
+    CHECK(domain::platform_of("X11; Android; iPod") == domain::Platform::ios);
+    CHECK(domain::platform_of("CrOS Android") == domain::Platform::android);
+    CHECK(domain::platform_of("Linux") == domain::Platform::desktop);
+    CHECK(domain::platform_of("iPhon Androi Window X1 Cr Linu Macintos") ==
+          domain::Platform::unknown);
 }
 
 TEST_CASE("the preferred language is the Accept-Language tag with the highest q-value",
           "[targeting]") {
-    CHECK(preferred_language("fr-CH, fr;q=0.9, en;q=0.8") == "fr-CH");
-    CHECK(preferred_language("en;q=0.5, de;q=0.9, *;q=1") == "de");
-    CHECK(preferred_language("de;q=0, en;q=0.1") == "en");
-    CHECK(preferred_language("da, en-GB;q=0.8") == "da");
-    CHECK(preferred_language("x;q=bad, es;q=0.3") == "es");
-    CHECK(preferred_language("").empty());
-    CHECK(preferred_language("*").empty());
-    CHECK(language_matches("fr", "fr-CH"));
-    CHECK(language_matches("pt-br", "pt-BR"));
-    CHECK_FALSE(language_matches("pt-br", "pt"));
-    CHECK_FALSE(language_matches("fr", "fry"));
-    CHECK(valid_language_tag("zh-Hant-TW"));
-    CHECK_FALSE(valid_language_tag("f"));
-    CHECK_FALSE(valid_language_tag("fr-"));
+    CHECK(domain::preferred_language("fr-CH, fr;q=0.9, en;q=0.8") == "fr-CH");
+    CHECK(domain::preferred_language("en;q=0.5, de;q=0.9, *;q=1") == "de");
+    CHECK(domain::preferred_language("de;q=0, en;q=0.1") == "en");
+    CHECK(domain::preferred_language("da, en-GB;q=0.8") == "da");
+    CHECK(domain::preferred_language("x;q=bad, es;q=0.3") == "es");
+    CHECK(domain::preferred_language("").empty());
+    CHECK(domain::preferred_language("*").empty());
+    CHECK(domain::language_matches("fr", "fr-CH"));
+    CHECK(domain::language_matches("pt-br", "pt-BR"));
+    CHECK_FALSE(domain::language_matches("pt-br", "pt"));
+    CHECK_FALSE(domain::language_matches("fr", "fry"));
+    CHECK(domain::valid_language_tag("zh-Hant-TW"));
+    CHECK_FALSE(domain::valid_language_tag("f"));
+    CHECK_FALSE(domain::valid_language_tag("fr-"));
 }
 
 TEST_CASE("rules and country groups survive the import format and the snapshot file",
           "[targeting]") {
-    Link l = kindle();
-    auto json = link_to_json(l);
+    domain::Link l = kindle();
+    auto json = codec::link_to_json(l);
     CHECK(json["rules"][0]["country"] == nlohmann::ordered_json({"DE", "AT"}));
     CHECK(json["rules"][3]["split"][1]["weight"] == 30);
     nlohmann::ordered_json doc{
         {"links", {json}},
         {"country_groups", {{{"family", "amazon"}, {"fallbacks", {{"NZ", "AU"}}}}}}};
-    auto parsed = parse_import(doc);
+    auto parsed = codec::parse_import(doc);
     REQUIRE(parsed.issues.empty());
     REQUIRE(parsed.document.links.size() == 1);
     CHECK(parsed.document.links[0].rules == l.rules);
@@ -360,8 +370,8 @@ TEST_CASE("rules and country groups survive the import format and the snapshot f
 
     auto s = build({l}, parsed.document.country_groups);
     std::string text;
-    write_snapshot_json(*s, [&](std::string_view piece) { text.append(piece); });
-    auto again = read_snapshot_json(std::string_view(text), UrlPolicy{});
+    codec::write_snapshot_json(*s, [&](std::string_view piece) { text.append(piece); });
+    auto again = codec::read_snapshot_json(std::string_view(text), domain::UrlPolicy{});
     REQUIRE(again->find("kindle") != nullptr);
     CHECK(again->link(*again->find("kindle")).rules == l.rules);
     CHECK(again->country_groups() == s->country_groups());
@@ -377,7 +387,7 @@ TEST_CASE("a bad rule in an import names the rule and field", "[targeting]") {
             {{{"country", "DE"}, {"destination", "https://www.amazon.com/y"}},
              {{"split", {{{"weight", -1}, {"destination", "https://www.amazon.com/z"}}}},
               {"colour", "red"}}}}}}}};
-    auto parsed = parse_import(doc);
+    auto parsed = codec::parse_import(doc);
     std::vector<std::string> fields;
     for (const auto& i : parsed.issues) fields.push_back(i.field);
     CHECK_THAT(fields, Catch::Matchers::VectorContains(std::string("rules[0].country")));
@@ -392,28 +402,30 @@ namespace targeting_test {
 TEST_CASE("a click is counted per country and rule under a key no channel can collide with",
           "[targeting]") {
     using namespace refgate;
-    auto key = CounterKey::targeting(42, utc_day(1'795'968'000), ClickClass::human, "DE", 4, 2);
+    auto key = domain::CounterKey::targeting(42, domain::utc_day(1'795'968'000),
+                                             domain::ClickClass::human, "DE", 4, 2);
     CHECK(key.field() == "42|2026-11-29|@DE:4.2|human");
     CHECK(key.is_targeting());
     CHECK(key.target_country() == "DE");
     CHECK(key.target_rule() == "4.2");
-    CHECK(key.target_dimension() == TargetDimension{{'D', 'E'}, 4, 2});
+    CHECK(key.target_dimension() == domain::TargetDimension{{'D', 'E'}, 4, 2});
     CHECK(key.channel_view().empty());
-    CounterKey parsed;
-    REQUIRE(CounterKey::parse_field(key.field(), parsed));
+    domain::CounterKey parsed;
+    REQUIRE(domain::CounterKey::parse_field(key.field(), parsed));
     CHECK(parsed == key);
-    CHECK(CounterKeyHash{}(parsed) == CounterKeyHash{}(key));
+    CHECK(domain::CounterKeyHash{}(parsed) == domain::CounterKeyHash{}(key));
     // A field written before the target had its own place in the key reads the same.
-    REQUIRE(CounterKey::parse_field("42|2026-11-29|@AT:3|bot", parsed));
+    REQUIRE(domain::CounterKey::parse_field("42|2026-11-29|@AT:3|bot", parsed));
     CHECK(parsed.is_targeting());
-    CHECK(parsed.target_dimension() == TargetDimension{{'A', 'T'}, 3, 0});
+    CHECK(parsed.target_dimension() == domain::TargetDimension{{'A', 'T'}, 3, 0});
     CHECK(parsed.field() == "42|2026-11-29|@AT:3|bot");
-    CHECK_FALSE(parsed == CounterKey::targeting(42, parsed.day, ClickClass::bot, "AT", 3, 1));
-    CHECK(CounterKey::targeting(7, 1, ClickClass::bot, "", 0, 0).field() ==
+    CHECK_FALSE(parsed ==
+                domain::CounterKey::targeting(42, parsed.day, domain::ClickClass::bot, "AT", 3, 1));
+    CHECK(domain::CounterKey::targeting(7, 1, domain::ClickClass::bot, "", 0, 0).field() ==
           "7|1970-01-02|@XX:0|bot");
-    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|@de:4|human", parsed));
-    CHECK_FALSE(CounterKey::parse_field("42|2026-11-29|@DE:4.0|human", parsed));
-    CHECK_FALSE(CounterKey(42, 1, ClickClass::human, "newsletter").is_targeting());
+    CHECK_FALSE(domain::CounterKey::parse_field("42|2026-11-29|@de:4|human", parsed));
+    CHECK_FALSE(domain::CounterKey::parse_field("42|2026-11-29|@DE:4.0|human", parsed));
+    CHECK_FALSE(domain::CounterKey(42, 1, domain::ClickClass::human, "newsletter").is_targeting());
 }
 
 }  // namespace targeting_test

@@ -9,18 +9,18 @@ namespace time_test {
 namespace {
 
 using namespace std::chrono;
-using refgate::parse_rfc3339;
-using refgate::SysSeconds;
+using refgate::domain::parse_rfc3339;
+using refgate::domain::SysSeconds;
 
 std::int64_t unix_of(std::string_view text) {
-    auto t = parse_rfc3339(text);
+    auto t = refgate::domain::parse_rfc3339(text);
     REQUIRE(t.has_value());
     return t->time_since_epoch().count();
 }
 
 std::string http_date(std::int64_t unix_seconds) {
     char out[29];
-    refgate::format_http_date(unix_seconds, out);
+    refgate::domain::format_http_date(unix_seconds, out);
     return std::string(out, sizeof out);
 }
 
@@ -46,8 +46,8 @@ TEST_CASE("fractional seconds are truncated", "[time]") {
 }
 
 TEST_CASE("leap days exist only in leap years", "[time]") {
-    CHECK(parse_rfc3339("2024-02-29T00:00:00Z").has_value());
-    CHECK_FALSE(parse_rfc3339("2026-02-29T00:00:00Z").has_value());
+    CHECK(refgate::domain::parse_rfc3339("2024-02-29T00:00:00Z").has_value());
+    CHECK_FALSE(refgate::domain::parse_rfc3339("2026-02-29T00:00:00Z").has_value());
 }
 
 TEST_CASE("invalid dates and times are refused", "[time]") {
@@ -74,7 +74,7 @@ TEST_CASE("invalid dates and times are refused", "[time]") {
              "",
          }) {
         INFO(text);
-        CHECK_FALSE(parse_rfc3339(text).has_value());
+        CHECK_FALSE(refgate::domain::parse_rfc3339(text).has_value());
     }
 }
 
@@ -83,20 +83,22 @@ TEST_CASE("formatted times parse back to the same second", "[time]") {
                            std::int64_t{951782400} /* 2000-02-29 */,
                            std::int64_t{4102444799} /* 2099-12-31T23:59:59Z */}) {
         SysSeconds t{seconds{s}};
-        std::string text = refgate::format_rfc3339(t);
+        std::string text = refgate::domain::format_rfc3339(t);
         INFO(text);
-        auto back = parse_rfc3339(text);
+        auto back = refgate::domain::parse_rfc3339(text);
         REQUIRE(back.has_value());
         CHECK(*back == t);
     }
-    CHECK(refgate::format_rfc3339(SysSeconds{seconds{1795968000}}) == "2026-11-29T16:00:00Z");
-    CHECK(refgate::format_rfc3339(SysSeconds{seconds{951782400}}) == "2000-02-29T00:00:00Z");
+    CHECK(refgate::domain::format_rfc3339(SysSeconds{seconds{1795968000}}) ==
+          "2026-11-29T16:00:00Z");
+    CHECK(refgate::domain::format_rfc3339(SysSeconds{seconds{951782400}}) ==
+          "2000-02-29T00:00:00Z");
 }
 
 TEST_CASE("millisecond times keep three digits of fraction", "[time]") {
     system_clock::time_point t{milliseconds{1795968000'042}};
-    CHECK(refgate::format_rfc3339_millis(t) == "2026-11-29T16:00:00.042Z");
-    CHECK(unix_of(refgate::format_rfc3339_millis(t)) == 1795968000);
+    CHECK(refgate::domain::format_rfc3339_millis(t) == "2026-11-29T16:00:00.042Z");
+    CHECK(unix_of(refgate::domain::format_rfc3339_millis(t)) == 1795968000);
 }
 
 TEST_CASE("the http date is an IMF-fixdate in GMT", "[time]") {

@@ -9,12 +9,12 @@
 
 namespace client_share_test {
 
-using refgate::IpBytes;
-using refgate::IpNetwork;
+using refgate::domain::IpBytes;
+using refgate::domain::IpNetwork;
 using refgate::http::ClientShares;
 
 IpBytes ip(const std::string& text) {
-    auto address = refgate::parse_ip(text);
+    auto address = refgate::domain::parse_ip(text);
     REQUIRE(address);
     return *address;
 }

@@ -13,7 +13,7 @@ namespace request_parser_test {
 
 namespace {
 
-using refgate::HttpLimits;
+using refgate::config::HttpLimits;
 using refgate::http::HeaderReading;
 using refgate::http::Method;
 using refgate::http::RequestParser;
@@ -306,7 +306,7 @@ TEST_CASE("a plain header that arrives a byte at a time is still read by the fas
 
 TEST_CASE("a path read ahead of the parser is the path the parser reads, or none",
           "[http][parser]") {
-    const refgate::HttpLimits limits;
+    const refgate::config::HttpLimits limits;
     using refgate::http::arriving_path;
     CHECK(arriving_path("GET /go/alpha?src=news HTTP/1.1\r\n", limits) == "/go/alpha");
     CHECK(arriving_path("HEAD /go/beta HTTP/1.1\r\nHost: x\r\n", limits) == "/go/beta");

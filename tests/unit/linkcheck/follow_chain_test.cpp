@@ -47,16 +47,17 @@ TEST_CASE("a redirect back into the chain is not fetched again; ten hops are the
                       {"https://a.example/2", "https://a.example/1"}};
     auto chain = follow_chain(loop, "https://a.example/1");
     CHECK(loop.fetched.size() == 2);
-    CHECK(judge_chain(chain, "https://a.example/1", Partner{.allowed_domains = {"a.example"}})
-              .detail == "loop");
+    CHECK(
+        judge_chain(chain, "https://a.example/1", domain::Partner{.allowed_domains = {"a.example"}})
+            .detail == "loop");
 
     TableFetcher endless;
     for (int i = 0; i < 20; ++i)
         endless.redirects["https://a.example/" + std::to_string(i)] =
             "https://a.example/" + std::to_string(i + 1);
     chain = follow_chain(endless, "https://a.example/0");
-    CHECK(endless.fetched.size() == kMaxHops);
-    CHECK(chain.hops.size() == kMaxHops);
+    CHECK(endless.fetched.size() == domain::kMaxHops);
+    CHECK(chain.hops.size() == domain::kMaxHops);
 }
 
 TEST_CASE("a redirect to another scheme ends the chain without a request", "[linkhealth][chain]") {
@@ -64,7 +65,7 @@ TEST_CASE("a redirect to another scheme ends the chain without a request", "[lin
     f.redirects = {{"https://a.example/app", "market://details?id=x"}};
     auto chain = follow_chain(f, "https://a.example/app");
     REQUIRE(chain.hops.size() == 2);
-    CHECK(chain.hops[1].failure == HopFailure::scheme);
+    CHECK(chain.hops[1].failure == domain::HopFailure::scheme);
     CHECK(f.fetched.size() == 1);
 }
 

@@ -13,13 +13,13 @@ using refgate::testing::shop;
 
 namespace {
 
-Hop answer(std::string url, int status = 200) {
-    return Hop{.url = std::move(url), .status = status};
+domain::Hop answer(std::string url, int status = 200) {
+    return domain::Hop{.url = std::move(url), .status = status};
 }
 
 // The verdict on a one-hop chain whose page is `body`, read as the checker reads it.
-Verdict judge(std::vector<Hop> hops, std::string body) {
-    Chain chain{.hops = std::move(hops), .body = std::move(body)};
+domain::Verdict judge(std::vector<domain::Hop> hops, std::string body) {
+    domain::Chain chain{.hops = std::move(hops), .body = std::move(body)};
     chain.unavailable = linkcheck::unavailable_marker(chain.body);
     return judge_chain(chain, "https://shop.example/p/widget", shop());
 }
@@ -29,8 +29,8 @@ Verdict judge(std::vector<Hop> hops, std::string body) {
 
 using page_availability_test::answer;
 using page_availability_test::judge;
-using refgate::Finding;
-using refgate::Verdict;
+using refgate::domain::Finding;
+using refgate::domain::Verdict;
 
 TEST_CASE("a page whose schema.org offer is out of stock is unavailable", "[linkhealth]") {
     const std::string url = "https://shop.example/p/widget?ref=picks42";
@@ -38,16 +38,19 @@ TEST_CASE("a page whose schema.org offer is out of stock is unavailable", "[link
       {"@context": "https://schema.org", "@type": "Product", "name": "Widget",
        "offers": {"@type": "Offer", "availability": "https://schema.org/OutOfStock"}}
     </script></html>)";
-    CHECK(judge({answer(url)}, json_ld) == Verdict{Finding::unavailable, "OutOfStock"});
+    CHECK(judge({answer(url)}, json_ld) ==
+          refgate::domain::Verdict{refgate::domain::Finding::unavailable, "OutOfStock"});
     std::string graph = R"(<script type='application/ld+json'>{"@graph": [{"@type": "Product",
       "offers": [{"availability": {"@id": "schema:Discontinued"}}]}]}</script>)";
-    CHECK(judge({answer(url)}, graph) == Verdict{Finding::unavailable, "Discontinued"});
+    CHECK(judge({answer(url)}, graph) ==
+          refgate::domain::Verdict{refgate::domain::Finding::unavailable, "Discontinued"});
     std::string micro = R"(<div itemscope itemtype="https://schema.org/Offer">
       <link itemprop="availability" href="https://schema.org/SoldOut"/></div>)";
-    CHECK(judge({answer(url)}, micro) == Verdict{Finding::unavailable, "SoldOut"});
+    CHECK(judge({answer(url)}, micro) ==
+          refgate::domain::Verdict{refgate::domain::Finding::unavailable, "SoldOut"});
     std::string in_stock = R"(<script type="application/ld+json">{"offers":
       {"availability": "https://schema.org/InStock"}}</script><p>OutOfStock</p>)";
-    CHECK(judge({answer(url)}, in_stock).finding == Finding::ok);
+    CHECK(judge({answer(url)}, in_stock).finding == refgate::domain::Finding::ok);
     CHECK(judge({answer(url)}, "<script type=\"application/ld+json\">{broken").finding ==
-          Finding::ok);
+          refgate::domain::Finding::ok);
 }

@@ -15,7 +15,7 @@ namespace exporter_test {
 namespace {
 
 using namespace refgate;
-using DrainedCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
+using DrainedCounts = std::vector<std::pair<domain::CounterKey, std::uint64_t>>;
 
 class Fixed final : public http::Handler {
   public:
@@ -29,7 +29,7 @@ class Fixed final : public http::Handler {
 };
 
 // A router whose every path goes to a handler answering `status`, under route class `route`.
-std::unique_ptr<http::Router> answering(int status, RouteClass route) {
+std::unique_ptr<http::Router> answering(int status, metrics::RouteClass route) {
     auto router = std::make_unique<http::Router>();
     router->prefix("/", std::make_shared<Fixed>(status), metrics::route_tag(route));
     return router;
@@ -50,8 +50,8 @@ bool has_line(const std::string& text, const std::string& line) {
     return text.find("\n" + line + "\n") != std::string::npos;
 }
 
-std::shared_ptr<const Snapshot> one_partner_snapshot() {
-    Link l = refgate::testing::make_link("alpha", "https://tailscale.com/alpha");
+std::shared_ptr<const domain::Snapshot> one_partner_snapshot() {
+    domain::Link l = refgate::testing::make_link("alpha", "https://tailscale.com/alpha");
     l.id = 42;
     return refgate::testing::make_snapshot({refgate::testing::tailscale()}, {l}, 3, "postgres");
 }
@@ -59,10 +59,12 @@ std::shared_ptr<const Snapshot> one_partner_snapshot() {
 }  // namespace
 
 TEST_CASE("route labels are a fixed set tagged on routes, never a raw path", "[metrics]") {
-    RequestMetrics requests;
+    metrics::RequestMetrics requests;
     auto router = std::make_unique<http::Router>();
-    router->prefix("/go/", std::make_shared<Fixed>(302), metrics::route_tag(RouteClass::redirect));
-    router->exact("/readyz", std::make_shared<Fixed>(200), metrics::route_tag(RouteClass::health));
+    router->prefix("/go/", std::make_shared<Fixed>(302),
+                   metrics::route_tag(metrics::RouteClass::redirect));
+    router->exact("/readyz", std::make_shared<Fixed>(200),
+                  metrics::route_tag(metrics::RouteClass::health));
     router->exact("/plain", std::make_shared<Fixed>(200));
     metrics::CountingHandler counting(std::move(router), requests.add_slot("public"));
     call(counting, "/go/alpha");
@@ -82,34 +84,35 @@ TEST_CASE("route labels are a fixed set tagged on routes, never a raw path", "[m
         text, "refgate_http_requests_total{code=\"200\",listener=\"public\",route=\"other\"} 1"));
     CHECK(has_line(
         text, "refgate_http_requests_total{code=\"404\",listener=\"public\",route=\"other\"} 1"));
-    CHECK(metrics::route_class(http::kUntagged) == RouteClass::other);
-    CHECK(status_slot(302) != status_slot(404));
-    CHECK(status_slot(299) == kTrackedStatuses.size());
+    CHECK(metrics::route_class(http::kUntagged) == metrics::RouteClass::other);
+    CHECK(metrics::status_slot(302) != metrics::status_slot(404));
+    CHECK(metrics::status_slot(299) == metrics::kTrackedStatuses.size());
 }
 
 TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape time",
           "[metrics]") {
-    RequestMetrics requests;
-    metrics::CountingHandler found(answering(302, RouteClass::redirect),
+    metrics::RequestMetrics requests;
+    metrics::CountingHandler found(answering(302, metrics::RouteClass::redirect),
                                    requests.add_slot("public"));
     metrics::CountingHandler missing(std::make_unique<http::Router>(), requests.add_slot("public"));
     auto unknown_slug = std::make_unique<http::Router>();
     unknown_slug->prefix("/go/", std::make_shared<Fixed>(404),
-                         metrics::route_tag(RouteClass::redirect));
+                         metrics::route_tag(metrics::RouteClass::redirect));
     metrics::CountingHandler unknown(std::move(unknown_slug), requests.add_slot("public"));
     for (int i = 0; i < 3; ++i) call(found, "/go/alpha");
     call(found, "/go/alpha?src=x");
     call(unknown, "/go/nope");
     call(missing, "/favicon.ico");
 
-    ClickStats clicks;
-    HealthState health;
-    health.redis = DependencyState::up;
-    SnapshotStore store;
+    metrics::ClickStats clicks;
+    runtime::HealthState health;
+    health.redis = runtime::DependencyState::up;
+    runtime::SnapshotStore store;
     store.publish(one_partner_snapshot());
-    clicks.link_clicks.add(DrainedCounts{{CounterKey(42, 20'000, ClickClass::human, "direct"), 5},
-                                         {CounterKey(42, 20'000, ClickClass::bot, "direct"), 2},
-                                         {CounterKey(99, 20'000, ClickClass::human, "direct"), 1}});
+    clicks.link_clicks.add(
+        DrainedCounts{{domain::CounterKey(42, 20'000, domain::ClickClass::human, "direct"), 5},
+                      {domain::CounterKey(42, 20'000, domain::ClickClass::bot, "direct"), 2},
+                      {domain::CounterKey(99, 20'000, domain::ClickClass::human, "direct"), 1}});
     clicks.dropped_clicks = 4;
     clicks.channels_capped = 6;
     clicks.channel_identifiers = 2;
@@ -150,7 +153,8 @@ TEST_CASE("the exporter sums per-thread counters and clicks by partner at scrape
     CHECK(text.find("process_resident_memory_bytes ") != std::string::npos);
 
     // Totals only grow: clicks taken at one scrape stay counted at the next.
-    clicks.link_clicks.add(DrainedCounts{{CounterKey(42, 20'000, ClickClass::human, "news"), 1}});
+    clicks.link_clicks.add(
+        DrainedCounts{{domain::CounterKey(42, 20'000, domain::ClickClass::human, "news"), 1}});
     text = exporter.scrape();
     CHECK(has_line(text, "refgate_clicks_total{class=\"human\",partner=\"tailscale\"} 6"));
     CHECK(has_line(text, "refgate_clicks_total{class=\"prefetch\",partner=\"tailscale\"} 0"));
@@ -173,22 +177,23 @@ TEST_CASE(
     "clicks by branded domain: one series per domain and class, taken at scrape time off the "
     "redirect",
     "[metrics][domains]") {
-    Snapshot::Builder b(1, {refgate::testing::tailscale()}, {}, "test",
-                        SysSeconds{std::chrono::seconds{1'795'968'000}}, 4);
+    domain::Snapshot::Builder b(1, {refgate::testing::tailscale()}, {}, "test",
+                                domain::SysSeconds{std::chrono::seconds{1'795'968'000}}, 4);
     b.domains({{"go.example.com", true, ""}, {"de.example.com", false, ""}});
-    Link on_default = refgate::testing::make_link("deal", "https://tailscale.com/deal");
+    domain::Link on_default = refgate::testing::make_link("deal", "https://tailscale.com/deal");
     on_default.id = 1;
-    Link on_de = refgate::testing::make_link("deal", "https://tailscale.com/angebot");
+    domain::Link on_de = refgate::testing::make_link("deal", "https://tailscale.com/angebot");
     on_de.id = 2;
     on_de.domain = "de.example.com";
     b.add(std::move(on_default));
     b.add(std::move(on_de));
-    SnapshotStore store;
+    runtime::SnapshotStore store;
     store.publish(b.finish({}));
-    ClickStats clicks;
-    clicks.link_clicks.add(DrainedCounts{{CounterKey(1, 20'000, ClickClass::human, "direct"), 3},
-                                         {CounterKey(2, 20'000, ClickClass::human, "direct"), 2},
-                                         {CounterKey(2, 20'000, ClickClass::bot, "direct"), 1}});
+    metrics::ClickStats clicks;
+    clicks.link_clicks.add(
+        DrainedCounts{{domain::CounterKey(1, 20'000, domain::ClickClass::human, "direct"), 3},
+                      {domain::CounterKey(2, 20'000, domain::ClickClass::human, "direct"), 2},
+                      {domain::CounterKey(2, 20'000, domain::ClickClass::bot, "direct"), 1}});
     metrics::Exporter exporter({.clicks = &clicks, .snapshots = &store});
     std::string text = exporter.scrape();
     INFO(text);
@@ -206,17 +211,17 @@ TEST_CASE(
 TEST_CASE("a request's duration is the time its handler took", "[metrics]") {
     // Timed with the CPU's time-stamp counter where the kernel keeps time with it: a wrong rate
     // would put the 3 ms handler below 2.5 ms or above the time the test saw it take.
-    RequestMetrics requests;
+    metrics::RequestMetrics requests;
     auto router = std::make_unique<http::Router>();
     router->prefix("/go/", std::make_shared<Slow>(std::chrono::milliseconds(3)),
-                   metrics::route_tag(RouteClass::redirect));
+                   metrics::route_tag(metrics::RouteClass::redirect));
     metrics::CountingHandler counting(std::move(router), requests.add_slot("public"));
     auto started = std::chrono::steady_clock::now();
     call(counting, "/go/alpha");
     std::chrono::duration<double> seen = std::chrono::steady_clock::now() - started;
 
-    HealthState health;
-    ClickStats clicks;
+    runtime::HealthState health;
+    metrics::ClickStats clicks;
     metrics::Exporter exporter({.requests = &requests, .clicks = &clicks, .health = &health});
     std::string text = exporter.scrape();
     INFO(text);
@@ -235,7 +240,7 @@ TEST_CASE("a request's duration is the time its handler took", "[metrics]") {
 
 TEST_CASE("flush durations are resolved from 10 ms to a minute rather than on the redirect's scale",
           "[metrics]") {
-    ClickStats clicks;
+    metrics::ClickStats clicks;
     clicks.flush_duration.observe(std::chrono::milliseconds{700});
     clicks.flush_duration.observe(std::chrono::seconds{20});
     metrics::Exporter exporter({.clicks = &clicks});
@@ -272,9 +277,9 @@ TEST_CASE("/metrics answers the text format, or 401 without a token when one is 
 }
 
 TEST_CASE("every status refgate sends has its own code label, 406 included", "[metrics]") {
-    RequestMetrics requests;
+    metrics::RequestMetrics requests;
     for (const auto& status : http::kHttpStatuses) {
-        metrics::CountingHandler handler(answering(status.code, RouteClass::admin_api),
+        metrics::CountingHandler handler(answering(status.code, metrics::RouteClass::admin_api),
                                          requests.add_slot("admin"));
         call(handler, "/api/v1/partners");
     }

@@ -13,7 +13,7 @@ namespace tick_clock_test {
 using namespace std::chrono_literals;
 
 TEST_CASE("a TickClock span reads as the span steady_clock saw", "[metrics][tick_clock]") {
-    const refgate::TickClock clock;
+    const refgate::metrics::TickClock clock;
     for (auto wait : {0ms, 3ms, 30ms}) {
         INFO("sleeping " << wait.count() << " ms");
         // The clock's span lies within steady_clock's: read after its start and before its end.

@@ -30,8 +30,8 @@ http::Response ask(refgate::ops::HealthHandler& handler, std::string_view target
 }  // namespace
 
 TEST_CASE("healthz answers 200 as long as the process runs", "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
     refgate::ops::HealthHandler handler(store, health);
     auto response = ask(handler, "/healthz");
     CHECK(response.status() == 200);
@@ -39,8 +39,8 @@ TEST_CASE("healthz answers 200 as long as the process runs", "[health]") {
 }
 
 TEST_CASE("readyz answers 503 until a snapshot is loaded, then 200 with its version", "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
     refgate::ops::HealthHandler handler(store, health);
 
     auto before = ask(handler, "/readyz");
@@ -49,9 +49,9 @@ TEST_CASE("readyz answers 503 until a snapshot is loaded, then 200 with its vers
     CHECK(body["ready"] == false);
     CHECK(body["snapshot"].is_null());
 
-    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "file"));
-    health.postgres = refgate::DependencyState::down;
-    health.redis = refgate::DependencyState::up;
+    store.publish(refgate::domain::Snapshot::build(9, {}, {}, {}, "file"));
+    health.postgres = refgate::runtime::DependencyState::down;
+    health.redis = refgate::runtime::DependencyState::up;
     auto after = ask(handler, "/readyz");
     CHECK(after.status() == 200);
     body = nlohmann::json::parse(after.body());
@@ -66,10 +66,10 @@ TEST_CASE(
     "readyz says whether flushed counts are replicated synchronously once the flusher has "
     "connected, and stays ready either way",
     "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
     refgate::ops::HealthHandler handler(store, health);
-    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
+    store.publish(refgate::domain::Snapshot::build(9, {}, {}, {}, "postgres"));
     auto field = [&] {
         auto response = ask(handler, "/readyz");
         CHECK(response.status() == 200);
@@ -84,9 +84,9 @@ TEST_CASE(
 
 TEST_CASE("readyz answers 503 on both listeners once the instance drains, healthz still 200",
           "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
-    store.publish(refgate::Snapshot::build(3, {}, {}, {}, "postgres"));
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
+    store.publish(refgate::domain::Snapshot::build(3, {}, {}, {}, "postgres"));
     refgate::ops::HealthHandler verdict(store, health, nullptr,
                                         refgate::ops::ReadinessDetail::verdict);
     refgate::ops::HealthHandler full(store, health, nullptr, refgate::ops::ReadinessDetail::full);
@@ -107,8 +107,8 @@ TEST_CASE("readyz answers 503 on both listeners once the instance drains, health
 }
 
 TEST_CASE("health endpoints refuse methods other than GET and HEAD", "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
     refgate::ops::HealthHandler handler(store, health);
     auto response = ask(handler, "/healthz", http::Method::post);
     CHECK(response.status() == 405);
@@ -117,17 +117,17 @@ TEST_CASE("health endpoints refuse methods other than GET and HEAD", "[health]")
 
 TEST_CASE("the public readyz tells the verdict only, nothing about PostgreSQL, Redis or queues",
           "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
-    refgate::ClickStats clicks;
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
+    refgate::metrics::ClickStats clicks;
     refgate::ops::HealthHandler handler(store, health, &clicks,
                                         refgate::ops::ReadinessDetail::verdict);
     auto before = ask(handler, "/readyz");
     CHECK(before.status() == 503);
     CHECK(before.body() == "{\"ready\":false}\n");
 
-    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
-    health.postgres = refgate::DependencyState::down;
+    store.publish(refgate::domain::Snapshot::build(9, {}, {}, {}, "postgres"));
+    health.postgres = refgate::runtime::DependencyState::down;
     auto after = ask(handler, "/readyz");
     CHECK(after.status() == 200);
     CHECK(after.body() == "{\"ready\":true}\n");
@@ -135,11 +135,11 @@ TEST_CASE("the public readyz tells the verdict only, nothing about PostgreSQL, R
 
 TEST_CASE("readyz counts the snapshot's age from its last confirmation against PostgreSQL",
           "[health]") {
-    refgate::SnapshotStore store;
-    refgate::HealthState health;
+    refgate::runtime::SnapshotStore store;
+    refgate::runtime::HealthState health;
     refgate::ops::HealthHandler handler(store, health);
     // Built just now (a scheduled code change rebuilds it), last confirmed 100 s ago.
-    store.publish(refgate::Snapshot::build(9, {}, {}, {}, "postgres"));
+    store.publish(refgate::domain::Snapshot::build(9, {}, {}, {}, "postgres"));
     auto now = std::chrono::duration_cast<std::chrono::seconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
@@ -151,9 +151,9 @@ TEST_CASE("readyz counts the snapshot's age from its last confirmation against P
 
 TEST_CASE("a snapshot never confirmed against PostgreSQL counts its age from its loading",
           "[health]") {
-    CHECK(refgate::snapshot_age_seconds(1'000, 900, 0) == 100);
-    CHECK(refgate::snapshot_age_seconds(1'000, 990, 800) == 200);
-    CHECK(refgate::snapshot_age_seconds(1'000, 1'005, 0) == 0);
+    CHECK(refgate::runtime::snapshot_age_seconds(1'000, 900, 0) == 100);
+    CHECK(refgate::runtime::snapshot_age_seconds(1'000, 990, 800) == 200);
+    CHECK(refgate::runtime::snapshot_age_seconds(1'000, 1'005, 0) == 0);
 }
 
 }  // namespace health_test

@@ -17,20 +17,20 @@ constexpr const char* kBrowser =
     "Chrome/131.0.0.0 Safari/537.36";
 
 struct Fixture {
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted;
-    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted};
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted;
+    redirect::ClickRecorder recorder{shard, salts, domain::ClickClassifier::builtin(), trusted};
     std::vector<http::HeaderField> fields;
 
     Fixture() {
-        SaltKey salt{};
+        clicks::SaltKey salt{};
         salt[3] = 9;
-        salts.set(utc_day(kNoon), salt);
+        salts.set(domain::utc_day(kNoon), salt);
     }
 
-    DrainedClicks click(std::string target, std::vector<http::HeaderField> headers,
-                        http::Method method = http::Method::get) {
+    clicks::DrainedClicks click(std::string target, std::vector<http::HeaderField> headers,
+                                http::Method method = http::Method::get) {
         fields = std::move(headers);
         http::Request request;
         request.method = method;
@@ -38,7 +38,7 @@ struct Fixture {
         request.fields = &fields;
         request.peer.bytes[15] = 1;
         recorder.record(request, 42, kNoon);
-        DrainedClicks drained;
+        clicks::DrainedClicks drained;
         shard.drain(drained);
         return drained;
     }
@@ -51,17 +51,19 @@ TEST_CASE("a browser click counts as human in its channel and feeds the unique e
     Fixture f;
     auto d = f.click("/go/x?src=newsletter", {{"User-Agent", kBrowser}});
     REQUIRE(d.counts.size() == 1);
-    CHECK(d.counts[0].first == CounterKey(42, utc_day(kNoon), ClickClass::human, "newsletter"));
+    CHECK(d.counts[0].first ==
+          domain::CounterKey(42, domain::utc_day(kNoon), domain::ClickClass::human, "newsletter"));
     CHECK(d.counts[0].second == 1);
     CHECK(d.samples.size() == 1);
 }
 
 TEST_CASE("past the channel cap a link's clicks count as other, every click still counted",
           "[recorder][channels]") {
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted;
-    ClickRecorder recorder(shard, salts, ClickClassifier::builtin(), trusted, nullptr, 2);
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted;
+    redirect::ClickRecorder recorder(shard, salts, domain::ClickClassifier::builtin(), trusted,
+                                     nullptr, 2);
     std::vector<http::HeaderField> fields{{"User-Agent", kBrowser}};
     auto click = [&](std::string target, std::int64_t link = 42) {
         http::Request request;
@@ -78,7 +80,7 @@ TEST_CASE("past the channel cap a link's clicks count as other, every click stil
     click("/go/x");
     click("/go/x?src=c", 43);
     click("/go/x?src=alice%40example.com");
-    DrainedClicks d;
+    clicks::DrainedClicks d;
     shard.drain(d);
     std::map<std::pair<std::int64_t, std::string>, std::uint64_t> counts;
     for (const auto& [key, n] : d.counts)
@@ -96,13 +98,14 @@ TEST_CASE("past the channel cap a link's clicks count as other, every click stil
 TEST_CASE("HEAD, crawlers and prefetches are counted but are not human", "[recorder]") {
     Fixture f;
     auto head = f.click("/go/x", {{"User-Agent", kBrowser}}, http::Method::head);
-    CHECK(head.counts[0].first.click_class == static_cast<std::uint8_t>(ClickClass::bot));
+    CHECK(head.counts[0].first.click_class == static_cast<std::uint8_t>(domain::ClickClass::bot));
     CHECK(head.samples.empty());
     auto slack = f.click(
         "/go/x", {{"User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"}});
-    CHECK(slack.counts[0].first.click_class == static_cast<std::uint8_t>(ClickClass::bot));
+    CHECK(slack.counts[0].first.click_class == static_cast<std::uint8_t>(domain::ClickClass::bot));
     auto prefetch = f.click("/go/x", {{"User-Agent", kBrowser}, {"Sec-Purpose", "prefetch"}});
-    CHECK(prefetch.counts[0].first.click_class == static_cast<std::uint8_t>(ClickClass::prefetch));
+    CHECK(prefetch.counts[0].first.click_class ==
+          static_cast<std::uint8_t>(domain::ClickClass::prefetch));
     CHECK(prefetch.samples.empty());
 }
 
@@ -117,17 +120,17 @@ TEST_CASE("DNT and GPC clicks are counted but left out of the unique estimate", 
 }
 
 TEST_CASE("without the day's salt a click is counted and no sample is taken", "[recorder]") {
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted;
-    ClickRecorder recorder(shard, salts, ClickClassifier::builtin(), trusted);
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted;
+    redirect::ClickRecorder recorder(shard, salts, domain::ClickClassifier::builtin(), trusted);
     std::vector<http::HeaderField> fields{{"User-Agent", kBrowser}};
     http::Request request;
     request.method = http::Method::get;
     request.target = "/go/x";
     request.fields = &fields;
     recorder.record(request, 1, kNoon);
-    DrainedClicks d;
+    clicks::DrainedClicks d;
     shard.drain(d);
     CHECK(d.counts.size() == 1);
     CHECK(d.samples.empty());
@@ -140,7 +143,7 @@ TEST_CASE("a forwarded address is the reader only behind a trusted proxy", "[rec
     // Untrusted: both are the socket peer.
     CHECK(one.samples.at(0).hash == two.samples.at(0).hash);
     // The fixture's peer is ::1; trust it and the forwarded addresses become two readers.
-    f.trusted.push_back(*IpNetwork::parse("::1"));
+    f.trusted.push_back(*domain::IpNetwork::parse("::1"));
     auto three = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.1"}});
     auto four = f.click("/go/x", {{"User-Agent", kBrowser}, {"X-Forwarded-For", "198.51.100.2"}});
     CHECK(three.samples.at(0).hash != four.samples.at(0).hash);
@@ -150,23 +153,27 @@ TEST_CASE("fields are found whatever their case, and the first of a repeated nam
           "[recorder]") {
     Fixture f;
     auto lower = f.click("/go/x", {{"user-agent", kBrowser}, {"sec-purpose", "prefetch"}});
-    CHECK(lower.counts.at(0).first.click_class == static_cast<std::uint8_t>(ClickClass::prefetch));
+    CHECK(lower.counts.at(0).first.click_class ==
+          static_cast<std::uint8_t>(domain::ClickClass::prefetch));
     for (const char* name : {"Purpose", "X-Purpose", "X-MOZ"}) {
         auto d = f.click("/go/x", {{"User-Agent", kBrowser}, {name, "prefetch"}});
         INFO(name);
-        CHECK(d.counts.at(0).first.click_class == static_cast<std::uint8_t>(ClickClass::prefetch));
+        CHECK(d.counts.at(0).first.click_class ==
+              static_cast<std::uint8_t>(domain::ClickClass::prefetch));
     }
     auto first_agent = f.click(
         "/go/x", {{"User-Agent", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"},
                   {"User-Agent", kBrowser}});
-    CHECK(first_agent.counts.at(0).first.click_class == static_cast<std::uint8_t>(ClickClass::bot));
+    CHECK(first_agent.counts.at(0).first.click_class ==
+          static_cast<std::uint8_t>(domain::ClickClass::bot));
     auto first_dnt = f.click("/go/x", {{"User-Agent", kBrowser}, {"DNT", "0"}, {"dnt", "1"}});
     CHECK(first_dnt.samples.size() == 1);
     auto gpc = f.click("/go/x", {{"User-Agent", kBrowser}, {"sec-gpc", "1"}});
     CHECK(gpc.samples.empty());
     // An empty first User-Agent is still the first: a browser's second one does not replace it.
     auto empty = f.click("/go/x", {{"User-Agent", ""}, {"User-Agent", kBrowser}});
-    CHECK(empty.counts.at(0).first.click_class != static_cast<std::uint8_t>(ClickClass::human));
+    CHECK(empty.counts.at(0).first.click_class !=
+          static_cast<std::uint8_t>(domain::ClickClass::human));
 }
 
 }  // namespace click_recorder_test

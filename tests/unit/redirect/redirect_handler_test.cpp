@@ -18,10 +18,10 @@ namespace redirect_handler_test {
 namespace {
 
 using namespace std::chrono;
-using refgate::Link;
-using refgate::Partner;
-using refgate::RedirectHandler;
-using refgate::SnapshotStore;
+using refgate::domain::Link;
+using refgate::domain::Partner;
+using refgate::redirect::RedirectHandler;
+using refgate::runtime::SnapshotStore;
 using refgate::testing::FakeClock;
 using refgate::testing::make_link;
 using refgate::testing::make_snapshot;
@@ -67,7 +67,7 @@ struct Fixture {
     SnapshotStore store;
     FakeClock clock{unix_time(kNow)};
     RedirectHandler handler{store, clock,
-                            refgate::RedirectOptions{.referrer_policy = "no-referrer"}};
+                            refgate::redirect::RedirectOptions{.referrer_policy = "no-referrer"}};
 
     explicit Fixture(std::vector<Link> links = {make_link("tailscale")},
                      std::vector<Partner> partners = {tailscale()}) {
@@ -152,7 +152,7 @@ TEST_CASE("two readers of one placement get the same Location, whatever else the
                             200);
     const std::string expected =
         "https://tailscale.com/pricing?plan=pro&ref=picks-nl&utm_medium=affiliate&subId1=" +
-        refgate::placement_token(impact, 42, "tailscale", "newsletter") + "#teams";
+        refgate::domain::placement_token(impact, 42, "tailscale", "newsletter") + "#teams";
     CHECK(header(first, "Location") == expected);
     CHECK(header(second, "Location") == expected);
     CHECK(first.body() == second.body());
@@ -160,7 +160,7 @@ TEST_CASE("two readers of one placement get the same Location, whatever else the
     auto direct = f.send("/go/tailscale");
     CHECK(header(direct, "Location") ==
           "https://tailscale.com/pricing?plan=pro&ref=picks42&utm_medium=affiliate&subId1=" +
-              refgate::placement_token(impact, 42, "tailscale", "direct") + "#teams");
+              refgate::domain::placement_token(impact, 42, "tailscale", "direct") + "#teams");
 }
 
 TEST_CASE("requests prepared before they are handled each go to their own link", "[redirect]") {
@@ -193,7 +193,7 @@ TEST_CASE("the referrer policy comes from the handler's options", "[redirect]") 
     SnapshotStore store;
     store.publish(make_snapshot({tailscale()}, {make_link("tailscale")}));
     FakeClock clock{unix_time(kNow)};
-    RedirectHandler handler(store, clock, refgate::RedirectOptions{});
+    RedirectHandler handler(store, clock, refgate::redirect::RedirectOptions{});
     std::vector<http::HeaderField> fields;
     http::Request request;
     request.method = http::Method::get;
@@ -250,7 +250,7 @@ TEST_CASE("a slug of 64 characters is served", "[redirect]") {
 
 TEST_CASE("a disabled link is gone", "[redirect]") {
     auto l = make_link("tailscale");
-    l.status = refgate::LinkStatus::disabled;
+    l.status = refgate::domain::LinkStatus::disabled;
     Fixture f({l});
     auto response = f.send("/go/tailscale");
     CHECK(response.status() == 410);
@@ -260,7 +260,7 @@ TEST_CASE("a disabled link is gone", "[redirect]") {
 
 TEST_CASE("an expired link is gone from its expiry second on", "[redirect]") {
     auto l = make_link("tailscale");
-    l.expires_at = refgate::SysSeconds{seconds{kNow + 60}};
+    l.expires_at = refgate::domain::SysSeconds{seconds{kNow + 60}};
     Fixture f({l});
 
     f.clock.set(unix_time(kNow + 59));
@@ -275,10 +275,10 @@ TEST_CASE("an expired link is gone from its expiry second on", "[redirect]") {
 
 TEST_CASE("a link that is gone redirects to its fallback when it has one", "[redirect]") {
     auto disabled = make_link("disabled");
-    disabled.status = refgate::LinkStatus::disabled;
+    disabled.status = refgate::domain::LinkStatus::disabled;
     disabled.fallback = "https://tailscale.com/blog";
     auto expired = make_link("expired");
-    expired.expires_at = refgate::SysSeconds{seconds{kNow - 1}};
+    expired.expires_at = refgate::domain::SysSeconds{seconds{kNow - 1}};
     expired.fallback = "https://login.tailscale.com/";
     Fixture f({disabled, expired});
 
@@ -392,7 +392,7 @@ TEST_CASE("a referrer policy with a line break cannot inject a header", "[redire
     FakeClock clock{unix_time(kNow)};
     RedirectHandler handler(
         store, clock,
-        refgate::RedirectOptions{.referrer_policy = "no-referrer\r\nSet-Cookie: a=b"});
+        refgate::redirect::RedirectOptions{.referrer_policy = "no-referrer\r\nSet-Cookie: a=b"});
     std::vector<http::HeaderField> fields;
     http::Request request;
     request.method = http::Method::get;
@@ -441,7 +441,7 @@ TEST_CASE(
     auto care = make_link("care");
     care.fallback = "https://tailscale.com/blog";
     care.auto_fallback = true;
-    refgate::LinkRule ios;
+    refgate::domain::LinkRule ios;
     ios.platform = {"ios"};
     ios.destination = "https://tailscale.com/download/ios";
     care.rules = {ios};
@@ -487,7 +487,7 @@ TEST_CASE("click caps: a link whose cap the fleet reached answers like an expire
     REQUIRE(snapshot.caps().size() == 2);
     std::unordered_map<std::int64_t, std::uint64_t> totals{{deal.id, 199}, {kept.id, 150}};
     // The cap worker's flags, published beside the snapshot (runtime/cap_flags.hpp).
-    auto flags = std::make_shared<refgate::CapFlags>(snapshot);
+    auto flags = std::make_shared<refgate::runtime::CapFlags>(snapshot);
     f.store.cap_flags().publish(flags);
 
     SECTION("no flags published yet: nothing is capped") {
@@ -512,7 +512,7 @@ TEST_CASE("click caps: a link whose cap the fleet reached answers like an expire
         CHECK(header(f.send("/go/plain"), "Location") == kLocation);
         // A new snapshot published (a scheduled code's moment) keeps the verdicts of its links
         // before the cap worker has published flags of its own: they are keyed by link id.
-        f.store.publish(snapshot.at(refgate::SysSeconds{std::chrono::seconds{kNow + 60}}));
+        f.store.publish(snapshot.at(refgate::domain::SysSeconds{std::chrono::seconds{kNow + 60}}));
         CHECK(f.send("/go/deal").status() == 410);
         CHECK(header(f.send("/go/plain"), "Location") == kLocation);
     }

@@ -21,7 +21,7 @@ using refgate::tools::MmdbCountryWriter;
 
 namespace {
 
-IpBytes ip(const char* text) { return *parse_ip(text); }
+domain::IpBytes ip(const char* text) { return *domain::parse_ip(text); }
 
 // A database written by MmdbAsnWriter into a temporary file, removed at the end.
 struct TestDatabase {
@@ -54,7 +54,7 @@ MmdbAsnWriter small_writer() {
 
 TEST_CASE("a database written by MmdbAsnWriter reads back through libmaxminddb", "[scanner]") {
     TestDatabase db(small_writer());
-    AsnDatabase asn(db.path);
+    redirect::AsnDatabase asn(db.path);
     CHECK(asn.describe() == "refgate-ASN: refgate test ASN database");
     CHECK(asn.asn_of(ip("198.51.100.0")) == 64500u);
     CHECK(asn.asn_of(ip("198.51.100.255")) == 64500u);
@@ -76,12 +76,12 @@ TEST_CASE("an ASN database that is not one is refused at open, naming the file",
     TestDatabase db(empty);
     { std::ofstream(db.path, std::ios::trunc) << "not a database"; }
     try {
-        AsnDatabase asn(db.path);
+        redirect::AsnDatabase asn(db.path);
         FAIL("opened");
     } catch (const std::runtime_error& e) {
         CHECK(std::string(e.what()).find(db.path) != std::string::npos);
     }
-    CHECK_THROWS_AS(AsnDatabase("/nonexistent/asn.mmdb"), std::runtime_error);
+    CHECK_THROWS_AS(redirect::AsnDatabase("/nonexistent/asn.mmdb"), std::runtime_error);
 }
 
 TEST_CASE("an address range that ends before it starts or mixes families is refused", "[scanner]") {
@@ -93,45 +93,45 @@ TEST_CASE("an address range that ends before it starts or mixes families is refu
 TEST_CASE("a listed ASN or range makes the scanner check say so; other addresses pass",
           "[scanner]") {
     TestDatabase db(small_writer());
-    AsnDatabase asn(db.path);
-    ScannerNetworksBox box(ScannerNetworks::parse("AS64500\n192.0.2.0/28\n"));
-    ScannerCheck check({.asn = &asn, .networks = &box});
+    redirect::AsnDatabase asn(db.path);
+    redirect::ScannerNetworksBox box(domain::ScannerNetworks::parse("AS64500\n192.0.2.0/28\n"));
+    redirect::ScannerCheck check({.asn = &asn, .networks = &box});
     CHECK(check.from_listed_network(ip("198.51.100.7")));
     CHECK(check.from_listed_network(ip("2001:db8::1")));
     CHECK(check.from_listed_network(ip("192.0.2.3")));
     CHECK_FALSE(check.from_listed_network(ip("203.0.113.5")));  // AS64501, not listed
     CHECK_FALSE(check.from_listed_network(ip("127.0.0.1")));
     // A new list (SIGHUP) reaches the check at its next click.
-    box.set(ScannerNetworks::parse("AS64501\n"));
+    box.set(domain::ScannerNetworks::parse("AS64501\n"));
     CHECK(check.from_listed_network(ip("203.0.113.5")));
     CHECK_FALSE(check.from_listed_network(ip("198.51.100.7")));
 }
 
 TEST_CASE("without an ASN database only listed ranges count", "[scanner]") {
-    ScannerNetworksBox box(ScannerNetworks::parse("AS64500\n192.0.2.0/28\n"));
-    ScannerCheck check({.networks = &box});
+    redirect::ScannerNetworksBox box(domain::ScannerNetworks::parse("AS64500\n192.0.2.0/28\n"));
+    redirect::ScannerCheck check({.networks = &box});
     CHECK(check.from_listed_network(ip("192.0.2.3")));
     CHECK_FALSE(check.from_listed_network(ip("198.51.100.7")));
 }
 
 namespace {
 
-IpBytes v4(std::uint32_t n) {
-    IpBytes a{};
+domain::IpBytes v4(std::uint32_t n) {
+    domain::IpBytes a{};
     a[10] = a[11] = 0xff;
     for (int i = 0; i < 4; ++i) a[12 + i] = static_cast<std::uint8_t>(n >> (24 - 8 * i));
     return a;
 }
 
-IpBytes random_address(std::mt19937_64& rng, int kind) {
-    IpBytes a{};
+domain::IpBytes random_address(std::mt19937_64& rng, int kind) {
+    domain::IpBytes a{};
     switch (kind % 4) {
         case 0:  // IPv6 in 2000::/4
             for (auto& b : a) b = static_cast<std::uint8_t>(rng());
             a[0] = static_cast<std::uint8_t>(0x20 | (a[0] & 0x0f));
             return a;
         case 1:  // IPv6 in and beside 2001:db8::/32
-            a = *parse_ip(rng() % 2 ? "2001:db8::" : "2001:db9::");
+            a = *domain::parse_ip(rng() % 2 ? "2001:db8::" : "2001:db9::");
             a[15] = static_cast<std::uint8_t>(rng());
             return a;
         case 2:  // any IPv4
@@ -160,9 +160,9 @@ TEST_CASE("the listed ASNs' ranges walked out of the database answer every addre
     writer.add(ip("2001:db8::80"), ip("2001:db8::ff"), 64501, "AS");
     writer.add(ip("2001:db9::"), ip("2001:db9::ffff"), 64505, "AS");
     TestDatabase db(writer);
-    AsnDatabase asn(db.path);
+    redirect::AsnDatabase asn(db.path);
     const std::vector<std::uint32_t> listed{64500, 64502, 64505};
-    auto listed_by_database = [&](const IpBytes& a) {
+    auto listed_by_database = [&](const domain::IpBytes& a) {
         auto n = asn.asn_of(a);
         return n && std::binary_search(listed.begin(), listed.end(), *n);
     };
@@ -171,7 +171,7 @@ TEST_CASE("the listed ASNs' ranges walked out of the database answer every addre
     CHECK(ranges->size() > 500);
     int mismatches = 0, inside = 0;
     for (int i = 0; i < 80'000; ++i) {
-        IpBytes a = random_address(rng, i);
+        domain::IpBytes a = random_address(rng, i);
         bool expected = listed_by_database(a);
         inside += expected;
         mismatches += ranges->contains(a) != expected;
@@ -180,12 +180,13 @@ TEST_CASE("the listed ASNs' ranges walked out of the database answer every addre
     CHECK(inside > 5'000);  // the sample does reach the listed ranges
 
     // The check answers from the ranges once they are published with the list.
-    ScannerNetworks networks = ScannerNetworks::parse("AS64500\nAS64502\nAS64505\n");
-    networks.asn_ranges = std::make_shared<const AddressRanges>(*ranges);
-    ScannerNetworksBox box(std::move(networks));
-    ScannerCheck check({.asn = &asn, .networks = &box});
+    domain::ScannerNetworks networks =
+        domain::ScannerNetworks::parse("AS64500\nAS64502\nAS64505\n");
+    networks.asn_ranges = std::make_shared<const domain::AddressRanges>(*ranges);
+    redirect::ScannerNetworksBox box(std::move(networks));
+    redirect::ScannerCheck check({.asn = &asn, .networks = &box});
     for (int i = 0; i < 4'000; ++i) {
-        IpBytes a = random_address(rng, i);
+        domain::IpBytes a = random_address(rng, i);
         CHECK(check.from_listed_network(a) == listed_by_database(a));
     }
 }
@@ -204,7 +205,7 @@ TEST_CASE("the ASN database's range file, mapped, answers every address as the d
     writer.add(ip("2001:db8::"), ip("2001:db8::7f"), 64500, "AS");
     writer.add(ip("2001:db9::"), ip("2001:db9::ffff"), 64505, "AS");
     TestDatabase db(writer);
-    AsnDatabase asn(db.path);
+    redirect::AsnDatabase asn(db.path);
     auto table = asn.all_ranges({});
     REQUIRE(table);
     TestDatabase ranges_file(MmdbAsnWriter{});  // a temporary path, overwritten
@@ -214,10 +215,10 @@ TEST_CASE("the ASN database's range file, mapped, answers every address as the d
                                              asn.source().node_count);
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     }
-    MappedAsnRanges mapped(ranges_file.path, asn.source());
+    redirect::MappedAsnRanges mapped(ranges_file.path, asn.source());
     int mismatches = 0, known = 0;
     for (int i = 0; i < 80'000; ++i) {
-        IpBytes a = random_address(rng, i);
+        domain::IpBytes a = random_address(rng, i);
         auto expected = asn.asn_of(a);
         known += expected.has_value();
         mismatches += mapped.asn_of(a) != expected;
@@ -228,25 +229,26 @@ TEST_CASE("the ASN database's range file, mapped, answers every address as the d
         CHECK(mapped.asn_of(ip(a)) == asn.asn_of(ip(a)));
 
     // The check asks the mapped ranges, and a new list needs no walk.
-    ScannerNetworksBox box(ScannerNetworks::parse("AS64500\n"));
-    ScannerCheck check({.asn = &asn, .asn_ranges = &mapped, .networks = &box});
+    redirect::ScannerNetworksBox box(domain::ScannerNetworks::parse("AS64500\n"));
+    redirect::ScannerCheck check({.asn = &asn, .asn_ranges = &mapped, .networks = &box});
     CHECK(check.from_listed_network(ip("2001:db8::1")));
     CHECK_FALSE(check.from_listed_network(ip("2001:db9::1")));
-    box.set(ScannerNetworks::parse("AS64505\n"));
+    box.set(domain::ScannerNetworks::parse("AS64505\n"));
     CHECK(check.from_listed_network(ip("2001:db9::1")));
     CHECK_FALSE(check.from_listed_network(ip("2001:db8::1")));
 
     // Ranges of another build of the database are refused.
-    MmdbSource other = asn.source();
+    redirect::MmdbSource other = asn.source();
     ++other.build_epoch;
-    CHECK_THROWS_WITH(MappedAsnRanges(ranges_file.path, other),
+    CHECK_THROWS_WITH(redirect::MappedAsnRanges(ranges_file.path, other),
                       Catch::Contains("made from another build of the database"));
-    CHECK_THROWS_WITH(MappedAsnRanges(db.path, asn.source()), Catch::Contains("wrong magic"));
+    CHECK_THROWS_WITH(redirect::MappedAsnRanges(db.path, asn.source()),
+                      Catch::Contains("wrong magic"));
 }
 
 TEST_CASE("a stopped walk of the ASN database gives no ranges", "[scanner]") {
     TestDatabase db(small_writer());
-    AsnDatabase asn(db.path);
+    redirect::AsnDatabase asn(db.path);
     std::stop_source stop;
     stop.request_stop();
     CHECK_FALSE(asn.ranges_of({64500}, stop.get_token()));
@@ -273,16 +275,18 @@ struct NewsletterSend {
                    "Example Mobile");
         return writer;
     }()};
-    AsnDatabase asn{db.path};
-    ScannerNetworksBox networks{ScannerNetworks::parse("AS64500  # Example Mail Security\n")};
-    ScannerSources sources{.asn = &asn, .networks = &networks};
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted{*IpNetwork::parse("127.0.0.1")};
-    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted, &sources};
+    redirect::AsnDatabase asn{db.path};
+    redirect::ScannerNetworksBox networks{
+        domain::ScannerNetworks::parse("AS64500  # Example Mail Security\n")};
+    redirect::ScannerSources sources{.asn = &asn, .networks = &networks};
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted{*domain::IpNetwork::parse("127.0.0.1")};
+    redirect::ClickRecorder recorder{shard, salts, domain::ClickClassifier::builtin(), trusted,
+                                     &sources};
     std::vector<http::HeaderField> fields;
 
-    NewsletterSend() { salts.set(utc_day(kDelivery), SaltKey{1, 2, 3}); }
+    NewsletterSend() { salts.set(domain::utc_day(kDelivery), clicks::SaltKey{1, 2, 3}); }
 
     void click(const std::string& client, std::int64_t link, std::int64_t at) {
         fields = {{"User-Agent",
@@ -297,10 +301,10 @@ struct NewsletterSend {
         recorder.record(request, link, at);
     }
 
-    std::array<std::uint64_t, kClickClassCount> by_class() {
-        DrainedClicks drained;
+    std::array<std::uint64_t, domain::kClickClassCount> by_class() {
+        clicks::DrainedClicks drained;
         shard.drain(drained);
-        std::array<std::uint64_t, kClickClassCount> out{};
+        std::array<std::uint64_t, domain::kClickClassCount> out{};
         for (const auto& [key, n] : drained.counts) out[key.click_class] += n;
         return out;
     }
@@ -340,9 +344,9 @@ TEST_CASE(
         }
     }
     auto counts = send.by_class();
-    CHECK(counts[static_cast<std::size_t>(ClickClass::human)] == reader_clicks);
-    CHECK(counts[static_cast<std::size_t>(ClickClass::scanner)] == scanner_clicks);
-    CHECK(counts[static_cast<std::size_t>(ClickClass::bot)] == 0);
+    CHECK(counts[static_cast<std::size_t>(domain::ClickClass::human)] == reader_clicks);
+    CHECK(counts[static_cast<std::size_t>(domain::ClickClass::scanner)] == scanner_clicks);
+    CHECK(counts[static_cast<std::size_t>(domain::ClickClass::bot)] == 0);
 }
 
 TEST_CASE(
@@ -353,8 +357,9 @@ TEST_CASE(
     for (std::int64_t link = 1; link <= NewsletterSend::kLinks; ++link)
         send.click("203.0.113.99", link, NewsletterSend::kDelivery + link / 6);
     auto counts = send.by_class();
-    CHECK(counts[static_cast<std::size_t>(ClickClass::human)] == 3);
-    CHECK(counts[static_cast<std::size_t>(ClickClass::scanner)] == NewsletterSend::kLinks - 3);
+    CHECK(counts[static_cast<std::size_t>(domain::ClickClass::human)] == 3);
+    CHECK(counts[static_cast<std::size_t>(domain::ClickClass::scanner)] ==
+          NewsletterSend::kLinks - 3);
 }
 
 }  // namespace scanner_check_test

@@ -15,39 +15,41 @@ constexpr const char* kBrowser =
     "Chrome/131.0.0.0 Safari/537.36";
 
 struct Fixture {
-    ClickShard shard;
-    SaltBox salts;
-    std::vector<IpNetwork> trusted{*IpNetwork::parse("10.0.0.0/8")};
-    ScannerNetworksBox networks{ScannerNetworks::parse("192.0.2.0/24  # a scanner's range\n")};
-    ScannerSources sources{.networks = &networks, .burst_links = 4, .burst_seconds = 10};
-    ClickRecorder recorder{shard, salts, ClickClassifier::builtin(), trusted, &sources};
+    clicks::ClickShard shard;
+    clicks::SaltBox salts;
+    std::vector<domain::IpNetwork> trusted{*domain::IpNetwork::parse("10.0.0.0/8")};
+    redirect::ScannerNetworksBox networks{
+        domain::ScannerNetworks::parse("192.0.2.0/24  # a scanner's range\n")};
+    redirect::ScannerSources sources{.networks = &networks, .burst_links = 4, .burst_seconds = 10};
+    redirect::ClickRecorder recorder{shard, salts, domain::ClickClassifier::builtin(), trusted,
+                                     &sources};
     std::vector<http::HeaderField> fields;
 
     Fixture() {
-        SaltKey salt{};
+        clicks::SaltKey salt{};
         salt[3] = 9;
-        salts.set(utc_day(kNoon), salt);
+        salts.set(domain::utc_day(kNoon), salt);
     }
 
     // A click through the proxy 10.0.0.1 for `client`; what it counted.
-    DrainedClicks click(const char* client, std::int64_t link, std::int64_t now,
-                        const std::string& target = "/go/x?src=issue-48") {
+    clicks::DrainedClicks click(const char* client, std::int64_t link, std::int64_t now,
+                                const std::string& target = "/go/x?src=issue-48") {
         fields = {{"User-Agent", kBrowser}, {"X-Forwarded-For", client}};
         http::Request request;
         request.method = http::Method::get;
         request.target = target;
         request.fields = &fields;
-        request.peer.bytes = *parse_ip("10.0.0.1");
+        request.peer.bytes = *domain::parse_ip("10.0.0.1");
         recorder.record(request, link, now);
-        DrainedClicks drained;
+        clicks::DrainedClicks drained;
         shard.drain(drained);
         return drained;
     }
 };
 
-ClickClass class_of(const DrainedClicks& d) {
+domain::ClickClass class_of(const clicks::DrainedClicks& d) {
     REQUIRE(d.counts.size() == 1);
-    return static_cast<ClickClass>(d.counts[0].first.click_class);
+    return static_cast<domain::ClickClass>(d.counts[0].first.click_class);
 }
 
 }  // namespace
@@ -56,11 +58,11 @@ TEST_CASE("a browser click from a listed network counts as scanner and feeds no 
           "[recorder][scanner]") {
     Fixture f;
     auto d = f.click("192.0.2.44", 42, kNoon);
-    CHECK(class_of(d) == ClickClass::scanner);
+    CHECK(class_of(d) == domain::ClickClass::scanner);
     CHECK(d.counts[0].first.channel_view() == "issue-48");
     CHECK(d.samples.empty());
     auto reader = f.click("198.51.100.9", 42, kNoon);
-    CHECK(class_of(reader) == ClickClass::human);
+    CHECK(class_of(reader) == domain::ClickClass::human);
     CHECK(reader.samples.size() == 1);
 }
 
@@ -70,35 +72,37 @@ TEST_CASE("a client's fourth distinct link of one channel within seconds is a sc
     for (std::int64_t link = 1; link <= 3; ++link) {
         // Before the threshold the clicks are counted as human (and sampled).
         auto d = f.click("198.51.100.20", link, kNoon + link);
-        CHECK(class_of(d) == ClickClass::human);
+        CHECK(class_of(d) == domain::ClickClass::human);
         CHECK(d.samples.size() == 1);
     }
     for (std::int64_t link = 4; link <= 9; ++link) {
         auto d = f.click("198.51.100.20", link, kNoon + 4);
-        CHECK(class_of(d) == ClickClass::scanner);
+        CHECK(class_of(d) == domain::ClickClass::scanner);
         CHECK(d.samples.empty());
     }
     // Another channel of the same client, and another client, start from zero.
-    CHECK(class_of(f.click("198.51.100.20", 1, kNoon + 5, "/go/x?src=other")) == ClickClass::human);
-    CHECK(class_of(f.click("198.51.100.21", 1, kNoon + 5)) == ClickClass::human);
+    CHECK(class_of(f.click("198.51.100.20", 1, kNoon + 5, "/go/x?src=other")) ==
+          domain::ClickClass::human);
+    CHECK(class_of(f.click("198.51.100.21", 1, kNoon + 5)) == domain::ClickClass::human);
 }
 
 TEST_CASE("with the burst rule off, many links within a second stay human", "[recorder][scanner]") {
     Fixture f;
     f.sources.burst_links = 0;
-    ClickRecorder recorder{f.shard, f.salts, ClickClassifier::builtin(), f.trusted, &f.sources};
+    redirect::ClickRecorder recorder{f.shard, f.salts, domain::ClickClassifier::builtin(),
+                                     f.trusted, &f.sources};
     std::vector<http::HeaderField> fields = {{"User-Agent", kBrowser}};
     http::Request request;
     request.method = http::Method::get;
     request.target = "/go/x";
     request.fields = &fields;
-    request.peer.bytes = *parse_ip("198.51.100.30");
+    request.peer.bytes = *domain::parse_ip("198.51.100.30");
     for (std::int64_t link = 1; link <= 10; ++link) recorder.record(request, link, kNoon);
-    DrainedClicks drained;
+    clicks::DrainedClicks drained;
     f.shard.drain(drained);
     std::uint64_t human = 0;
     for (const auto& [key, n] : drained.counts)
-        if (key.click_class == static_cast<std::uint8_t>(ClickClass::human)) human += n;
+        if (key.click_class == static_cast<std::uint8_t>(domain::ClickClass::human)) human += n;
     CHECK(human == 10);
 }
 
@@ -110,7 +114,7 @@ TEST_CASE("loopback, private and carrier-NAT addresses, shared by readers, are n
         INFO(shared);
         // 10.0.0.0/8 is trusted: the shared addresses other than 10.x are forwarded ones.
         for (std::int64_t link = 1; link <= 6; ++link)
-            CHECK(class_of(f.click(shared, link, kNoon)) == ClickClass::human);
+            CHECK(class_of(f.click(shared, link, kNoon)) == domain::ClickClass::human);
     }
 }
 

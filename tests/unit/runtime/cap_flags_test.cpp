@@ -10,8 +10,8 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace cap_flags_test {
 
-using refgate::CapFlags;
-using refgate::Link;
+using refgate::domain::Link;
+using refgate::runtime::CapFlags;
 using refgate::testing::make_link;
 using refgate::testing::make_snapshot;
 using refgate::testing::tailscale;

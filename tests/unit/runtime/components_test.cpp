@@ -9,7 +9,7 @@ namespace components_test {
 
 namespace {
 
-using refgate::Components;
+using refgate::runtime::Components;
 
 // Adds a component that records its start and stop in `events`.
 void add(Components& components, std::vector<std::string>& events, std::string name,

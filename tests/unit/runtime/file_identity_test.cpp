@@ -22,21 +22,21 @@ TEST_CASE("a file renamed over a path, or rewritten to another size, is another 
     REQUIRE(::mkdtemp(dir_template.data()) != nullptr);
     std::filesystem::path dir(dir_template);
     std::string path = (dir / "country.mmdb").string();
-    CHECK_FALSE(refgate::file_identity(path));
+    CHECK_FALSE(refgate::runtime::file_identity(path));
 
     write(path, "first");
-    auto first = refgate::file_identity(path);
+    auto first = refgate::runtime::file_identity(path);
     REQUIRE(first);
-    CHECK(refgate::file_identity(path) == first);  // nothing changed: the same file
+    CHECK(refgate::runtime::file_identity(path) == first);  // nothing changed: the same file
 
     write((dir / "new").string(), "first");  // the same size, another inode
     REQUIRE(std::rename((dir / "new").c_str(), path.c_str()) == 0);
-    auto renamed = refgate::file_identity(path);
+    auto renamed = refgate::runtime::file_identity(path);
     REQUIRE(renamed);
     CHECK(renamed != first);
 
     write(path, "rewritten in place");
-    CHECK(refgate::file_identity(path) != renamed);
+    CHECK(refgate::runtime::file_identity(path) != renamed);
     std::filesystem::remove_all(dir);
 }
 

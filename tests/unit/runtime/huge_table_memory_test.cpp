@@ -10,9 +10,9 @@ namespace huge_table_memory_test {
 TEST_CASE("a large table starts on a 2 MiB boundary and holds what is written to all of it",
           "[table_memory]") {
     // A table just over the threshold, and one over a huge page that does not end on one.
-    for (std::size_t bytes : {refgate::kHugeTableBytes, (std::size_t{5} << 20) + 24}) {
+    for (std::size_t bytes : {refgate::runtime::kHugeTableBytes, (std::size_t{5} << 20) + 24}) {
         CAPTURE(bytes);
-        refgate::HugeTableMemory tables;
+        refgate::runtime::HugeTableMemory tables;
         void* memory = tables.allocate(bytes);
         REQUIRE(memory != nullptr);
         CHECK(reinterpret_cast<std::uintptr_t>(memory) % (std::size_t{2} << 20) == 0);
@@ -28,9 +28,9 @@ TEST_CASE("a large table starts on a 2 MiB boundary and holds what is written to
 
 TEST_CASE("a vector in table memory grows, copies and shrinks across the threshold",
           "[table_memory]") {
-    refgate::use_huge_table_memory();
-    std::vector<std::uint64_t, refgate::TableAllocator<std::uint64_t>> table;
-    const std::size_t large = refgate::kHugeTableBytes / sizeof(std::uint64_t) * 3;
+    refgate::runtime::use_huge_table_memory();
+    std::vector<std::uint64_t, refgate::domain::TableAllocator<std::uint64_t>> table;
+    const std::size_t large = refgate::runtime::kHugeTableBytes / sizeof(std::uint64_t) * 3;
     for (std::size_t i = 0; i < large; ++i) table.push_back(i * 7);
     auto copy = table;
     REQUIRE(copy.size() == large);
@@ -42,19 +42,19 @@ TEST_CASE("a vector in table memory grows, copies and shrinks across the thresho
     table.clear();
     table.shrink_to_fit();
     CHECK(table.empty());
-    refgate::set_table_memory(nullptr);
+    refgate::domain::set_table_memory(nullptr);
 }
 
 TEST_CASE("a table keeps the memory it was made from after the process installs another",
           "[table_memory]") {
-    std::vector<std::uint64_t, refgate::TableAllocator<std::uint64_t>> heap_table(1000, 7);
-    refgate::use_huge_table_memory();
-    const std::size_t large = refgate::kHugeTableBytes / sizeof(std::uint64_t) * 2;
-    std::vector<std::uint64_t, refgate::TableAllocator<std::uint64_t>> huge_table(large, 9);
+    std::vector<std::uint64_t, refgate::domain::TableAllocator<std::uint64_t>> heap_table(1000, 7);
+    refgate::runtime::use_huge_table_memory();
+    const std::size_t large = refgate::runtime::kHugeTableBytes / sizeof(std::uint64_t) * 2;
+    std::vector<std::uint64_t, refgate::domain::TableAllocator<std::uint64_t>> huge_table(large, 9);
     CHECK(reinterpret_cast<std::uintptr_t>(huge_table.data()) % (std::size_t{2} << 20) == 0);
     heap_table.resize(large);  // from the heap still, and freed there
     CHECK(heap_table[999] == 7);
-    refgate::set_table_memory(nullptr);
+    refgate::domain::set_table_memory(nullptr);
     huge_table.resize(large * 2);  // from its own mapping, and unmapped
     CHECK(huge_table[large - 1] == 9);
 }

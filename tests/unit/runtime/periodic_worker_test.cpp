@@ -27,21 +27,22 @@ bool eventually(F&& done) {
 
 TEST_CASE("failed rounds back off, doubling up to the maximum, and a success resets it",
           "[worker]") {
-    PeriodicWorkerOptions options{.interval = 250ms, .min_backoff = 100ms, .max_backoff = 350ms};
-    RoundPacing pacing(options);
-    CHECK(pacing.after(RoundOutcome::failed) == 100ms);
-    CHECK(pacing.after(RoundOutcome::failed) == 200ms);
-    CHECK(pacing.after(RoundOutcome::failed) == 350ms);
-    CHECK(pacing.after(RoundOutcome::failed) == 350ms);
-    CHECK(pacing.after(RoundOutcome::done) == 250ms);
-    CHECK(pacing.after(RoundOutcome::failed) == 100ms);
+    runtime::PeriodicWorkerOptions options{
+        .interval = 250ms, .min_backoff = 100ms, .max_backoff = 350ms};
+    runtime::RoundPacing pacing(options);
+    CHECK(pacing.after(runtime::RoundOutcome::failed) == 100ms);
+    CHECK(pacing.after(runtime::RoundOutcome::failed) == 200ms);
+    CHECK(pacing.after(runtime::RoundOutcome::failed) == 350ms);
+    CHECK(pacing.after(runtime::RoundOutcome::failed) == 350ms);
+    CHECK(pacing.after(runtime::RoundOutcome::done) == 250ms);
+    CHECK(pacing.after(runtime::RoundOutcome::failed) == 100ms);
 }
 
 TEST_CASE("stop ends a long wait at once, and a stopped worker runs no more rounds", "[worker]") {
     std::atomic<int> rounds{0};
-    PeriodicWorker worker({.name = "rg-test", .interval = 1h}, [&] {
+    runtime::PeriodicWorker worker({.name = "rg-test", .interval = 1h}, [&] {
         ++rounds;
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     });
     worker.start();
     REQUIRE(eventually([&] { return rounds == 1; }));
@@ -54,9 +55,9 @@ TEST_CASE("stop ends a long wait at once, and a stopped worker runs no more roun
 
 TEST_CASE("wake runs the next round now instead of after the interval", "[worker]") {
     std::atomic<int> rounds{0};
-    PeriodicWorker worker({.name = "rg-test", .interval = 1h}, [&] {
+    runtime::PeriodicWorker worker({.name = "rg-test", .interval = 1h}, [&] {
         ++rounds;
-        return RoundOutcome::done;
+        return runtime::RoundOutcome::done;
     });
     worker.start();
     REQUIRE(eventually([&] { return rounds == 1; }));
@@ -67,10 +68,11 @@ TEST_CASE("wake runs the next round now instead of after the interval", "[worker
 
 TEST_CASE("a worker that waits first runs no round before its interval", "[worker]") {
     std::atomic<int> rounds{0};
-    PeriodicWorker worker({.name = "rg-test", .interval = 1h, .first_round_at_once = false}, [&] {
-        ++rounds;
-        return RoundOutcome::done;
-    });
+    runtime::PeriodicWorker worker(
+        {.name = "rg-test", .interval = 1h, .first_round_at_once = false}, [&] {
+            ++rounds;
+            return runtime::RoundOutcome::done;
+        });
     worker.start();
     std::this_thread::sleep_for(50ms);
     worker.stop();
@@ -81,11 +83,11 @@ TEST_CASE("while backing off the idle duty runs every tick, and not after a succ
     std::atomic<int> rounds{0};
     std::atomic<int> idles{0};
     std::atomic<bool> fail{true};
-    PeriodicWorker worker(
+    runtime::PeriodicWorker worker(
         {.name = "rg-test", .interval = 1h, .min_backoff = 1h, .max_backoff = 1h, .idle_tick = 5ms},
         [&] {
             ++rounds;
-            return fail ? RoundOutcome::failed : RoundOutcome::done;
+            return fail ? runtime::RoundOutcome::failed : runtime::RoundOutcome::done;
         },
         [&] { ++idles; });
     worker.start();

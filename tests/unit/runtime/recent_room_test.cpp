@@ -8,7 +8,7 @@
 // Named per file: the suite compiles several test files as one unit (REFGATE_UNITY_TESTS).
 namespace recent_room_test {
 
-using refgate::RecentRoom;
+using refgate::runtime::RecentRoom;
 
 // A round as the click sender runs it: the buffer is emptied by fit(), filled with `used`
 // elements, and the room notes what the round needed.

@@ -6,8 +6,8 @@
 
 namespace refgate::testing {
 
-Partner tailscale() {
-    Partner p;
+domain::Partner tailscale() {
+    domain::Partner p;
     p.id = 1;
     p.slug = "tailscale";
     p.name = "Tailscale";
@@ -18,8 +18,8 @@ Partner tailscale() {
     return p;
 }
 
-Partner shop() {
-    Partner p;
+domain::Partner shop() {
+    domain::Partner p;
     p.slug = "shop";
     p.ref_param = "ref";
     p.ref_code = "picks42";
@@ -27,31 +27,31 @@ Partner shop() {
     return p;
 }
 
-Disclosure disclosure_version(std::string key, std::string locale, std::int64_t v,
-                              std::string text) {
-    Disclosure d;
+domain::Disclosure disclosure_version(std::string key, std::string locale, std::int64_t v,
+                                      std::string text) {
+    domain::Disclosure d;
     d.key = std::move(key);
     d.locale = std::move(locale);
     d.version = v;
     d.text = std::move(text);
-    d.html = text_to_html(d.text);
+    d.html = domain::text_to_html(d.text);
     d.updated_at = "2026-11-" + std::to_string(10 + v) + "T12:00:00Z";
     return d;
 }
 
-Link make_link(std::string slug, std::string destination, std::string partner) {
-    Link l;
+domain::Link make_link(std::string slug, std::string destination, std::string partner) {
+    domain::Link l;
     l.slug = std::move(slug);
     l.partner = std::move(partner);
     l.destination = std::move(destination);
     return l;
 }
 
-std::shared_ptr<const Snapshot> make_snapshot(std::vector<Partner> partners,
-                                              std::vector<Link> links, std::uint64_t version,
-                                              std::string source) {
-    return Snapshot::build(version, std::move(partners), std::move(links), UrlPolicy{},
-                           std::move(source));
+std::shared_ptr<const domain::Snapshot> make_snapshot(std::vector<domain::Partner> partners,
+                                                      std::vector<domain::Link> links,
+                                                      std::uint64_t version, std::string source) {
+    return domain::Snapshot::build(version, std::move(partners), std::move(links),
+                                   domain::UrlPolicy{}, std::move(source));
 }
 
 }  // namespace refgate::testing

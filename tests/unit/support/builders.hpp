@@ -20,25 +20,26 @@ inline constexpr const char* kPricing = "https://tailscale.com/pricing?plan=pro#
 
 // Tailscale (id 1): referral parameter `ref` with code `picks42`, links allowed on tailscale.com
 // only, and one extra parameter, utm_medium=affiliate.
-Partner tailscale();
+domain::Partner tailscale();
 
 // A link of `partner` (by slug), active, with no rules.
-Link make_link(std::string slug, std::string destination = kPricing,
-               std::string partner = "tailscale");
+domain::Link make_link(std::string slug, std::string destination = kPricing,
+                       std::string partner = "tailscale");
 
 // Shop (slug `shop`, no id): referral parameter `ref` with code `picks42`, links allowed on
 // shop.example only, no extra parameters: the partner whose pages link-health tests judge.
-Partner shop();
+domain::Partner shop();
 
 // Version `v` of the disclosure `key` in `locale`, its HTML made from `text` as the admin API
 // makes it, updated at 2026-11-(10 + v) 12:00 UTC.
-Disclosure disclosure_version(std::string key, std::string locale, std::int64_t v,
-                              std::string text);
+domain::Disclosure disclosure_version(std::string key, std::string locale, std::int64_t v,
+                                      std::string text);
 
 // A snapshot of `partners` and `links` with the default URL policy and no disclosures, built at
 // the system clock's time.
-std::shared_ptr<const Snapshot> make_snapshot(std::vector<Partner> partners,
-                                              std::vector<Link> links, std::uint64_t version = 1,
-                                              std::string source = "test");
+std::shared_ptr<const domain::Snapshot> make_snapshot(std::vector<domain::Partner> partners,
+                                                      std::vector<domain::Link> links,
+                                                      std::uint64_t version = 1,
+                                                      std::string source = "test");
 
 }  // namespace refgate::testing

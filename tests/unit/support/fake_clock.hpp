@@ -1,10 +1,10 @@
 #pragma once
 
 // The one hand-stepped clock of the unit tests. FakeClock stands in for the wall clock
-// (refgate::Clock: click days, expiries, scheduled codes, sessions), FakeMonotonicClock for
-// elapsed time (refgate::MonotonicClock: limits and timeouts). Each reads the time it was given,
-// the epoch unless told, until a test sets or advances it: a test steps across midnight or past
-// a lock-out without sleeping.
+// (refgate::domain::Clock: click days, expiries, scheduled codes, sessions), FakeMonotonicClock for
+// elapsed time (refgate::domain::MonotonicClock: limits and timeouts). Each reads the time it was
+// given, the epoch unless told, until a test sets or advances it: a test steps across midnight or
+// past a lock-out without sleeping.
 
 #include <chrono>
 #include <cstdint>
@@ -31,8 +31,8 @@ class BasicFakeClock final : public Interface {
     time_point now_{};
 };
 
-using FakeClock = BasicFakeClock<Clock>;
-using FakeMonotonicClock = BasicFakeClock<MonotonicClock>;
+using FakeClock = BasicFakeClock<domain::Clock>;
+using FakeMonotonicClock = BasicFakeClock<domain::MonotonicClock>;
 
 // The wall clock's time `seconds` after the Unix epoch: FakeClock clock{unix_time(kNoon)}.
 inline std::chrono::system_clock::time_point unix_time(std::int64_t seconds) {

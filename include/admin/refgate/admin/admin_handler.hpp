@@ -134,11 +134,12 @@ struct AdminOptions {
     std::vector<std::string> cors_origins;
     // Counts the calls answered 503 because the database was unreachable or busy past its bound.
     std::atomic<std::uint64_t>* unavailable = nullptr;
-    std::size_t max_failures_per_second = 50;  // from all addresses together, then 429
-    const MonotonicClock* clock = nullptr;     // for those limits; none: the steady clock
+    std::size_t max_failures_per_second = 50;       // from all addresses together, then 429
+    const domain::MonotonicClock* clock = nullptr;  // for those limits; none: the steady clock
     // Tried in order, the first that accepts wins; none: bearer tokens looked up in the store.
     std::vector<std::shared_ptr<Authenticator>> authenticators;
-    const Clock* wall_clock = nullptr;  // "today" for the stats' default range; none: system
+    const domain::Clock* wall_clock =
+        nullptr;  // "today" for the stats' default range; none: system
     // The console's users and sessions: /api/v1/session, /api/v1/users and the session cookie
     // as one more authenticator (after the bearer token). None: those routes are 404.
     std::shared_ptr<ConsoleService> console;
@@ -150,7 +151,7 @@ struct AdminOptions {
     std::shared_ptr<LinkHealthService> link_health;
     // Proxies whose X-Forwarded-For names the client (REFGATE_TRUSTED_PROXIES): failures are
     // limited per client, not per proxy.
-    std::vector<IpNetwork> trusted_proxies;
+    std::vector<domain::IpNetwork> trusted_proxies;
     // Commissions (issue 43): a partner's commissions import and postback secret; none: those
     // routes answer 503.
     std::shared_ptr<CommissionStore> commissions;

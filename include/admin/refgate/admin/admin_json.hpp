@@ -16,7 +16,7 @@
 namespace refgate::admin {
 
 // "2026-11-29T16:00:00.123456Z" from microseconds since the epoch.
-using refgate::format_micros;
+using refgate::codec::format_micros;
 
 // {slug, name, ref_param, ref_code, allowed_domains, extra_params, active, scheduled_codes,
 //  created_at, updated_at, version}
@@ -40,8 +40,8 @@ NewUser parse_new_user(const nlohmann::ordered_json& body);
 UserPatch parse_user_patch(const std::string& name, const nlohmann::ordered_json& patch);
 PasswordChange parse_password_change(const nlohmann::ordered_json& body);
 // The rule a new password for the user `name` breaks, as a field error, or none.
-std::optional<FieldError> password_error(const std::string& password, const std::string& name,
-                                         const char* field);
+std::optional<codec::FieldError> password_error(const std::string& password,
+                                                const std::string& name, const char* field);
 // {dry_run, applied, created, changed, unchanged, refused}
 nlohmann::ordered_json view_json(const ImportReport& view);
 // {id, at, actor, entity, slug, action, before, after}

@@ -22,28 +22,28 @@
 namespace refgate::admin {
 
 // When a row was written and which version it is (ETag and If-Match).
-using refgate::Stamps;
+using refgate::codec::Stamps;
 
 // A partner with its row id; `partner.scheduled_codes` holds what is scheduled, by valid_from.
 struct PartnerRow {
     std::int64_t id = 0;
-    Partner partner;
-    Stamps stamps;
+    domain::Partner partner;
+    codec::Stamps stamps;
 };
 
 struct LinkRow {
     std::int64_t id = 0;
-    Link link;
-    Stamps stamps;
+    domain::Link link;
+    codec::Stamps stamps;
 };
 
 // What the API shows of a row.
-inline PartnerView view_of(const PartnerRow& row) { return {row.partner, row.stamps}; }
-inline LinkView view_of(const LinkRow& row) { return {row.link, row.stamps}; }
+inline codec::PartnerView view_of(const PartnerRow& row) { return {row.partner, row.stamps}; }
+inline codec::LinkView view_of(const LinkRow& row) { return {row.link, row.stamps}; }
 
 // One version of a disclosure text and who wrote it.
 struct DisclosureRow {
-    Disclosure disclosure;
+    domain::Disclosure disclosure;
     std::int64_t created_us = 0;
     std::string created_by;
 };
@@ -54,20 +54,20 @@ struct CodeHistoryRow {
     std::string ref_code;
     std::int64_t live_from_us = 0;
     std::optional<std::int64_t> live_until_us;
-    std::vector<ChannelCode> channel_codes;  // live with the code (issue 42)
+    std::vector<domain::ChannelCode> channel_codes;  // live with the code (issue 42)
 };
 
 // A partner family's country fallbacks as stored; `version` is the API's ETag.
 struct CountryGroupRow {
-    CountryGroup group;
+    domain::CountryGroup group;
     std::int64_t updated_us = 0;
     std::int64_t version = 0;
 };
 
-inline DisclosureView view_of(const DisclosureRow& row) {
+inline codec::DisclosureView view_of(const DisclosureRow& row) {
     return {row.disclosure, row.created_us, row.created_by};
 }
-inline CountryGroupView view_of(const CountryGroupRow& row) {
+inline codec::CountryGroupView view_of(const CountryGroupRow& row) {
     return {row.group, row.updated_us, row.version};
 }
 
@@ -132,9 +132,9 @@ class AdminRows {
     // Partners whose slug or name contains `query` (any case; empty: all), by slug.
     virtual std::vector<PartnerRow> partners(const std::string& query) = 0;
     // False when the slug is taken.
-    virtual bool insert_partner(const Partner& partner) = 0;
+    virtual bool insert_partner(const domain::Partner& partner) = 0;
     // Writes the editable fields; a new version.
-    virtual void update_partner(std::int64_t id, const Partner& partner) = 0;
+    virtual void update_partner(std::int64_t id, const domain::Partner& partner) = 0;
     // A new version without other changes (a code was scheduled).
     virtual void touch_partner(std::int64_t id) = 0;
     virtual void delete_partner(std::int64_t id) = 0;
@@ -145,24 +145,24 @@ class AdminRows {
     // Past and current codes, by live_from.
     virtual std::vector<CodeHistoryRow> code_history(std::int64_t partner_id) = 0;
     // Inserts or replaces the code scheduled at `at`.
-    virtual void schedule_code(std::int64_t partner_id, const ScheduledCode& code,
+    virtual void schedule_code(std::int64_t partner_id, const domain::ScheduledCode& code,
                                const std::string& actor) = 0;
     // False when nothing was scheduled at `at`.
-    virtual bool cancel_code(std::int64_t partner_id, SysSeconds at) = 0;
+    virtual bool cancel_code(std::int64_t partner_id, domain::SysSeconds at) = 0;
 
     virtual std::optional<LinkRow> link(const std::string& slug, RowLock lock) = 0;
     // Links by slug after filter.cursor; at most `limit` rows.
     virtual std::vector<LinkRow> links(const LinkFilter& filter, std::size_t limit) = 0;
     // Links that name the partner anywhere: as their own partner or in a rule or split branch.
-    virtual std::vector<Link> links_naming(const std::string& partner_slug) = 0;
+    virtual std::vector<domain::Link> links_naming(const std::string& partner_slug) = 0;
     // A link by its database id (placement tokens name it so); none by default.
     virtual std::optional<LinkRow> link_by_id(std::int64_t id) {
         (void)id;
         return std::nullopt;
     }
     // False when the slug is taken.
-    virtual bool insert_link(const Link& link) = 0;
-    virtual void update_link(std::int64_t id, const Link& link) = 0;
+    virtual bool insert_link(const domain::Link& link) = 0;
+    virtual void update_link(std::int64_t id, const domain::Link& link) = 0;
     virtual void delete_link(std::int64_t id) = 0;
 
     virtual void insert_audit(const AuditRecord& record) = 0;
@@ -192,7 +192,8 @@ class AdminRows {
     // The current version of each (key, locale).
     virtual std::vector<DisclosureRow> disclosures() = 0;
     // False when that version exists already.
-    virtual bool insert_disclosure(const Disclosure& disclosure, const std::string& actor) = 0;
+    virtual bool insert_disclosure(const domain::Disclosure& disclosure,
+                                   const std::string& actor) = 0;
     // Every version of a (key, locale), newest first.
     virtual std::vector<DisclosureRow> disclosure_versions(const std::string& key,
                                                            const std::string& locale) = 0;
@@ -203,18 +204,18 @@ class AdminRows {
                                                          RowLock lock) = 0;
     // Replaces the family's fallbacks (a new version), or with `create` inserts them: false when
     // the family has a group by now (another writer, an import, created it meanwhile).
-    virtual bool put_country_group(const CountryGroup& group, bool create) = 0;
+    virtual bool put_country_group(const domain::CountryGroup& group, bool create) = 0;
     virtual void delete_country_group(const std::string& family) = 0;
 
     // Branded domains (issue 46), by host; a store that keeps none has none, and its writes
     // throw StoreError.
-    virtual std::vector<DomainView> domains() { return {}; }
-    virtual std::optional<DomainView> domain(const std::string& /*host*/, RowLock /*lock*/) {
+    virtual std::vector<codec::DomainView> domains() { return {}; }
+    virtual std::optional<codec::DomainView> domain(const std::string& /*host*/, RowLock /*lock*/) {
         return std::nullopt;
     }
     // Inserts (create: false when the host exists by now) or replaces the domain; a new default
     // takes over from the old one.
-    virtual bool put_domain(const Domain& /*domain*/, bool /*create*/) {
+    virtual bool put_domain(const domain::Domain& /*domain*/, bool /*create*/) {
         throw StoreError("no domains here");
     }
     virtual void delete_domain(const std::string& /*host*/) { throw StoreError("no domains here"); }
@@ -231,10 +232,11 @@ class AdminRows {
 
     // The import of a parsed document in this transaction (refgate/pg/importer.hpp: validated
     // whole with the issues parsing found, changes audited as `actor`); commit() applies it.
-    virtual ImportResult import_document(const ParsedImport& parsed, const UrlPolicy& policy,
-                                         const std::string& actor) = 0;
+    virtual codec::ImportResult import_document(const codec::ParsedImport& parsed,
+                                                const domain::UrlPolicy& policy,
+                                                const std::string& actor) = 0;
     // Every partner and link, the current disclosures and the country groups.
-    virtual ImportDocument export_document() = 0;
+    virtual codec::ImportDocument export_document() = 0;
 
     virtual void commit() = 0;
 };

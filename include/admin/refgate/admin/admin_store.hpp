@@ -42,7 +42,7 @@ struct StoredToken {
     bool expired = false;    // expires_at has passed: the token is refused (401)
 };
 
-using refgate::FieldError;
+using refgate::codec::FieldError;
 
 enum class OutcomeKind {
     ok,
@@ -63,8 +63,8 @@ struct Result {
     OutcomeKind kind = OutcomeKind::ok;
     View view{};
     std::int64_t version = 0;
-    std::string detail;              // for conflicts and not-found answers
-    std::vector<FieldError> errors;  // for invalid
+    std::string detail;                     // for conflicts and not-found answers
+    std::vector<codec::FieldError> errors;  // for invalid
 };
 
 // A token as the API shows it; never its hash. Its version is its row's id.
@@ -94,7 +94,7 @@ struct NewToken {
     std::optional<Scopes> scopes;  // none given: what the role allows
     Reach reach;
     std::string expires_at;  // RFC 3339, UTC; empty: never
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 };
 
 // An audit entry as the API shows it; `before` and `after` are the objects' JSON text as the
@@ -112,8 +112,8 @@ struct AuditView {
 
 // What an import did or would do: {dry_run, applied, created, changed, unchanged, refused}.
 struct ImportReport {
-    ImportDiff diff;
-    std::vector<ImportRefusal> refused;
+    codec::ImportDiff diff;
+    std::vector<codec::ImportRefusal> refused;
     bool dry_run = false;
     bool applied = false;
 };
@@ -179,34 +179,36 @@ class AdminStore {
     virtual std::optional<StoredToken> find_token(const std::string& hash_hex) = 0;
 
     // Partners whose slug or name contains `query` (any case); empty: all.
-    virtual Result<Page<PartnerView>> list_partners(const std::string& query) = 0;
-    virtual Result<PartnerView> get_partner(const std::string& slug) = 0;
-    virtual Result<PartnerView> create_partner(const Actor& actor, const NewPartner& partner) = 0;
-    virtual Result<PartnerView> update_partner(const Actor& actor, const std::string& slug,
-                                               const Precondition& if_match,
-                                               const PartnerPatch& patch) = 0;
-    virtual Result<PartnerView> delete_partner(const Actor& actor, const std::string& slug,
-                                               const Precondition& if_match) = 0;
-    virtual Result<Page<CodeView>> partner_codes(const std::string& slug) = 0;
+    virtual Result<codec::Page<codec::PartnerView>> list_partners(const std::string& query) = 0;
+    virtual Result<codec::PartnerView> get_partner(const std::string& slug) = 0;
+    virtual Result<codec::PartnerView> create_partner(const Actor& actor,
+                                                      const codec::NewPartner& partner) = 0;
+    virtual Result<codec::PartnerView> update_partner(const Actor& actor, const std::string& slug,
+                                                      const Precondition& if_match,
+                                                      const codec::PartnerPatch& patch) = 0;
+    virtual Result<codec::PartnerView> delete_partner(const Actor& actor, const std::string& slug,
+                                                      const Precondition& if_match) = 0;
+    virtual Result<codec::Page<codec::CodeView>> partner_codes(const std::string& slug) = 0;
 
-    virtual Result<Page<LinkView>> list_links(const LinkFilter& filter) = 0;
-    virtual Result<LinkView> get_link(const std::string& slug) = 0;
-    virtual Result<LinkView> create_link(const Actor& actor, const NewLink& link) = 0;
-    virtual Result<LinkView> update_link(const Actor& actor, const std::string& slug,
-                                         const Precondition& if_match, const LinkPatch& patch) = 0;
-    virtual Result<LinkView> delete_link(const Actor& actor, const std::string& slug,
-                                         const Precondition& if_match) = 0;
+    virtual Result<codec::Page<codec::LinkView>> list_links(const LinkFilter& filter) = 0;
+    virtual Result<codec::LinkView> get_link(const std::string& slug) = 0;
+    virtual Result<codec::LinkView> create_link(const Actor& actor, const codec::NewLink& link) = 0;
+    virtual Result<codec::LinkView> update_link(const Actor& actor, const std::string& slug,
+                                                const Precondition& if_match,
+                                                const codec::LinkPatch& patch) = 0;
+    virtual Result<codec::LinkView> delete_link(const Actor& actor, const std::string& slug,
+                                                const Precondition& if_match) = 0;
     // What a reader would get from a link as create would store it, with nothing stored;
     // invalid: the errors create would give.
-    virtual Result<LinkPreviewView> preview_link(const LinkPreview& preview) = 0;
+    virtual Result<codec::LinkPreviewView> preview_link(const codec::LinkPreview& preview) = 0;
     // The link's public URL and the snippet GET /snippet/{slug} serves (both none without a
     // public base URL), for the channel `src` when it is not empty (`?src=` in both; the caller
     // checked it with counted_channel()); not_found for an unknown slug.
-    virtual Result<LinkShareView> share_link(const std::string& slug,
-                                             const std::string& src = {}) = 0;
+    virtual Result<codec::LinkShareView> share_link(const std::string& slug,
+                                                    const std::string& src = {}) = 0;
     // Placements (issue 42; src/admin/placements.cpp adds the clicks). The link's token for each
     // of `channels` (channel, human clicks); not_found for an unknown slug.
-    virtual Result<LinkPlacements> link_placements(
+    virtual Result<codec::LinkPlacements> link_placements(
         const std::string& slug,
         const std::vector<std::pair<std::string, std::uint64_t>>& channels) {
         (void)channels;
@@ -214,7 +216,7 @@ class AdminStore {
     }
     // The link a token names and its channel, none when the token names the link but none of
     // "direct", "other" and `channels_of(link slug)`; not_found when it names no link.
-    virtual Result<PlacementFound> find_placement(
+    virtual Result<codec::PlacementFound> find_placement(
         const std::string& token,
         const std::function<std::vector<std::string>(const std::string& link)>& channels_of) {
         (void)channels_of;
@@ -222,10 +224,10 @@ class AdminStore {
     }
 
     // Newest first.
-    virtual Result<Page<AuditView>> audit(const AuditFilter& filter) = 0;
+    virtual Result<codec::Page<AuditView>> audit(const AuditFilter& filter) = 0;
 
     // The token text itself appears once, in the answer to create.
-    virtual Result<Page<TokenView>> list_tokens() = 0;
+    virtual Result<codec::Page<TokenView>> list_tokens() = 0;
     virtual Result<CreatedToken> create_token(const Actor& actor, const NewToken& token) = 0;
     virtual Result<TokenView> revoke_token(const Actor& actor, const std::string& name,
                                            const Precondition& if_match) = 0;
@@ -235,49 +237,53 @@ class AdminStore {
     virtual Result<ImportReport> import_document(const Actor& actor,
                                                  const ImportRequest& request) = 0;
     // Everything, as the import document holds it.
-    virtual Result<ImportDocument> export_document() = 0;
+    virtual Result<codec::ImportDocument> export_document() = 0;
 
     // The partner families' country fallbacks, by family.
-    virtual Result<Page<CountryGroupView>> list_country_groups() = 0;
-    virtual Result<CountryGroupView> get_country_group(const std::string& family) = 0;
+    virtual Result<codec::Page<codec::CountryGroupView>> list_country_groups() = 0;
+    virtual Result<codec::CountryGroupView> get_country_group(const std::string& family) = 0;
     // Creates (201) or replaces (200; If-Match needed) one family's whole mapping.
-    virtual Result<CountryGroupView> put_country_group(const Actor& actor,
-                                                       const std::string& family,
-                                                       const PutPrecondition& pre,
-                                                       const CountryGroupPut& put) = 0;
-    virtual Result<CountryGroupView> delete_country_group(const Actor& actor,
-                                                          const std::string& family,
-                                                          const Precondition& pre) = 0;
+    virtual Result<codec::CountryGroupView> put_country_group(
+        const Actor& actor, const std::string& family, const PutPrecondition& pre,
+        const codec::CountryGroupPut& put) = 0;
+    virtual Result<codec::CountryGroupView> delete_country_group(const Actor& actor,
+                                                                 const std::string& family,
+                                                                 const Precondition& pre) = 0;
 
     // Branded domains (issue 46), by host. Creates (201) or replaces (200; If-Match needed).
-    virtual Result<Page<DomainView>> list_domains() { throw StoreError("no domains here"); }
-    virtual Result<DomainView> get_domain(const std::string& /*host*/) {
+    virtual Result<codec::Page<codec::DomainView>> list_domains() {
         throw StoreError("no domains here");
     }
-    virtual Result<DomainView> put_domain(const Actor& /*actor*/, const std::string& /*host*/,
-                                          const PutPrecondition& /*pre*/,
-                                          const DomainPut& /*put*/) {
+    virtual Result<codec::DomainView> get_domain(const std::string& /*host*/) {
         throw StoreError("no domains here");
     }
-    virtual Result<DomainView> delete_domain(const Actor& /*actor*/, const std::string& /*host*/,
-                                             const Precondition& /*pre*/) {
+    virtual Result<codec::DomainView> put_domain(const Actor& /*actor*/,
+                                                 const std::string& /*host*/,
+                                                 const PutPrecondition& /*pre*/,
+                                                 const codec::DomainPut& /*put*/) {
+        throw StoreError("no domains here");
+    }
+    virtual Result<codec::DomainView> delete_domain(const Actor& /*actor*/,
+                                                    const std::string& /*host*/,
+                                                    const Precondition& /*pre*/) {
         throw StoreError("no domains here");
     }
 
     // Disclosure texts by (key, locale); every change stores a new version.
-    virtual Result<Page<DisclosureView>> list_disclosures() = 0;
-    virtual Result<DisclosureView> get_disclosure(const std::string& key,
-                                                  const std::string& locale) = 0;
+    virtual Result<codec::Page<codec::DisclosureView>> list_disclosures() = 0;
+    virtual Result<codec::DisclosureView> get_disclosure(const std::string& key,
+                                                         const std::string& locale) = 0;
     // Creates version 1 (201) or the next version (200); replacing needs If-Match.
-    virtual Result<DisclosureView> put_disclosure(const Actor& actor, const std::string& key,
-                                                  const std::string& locale,
-                                                  const PutPrecondition& pre,
-                                                  const DisclosureInput& put) = 0;
+    virtual Result<codec::DisclosureView> put_disclosure(const Actor& actor, const std::string& key,
+                                                         const std::string& locale,
+                                                         const PutPrecondition& pre,
+                                                         const codec::DisclosureInput& put) = 0;
     // Every version, newest first.
-    virtual Result<Page<DisclosureVersionView>> disclosure_versions(const std::string& key,
-                                                                    const std::string& locale) = 0;
+    virtual Result<codec::Page<codec::DisclosureVersionView>> disclosure_versions(
+        const std::string& key, const std::string& locale) = 0;
     // The text (and optional HTML) as pages would show it, nothing stored.
-    virtual Result<DisclosurePreviewView> preview_disclosure(const DisclosureInput& preview) = 0;
+    virtual Result<codec::DisclosurePreviewView> preview_disclosure(
+        const codec::DisclosureInput& preview) = 0;
 };
 
 }  // namespace refgate::admin

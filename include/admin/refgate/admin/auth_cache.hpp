@@ -25,8 +25,8 @@ struct AuthCacheOptions {
     std::chrono::seconds lifetime{0};  // how long a checked credential is kept; 0: never
     // Entries at most; when full, all are dropped (they are a few seconds' worth of callers).
     std::size_t max_entries = 10'000;
-    const Clock* clock = nullptr;               // expiries; none: the system clock
-    const MonotonicClock* monotonic = nullptr;  // the lifetime; none: the steady clock
+    const domain::Clock* clock = nullptr;               // expiries; none: the system clock
+    const domain::MonotonicClock* monotonic = nullptr;  // the lifetime; none: the steady clock
 };
 
 // What a credential stood for when it was checked.
@@ -72,8 +72,8 @@ class AuthCache {
     std::chrono::steady_clock::time_point steady_now() const;
 
     AuthCacheOptions options_;
-    SystemClock system_clock_;
-    SteadyClock steady_clock_;
+    domain::SystemClock system_clock_;
+    domain::SteadyClock steady_clock_;
     mutable std::mutex mutex_;
     std::unordered_map<std::string, Entry> entries_;
     std::uint64_t generation_ = 0;

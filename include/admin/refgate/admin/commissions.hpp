@@ -52,7 +52,7 @@ struct CommissionTotals {
 // A postback's commission with its partner (CommissionStore::record_postbacks).
 struct PartnerCommission {
     std::string partner;
-    Commission commission;
+    domain::Commission commission;
 };
 
 // Implementations are thread-safe; methods throw StoreError when the database fails.
@@ -62,9 +62,9 @@ class CommissionStore {
     // Records `commissions` of `partner` in one transaction, in order (a repeat of an order_id
     // later in the list updates the earlier one): each one's link and channel resolved, a new one
     // or a change adding a history row; committed only without `dry_run`. nullopt: no partner.
-    virtual std::optional<RecordedCommissions> record(const std::string& partner,
-                                                      const std::vector<Commission>& commissions,
-                                                      CommissionSource source, bool dry_run) = 0;
+    virtual std::optional<codec::RecordedCommissions> record(
+        const std::string& partner, const std::vector<domain::Commission>& commissions,
+        CommissionSource source, bool dry_run) = 0;
     // Postbacks of any partners, each recorded as record() records one (source postback; one of
     // a partner that no longer exists is left out), in order. The PostgreSQL store records
     // them in one transaction, so that a throw records none; this default, one by one.
@@ -80,11 +80,12 @@ class CommissionStore {
     // GET /api/v1/stats/earnings: the commissions of the range's UTC days (by occurred_at) per
     // group, beside the human clicks of the same days, narrowed by the filter
     // (codec/earnings.hpp). nullopt: the filter names a link or partner that does not exist.
-    virtual std::optional<EarningsReport> earnings(const DayRange& range, EarningsGroup group,
-                                                   const EarningsFilter& filter) = 0;
+    virtual std::optional<codec::EarningsReport> earnings(const domain::DayRange& range,
+                                                          codec::EarningsGroup group,
+                                                          const codec::EarningsFilter& filter) = 0;
     // GET /api/v1/stats/earnings/attention: the links whose EPC fell to zero while their clicks
     // went on over the window (codec/earnings.hpp, EpcZeroReport), by slug.
-    virtual std::vector<EpcZeroLink> epc_zero_links(const DayRange& window) = 0;
+    virtual std::vector<codec::EpcZeroLink> epc_zero_links(const domain::DayRange& window) = 0;
     // CommissionTotals above: two grouped reads of the whole tables, for a background worker.
     virtual CommissionTotals totals() = 0;
 };
@@ -101,7 +102,7 @@ std::unique_ptr<CommissionStore> make_pg_commission_store(PgCommissionStoreOptio
 // where they came from, and whether to apply them.
 struct CommissionImport {
     std::string partner;
-    CommissionsInput input;
+    codec::CommissionsInput input;
     CommissionSource source = CommissionSource::import;
     bool dry_run = false;
 };
@@ -110,17 +111,17 @@ struct CommissionImport {
 // recorded in one transaction, or none when any is refused. ok with the report; invalid (422)
 // with the report beside the errors when refused and not a dry run; not_found for an unknown
 // partner.
-Result<CommissionsReport> import_commissions(CommissionStore& store,
-                                             const CommissionImport& command);
+Result<codec::CommissionsReport> import_commissions(CommissionStore& store,
+                                                    const CommissionImport& command);
 
 // "POST /api/v1/partners/{slug}/postback-secret": a new secret, shown once.
-Result<PostbackSecretView> rotate_postback_secret(CommissionStore& store,
-                                                  const std::string& partner);
+Result<codec::PostbackSecretView> rotate_postback_secret(CommissionStore& store,
+                                                         const std::string& partner);
 
 // A token bucket per partner: `rate` postbacks a second, bursts of `burst`. Thread-safe.
 class PostbackLimiter {
   public:
-    PostbackLimiter(double rate, double burst, const MonotonicClock* clock = nullptr);
+    PostbackLimiter(double rate, double burst, const domain::MonotonicClock* clock = nullptr);
     // Takes a token of the partner's bucket; false when it is empty.
     bool allow(const std::string& partner);
 
@@ -131,8 +132,8 @@ class PostbackLimiter {
     };
     double rate_;
     double burst_;
-    const MonotonicClock* clock_;
-    SteadyClock steady_;
+    const domain::MonotonicClock* clock_;
+    domain::SteadyClock steady_;
     std::mutex mutex_;
     std::map<std::string, Bucket, std::less<>> buckets_;
 };
@@ -151,7 +152,7 @@ class PostbackBatcher {
     explicit PostbackBatcher(std::shared_ptr<CommissionStore> store,
                              std::size_t max_batch = kMaxPostbackBatch);
     // Returns once recorded; throws what recording it alone threw (StoreError: not recorded).
-    void record(const std::string& partner, const Commission& commission);
+    void record(const std::string& partner, const domain::Commission& commission);
     // How many wait for a transaction now (those of the transaction running excluded).
     std::size_t waiting();
 

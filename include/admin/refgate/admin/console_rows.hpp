@@ -18,7 +18,7 @@ struct UserRow {
     std::string role;
     std::string password_hash;
     bool disabled = false;
-    Stamps stamps;
+    codec::Stamps stamps;
     std::optional<std::int64_t> last_sign_in_us;
 };
 

@@ -20,7 +20,7 @@ namespace refgate::admin {
 struct ConsoleOptions {
     std::chrono::seconds idle{30 * 60};      // a session unused this long has ended
     std::chrono::seconds max{12 * 60 * 60};  // and every session ends this long after sign-in
-    const Clock* clock = nullptr;            // none: the system clock
+    const domain::Clock* clock = nullptr;    // none: the system clock
 };
 
 // A live session as the API shows it.
@@ -51,7 +51,7 @@ struct UserView {
     std::string name;
     std::string role;
     bool disabled = false;
-    Stamps stamps;
+    codec::Stamps stamps;
     std::optional<std::int64_t> last_sign_in_us;
 };
 
@@ -66,7 +66,7 @@ struct NewUser {
     std::string name;
     Role role = Role::viewer;
     std::optional<std::string> password;  // none: the server makes one
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 };
 
 // PATCH /users/{name}: a merge patch of {role, disabled, password}; what it leaves is none.
@@ -74,7 +74,7 @@ struct UserPatch {
     std::optional<Role> role;
     std::optional<bool> disabled;
     std::optional<std::string> password;  // checked against the policy for the user's name
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 };
 
 // PUT /session/password: {current, new}. The new password is checked once the current one
@@ -82,7 +82,7 @@ struct UserPatch {
 struct PasswordChange {
     std::string current;
     std::optional<std::string> next;
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 };
 
 // A user's change of their own password (PUT /api/v1/session/password).
@@ -94,7 +94,7 @@ struct OwnPasswordChange {
         ended           // the user was disabled or given a new password meanwhile
     };
     Result result = Result::invalid;
-    std::vector<FieldError> errors;
+    std::vector<codec::FieldError> errors;
 };
 
 // Methods throw StoreError when the database fails. Thread-safe.
@@ -112,7 +112,7 @@ class ConsoleService {
     // Ends the session; false when it had ended.
     bool sign_out(const std::string& id_hash);
 
-    Result<Page<UserView>> list_users();
+    Result<codec::Page<UserView>> list_users();
     Result<UserView> get_user(const std::string& name);
     // The answer carries the password when the server made it.
     Result<CreatedUser> create_user(const Actor& actor, const NewUser& user);
@@ -161,7 +161,7 @@ class ConsoleService {
 
     std::unique_ptr<ConsoleRepository> repository_;
     ConsoleOptions options_;
-    SystemClock system_clock_;
+    domain::SystemClock system_clock_;
 };
 
 }  // namespace refgate::admin

@@ -28,7 +28,7 @@ struct FailureLimits {
 class FailureLimiter {
   public:
     // `clock` must outlive the limiter; by default the steady clock.
-    explicit FailureLimiter(FailureLimits limits, const MonotonicClock* clock = nullptr);
+    explicit FailureLimiter(FailureLimits limits, const domain::MonotonicClock* clock = nullptr);
 
     // Seconds the address must wait before it may try again; 0 when it may try.
     int retry_after(const http::PeerAddress& peer);
@@ -60,7 +60,7 @@ class FailureLimiter {
     void evict_one(TimePoint now);
 
     FailureLimits limits_;
-    const MonotonicClock& clock_;
+    const domain::MonotonicClock& clock_;
     mutable std::mutex mutex_;
     Windows windows_;
     // Keys by the moment they entered their list (a new window, or locking): the front is the

@@ -15,7 +15,7 @@ namespace refgate::admin {
 
 struct PgAdminStoreOptions {
     std::string database_url;
-    UrlPolicy url_policy;
+    domain::UrlPolicy url_policy;
     std::size_t max_idle_connections = 4;
     // In use at once: fewer than the server's blocking threads, so that a stalled database
     // never holds all of them.
@@ -23,8 +23,9 @@ struct PgAdminStoreOptions {
     // How long a call waits for a connection (a free one, or a new one to connect) before
     // it fails with StoreError (503).
     std::chrono::milliseconds connection_wait{2'000};
-    const Clock* clock = nullptr;  // decides which schedules lie in the future; none: system
-    std::string public_base_url;   // of /go/ links; empty: none (no public URL, no QR code)
+    const domain::Clock* clock =
+        nullptr;                  // decides which schedules lie in the future; none: system
+    std::string public_base_url;  // of /go/ links; empty: none (no public URL, no QR code)
     std::string default_locale = "en";
 };
 

@@ -20,7 +20,8 @@ struct PgStatsStoreOptions {
     // How long a call waits for a connection (a free one, or a new one to connect) before
     // it fails with StoreError (503).
     std::chrono::milliseconds connection_wait{2'000};
-    const Clock* clock = nullptr;  // which days' HyperLogLogs Redis still holds; none: system
+    const domain::Clock* clock =
+        nullptr;  // which days' HyperLogLogs Redis still holds; none: system
 };
 
 // Flushed figures from the views refgate_clicks_daily and refgate_uniques_daily, plus the counts

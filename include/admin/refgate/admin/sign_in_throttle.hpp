@@ -33,10 +33,11 @@ class SignInThrottle {
     };
 
     // `clock` must outlive the throttle; by default the steady clock.
-    explicit SignInThrottle(SignInLimits limits = {}, const MonotonicClock* clock = nullptr);
+    explicit SignInThrottle(SignInLimits limits = {},
+                            const domain::MonotonicClock* clock = nullptr);
 
-    Verdict before(std::string_view name, const IpBytes& client);
-    void failed(std::string_view name, const IpBytes& client);
+    Verdict before(std::string_view name, const domain::IpBytes& client);
+    void failed(std::string_view name, const domain::IpBytes& client);
 
   private:
     std::chrono::milliseconds delay_for(std::size_t failures, std::size_t ceiling) const;

@@ -18,9 +18,9 @@
 namespace refgate::admin {
 
 // The UTC day it is by `clock`: the stats' default range ends there.
-inline std::int32_t utc_today(const Clock& clock) {
+inline std::int32_t utc_today(const domain::Clock& clock) {
     auto now = std::chrono::floor<std::chrono::seconds>(clock.now());
-    return utc_day(now.time_since_epoch().count());
+    return domain::utc_day(now.time_since_epoch().count());
 }
 
 // GET /api/v1/stats/live: what the instances sent Redis lately, never a reader's anything.
@@ -51,23 +51,26 @@ class StatsStore {
   public:
     virtual ~StatsStore() = default;
     // nullopt: no such link.
-    virtual std::optional<LinkStats> link(const std::string& slug, const DayRange& range) = 0;
+    virtual std::optional<domain::LinkStats> link(const std::string& slug,
+                                                  const domain::DayRange& range) = 0;
     // nullopt: no such partner. With `domain`, only the partner's links on that domain.
-    virtual std::optional<PartnerStats> partner(const std::string& slug, const DayRange& range,
-                                                const StatsDomain* domain) = 0;
+    virtual std::optional<domain::PartnerStats> partner(const std::string& slug,
+                                                        const domain::DayRange& range,
+                                                        const StatsDomain* domain) = 0;
     // Links ranked by human clicks in the range (links without clicks are left out); with
     // `domain`, only the links on that domain.
-    virtual std::vector<TopEntry> top(const DayRange& range, std::size_t limit,
-                                      const StatsDomain* domain) = 0;
+    virtual std::vector<domain::TopEntry> top(const domain::DayRange& range, std::size_t limit,
+                                              const StatsDomain* domain) = 0;
     // Partners ranked by their links' human clicks in the range (top_partners() of every link's
     // entry; a store may sum per partner without listing the links).
-    virtual std::vector<TopEntry> top_partners(const DayRange& range, std::size_t limit,
-                                               const StatsDomain* domain) {
-        return refgate::top_partners(top(range, SIZE_MAX, domain), limit);
+    virtual std::vector<domain::TopEntry> top_partners(const domain::DayRange& range,
+                                                       std::size_t limit,
+                                                       const StatsDomain* domain) {
+        return refgate::domain::top_partners(top(range, SIZE_MAX, domain), limit);
     }
     // Every link together, per day: the sums of what link() answers for each (`link` and
     // `partner` empty).
-    virtual LinkStats overview(const DayRange& range) = 0;
+    virtual domain::LinkStats overview(const domain::DayRange& range) = 0;
     // The live figures, from Redis only; a store may answer the same figures for a second or two
     // (the console polls them). Throws StoreError when it has none.
     virtual LiveStats live();

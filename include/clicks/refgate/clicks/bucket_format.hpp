@@ -6,14 +6,14 @@
 
 #include "refgate/domain/counter_key.hpp"
 
-namespace refgate {
+namespace refgate::clicks {
 
 // A Redis bucket hash holds one field per batch of counts: "batch:<batch id>" -> one line
 // "<counter field> <clicks>\n" per count, so that adding a batch costs Redis one HSET whatever its
 // size. Buckets written by refgate before this form hold one field per counter
 // ("<counter field>" -> clicks); both forms are read.
 constexpr std::string_view kBatchFieldPrefix = "batch:";
-void append_batch_line(std::string& blob, const CounterKey& key, std::uint64_t clicks);
+void append_batch_line(std::string& blob, const domain::CounterKey& key, std::uint64_t clicks);
 // Calls `add(counter field, clicks)` for each count in one field of a bucket hash, in either form.
 // False (after passing on the lines before it) at the first malformed line or count; the counter
 // fields themselves are checked by the caller. A template: the flusher calls `add` for every line
@@ -40,4 +40,4 @@ bool decode_bucket_field(std::string_view name, std::string_view value, Add&& ad
     return true;
 }
 
-}  // namespace refgate
+}  // namespace refgate::clicks

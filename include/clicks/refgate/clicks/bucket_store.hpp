@@ -25,7 +25,7 @@ namespace refgate::clicks {
 constexpr std::int32_t kUniqueRetentionDays = 3;
 
 // A key may appear twice (drained from two shards): each delta is added.
-using BatchCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
+using BatchCounts = std::vector<std::pair<domain::CounterKey, std::uint64_t>>;
 
 // An instance's counts of one window. The id is unique across instances and kept on every resend,
 // so the store applies a batch once however often it is sent.

@@ -18,7 +18,7 @@
 
 #include "refgate/domain/counter_key.hpp"
 
-namespace refgate {
+namespace refgate::clicks {
 
 // Whether a channel counts against the cap: every one but "direct" and "other".
 bool capped_channel(std::string_view channel);
@@ -74,7 +74,7 @@ class ChannelCap {
 
 // The flusher's side. Counts as a bucket holds them (channel counters only, targeting counters
 // are left alone by every function here).
-using ChannelCounts = std::vector<std::pair<CounterKey, std::uint64_t>>;
+using ChannelCounts = std::vector<std::pair<domain::CounterKey, std::uint64_t>>;
 using LinkAndDay = std::pair<std::int64_t, std::int32_t>;
 using StoredChannel = std::tuple<std::int64_t, std::int32_t, std::string>;
 
@@ -100,4 +100,4 @@ ChannelFold fold_channels(ChannelCounts& counts, std::size_t cap,
                           const std::map<LinkAndDay, std::size_t>& stored,
                           const std::set<StoredChannel>& known);
 
-}  // namespace refgate
+}  // namespace refgate::clicks

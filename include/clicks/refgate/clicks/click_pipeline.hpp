@@ -42,7 +42,8 @@ struct ClickSenderOptions {
 class ClickSender {
   public:
     ClickSender(ClickSenderOptions options, BucketStore& store, std::vector<ClickShard*> shards,
-                SaltBox& salts, const Clock& clock, HealthState& health, ClickStats& stats);
+                SaltBox& salts, const domain::Clock& clock, runtime::HealthState& health,
+                metrics::ClickStats& stats);
     ~ClickSender();
     ClickSender(const ClickSender&) = delete;
     ClickSender& operator=(const ClickSender&) = delete;
@@ -76,27 +77,28 @@ class ClickSender {
     BucketStore& store_;
     std::vector<ClickShard*> shards_;
     SaltBox& salts_;
-    const Clock& clock_;
-    HealthState& health_;
-    ClickStats& stats_;
+    const domain::Clock& clock_;
+    runtime::HealthState& health_;
+    metrics::ClickStats& stats_;
     std::string instance_id_;
     std::uint64_t sequence_ = 0;
 
     DrainedClicks drained_;
-    std::unordered_map<CounterKey, std::uint64_t, CounterKeyHash> pending_;
+    std::unordered_map<domain::CounterKey, std::uint64_t, domain::CounterKeyHash> pending_;
     std::vector<Batch> in_flight_;
     // The keys of in_flight_, built only when the store did not take them at once (the bound on
     // distinct keys waiting needs it then); valid while in_flight_keys_indexed_.
-    std::unordered_set<CounterKey, CounterKeyHash> in_flight_keys_;
+    std::unordered_set<domain::CounterKey, domain::CounterKeyHash> in_flight_keys_;
     bool in_flight_keys_indexed_ = true;
     std::vector<BatchCounts> spare_counts_;
-    CpuSlicer slicer_;  // long loops of a window give the CPU to the I/O threads now and then
+    runtime::CpuSlicer
+        slicer_;  // long loops of a window give the CPU to the I/O threads now and then
     std::size_t pending_new_keys_ = 0;  // keys in pending_ that no unconfirmed batch holds
     std::vector<UniqueSample> samples_;
     // What recent windows drained: the counts vectors (drained_, the batches, the spares) and the
     // sample vectors keep that much room, not the busiest window's.
-    RecentRoom keys_room_;
-    RecentRoom samples_room_;
+    runtime::RecentRoom keys_room_;
+    runtime::RecentRoom samples_room_;
     SentSamples sent_samples_;
     std::optional<bool> durability_risky_;  // as last reported
     bool spill_on_disk_ = false;
@@ -106,13 +108,13 @@ class ClickSender {
     bool salts_loaded_ = false;  // logged once: from then on uniques and splits use the shared key
     std::chrono::steady_clock::time_point next_drop_log_{};
     std::chrono::steady_clock::time_point next_other_log_{};
-    PeriodicWorker worker_;  // last: stopped before the members its rounds use go
+    runtime::PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
 struct FlusherOptions {
     std::chrono::seconds bucket{10};
-    ClickStats* stats = nullptr;    // flush figures for /metrics; none for `refgate flush`
-    HealthState* health = nullptr;  // PostgreSQL errors and latency
+    metrics::ClickStats* stats = nullptr;    // flush figures for /metrics; none for `refgate flush`
+    runtime::HealthState* health = nullptr;  // PostgreSQL errors and latency
 };
 
 struct FlushResult {
@@ -162,14 +164,14 @@ class ClickFlusher {
     void start();
     void stop();
     // One round, as the worker runs it.
-    RoundOutcome flush_round();
+    runtime::RoundOutcome flush_round();
 
   private:
     Flusher flusher_;
     FlusherOptions options_;
     bool failing_ = false;
     std::chrono::steady_clock::time_point next_cap_log_{};
-    PeriodicWorker worker_;  // last: stopped before the members its rounds use go
+    runtime::PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
 }  // namespace refgate::clicks

@@ -9,7 +9,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/domain/table_memory.hpp"
 
-namespace refgate {
+namespace refgate::clicks {
 
 struct UniqueSample {
     std::int64_t link_id = 0;
@@ -46,8 +46,8 @@ class CounterTable {
   public:
     CounterTable() : slots_(kMinSlots) {}
 
-    void add(const CounterKey& key) {
-        const std::uint64_t hash = CounterKeyHash{}(key) | 1;  // 0 marks an empty slot
+    void add(const domain::CounterKey& key) {
+        const std::uint64_t hash = domain::CounterKeyHash{}(key) | 1;  // 0 marks an empty slot
         std::size_t mask = slots_.size() - 1;
         for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
             Slot& slot = slots_[i];
@@ -74,8 +74,8 @@ class CounterTable {
     // spreads over thousands of links, so that slot is rarely in the cache; a caller that has
     // other work before add() hides the load behind it. Always inlined: GCC 12 takes a function
     // that only prefetches for a pure one and drops the call (its result is unused).
-    [[gnu::always_inline]] void prefetch(const CounterKey& key) const {
-        const std::uint64_t hash = CounterKeyHash{}(key) | 1;
+    [[gnu::always_inline]] void prefetch(const domain::CounterKey& key) const {
+        const std::uint64_t hash = domain::CounterKeyHash{}(key) | 1;
         // A slot (80 bytes) always spans two cache lines, and the key's compare needs both.
         const auto* slot = reinterpret_cast<const char*>(&slots_[hash & (slots_.size() - 1)]);
         __builtin_prefetch(slot);
@@ -87,7 +87,7 @@ class CounterTable {
     // Appends every count to `out` and empties the table; then sizes it for a window like this
     // one. step() is called once per count taken and once per 32 slots visited.
     template <class Step>
-    void take_all(std::vector<std::pair<CounterKey, std::uint64_t>>& out, Step&& step) {
+    void take_all(std::vector<std::pair<domain::CounterKey, std::uint64_t>>& out, Step&& step) {
         const std::size_t held = used_;
         if (held > 0) {
             for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -114,9 +114,9 @@ class CounterTable {
     struct Slot {
         std::uint64_t hash = 0;
         std::uint64_t count = 0;
-        CounterKey key;
+        domain::CounterKey key;
     };
-    using Slots = std::vector<Slot, TableAllocator<Slot>>;  // in huge pages from 1 MiB
+    using Slots = std::vector<Slot, domain::TableAllocator<Slot>>;  // in huge pages from 1 MiB
     void resize(std::size_t slot_count);
 
     Slots slots_;
@@ -131,7 +131,7 @@ enum class OtherChannel : std::uint8_t {
 };
 
 struct DrainedClicks {
-    std::vector<std::pair<CounterKey, std::uint64_t>> counts;
+    std::vector<std::pair<domain::CounterKey, std::uint64_t>> counts;
     std::vector<UniqueSample> samples;
     std::uint64_t samples_dropped = 0;
     std::uint64_t capped = 0;       // clicks counted as "other" past the channel cap
@@ -154,14 +154,14 @@ class ClickShard {
         for (auto& side : sides_) side.samples.reserve(max_samples);
     }
 
-    void count(const CounterKey& key, OtherChannel other = OtherChannel::no) {
+    void count(const domain::CounterKey& key, OtherChannel other = OtherChannel::no) {
         Writing writing(*this);
         writing.side.counts.add(key);
         if (other == OtherChannel::cap) ++writing.side.capped;
         if (other == OtherChannel::identifier) ++writing.side.identifiers;
     }
     // CounterTable::prefetch in the side being recorded into.
-    void prefetch(const CounterKey& key) {
+    void prefetch(const domain::CounterKey& key) {
         Writing writing(*this);
         writing.side.counts.prefetch(key);
     }
@@ -202,4 +202,4 @@ class ClickShard {
     std::atomic<bool> writing_{false};    // the writer is inside a side
 };
 
-}  // namespace refgate
+}  // namespace refgate::clicks

@@ -12,7 +12,7 @@ struct PgCountSinkOptions {
     std::string database_url;
     // Where a new connection reports whether the server replicates commits synchronously
     // (postgres_sync_replication); null: nowhere.
-    HealthState* health = nullptr;
+    runtime::HealthState* health = nullptr;
     // libpq's connect_timeout: short for the service's flusher, which tries again next round;
     // longer for a one-shot command on a loaded machine.
     int connect_timeout_seconds = 3;

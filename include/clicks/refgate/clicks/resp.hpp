@@ -12,7 +12,7 @@
 
 #include "refgate/runtime/recent_room.hpp"
 
-namespace refgate {
+namespace refgate::clicks {
 
 class RespWriter {
   public:
@@ -66,7 +66,7 @@ class RespWriter {
 
     std::string out_;
     std::size_t commands_ = 0;
-    RecentRoom room_;
+    runtime::RecentRoom room_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::clicks

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace refgate {
+namespace refgate::clicks {
 
 // The four click classes, in the roll-ups' column order: human, bot, prefetch, scanner.
 using ClassSums = std::array<std::uint64_t, 4>;
@@ -64,4 +64,4 @@ std::int32_t next_month_start(std::int32_t month);
 RollupSums rollup_sums(const std::vector<ChannelCountRow>& rows, const RollupScope& scope,
                        const std::unordered_map<std::int64_t, std::int64_t>& partner_of);
 
-}  // namespace refgate
+}  // namespace refgate::clicks

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <utility>
 
-namespace refgate {
+namespace refgate::clicks {
 
 // Keyed 64-bit hash (SipHash-2-4) of a click's (client address, user agent, link) under the day's
 // salt. One-way without the salt, and the salt is never written to disk, logs or PostgreSQL.
@@ -70,4 +70,4 @@ class SaltReader {
     std::uint64_t generation_ = 0;
 };
 
-}  // namespace refgate
+}  // namespace refgate::clicks

@@ -15,7 +15,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/targeting.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 // When a row was written and which version it is (ETag and If-Match).
 struct Stamps {
@@ -33,12 +33,12 @@ struct FieldError {
 // ---- Views ----
 
 struct PartnerView {
-    Partner partner;  // with what is scheduled, by valid_from
+    domain::Partner partner;  // with what is scheduled, by valid_from
     Stamps stamps;
 };
 
 struct LinkView {
-    Link link;
+    domain::Link link;
     Stamps stamps;
 };
 
@@ -56,7 +56,7 @@ struct CodeView {
     std::int64_t live_from_us = 0;
     std::optional<std::int64_t> live_until_us;  // none: still live
     bool scheduled = false;
-    std::vector<ChannelCode> channel_codes;  // the per-channel codes live with it
+    std::vector<domain::ChannelCode> channel_codes;  // the per-channel codes live with it
 };
 
 // A branch of a link's rules that no reader gets: "rules[0]" or "rules[1].split[0]".
@@ -120,45 +120,45 @@ struct PlacementFound {
 // The import document (import_document.hpp), and the export: every partner and link, the
 // current disclosures and the country groups.
 struct ImportDocument {
-    std::vector<Partner> partners;
-    std::vector<Link> links;
+    std::vector<domain::Partner> partners;
+    std::vector<domain::Link> links;
     // Optional "disclosures": [{"key", "locale", "text", "html"?}], html already sanitised.
-    std::vector<Disclosure> disclosures;
+    std::vector<domain::Disclosure> disclosures;
     // Optional "country_groups": [{"family", "fallbacks": {"AT": "DE", ...}}].
-    std::vector<CountryGroup> country_groups;
+    std::vector<domain::CountryGroup> country_groups;
     // Optional "domains" (issue 46): [{"host", "default", "not_found"}].
-    std::vector<Domain> domains;
+    std::vector<domain::Domain> domains;
 };
 
 // A branded domain as stored; `version` is the ETag.
 struct DomainView {
-    Domain domain;
+    domain::Domain domain;
     Stamps stamps;
 };
 
 // PUT /domains/{host}: the whole domain.
 struct DomainPut {
-    Domain domain;
+    domain::Domain domain;
     std::vector<FieldError> errors;
 };
 
 // A partner family's country fallbacks as stored; `version` is the ETag.
 struct CountryGroupView {
-    CountryGroup group;
+    domain::CountryGroup group;
     std::int64_t updated_us = 0;
     std::int64_t version = 0;
 };
 
 // The current version of a disclosure text and who wrote it.
 struct DisclosureView {
-    Disclosure disclosure;
+    domain::Disclosure disclosure;
     std::int64_t created_us = 0;
     std::string created_by;
 };
 
 // One version in a disclosure's history.
 struct DisclosureVersionView {
-    Disclosure disclosure;
+    domain::Disclosure disclosure;
     std::int64_t created_us = 0;
     std::string created_by;
 };
@@ -174,12 +174,12 @@ struct DisclosurePreviewView {
 // has: a create before it looks anything up, a patch once the object is found and If-Match holds.
 
 struct NewPartner {
-    Partner partner;  // allowed domains canonical
+    domain::Partner partner;  // allowed domains canonical
     std::vector<FieldError> errors;
 };
 
 struct NewLink {
-    Link link;
+    domain::Link link;
     std::vector<FieldError> errors;
 };
 
@@ -194,16 +194,17 @@ struct ParamEdit {
 // PATCH {"ref_code": C, "valid_from": T}: C takes over at T; a null code cancels what is
 // scheduled at T.
 struct CodeSchedule {
-    SysSeconds valid_from{};
-    std::optional<std::string> ref_code;                    // none (and no channel_codes): cancel
-    std::optional<std::vector<ChannelCode>> channel_codes;  // issue 42: switched at valid_from
+    domain::SysSeconds valid_from{};
+    std::optional<std::string> ref_code;  // none (and no channel_codes): cancel
+    std::optional<std::vector<domain::ChannelCode>>
+        channel_codes;  // issue 42: switched at valid_from
 };
 
 // A JSON merge patch (RFC 7396) of a partner, read field by field as the import reads them:
 // `fields` holds the values of the fields named in `given` (a null gives the field its default,
 // or "is required"), extra parameters merge name by name.
 struct PartnerPatch {
-    Partner fields;
+    domain::Partner fields;
     std::vector<std::string> given;
     std::vector<ParamEdit> extra_params;
     std::optional<CodeSchedule> schedule;  // valid_from given: a code scheduled instead
@@ -215,34 +216,34 @@ struct PartnerPatch {
 // The stored partner with the patch applied, and every rule the result breaks, in the order the
 // import reports them.
 struct PatchedPartner {
-    Partner partner;
+    domain::Partner partner;
     std::vector<FieldError> errors;
 };
-PatchedPartner apply_patch(const PartnerPatch& patch, Partner stored);
+PatchedPartner apply_patch(const PartnerPatch& patch, domain::Partner stored);
 
 struct LinkPatch {
-    Link fields;
+    domain::Link fields;
     std::vector<std::string> given;
     std::vector<FieldError> errors;
 
     bool sets(std::string_view field) const;
 };
-Link apply_patch(const LinkPatch& patch, Link stored);
+domain::Link apply_patch(const LinkPatch& patch, domain::Link stored);
 
 // Whether two partners (links) have the same import-format fields (not ids nor schedules).
-bool same_fields(const Partner& a, const Partner& b);
-bool same_fields(const Link& a, const Link& b);
+bool same_fields(const domain::Partner& a, const domain::Partner& b);
+bool same_fields(const domain::Link& a, const domain::Link& b);
 
 // A reader of a link preview: each trait optional.
 struct PreviewReader {
-    CountryCode country = 0;
-    Platform platform = Platform::unknown;
+    domain::CountryCode country = 0;
+    domain::Platform platform = domain::Platform::unknown;
     std::string language;
 };
 
 // POST /links/preview: a link as create would read it (the slug optional) and a reader.
 struct LinkPreview {
-    Link link;
+    domain::Link link;
     bool named = false;  // the body gave a slug: the answer has the public URL
     std::optional<PreviewReader> reader;
     std::vector<FieldError> errors;
@@ -250,14 +251,14 @@ struct LinkPreview {
 
 // PUT /country-groups/{family}: the family's whole mapping.
 struct CountryGroupPut {
-    CountryGroup group;
+    domain::CountryGroup group;
     std::vector<FieldError> errors;
 };
 
 // PUT /disclosures/{key}/{locale}, and a preview: the text (and HTML) as the import reads it.
 struct DisclosureInput {
-    Disclosure disclosure;
+    domain::Disclosure disclosure;
     std::vector<FieldError> errors;
 };
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -14,12 +14,12 @@
 
 #include "refgate/domain/commission.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 struct CommissionRow {
     std::size_t line =
         0;  // CSV: the line the record starts on (1 is the header); JSON: item, from 1
-    CommissionFields fields;
+    domain::CommissionFields fields;
 };
 
 struct CommissionInputProblem {
@@ -90,4 +90,4 @@ struct PostbackSecretView {
 };
 nlohmann::ordered_json view_json(const PostbackSecretView& view);
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -14,7 +14,7 @@
 
 #include "refgate/domain/stats_report.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 enum class EarningsGroup { link, placement, partner, day };
 std::string_view to_string(EarningsGroup group) noexcept;
@@ -58,7 +58,7 @@ struct EarningsFilter {
 };
 
 struct EarningsReport {
-    DayRange range;
+    domain::DayRange range;
     EarningsGroup group = EarningsGroup::link;
     EarningsFilter filter;
     std::vector<EarningsItem> items;
@@ -93,7 +93,7 @@ struct EpcZeroLink {
 };
 
 struct EpcZeroReport {
-    DayRange range;  // the window
+    domain::DayRange range;  // the window
     int days = kDefaultEpcZeroDays;
     std::vector<EpcZeroLink> items;  // by link slug
 };
@@ -101,4 +101,4 @@ struct EpcZeroReport {
 // {days, from, to, items: [{link, partner, human_clicks, last_earning_day}]}.
 nlohmann::ordered_json view_json(const EpcZeroReport& report);
 
-}  // namespace refgate
+}  // namespace refgate::codec

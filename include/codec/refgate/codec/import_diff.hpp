@@ -13,7 +13,7 @@
 
 #include "refgate/codec/import_document.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 struct ImportChange {
     std::string entity;             // "partner", "link", "disclosure"
@@ -30,9 +30,9 @@ struct ImportDiff {
 
 // What is stored now: every partner and link, the current version of each disclosure.
 struct StoredEntities {
-    const std::vector<Partner>& partners;
-    const std::vector<Link>& links;
-    const std::vector<Disclosure>& disclosures;
+    const std::vector<domain::Partner>& partners;
+    const std::vector<domain::Link>& links;
+    const std::vector<domain::Disclosure>& disclosures;
 };
 
 // `incoming` as parse_import and validate_links left it (canonical), against what is stored.
@@ -78,4 +78,4 @@ nlohmann::ordered_json import_result_json(const ImportDiff& diff,
 // "! link z: destination must use https".
 std::string import_result_text(const ImportDiff& diff, const std::vector<ImportRefusal>& refused);
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -13,7 +13,7 @@
 #include "refgate/domain/disclosure.hpp"
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 struct ImportIssue {
     std::string entry;    // e.g. "links[2] (tailscale)"
@@ -55,30 +55,32 @@ DisclosureInput parse_disclosure_put(const std::string& key, const std::string& 
 DisclosureInput parse_disclosure_preview(const nlohmann::ordered_json& body);
 
 // The import format's objects, with keys in the documented order.
-nlohmann::ordered_json partner_to_json(const Partner& partner);
-nlohmann::ordered_json link_to_json(const Link& link);
-nlohmann::ordered_json rule_to_json(const LinkRule& rule);
+nlohmann::ordered_json partner_to_json(const domain::Partner& partner);
+nlohmann::ordered_json link_to_json(const domain::Link& link);
+nlohmann::ordered_json rule_to_json(const domain::LinkRule& rule);
 // The inverse of partner_to_json for what refgate wrote itself (the snapshot file): no rules
 // checked, a member absent from older files is the field's default; throws on a wrong type.
-Partner partner_from_json(const nlohmann::ordered_json& object);
+domain::Partner partner_from_json(const nlohmann::ordered_json& object);
 // A link's "rules" and the document's "country_groups" as stored (PostgreSQL, the snapshot file):
 // the import format's shape; throw std::runtime_error naming the first problem.
-std::vector<LinkRule> rules_from_json(const nlohmann::ordered_json& rules);
-std::vector<CountryGroup> country_groups_from_json(const nlohmann::ordered_json& groups);
-nlohmann::ordered_json country_group_to_json(const CountryGroup& group);
+std::vector<domain::LinkRule> rules_from_json(const nlohmann::ordered_json& rules);
+std::vector<domain::CountryGroup> country_groups_from_json(const nlohmann::ordered_json& groups);
+nlohmann::ordered_json country_group_to_json(const domain::CountryGroup& group);
 
 // Finds the partner a link refers to: from the document or already stored.
-using PartnerLookup = std::function<const Partner*(const std::string& slug)>;
+using PartnerLookup = std::function<const domain::Partner*(const std::string& slug)>;
 
 // Validates each link's destination and fallback against its partner's allowed domains and
 // replaces them by their canonical form. Returns the issues found.
-std::vector<ImportIssue> validate_links(std::vector<Link>& links, const PartnerLookup& partners,
-                                        const UrlPolicy& policy, const std::string& what = "links");
+std::vector<ImportIssue> validate_links(std::vector<domain::Link>& links,
+                                        const PartnerLookup& partners,
+                                        const domain::UrlPolicy& policy,
+                                        const std::string& what = "links");
 
-nlohmann::ordered_json export_document(const std::vector<Partner>& partners,
-                                       const std::vector<Link>& links,
-                                       const std::vector<Disclosure>& disclosures = {},
-                                       const std::vector<CountryGroup>& country_groups = {},
-                                       const std::vector<Domain>& domains = {});
+nlohmann::ordered_json export_document(const std::vector<domain::Partner>& partners,
+                                       const std::vector<domain::Link>& links,
+                                       const std::vector<domain::Disclosure>& disclosures = {},
+                                       const std::vector<domain::CountryGroup>& country_groups = {},
+                                       const std::vector<domain::Domain>& domains = {});
 
-}  // namespace refgate
+}  // namespace refgate::codec

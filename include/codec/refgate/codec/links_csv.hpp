@@ -12,7 +12,7 @@
 
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 // The one header the CSV carries, in this order.
 inline constexpr std::string_view kLinksCsvHeader =
@@ -35,6 +35,6 @@ struct LinksCsv {
 LinksCsv parse_links_csv(std::string_view text);
 
 // The header and a record per link, quoted where needed, lines ending in CRLF.
-std::string links_to_csv(const std::vector<Link>& links);
+std::string links_to_csv(const std::vector<domain::Link>& links);
 
-}  // namespace refgate
+}  // namespace refgate::codec

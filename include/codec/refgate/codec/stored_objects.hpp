@@ -13,17 +13,17 @@
 #include "refgate/codec/admin_objects.hpp"
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 // "2026-11-29T16:00:00.123456Z" from microseconds since the epoch.
 std::string format_micros(std::int64_t unix_micros);
 
 // {slug, name, ref_param, ref_code, allowed_domains, extra_params, active, scheduled_codes,
 //  created_at, updated_at, version}
-nlohmann::ordered_json stored_partner_object(const Partner& partner, const Stamps& stamps);
+nlohmann::ordered_json stored_partner_object(const domain::Partner& partner, const Stamps& stamps);
 // {slug, partner, destination, status, expires_at, fallback, utm_passthrough, auto_fallback,
 //  rules (when any), serving, serving_reason, fallback_branches, created_at, updated_at, version}
-nlohmann::ordered_json stored_link_object(const Link& link, const Stamps& stamps);
+nlohmann::ordered_json stored_link_object(const domain::Link& link, const Stamps& stamps);
 
 // The admin API's views as its answers show them.
 nlohmann::ordered_json view_json(const PartnerView& view);
@@ -61,4 +61,4 @@ nlohmann::ordered_json view_json(const Page<T>& page) {
     return {{"items", std::move(items)}, {"next_cursor", std::move(next)}};
 }
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -17,7 +17,7 @@
 
 #include "refgate/domain/public_suffix.hpp"
 
-namespace refgate {
+namespace refgate::codec {
 
 enum class ExportTool { pretty_links, thirstyaffiliates, shlink, yourls };
 
@@ -95,7 +95,7 @@ struct ImportPlan {
 };
 
 struct PlanOptions {
-    const PublicSuffixList& suffixes;
+    const domain::PublicSuffixList& suffixes;
     const PartnerMap& partner_map;
     bool lock_codes = false;
 };
@@ -108,4 +108,4 @@ std::string plan_text(const ImportPlan& plan, ExportTool tool, bool lock_codes);
 // `url` without every `param=...` pair of its query (the '?' too when nothing is left).
 std::string without_query_parameter(std::string_view url, std::string_view param);
 
-}  // namespace refgate
+}  // namespace refgate::codec

@@ -11,7 +11,7 @@
 
 #include "refgate/domain/ip_network.hpp"
 
-namespace refgate {
+namespace refgate::config {
 
 struct Endpoint {
     std::string host = "127.0.0.1";
@@ -201,7 +201,7 @@ std::string default_state_dir(const EnvLookup& env, const DirCheck& usable);
 void resolve_state_paths(Config& config, const EnvLookup& env, const DirCheck& usable);
 
 // Parses "10.0.0.0/8, 192.0.2.7"; nullopt when an entry is not an address or range.
-std::optional<std::vector<IpNetwork>> parse_networks(const std::string& list);
+std::optional<std::vector<domain::IpNetwork>> parse_networks(const std::string& list);
 
 // "https://picks.example.com" or with a path prefix; no userinfo, query or fragment. Returns it
 // without a trailing slash; nullopt when it is not such a URL.
@@ -218,4 +218,4 @@ std::string duration_text(std::chrono::seconds duration);
 // Parses "host:port" or "[v6]:port".
 std::optional<Endpoint> parse_endpoint(const std::string& text);
 
-}  // namespace refgate
+}  // namespace refgate::config

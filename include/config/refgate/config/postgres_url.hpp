@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace refgate {
+namespace refgate::config {
 
 // The hosts of the URI, each as written (host, host:port or [v6]:port); a `host=` parameter,
 // which libpq takes over the authority, counts instead. An empty authority is one host (the local
@@ -25,4 +25,4 @@ std::optional<std::string> postgres_url_parameter(std::string_view url, std::str
 std::string with_postgres_url_default(std::string url, std::string_view key,
                                       std::string_view value);
 
-}  // namespace refgate
+}  // namespace refgate::config

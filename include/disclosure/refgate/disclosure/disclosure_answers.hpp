@@ -43,13 +43,13 @@ struct DisclosureAnswer {
 class DisclosureAnswers {
   public:
     DisclosureAnswers() = default;
-    explicit DisclosureAnswers(const DisclosureSet& set);
+    explicit DisclosureAnswers(const domain::DisclosureSet& set);
 
     // The answer for an entry of the set these were built from.
-    const DisclosureAnswer& of(const DisclosureEntry& entry) const;
+    const DisclosureAnswer& of(const domain::DisclosureEntry& entry) const;
 
   private:
-    std::unordered_map<const Disclosure*, DisclosureAnswer> answers_;
+    std::unordered_map<const domain::Disclosure*, DisclosureAnswer> answers_;
 };
 
 }  // namespace refgate::disclosure

@@ -22,7 +22,7 @@ struct DisclosureOptions {
 // ?lang= (else Accept-Language) picks the locale, ?partner= a partner's own text.
 class DisclosureHandler final : public http::Handler {
   public:
-    DisclosureHandler(const SnapshotStore& store, DisclosureOptions options);
+    DisclosureHandler(const runtime::SnapshotStore& store, DisclosureOptions options);
     void handle(const http::Request& request, http::Response& response) override;
 
     // The exact paths this handler serves (besides the /snippet/ prefix).
@@ -32,17 +32,19 @@ class DisclosureHandler final : public http::Handler {
     static constexpr std::string_view kSnippetPrefix = "/snippet/";
 
   private:
-    void serve(const http::Request& request, http::Response& response, const Snapshot& snapshot);
-    void snippet(const http::Request& request, http::Response& response, const Snapshot& snapshot);
+    void serve(const http::Request& request, http::Response& response,
+               const domain::Snapshot& snapshot);
+    void snippet(const http::Request& request, http::Response& response,
+                 const domain::Snapshot& snapshot);
     // Answers 200 with the body, or 304 when If-None-Match matches.
     void cacheable(const http::Request& request, http::Response& response,
                    std::string_view content_type, std::string_view etag, std::string_view vary,
                    std::string_view body, std::string_view content_language) const;
 
     // The answers for the snapshot the reader holds (a handler serves one I/O thread).
-    const DisclosureAnswers& answers(const Snapshot& snapshot);
+    const DisclosureAnswers& answers(const domain::Snapshot& snapshot);
 
-    SnapshotReader reader_;
+    runtime::SnapshotReader reader_;
     std::uint64_t answers_generation_ = 0;  // 0: none built yet
     DisclosureAnswers answers_;
     DisclosureOptions options_;

@@ -10,7 +10,7 @@
 
 #include "refgate/domain/ip_network.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 using Address128 = unsigned __int128;
 
@@ -47,4 +47,4 @@ class AddressRanges {
     static bool search(const std::vector<Range<T>>& ranges, T value) noexcept;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

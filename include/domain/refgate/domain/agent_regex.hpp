@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 
 struct AgentLiteral {
     std::string lower;      // lower-cased ASCII; other bytes as they are; never empty
@@ -34,4 +34,4 @@ inline constexpr std::size_t kMaxAgentLiterals = 64;
 // literal shorter than kMinAgentLiteralBytes, too many literals, ...).
 std::vector<AgentLiteral> agent_regex_literals(std::string_view regex);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -14,7 +14,7 @@
 #include <span>
 #include <string_view>
 
-namespace refgate::agent_rules {
+namespace refgate::domain::agent_rules {
 
 struct TokenRule {
     std::string_view name;
@@ -101,4 +101,4 @@ inline constexpr std::string_view kCompatibleToken = "compatible;";
 // Whether the agent names a browser engine: Gecko/, AppleWebKit/, Trident/, Presto/, KHTML/.
 bool names_browser_engine(std::string_view user_agent) noexcept;
 
-}  // namespace refgate::agent_rules
+}  // namespace refgate::domain::agent_rules

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace refgate::ascii {
+namespace refgate::domain::ascii {
 
 constexpr bool is_alpha(char c) noexcept {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
@@ -35,4 +35,4 @@ constexpr std::string_view trim_blanks(std::string_view text) noexcept {
     return text;
 }
 
-}  // namespace refgate::ascii
+}  // namespace refgate::domain::ascii

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 
 class BurstWindow {
   public:
@@ -40,4 +40,4 @@ class BurstWindow {
     std::vector<Slot> slots_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

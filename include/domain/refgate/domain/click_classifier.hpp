@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 
 // scanner: an e-mail security or cloud network, or a client fetching many links of one channel
 // within seconds (docs/click-classes.md).
@@ -140,4 +140,4 @@ class AgentMatchCache {
     std::array<Entry, kEntries> entries_{};
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

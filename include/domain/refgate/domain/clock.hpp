@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace refgate {
+namespace refgate::domain {
 
 // The wall clock for every day-sensitive read (click days, expiries, scheduled codes, ages), as
 // an interface so that tests can step across days.
@@ -37,4 +37,4 @@ class SteadyClock final : public MonotonicClock {
     }
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -16,7 +16,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 enum class CommissionStatus { pending, approved, reversed, paid };
 
@@ -116,4 +116,4 @@ std::optional<std::string> tracking_id_channel(const Partner& partner,
 // How a stored commission changes when the same (partner, order_id) comes again.
 enum class CommissionChange { created, updated, unchanged };
 
-}  // namespace refgate
+}  // namespace refgate::domain

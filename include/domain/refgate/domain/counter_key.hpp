@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 enum class ClickClass : std::uint8_t;
 
@@ -136,4 +136,4 @@ struct CounterKeyHash {
     }
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

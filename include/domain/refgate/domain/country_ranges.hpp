@@ -10,7 +10,7 @@
 #include "refgate/domain/range_table.hpp"
 #include "refgate/domain/targeting.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 class CountryRanges final : public CountryLookup {
   public:
@@ -41,4 +41,4 @@ class CountryRanges final : public CountryLookup {
     RangeTableBuilder<CountryCode> table_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

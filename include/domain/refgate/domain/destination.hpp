@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 
 enum class UrlRule {
     ok,
@@ -55,4 +55,4 @@ bool valid_dns_name(std::string_view host);
 
 bool host_within(std::string_view host, const std::vector<std::string>& allowed_domains);
 
-}  // namespace refgate
+}  // namespace refgate::domain

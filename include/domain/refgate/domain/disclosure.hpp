@@ -16,7 +16,7 @@
 
 #include "refgate/domain/string_hash.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // The publisher-wide disclosure's key. Any other key is a partner's slug.
 inline constexpr std::string_view kGeneralDisclosure = "general";
@@ -91,4 +91,4 @@ class DisclosureSet {
     std::unordered_map<std::string, ByLocale, StringHash, std::equal_to<>> entries_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

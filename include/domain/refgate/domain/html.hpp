@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 // Escapes & < > " ' so that the result is safe in element content and in quoted attributes.
 std::string escape_html(std::string_view text);
@@ -37,4 +37,4 @@ std::string link_snippet(std::string_view href, std::string_view label,
 // is escaped, and sanitising it again changes nothing.
 std::string sanitize_html(std::string_view html);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -8,7 +8,7 @@
 
 struct sockaddr;
 
-namespace refgate {
+namespace refgate::domain {
 
 using IpBytes = std::array<std::uint8_t, 16>;  // IPv4 as IPv4-mapped IPv6
 
@@ -55,4 +55,4 @@ inline bool public_address(const IpBytes& address) noexcept {
 IpBytes client_address(const IpBytes& peer, std::string_view forwarded_for,
                        const std::vector<IpNetwork>& trusted_proxies);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -17,7 +17,7 @@
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 struct PlanLink {
     std::int64_t id = 0;
@@ -46,4 +46,4 @@ class HostRateLimiter {
     std::unordered_map<std::string, std::chrono::steady_clock::time_point> next_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

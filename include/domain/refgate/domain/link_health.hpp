@@ -13,7 +13,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // Why a hop got no HTTP answer, or was not attempted.
 enum class HopFailure {
@@ -101,4 +101,4 @@ HealthRecord next_record(const std::optional<HealthRecord>& stored, const Verdic
 // True when the same URL appears twice in the hops, or the last hop redirects back into them.
 bool repeats_url(const std::vector<Hop>& hops);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -12,7 +12,7 @@
 #include "refgate/domain/destination.hpp"
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 struct LinkIssue {
     std::string field;    // "slug", "partner", "destination" or "fallback"
@@ -41,4 +41,4 @@ LinkValidation validate_link(const Link& link, const Partner& partner, const Url
 bool plainly_canonical(std::string_view url, const std::vector<std::string>& allowed_domains,
                        const UrlPolicy& policy);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -12,7 +12,7 @@
 
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // `incoming_query` is the raw query of the request target (without '?'); it is only read when
 // the link passes utm_* parameters through. `destination` must be a canonical, validated URL.
@@ -80,4 +80,4 @@ std::string redirect_page(std::string_view location, std::string_view label);
 void append_redirect_page(std::string& out, std::string_view location, std::string_view label,
                           std::string_view label_name = {});
 
-}  // namespace refgate
+}  // namespace refgate::domain

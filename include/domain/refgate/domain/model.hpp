@@ -11,7 +11,7 @@
 
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // How a partner's sub-ID placement tokens are written (domain/placement.hpp).
 enum class SubidStyle : std::uint8_t { opaque, readable };
@@ -164,4 +164,4 @@ bool fallback_worthy(std::string_view state);
 std::string_view to_string(LinkStatus status);
 std::optional<LinkStatus> parse_link_status(std::string_view text);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -14,7 +14,7 @@
 
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // Opaque tokens: the link's id in base36 and an 8-digit base36 digest of the channel.
 constexpr std::size_t kChannelDigestLength = 8;
@@ -107,4 +107,4 @@ std::optional<std::pair<std::string, std::string>> readable_collision(
 std::optional<std::string> readable_token_problem(const Partner& partner,
                                                   const std::vector<Link>& links);
 
-}  // namespace refgate
+}  // namespace refgate::domain

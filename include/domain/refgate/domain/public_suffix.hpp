@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_set>
 
-namespace refgate {
+namespace refgate::domain {
 
 inline constexpr std::string_view kPublicSuffixListPath =
     "/usr/share/publicsuffix/public_suffix_list.dat";
@@ -34,4 +34,4 @@ class PublicSuffixList {
     std::unordered_set<std::string> exceptions_;  // "www.ck" for "!www.ck"
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

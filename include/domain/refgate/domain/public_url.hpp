@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 // "<base_url>/go/<slug>" where base_url is REFGATE_PUBLIC_BASE_URL (an origin and a path); on
 // `host` when it is not empty (the link's domain, or the default domain's host for a link without
@@ -19,4 +19,4 @@ std::string public_link_url(std::string_view base_url, std::string_view host,
 // -> "go.example.com"); empty when `base_url` is empty or names none.
 std::string public_base_host(std::string_view base_url);
 
-}  // namespace refgate
+}  // namespace refgate::domain

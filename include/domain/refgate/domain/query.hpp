@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 // Decodes %XX escapes and '+'; a '%' not followed by two hex digits is kept as it is.
 std::string percent_decode(std::string_view text);
@@ -16,4 +16,4 @@ std::string percent_decode(std::string_view text);
 // absent.
 std::optional<std::string> query_value(std::string_view query, std::string_view name);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -26,7 +26,7 @@
 
 #include "refgate/domain/range_table.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 enum class RangeFileKind : std::uint32_t { country = 1, asn = 2 };
 
@@ -71,4 +71,4 @@ std::optional<RangeFileContents<std::uint16_t>> read_country_range_file(
 std::optional<RangeFileContents<std::uint32_t>> read_asn_range_file(
     std::span<const std::byte> bytes, std::string& error);
 
-}  // namespace refgate
+}  // namespace refgate::domain

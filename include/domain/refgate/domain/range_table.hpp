@@ -14,7 +14,7 @@
 
 #include "refgate/domain/address_ranges.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // One family's table: range i holds starts[i] up to starts[i + 1] - 1 (starts[0] is 0) and has
 // values[i]; index[p] is the range that holds the first address of prefix p.
@@ -113,4 +113,4 @@ class RangeTableBuilder {
 extern template class RangeTableBuilder<std::uint16_t>;
 extern template class RangeTableBuilder<std::uint32_t>;
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -9,7 +9,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/time.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // Scheduled codes whose moment has come replace the partner's code and, where they name them,
 // its channel codes (the latest wins) and leave the schedule; the rest stay, sorted by
@@ -21,4 +21,4 @@ bool apply_due_codes(Partner& partner, SysSeconds now);
 // gets 410. `link.destination` must be canonical and validated.
 std::optional<std::string> reader_location(const Link& link, Partner partner, SysSeconds now);
 
-}  // namespace refgate
+}  // namespace refgate::domain

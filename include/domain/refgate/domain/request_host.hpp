@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 // A DNS name is at most 253 bytes; an IPv6 literal with its brackets far less.
 constexpr std::size_t kMaxRequestHost = 253;
@@ -26,4 +26,4 @@ std::string_view absolute_form_authority(std::string_view target);
 // `host` in lower case, written into `out`; a view of `out`.
 std::string_view lower_host(std::string_view host, std::array<char, kMaxRequestHost>& out);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -11,7 +11,7 @@
 #include "refgate/domain/address_ranges.hpp"
 #include "refgate/domain/ip_network.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 struct ScannerNetworks {
     std::vector<std::uint32_t> asns;  // sorted, unique
@@ -30,4 +30,4 @@ struct ScannerNetworks {
     bool empty() const noexcept { return asns.empty() && ranges.empty(); }
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

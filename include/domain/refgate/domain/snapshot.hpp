@@ -22,7 +22,7 @@
 #include "refgate/domain/table_memory.hpp"
 #include "refgate/domain/targeting.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // A link with everything a redirect needs precomputed. Its destination, Location and fallback
 // are views of the snapshot's string arena (valid while the snapshot lives); the slug stays in
@@ -332,4 +332,4 @@ class Snapshot {
     StringArena strings_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 
 // Inclusive range of UTC days (days since 1970-01-01).
 struct DayRange {
@@ -142,4 +142,4 @@ void rank_top(std::vector<TopEntry>& entries, std::size_t limit);
 // kept.
 std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size_t limit);
 
-}  // namespace refgate
+}  // namespace refgate::domain

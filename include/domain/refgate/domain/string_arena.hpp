@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace refgate {
+namespace refgate::domain {
 
 class StringArena {
   public:
@@ -56,4 +56,4 @@ class StringArena {
     std::size_t reserved_ = 0;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 namespace string_hash_detail {
 
@@ -65,4 +65,4 @@ struct StringHash {
     std::size_t operator()(std::string_view s) const noexcept { return quick_hash(s); }
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -9,7 +9,7 @@
 #include <new>
 #include <type_traits>
 
-namespace refgate {
+namespace refgate::domain {
 
 // A source of table memory. free() receives the size given to allocate().
 class TableMemory {
@@ -54,4 +54,4 @@ struct TableAllocator {
     TableMemory* memory;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

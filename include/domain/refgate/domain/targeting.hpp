@@ -17,7 +17,7 @@
 #include "refgate/domain/location.hpp"
 #include "refgate/domain/model.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 // An ISO 3166-1 alpha-2 code packed into 16 bits ('D' << 8 | 'E'); 0: unknown.
 using CountryCode = std::uint16_t;
@@ -77,9 +77,9 @@ std::size_t split_branch(std::uint64_t key, const std::uint32_t* ends, std::size
 // A key of its own per rule of a link, from the reader's key for the link.
 std::uint64_t rule_key(std::uint64_t reader_key, std::size_t rule) noexcept;
 
-}  // namespace refgate
+}  // namespace refgate::domain
 
-namespace refgate {
+namespace refgate::domain {
 
 // A rule as the snapshot holds it: conditions in a form the hot path reads without allocating,
 // and its branches (one, or a split's) in the snapshot's branch table.
@@ -109,9 +109,9 @@ struct TargetBranch {
 // country condition; an unknown platform no platform condition.
 bool rule_matches(const TargetRule& rule, const ReaderTraits& reader) noexcept;
 
-}  // namespace refgate
+}  // namespace refgate::domain
 
-namespace refgate {
+namespace refgate::domain {
 
 // Where a reader's country comes from: the address is looked up and forgotten. Implementations
 // allocate nothing and are safe to call from any thread.
@@ -122,4 +122,4 @@ class CountryLookup {
     virtual CountryCode country_of(const IpBytes& address) const noexcept = 0;
 };
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -7,7 +7,7 @@
 
 #include "refgate/domain/clock.hpp"
 
-namespace refgate {
+namespace refgate::domain {
 
 using SysSeconds = std::chrono::sys_seconds;
 
@@ -19,4 +19,4 @@ std::string format_rfc3339_millis(std::chrono::system_clock::time_point t);
 // IMF-fixdate for the HTTP Date header, e.g. "Sun, 06 Nov 1994 08:49:37 GMT" (29 chars).
 void format_http_date(std::int64_t unix_seconds, char (&out)[29]);
 
-}  // namespace refgate
+}  // namespace refgate::domain

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace refgate {
+namespace refgate::domain {
 
 // Appends `cp` (at most U+10FFFF; surrogates are the caller's concern) as UTF-8.
 inline void append_utf8(std::string& out, std::uint32_t cp) {
@@ -60,4 +60,4 @@ inline bool valid_utf8(std::string_view text) {
     return true;
 }
 
-}  // namespace refgate
+}  // namespace refgate::domain

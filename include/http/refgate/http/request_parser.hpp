@@ -68,8 +68,8 @@ class RequestParser {
     // `storage` is reset; both must outlive the parser. One parser per request. `early` (when
     // set) is told the request's path as its request line and its header are parsed
     // (Handler::prepare, with storage.notes).
-    RequestParser(RequestStorage& storage, const HttpLimits& limits, Handler* early = nullptr,
-                  HeaderReading reading = HeaderReading::plain_first);
+    RequestParser(RequestStorage& storage, const config::HttpLimits& limits,
+                  Handler* early = nullptr, HeaderReading reading = HeaderReading::plain_first);
     ~RequestParser();
     RequestParser(const RequestParser&) = delete;
     RequestParser& operator=(const RequestParser&) = delete;

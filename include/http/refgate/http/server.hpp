@@ -50,8 +50,8 @@ using HandlerFactory = std::function<std::unique_ptr<Handler>()>;
 
 struct ListenerOptions {
     std::string name;  // "public", "admin": for logs
-    Endpoint endpoint;
-    HttpLimits limits;
+    config::Endpoint endpoint;
+    config::HttpLimits limits;
     // Off: bind() fails when any other socket holds the port. On: another process that sets
     // SO_REUSEPORT too may share it (and its connections), e.g. during a restart.
     bool share_port = false;
@@ -62,7 +62,7 @@ struct ListenerOptions {
     std::size_t max_blocking_queue = 64;
     // Addresses that carry many clients (trusted proxies): not held to
     // limits.max_connections_per_client, only to the listener's cap.
-    std::vector<IpNetwork> proxies;
+    std::vector<domain::IpNetwork> proxies;
 };
 
 struct ServerStats {

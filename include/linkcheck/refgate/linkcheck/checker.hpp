@@ -30,30 +30,32 @@ struct CheckTarget {
     std::string branch = kDefaultBranch;
     std::string location;                    // the redirect's Location, referral code included
     std::string destination;                 // as the editor saved it
-    Partner partner;                         // the branch's partner, with the code in effect
+    domain::Partner partner;                 // the branch's partner, with the code in effect
     std::vector<std::string> link_branches;  // every branch of the link (stale ones are dropped)
 };
 
 // Whether a reader can follow the link now: active, its partner active, not expired.
-bool checkable(const LinkEntry& entry, SysSeconds now);
+bool checkable(const domain::LinkEntry& entry, domain::SysSeconds now);
 
 // Every Location of one link, one target per branch: its own, then each rule's branches.
-std::vector<CheckTarget> link_targets(const Snapshot& snapshot, const LinkEntry& entry);
+std::vector<CheckTarget> link_targets(const domain::Snapshot& snapshot,
+                                      const domain::LinkEntry& entry);
 
 // Every Location of the links a reader can follow now, one target per branch, optionally only
 // one slug's or one partner's links. A target copies its partner: the scheduled round does not
 // gather them for every link (at 100,000 links that held about 95 MiB for the whole round), it
 // takes link_targets() of one due link at a time.
-std::vector<CheckTarget> check_targets(const Snapshot& snapshot, SysSeconds now,
+std::vector<CheckTarget> check_targets(const domain::Snapshot& snapshot, domain::SysSeconds now,
                                        const std::string& slug = "",
                                        const std::string& partner = "");
 
 class LinkChecker {
   public:
     // `stopping`: when it turns true, the check in flight is abandoned, not stored.
-    LinkChecker(HopFetcher& fetcher, HealthStore& store, const Clock& clock,
+    LinkChecker(HopFetcher& fetcher, HealthStore& store, const domain::Clock& clock,
                 std::chrono::seconds confirm_after, Pace pace = {},
-                LinkHealthStats* stats = nullptr, const std::atomic<bool>* stopping = nullptr)
+                metrics::LinkHealthStats* stats = nullptr,
+                const std::atomic<bool>* stopping = nullptr)
         : fetcher_(fetcher),
           store_(store),
           clock_(clock),
@@ -69,16 +71,16 @@ class LinkChecker {
   private:
     HopFetcher& fetcher_;
     HealthStore& store_;
-    const Clock& clock_;
+    const domain::Clock& clock_;
     std::chrono::seconds confirm_after_;
     Pace pace_;
-    LinkHealthStats* stats_;
+    metrics::LinkHealthStats* stats_;
     const std::atomic<bool>* stopping_;
 };
 
 // Fetcher options from the settings; `version` goes into the User-Agent; transfers abort when
 // `stopping` turns true.
-FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string& version,
+FetcherOptions fetcher_options(const config::LinkCheckConfig& config, const std::string& version,
                                const std::atomic<bool>* stopping = nullptr);
 
 // The scheduled checks: a background thread that, every tick, takes the fleet's lock (or, when
@@ -87,25 +89,25 @@ FetcherOptions fetcher_options(const LinkCheckConfig& config, const std::string&
 // which aborts every check in flight.
 class HealthWorker {
   public:
-    HealthWorker(const Config& config, const SnapshotStore& snapshots, LinkHealthStats& stats,
-                 HostPace& pace, const std::string& version);
+    HealthWorker(const config::Config& config, const runtime::SnapshotStore& snapshots,
+                 metrics::LinkHealthStats& stats, HostPace& pace, const std::string& version);
     ~HealthWorker();
     void start() { worker_.start(); }
     void stop();
 
   private:
-    RoundOutcome round();
+    runtime::RoundOutcome round();
     void refresh_counts();
 
-    const LinkCheckConfig& config_;
-    const SnapshotStore& snapshots_;
-    LinkHealthStats& stats_;
+    const config::LinkCheckConfig& config_;
+    const runtime::SnapshotStore& snapshots_;
+    metrics::LinkHealthStats& stats_;
     HostPace& pace_;
-    SystemClock clock_;
+    domain::SystemClock clock_;
     std::unique_ptr<HopFetcher> fetcher_;
     std::unique_ptr<HealthStore> store_;
     bool leading_ = false;
-    PeriodicWorker worker_;
+    runtime::PeriodicWorker worker_;
 };
 
 }  // namespace refgate::linkcheck

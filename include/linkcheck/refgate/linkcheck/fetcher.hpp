@@ -19,8 +19,9 @@ namespace refgate::linkcheck {
 inline constexpr std::size_t kMaxBodyBytes = 512 * 1024;
 
 struct FetcherOptions {
-    std::string ca_file;                // PEM; empty: the system's trust store
-    std::vector<ResolveEntry> resolve;  // test-only fixed addresses, also let past the refusal
+    std::string ca_file;  // PEM; empty: the system's trust store
+    std::vector<config::ResolveEntry>
+        resolve;  // test-only fixed addresses, also let past the refusal
     std::string user_agent = "refgate-linkcheck";
     std::chrono::milliseconds connect_timeout{5'000};
     std::chrono::milliseconds timeout{10'000};  // the whole hop
@@ -32,7 +33,7 @@ struct FetcherOptions {
 
 // One hop's answer: the hop, and its body up to the cap.
 struct HopResult {
-    Hop hop;
+    domain::Hop hop;
     std::string body;
     bool body_capped = false;
 };
@@ -50,7 +51,7 @@ class HopFetcher {
                            const std::string& body) {
         (void)headers;
         (void)body;
-        return {.hop = {.url = url, .failure = HopFailure::other}};
+        return {.hop = {.url = url, .failure = domain::HopFailure::other}};
     }
 };
 
@@ -61,7 +62,8 @@ std::unique_ptr<HopFetcher> make_curl_fetcher(FetcherOptions options);
 // Why a webhook's `url` is refused when it is saved, or "" when it is not: https only, no
 // userinfo or fragment, and a host with at least one address the fetcher would contact (global,
 // or fixed by `fixed`, the test-only resolve list).
-std::string outbound_refusal(const std::string& url, const std::vector<ResolveEntry>& fixed);
+std::string outbound_refusal(const std::string& url,
+                             const std::vector<config::ResolveEntry>& fixed);
 
 // "refgate-linkcheck/1.2.0 (+https://contact)" or without the contact when it is empty.
 std::string user_agent(const std::string& version, const std::string& contact_url);
@@ -71,6 +73,6 @@ using Pace = std::function<void(const std::string& host)>;
 
 // Follows the redirects of `url` hop by hop: at most kMaxHops, stopping at a failure, a final
 // answer, a Location that points back into the chain, or a scheme other than http or https.
-Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace = {});
+domain::Chain follow_chain(HopFetcher& fetcher, const std::string& url, const Pace& pace = {});
 
 }  // namespace refgate::linkcheck

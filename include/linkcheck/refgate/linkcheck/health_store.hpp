@@ -27,11 +27,11 @@ struct CheckReport {
     std::string slug;
     std::string branch = kDefaultBranch;     // the targeting branch checked
     std::vector<std::string> link_branches;  // every branch the link has now
-    SysSeconds at{};
-    Verdict seen;
-    HealthRecord record;
+    domain::SysSeconds at{};
+    domain::Verdict seen;
+    domain::HealthRecord record;
     std::chrono::milliseconds duration{0};
-    Chain chain;
+    domain::Chain chain;
     bool aborted = false;  // stopped during the check: nothing judged or stored
 };
 
@@ -48,7 +48,8 @@ struct FallbackChange {
 class HealthStore {
   public:
     virtual ~HealthStore() = default;
-    virtual std::optional<HealthRecord> record(std::int64_t link_id, const std::string& branch) = 0;
+    virtual std::optional<domain::HealthRecord> record(std::int64_t link_id,
+                                                       const std::string& branch) = 0;
     // Stores the branch's record, adds the check to the history and trims it to kHistoryPerLink;
     // forgets the link's branches that are no longer among report.link_branches. In the same
     // transaction, switches the link's branches to or from its fallback (automatic fallback)
@@ -56,9 +57,9 @@ class HealthStore {
     virtual std::vector<FallbackChange> save(const CheckReport& report) = 0;
     // The plan's view of these links: the oldest check of their branches and the first pending
     // confirmation.
-    virtual std::vector<PlanLink> plan(const std::vector<std::int64_t>& link_ids) = 0;
+    virtual std::vector<domain::PlanLink> plan(const std::vector<std::int64_t>& link_ids) = 0;
     // Links per confirmed state, a link's state being its worst branch's (checked links only).
-    virtual std::map<Finding, std::int64_t> state_counts() = 0;
+    virtual std::map<domain::Finding, std::int64_t> state_counts() = 0;
     // The fleet's one checker: a session advisory lock on this store's connection, kept until
     // the connection ends. True when this store holds it.
     virtual bool try_lock() = 0;
@@ -68,7 +69,7 @@ class HealthStore {
 std::unique_ptr<HealthStore> make_pg_health_store(const std::string& database_url);
 
 // A hop chain as the API and the history show it: [{url, status, location, failure, address}].
-nlohmann::json chain_json(const Chain& chain);
+nlohmann::json chain_json(const domain::Chain& chain);
 
 // GET /api/v1/links/{slug}/health: the state, the pending finding, the last chain and the
 // history; nullopt when there is no such link. Throws when PostgreSQL fails.

@@ -28,10 +28,10 @@ class HostPace {
     const std::atomic<bool>& stopping() const { return stopping_; }
 
   private:
-    SteadyClock clock_;
+    domain::SteadyClock clock_;
     std::mutex mutex_;
     std::condition_variable stopped_;
-    HostRateLimiter limiter_;
+    domain::HostRateLimiter limiter_;
     std::atomic<bool> stopping_{false};
 };
 

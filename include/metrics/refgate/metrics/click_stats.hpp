@@ -12,19 +12,19 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/metrics/metrics.hpp"
 
-namespace refgate {
+namespace refgate::metrics {
 
 // Clicks by (link, class) since the exporter last took them; the sender adds every drained delta
 // once per window, so the I/O threads never touch it.
 class LinkClickTotals {
   public:
-    using Classes = std::array<std::uint64_t, kClickClassCount>;  // in ClickClass order
-    void add(std::span<const std::pair<CounterKey, std::uint64_t>> counts) {
+    using Classes = std::array<std::uint64_t, domain::kClickClassCount>;  // in ClickClass order
+    void add(std::span<const std::pair<domain::CounterKey, std::uint64_t>> counts) {
         if (counts.empty()) return;
         std::lock_guard lock(mutex_);
         for (const auto& [key, n] : counts) {
             // A targeting counter (by country and rule) counts a click its channel counter did.
-            if (key.click_class < kClickClassCount && !key.is_targeting())
+            if (key.click_class < domain::kClickClassCount && !key.is_targeting())
                 totals_[key.link_id][key.click_class] += n;
         }
     }
@@ -57,14 +57,14 @@ struct ClickStats {
     std::atomic<std::uint64_t> redis_unreplicated_rounds{0};
     std::atomic<bool> redis_config_risky{false};
     // For /metrics.
-    LatencyHistogram redis_latency;                         // the sender's pipelined round trips
-    std::atomic<std::uint64_t> flush_buckets{0};            // buckets applied to PostgreSQL
-    std::atomic<std::uint64_t> flush_rows{0};               // counter rows upserted
-    std::atomic<std::uint64_t> flush_failures{0};           // flush rounds that failed
-    LatencyHistogram flush_duration{kFlushDurationBounds};  // whole flush rounds
+    runtime::LatencyHistogram redis_latency;       // the sender's pipelined round trips
+    std::atomic<std::uint64_t> flush_buckets{0};   // buckets applied to PostgreSQL
+    std::atomic<std::uint64_t> flush_rows{0};      // counter rows upserted
+    std::atomic<std::uint64_t> flush_failures{0};  // flush rounds that failed
+    runtime::LatencyHistogram flush_duration{runtime::kFlushDurationBounds};  // whole flush rounds
     std::atomic<std::int64_t> oldest_unflushed{
         -1};                      // start (unix s) of the oldest bucket; -1: none
     LinkClickTotals link_clicks;  // clicks by link and class, for partners
 };
 
-}  // namespace refgate
+}  // namespace refgate::metrics

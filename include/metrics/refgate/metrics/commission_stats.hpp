@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace refgate {
+namespace refgate::metrics {
 
 inline constexpr std::chrono::seconds kCommissionMetricsInterval{10};
 
@@ -54,7 +54,7 @@ class CommissionStats {
     std::optional<CommissionFigures> figures_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::metrics
 
 namespace prometheus {
 struct MetricFamily;

@@ -37,7 +37,7 @@ class CountingHandler final : public http::Handler {
   private:
     std::unique_ptr<http::Router> router_;
     RequestCounters& counters_;
-    Writers writers_;
+    runtime::Writers writers_;
     TickClock clock_;
 };
 

@@ -43,8 +43,8 @@ struct ListenerFigures {
 struct Sources {
     const RequestMetrics* requests = nullptr;
     ClickStats* clicks = nullptr;  // its link_clicks are taken at each scrape
-    const HealthState* health = nullptr;
-    const SnapshotStore* snapshots = nullptr;
+    const runtime::HealthState* health = nullptr;
+    const runtime::SnapshotStore* snapshots = nullptr;
     // Admin API calls answered 503 because the database was unreachable or busy past its bound.
     const std::atomic<std::uint64_t>* admin_unavailable = nullptr;
     // Console sign-ins answered ok, refused (401) and limited (429).
@@ -53,7 +53,7 @@ struct Sources {
     const http::Server* server = nullptr;  // its I/O threads' figures
     std::string version;
     std::string commit;
-    const Clock* clock = nullptr;                  // for ages and lags; none: the system clock
+    const domain::Clock* clock = nullptr;          // for ages and lags; none: the system clock
     const LinkHealthStats* link_health = nullptr;  // none: no link-health families
     const CommissionStats* commissions = nullptr;  // none: no commission families
     const WebhookStats* webhooks = nullptr;        // none: no webhook families
@@ -93,7 +93,8 @@ class Exporter final : public prometheus::Collectable {
     // Clicks by partner: link deltas taken from the sender are resolved to partners with the
     // snapshot of the moment and added here, so the totals only ever grow.
     mutable std::mutex clicks_mutex_;
-    mutable std::map<std::string, std::array<std::uint64_t, kClickClassCount>> partner_clicks_;
+    mutable std::map<std::string, std::array<std::uint64_t, domain::kClickClassCount>>
+        partner_clicks_;
     mutable std::uint64_t partner_map_generation_ = 0;
     // Per link id, sorted: its partner's index into link_partner_slugs_ and its domain's into
     // domain_labels_; 16 bytes a link, kept from the first scrape on (hash maps of slugs held
@@ -106,7 +107,8 @@ class Exporter final : public prometheus::Collectable {
     mutable std::vector<LinkLabels> link_labels_;
     mutable std::vector<std::string> link_partner_slugs_;
     // The same clicks by branded domain (issue 46): a handful of series, never one per link.
-    mutable std::map<std::string, std::array<std::uint64_t, kClickClassCount>> domain_clicks_;
+    mutable std::map<std::string, std::array<std::uint64_t, domain::kClickClassCount>>
+        domain_clicks_;
     mutable std::vector<std::string> domain_labels_;
 };
 

@@ -11,23 +11,23 @@
 #include "refgate/domain/link_health.hpp"
 #include "refgate/metrics/metrics.hpp"
 
-namespace refgate {
+namespace refgate::metrics {
 
 // A check follows up to ten hops with a timeout each: tenths of a second to a minute.
-inline constexpr HistogramBounds kLinkCheckDurationBounds = {
+inline constexpr runtime::HistogramBounds kLinkCheckDurationBounds = {
     0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 7.5, 10.0, 15.0, 20.0, 30.0, 60.0};
 
 struct LinkHealthStats {
-    static constexpr std::size_t kFindings = std::size(kAllFindings);
+    static constexpr std::size_t kFindings = std::size(domain::kAllFindings);
     std::array<std::atomic<std::int64_t>, kFindings> links{};    // by confirmed state
     std::array<std::atomic<std::uint64_t>, kFindings> checks{};  // by the finding seen
-    LatencyHistogram duration{kLinkCheckDurationBounds};
+    runtime::LatencyHistogram duration{kLinkCheckDurationBounds};
     // Automatic fallback's switches made by this instance's checks: [0] to the fallback, [1]
     // back to the destination.
     std::array<std::atomic<std::uint64_t>, 2> fallback_switches{};
 };
 
-}  // namespace refgate
+}  // namespace refgate::metrics
 
 namespace prometheus {
 struct MetricFamily;

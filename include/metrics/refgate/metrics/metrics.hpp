@@ -18,7 +18,7 @@
 #include "refgate/http/status.hpp"
 #include "refgate/runtime/figures.hpp"
 
-namespace refgate {
+namespace refgate::metrics {
 
 // The route label of a request: a fixed set, tagged on the routes where a listener's router is
 // built (metrics::route_tag in counting_handler.hpp).
@@ -41,12 +41,12 @@ std::size_t status_slot(int status) noexcept;
 // never block; one whose handlers block also writes from the handler pool (Writers::several).
 struct alignas(64) RequestCounters {
     std::array<std::array<std::atomic<std::uint64_t>, kStatusSlots>, kRouteClasses> requests{};
-    std::array<LatencyHistogram, kRouteClasses> latency{};
+    std::array<runtime::LatencyHistogram, kRouteClasses> latency{};
 
     void record(RouteClass route, int status, std::chrono::nanoseconds elapsed,
-                Writers writers = Writers::several) noexcept {
+                runtime::Writers writers = runtime::Writers::several) noexcept {
         auto r = static_cast<std::size_t>(route);
-        add_to_figure(requests[r][status_slot(status)], 1, writers);
+        runtime::add_to_figure(requests[r][status_slot(status)], 1, writers);
         latency[r].observe(elapsed, writers);
     }
 };
@@ -71,4 +71,4 @@ class RequestMetrics {
     std::vector<Slot> slots_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::metrics

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace refgate {
+namespace refgate::metrics {
 
 struct WebhookStats {
     std::atomic<std::uint64_t> delivered{0};  // answered 2xx
@@ -18,7 +18,7 @@ struct WebhookStats {
     std::atomic<std::int64_t> queue_age_seconds{0};
 };
 
-}  // namespace refgate
+}  // namespace refgate::metrics
 
 namespace prometheus {
 struct MetricFamily;

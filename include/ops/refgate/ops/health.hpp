@@ -21,18 +21,19 @@ class HealthHandler final : public http::Handler {
   public:
     // `clicks`: the counting pipeline's figures; null leaves them out. `clock`: for the
     // snapshot's age; null: the system clock.
-    HealthHandler(const SnapshotStore& store, const HealthState& health,
-                  const ClickStats* clicks = nullptr,
-                  ReadinessDetail detail = ReadinessDetail::full, const Clock* clock = nullptr)
+    HealthHandler(const runtime::SnapshotStore& store, const runtime::HealthState& health,
+                  const metrics::ClickStats* clicks = nullptr,
+                  ReadinessDetail detail = ReadinessDetail::full,
+                  const domain::Clock* clock = nullptr)
         : store_(store), health_(health), clicks_(clicks), detail_(detail), clock_(clock) {}
     void handle(const http::Request& request, http::Response& response) override;
 
   private:
-    const SnapshotStore& store_;
-    const HealthState& health_;
-    const ClickStats* clicks_;
+    const runtime::SnapshotStore& store_;
+    const runtime::HealthState& health_;
+    const metrics::ClickStats* clicks_;
     ReadinessDetail detail_;
-    const Clock* clock_;
+    const domain::Clock* clock_;
 };
 
 }  // namespace refgate::ops

@@ -27,9 +27,9 @@ class DatabaseError : public std::runtime_error {
 std::vector<std::string> migrate(const std::string& database_url);
 
 struct ImportReport {
-    std::vector<ImportIssue> issues;  // nothing was applied when not empty
-    ImportDiff diff;                  // what the document changes, entity by entity
-    bool applied = false;             // committed: no issue, and not a dry run
+    std::vector<codec::ImportIssue> issues;  // nothing was applied when not empty
+    codec::ImportDiff diff;                  // what the document changes, entity by entity
+    bool applied = false;                    // committed: no issue, and not a dry run
     std::size_t partners_changed = 0;
     std::size_t links_changed = 0;
     std::size_t disclosures_changed = 0;  // new versions stored
@@ -40,13 +40,13 @@ struct ImportReport {
 // `actor` (e.g. "cli:alice"), with the object before and after; unchanged ones get none. A dry
 // run does all of it and rolls the transaction back.
 ImportReport import_document(const std::string& database_url, const nlohmann::ordered_json& doc,
-                             const UrlPolicy& policy, const std::string& actor = "cli",
+                             const domain::UrlPolicy& policy, const std::string& actor = "cli",
                              bool dry_run = false);
 
 // One consistent read of every partner and link, built into a snapshot (the links a redirect
 // would serve right now). Throws DatabaseError.
-std::shared_ptr<const Snapshot> load_snapshot(const std::string& database_url,
-                                              const UrlPolicy& policy);
+std::shared_ptr<const domain::Snapshot> load_snapshot(const std::string& database_url,
+                                                      const domain::UrlPolicy& policy);
 
 // Every partner and link, and the current version of every disclosure, in the import format.
 nlohmann::ordered_json export_document(const std::string& database_url);

@@ -16,13 +16,13 @@ namespace refgate::pg {
 // computes the diff and, when nothing is refused, applies it with an audit entry per change.
 // Never commits: the caller commits to apply, or rolls back (a dry run, a refused import).
 ImportReport import_in(pqxx::transaction_base& tx, const nlohmann::ordered_json& doc,
-                       const UrlPolicy& policy, const std::string& actor);
+                       const domain::UrlPolicy& policy, const std::string& actor);
 // The same for a document parsed already: its parse issues are reported with the rest.
-ImportReport import_in(pqxx::transaction_base& tx, const ParsedImport& parsed,
-                       const UrlPolicy& policy, const std::string& actor);
+ImportReport import_in(pqxx::transaction_base& tx, const codec::ParsedImport& parsed,
+                       const domain::UrlPolicy& policy, const std::string& actor);
 
 // Every partner and link, the current version of every disclosure and the country groups.
-ImportDocument export_data_in(pqxx::transaction_base& tx);
+codec::ImportDocument export_data_in(pqxx::transaction_base& tx);
 // The same in the import format.
 nlohmann::ordered_json export_in(pqxx::transaction_base& tx);
 

@@ -18,9 +18,9 @@ struct SnapshotFollowerOptions {
     std::string database_url;
     std::string snapshot_file;  // empty: none
     std::chrono::milliseconds reload_interval{5'000};
-    UrlPolicy url_policy;
+    domain::UrlPolicy url_policy;
     // When scheduled codes take over and when the snapshot was confirmed; null: the system clock.
-    const Clock* clock = nullptr;
+    const domain::Clock* clock = nullptr;
 };
 
 // Keeps a SnapshotStore in step with PostgreSQL: LISTENs for changes and reloads at once, and
@@ -30,7 +30,8 @@ struct SnapshotFollowerOptions {
 // codes take over at their moment (checked every 100 ms) from the snapshot alone.
 class SnapshotFollower {
   public:
-    SnapshotFollower(SnapshotFollowerOptions options, SnapshotStore& store, HealthState& health);
+    SnapshotFollower(SnapshotFollowerOptions options, runtime::SnapshotStore& store,
+                     runtime::HealthState& health);
     ~SnapshotFollower();
     SnapshotFollower(const SnapshotFollower&) = delete;
     SnapshotFollower& operator=(const SnapshotFollower&) = delete;
@@ -46,8 +47,8 @@ class SnapshotFollower {
     void request_reload() { reload_requested_.store(true); }
 
   private:
-    const Clock& clock() const;
-    RoundOutcome round();
+    const domain::Clock& clock() const;
+    runtime::RoundOutcome round();
     void idle_round();
     bool reload_from_database(bool force);
     bool load_file();
@@ -59,18 +60,18 @@ class SnapshotFollower {
     void write_file_when_due();  // writes unwritten_ once write_after_ has passed
 
     SnapshotFollowerOptions options_;
-    SnapshotStore& store_;
-    HealthState& health_;
+    runtime::SnapshotStore& store_;
+    runtime::HealthState& health_;
     std::atomic<bool> reload_requested_{false};
     std::uint64_t due_codes_written_for_ = 0;  // snapshot version
     struct Connection;
     std::unique_ptr<Connection> connection_;
     // Loaded from PostgreSQL, not yet in the snapshot file; only the follower's thread writes it
     // (load_initial runs before that thread starts).
-    std::shared_ptr<const Snapshot> unwritten_;
+    std::shared_ptr<const domain::Snapshot> unwritten_;
     std::chrono::steady_clock::time_point write_after_{};
     std::chrono::steady_clock::time_point next_check_{};  // of the version
-    PeriodicWorker worker_;  // last: stopped before the members its rounds use go
+    runtime::PeriodicWorker worker_;  // last: stopped before the members its rounds use go
 };
 
 }  // namespace refgate::pg

@@ -22,14 +22,14 @@ inline std::string micros(std::string_view column) {
 
 // A partner with its stamps; partner.id is the row's id.
 struct StoredPartner {
-    Partner partner;
-    Stamps stamps;
+    domain::Partner partner;
+    codec::Stamps stamps;
 };
 
 // A link with its stamps; link.id is the row's id, link.partner its partner's slug.
 struct StoredLink {
-    Link link;
-    Stamps stamps;
+    domain::Link link;
+    codec::Stamps stamps;
 };
 
 // "SELECT <the partner columns> FROM refgate_partners p ": stored_partner() reads them.
@@ -39,7 +39,7 @@ extern const std::string kLinkSelect;
 // "l.id, l.slug, <every stored column of a link>" for a select that joins refgate_partners p
 // (the snapshot's): read_link_columns() reads them.
 extern const std::string kLinkColumnsSelect;
-Link read_link_columns(const pqxx::row& row);
+domain::Link read_link_columns(const pqxx::row& row);
 
 // The statements that write a partner's or a link's row, built from the same column list as
 // the selects: `insert` takes the record (partner_record(), link_record()) as $1, `update` the
@@ -50,8 +50,8 @@ const std::string& partner_write_sql(RowWrite write);
 const std::string& link_write_sql(RowWrite write);
 // An object as the jsonb record those statements read: its slug and every stored column (a
 // partner's scheduled codes and a link's fallback switches have tables of their own).
-nlohmann::ordered_json partner_record(const Partner& p);
-nlohmann::ordered_json link_record(const Link& l);
+nlohmann::ordered_json partner_record(const domain::Partner& p);
+nlohmann::ordered_json link_record(const domain::Link& l);
 
 // Without the scheduled codes (add_scheduled_codes reads them).
 StoredPartner stored_partner(const pqxx::row& row);

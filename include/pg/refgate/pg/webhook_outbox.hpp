@@ -7,12 +7,13 @@
 #include <string>
 #include <string_view>
 
-namespace refgate::webhooks {
+namespace refgate::pg {
 
 // Queues an event of `type` whose `data` is a JSON object's text for every active webhook that
 // takes it (nothing is written when none does). Never put anything about a reader in `data`.
-inline void emit(pqxx::transaction_base& tx, std::string_view type, const std::string& data_json) {
+inline void emit_webhook(pqxx::transaction_base& tx, std::string_view type,
+                         const std::string& data_json) {
     tx.exec_params("SELECT refgate_webhook_emit($1, $2::jsonb)", std::string(type), data_json);
 }
 
-}  // namespace refgate::webhooks
+}  // namespace refgate::pg

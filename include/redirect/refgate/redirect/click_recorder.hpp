@@ -12,7 +12,7 @@
 #include "refgate/redirect/reader_request.hpp"
 #include "refgate/redirect/scanner_check.hpp"
 
-namespace refgate {
+namespace refgate::redirect {
 
 // Turns a redirected request into an in-memory count (and, for human clicks without DNT or GPC, a
 // unique sample). One per I/O thread. Reads the request's headers and address during the call and
@@ -28,8 +28,9 @@ struct ClickTarget {
 class ClickRecorder {
   public:
     // `max_channels_per_link_day`: REFGATE_MAX_CHANNELS_PER_LINK_DAY (channel_cap.hpp).
-    ClickRecorder(ClickShard& shard, const SaltBox& salts, const ClickClassifier& classifier,
-                  const std::vector<IpNetwork>& trusted_proxies,
+    ClickRecorder(clicks::ClickShard& shard, const clicks::SaltBox& salts,
+                  const domain::ClickClassifier& classifier,
+                  const std::vector<domain::IpNetwork>& trusted_proxies,
                   const ScannerSources* scanner = nullptr,
                   std::size_t max_channels_per_link_day = 100)
         : shard_(shard),
@@ -48,9 +49,10 @@ class ClickRecorder {
         std::int64_t link_id = 0;
         std::int64_t unix_seconds = 0;
         std::int32_t day = 0;
-        ClickClass cls = ClickClass::human;
+        domain::ClickClass cls = domain::ClickClass::human;
         std::string_view channel;
-        OtherChannel other = OtherChannel::no;  // why `channel` is "other", if it is for a reason
+        clicks::OtherChannel other =
+            clicks::OtherChannel::no;  // why `channel` is "other", if it is for a reason
         // The channel as read_channel() validated it, before the cap: what a placement token
         // names (read once per click).
         std::string_view validated_channel;
@@ -79,16 +81,18 @@ class ClickRecorder {
         ReaderRequest reader = ReaderRequest::of(request, trusted_proxies_);
         record(request, reader, link_id, unix_seconds, target);
     }
-    const std::vector<IpNetwork>& trusted_proxies() const noexcept { return trusted_proxies_; }
+    const std::vector<domain::IpNetwork>& trusted_proxies() const noexcept {
+        return trusted_proxies_;
+    }
 
   private:
-    ClickShard& shard_;
-    SaltReader salts_;
-    const ClickClassifier& classifier_;
-    AgentMatchCache agents_;  // one recorder per I/O thread: no locking
-    const std::vector<IpNetwork>& trusted_proxies_;
+    clicks::ClickShard& shard_;
+    clicks::SaltReader salts_;
+    const domain::ClickClassifier& classifier_;
+    domain::AgentMatchCache agents_;  // one recorder per I/O thread: no locking
+    const std::vector<domain::IpNetwork>& trusted_proxies_;
     std::optional<ScannerCheck> scanner_;
-    ChannelCap channels_;  // this thread's channels per link and day, up to the cap
+    clicks::ChannelCap channels_;  // this thread's channels per link and day, up to the cap
 };
 
-}  // namespace refgate
+}  // namespace refgate::redirect

@@ -18,9 +18,9 @@
 
 struct MMDB_s;
 
-namespace refgate {
+namespace refgate::redirect {
 
-class CountryDatabase final : public CountryLookup {
+class CountryDatabase final : public domain::CountryLookup {
   public:
     // Throws std::runtime_error naming the path and libmaxminddb's reason.
     explicit CountryDatabase(const std::string& path);
@@ -29,11 +29,11 @@ class CountryDatabase final : public CountryLookup {
     CountryDatabase& operator=(const CountryDatabase&) = delete;
 
     // GeoLite2's country.iso_code, else ip-location-db's country_code.
-    CountryCode country_of(const IpBytes& address) const noexcept override;
+    domain::CountryCode country_of(const domain::IpBytes& address) const noexcept override;
     // Every address range of the database with its country, answering every address exactly as
     // country_of() does: a walk of the whole search tree (~0.5 s for the built database, for a
     // background thread). nullopt when stopped or when the tree is malformed.
-    std::optional<CountryRanges> ranges(std::stop_token stop) const;
+    std::optional<domain::CountryRanges> ranges(std::stop_token stop) const;
     std::string describe() const;
     // What a range file made from this database records (range_files.hpp).
     MmdbSource source() const noexcept;
@@ -48,7 +48,7 @@ class CountryDatabase final : public CountryLookup {
 // place, unless something newer was published meanwhile. The first database waits
 // `first_delay` before that, so that short-lived processes (tests, a restart stopped again) never
 // pay for it; later ones (a reload) are flattened at once.
-class CountryLookupBox : public Published<CountryLookup> {
+class CountryLookupBox : public runtime::Published<domain::CountryLookup> {
   public:
     explicit CountryLookupBox(std::chrono::milliseconds first_delay = std::chrono::seconds{20})
         : delay_(first_delay) {}
@@ -56,14 +56,14 @@ class CountryLookupBox : public Published<CountryLookup> {
     CountryLookupBox(const CountryLookupBox&) = delete;
     CountryLookupBox& operator=(const CountryLookupBox&) = delete;
 
-    using Published<CountryLookup>::publish;
+    using runtime::Published<domain::CountryLookup>::publish;
     void publish(std::shared_ptr<const CountryDatabase> database);
     // Ranges that need no flattening (a range file mapped): a flattening under way stops.
-    void publish_ranges(std::shared_ptr<const CountryLookup> ranges);
+    void publish_ranges(std::shared_ptr<const domain::CountryLookup> ranges);
 
   private:
     std::chrono::milliseconds delay_;
     std::jthread flatten_;  // last: stopped and joined before the rest goes
 };
 
-}  // namespace refgate
+}  // namespace refgate::redirect

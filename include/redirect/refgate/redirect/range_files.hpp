@@ -14,7 +14,7 @@
 #include "refgate/domain/targeting.hpp"
 #include "refgate/runtime/mapped_file.hpp"
 
-namespace refgate {
+namespace refgate::redirect {
 
 // What a range file records of the MMDB it was made from; a file whose record differs from the
 // database opened (another build of it) is refused.
@@ -23,22 +23,22 @@ struct MmdbSource {
     std::uint64_t node_count = 0;
 };
 
-class MappedCountryRanges final : public CountryLookup {
+class MappedCountryRanges final : public domain::CountryLookup {
   public:
     // Maps and checks the file (every byte read once, then unmapped from this process until a
     // lookup reads it); throws std::runtime_error naming the path and what is wrong, or that it
     // was made from another database than `source`.
     MappedCountryRanges(const std::string& path, const MmdbSource& source);
 
-    CountryCode country_of(const IpBytes& address) const noexcept override {
+    domain::CountryCode country_of(const domain::IpBytes& address) const noexcept override {
         return tables_.find(address);
     }
     std::size_t size() const noexcept { return tables_.size(); }
     std::size_t bytes() const noexcept { return file_.bytes().size(); }
 
   private:
-    MappedFile file_;
-    RangeTables<CountryCode> tables_;
+    runtime::MappedFile file_;
+    domain::RangeTables<domain::CountryCode> tables_;
 };
 
 class MappedAsnRanges {
@@ -48,7 +48,7 @@ class MappedAsnRanges {
 
     // What AsnDatabase::asn_of answers (an address without one, or with autonomous system 0:
     // nullopt). Allocates nothing.
-    std::optional<std::uint32_t> asn_of(const IpBytes& address) const noexcept {
+    std::optional<std::uint32_t> asn_of(const domain::IpBytes& address) const noexcept {
         std::uint32_t asn = tables_.find(address);
         return asn != 0 ? std::optional<std::uint32_t>(asn) : std::nullopt;
     }
@@ -56,8 +56,8 @@ class MappedAsnRanges {
     std::size_t bytes() const noexcept { return file_.bytes().size(); }
 
   private:
-    MappedFile file_;
-    RangeTables<std::uint32_t> tables_;
+    runtime::MappedFile file_;
+    domain::RangeTables<std::uint32_t> tables_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::redirect

@@ -14,17 +14,17 @@
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/http/request.hpp"
 
-namespace refgate {
+namespace refgate::redirect {
 
 struct ReaderRequest {
     std::string_view user_agent, accept_language, purpose, sec_purpose, x_purpose, x_moz, dnt,
         sec_gpc, forwarded_for;
-    IpBytes address{};
+    domain::IpBytes address{};
 
     // The keyed hash of the reader, link and day under the day's salt (unique_hash), once one of
     // its users computed it: a split's draw and the unique estimate's sample are the same hash.
     struct SaltedHash {
-        SaltKey salt{};
+        clicks::SaltKey salt{};
         std::int64_t link_id = 0;
         std::uint64_t value = 0;
         bool known = false;
@@ -32,10 +32,10 @@ struct ReaderRequest {
     SaltedHash salted_hash;
 
     // The hash of this reader for `link_id` under `salt`, computed at most once per request.
-    std::uint64_t hash(const SaltKey& salt, std::int64_t link_id);
+    std::uint64_t hash(const clicks::SaltKey& salt, std::int64_t link_id);
 
     static ReaderRequest of(const http::Request& request,
-                            const std::vector<IpNetwork>& trusted_proxies);
+                            const std::vector<domain::IpNetwork>& trusted_proxies);
 };
 
-}  // namespace refgate
+}  // namespace refgate::redirect

@@ -10,7 +10,7 @@
 #include "refgate/redirect/reader_targeting.hpp"
 #include "refgate/runtime/snapshot_store.hpp"
 
-namespace refgate {
+namespace refgate::redirect {
 
 struct RedirectOptions {
     std::string referrer_policy = "strict-origin-when-cross-origin";
@@ -26,8 +26,9 @@ class RedirectHandler final : public http::Handler {
   public:
     // `recorder` counts every redirect; null: nothing is counted. `targeting` says where a
     // link's rules find the reader's country and split key (none: no country, a local key).
-    RedirectHandler(const SnapshotStore& store, const Clock& clock, RedirectOptions options,
-                    ClickRecorder* recorder = nullptr, const TargetingSources& targeting = {});
+    RedirectHandler(const runtime::SnapshotStore& store, const domain::Clock& clock,
+                    RedirectOptions options, ClickRecorder* recorder = nullptr,
+                    const TargetingSources& targeting = {});
     void handle(const http::Request& request, http::Response& response) override;
     // Works the slug and its hash out once (into `notes`) and starts loading the link: its slot
     // in the slug table at the first call, its entry at the next, its Location at the third.
@@ -50,25 +51,26 @@ class RedirectHandler final : public http::Handler {
 
     // A link that is disabled, expired or switched to its fallback: the fallback, or 410.
     void answer_fallback(const http::Request& request, http::Response& response,
-                         const LinkEntry& link, std::int64_t now);
+                         const domain::LinkEntry& link, std::int64_t now);
     // The domain of the request's host (0: the default), or Snapshot::kUnknownDomain when the
     // host is unknown and refused.
-    std::uint16_t domain_of(const http::Request& request, const Snapshot& snapshot) const;
+    std::uint16_t domain_of(const http::Request& request, const domain::Snapshot& snapshot) const;
     // The 302 of an active link: to the rule's branch, or the link's own Location. `channel`:
     // the click's validated channel when the recorder read it already (empty: read here).
-    void answer(const http::Request& request, http::Response& response, const Snapshot& snapshot,
-                const LinkEntry& link, const Target& target, std::string_view channel = {});
+    void answer(const http::Request& request, http::Response& response,
+                const domain::Snapshot& snapshot, const domain::LinkEntry& link,
+                const domain::Target& target, std::string_view channel = {});
     // Counts the click, per country and rule too when a country database is configured.
-    void record(const ClickRecorder::Click& click, const Snapshot& snapshot, const LinkEntry& link,
-                const Target& target);
+    void record(const ClickRecorder::Click& click, const domain::Snapshot& snapshot,
+                const domain::LinkEntry& link, const domain::Target& target);
     // A 302 to `location` with the small page that links to it, labelled `label` + `label_name`.
     void redirect(http::Response& response, std::string_view location, std::string_view label,
                   std::string_view label_name = {}) const;
 
-    SnapshotReader reader_;
+    runtime::SnapshotReader reader_;
     // The click caps' flags published beside the snapshot (read for links with a cap only).
-    PublishedReader<CapFlags> cap_flags_;
-    const Clock& clock_;
+    runtime::PublishedReader<runtime::CapFlags> cap_flags_;
+    const domain::Clock& clock_;
     RedirectOptions options_;
     ClickRecorder* recorder_;
     // Reused for links that pass utm_* through and for Locations with placements.
@@ -77,4 +79,4 @@ class RedirectHandler final : public http::Handler {
     ReaderTargeting targeting_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::redirect

@@ -22,7 +22,7 @@
 
 struct MMDB_s;
 
-namespace refgate {
+namespace refgate::redirect {
 
 // An ASN database, memory-mapped by libmaxminddb; lookups are thread-safe, allocate nothing and
 // read only memory.
@@ -35,15 +35,15 @@ class AsnDatabase {
     AsnDatabase& operator=(const AsnDatabase&) = delete;
 
     // The autonomous system of an address; nullopt when the database has none for it.
-    std::optional<std::uint32_t> asn_of(const IpBytes& address) const noexcept;
+    std::optional<std::uint32_t> asn_of(const domain::IpBytes& address) const noexcept;
     // The address ranges of the listed autonomous systems (sorted), found by walking the whole
     // search tree: ~0.1 s for a full database, for a background thread. nullopt when stopped or
     // when the tree is malformed (a node reached more often than a tree allows).
-    std::optional<AddressRanges> ranges_of(const std::vector<std::uint32_t>& asns,
-                                           std::stop_token stop) const;
+    std::optional<domain::AddressRanges> ranges_of(const std::vector<std::uint32_t>& asns,
+                                                   std::stop_token stop) const;
     // Every address range with its autonomous system (0: none), answering as asn_of() does: what
     // the build writes into asn.ranges. nullopt when stopped or malformed.
-    std::optional<RangeTableBuilder<std::uint32_t>> all_ranges(std::stop_token stop) const;
+    std::optional<domain::RangeTableBuilder<std::uint32_t>> all_ranges(std::stop_token stop) const;
     MmdbSource source() const noexcept;
     // The database's type and description, for the start log.
     std::string describe() const;
@@ -53,11 +53,11 @@ class AsnDatabase {
 };
 
 // The scanner networks of the running process, replaced as a whole (SIGHUP).
-class ScannerNetworksBox : public Published<ScannerNetworks> {
+class ScannerNetworksBox : public runtime::Published<domain::ScannerNetworks> {
   public:
-    explicit ScannerNetworksBox(ScannerNetworks networks = {}) { set(std::move(networks)); }
-    void set(ScannerNetworks networks) {
-        publish(std::make_shared<const ScannerNetworks>(std::move(networks)));
+    explicit ScannerNetworksBox(domain::ScannerNetworks networks = {}) { set(std::move(networks)); }
+    void set(domain::ScannerNetworks networks) {
+        publish(std::make_shared<const domain::ScannerNetworks>(std::move(networks)));
     }
 };
 
@@ -77,17 +77,17 @@ class ScannerCheck {
     explicit ScannerCheck(const ScannerSources& sources);
 
     // Whether the address is in a listed range or its autonomous system is listed.
-    bool from_listed_network(const IpBytes& address) noexcept;
+    bool from_listed_network(const domain::IpBytes& address) noexcept;
     // Whether the burst rule judges clicks from this address: it is on, and the address is not
     // loopback, private, carrier NAT or link-local (a proxy's or a NAT's, shared by readers).
-    bool burst_applies(const IpBytes& address) const noexcept;
+    bool burst_applies(const domain::IpBytes& address) const noexcept;
     // BurstWindow::fetch (false when the rule is off).
     bool in_burst(std::uint64_t client, std::int64_t link_id, std::int64_t now) noexcept;
 
   private:
     ScannerSources sources_;
-    std::optional<PublishedReader<ScannerNetworks>> networks_;
-    std::optional<BurstWindow> window_;
+    std::optional<runtime::PublishedReader<domain::ScannerNetworks>> networks_;
+    std::optional<domain::BurstWindow> window_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::redirect

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <thread>
 
-namespace refgate {
+namespace refgate::runtime {
 
 enum class BackgroundPriority {
     // SCHED_BATCH at nice 10 (10 above the nice the thread started with, at most 19): a woken
@@ -68,4 +68,4 @@ class CpuSlicer {
     std::chrono::steady_clock::time_point since_ = std::chrono::steady_clock::now();
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -15,12 +15,12 @@
 
 #include "refgate/domain/snapshot.hpp"
 
-namespace refgate {
+namespace refgate::runtime {
 
 class CapFlags {
   public:
     // One flag per cap of `snapshot` (Snapshot::caps()), none set.
-    explicit CapFlags(const Snapshot& snapshot);
+    explicit CapFlags(const domain::Snapshot& snapshot);
 
     // Sets each flag from the fleet's human clicks per link id (a link missing from `totals` has
     // none): set once they reach the link's max_human_clicks. Returns how many are set.
@@ -42,7 +42,7 @@ class CapFlags {
     }
 
     // Whether these flags were made for caps like `snapshot`'s: the same links, the same maxima.
-    bool fits(const Snapshot& snapshot) const;
+    bool fits(const domain::Snapshot& snapshot) const;
     std::size_t size() const noexcept { return caps_.size(); }
 
   private:
@@ -55,4 +55,4 @@ class CapFlags {
     std::unique_ptr<std::atomic<bool>[]> flags_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

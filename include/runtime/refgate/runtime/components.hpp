@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace refgate {
+namespace refgate::runtime {
 
 class Components {
   public:
@@ -54,4 +54,4 @@ class Components {
     std::size_t started_ = 0;  // components_[0, started_) are running
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

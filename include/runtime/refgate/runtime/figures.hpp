@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <tuple>
 
-namespace refgate {
+namespace refgate::runtime {
 
 // Upper bounds (seconds) of a histogram's buckets; every histogram has 16 and +Inf.
 using HistogramBounds = std::array<double, 16>;
@@ -79,4 +79,4 @@ class LatencyHistogram {
     std::atomic<std::uint64_t> sum_ns_{0};
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

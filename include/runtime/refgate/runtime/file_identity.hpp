@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace refgate {
+namespace refgate::runtime {
 
 struct FileIdentity {
     std::uint64_t device = 0;
@@ -22,4 +22,4 @@ struct FileIdentity {
 // nullopt when the path names no file that can be stat'ed.
 std::optional<FileIdentity> file_identity(const std::string& path);
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -9,7 +9,7 @@
 
 #include "refgate/runtime/figures.hpp"
 
-namespace refgate {
+namespace refgate::runtime {
 
 enum class DependencyState { unknown, up, down };
 
@@ -56,4 +56,4 @@ inline std::int64_t snapshot_age_seconds(std::int64_t now, std::int64_t built_at
     return now > confirmed ? now - confirmed : 0;
 }
 
-}  // namespace refgate
+}  // namespace refgate::runtime

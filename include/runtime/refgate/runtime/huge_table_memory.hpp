@@ -14,11 +14,11 @@
 
 #include "refgate/domain/table_memory.hpp"
 
-namespace refgate {
+namespace refgate::runtime {
 
 inline constexpr std::size_t kHugeTableBytes = std::size_t{1} << 20;
 
-class HugeTableMemory final : public TableMemory {
+class HugeTableMemory final : public domain::TableMemory {
   public:
     void* allocate(std::size_t bytes) override;
     void free(void* memory, std::size_t bytes) noexcept override;
@@ -27,4 +27,4 @@ class HugeTableMemory final : public TableMemory {
 // Installs one HugeTableMemory for the tables made from now on (serve does, first thing).
 void use_huge_table_memory() noexcept;
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-namespace refgate::log {
+namespace refgate::runtime::log {
 
 enum class Level { debug = 0, info = 1, warn = 2, error = 3 };
 
@@ -30,4 +30,4 @@ inline void error(std::string_view event, const nlohmann::json& fields = nlohman
     write(Level::error, event, fields);
 }
 
-}  // namespace refgate::log
+}  // namespace refgate::runtime::log

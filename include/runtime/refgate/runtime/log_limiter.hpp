@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace refgate {
+namespace refgate::runtime {
 
 // Lets a degraded mode log at a bounded rate: allow() is true at most once a period, from any
 // thread. What happens in between is counted in a metric, not logged.
@@ -26,4 +26,4 @@ class LogLimiter {
     std::atomic<std::int64_t> last_{kNever};
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

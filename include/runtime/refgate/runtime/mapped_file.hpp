@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-namespace refgate {
+namespace refgate::runtime {
 
 class MappedFile {
   public:
@@ -29,4 +29,4 @@ class MappedFile {
     std::size_t size_ = 0;
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -12,7 +12,7 @@
 
 #include "refgate/runtime/background_thread.hpp"
 
-namespace refgate {
+namespace refgate::runtime {
 
 enum class RoundOutcome { done, failed };
 
@@ -73,4 +73,4 @@ class PeriodicWorker {
     std::thread thread_;
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

@@ -5,7 +5,7 @@
 #include <memory>
 #include <mutex>
 
-namespace refgate {
+namespace refgate::runtime {
 
 // Holds the current version of an immutable value, replaced as a whole (the link snapshot, the
 // scanner networks). Readers compare generation() (one atomic load) with the generation of the
@@ -67,4 +67,4 @@ class PublishedReader {
     std::uint64_t generation_ = 0;
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

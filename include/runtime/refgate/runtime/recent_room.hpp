@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 
-namespace refgate {
+namespace refgate::runtime {
 
 class RecentRoom {
   public:
@@ -41,4 +41,4 @@ class RecentRoom {
     std::size_t recent_ = 0;
 };
 
-}  // namespace refgate
+}  // namespace refgate::runtime

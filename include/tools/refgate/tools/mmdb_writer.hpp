@@ -20,7 +20,7 @@ class MmdbAsnWriter {
     // The addresses from `first` to `last` (both IPv4, as IPv4-mapped IPv6, or both IPv6) belong
     // to autonomous system `asn`, run by `organization`. Throws std::invalid_argument when the
     // range is empty or mixes families. A later range wins where ranges overlap.
-    void add(const IpBytes& first, const IpBytes& last, std::uint32_t asn,
+    void add(const domain::IpBytes& first, const domain::IpBytes& last, std::uint32_t asn,
              std::string_view organization);
 
     // The database: an IPv6 tree where IPv4 lives under ::/96 and, aliased, ::ffff:0:0/96.
@@ -44,7 +44,7 @@ class MmdbCountryWriter {
   public:
     // The addresses from `first` to `last` are in `country` (two letters). Throws
     // std::invalid_argument as MmdbAsnWriter::add does, or for a code that is not two bytes.
-    void add(const IpBytes& first, const IpBytes& last, std::string_view country);
+    void add(const domain::IpBytes& first, const domain::IpBytes& last, std::string_view country);
     std::string finish(std::uint64_t build_epoch, std::string_view description) const;
     std::size_t range_count() const noexcept { return ranges_.size(); }
 
@@ -57,7 +57,7 @@ class MmdbCountryWriter {
 };
 
 // A range as the writers keep it: IPv4 as its 32-bit value; throws as MmdbAsnWriter::add.
-std::pair<unsigned __int128, unsigned __int128> range_bounds(const IpBytes& first,
-                                                             const IpBytes& last);
+std::pair<unsigned __int128, unsigned __int128> range_bounds(const domain::IpBytes& first,
+                                                             const domain::IpBytes& last);
 
 }  // namespace refgate::tools

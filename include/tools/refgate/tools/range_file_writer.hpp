@@ -11,9 +11,9 @@
 namespace refgate::tools {
 
 // The file's bytes; `source_epoch` and `source_nodes` name the MMDB the tables come from.
-std::string write_range_file(const RangeTables<std::uint16_t>& countries,
+std::string write_range_file(const domain::RangeTables<std::uint16_t>& countries,
                              std::uint64_t source_epoch, std::uint64_t source_nodes);
-std::string write_range_file(const RangeTables<std::uint32_t>& asns, std::uint64_t source_epoch,
-                             std::uint64_t source_nodes);
+std::string write_range_file(const domain::RangeTables<std::uint32_t>& asns,
+                             std::uint64_t source_epoch, std::uint64_t source_nodes);
 
 }  // namespace refgate::tools

@@ -29,18 +29,19 @@ std::chrono::milliseconds retry_delay(std::chrono::milliseconds base, int attemp
 
 class DeliveryWorker {
   public:
-    DeliveryWorker(const Config& config, WebhookStats& stats, const std::string& version);
+    DeliveryWorker(const config::Config& config, metrics::WebhookStats& stats,
+                   const std::string& version);
     ~DeliveryWorker();
     void start() { worker_.start(); }
     void stop();
 
   private:
     struct Parts;
-    RoundOutcome round();
+    runtime::RoundOutcome round();
 
     std::atomic<bool> stopping_{false};
     std::unique_ptr<Parts> parts_;
-    PeriodicWorker worker_;
+    runtime::PeriodicWorker worker_;
 };
 
 }  // namespace refgate::webhooks
