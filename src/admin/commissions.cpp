@@ -1,6 +1,7 @@
 #include "refgate/admin/commissions.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "api.hpp"
 #include "refgate/admin/tokens.hpp"
@@ -23,6 +24,20 @@ std::optional<std::string> postback_partner(std::string_view path) {
     }
     return std::string(path);
 }
+
+// The batcher's test seam (commissions.hpp): 1 unless a test build's environment says more.
+std::size_t postback_gather() {
+#ifdef REFGATE_FAULT_POINTS
+    const char* configured = std::getenv("REFGATE_TEST_POSTBACK_GATHER");
+    if (configured != nullptr) {
+        char* end = nullptr;
+        unsigned long n = std::strtoul(configured, &end, 10);
+        if (end != configured && *end == '\0' && n >= 1 && n <= kMaxPostbackBatch) return n;
+    }
+#endif
+    return 1;
+}
+constexpr std::chrono::seconds kGatherWait{10};
 
 void postback_no_store(http::Response& response) {
     response.add_header("Cache-Control", "no-store");
@@ -131,15 +146,23 @@ bool PostbackLimiter::allow(const std::string& partner) {
 }
 
 PostbackBatcher::PostbackBatcher(std::shared_ptr<CommissionStore> store, std::size_t max_batch)
-    : store_(std::move(store)), max_batch_(std::max<std::size_t>(max_batch, 1)) {}
+    : store_(std::move(store)),
+      max_batch_(std::max<std::size_t>(max_batch, 1)),
+      gather_(postback_gather()) {}
 
 void PostbackBatcher::record(const std::string& partner, const domain::Commission& commission) {
     Waiting self{.postback = {partner, commission}};
     std::unique_lock lock(mutex_);
     queue_.push_back(&self);
+    if (gather_ > 1) {
+        log::info("postback_queued", {{"waiting", queue_.size()}});
+        changed_.notify_all();
+    }
     changed_.wait(lock, [&] { return self.done || !leading_; });
     if (!self.done) {
         leading_ = true;
+        if (gather_ > 1)
+            changed_.wait_for(lock, kGatherWait, [&] { return queue_.size() >= gather_; });
         while (!self.done) {
             auto end =
                 queue_.begin() + static_cast<std::ptrdiff_t>(std::min(queue_.size(), max_batch_));

@@ -6,6 +6,12 @@ its 204. Reports the medians, the ratio of the redirect p99 with postbacks to wi
 that PostgreSQL holds every commission whose postback was answered 204. Run through
 tests/bench/postback.sh, which builds the binary and installs wrk.
 
+With --pin (the default) the two CPUs are split the way production splits machines: CPU 0 has
+refgate (its I/O thread and every thread but the blocking pool's) and the redirects' wrk; CPU 1
+has PostgreSQL, Redis, the postbacks' wrk and refgate's blocking-pool threads (`rg-blocking`,
+which do a postback's SHA-256, parsing and libpq work), pinned by thread id. --no-pin leaves the
+scheduler to place everything on both CPUs, as before.
+
   tests/bench/postback.py --bin REFGATE_BIN [--rounds N] [--seconds S] ...
 """
 
@@ -131,6 +137,81 @@ end
 """
 
 
+# --pin: the redirect path's CPU, and the CPU of what stands for other machines (PostgreSQL,
+# Redis, the networks sending postbacks) and of refgate's blocking pool.
+REDIRECT_CPU = 0
+OTHER_CPU = 1
+# The blocking pool's thread name (src/http/server.cpp, become_background_thread).
+POOL_THREAD = "rg-blocking"
+
+
+def tasks(pid):
+    """The thread ids of process `pid`, with each one's name (/proc/<pid>/task/*/comm)."""
+    found = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                found[int(tid)] = f.read().strip()
+        except FileNotFoundError:
+            pass  # the thread ended meanwhile
+    return found
+
+
+def pin_threads(pid, cpu, only=None):
+    """Every thread of `pid` (or those named `only`) onto `cpu`; the threads pinned, by name.
+    A thread a pinned one starts later inherits its CPU."""
+    pinned = []
+    for tid, name in sorted(tasks(pid).items()):
+        if only is not None and name != only:
+            continue
+        try:
+            os.sched_setaffinity(tid, {cpu})
+        except ProcessLookupError:
+            continue
+        pinned.append(name)
+    return pinned
+
+
+def postgres_pids(pg):
+    with open(os.path.join(pg.data, "postmaster.pid")) as f:
+        postmaster = int(f.readline())
+    children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True,
+                              text=True).stdout.split()
+    return [postmaster] + [int(c) for c in children]
+
+
+def pin(pg, redis, refgate):
+    """--pin: PostgreSQL (the postmaster, so every backend it forks later, and the processes it
+    has now) and Redis onto OTHER_CPU; refgate onto REDIRECT_CPU but its blocking pool onto
+    OTHER_CPU. Raises SetupError when the CPUs are not there or the pool's threads are not found."""
+    if not {REDIRECT_CPU, OTHER_CPU} <= os.sched_getaffinity(0):
+        raise SetupError(f"--pin needs CPUs {REDIRECT_CPU} and {OTHER_CPU} (--no-pin otherwise)")
+    for pid in postgres_pids(pg):
+        pin_threads(pid, OTHER_CPU)
+    pin_threads(redis.proc.pid, OTHER_CPU)
+    pin_threads(refgate.proc.pid, REDIRECT_CPU)
+    pool = pin_threads(refgate.proc.pid, OTHER_CPU, only=POOL_THREAD)
+    if not pool:
+        raise SetupError(f"no '{POOL_THREAD}' thread in refgate (pid {refgate.proc.pid})")
+
+
+def placement(pg, redis, refgate):
+    """Where each thread may run now: {"refgate": {"<name>": [cpus...]}, ...}, for the record."""
+    def of(pids):
+        seen = {}
+        for pid in pids:
+            for tid, name in tasks(pid).items():
+                try:
+                    cpus = sorted(os.sched_getaffinity(tid))
+                except ProcessLookupError:
+                    continue
+                key = f"{name} {cpus}"
+                seen[key] = seen.get(key, 0) + 1
+        return {k: seen[k] for k in sorted(seen)}
+    return {"refgate": of([refgate.proc.pid]), "redis": of([redis.proc.pid]),
+            "postgres": of(postgres_pids(pg))}
+
+
 STORED_SQL = (f"SELECT count(*) FROM refgate_commissions c JOIN refgate_partners p "
               f"ON p.id = c.partner_id WHERE p.slug = '{PARTNER}'")
 
@@ -159,11 +240,13 @@ def make_secret(topo, refgate):
         return json.loads(r.read())["secret"]
 
 
-def wrk_command(script, connections, seconds, url, headers=()):
+def wrk_command(script, connections, seconds, url, headers=(), cpu=None):
     cmd = ["timeout", "-k", "5", str(seconds + 20), "wrk", "-t", "1", "-c", str(connections),
            "-d", f"{seconds}s", "--timeout", "5s", "-s", script]
     for h in headers:
         cmd += ["-H", h]
+    if cpu is not None:
+        cmd = ["taskset", "-c", str(cpu)] + cmd
     return cmd + [url]
 
 
@@ -174,12 +257,41 @@ def parse_result(out, what):
     raise SetupError(f"no result from wrk ({what}): {out[-500:]}")
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def io_cpu_seconds(refgate):
+    """CPU time so far, (user + system, user), of refgate's threads that have no name of their
+    own: the I/O thread, which parses every request, and the main thread, which waits. In clock
+    ticks' resolution (/proc/<pid>/task/<tid>/stat). User time is refgate's own code (parsing,
+    hashing, JSON, logging, allocation); system time the kernel's (sockets, wake-ups)."""
+    total = user = 0
+    for tid, name in tasks(refgate.proc.pid).items():
+        if name.startswith("rg-"):
+            continue
+        try:
+            with open(f"/proc/{refgate.proc.pid}/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime: fields 14 and 15 of stat
+        user += int(fields[11])
+    return total / CLOCK_TICKS, user / CLOCK_TICKS
+
+
 def run_redirects(args, workdir, refgate):
+    """The redirects' wrk run, with the I/O thread's CPU seconds over it (`io_cpu_s`)."""
+    cpu = io_cpu_seconds(refgate)
     out = subprocess.run(
         wrk_command(os.path.join(workdir, "redirect.lua"), args.redirect_connections,
-                    args.seconds, refgate.public_url(), [f"User-Agent: {BROWSER_UA}"]),
+                    args.seconds, refgate.public_url(), [f"User-Agent: {BROWSER_UA}"],
+                    REDIRECT_CPU if args.pin else None),
         capture_output=True, text=True)
-    return parse_result(out.stdout, "redirects")
+    result = parse_result(out.stdout, "redirects")
+    after = io_cpu_seconds(refgate)
+    result["io_cpu_s"] = after[0] - cpu[0]
+    result["io_user_s"] = after[1] - cpu[1]
+    return result
 
 
 def run_round(args, workdir, refgate, secret, index, with_postbacks):
@@ -192,7 +304,8 @@ def run_round(args, workdir, refgate, secret, index, with_postbacks):
                                 "secret": secret, "partner": PARTNER} + RESULT_LINE)
     # The postbacks start a second before the redirects and end two after them.
     seconds = args.seconds + 3
-    command = wrk_command(script, args.postback_connections, seconds, refgate.public_url())
+    command = wrk_command(script, args.postback_connections, seconds, refgate.public_url(),
+                          cpu=OTHER_CPU if args.pin else None)
     if args.postback_nice:
         # A diagnosis, not the goal's set-up: the load generator shares the cores with refgate.
         command = ["nice", "-n", str(args.postback_nice)] + command
@@ -214,6 +327,8 @@ def run_round(args, workdir, refgate, secret, index, with_postbacks):
 
 def run(args, topo, workdir):
     pg, redis, refgate = start(topo, args)
+    if args.pin:
+        pin(pg, redis, refgate)
     secret = make_secret(topo, refgate)
     with open(os.path.join(workdir, "redirect.lua"), "w") as f:
         delay = max(0, round(args.redirect_connections * 1000 / args.redirect_rate))
@@ -228,6 +343,10 @@ def run(args, topo, workdir):
         topo.deprioritize(pg, redis)
     time.sleep(1.0)
     warm_stored = int(pg.sql(STORED_SQL)[0][0])
+    # The backends the warm-up opened, and every thread, where they may run (the record shows
+    # that the pinning held).
+    threads = placement(pg, redis, refgate)
+    print("placement: " + json.dumps(threads), file=sys.stderr, flush=True)
     runs = []
     deadline = time.monotonic() + args.budget
     for index in range(1, args.rounds + 1):
@@ -237,7 +356,8 @@ def run(args, topo, workdir):
             r = run_round(args, workdir, refgate, secret, index, with_postbacks)
             red = r["redirect"]
             line = (f"round {index} {r['case']}: redirects {red['rps']:.0f}/s, p50 "
-                    f"{red['p50_us'] / 1000:.2f} ms, p99 {red['p99_us'] / 1000:.2f} ms")
+                    f"{red['p50_us'] / 1000:.2f} ms, p99 {red['p99_us'] / 1000:.2f} ms, "
+                    f"I/O thread CPU {red['io_cpu_s']:.2f} s ({red['io_user_s']:.2f} s user)")
             if with_postbacks:
                 pb = r["postback"]
                 line += (f"; postbacks {pb['per_second']:.0f}/s answered 204 "
@@ -248,7 +368,7 @@ def run(args, topo, workdir):
     time.sleep(1.0)
     stored = int(pg.sql(STORED_SQL)[0][0])
     # The warm-up's postbacks, and the ones in flight when its wrk stopped, are left out.
-    return runs, stored - warm_stored, refgate.alive()
+    return runs, stored - warm_stored, refgate.alive(), threads
 
 
 def summarize(args, runs, stored, alive):
@@ -269,6 +389,26 @@ def summarize(args, runs, stored, alive):
          "postbacks_other": other, "commissions_stored": stored,
          "failed_redirects": failed_redirects}
     s["p99_ratio"] = s["p99_b_us"] / s["p99_a_us"]
+    # What a postback costs the I/O thread, estimated: its CPU time per redirect alone (A), and
+    # over B's redirect window what is left after the redirects' share, per postback answered in
+    # that window (the postbacks' rate times its length). Clock-tick resolution: meaningful over
+    # full rounds, not a smoke run's.
+    a_runs = [r["redirect"] for r in runs if r["case"] == "A"]
+    b_runs = [r for r in runs if r["case"] == "B"]
+    per_redirect = (sum(r["io_cpu_s"] for r in a_runs)
+                    / max(1, sum(r["requests"] for r in a_runs)))
+    extra = sum(r["redirect"]["io_cpu_s"] - per_redirect * r["redirect"]["requests"]
+                for r in b_runs)
+    in_window = sum(r["postback"]["per_second"] * r["redirect"]["duration_us"] / 1e6
+                    for r in b_runs)
+    s["io_cpu_us_per_redirect"] = per_redirect * 1e6
+    s["io_cpu_us_per_postback"] = extra / max(1.0, in_window) * 1e6
+    user_per_redirect = (sum(r["io_user_s"] for r in a_runs)
+                         / max(1, sum(r["requests"] for r in a_runs)))
+    user_extra = sum(r["redirect"]["io_user_s"] - user_per_redirect * r["redirect"]["requests"]
+                     for r in b_runs)
+    s["io_user_us_per_redirect"] = user_per_redirect * 1e6
+    s["io_user_us_per_postback"] = user_extra / max(1.0, in_window) * 1e6
     problems = []
     if s["postbacks_per_second_median"] < MIN_POSTBACKS_PER_SECOND:
         problems.append(f"{s['postbacks_per_second_median']:.0f} postbacks a second (median), "
@@ -308,12 +448,23 @@ def main():
     parser.add_argument("--postback-delay-ms", type=int, default=25,
                         help="each postback connection's wait after an answer")
     parser.add_argument("--budget", type=int, default=600, help="seconds for all the rounds")
+    parser.add_argument("--pin", dest="pin", action="store_true", default=True,
+                        help=f"(the default) refgate and the redirects' wrk on CPU "
+                             f"{REDIRECT_CPU}; PostgreSQL, Redis, the postbacks' wrk and "
+                             f"refgate's blocking pool on CPU {OTHER_CPU}")
+    parser.add_argument("--no-pin", dest="pin", action="store_false",
+                        help="place nothing: everything shares both CPUs (the old topology)")
+    parser.add_argument("--deps-nice", dest="deps_nice", action="store_true", default=None,
+                        help="PostgreSQL and Redis at nice 19 (the default without --pin)")
     parser.add_argument("--no-deps-nice", dest="deps_nice", action="store_false",
-                        help="leave PostgreSQL and Redis at their priority")
+                        help="leave PostgreSQL and Redis at their priority (the default with "
+                             "--pin: they have a CPU of their own)")
     parser.add_argument("--postback-nice", type=int, default=0,
                         help="run the postbacks' wrk at this nice value (0-19; a diagnosis of "
                              "what the redirect tail waits for)")
     args = parser.parse_args()
+    if args.deps_nice is None:
+        args.deps_nice = not args.pin
     if not (1 <= args.rounds <= 20 and 1 <= args.seconds <= 60 and 1 <= args.links <= 100000
             and 0 <= args.postback_nice <= 19):
         parser.error("--rounds 1-20, --seconds 1-60, --links 1-100000, --postback-nice 0-19")
@@ -324,7 +475,7 @@ def main():
                     os.environ.get("REFGATE_TEST_PG_USER", pg_user_default()), workdir)
     started = datetime.datetime.utcnow()
     try:
-        runs, stored, alive = run(args, topo, workdir)
+        runs, stored, alive, threads = run(args, topo, workdir)
     except SetupError as e:
         print(f"postback bench: setup failed: {e} (logs in {workdir})", file=sys.stderr)
         return 2
@@ -336,14 +487,16 @@ def main():
     meta = {"date": f"{started:%Y-%m-%d %H:%M} UTC", "commit": commit,
             "machine": f"{platform.machine()}, {os.cpu_count()} shared CPUs",
             "load_average_before": load_before, "load_average_after": load_average(),
-            "settings": vars(args),
+            "settings": vars(args), "placement": threads,
             "postback_rate_setting": POSTBACK_RATE_SETTING}
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "postback.json"), "w") as f:
         json.dump({"meta": meta, "summary": summary, "problems": problems, "runs": runs}, f,
                   indent=2)
     verdict = "PASS" if not problems else "FAIL: " + "; ".join(problems)
-    print(f"- {meta['date']}, commit {commit}, {meta['machine']}, load average "
+    topology = (f"pinned (CPU {REDIRECT_CPU}: refgate, redirects; CPU {OTHER_CPU}: PostgreSQL, "
+                f"Redis, postbacks, refgate's pool)" if args.pin else "not pinned")
+    print(f"- {meta['date']}, commit {commit}, {meta['machine']}, {topology}, load average "
           f"{load_before} before, {meta['load_average_after']} after: {verdict}")
     print(f"  - redirect p99 {summary['p99_a_us'] / 1000:.2f} ms alone (A), "
           f"{summary['p99_b_us'] / 1000:.2f} ms with postbacks (B): ratio "
@@ -353,6 +506,10 @@ def main():
           f"{summary['postbacks_per_second_min']:.0f}/s lowest; {summary['postbacks_204']} in "
           f"all, {summary['commissions_stored']} commissions stored; redirects "
           f"{summary['redirects_per_second']:.0f}/s")
+    print(f"  - refgate's I/O thread CPU: {summary['io_cpu_us_per_redirect']:.1f} us a redirect "
+          f"(A; {summary['io_user_us_per_redirect']:.1f} us user), about "
+          f"{summary['io_cpu_us_per_postback']:.1f} us a postback (B's rest; "
+          f"{summary['io_user_us_per_postback']:.1f} us user; clock-tick resolution)")
     if not problems:
         subprocess.run(["rm", "-rf", workdir])
     return 1 if problems else 0

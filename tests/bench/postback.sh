@@ -5,7 +5,8 @@
 #
 #   tests/bench/postback.sh [--rounds N] [--seconds S] [--postback-connections C]
 #                           [--postback-delay-ms D] [--redirect-rate R] [--bin REFGATE]
-#                           [--no-deps-nice] [--postback-nice N]
+#                           [--pin | --no-pin] [--deps-nice | --no-deps-nice]
+#                           [--postback-nice N]
 #
 # Defaults: 4 rounds of 10 s each; redirects from 8 keep-alive connections at about 1,000 req/s
 # over 1,000 links; postbacks from 32 connections, each waiting 25 ms after every answer (at most
@@ -16,6 +17,23 @@
 # wrk run bounded by `timeout`, and every server stops with the script. Without --bin it builds
 # Release into build/bench (refgate only). --postback-nice runs the postbacks' wrk at that nice
 # value, to tell what the redirect tail waits for (the load generator shares the cores).
+#
+# Topology. --pin (the default) splits the machine's two CPUs the way production splits machines:
+#   CPU 0: refgate (its I/O thread, which parses every request and answers redirects, and its
+#          background threads) and the redirects' wrk (the readers);
+#   CPU 1: PostgreSQL (the postmaster and so every backend), Redis, the postbacks' wrk (the
+#          networks) and refgate's blocking pool (the `rg-blocking` threads, found by name in
+#          /proc/<pid>/task/*/comm and pinned by thread id: they hash the secret, read the query,
+#          and wait on libpq and the batcher).
+# In production PostgreSQL, Redis and the networks are other machines, and a refgate host has
+# cores to spare beside its I/O threads, where the kernel runs the pool; on two shared cores they
+# would otherwise all take turns on the I/O thread's CPU, and the tail measured would be the
+# scheduler's, not refgate's. The pinning is done by this harness (taskset, sched_setaffinity),
+# not by a refgate setting. Not modelled: the network between the machines (loopback here).
+# Harsher than production, for the postbacks only: their pool shares CPU 1 with PostgreSQL and
+# with their own load generator. With --pin PostgreSQL and Redis keep their priority (they are
+# off the redirect CPU); without it they run at nice 19 unless --no-deps-nice. --no-pin is the
+# topology of the runs in RESULTS.md from before --pin: nothing placed, everything on both CPUs.
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <fstream>
+#include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -38,6 +40,18 @@ CommandResult import_cli(const std::string& url, const std::string& path, bool d
     std::vector<std::string> args{"commissions", "import", "--partner", "impact-co", path};
     if (dry_run) args.push_back("--dry-run");
     return run_refgate(args, {{"REFGATE_DATABASE_URL", url}});
+}
+
+// The log line of the batcher's test seam when `n` postbacks are queued.
+std::string queued_line(int n) {
+    return "\"msg\":\"postback_queued\",\"waiting\":" + std::to_string(n);
+}
+
+// A postback sent from a thread of its own: the status it was answered with.
+std::future<int> postback_async(int port, const std::string& query, const std::string& secret) {
+    return std::async(std::launch::async, [port, query, secret] {
+        return http_get(port, "/postback/impact-co?" + query + "&secret=" + secret).status;
+    });
 }
 
 std::string read_text(const std::string& path) {
@@ -468,6 +482,101 @@ TEST_CASE("privacy canary: extra fields of commissions are nowhere afterwards",
         CHECK(redis_dump.find(probe) == std::string::npos);
         CHECK(log.find(probe) == std::string::npos);
     }
+}
+
+// Postbacks that arrive together are committed in one transaction (PostbackBatcher). The
+// batcher's test seam (REFGATE_TEST_POSTBACK_GATHER, test builds only) holds the batch until the
+// postbacks the test sends are all queued, each one's turn seen in the log (postback_queued).
+TEST_CASE(
+    "two postbacks for one order in one batch: both 204, one commission, both states in "
+    "order, counted once",
+    "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    std::string viewer = create_api_token(s.db.url(), "vic", "viewer");
+    ServiceProcess service{
+        {.database_url = s.db.url(), .env = {{"REFGATE_TEST_POSTBACK_GATHER", "2"}}}};
+    auto made = http_request(service.admin_port(), "POST",
+                             "/api/v1/partners/impact-co/postback-secret", with_token(admin));
+    REQUIRE(made.status == 200);
+    std::string secret = Json::parse(made.body)["secret"].get<std::string>();
+    std::string order = "order_id=DUP-1&subid=" + s.token("shop", "direct") +
+                        "&currency=EUR&occurred_at=2026-11-29T10%3A00%3A00Z";
+
+    // The first leads the batch and waits there for the second, which follows it in the queue.
+    auto pending = postback_async(service.port(), order + "&status=pending&amount=40.00", secret);
+    REQUIRE(service.wait_for_log(queued_line(1)));
+    auto approved = postback_async(service.port(), order + "&status=approved&amount=35.00", secret);
+    REQUIRE(pending.wait_for(20s) == std::future_status::ready);
+    REQUIRE(approved.wait_for(20s) == std::future_status::ready);
+    CHECK(pending.get() == 204);
+    CHECK(approved.get() == 204);
+    CHECK(service.log().find(queued_line(2)) != std::string::npos);
+
+    // One commission, as the later one left it; its history holds both, in the order they came.
+    CHECK(s.count("refgate_commissions") == "1");
+    CHECK(s.db.scalar("SELECT status || ' ' || amount FROM refgate_commissions") ==
+          "approved 35.00");
+    CHECK(s.db.scalar("SELECT string_agg(status || ' ' || amount || ' ' || source, ', ' ORDER BY "
+                      "id) FROM refgate_commission_history") ==
+          "pending 40.00 postback, approved 35.00 postback");
+    // Both written by one transaction (now() is the transaction's start).
+    CHECK(s.db.scalar("SELECT count(DISTINCT seen_at) FROM refgate_commission_history") == "1");
+    // Counted once: one approved conversion, nothing pending.
+    auto r = http_get(service.admin_port(),
+                      "/api/v1/stats/earnings?from=2026-11-29&to=2026-11-29&group=link",
+                      with_token(viewer));
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    // Over every item: one conversion in all, approved, on the link the token names.
+    std::map<std::string, int> conversions;
+    Json shop;
+    const Json answer = Json::parse(r.body);
+    for (const auto& item : answer["items"]) {
+        for (const auto& c : item["conversions"].items())
+            conversions[c.key()] += c.value().get<int>();
+        if (item["link"] == "shop") shop = item;
+    }
+    CHECK(conversions == std::map<std::string, int>{
+                             {"pending", 0}, {"approved", 1}, {"reversed", 0}, {"paid", 0}});
+    REQUIRE(shop.is_object());
+    CHECK(shop["amount"]["EUR"]["approved"] == "35.00");
+    CHECK(shop["amount"]["EUR"]["pending"] == "0");
+}
+
+TEST_CASE("a postback PostgreSQL refuses fails alone: the others of its batch are committed",
+          "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    // A rule of the database's own that this one order breaks; the service's checks pass it.
+    s.db.exec(
+        "ALTER TABLE refgate_commissions ADD CONSTRAINT test_refuses_one CHECK (order_id "
+        "<> 'BAT-BAD')");
+    ServiceProcess service{
+        {.database_url = s.db.url(), .env = {{"REFGATE_TEST_POSTBACK_GATHER", "3"}}}};
+    auto made = http_request(service.admin_port(), "POST",
+                             "/api/v1/partners/impact-co/postback-secret", with_token(admin));
+    REQUIRE(made.status == 200);
+    std::string secret = Json::parse(made.body)["secret"].get<std::string>();
+    auto query = [](const std::string& order) {
+        return "order_id=" + order +
+               "&tracking_id=picks-nl&status=approved&amount=2.50&currency=EUR&"
+               "occurred_at=2026-11-29T10%3A00%3A00Z";
+    };
+
+    auto first = postback_async(service.port(), query("BAT-1"), secret);
+    REQUIRE(service.wait_for_log(queued_line(1)));
+    auto bad = postback_async(service.port(), query("BAT-BAD"), secret);
+    auto second = postback_async(service.port(), query("BAT-2"), secret);
+    for (auto* f : {&first, &bad, &second}) REQUIRE(f->wait_for(20s) == std::future_status::ready);
+    // All three were in one batch, which the database refused as a whole.
+    CHECK(service.log().find(queued_line(3)) != std::string::npos);
+    CHECK(first.get() == 204);
+    CHECK(second.get() == 204);
+    CHECK(bad.get() == 500);
+    CHECK(s.db.scalar("SELECT string_agg(order_id, ', ' ORDER BY order_id) FROM "
+                      "refgate_commissions") == "BAT-1, BAT-2");
+    CHECK(s.count("refgate_commission_history") == "2");
 }
 
 }  // namespace commissions_test

@@ -146,6 +146,12 @@ constexpr std::size_t kMaxPostbackBuckets = 4096;
 // once its own postback is committed. When a batch fails, each of its postbacks is recorded again
 // alone (a repeat changes nothing), so a row the database refuses fails only its own postback; a
 // repeated order_id within one batch is recorded once, as by record(). Thread-safe.
+//
+// A test seam, only in builds configured with -DREFGATE_FAULT_POINTS=ON (the test suite's):
+// with REFGATE_TEST_POSTBACK_GATHER=N in the environment a leader waits (at most 10 s) until N
+// postbacks are queued, its own among them, before it takes a batch, and every postback logs
+// `postback_queued` with the number queued; a test then puts the postbacks of its choice, in
+// its order, into one transaction. Elsewhere the variable is not read.
 constexpr std::size_t kMaxPostbackBatch = 32;
 class PostbackBatcher {
   public:
@@ -167,6 +173,7 @@ class PostbackBatcher {
 
     std::shared_ptr<CommissionStore> store_;
     std::size_t max_batch_;
+    std::size_t gather_;  // the test seam above; 1 otherwise
     std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Waiting*> queue_;
