@@ -155,7 +155,7 @@ void PostbackBatcher::record(const std::string& partner, const domain::Commissio
     std::unique_lock lock(mutex_);
     queue_.push_back(&self);
     if (gather_ > 1) {
-        log::info("postback_queued", {{"waiting", queue_.size()}});
+        runtime::log::info("postback_queued", {{"waiting", queue_.size()}});
         changed_.notify_all();
     }
     changed_.wait(lock, [&] { return self.done || !leading_; });

@@ -149,6 +149,104 @@ runtime::RoundOutcome read_commission_figures(Shared& s) {
     }
 }
 
+// The process-wide settings that must come before any thread, snapshot or click table.
+void prepare_process() {
+    runtime::use_huge_table_memory();  // before the first snapshot or click table
+    runtime::keep_large_blocks_mapped();
+}
+
+// Everything App::serve runs, built in this order and destroyed in reverse: a member may use
+// those above it.
+struct Running {
+    explicit Running(Shared& s);
+
+    Shared& shared;
+    std::unique_ptr<pg::SnapshotFollower> follower;
+    redis::SentinelWatcher sentinel_watcher;
+    Counting counting;
+    Owned<clicks::ClickFlusher> flusher;
+    Owned<clicks::ClickSender> sender;
+    HttpService http;
+    // The scheduled link-health checks (REFGATE_LINKCHECK_INTERVAL=0: on demand only).
+    std::unique_ptr<linkcheck::HealthWorker> link_checker;
+    // Webhook delivery: every instance reads the queue's age, one (an advisory lock) delivers.
+    webhooks::DeliveryWorker webhook_delivery;
+    // Click caps (issue 44): the capped links' fleet-wide human clicks, each kClickCapRefresh,
+    // from the primary (a standby's lag would add to the overshoot); one connection.
+    std::unique_ptr<admin::StatsStore> cap_counts;
+    ClickCapWorker click_caps;
+    // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
+    runtime::PeriodicWorker country_watch;
+    runtime::PeriodicWorker commission_figures;
+};
+
+Running::Running(Shared& s)
+    : shared(s),
+      follower(make_follower(s)),
+      sentinel_watcher(make_sentinel_watcher(s)),
+      counting(s),
+      flusher(make_flusher(s)),
+      sender(make_sender(s, counting)),
+      http(s, counting),
+      link_checker(s.config.linkcheck.interval.count() > 0
+                       ? std::make_unique<linkcheck::HealthWorker>(
+                             s.config, s.snapshots, s.link_health, s.link_pace, REFGATE_VERSION)
+                       : nullptr),
+      webhook_delivery(s.config, s.webhook_stats, REFGATE_VERSION),
+      cap_counts(admin::make_pg_stats_store({.database_url = s.config.database_url,
+                                             .redis = s.redis,
+                                             .max_idle_connections = 1,
+                                             .max_open_connections = 1})),
+      click_caps(s.snapshots, *cap_counts, kClickCapRefresh),
+      country_watch({.name = "rg-geoip-watch",
+                     .priority = runtime::BackgroundPriority::low,
+                     .interval = kCountryFilePoll,
+                     .first_round_at_once = false},
+                    [&countries = counting.countries] {
+                        follow_country_database_file(countries);
+                        return runtime::RoundOutcome::done;
+                    }),
+      commission_figures({.name = "rg-commissions",
+                          .priority = runtime::BackgroundPriority::idle,
+                          .interval = metrics::kCommissionMetricsInterval,
+                          .min_backoff = metrics::kCommissionMetricsInterval,
+                          .max_backoff = 6 * metrics::kCommissionMetricsInterval},
+                         [&s] { return read_commission_figures(s); }) {}
+
+// Started in this order, stopped in reverse: the listeners first, so that every request is
+// answered; then the sender, which sends what the shards hold to Redis (or the spill file).
+void add_in_start_order(runtime::Components& components, Running& r) {
+    if (r.shared.redis.via_sentinel())
+        components.add_worker("sentinel_watcher", r.sentinel_watcher);
+    components.add(
+        "snapshot_follower", [&r] { return start_follower(*r.follower); },
+        [&r] { r.follower->stop(); });
+    components.add_worker("click_flusher", *r.flusher.worker);
+    components.add_worker("click_sender", *r.sender.worker);
+    if (r.link_checker) components.add_worker("link_checker", *r.link_checker);
+    if (!r.counting.countries.path.empty()) components.add_worker("country_watch", r.country_watch);
+    components.add_worker("commission_figures", r.commission_figures);
+    components.add_worker("webhook_delivery", r.webhook_delivery);
+    components.add_worker("click_caps", r.click_caps);
+    components.add(
+        "http", [&r] { return r.http.start(); },
+        [&r] { r.http.stop(r.shared.config.shutdown_timeout); });
+}
+
+// Serves until a stop signal (a SIGHUP meanwhile reloads), then drains while every component
+// still runs.
+void serve_until_stopped(const sigset_t& signals, Running& r) {
+    auto reload = [&r] {
+        r.follower->request_reload();
+        reload_scanner_networks(r.counting.scanner);
+        reload_country_database(r.counting.countries);
+    };
+    runtime::log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
+    drain(signals, r.shared.health, reload, r.shared.config.drain);
+    // Link checks in flight (the schedule's and the API's) abort rather than wait for a timeout.
+    r.shared.link_pace.stop();
+}
+
 }  // namespace
 
 redis::RedisAddress redis_address(const config::Config& config) {
@@ -195,8 +293,7 @@ std::vector<clicks::ClickShard*> Counting::shard_pointers() const {
 
 int App::serve() {
     sigset_t signals = block_stop_signals();  // before any thread starts
-    runtime::use_huge_table_memory();         // before the first snapshot or click table
-    runtime::keep_large_blocks_mapped();
+    prepare_process();
     runtime::log::info("starting", {{"version", REFGATE_VERSION},
                                     {"commit", REFGATE_GIT_COMMIT},
                                     {"state_dir", config_.state_dir}});
@@ -207,71 +304,11 @@ int App::serve() {
                             {{"detail", "Redis refused the credentials of redis_url"}});
         return 1;
     }
-    auto follower = make_follower(shared);
-    auto sentinel_watcher = make_sentinel_watcher(shared);
-    Counting counting(shared);
-    auto flusher = make_flusher(shared);
-    auto sender = make_sender(shared, counting);
-    HttpService http(shared, counting);
-    // The scheduled link-health checks (REFGATE_LINKCHECK_INTERVAL=0: on demand only).
-    std::unique_ptr<linkcheck::HealthWorker> link_checker;
-    if (config_.linkcheck.interval.count() > 0)
-        link_checker = std::make_unique<linkcheck::HealthWorker>(
-            config_, shared.snapshots, shared.link_health, shared.link_pace, REFGATE_VERSION);
-    // Webhook delivery: every instance reads the queue's age, one (an advisory lock) delivers.
-    webhooks::DeliveryWorker webhook_delivery(config_, shared.webhook_stats, REFGATE_VERSION);
-    // Click caps (issue 44): the capped links' fleet-wide human clicks, each kClickCapRefresh,
-    // from the primary (a standby's lag would add to the overshoot); one connection.
-    auto cap_counts = admin::make_pg_stats_store({.database_url = config_.database_url,
-                                                  .redis = shared.redis,
-                                                  .max_idle_connections = 1,
-                                                  .max_open_connections = 1});
-    ClickCapWorker click_caps(shared.snapshots, *cap_counts, kClickCapRefresh);
-
-    // Follows the country database's file: a replaced file is in use within kCountryFilePoll.
-    runtime::PeriodicWorker country_watch({.name = "rg-geoip-watch",
-                                           .priority = runtime::BackgroundPriority::low,
-                                           .interval = kCountryFilePoll,
-                                           .first_round_at_once = false},
-                                          [&countries = counting.countries] {
-                                              follow_country_database_file(countries);
-                                              return runtime::RoundOutcome::done;
-                                          });
-
-    runtime::PeriodicWorker commission_figures(
-        {.name = "rg-commissions",
-         .priority = runtime::BackgroundPriority::idle,
-         .interval = metrics::kCommissionMetricsInterval,
-         .min_backoff = metrics::kCommissionMetricsInterval,
-         .max_backoff = 6 * metrics::kCommissionMetricsInterval},
-        [&shared] { return read_commission_figures(shared); });
-
-    // Started in this order, stopped in reverse: the listeners first, so that every request is
-    // answered; then the sender, which sends what the shards hold to Redis (or the spill file).
+    Running running(shared);
     runtime::Components components;
-    if (shared.redis.via_sentinel()) components.add_worker("sentinel_watcher", sentinel_watcher);
-    components.add(
-        "snapshot_follower", [&] { return start_follower(*follower); }, [&] { follower->stop(); });
-    components.add_worker("click_flusher", *flusher.worker);
-    components.add_worker("click_sender", *sender.worker);
-    if (link_checker) components.add_worker("link_checker", *link_checker);
-    if (!counting.countries.path.empty()) components.add_worker("country_watch", country_watch);
-    components.add_worker("commission_figures", commission_figures);
-    components.add_worker("webhook_delivery", webhook_delivery);
-    components.add_worker("click_caps", click_caps);
-    components.add(
-        "http", [&] { return http.start(); }, [&] { http.stop(config_.shutdown_timeout); });
+    add_in_start_order(components, running);
     if (!components.start()) return 1;
-
-    auto reload = [&] {
-        follower->request_reload();
-        reload_scanner_networks(counting.scanner);
-        reload_country_database(counting.countries);
-    };
-    runtime::log::info("stopping", {{"signal", signal_name(wait_for_stop(signals, reload))}});
-    drain(signals, shared.health, reload, config_.drain);
-    // Link checks in flight (the schedule's and the API's) abort rather than wait for a timeout.
-    shared.link_pace.stop();
+    serve_until_stopped(signals, running);
     components.stop();
     runtime::log::info("stopped");
     return 0;

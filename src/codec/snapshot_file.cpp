@@ -151,29 +151,40 @@ class Cursor {
         return literal("null");
     }
 
+    // Calls each() for every member of the object at the cursor, with the cursor at the member's
+    // value and its name in *key (only checked when key is null).
+    template <typename Each>
+    void each_member(std::string* key, Each each) {
+        expect('{');
+        if (consume('}')) return;
+        do {
+            string(key);
+            expect(':');
+            each();
+        } while (consume(','));
+        expect('}');
+    }
+
+    // Calls each() for every element of the array at the cursor, with the cursor at the element.
+    template <typename Each>
+    void each_element(Each each) {
+        expect('[');
+        if (consume(']')) return;
+        do {
+            each();
+        } while (consume(','));
+        expect(']');
+    }
+
     // Checks one value of any kind and returns its text.
     std::string_view skip_value(int depth = 0) {
         if (depth > kMaxDepth) fail("nested too deeply");
         char c = peek();
         std::size_t start = pos_;
         if (c == '{') {
-            ++pos_;
-            if (!consume('}')) {
-                do {
-                    string(nullptr);
-                    expect(':');
-                    skip_value(depth + 1);
-                } while (consume(','));
-                expect('}');
-            }
+            each_member(nullptr, [&] { skip_value(depth + 1); });
         } else if (c == '[') {
-            ++pos_;
-            if (!consume(']')) {
-                do {
-                    skip_value(depth + 1);
-                } while (consume(','));
-                expect(']');
-            }
+            each_element([&] { skip_value(depth + 1); });
         } else if (c == '"') {
             string(nullptr);
         } else if (c == '-' || (c >= '0' && c <= '9')) {
@@ -284,7 +295,7 @@ class Cursor {
 };
 
 // A link's targeting rules: rare, so parsed as JSON by the import format's reader.
-void read_file_rules(Cursor& in, domain::Link& link) {
+void read_file_rules(Cursor& in, domain::Link& link, std::string& /*scratch*/) {
     std::string_view text = in.skip_value(1);
     try {
         link.rules = rules_from_json(nlohmann::ordered_json::parse(text));
@@ -293,180 +304,214 @@ void read_file_rules(Cursor& in, domain::Link& link) {
     }
 }
 
+void read_file_status(Cursor& in, domain::Link& link, std::string& scratch) {
+    in.string(&scratch);
+    auto status = domain::parse_link_status(scratch);
+    if (!status) in.fail("link " + link.slug + ": bad status");
+    link.status = *status;
+}
+
+void read_file_expiry(Cursor& in, domain::Link& link, std::string& scratch) {
+    if (in.null()) {
+        link.expires_at.reset();
+        return;
+    }
+    in.string(&scratch);
+    link.expires_at = domain::parse_rfc3339(scratch);
+    if (!link.expires_at) in.fail("link " + link.slug + ": bad expires_at");
+}
+
+// What automatic fallback switched away when the file was written.
+void read_file_switches(Cursor& in, domain::Link& link, std::string& scratch) {
+    in.each_element([&] {
+        in.string(&scratch);
+        link.fallback_switches.push_back({scratch, "", "", 0});
+    });
+}
+
+// The members every link has, as bits of what read_file_link() has seen.
+enum FileLinkRequired : unsigned { kSlug = 1, kPartner = 2, kDestination = 4, kStatus = 8 };
+constexpr unsigned kAllRequired = kSlug | kPartner | kDestination | kStatus;
+
+// One member of a link in the file and how it is read at the cursor (`scratch` is a string the
+// reader may reuse), as the import format's kLinkFields does for a link in an import document.
+// A new link field is an entry here.
+struct FileLinkField {
+    std::string_view name;
+    unsigned required;  // its FileLinkRequired bit, 0 for an optional member
+    void (*read)(Cursor& in, domain::Link& link, std::string& scratch);
+};
+
+const FileLinkField kFileLinkFields[] = {
+    // Who the link is and where it sends.
+    {"id", 0, [](Cursor& in, domain::Link& l, std::string&) { l.id = in.integer(); }},
+    {"slug", kSlug, [](Cursor& in, domain::Link& l, std::string&) { in.string(&l.slug); }},
+    {"partner", kPartner, [](Cursor& in, domain::Link& l, std::string&) { in.string(&l.partner); }},
+    {"destination", kDestination,
+     [](Cursor& in, domain::Link& l, std::string&) { in.string(&l.destination); }},
+    {"status", kStatus, read_file_status},
+    // The members that may be null.
+    {"expires_at", 0, read_file_expiry},
+    {"fallback", 0,
+     [](Cursor& in, domain::Link& l, std::string&) {
+         if (in.null()) {
+             l.fallback.reset();
+         } else {
+             in.string(&l.fallback.emplace());
+         }
+     }},
+    {"max_human_clicks", 0,
+     [](Cursor& in, domain::Link& l, std::string&) {
+         if (in.null()) {
+             l.max_human_clicks.reset();
+         } else {
+             l.max_human_clicks = in.integer();
+         }
+     }},
+    {"domain", 0,
+     [](Cursor& in, domain::Link& l, std::string&) {
+         if (!in.null()) in.string(&l.domain);
+     }},
+    // The flags.
+    {"utm_passthrough", 0,
+     [](Cursor& in, domain::Link& l, std::string&) { l.utm_passthrough = in.boolean(); }},
+    {"auto_fallback", 0,
+     [](Cursor& in, domain::Link& l, std::string&) { l.auto_fallback = in.boolean(); }},
+    // Automatic fallback's state and the targeting rules.
+    {"fallback_branches", 0, read_file_switches},
+    {"rules", 0, read_file_rules},
+};
+
+const FileLinkField* file_link_field(std::string_view name) {
+    for (const auto& field : kFileLinkFields) {
+        if (field.name == name) return &field;
+    }
+    return nullptr;
+}
+
+// One link object at the cursor. `key` and `scratch` are strings reused from link to link.
+domain::Link read_file_link(Cursor& in, std::string& key, std::string& scratch) {
+    if (in.peek() != '{') in.fail("a link is not an object");
+    domain::Link link;
+    unsigned seen = 0;
+    in.each_member(&key, [&] {
+        if (const FileLinkField* field = file_link_field(key)) {
+            field->read(in, link, scratch);
+            seen |= field->required;
+        } else {
+            in.skip_value();  // not ours: a later version's, or an editor's note
+        }
+    });
+    if (seen != kAllRequired) in.fail("a link lacks slug, partner, destination or status");
+    return link;
+}
+
 // Reads the links array at the cursor into the builder, one link at a time.
 void read_links(Cursor& in, domain::Snapshot::Builder& builder) {
-    enum Seen : unsigned { kSlug = 1, kPartner = 2, kDestination = 4, kStatus = 8 };
     std::string key;
-    std::string text;
-    in.expect('[');
-    if (in.consume(']')) return;
-    do {
-        if (in.peek() != '{') in.fail("a link is not an object");
-        in.expect('{');
-        domain::Link link;
-        unsigned seen = 0;
-        if (!in.consume('}')) {
-            do {
-                in.string(&key);
-                in.expect(':');
-                if (key == "id") {
-                    link.id = in.integer();
-                } else if (key == "slug") {
-                    in.string(&link.slug);
-                    seen |= kSlug;
-                } else if (key == "partner") {
-                    in.string(&link.partner);
-                    seen |= kPartner;
-                } else if (key == "destination") {
-                    in.string(&link.destination);
-                    seen |= kDestination;
-                } else if (key == "status") {
-                    in.string(&text);
-                    auto status = domain::parse_link_status(text);
-                    if (!status) in.fail("link " + link.slug + ": bad status");
-                    link.status = *status;
-                    seen |= kStatus;
-                } else if (key == "expires_at") {
-                    if (in.null()) {
-                        link.expires_at.reset();
-                    } else {
-                        in.string(&text);
-                        link.expires_at = domain::parse_rfc3339(text);
-                        if (!link.expires_at) in.fail("link " + link.slug + ": bad expires_at");
-                    }
-                } else if (key == "fallback") {
-                    if (in.null()) {
-                        link.fallback.reset();
-                    } else {
-                        in.string(&link.fallback.emplace());
-                    }
-                } else if (key == "utm_passthrough") {
-                    link.utm_passthrough = in.boolean();
-                } else if (key == "auto_fallback") {
-                    link.auto_fallback = in.boolean();
-                } else if (key == "max_human_clicks") {
-                    if (in.null()) {
-                        link.max_human_clicks.reset();
-                    } else {
-                        link.max_human_clicks = in.integer();
-                    }
-                } else if (key == "fallback_branches") {
-                    // What automatic fallback switched away when the file was written.
-                    in.expect('[');
-                    if (!in.consume(']')) {
-                        do {
-                            in.string(&text);
-                            link.fallback_switches.push_back({text, "", "", 0});
-                        } while (in.consume(','));
-                        in.expect(']');
-                    }
-                } else if (key == "domain") {
-                    if (!in.null()) in.string(&link.domain);
-                } else if (key == "rules") {
-                    read_file_rules(in, link);
-                } else {
-                    in.skip_value();  // not ours: a later version's, or an editor's note
-                }
-            } while (in.consume(','));
-            in.expect('}');
+    std::string scratch;
+    in.each_element([&] { builder.add(read_file_link(in, key, scratch)); });
+}
+
+// The top-level members of a snapshot file as the first pass finds them: the links array only
+// checked, counted and located (the partners may come after it in a file edited by hand), the
+// other members' text kept for nlohmann.
+struct FileMembers {
+    std::optional<std::int64_t> format;
+    std::optional<std::uint64_t> version;
+    std::optional<std::size_t> links_at;
+    std::size_t link_count = 0;
+    std::string_view partners;
+    std::string_view disclosures;
+    std::string_view country_groups;
+    std::string_view domains;
+};
+
+std::optional<std::int64_t> read_format(Cursor& in) {
+    char c = in.peek();
+    if (c == '-' || (c >= '0' && c <= '9')) return in.integer();
+    in.skip_value();  // not a format this reader knows
+    return 0;
+}
+
+void locate_links(Cursor& in, FileMembers& members) {
+    if (members.links_at) in.fail("links twice");
+    if (in.peek() != '[') in.fail("links is not an array");
+    members.links_at = in.pos();
+    in.each_element([&] {
+        in.skip_value(1);
+        ++members.link_count;
+    });
+}
+
+// The first pass over the whole text.
+FileMembers scan_file_members(Cursor& in) {
+    if (in.peek() != '{') throw std::runtime_error("not a refgate snapshot (format 1)");
+    FileMembers members;
+    std::string key;
+    in.each_member(&key, [&] {
+        if (key == "format") {
+            members.format = read_format(in);
+        } else if (key == "version") {
+            members.version = in.unsigned_integer();
+        } else if (key == "links") {
+            locate_links(in, members);
+        } else if (key == "partners") {
+            members.partners = in.skip_value();
+        } else if (key == "disclosures") {
+            members.disclosures = in.skip_value();
+        } else if (key == "country_groups") {
+            members.country_groups = in.skip_value();
+        } else if (key == "domains") {
+            members.domains = in.skip_value();
+        } else {
+            in.skip_value();
         }
-        if (seen != (kSlug | kPartner | kDestination | kStatus))
-            in.fail("a link lacks slug, partner, destination or status");
-        builder.add(std::move(link));
-    } while (in.consume(','));
-    in.expect(']');
+    });
+    if (!in.at_end()) in.fail("text after the snapshot");
+    if (members.format != 1 || !members.links_at)
+        throw std::runtime_error("not a refgate snapshot (format 1)");
+    if (!members.version) throw std::runtime_error("snapshot file: no version");
+    if (members.partners.empty()) throw std::runtime_error("snapshot file: no partners");
+    return members;
+}
+
+void add_country_groups(domain::Snapshot::Builder& builder, std::string_view text) {
+    try {
+        builder.country_groups(country_groups_from_json(nlohmann::ordered_json::parse(text)));
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("snapshot file: ") + e.what());
+    }
+}
+
+void add_domains(domain::Snapshot::Builder& builder, std::string_view text) {
+    std::vector<domain::Domain> domains;
+    std::vector<ImportIssue> issues;
+    read_domains(nlohmann::ordered_json::parse(text), domains, issues);
+    if (!issues.empty())
+        throw std::runtime_error("snapshot file: domains: " + issues.front().to_string());
+    builder.domains(domains);
 }
 
 }  // namespace
 
 std::shared_ptr<const domain::Snapshot> read_snapshot_json(std::string_view text,
                                                            const domain::UrlPolicy& policy) {
-    // First pass: the top-level members, the links array only checked and counted (the
-    // partners may come after it in a file edited by hand).
     Cursor in(text);
-    if (in.peek() != '{') throw std::runtime_error("not a refgate snapshot (format 1)");
-    in.expect('{');
-    std::optional<std::int64_t> format;
-    std::optional<std::uint64_t> version;
-    std::optional<std::size_t> links_at;
-    std::size_t link_count = 0;
-    std::string_view partners_text;
-    std::string_view disclosures_text;
-    std::string_view groups_text;
-    std::string_view domains_text;
-    std::string key;
-    if (!in.consume('}')) {
-        do {
-            in.string(&key);
-            in.expect(':');
-            if (key == "format") {
-                char c = in.peek();
-                if (c == '-' || (c >= '0' && c <= '9')) {
-                    format = in.integer();
-                } else {
-                    in.skip_value();  // not a format this reader knows
-                    format = 0;
-                }
-            } else if (key == "version") {
-                version = in.unsigned_integer();
-            } else if (key == "links") {
-                if (links_at) in.fail("links twice");
-                if (in.peek() != '[') in.fail("links is not an array");
-                links_at = in.pos();
-                in.expect('[');
-                if (!in.consume(']')) {
-                    do {
-                        in.skip_value(1);
-                        ++link_count;
-                    } while (in.consume(','));
-                    in.expect(']');
-                }
-            } else if (key == "partners") {
-                partners_text = in.skip_value();
-            } else if (key == "disclosures") {
-                disclosures_text = in.skip_value();
-            } else if (key == "country_groups") {
-                groups_text = in.skip_value();
-            } else if (key == "domains") {
-                domains_text = in.skip_value();
-            } else {
-                in.skip_value();
-            }
-        } while (in.consume(','));
-        in.expect('}');
-    }
-    if (!in.at_end()) in.fail("text after the snapshot");
-    if (format != 1 || !links_at) throw std::runtime_error("not a refgate snapshot (format 1)");
-    if (!version) throw std::runtime_error("snapshot file: no version");
-    if (partners_text.empty()) throw std::runtime_error("snapshot file: no partners");
-
-    auto partners = partners_from_json(nlohmann::ordered_json::parse(partners_text));
+    FileMembers members = scan_file_members(in);
+    auto partners = partners_from_json(nlohmann::ordered_json::parse(members.partners));
     // Files written before disclosures were part of the snapshot have none.
     std::vector<domain::Disclosure> disclosures;
-    if (!disclosures_text.empty())
-        disclosures = disclosures_from_json(nlohmann::ordered_json::parse(disclosures_text));
+    if (!members.disclosures.empty())
+        disclosures = disclosures_from_json(nlohmann::ordered_json::parse(members.disclosures));
 
     domain::Snapshot::Builder builder(
-        *version, std::move(partners), policy, "file",
+        *members.version, std::move(partners), policy, "file",
         std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()),
-        link_count);
-    if (!groups_text.empty()) {
-        try {
-            builder.country_groups(
-                country_groups_from_json(nlohmann::ordered_json::parse(groups_text)));
-        } catch (const std::exception& e) {
-            throw std::runtime_error(std::string("snapshot file: ") + e.what());
-        }
-    }
-    if (!domains_text.empty()) {
-        std::vector<domain::Domain> domains;
-        std::vector<ImportIssue> issues;
-        read_domains(nlohmann::ordered_json::parse(domains_text), domains, issues);
-        if (!issues.empty())
-            throw std::runtime_error("snapshot file: domains: " + issues.front().to_string());
-        builder.domains(domains);
-    }
-    in.seek(*links_at);
+        members.link_count);
+    if (!members.country_groups.empty()) add_country_groups(builder, members.country_groups);
+    if (!members.domains.empty()) add_domains(builder, members.domains);
+    in.seek(*members.links_at);
     read_links(in, builder);
     return builder.finish(std::move(disclosures));
 }

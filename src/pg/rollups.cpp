@@ -182,51 +182,71 @@ std::int32_t month_after(std::int32_t month) {
         sys_days{(ymd.year() / ymd.month() + months{1}) / 1}.time_since_epoch().count());
 }
 
-// A batch of closing the day at days_through, once it has ended (build_rollups_step()); nullopt
-// while every day that has ended is closed.
-std::optional<Upkeep> close_day_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
-    if (s.days_through >= tx.exec(kToday)[0]["today"].as<std::int32_t>()) return std::nullopt;
-    if (s.days_closed_through >= last_link_id(tx)) {
-        tx.exec(
-            "UPDATE refgate_rollup_state SET days_through = days_through + 1, "
-            "days_closed_through = -1, updated_at = now()");
+// Closing a period (a day or a month) a batch of links at a time: its statements, and how its
+// end is logged. clear and close take $1 < link_id <= $2 and the period's first day $3 (days
+// since 1970-01-01); batch_done records $1 as the last link closed; next moves on to the next
+// period with none of its links closed.
+struct PeriodClose {
+    const char* clear;
+    const char* close;
+    const char* batch_done;
+    const char* next;
+    runtime::log::Level closed_level;
+    const char* closed_event;
+    const char* closed_field;
+};
+
+constexpr PeriodClose kDayClose{
+    .clear = kClearClosedDay,
+    .close = kCloseDay,
+    .batch_done = "UPDATE refgate_rollup_state SET days_closed_through = $1, updated_at = now()",
+    .next =
+        "UPDATE refgate_rollup_state SET days_through = days_through + 1, "
+        "days_closed_through = -1, updated_at = now()",
+    .closed_level = runtime::log::Level::debug,
+    .closed_event = "rollups_day_closed",
+    .closed_field = "day"};
+
+constexpr PeriodClose kMonthClose{
+    .clear = kClearClosedMonth,
+    .close = kCloseMonth,
+    .batch_done = "UPDATE refgate_rollup_state SET months_closed_through = $1, updated_at = now()",
+    .next =
+        "UPDATE refgate_rollup_state SET months_through = (months_through + interval '1 "
+        "month')::date, months_closed_through = -1, updated_at = now()",
+    .closed_level = runtime::log::Level::info,
+    .closed_event = "rollups_month_closed",
+    .closed_field = "month"};
+
+// A batch of closing the period that starts on `start` whose links through `closed_through` are
+// closed: the next `links` of them, or, once every link is, the move to the next period.
+Upkeep close_period_step(pqxx::work& tx, const PeriodClose& period, std::int32_t start,
+                         std::int64_t closed_through, std::int64_t links) {
+    if (closed_through >= last_link_id(tx)) {
+        tx.exec(period.next);
         tx.commit();
-        runtime::log::debug("rollups_day_closed", {{"day", domain::format_day(s.days_through)}});
+        runtime::log::write(period.closed_level, period.closed_event,
+                            {{period.closed_field, domain::format_day(start)}});
         return Upkeep::progress;
     }
-    std::int64_t after = s.days_closed_through;
-    std::int64_t through = after + std::max<std::int64_t>(links, 1);
-    tx.exec_params(kClearClosedDay, after, through, s.days_through);
-    tx.exec_params(kCloseDay, after, through, s.days_through);
-    tx.exec_params("UPDATE refgate_rollup_state SET days_closed_through = $1, updated_at = now()",
-                   through);
+    std::int64_t through = closed_through + std::max<std::int64_t>(links, 1);
+    tx.exec_params(period.clear, closed_through, through, start);
+    tx.exec_params(period.close, closed_through, through, start);
+    tx.exec_params(period.batch_done, through);
     tx.commit();
     return Upkeep::progress;
 }
 
-// A batch of closing the month at months_through, once it has ended and its days are closed
-// (build_rollups_step()).
-Upkeep close_month_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
+// Once the roll-ups are complete (build_rollups_step()): a batch of closing the day at
+// days_through once it has ended, else of the month at months_through once it has ended and its
+// days are closed.
+Upkeep close_periods_step(pqxx::work& tx, const RollupState& s, std::int64_t links) {
+    if (s.days_through < tx.exec(kToday)[0]["today"].as<std::int32_t>())
+        return close_period_step(tx, kDayClose, s.days_through, s.days_closed_through, links);
     if (s.months_through >= tx.exec(kCurrentMonth)[0]["month"].as<std::int32_t>())
         return Upkeep::idle;
     if (month_after(s.months_through) > s.days_through) return Upkeep::idle;
-    if (s.months_closed_through >= last_link_id(tx)) {
-        tx.exec(
-            "UPDATE refgate_rollup_state SET months_through = (months_through + interval '1 "
-            "month')::date, months_closed_through = -1, updated_at = now()");
-        tx.commit();
-        runtime::log::info("rollups_month_closed",
-                           {{"month", domain::format_day(s.months_through)}});
-        return Upkeep::progress;
-    }
-    std::int64_t after = s.months_closed_through;
-    std::int64_t through = after + std::max<std::int64_t>(links, 1);
-    tx.exec_params(kClearClosedMonth, after, through, s.months_through);
-    tx.exec_params(kCloseMonth, after, through, s.months_through);
-    tx.exec_params("UPDATE refgate_rollup_state SET months_closed_through = $1, updated_at = now()",
-                   through);
-    tx.commit();
-    return Upkeep::progress;
+    return close_period_step(tx, kMonthClose, s.months_through, s.months_closed_through, links);
 }
 
 }  // namespace
@@ -259,10 +279,7 @@ Upkeep build_rollups_step(pqxx::connection& conn, std::int64_t links) {
                              "release or SQL by hand): building them again"}});
         return Upkeep::reset;
     }
-    if (s.complete) {
-        if (auto step = close_day_step(tx, s, links)) return *step;
-        return close_month_step(tx, s, links);
-    }
+    if (s.complete) return close_periods_step(tx, s, links);
     std::int64_t after = s.built_through;
     std::int64_t through = after + std::max<std::int64_t>(links, 1);
     auto base_from = day_param(s);

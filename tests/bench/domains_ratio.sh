@@ -23,6 +23,8 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
 
 BIN=""
 ROUNDS=5
@@ -63,14 +65,8 @@ fi
 [[ -x $BIN ]] || die "no refgate binary at $BIN"
 command -v wrk >/dev/null || die "wrk is missing (apt-get install wrk)"
 
-PIDS=()
 cleanup() {
-  for pid in "${PIDS[@]}"; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
-    fi
-  done
+  bench_stop_servers
   stop_all
 }
 trap cleanup EXIT
@@ -108,21 +104,12 @@ serve() {
   url="postgresql://refgate@127.0.0.1:$PG_PORT/$name"
   REFGATE_DATABASE_URL=$url timeout 120 "$BIN" migrate >/dev/null
   REFGATE_DATABASE_URL=$url timeout 300 "$BIN" import "$STATE/$name.json" >/dev/null
-  REFGATE_DATABASE_URL=$url REFGATE_LISTEN="127.0.0.1:$port" \
-    REFGATE_ADMIN_LISTEN="127.0.0.1:$((port + 1))" REFGATE_THREADS=1 \
-    REFGATE_SNAPSHOT_FILE="$STATE/$name-snapshot.json" REFGATE_SPILL_FILE="$STATE/$name-spill.json" \
-    "$BIN" serve >"$STATE/$name.log" 2>&1 &
-  PIDS+=($!)
-  for ((i = 0; i < 100; i++)); do
-    curl -fsS "http://127.0.0.1:$((port + 1))/readyz" >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  curl -fsS "http://127.0.0.1:$((port + 1))/readyz" >/dev/null || die "refgate ($name) not ready; see $STATE/$name.log"
+  REFGATE_DATABASE_URL=$url bench_serve "$name" "$BIN" "$port" "$((port + 1))" "$STATE"
 }
 serve one "$ONE_PORT" 1
-ONE_PID=${PIDS[-1]}
+ONE_PID=${BENCH_PIDS[-1]}
 serve two "$TWO_PORT" 2
-TWO_PID=${PIDS[-1]}
+TWO_PID=${BENCH_PIDS[-1]}
 
 # wrk scripts: every request on go.example.com, or alternating go and de.
 for hosts in one two; do

@@ -18,6 +18,8 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
 
 BIN=""
 ROUNDS=3
@@ -55,12 +57,8 @@ if [[ -z $BIN ]]; then
 fi
 [[ -x $BIN ]] || die "no refgate binary at $BIN"
 
-SERVE_PID=""
 cleanup() {
-  if [[ -n $SERVE_PID ]] && kill -0 "$SERVE_PID" 2>/dev/null; then
-    kill -TERM "$SERVE_PID" 2>/dev/null || true
-    wait "$SERVE_PID" 2>/dev/null || true
-  fi
+  bench_stop_servers
   stop_all
 }
 trap cleanup EXIT
@@ -93,15 +91,8 @@ request = function()
 end
 LUA
 
-REFGATE_LISTEN="127.0.0.1:$RG_PORT" REFGATE_ADMIN_LISTEN="127.0.0.1:$RG_ADMIN_PORT" \
-  REFGATE_THREADS=1 REFGATE_SNAPSHOT_FILE="$STATE/snapshot.json" REFGATE_SPILL_FILE="$STATE/spill.json" \
-  "$BIN" serve >"$STATE/refgate.log" 2>&1 &
-SERVE_PID=$!
-for ((i = 0; i < 100; i++)); do
-  curl -fsS "http://127.0.0.1:$RG_ADMIN_PORT/readyz" >/dev/null 2>&1 && break
-  sleep 0.2
-done
-curl -fsS "http://127.0.0.1:$RG_ADMIN_PORT/readyz" >/dev/null || die "refgate not ready; see $STATE/refgate.log"
+bench_serve refgate "$BIN" "$RG_PORT" "$RG_ADMIN_PORT" "$STATE"
+SERVE_PID=${BENCH_PIDS[-1]}
 
 log "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 "$HERE/live_watchers.py" --pid "$SERVE_PID" --public-url "http://127.0.0.1:$RG_PORT" \

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/console_session.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -22,9 +23,6 @@ using Json = nlohmann::json;
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 namespace {
-
-// The origin a browser names for pages of the admin listener as the test client reaches it.
-const std::string kOrigin = "http://127.0.0.1";
 
 Headers bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
 
@@ -70,38 +68,6 @@ struct Fixture {
     std::string viewer = create_api_token(db.url(), "dashboards", "viewer");
     Instance one;
 };
-
-// `refgate user create` with the password on standard input.
-void add_user(const std::string& db, const std::string& name, const std::string& role,
-              const std::string& password) {
-    auto r = run_refgate({"user", "create", "--name", name, "--role", role, "--password-stdin"},
-                         {{"REFGATE_DATABASE_URL", db}}, password + "\n");
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-}
-
-// A signed-in console: its cookie ("name=id") and CSRF token.
-struct Browser {
-    std::string cookie;
-    std::string csrf;
-};
-
-Browser sign_in(Instance& at, const std::string& name, const std::string& password) {
-    auto r = http_request(at.service.admin_port(), "POST", "/api/v1/session",
-                          {{"Origin", kOrigin}, {"Content-Type", "application/json"}},
-                          Json{{"name", name}, {"password", password}}.dump());
-    INFO(r.body);
-    REQUIRE(r.status == 200);
-    std::string set = r.header("Set-Cookie");
-    return {set.substr(0, set.find(';')), Json::parse(r.body)["csrf_token"]};
-}
-
-Headers page(const Browser& b) {
-    return {{"Cookie", b.cookie},
-            {"X-CSRF-Token", b.csrf},
-            {"Origin", kOrigin},
-            {"Sec-Fetch-Site", "same-origin"}};
-}
 
 }  // namespace
 
@@ -155,18 +121,22 @@ TEST_CASE("a token revoked through another instance is refused within the cache 
 TEST_CASE("a sign-out, a disabled user and a lowered role through an instance apply at once",
           "[auth][console][pg][redis]") {
     Fixture f;
-    add_user(f.db.url(), "eddie", "editor", "correct horse battery");
-    add_user(f.db.url(), "olga", "editor", "correct horse battery");
-    Browser eddie = sign_in(f.one, "eddie", "correct horse battery");
-    Browser olga = sign_in(f.one, "olga", "correct horse battery");
-    Browser olga_phone = sign_in(f.one, "olga", "correct horse battery");
-    for (const Browser* b : {&eddie, &olga, &olga_phone})
-        REQUIRE(f.one.call("GET", "/api/v1/stats/live", page(*b)).status == 200);
+    add_console_user(f.db.url(), "eddie", "editor", "correct horse battery");
+    add_console_user(f.db.url(), "olga", "editor", "correct horse battery");
+    ConsoleBrowser eddie =
+        sign_in_console(f.one.service.admin_port(), "eddie", "correct horse battery");
+    ConsoleBrowser olga =
+        sign_in_console(f.one.service.admin_port(), "olga", "correct horse battery");
+    ConsoleBrowser olga_phone =
+        sign_in_console(f.one.service.admin_port(), "olga", "correct horse battery");
+    for (const ConsoleBrowser* b : {&eddie, &olga, &olga_phone})
+        REQUIRE(f.one.call("GET", "/api/v1/stats/live", console_page_headers(*b)).status == 200);
 
     // A sign-out ends that session at once, and only that one.
-    REQUIRE(f.one.call("DELETE", "/api/v1/session", page(olga_phone)).status == 204);
-    CHECK(f.one.call("GET", "/api/v1/stats/live", page(olga_phone)).status == 401);
-    CHECK(f.one.call("GET", "/api/v1/stats/live", page(olga)).status == 200);
+    REQUIRE(f.one.call("DELETE", "/api/v1/session", console_page_headers(olga_phone)).status ==
+            204);
+    CHECK(f.one.call("GET", "/api/v1/stats/live", console_page_headers(olga_phone)).status == 401);
+    CHECK(f.one.call("GET", "/api/v1/stats/live", console_page_headers(olga)).status == 200);
 
     // Eddie's role lowered to viewer: his session can no longer write, at once.
     auto etag = f.one.call("GET", "/api/v1/users/eddie", bearer(f.admin)).header("ETag");
@@ -176,7 +146,7 @@ TEST_CASE("a sign-out, a disabled user and a lowered role through an instance ap
     REQUIRE(http_request(f.one.service.admin_port(), "PATCH", "/api/v1/users/eddie", patch,
                          R"({"role": "viewer"})")
                 .status == 200);
-    Headers write = page(eddie);
+    Headers write = console_page_headers(eddie);
     write.emplace_back("Content-Type", "application/json");
     auto refused = http_request(f.one.service.admin_port(), "POST", "/api/v1/partners", write,
                                 R"({"slug": "kagi", "name": "Kagi", "ref_param": "via",
@@ -189,7 +159,7 @@ TEST_CASE("a sign-out, a disabled user and a lowered role through an instance ap
     REQUIRE(http_request(f.one.service.admin_port(), "PATCH", "/api/v1/users/olga", patch,
                          R"({"disabled": true})")
                 .status == 200);
-    CHECK(f.one.call("GET", "/api/v1/stats/live", page(olga)).status == 401);
+    CHECK(f.one.call("GET", "/api/v1/stats/live", console_page_headers(olga)).status == 401);
 }
 
 }  // namespace auth_cache_test

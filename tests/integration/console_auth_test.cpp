@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "support/console_session.hpp"
 #include "support/http_client.hpp"
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
@@ -20,24 +21,6 @@ namespace {
 
 const char* const kPartner = R"json({"slug": "tailscale", "name": "Tailscale", "ref_param": "ref",
   "ref_code": "picks42", "allowed_domains": ["tailscale.com"]})json";
-// The origin a browser names for pages of the admin listener as the test client reaches it.
-const std::string kOrigin = "http://127.0.0.1";
-
-// `refgate user create` with the password on standard input.
-void add_user(const std::string& db, const std::string& name, const std::string& role,
-              const std::string& password) {
-    auto r = run_refgate({"user", "create", "--name", name, "--role", role, "--password-stdin"},
-                         {{"REFGATE_DATABASE_URL", db}}, password + "\n");
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-}
-
-// A signed-in browser: its cookie ("name=id") and the session's CSRF token.
-struct Browser {
-    std::string cookie;
-    std::string id;
-    std::string csrf;
-};
 
 struct Console {
     explicit Console(EnvPairs env = {})
@@ -57,26 +40,13 @@ struct Console {
         return call("POST", "/api/v1/session", std::move(headers),
                     Json{{"name", name}, {"password", password}}.dump());
     }
-    Browser browser(const std::string& name, const std::string& password) {
-        auto r = sign_in(name, password, {{"Origin", kOrigin}});
-        INFO(r.body);
-        REQUIRE(r.status == 200);
-        std::string set = r.header("Set-Cookie");
-        Browser b;
-        b.cookie = set.substr(0, set.find(';'));
-        b.id = b.cookie.substr(b.cookie.find('=') + 1);
-        b.csrf = Json::parse(r.body)["csrf_token"];
-        return b;
+    ConsoleBrowser browser(const std::string& name, const std::string& password) {
+        return sign_in_console(service.admin_port(), name, password);
     }
     // A console page's request: cookie, CSRF token, same origin.
-    HttpResponse page(const Browser& b, const std::string& method, const std::string& target,
+    HttpResponse page(const ConsoleBrowser& b, const std::string& method, const std::string& target,
                       const std::string& body = "") {
-        return call(method, target,
-                    {{"Cookie", b.cookie},
-                     {"X-CSRF-Token", b.csrf},
-                     {"Origin", kOrigin},
-                     {"Sec-Fetch-Site", "same-origin"}},
-                    body);
+        return call(method, target, console_page_headers(b), body);
     }
     std::string admin_etag(const std::string& user) {
         return call("GET", "/api/v1/users/" + user, {{"Authorization", "Bearer " + admin_token}})
@@ -89,11 +59,11 @@ struct Console {
 TEST_CASE("signing in sets an HttpOnly SameSite=Strict cookie with a new id, stored only hashed",
           "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
     // A browser arrives with an id someone planted; sign-in never keeps it.
     std::string planted = std::string(43, 'A');
     auto r = c.sign_in("eddie", "correct horse battery",
-                       {{"Origin", kOrigin}, {"Cookie", "refgate_session=" + planted}});
+                       {{"Origin", kConsoleOrigin}, {"Cookie", "refgate_session=" + planted}});
     REQUIRE(r.status == 200);
     std::string set = r.header("Set-Cookie");
     CHECK(set.starts_with("refgate_session="));
@@ -132,8 +102,8 @@ TEST_CASE("with an https admin URL the session cookie is Secure and __Host- pref
           "[console][pg]") {
     Console c(EnvPairs{{"REFGATE_ADMIN_PUBLIC_URL", "https://admin.example.com"},
                        {"REFGATE_PUBLIC_BASE_URL", "https://picks.example.com"}});
-    add_user(c.db.url(), "vera", "viewer", "a long enough password");
-    CHECK(c.sign_in("vera", "a long enough password", {{"Origin", kOrigin}}).status == 403);
+    add_console_user(c.db.url(), "vera", "viewer", "a long enough password");
+    CHECK(c.sign_in("vera", "a long enough password", {{"Origin", kConsoleOrigin}}).status == 403);
     auto r = c.sign_in("vera", "a long enough password", {{"Origin", "https://admin.example.com"}});
     REQUIRE(r.status == 200);
     std::string set = r.header("Set-Cookie");
@@ -150,8 +120,8 @@ TEST_CASE("with an https admin URL the session cookie is Secure and __Host- pref
 TEST_CASE("a wrong password, an unknown name and a disabled user get the same 401",
           "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
-    add_user(c.db.url(), "olga", "editor", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    add_console_user(c.db.url(), "olga", "editor", "correct horse battery");
     auto d = run_refgate({"user", "disable", "olga"}, {{"REFGATE_DATABASE_URL", c.db.url()}});
     REQUIRE(d.exit_code == 0);
     auto wrong = c.sign_in("eddie", "not the password");
@@ -170,7 +140,7 @@ TEST_CASE("a wrong password, an unknown name and a disabled user get the same 40
 TEST_CASE("the sixth failed sign-in for a name is answered 429, even with the right password",
           "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
     for (int i = 0; i < 5; ++i)
         CHECK(c.sign_in("eddie", "guess number " + std::to_string(i)).status == 401);
     auto limited = c.sign_in("eddie", "correct horse battery");
@@ -178,7 +148,7 @@ TEST_CASE("the sixth failed sign-in for a name is answered 429, even with the ri
     CHECK(std::stoi(limited.header("Retry-After")) > 800);
     CHECK_FALSE(limited.has_header("Set-Cookie"));
     // Another name is not locked by eddie's failures.
-    add_user(c.db.url(), "vera", "viewer", "a long enough password");
+    add_console_user(c.db.url(), "vera", "viewer", "a long enough password");
     CHECK(c.sign_in("vera", "a long enough password").status == 200);
     auto metrics = http_get(c.service.admin_port(), "/metrics").body;
     CHECK(metrics.find("refgate_console_sign_ins_total{result=\"refused\"} 5") !=
@@ -191,7 +161,7 @@ TEST_CASE("the sixth failed sign-in for a name is answered 429, even with the ri
 TEST_CASE("one client's failed sign-ins lock that name from that client only, behind a proxy too",
           "[console][pg]") {
     Console c(EnvPairs{{"REFGATE_TRUSTED_PROXIES", "127.0.0.1"}});
-    add_user(c.db.url(), "ada", "admin", "correct horse battery");
+    add_console_user(c.db.url(), "ada", "admin", "correct horse battery");
     auto from = [](const char* client) { return Headers{{"X-Forwarded-For", client}}; };
     for (int i = 0; i < 5; ++i)
         CHECK(c.sign_in("ada", "guess " + std::to_string(i), from("203.0.113.7")).status == 401);
@@ -203,7 +173,7 @@ TEST_CASE("one client's failed sign-ins lock that name from that client only, be
 TEST_CASE("many failed sign-ins slow a client down but never refuse the right password",
           "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
     for (int i = 0; i < 20; ++i)
         CHECK(c.sign_in("user" + std::to_string(i), "wrong password").status == 401);
     auto started = std::chrono::steady_clock::now();
@@ -214,8 +184,8 @@ TEST_CASE("many failed sign-ins slow a client down but never refuse the right pa
 TEST_CASE("guessed tokens from an address do not lock out a valid session from it",
           "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
-    Browser b = c.browser("eddie", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    ConsoleBrowser b = c.browser("eddie", "correct horse battery");
     for (int i = 0; i < 21; ++i)
         c.call("GET", "/api/v1/partners",
                {{"Authorization", "Bearer rg_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}});
@@ -230,7 +200,7 @@ TEST_CASE("guessed tokens from an address do not lock out a valid session from i
 
 TEST_CASE("a sign-in from another site is refused", "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
     CHECK(
         c.sign_in("eddie", "correct horse battery", {{"Origin", "https://evil.example"}}).status ==
         403);
@@ -242,8 +212,8 @@ TEST_CASE("a sign-in from another site is refused", "[console][pg]") {
 
 TEST_CASE("a session reads partners, and a viewer's session cannot write", "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "vera", "viewer", "a long enough password");
-    Browser vera = c.browser("vera", "a long enough password");
+    add_console_user(c.db.url(), "vera", "viewer", "a long enough password");
+    ConsoleBrowser vera = c.browser("vera", "a long enough password");
     CHECK(c.call("GET", "/api/v1/partners", {{"Cookie", vera.cookie}}).status == 200);
     auto post = c.page(vera, "POST", "/api/v1/partners", kPartner);
     CHECK(post.status == 403);
@@ -257,8 +227,8 @@ TEST_CASE("a session reads partners, and a viewer's session cannot write", "[con
 TEST_CASE("an editor's unsafe request needs the CSRF token, the console's origin and no other site",
           "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
-    Browser b = c.browser("eddie", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    ConsoleBrowser b = c.browser("eddie", "correct horse battery");
     auto without_token = c.call("POST", "/api/v1/partners", {{"Cookie", b.cookie}}, kPartner);
     CHECK(without_token.status == 403);
     CHECK(Json::parse(without_token.body)["title"] == "CSRF check failed");
@@ -290,8 +260,8 @@ TEST_CASE("an editor's unsafe request needs the CSRF token, the console's origin
 
 TEST_CASE("signing out ends the session and clears the cookie", "[console][pg]") {
     Console c;
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
-    Browser b = c.browser("eddie", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    ConsoleBrowser b = c.browser("eddie", "correct horse battery");
     CHECK(c.call("DELETE", "/api/v1/session", {{"Cookie", b.cookie}}).status == 403);
     auto out = c.page(b, "DELETE", "/api/v1/session");
     CHECK(out.status == 204);
@@ -308,11 +278,11 @@ TEST_CASE("an idle session and a session past its end are refused", "[console][p
     // checked session (auth_cache_test.cpp has what it keeps).
     Console c(
         EnvPairs{{"REFGATE_CONSOLE_SESSION_IDLE", "600"}, {"REFGATE_AUTH_CACHE_SECONDS", "0"}});
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
-    Browser idle = c.browser("eddie", "correct horse battery");
-    Browser old = c.browser("eddie", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    ConsoleBrowser idle = c.browser("eddie", "correct horse battery");
+    ConsoleBrowser old = c.browser("eddie", "correct horse battery");
     CHECK(c.call("GET", "/api/v1/partners", {{"Cookie", idle.cookie}}).status == 200);
-    auto move = [&](const Browser& b, const std::string& set) {
+    auto move = [&](const ConsoleBrowser& b, const std::string& set) {
         c.db.exec("UPDATE refgate_console_sessions SET " + set +
                   " WHERE id_hash = sha256(convert_to('" + b.id + "', 'UTF8'))");
     };
@@ -326,8 +296,8 @@ TEST_CASE("an idle session and a session past its end are refused", "[console][p
 
 TEST_CASE("the absolute session limit comes from REFGATE_CONSOLE_SESSION_MAX", "[console][pg]") {
     Console c(EnvPairs{{"REFGATE_CONSOLE_SESSION_MAX", "1"}});
-    add_user(c.db.url(), "eddie", "editor", "correct horse battery");
-    Browser b = c.browser("eddie", "correct horse battery");
+    add_console_user(c.db.url(), "eddie", "editor", "correct horse battery");
+    ConsoleBrowser b = c.browser("eddie", "correct horse battery");
     std::this_thread::sleep_for(std::chrono::milliseconds{1100});
     CHECK(c.call("GET", "/api/v1/session", {{"Cookie", b.cookie}}).status == 401);
 }

@@ -711,4 +711,24 @@ TEST_CASE("automatic fallback's switched branches survive the snapshot file",
     CHECK_FALSE(off->branches()[0].failing);
 }
 
+TEST_CASE("a link's click cap survives the snapshot file, and a null cap is none",
+          "[snapshot][caps]") {
+    auto capped = make_link("capped", "https://tailscale.com/pricing");
+    capped.id = 1;
+    capped.max_human_clicks = 500;
+    auto open = make_link("open", "https://tailscale.com/kb");
+    open.id = 2;
+    auto original = Snapshot::build(5, {tailscale_with_extras()}, {capped, open}, {}, "pg");
+    auto text = file_text(*original);
+    CHECK_THAT(text, Catch::Contains("\"max_human_clicks\":null"));
+    auto copy = read_snapshot_json(std::string_view(text), {});
+    REQUIRE(copy->find("capped") != nullptr);
+    CHECK(copy->link(*copy->find("capped")).max_human_clicks == 500);
+    REQUIRE(copy->find("open") != nullptr);
+    CHECK_FALSE(copy->link(*copy->find("open")).max_human_clicks);
+    REQUIRE(copy->caps().size() == 1);
+    CHECK(copy->caps()[0].link_id == 1);
+    CHECK(copy->caps()[0].max_human_clicks == 500);
+}
+
 }  // namespace snapshot_test
