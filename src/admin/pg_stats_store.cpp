@@ -16,6 +16,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection_pool.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -42,14 +43,17 @@ std::int32_t day_of(const pqxx::field& field) { return parse_day(field.c_str()).
 // A link's clicks per country and per rule branch over the range, as flushed (the counters still
 // in Redis reach the view with the next flush, a few seconds later). None for a link without
 // rules and without such clicks in the range.
-std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& slug,
+std::optional<TargetingBreakdown> read_targeting(ReadTx& tx, std::int64_t link_id,
                                                  const DayRange& range, bool has_rules) {
     TargetingBreakdown breakdown;
+    // By the link's id: a slug may be taken on several domains (issue 46).
     auto rows = tx.exec_params(
-        "SELECT country, rule, class, sum(clicks)::bigint AS clicks FROM "
-        "refgate_clicks_by_country_daily "
-        "WHERE link = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
-        slug, format_day(range.from), format_day(range.to));
+        "SELECT c.country, c.rule, v.class, sum(v.clicks)::bigint AS clicks FROM "
+        "refgate_click_counts_by_country c CROSS JOIN LATERAL (VALUES ('human'::text, c.human), "
+        "('bot'::text, c.bot), ('prefetch'::text, c.prefetch), ('scanner'::text, c.scanner)) AS "
+        "v(class, clicks) WHERE c.link_id = $1 AND c.day BETWEEN $2::date AND $3::date AND "
+        "v.clicks > 0 GROUP BY 1, 2, 3",
+        link_id, format_day(range.from), format_day(range.to));
     for (const auto& row : rows)
         breakdown.add(row["country"].c_str(), row["rule"].c_str(),
                       class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
@@ -94,7 +98,8 @@ std::string link_sums_sql(bool one_partner, bool one_domain) {
                "refgate_rollup_link_days WHERE day >= " + d + first + "::int AND day < " + d + end +
                "::int" + links;
     };
-    return "SELECT l.slug AS link, p.slug AS partner, s.human, s.bot, s.prefetch, s.scanner FROM "
+    return "SELECT l.id AS link_id, l.slug AS link, coalesce(l.domain, '') AS domain, p.slug AS "
+           "partner, s.human, s.bot, s.prefetch, s.scanner FROM "
            "(SELECT link_id, sum(human)::bigint AS human, sum(bot)::bigint AS bot, "
            "sum(prefetch)::bigint AS prefetch, sum(scanner)::bigint AS scanner FROM (" +
            days("$1", "$2", "$3") + " UNION ALL " + days("$4", "$5", "$6") +
@@ -196,8 +201,8 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
     if (!source.rollups) {
         for (const auto& row : tx.exec_params(
                  "SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, class, clicks FROM "
-                 "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-                 stats.link, format_day(range.from), format_day(range.to))) {
+                 "refgate_clicks WHERE link_id = $1 AND day BETWEEN $2::date AND $3::date",
+                 link_id, format_day(range.from), format_day(range.to))) {
             add_clicks(stats, day_of(row["day"]), row["channel"].c_str(),
                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
         }
@@ -230,11 +235,11 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id, Link
 }
 
 // The stored unique estimates of a link's days.
-void read_link_uniques(ReadTx& tx, LinkStats& stats) {
-    for (const auto& row : tx.exec_params(
-             "SELECT to_char(day, 'YYYY-MM-DD') AS day, unique_estimate FROM "
-             "refgate_uniques_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-             stats.link, format_day(stats.range.from), format_day(stats.range.to))) {
+void read_link_uniques(ReadTx& tx, std::int64_t link_id, LinkStats& stats) {
+    for (const auto& row :
+         tx.exec_params("SELECT to_char(day, 'YYYY-MM-DD') AS day, unique_estimate FROM "
+                        "refgate_uniques WHERE link_id = $1 AND day BETWEEN $2::date AND $3::date",
+                        link_id, format_day(stats.range.from), format_day(stats.range.to))) {
         if (LinkDay* d = day_in(stats, day_of(row["day"])))
             d->unique_estimate = row["unique_estimate"].as<std::uint64_t>();
     }
@@ -244,20 +249,25 @@ class PgStatsStore final : public StatsStore {
   public:
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
 
-    std::optional<LinkStats> link(const std::string& slug, const DayRange& range) override {
+    std::optional<LinkStats> link(const std::string& name, const DayRange& range) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
         std::optional<LinkStats> stats;
         std::int64_t link_id = 0;
         with_transaction([&](ReadTx& tx) {
+            // The link as the admin API finds it (issue 46: "host/slug" on a domain).
+            auto named = pg::parse_link_name(name);
             auto found = tx.exec_params(
-                "SELECT l.id, p.slug AS partner, l.rules <> '[]'::jsonb AS has_rules FROM "
-                "refgate_links l JOIN refgate_partners p ON p.id = l.partner_id WHERE l.slug = $1",
-                slug);
+                "SELECT l.id, l.slug, coalesce(l.domain, '') AS domain, p.slug AS partner, "
+                "l.rules <> '[]'::jsonb AS has_rules FROM refgate_links l JOIN refgate_partners p "
+                "ON p.id = l.partner_id WHERE " +
+                    pg::link_named_sql(1),
+                named.host, named.slug);
             if (found.empty()) return;
             link_id = found[0]["id"].as<std::int64_t>();
             stats.emplace();
-            stats->link = slug;
+            stats->link = found[0]["slug"].c_str();
+            stats->domain = found[0]["domain"].c_str();
             stats->partner = found[0]["partner"].c_str();
             stats->range = range;
             for (std::int32_t d = range.from; d <= range.to; ++d)
@@ -268,8 +278,8 @@ class PgStatsStore final : public StatsStore {
                 if (u.key.link_id != link_id || flushed.count(u.bucket) != 0) continue;
                 add_clicks(*stats, u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
             }
-            read_link_uniques(tx, *stats);
-            stats->targeting = read_targeting(tx, slug, range, found[0]["has_rules"].as<bool>());
+            read_link_uniques(tx, link_id, *stats);
+            stats->targeting = read_targeting(tx, link_id, range, found[0]["has_rules"].as<bool>());
         });
         if (!stats) return stats;
         // A recent day's estimate in Redis covers every sample of that day, flushed or not.
@@ -299,21 +309,21 @@ class PgStatsStore final : public StatsStore {
             stats->partner = slug;
             stats->range = range;
             for (std::int32_t d = range.from; d <= range.to; ++d) stats->days.push_back({d, {}});
-            std::map<std::string, ClassCounts> links;
-            std::unordered_map<std::int64_t, std::string> slugs;
-            for (const auto& row :
-                 tx.exec_params("SELECT id, slug FROM refgate_links l WHERE partner_id = $1 AND " +
-                                    any_domain_sql(2),
-                                found[0]["id"].as<std::int64_t>(), domain_host(domain),
-                                domain != nullptr && domain->is_default)) {
-                slugs[row["id"].as<std::int64_t>()] = row["slug"].c_str();
-                links[row["slug"].c_str()];
+            // By id: a slug may be taken on several domains (issue 46).
+            std::unordered_map<std::int64_t, TopEntry> links;
+            for (const auto& row : tx.exec_params(
+                     "SELECT id, slug, coalesce(domain, '') AS domain FROM refgate_links l WHERE "
+                     "partner_id = $1 AND " +
+                         any_domain_sql(2),
+                     found[0]["id"].as<std::int64_t>(), domain_host(domain),
+                     domain != nullptr && domain->is_default)) {
+                links[row["id"].as<std::int64_t>()] =
+                    TopEntry{row["slug"].c_str(), slug, {}, row["domain"].c_str()};
             }
-            auto add = [&](const std::string& link, std::int32_t day, std::uint8_t cls,
-                           std::uint64_t n) {
+            auto add = [&](std::int64_t link, std::int32_t day, std::uint8_t cls, std::uint64_t n) {
                 if (day < range.from || day > range.to) return;
                 stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
-                links[link].add(cls, n);
+                if (auto it = links.find(link); it != links.end()) it->second.clicks.add(cls, n);
             };
             Source source = read_source(tx);
             if (source.rollups) {
@@ -343,11 +353,13 @@ class PgStatsStore final : public StatsStore {
                         stats->days[static_cast<std::size_t>(day - range.from)].second.add(
                             class_sums(row));
                 }
-                for (const auto& row : link_sums(tx, range, source, partner_id, domain))
-                    links[row["link"].c_str()].add(class_sums(row));
+                for (const auto& row : link_sums(tx, range, source, partner_id, domain)) {
+                    auto it = links.find(row["link_id"].as<std::int64_t>());
+                    if (it != links.end()) it->second.clicks.add(class_sums(row));
+                }
             } else {
                 for (const auto& row : tx.exec_params(
-                         "SELECT l.slug AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
+                         "SELECT l.id AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
                          "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
                          "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
                          "l.partner_id WHERE p.slug = $1 AND c.day BETWEEN $2::date AND "
@@ -355,17 +367,20 @@ class PgStatsStore final : public StatsStore {
                              any_domain_sql(4) + " GROUP BY 1, 2, 3",
                          slug, format_day(range.from), format_day(range.to), domain_host(domain),
                          domain != nullptr && domain->is_default)) {
-                    add(row["link"].c_str(), day_of(row["day"]), class_index(row["class"].c_str()),
-                        row["clicks"].as<std::uint64_t>());
+                    add(row["link"].as<std::int64_t>(), day_of(row["day"]),
+                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
                 }
             }
             auto flushed = flushed_among(tx, unflushed);
             for (const auto& u : unflushed) {
-                auto it = slugs.find(u.key.link_id);
-                if (it == slugs.end() || flushed.count(u.bucket) != 0) continue;
-                add(it->second, u.key.day, u.key.click_class, u.clicks);
+                if (!links.contains(u.key.link_id) || flushed.count(u.bucket) != 0) continue;
+                add(u.key.link_id, u.key.day, u.key.click_class, u.clicks);
             }
-            for (auto& [link, counts] : links) stats->links.emplace_back(link, counts);
+            for (auto& [id, entry] : links) stats->links.push_back(std::move(entry));
+            std::sort(stats->links.begin(), stats->links.end(),
+                      [](const TopEntry& a, const TopEntry& b) {
+                          return a.link != b.link ? a.link < b.link : a.domain < b.domain;
+                      });
         });
         return stats;
     }
@@ -374,34 +389,32 @@ class PgStatsStore final : public StatsStore {
                               const StatsDomain* domain) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        std::map<std::string, TopEntry> entries;
+        // By the link's id: a slug may be taken on several domains (issue 46).
+        std::map<std::int64_t, TopEntry> entries;
         with_transaction([&](ReadTx& tx) {
-            auto add = [&](const std::string& link, const std::string& partner, std::uint8_t cls,
-                           std::uint64_t n) {
-                auto& e = entries[link];
-                e.link = link;
-                e.partner = partner;
-                e.clicks.add(cls, n);
+            auto entry = [&](const pqxx::row& row) -> TopEntry& {
+                auto& e = entries[row["link_id"].as<std::int64_t>()];
+                e.link = row["link"].c_str();
+                e.partner = row["partner"].c_str();
+                e.domain = row["domain"].c_str();
+                return e;
             };
             Source source = read_source(tx);
             if (source.rollups) {
-                for (const auto& row : link_sums(tx, range, source, std::nullopt, domain)) {
-                    auto& e = entries[row["link"].c_str()];
-                    e.link = row["link"].c_str();
-                    e.partner = row["partner"].c_str();
-                    e.clicks.add(class_sums(row));
-                }
+                for (const auto& row : link_sums(tx, range, source, std::nullopt, domain))
+                    entry(row).clicks.add(class_sums(row));
             } else {
                 for (const auto& row : tx.exec_params(
-                         "SELECT l.slug AS link, p.slug AS partner, c.class, "
+                         "SELECT l.id AS link_id, l.slug AS link, coalesce(l.domain, '') AS "
+                         "domain, p.slug AS partner, c.class, "
                          "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
                          "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
                          "l.partner_id WHERE c.day BETWEEN $1::date AND $2::date AND " +
-                             any_domain_sql(3) + " GROUP BY 1, 2, 3",
+                             any_domain_sql(3) + " GROUP BY 1, 2, 3, 4, 5",
                          format_day(range.from), format_day(range.to), domain_host(domain),
                          domain != nullptr && domain->is_default)) {
-                    add(row["link"].c_str(), row["partner"].c_str(),
-                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
+                    entry(row).clicks.add(class_index(row["class"].c_str()),
+                                          row["clicks"].as<std::uint64_t>());
                 }
             }
             auto flushed = flushed_among(tx, unflushed);
@@ -410,25 +423,25 @@ class PgStatsStore final : public StatsStore {
                 if (flushed.count(u.bucket) == 0) ids.insert(u.key.link_id);
             }
             if (ids.empty()) return;
-            std::unordered_map<std::int64_t, std::pair<std::string, std::string>> names;
+            std::set<std::int64_t> named;
             for (const auto& row : tx.exec_params(
-                     "SELECT l.id, l.slug AS link, p.slug AS partner FROM refgate_links l JOIN "
-                     "refgate_partners p ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[]) "
-                     "AND " +
+                     "SELECT l.id AS link_id, l.slug AS link, coalesce(l.domain, '') AS domain, "
+                     "p.slug AS partner FROM refgate_links l JOIN refgate_partners p ON p.id = "
+                     "l.partner_id WHERE l.id = ANY($1::bigint[]) AND " +
                          any_domain_sql(2),
                      pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end())),
                      domain_host(domain), domain != nullptr && domain->is_default)) {
-                names[row["id"].as<std::int64_t>()] = {row["link"].c_str(), row["partner"].c_str()};
+                entry(row);
+                named.insert(row["link_id"].as<std::int64_t>());
             }
             for (const auto& u : unflushed) {
-                auto it = names.find(u.key.link_id);
-                if (it == names.end() || flushed.count(u.bucket) != 0) continue;
-                add(it->second.first, it->second.second, u.key.click_class, u.clicks);
+                if (!named.contains(u.key.link_id) || flushed.count(u.bucket) != 0) continue;
+                entries[u.key.link_id].clicks.add(u.key.click_class, u.clicks);
             }
         });
         std::vector<TopEntry> out;
-        for (auto& [link, entry] : entries) {
-            if (entry.clicks.total() > 0) out.push_back(std::move(entry));
+        for (auto& [id, e] : entries) {
+            if (e.clicks.total() > 0) out.push_back(std::move(e));
         }
         rank_top(out, limit);
         return out;
@@ -477,7 +490,7 @@ class PgStatsStore final : public StatsStore {
         if (!from_rollups) return StatsStore::top_partners(range, limit, nullptr);
         std::vector<TopEntry> out;
         for (auto& [partner, clicks] : sums) {
-            if (clicks.total() > 0) out.push_back({partner, partner, clicks});
+            if (clicks.total() > 0) out.push_back({partner, partner, clicks, {}});
         }
         rank_top(out, limit);  // `link` holds the partner's slug: the tie-break
         return out;

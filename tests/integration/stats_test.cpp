@@ -205,10 +205,9 @@ TEST_CASE("partner and top stats add up the links' clicks, unflushed ones includ
 
     auto csv =
         f.get("/api/v1/stats/top?from=" + f.today + "&to=" + f.today, {{"Accept", "text/csv"}});
-    CHECK(
-        csv.body ==
-        "rank,link,partner,human,bot,prefetch\r\n1,search,kagi,4,0,0\r\n2,beta,tailscale,3,1,0\r\n"
-        "3,alpha,tailscale,2,0,0\r\n");
+    CHECK(csv.body ==
+          "rank,link,partner,human,bot,prefetch,domain\r\n1,search,kagi,4,0,0,\r\n"
+          "2,beta,tailscale,3,1,0,\r\n3,alpha,tailscale,2,0,0,\r\n");
     auto partner_csv = f.get("/api/v1/stats/partners/kagi?from=" + f.today + "&to=" + f.today,
                              {{"Accept", "text/csv"}});
     CHECK(partner_csv.body == "day,human,bot,prefetch\r\n" + f.today + ",4,0,0\r\n");
