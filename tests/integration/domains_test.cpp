@@ -633,4 +633,45 @@ TEST_CASE(
           Json{{"token", home_token}, {"link", "deal"}, {"channel", "direct"}});
 }
 
+TEST_CASE(
+    "a link's audit entries have one key however it was addressed: `slug` on the default domain "
+    "with or without ?domain=, `host/slug` on another",
+    "[domains][audit][pg][admin]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    Headers auth{{"Authorization", "Bearer " + f.admin}};
+    auto etag = [&](const std::string& target) {
+        return http_get(f.service.admin_port(), target, auth).header("ETag");
+    };
+    auto patch = [&](const std::string& target, const std::string& path) {
+        Headers write = auth;
+        write.emplace_back("Content-Type", "application/merge-patch+json");
+        write.emplace_back("If-Match", etag(target));
+        auto r = http_request(f.service.admin_port(), "PATCH", target, write,
+                              Json{{"destination", "https://tailscale.com/" + path}}.dump());
+        INFO(target << " -> " << r.body);
+        REQUIRE(r.status == 200);
+    };
+    patch("/api/v1/links/deal", "one");
+    patch("/api/v1/links/deal?domain=go.example.com", "two");
+    patch("/api/v1/links/deal?domain=GO.example.com", "three");
+    patch("/api/v1/links/deal?domain=de.example.com", "vier");
+    Headers del = auth;
+    del.emplace_back("If-Match", etag("/api/v1/links/deal?domain=go.example.com"));
+    REQUIRE(http_request(f.service.admin_port(), "DELETE",
+                         "/api/v1/links/deal?domain=go.example.com", del)
+                .status == 204);
+
+    auto audit = Json::parse(
+        http_get(f.service.admin_port(), "/api/v1/audit?entity=link", auth).body)["items"];
+    REQUIRE(audit.size() == 8);  // newest first, after the import's three creations
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < 5; ++i) keys.push_back(audit[i]["slug"]);
+    CHECK(keys == std::vector<std::string>{"deal", "de.example.com/deal", "deal", "deal", "deal"});
+    // Filtering by the key finds every change of the default domain's link, its creation too.
+    auto home = Json::parse(
+        http_get(f.service.admin_port(), "/api/v1/audit?entity=link&slug=deal", auth).body);
+    CHECK(home["items"].size() == 5);
+}
+
 }  // namespace domains_test
