@@ -137,25 +137,18 @@ pqxx::result link_sums(ReadTx& tx, const DayRange& range, const Source& source,
                        std::optional<std::int64_t> partner, const StatsDomain* domain) {
     RollupReads r = rollup_reads(range, source.months_through, source.days_through);
     auto sign = [](const DaySpan& s) { return s.subtract ? -1 : 1; };
-    std::string sql = link_sums_sql(partner.has_value(), domain != nullptr);
-    if (partner && domain) {
-        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end,
-                              r.open.first, r.open.end, *partner, domain->host, domain->is_default);
-    }
-    if (partner) {
-        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end,
-                              r.open.first, r.open.end, *partner);
-    }
+    // $1 to $10, then the partner's id and the domain's two when asked (link_sums_sql()).
+    std::vector<std::string> params;
+    for (int value : {r.before.first, r.before.end, sign(r.before), r.after.first, r.after.end,
+                      sign(r.after), r.months.first, r.months.end, r.open.first, r.open.end})
+        params.push_back(std::to_string(value));
+    if (partner) params.push_back(std::to_string(*partner));
     if (domain) {
-        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end,
-                              r.open.first, r.open.end, domain->host, domain->is_default);
+        params.push_back(domain->host);
+        params.push_back(pqxx::to_string(domain->is_default));
     }
-    return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                          r.after.end, sign(r.after), r.months.first, r.months.end, r.open.first,
-                          r.open.end);
+    return tx.exec_params(link_sums_sql(partner.has_value(), domain != nullptr),
+                          pqxx::prepare::make_dynamic_params(params));
 }
 
 // The host and default flag of `domain` as on_domain_sql()'s parameters; with none, a condition
@@ -245,6 +238,102 @@ void read_link_uniques(ReadTx& tx, std::int64_t link_id, LinkStats& stats) {
     }
 }
 
+// A partner's answer while it is summed: its days, and its links by id (issue 46: a slug may be
+// taken on several domains).
+struct PartnerSums {
+    PartnerStats stats;
+    std::unordered_map<std::int64_t, TopEntry> links;
+
+    ClassCounts* day(std::int32_t d) {
+        if (d < stats.range.from || d > stats.range.to) return nullptr;
+        return &stats.days[static_cast<std::size_t>(d - stats.range.from)].second;
+    }
+    // A count of link `link_id` on day `d`: the day's and the link's.
+    void add(std::int64_t link_id, std::int32_t d, std::uint8_t cls, std::uint64_t n) {
+        ClassCounts* counts = day(d);
+        if (counts == nullptr) return;
+        counts->add(cls, n);
+        if (auto it = links.find(link_id); it != links.end()) it->second.clicks.add(cls, n);
+    }
+    // The answer, its links by slug then domain.
+    PartnerStats answer() && {
+        for (auto& [id, entry] : links) stats.links.push_back(std::move(entry));
+        std::sort(stats.links.begin(), stats.links.end(), [](const TopEntry& a, const TopEntry& b) {
+            return a.link != b.link ? a.link < b.link : a.domain < b.domain;
+        });
+        return std::move(stats);
+    }
+};
+
+// The links of partner `partner_id` (slug `slug`), on `domain` when given, without clicks yet.
+std::unordered_map<std::int64_t, TopEntry> partner_links(ReadTx& tx, std::int64_t partner_id,
+                                                         const std::string& slug,
+                                                         const StatsDomain* domain) {
+    std::unordered_map<std::int64_t, TopEntry> links;
+    for (const auto& row : tx.exec_params(
+             "SELECT id, slug, coalesce(domain, '') AS domain FROM refgate_links l WHERE "
+             "partner_id = $1 AND " +
+                 any_domain_sql(2),
+             partner_id, domain_host(domain), domain != nullptr && domain->is_default)) {
+        links[row["id"].as<std::int64_t>()] =
+            TopEntry{row["slug"].c_str(), slug, {}, row["domain"].c_str()};
+    }
+    return links;
+}
+
+// A partner's class sums per day from the roll-ups: its own roll-up, or on one domain the days of
+// its links there, summed (the open days from the base table, sql/026).
+pqxx::result partner_rollup_days(ReadTx& tx, std::int64_t partner_id, const DayRange& range,
+                                 const StatsDomain* domain) {
+    std::string d = kDay;
+    std::string days = " BETWEEN " + d + "$2::int AND " + d + "$3::int";
+    if (domain == nullptr) {
+        return tx.exec_params(
+            "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner FROM "
+            "refgate_rollup_partner_days WHERE partner_id = $1 AND day" +
+                days,
+            partner_id, range.from, range.to);
+    }
+    return tx.exec_params(
+        "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, sum(bot)::bigint AS "
+        "bot, sum(prefetch)::bigint AS prefetch, sum(scanner)::bigint AS scanner FROM "
+        "refgate_link_day_sums WHERE link_id IN (SELECT id FROM refgate_links l WHERE partner_id "
+        "= $1 AND " +
+            on_domain_sql(4) + ") AND day" + days + " GROUP BY day",
+        partner_id, range.from, range.to, domain->host, domain->is_default);
+}
+
+// A partner's days and its links' sums from the roll-ups.
+void read_partner_rollups(ReadTx& tx, const Source& source, std::int64_t partner_id,
+                          const StatsDomain* domain, PartnerSums& sums) {
+    const DayRange& range = sums.stats.range;
+    for (const auto& row : partner_rollup_days(tx, partner_id, range, domain)) {
+        if (ClassCounts* counts = sums.day(row["day"].as<std::int32_t>()))
+            counts->add(class_sums(row));
+    }
+    for (const auto& row : link_sums(tx, range, source, partner_id, domain)) {
+        auto it = sums.links.find(row["link_id"].as<std::int64_t>());
+        if (it != sums.links.end()) it->second.clicks.add(class_sums(row));
+    }
+}
+
+// A partner's days and its links' sums from the base table, while the roll-ups are built.
+void read_partner_base(ReadTx& tx, const std::string& slug, const StatsDomain* domain,
+                       PartnerSums& sums) {
+    const DayRange& range = sums.stats.range;
+    for (const auto& row : tx.exec_params(
+             "SELECT l.id AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
+             "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN refgate_links l ON l.id "
+             "= c.link_id JOIN refgate_partners p ON p.id = l.partner_id WHERE p.slug = $1 AND "
+             "c.day BETWEEN $2::date AND $3::date AND " +
+                 any_domain_sql(4) + " GROUP BY 1, 2, 3",
+             slug, format_day(range.from), format_day(range.to), domain_host(domain),
+             domain != nullptr && domain->is_default)) {
+        sums.add(row["link"].as<std::int64_t>(), day_of(row["day"]),
+                 class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
+    }
+}
+
 class PgStatsStore final : public StatsStore {
   public:
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
@@ -305,82 +394,25 @@ class PgStatsStore final : public StatsStore {
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
             if (found.empty()) return;
-            stats.emplace();
-            stats->partner = slug;
-            stats->range = range;
-            for (std::int32_t d = range.from; d <= range.to; ++d) stats->days.push_back({d, {}});
-            // By id: a slug may be taken on several domains (issue 46).
-            std::unordered_map<std::int64_t, TopEntry> links;
-            for (const auto& row : tx.exec_params(
-                     "SELECT id, slug, coalesce(domain, '') AS domain FROM refgate_links l WHERE "
-                     "partner_id = $1 AND " +
-                         any_domain_sql(2),
-                     found[0]["id"].as<std::int64_t>(), domain_host(domain),
-                     domain != nullptr && domain->is_default)) {
-                links[row["id"].as<std::int64_t>()] =
-                    TopEntry{row["slug"].c_str(), slug, {}, row["domain"].c_str()};
-            }
-            auto add = [&](std::int64_t link, std::int32_t day, std::uint8_t cls, std::uint64_t n) {
-                if (day < range.from || day > range.to) return;
-                stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
-                if (auto it = links.find(link); it != links.end()) it->second.clicks.add(cls, n);
-            };
+            auto partner_id = found[0]["id"].as<std::int64_t>();
+            PartnerSums sums;
+            sums.stats.partner = slug;
+            sums.stats.range = range;
+            for (std::int32_t d = range.from; d <= range.to; ++d)
+                sums.stats.days.push_back({d, {}});
+            sums.links = partner_links(tx, partner_id, slug, domain);
             Source source = read_source(tx);
             if (source.rollups) {
-                auto partner_id = found[0]["id"].as<std::int64_t>();
-                std::string d = kDay;
-                // On one domain: the days of the partner's links there, summed (the open days
-                // from the base table, sql/026).
-                std::string days =
-                    domain == nullptr
-                        ? "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
-                          "FROM refgate_rollup_partner_days WHERE partner_id = $1 AND day "
-                          "BETWEEN " +
-                              d + "$2::int AND " + d + "$3::int"
-                        : "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, "
-                          "sum(bot)::bigint AS bot, sum(prefetch)::bigint AS prefetch, "
-                          "sum(scanner)::bigint AS scanner FROM refgate_link_day_sums WHERE "
-                          "link_id IN (SELECT id FROM refgate_links l WHERE partner_id = $1 AND " +
-                              on_domain_sql(4) + ") AND day BETWEEN " + d + "$2::int AND " + d +
-                              "$3::int GROUP BY day";
-                auto rows = domain == nullptr
-                                ? tx.exec_params(days, partner_id, range.from, range.to)
-                                : tx.exec_params(days, partner_id, range.from, range.to,
-                                                 domain->host, domain->is_default);
-                for (const auto& row : rows) {
-                    auto day = row["day"].as<std::int32_t>();
-                    if (day >= range.from && day <= range.to)
-                        stats->days[static_cast<std::size_t>(day - range.from)].second.add(
-                            class_sums(row));
-                }
-                for (const auto& row : link_sums(tx, range, source, partner_id, domain)) {
-                    auto it = links.find(row["link_id"].as<std::int64_t>());
-                    if (it != links.end()) it->second.clicks.add(class_sums(row));
-                }
+                read_partner_rollups(tx, source, partner_id, domain, sums);
             } else {
-                for (const auto& row : tx.exec_params(
-                         "SELECT l.id AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
-                         "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
-                         "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
-                         "l.partner_id WHERE p.slug = $1 AND c.day BETWEEN $2::date AND "
-                         "$3::date AND " +
-                             any_domain_sql(4) + " GROUP BY 1, 2, 3",
-                         slug, format_day(range.from), format_day(range.to), domain_host(domain),
-                         domain != nullptr && domain->is_default)) {
-                    add(row["link"].as<std::int64_t>(), day_of(row["day"]),
-                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
-                }
+                read_partner_base(tx, slug, domain, sums);
             }
             auto flushed = flushed_among(tx, unflushed);
             for (const auto& u : unflushed) {
-                if (!links.contains(u.key.link_id) || flushed.count(u.bucket) != 0) continue;
-                add(u.key.link_id, u.key.day, u.key.click_class, u.clicks);
+                if (!sums.links.contains(u.key.link_id) || flushed.count(u.bucket) != 0) continue;
+                sums.add(u.key.link_id, u.key.day, u.key.click_class, u.clicks);
             }
-            for (auto& [id, entry] : links) stats->links.push_back(std::move(entry));
-            std::sort(stats->links.begin(), stats->links.end(),
-                      [](const TopEntry& a, const TopEntry& b) {
-                          return a.link != b.link ? a.link < b.link : a.domain < b.domain;
-                      });
+            stats = std::move(sums).answer();
         });
         return stats;
     }
