@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "refgate/admin/qr_code.hpp"
+#include "stats_fixture.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -399,19 +400,9 @@ namespace domains_test {
 
 // Issue 46: "Stats and metrics can be filtered by domain", and a link of another domain named by
 // slug with ?domain=.
-struct StatsOnDomains {
+struct StatsOnDomains : stats::StatsService {
     explicit StatsOnDomains(bool subids = false)
-        : imported(import_document(db.url(), two_domains_document(subids))) {}
-
-    TestDatabase db;
-    PrivateRedis redis;
-    bool imported;
-    // The test flushes itself with `refgate flush`: some clicks flushed, some still in Redis.
-    ServiceProcess service{ServiceOptions{.database_url = db.url(),
-                                          .redis_url = redis.url(),
-                                          .env = {{"REFGATE_FLUSH_INTERVAL_MS", "3600000"}}}};
-    std::string admin = create_api_token(db.url(), "ada", "admin");
-    std::string today = utc_today();
+        : StatsService(two_domains_document(subids), "ada", "admin") {}
 
     void click(const std::string& slug, const std::string& host, int reader) {
         RawConnection c(service.port());
@@ -420,16 +411,6 @@ struct StatsOnDomains {
         auto r = c.read_response();
         REQUIRE(r);
         REQUIRE(r->status == 302);
-    }
-    HttpResponse get(const std::string& target, Headers headers = {}) {
-        headers.emplace_back("Authorization", "Bearer " + admin);
-        return http_get(service.admin_port(), target, headers);
-    }
-    Json get_json(const std::string& target) {
-        auto r = get(target);
-        INFO(target << " -> " << r.status << " " << r.body);
-        REQUIRE(r.status == 200);
-        return Json::parse(r.body);
     }
     std::string range() const { return "from=" + today + "&to=" + today; }
     void wait_for_human(std::uint64_t human) {
@@ -440,12 +421,6 @@ struct StatsOnDomains {
              body = get_json(target))
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         REQUIRE(body["totals"]["human"] == human);
-    }
-    void flush() {
-        auto r = run_refgate(
-            {"flush"}, {{"REFGATE_DATABASE_URL", db.url()}, {"REFGATE_REDIS_URL", redis.url()}});
-        INFO(r.out << r.err);
-        REQUIRE(r.exit_code == 0);
     }
 };
 
