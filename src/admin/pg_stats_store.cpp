@@ -16,6 +16,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/array_text.hpp"
 #include "refgate/pg/connection_pool.hpp"
+#include "refgate/pg/stored_rows.hpp"
 
 namespace refgate::admin {
 namespace {
@@ -44,15 +45,18 @@ std::int32_t day_of(const pqxx::field& field) {
 // A link's clicks per country and per rule branch over the range, as flushed (the counters still
 // in Redis reach the view with the next flush, a few seconds later). None for a link without
 // rules and without such clicks in the range.
-std::optional<domain::TargetingBreakdown> read_targeting(ReadTx& tx, const std::string& slug,
+std::optional<domain::TargetingBreakdown> read_targeting(ReadTx& tx, std::int64_t link_id,
                                                          const domain::DayRange& range,
                                                          bool has_rules) {
     domain::TargetingBreakdown breakdown;
+    // By the link's id: a slug may be taken on several domains (issue 46).
     auto rows = tx.exec_params(
-        "SELECT country, rule, class, sum(clicks)::bigint AS clicks FROM "
-        "refgate_clicks_by_country_daily "
-        "WHERE link = $1 AND day BETWEEN $2::date AND $3::date GROUP BY 1, 2, 3",
-        slug, domain::format_day(range.from), domain::format_day(range.to));
+        "SELECT c.country, c.rule, v.class, sum(v.clicks)::bigint AS clicks FROM "
+        "refgate_click_counts_by_country c CROSS JOIN LATERAL (VALUES ('human'::text, c.human), "
+        "('bot'::text, c.bot), ('prefetch'::text, c.prefetch), ('scanner'::text, c.scanner)) AS "
+        "v(class, clicks) WHERE c.link_id = $1 AND c.day BETWEEN $2::date AND $3::date AND "
+        "v.clicks > 0 GROUP BY 1, 2, 3",
+        link_id, domain::format_day(range.from), domain::format_day(range.to));
     for (const auto& row : rows)
         breakdown.add(row["country"].c_str(), row["rule"].c_str(),
                       class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
@@ -97,7 +101,8 @@ std::string link_sums_sql(bool one_partner, bool one_domain) {
                "refgate_rollup_link_days WHERE day >= " + d + first + "::int AND day < " + d + end +
                "::int" + links;
     };
-    return "SELECT l.slug AS link, p.slug AS partner, s.human, s.bot, s.prefetch, s.scanner FROM "
+    return "SELECT l.id AS link_id, l.slug AS link, coalesce(l.domain, '') AS domain, p.slug AS "
+           "partner, s.human, s.bot, s.prefetch, s.scanner FROM "
            "(SELECT link_id, sum(human)::bigint AS human, sum(bot)::bigint AS bot, "
            "sum(prefetch)::bigint AS prefetch, sum(scanner)::bigint AS scanner FROM (" +
            days("$1", "$2", "$3") + " UNION ALL " + days("$4", "$5", "$6") +
@@ -135,25 +140,18 @@ pqxx::result link_sums(ReadTx& tx, const domain::DayRange& range, const Source& 
                        std::optional<std::int64_t> partner, const StatsDomain* domain) {
     domain::RollupReads r = domain::rollup_reads(range, source.months_through, source.days_through);
     auto sign = [](const domain::DaySpan& s) { return s.subtract ? -1 : 1; };
-    std::string sql = link_sums_sql(partner.has_value(), domain != nullptr);
-    if (partner && domain) {
-        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end,
-                              r.open.first, r.open.end, *partner, domain->host, domain->is_default);
-    }
-    if (partner) {
-        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end,
-                              r.open.first, r.open.end, *partner);
-    }
+    // $1 to $10, then the partner's id and the domain's two when asked (link_sums_sql()).
+    std::vector<std::string> params;
+    for (int value : {r.before.first, r.before.end, sign(r.before), r.after.first, r.after.end,
+                      sign(r.after), r.months.first, r.months.end, r.open.first, r.open.end})
+        params.push_back(std::to_string(value));
+    if (partner) params.push_back(std::to_string(*partner));
     if (domain) {
-        return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                              r.after.end, sign(r.after), r.months.first, r.months.end,
-                              r.open.first, r.open.end, domain->host, domain->is_default);
+        params.push_back(domain->host);
+        params.push_back(pqxx::to_string(domain->is_default));
     }
-    return tx.exec_params(sql, r.before.first, r.before.end, sign(r.before), r.after.first,
-                          r.after.end, sign(r.after), r.months.first, r.months.end, r.open.first,
-                          r.open.end);
+    return tx.exec_params(link_sums_sql(partner.has_value(), domain != nullptr),
+                          pqxx::prepare::make_dynamic_params(params));
 }
 
 // The host and default flag of `domain` as on_domain_sql()'s parameters; with none, a condition
@@ -200,8 +198,8 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id,
     if (!source.rollups) {
         for (const auto& row : tx.exec_params(
                  "SELECT to_char(day, 'YYYY-MM-DD') AS day, channel, class, clicks FROM "
-                 "refgate_clicks_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-                 stats.link, domain::format_day(range.from), domain::format_day(range.to))) {
+                 "refgate_clicks WHERE link_id = $1 AND day BETWEEN $2::date AND $3::date",
+                 link_id, domain::format_day(range.from), domain::format_day(range.to))) {
             add_clicks(stats, day_of(row["day"]), row["channel"].c_str(),
                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
         }
@@ -234,14 +232,111 @@ void read_link_days(ReadTx& tx, const Source& source, std::int64_t link_id,
 }
 
 // The stored unique estimates of a link's days.
-void read_link_uniques(ReadTx& tx, domain::LinkStats& stats) {
+void read_link_uniques(ReadTx& tx, std::int64_t link_id, domain::LinkStats& stats) {
     for (const auto& row : tx.exec_params(
              "SELECT to_char(day, 'YYYY-MM-DD') AS day, unique_estimate FROM "
-             "refgate_uniques_daily WHERE link = $1 AND day BETWEEN $2::date AND $3::date",
-             stats.link, domain::format_day(stats.range.from),
-             domain::format_day(stats.range.to))) {
+             "refgate_uniques WHERE link_id = $1 AND day BETWEEN $2::date AND $3::date",
+             link_id, domain::format_day(stats.range.from), domain::format_day(stats.range.to))) {
         if (domain::LinkDay* d = day_in(stats, day_of(row["day"])))
             d->unique_estimate = row["unique_estimate"].as<std::uint64_t>();
+    }
+}
+
+// A partner's answer while it is summed: its days, and its links by id (issue 46: a slug may be
+// taken on several domains).
+struct PartnerSums {
+    domain::PartnerStats stats;
+    std::unordered_map<std::int64_t, domain::TopEntry> links;
+
+    domain::ClassCounts* day(std::int32_t d) {
+        if (d < stats.range.from || d > stats.range.to) return nullptr;
+        return &stats.days[static_cast<std::size_t>(d - stats.range.from)].second;
+    }
+    // A count of link `link_id` on day `d`: the day's and the link's.
+    void add(std::int64_t link_id, std::int32_t d, std::uint8_t cls, std::uint64_t n) {
+        domain::ClassCounts* counts = day(d);
+        if (counts == nullptr) return;
+        counts->add(cls, n);
+        if (auto it = links.find(link_id); it != links.end()) it->second.clicks.add(cls, n);
+    }
+    // The answer, its links by slug then domain.
+    domain::PartnerStats answer() && {
+        for (auto& [id, entry] : links) stats.links.push_back(std::move(entry));
+        std::sort(stats.links.begin(), stats.links.end(),
+                  [](const domain::TopEntry& a, const domain::TopEntry& b) {
+                      return a.link != b.link ? a.link < b.link : a.domain < b.domain;
+                  });
+        return std::move(stats);
+    }
+};
+
+// The links of partner `partner_id` (slug `slug`), on `domain` when given, without clicks yet.
+std::unordered_map<std::int64_t, domain::TopEntry> partner_links(ReadTx& tx,
+                                                                 std::int64_t partner_id,
+                                                                 const std::string& slug,
+                                                                 const StatsDomain* domain) {
+    std::unordered_map<std::int64_t, domain::TopEntry> links;
+    for (const auto& row : tx.exec_params(
+             "SELECT id, slug, coalesce(domain, '') AS domain FROM refgate_links l WHERE "
+             "partner_id = $1 AND " +
+                 any_domain_sql(2),
+             partner_id, domain_host(domain), domain != nullptr && domain->is_default)) {
+        links[row["id"].as<std::int64_t>()] =
+            domain::TopEntry{row["slug"].c_str(), slug, {}, row["domain"].c_str()};
+    }
+    return links;
+}
+
+// A partner's class sums per day from the roll-ups: its own roll-up, or on one domain the days of
+// its links there, summed (the open days from the base table, sql/026).
+pqxx::result partner_rollup_days(ReadTx& tx, std::int64_t partner_id, const domain::DayRange& range,
+                                 const StatsDomain* domain) {
+    std::string d = kDay;
+    std::string days = " BETWEEN " + d + "$2::int AND " + d + "$3::int";
+    if (domain == nullptr) {
+        return tx.exec_params(
+            "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner FROM "
+            "refgate_rollup_partner_days WHERE partner_id = $1 AND day" +
+                days,
+            partner_id, range.from, range.to);
+    }
+    return tx.exec_params(
+        "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, sum(bot)::bigint AS "
+        "bot, sum(prefetch)::bigint AS prefetch, sum(scanner)::bigint AS scanner FROM "
+        "refgate_link_day_sums WHERE link_id IN (SELECT id FROM refgate_links l WHERE partner_id "
+        "= $1 AND " +
+            on_domain_sql(4) + ") AND day" + days + " GROUP BY day",
+        partner_id, range.from, range.to, domain->host, domain->is_default);
+}
+
+// A partner's days and its links' sums from the roll-ups.
+void read_partner_rollups(ReadTx& tx, const Source& source, std::int64_t partner_id,
+                          const StatsDomain* domain, PartnerSums& sums) {
+    const domain::DayRange& range = sums.stats.range;
+    for (const auto& row : partner_rollup_days(tx, partner_id, range, domain)) {
+        if (domain::ClassCounts* counts = sums.day(row["day"].as<std::int32_t>()))
+            counts->add(class_sums(row));
+    }
+    for (const auto& row : link_sums(tx, range, source, partner_id, domain)) {
+        auto it = sums.links.find(row["link_id"].as<std::int64_t>());
+        if (it != sums.links.end()) it->second.clicks.add(class_sums(row));
+    }
+}
+
+// A partner's days and its links' sums from the base table, while the roll-ups are built.
+void read_partner_base(ReadTx& tx, const std::string& slug, const StatsDomain* domain,
+                       PartnerSums& sums) {
+    const domain::DayRange& range = sums.stats.range;
+    for (const auto& row : tx.exec_params(
+             "SELECT l.id AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
+             "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN refgate_links l ON l.id "
+             "= c.link_id JOIN refgate_partners p ON p.id = l.partner_id WHERE p.slug = $1 AND "
+             "c.day BETWEEN $2::date AND $3::date AND " +
+                 any_domain_sql(4) + " GROUP BY 1, 2, 3",
+             slug, domain::format_day(range.from), domain::format_day(range.to),
+             domain_host(domain), domain != nullptr && domain->is_default)) {
+        sums.add(row["link"].as<std::int64_t>(), day_of(row["day"]),
+                 class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
     }
 }
 
@@ -249,21 +344,26 @@ class PgStatsStore final : public StatsStore {
   public:
     explicit PgStatsStore(PgStatsStoreOptions options) : options_(std::move(options)) {}
 
-    std::optional<domain::LinkStats> link(const std::string& slug,
+    std::optional<domain::LinkStats> link(const std::string& name,
                                           const domain::DayRange& range) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
         std::optional<domain::LinkStats> stats;
         std::int64_t link_id = 0;
         with_transaction([&](ReadTx& tx) {
+            // The link as the admin API finds it (issue 46: "host/slug" on a domain).
+            auto named = pg::parse_link_name(name);
             auto found = tx.exec_params(
-                "SELECT l.id, p.slug AS partner, l.rules <> '[]'::jsonb AS has_rules FROM "
-                "refgate_links l JOIN refgate_partners p ON p.id = l.partner_id WHERE l.slug = $1",
-                slug);
+                "SELECT l.id, l.slug, coalesce(l.domain, '') AS domain, p.slug AS partner, "
+                "l.rules <> '[]'::jsonb AS has_rules FROM refgate_links l JOIN refgate_partners p "
+                "ON p.id = l.partner_id WHERE " +
+                    pg::link_named_sql(1),
+                named.host, named.slug);
             if (found.empty()) return;
             link_id = found[0]["id"].as<std::int64_t>();
             stats.emplace();
-            stats->link = slug;
+            stats->link = found[0]["slug"].c_str();
+            stats->domain = found[0]["domain"].c_str();
             stats->partner = found[0]["partner"].c_str();
             stats->range = range;
             for (std::int32_t d = range.from; d <= range.to; ++d)
@@ -274,8 +374,8 @@ class PgStatsStore final : public StatsStore {
                 if (u.key.link_id != link_id || flushed.count(u.bucket) != 0) continue;
                 add_clicks(*stats, u.key.day, u.key.channel_view(), u.key.click_class, u.clicks);
             }
-            read_link_uniques(tx, *stats);
-            stats->targeting = read_targeting(tx, slug, range, found[0]["has_rules"].as<bool>());
+            read_link_uniques(tx, link_id, *stats);
+            stats->targeting = read_targeting(tx, link_id, range, found[0]["has_rules"].as<bool>());
         });
         if (!stats) return stats;
         // A recent day's estimate in Redis covers every sample of that day, flushed or not.
@@ -302,77 +402,25 @@ class PgStatsStore final : public StatsStore {
         with_transaction([&](ReadTx& tx) {
             auto found = tx.exec_params("SELECT id FROM refgate_partners WHERE slug = $1", slug);
             if (found.empty()) return;
-            stats.emplace();
-            stats->partner = slug;
-            stats->range = range;
-            for (std::int32_t d = range.from; d <= range.to; ++d) stats->days.push_back({d, {}});
-            std::map<std::string, domain::ClassCounts> links;
-            std::unordered_map<std::int64_t, std::string> slugs;
-            for (const auto& row :
-                 tx.exec_params("SELECT id, slug FROM refgate_links l WHERE partner_id = $1 AND " +
-                                    any_domain_sql(2),
-                                found[0]["id"].as<std::int64_t>(), domain_host(domain),
-                                domain != nullptr && domain->is_default)) {
-                slugs[row["id"].as<std::int64_t>()] = row["slug"].c_str();
-                links[row["slug"].c_str()];
-            }
-            auto add = [&](const std::string& link, std::int32_t day, std::uint8_t cls,
-                           std::uint64_t n) {
-                if (day < range.from || day > range.to) return;
-                stats->days[static_cast<std::size_t>(day - range.from)].second.add(cls, n);
-                links[link].add(cls, n);
-            };
+            auto partner_id = found[0]["id"].as<std::int64_t>();
+            PartnerSums sums;
+            sums.stats.partner = slug;
+            sums.stats.range = range;
+            for (std::int32_t d = range.from; d <= range.to; ++d)
+                sums.stats.days.push_back({d, {}});
+            sums.links = partner_links(tx, partner_id, slug, domain);
             Source source = read_source(tx);
             if (source.rollups) {
-                auto partner_id = found[0]["id"].as<std::int64_t>();
-                std::string d = kDay;
-                // On one domain: the days of the partner's links there, summed (the open days
-                // from the base table, sql/026).
-                std::string days =
-                    domain == nullptr
-                        ? "SELECT day - DATE '1970-01-01' AS day, human, bot, prefetch, scanner "
-                          "FROM refgate_rollup_partner_days WHERE partner_id = $1 AND day "
-                          "BETWEEN " +
-                              d + "$2::int AND " + d + "$3::int"
-                        : "SELECT day - DATE '1970-01-01' AS day, sum(human)::bigint AS human, "
-                          "sum(bot)::bigint AS bot, sum(prefetch)::bigint AS prefetch, "
-                          "sum(scanner)::bigint AS scanner FROM refgate_link_day_sums WHERE "
-                          "link_id IN (SELECT id FROM refgate_links l WHERE partner_id = $1 AND " +
-                              on_domain_sql(4) + ") AND day BETWEEN " + d + "$2::int AND " + d +
-                              "$3::int GROUP BY day";
-                auto rows = domain == nullptr
-                                ? tx.exec_params(days, partner_id, range.from, range.to)
-                                : tx.exec_params(days, partner_id, range.from, range.to,
-                                                 domain->host, domain->is_default);
-                for (const auto& row : rows) {
-                    auto day = row["day"].as<std::int32_t>();
-                    if (day >= range.from && day <= range.to)
-                        stats->days[static_cast<std::size_t>(day - range.from)].second.add(
-                            class_sums(row));
-                }
-                for (const auto& row : link_sums(tx, range, source, partner_id, domain))
-                    links[row["link"].c_str()].add(class_sums(row));
+                read_partner_rollups(tx, source, partner_id, domain, sums);
             } else {
-                for (const auto& row : tx.exec_params(
-                         "SELECT l.slug AS link, to_char(c.day, 'YYYY-MM-DD') AS day, c.class, "
-                         "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
-                         "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
-                         "l.partner_id WHERE p.slug = $1 AND c.day BETWEEN $2::date AND "
-                         "$3::date AND " +
-                             any_domain_sql(4) + " GROUP BY 1, 2, 3",
-                         slug, domain::format_day(range.from), domain::format_day(range.to),
-                         domain_host(domain), domain != nullptr && domain->is_default)) {
-                    add(row["link"].c_str(), day_of(row["day"]), class_index(row["class"].c_str()),
-                        row["clicks"].as<std::uint64_t>());
-                }
+                read_partner_base(tx, slug, domain, sums);
             }
             auto flushed = flushed_among(tx, unflushed);
             for (const auto& u : unflushed) {
-                auto it = slugs.find(u.key.link_id);
-                if (it == slugs.end() || flushed.count(u.bucket) != 0) continue;
-                add(it->second, u.key.day, u.key.click_class, u.clicks);
+                if (!sums.links.contains(u.key.link_id) || flushed.count(u.bucket) != 0) continue;
+                sums.add(u.key.link_id, u.key.day, u.key.click_class, u.clicks);
             }
-            for (auto& [link, counts] : links) stats->links.emplace_back(link, counts);
+            stats = std::move(sums).answer();
         });
         return stats;
     }
@@ -381,34 +429,32 @@ class PgStatsStore final : public StatsStore {
                                       const StatsDomain* domain) override {
         auto buckets = open_buckets();
         auto unflushed = read_unflushed(*buckets, range);
-        std::map<std::string, domain::TopEntry> entries;
+        // By the link's id: a slug may be taken on several domains (issue 46).
+        std::map<std::int64_t, domain::TopEntry> entries;
         with_transaction([&](ReadTx& tx) {
-            auto add = [&](const std::string& link, const std::string& partner, std::uint8_t cls,
-                           std::uint64_t n) {
-                auto& e = entries[link];
-                e.link = link;
-                e.partner = partner;
-                e.clicks.add(cls, n);
+            auto entry = [&](const pqxx::row& row) -> domain::TopEntry& {
+                auto& e = entries[row["link_id"].as<std::int64_t>()];
+                e.link = row["link"].c_str();
+                e.partner = row["partner"].c_str();
+                e.domain = row["domain"].c_str();
+                return e;
             };
             Source source = read_source(tx);
             if (source.rollups) {
-                for (const auto& row : link_sums(tx, range, source, std::nullopt, domain)) {
-                    auto& e = entries[row["link"].c_str()];
-                    e.link = row["link"].c_str();
-                    e.partner = row["partner"].c_str();
-                    e.clicks.add(class_sums(row));
-                }
+                for (const auto& row : link_sums(tx, range, source, std::nullopt, domain))
+                    entry(row).clicks.add(class_sums(row));
             } else {
                 for (const auto& row : tx.exec_params(
-                         "SELECT l.slug AS link, p.slug AS partner, c.class, "
+                         "SELECT l.id AS link_id, l.slug AS link, coalesce(l.domain, '') AS "
+                         "domain, p.slug AS partner, c.class, "
                          "sum(c.clicks)::bigint AS clicks FROM refgate_clicks c JOIN "
                          "refgate_links l ON l.id = c.link_id JOIN refgate_partners p ON p.id = "
                          "l.partner_id WHERE c.day BETWEEN $1::date AND $2::date AND " +
-                             any_domain_sql(3) + " GROUP BY 1, 2, 3",
+                             any_domain_sql(3) + " GROUP BY 1, 2, 3, 4, 5",
                          domain::format_day(range.from), domain::format_day(range.to),
                          domain_host(domain), domain != nullptr && domain->is_default)) {
-                    add(row["link"].c_str(), row["partner"].c_str(),
-                        class_index(row["class"].c_str()), row["clicks"].as<std::uint64_t>());
+                    entry(row).clicks.add(class_index(row["class"].c_str()),
+                                          row["clicks"].as<std::uint64_t>());
                 }
             }
             auto flushed = flushed_among(tx, unflushed);
@@ -417,25 +463,25 @@ class PgStatsStore final : public StatsStore {
                 if (flushed.count(u.bucket) == 0) ids.insert(u.key.link_id);
             }
             if (ids.empty()) return;
-            std::unordered_map<std::int64_t, std::pair<std::string, std::string>> names;
+            std::set<std::int64_t> named;
             for (const auto& row : tx.exec_params(
-                     "SELECT l.id, l.slug AS link, p.slug AS partner FROM refgate_links l JOIN "
-                     "refgate_partners p ON p.id = l.partner_id WHERE l.id = ANY($1::bigint[]) "
-                     "AND " +
+                     "SELECT l.id AS link_id, l.slug AS link, coalesce(l.domain, '') AS domain, "
+                     "p.slug AS partner FROM refgate_links l JOIN refgate_partners p ON p.id = "
+                     "l.partner_id WHERE l.id = ANY($1::bigint[]) AND " +
                          any_domain_sql(2),
                      pg::bigint_array(std::vector<std::int64_t>(ids.begin(), ids.end())),
                      domain_host(domain), domain != nullptr && domain->is_default)) {
-                names[row["id"].as<std::int64_t>()] = {row["link"].c_str(), row["partner"].c_str()};
+                entry(row);
+                named.insert(row["link_id"].as<std::int64_t>());
             }
             for (const auto& u : unflushed) {
-                auto it = names.find(u.key.link_id);
-                if (it == names.end() || flushed.count(u.bucket) != 0) continue;
-                add(it->second.first, it->second.second, u.key.click_class, u.clicks);
+                if (!named.contains(u.key.link_id) || flushed.count(u.bucket) != 0) continue;
+                entries[u.key.link_id].clicks.add(u.key.click_class, u.clicks);
             }
         });
         std::vector<domain::TopEntry> out;
-        for (auto& [link, entry] : entries) {
-            if (entry.clicks.total() > 0) out.push_back(std::move(entry));
+        for (auto& [id, e] : entries) {
+            if (e.clicks.total() > 0) out.push_back(std::move(e));
         }
         domain::rank_top(out, limit);
         return out;
@@ -484,7 +530,7 @@ class PgStatsStore final : public StatsStore {
         if (!from_rollups) return StatsStore::top_partners(range, limit, nullptr);
         std::vector<domain::TopEntry> out;
         for (auto& [partner, clicks] : sums) {
-            if (clicks.total() > 0) out.push_back({partner, partner, clicks});
+            if (clicks.total() > 0) out.push_back({partner, partner, clicks, {}});
         }
         domain::rank_top(out, limit);  // `link` holds the partner's slug: the tie-break
         return out;

@@ -39,7 +39,9 @@ Result<codec::LinkPlacements> link_placements(AdminStore& store, StatsStore& sta
 
 std::optional<std::vector<domain::PlacementClicks>> stats_placements(
     AdminStore& store, const domain::LinkStats& stats) {
-    auto found = store.link_placements(stats.link, channel_clicks(stats));
+    // The link by its domain too (issue 46: its slug may be taken on other domains).
+    std::string name = stats.domain.empty() ? stats.link : stats.domain + "/" + stats.link;
+    auto found = store.link_placements(name, channel_clicks(stats));
     if (found.kind != OutcomeKind::ok || !found.view.carried) return std::nullopt;
     std::vector<domain::PlacementClicks> out;
     for (auto& p : found.view.items)
@@ -107,7 +109,8 @@ void serve_placements(AdminStore& store, StatsStore* stats, const domain::Clock&
     if (!range) return;
     if (r.route->operation == Operation::get_placement)
         return answer.outcome(find_placement(store, *stats, r.name, *range));
-    answer.outcome(link_placements(store, *stats, r.name, *range));
+    // ?domain=HOST: the link on that domain (issue 46), as GET /links/{slug} finds it.
+    answer.outcome(link_placements(store, *stats, link_name(r), *range));
 }
 
 std::span<const Route> placement_routes() { return kPlacementRoutes; }

@@ -225,8 +225,10 @@ class Stats final : public Resource {
                 return answer.problem(404, "not-found", "no domain '" + *domain + "'");
             q.domain = StatsDomain{host, found->view.domain.is_default};
         }
-        auto stats =
-            answer_stats(*stats_, r.route->operation, r.name, q, utc_today(clock_), &store_);
+        // A link's figures: the link as GET /links/{slug} finds it (?domain=HOST, issue 46).
+        const std::string& name =
+            r.route->operation == Operation::stats_link ? link_name(r) : r.name;
+        auto stats = answer_stats(*stats_, r.route->operation, name, q, utc_today(clock_), &store_);
         if (stats.status == 422) return answer.invalid_query(stats.errors);
         if (stats.status == 404) return answer.problem(404, "not-found", stats.detail);
         if (stats.is_csv) return answer.csv(std::move(stats.csv));

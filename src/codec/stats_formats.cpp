@@ -105,6 +105,7 @@ Json to_json(const domain::LinkStats& s) {
     totals["human_by_channel"] = channels;
     Json j = {{"link", s.link},          {"partner", s.partner},    {"from", range_from(s.range)},
               {"to", range_to(s.range)}, {"days", std::move(days)}, {"totals", std::move(totals)}};
+    if (!s.domain.empty()) j["domain"] = s.domain;  // issue 46: absent on the default domain
     if (s.targeting) add_breakdown(j, *s.targeting, scanner);
     if (s.placements) {
         Json placements = Json::array();
@@ -121,7 +122,8 @@ Json to_json(const domain::PartnerStats& s) {
     Json days = Json::array();
     domain::ClassCounts total;
     auto second = [](const auto& e) { return e.second; };
-    bool scanner = any_scanner(s.days, second) || any_scanner(s.links, second);
+    bool scanner = any_scanner(s.days, second) ||
+                   any_scanner(s.links, [](const domain::TopEntry& e) { return e.clicks; });
     for (const auto& [day, counts] : s.days) {
         Json item = {{"day", domain::format_day(day)}};
         item.update(counts_json(counts, scanner));
@@ -129,9 +131,10 @@ Json to_json(const domain::PartnerStats& s) {
         total.add(counts);
     }
     Json links = Json::array();
-    for (const auto& [link, counts] : s.links) {
-        Json item = {{"link", link}};
-        item.update(counts_json(counts, scanner));
+    for (const auto& l : s.links) {
+        Json item = {{"link", l.link}};
+        if (!l.domain.empty()) item["domain"] = l.domain;  // issue 46
+        item.update(counts_json(l.clicks, scanner));
         links.push_back(std::move(item));
     }
     return {{"partner", s.partner},      {"from", range_from(s.range)},
@@ -144,6 +147,7 @@ Json top_to_json(const domain::DayRange& range, const std::vector<domain::TopEnt
     bool scanner = any_scanner(entries, [](const domain::TopEntry& e) { return e.clicks; });
     for (const auto& e : entries) {
         Json item = {{"link", e.link}, {"partner", e.partner}};
+        if (!e.domain.empty()) item["domain"] = e.domain;  // issue 46: absent on the default
         item.update(counts_json(e.clicks, scanner));
         items.push_back(std::move(item));
     }
@@ -234,11 +238,15 @@ std::string to_csv(const domain::PartnerStats& s) {
 std::string top_to_csv(const std::vector<domain::TopEntry>& entries) {
     std::string out;
     bool scanner = any_scanner(entries, [](const domain::TopEntry& e) { return e.clicks; });
-    append_row(out, counts_header({"rank", "link", "partner"}, scanner));
+    // `domain` last (issue 46), so that readers of the earlier columns keep working.
+    auto header = counts_header({"rank", "link", "partner"}, scanner);
+    header.emplace_back("domain");
+    append_row(out, header);
     std::size_t rank = 0;
     for (const auto& e : entries) {
         std::vector<std::string> row = {std::to_string(++rank), e.link, e.partner};
         append_counts(row, e.clicks, scanner);
+        row.push_back(e.domain);
         append_row(out, row);
     }
     return out;

@@ -168,9 +168,11 @@ Json view_json(const LinkPlacements& view) {
 }
 
 Json view_json(const PlacementFound& view) {
-    return {{"token", view.token},
-            {"link", view.link},
-            {"channel", view.channel ? Json(*view.channel) : Json()}};
+    Json j = {{"token", view.token},
+              {"link", view.link},
+              {"channel", view.channel ? Json(*view.channel) : Json()}};
+    if (!view.domain.empty()) j["domain"] = view.domain;  // issue 46: absent on the default
+    return j;
 }
 
 }  // namespace refgate::codec

@@ -173,7 +173,8 @@ void ClassCounts::add(const ClassCounts& other) {
 void rank_top(std::vector<TopEntry>& entries, std::size_t limit) {
     std::sort(entries.begin(), entries.end(), [](const TopEntry& a, const TopEntry& b) {
         if (a.clicks.human != b.clicks.human) return a.clicks.human > b.clicks.human;
-        return a.link < b.link;
+        if (a.link != b.link) return a.link < b.link;
+        return a.domain < b.domain;
     });
     if (entries.size() > limit) entries.resize(limit);
 }
@@ -182,7 +183,7 @@ std::vector<TopEntry> top_partners(const std::vector<TopEntry>& links, std::size
     std::map<std::string, ClassCounts> sums;
     for (const auto& e : links) sums[e.partner].add(e.clicks);
     std::vector<TopEntry> partners;
-    for (const auto& [partner, clicks] : sums) partners.push_back({partner, partner, clicks});
+    for (const auto& [partner, clicks] : sums) partners.push_back({partner, partner, clicks, {}});
     rank_top(partners, limit);  // `link` holds the partner's slug: the tie-break
     return partners;
 }

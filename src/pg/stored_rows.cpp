@@ -351,4 +351,18 @@ void add_scheduled_codes(pqxx::transaction_base& tx, std::vector<StoredPartner>&
     }
 }
 
+LinkName parse_link_name(const std::string& name) {
+    auto slash = name.find('/');
+    if (slash == std::string::npos) return {{}, name};
+    return {name.substr(0, slash), name.substr(slash + 1)};
+}
+
+std::string link_named_sql(int first) {
+    std::string host = "$" + std::to_string(first);
+    std::string slug = "$" + std::to_string(first + 1);
+    return "l.slug = " + slug + " AND (" + host + "::text = '' OR l.domain = " + host +
+           " OR (l.domain IS NULL AND EXISTS (SELECT 1 FROM refgate_domains d WHERE d.host = " +
+           host + " AND d.is_default))) ORDER BY l.domain NULLS FIRST LIMIT 1";
+}
+
 }  // namespace refgate::pg

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "refgate/admin/qr_code.hpp"
+#include "stats_fixture.hpp"
 #include "support/http_client.hpp"
 #include "support/private_redis.hpp"
 #include "support/service_process.hpp"
@@ -276,12 +277,14 @@ TEST_CASE(
 namespace domains_test {
 
 // `deal` on the default domain go.example.com and on de.example.com; `angebot` on de alone.
-std::string two_domains_document() {
+// `subids`: the partner writes (opaque) placement tokens into sub-ID parameter subId1.
+std::string two_domains_document(bool subids = false) {
     Json partner = {{"slug", "tailscale"},
                     {"name", "Tailscale"},
                     {"ref_param", "ref"},
                     {"ref_code", "picks42"},
                     {"allowed_domains", {"tailscale.com"}}};
+    if (subids) partner["subid_param"] = "subId1";
     Json domains = Json::array({{{"host", "go.example.com"}, {"default", true}},
                                 {{"host", "de.example.com"}, {"default", false}}});
     Json links = Json::array({link("deal", "deal"), link("deal", "angebot", "de.example.com"),
@@ -397,16 +400,9 @@ namespace domains_test {
 
 // Issue 46: "Stats and metrics can be filtered by domain", and a link of another domain named by
 // slug with ?domain=.
-struct StatsOnDomains {
-    TestDatabase db;
-    PrivateRedis redis;
-    bool imported = import_document(db.url(), two_domains_document());
-    // The test flushes itself with `refgate flush`: some clicks flushed, some still in Redis.
-    ServiceProcess service{ServiceOptions{.database_url = db.url(),
-                                          .redis_url = redis.url(),
-                                          .env = {{"REFGATE_FLUSH_INTERVAL_MS", "3600000"}}}};
-    std::string admin = create_api_token(db.url(), "ada", "admin");
-    std::string today = utc_today();
+struct StatsOnDomains : stats::StatsService {
+    explicit StatsOnDomains(bool subids = false)
+        : StatsService(two_domains_document(subids), "ada", "admin") {}
 
     void click(const std::string& slug, const std::string& host, int reader) {
         RawConnection c(service.port());
@@ -415,16 +411,6 @@ struct StatsOnDomains {
         auto r = c.read_response();
         REQUIRE(r);
         REQUIRE(r->status == 302);
-    }
-    HttpResponse get(const std::string& target, Headers headers = {}) {
-        headers.emplace_back("Authorization", "Bearer " + admin);
-        return http_get(service.admin_port(), target, headers);
-    }
-    Json get_json(const std::string& target) {
-        auto r = get(target);
-        INFO(target << " -> " << r.status << " " << r.body);
-        REQUIRE(r.status == 200);
-        return Json::parse(r.body);
     }
     std::string range() const { return "from=" + today + "&to=" + today; }
     void wait_for_human(std::uint64_t human) {
@@ -435,12 +421,6 @@ struct StatsOnDomains {
              body = get_json(target))
             std::this_thread::sleep_for(std::chrono::milliseconds(100));
         REQUIRE(body["totals"]["human"] == human);
-    }
-    void flush() {
-        auto r = run_refgate(
-            {"flush"}, {{"REFGATE_DATABASE_URL", db.url()}, {"REFGATE_REDIS_URL", redis.url()}});
-        INFO(r.out << r.err);
-        REQUIRE(r.exit_code == 0);
     }
 };
 
@@ -475,8 +455,8 @@ TEST_CASE(
     auto csv =
         f.get("/api/v1/stats/top?domain=de.example.com&" + f.range(), {{"Accept", "text/csv"}});
     CHECK(csv.body ==
-          "rank,link,partner,human,bot,prefetch\r\n1,deal,tailscale,2,0,0\r\n"
-          "2,angebot,tailscale,1,0,0\r\n");
+          "rank,link,partner,human,bot,prefetch,domain\r\n1,deal,tailscale,2,0,0,de.example.com\r\n"
+          "2,angebot,tailscale,1,0,0,de.example.com\r\n");
 
     auto partner =
         f.get_json("/api/v1/stats/partners/tailscale?domain=de.example.com&" + f.range());
@@ -484,12 +464,32 @@ TEST_CASE(
     CHECK(partner["days"][0]["human"] == 3);
     REQUIRE(partner["links"].size() == 2);
     CHECK(partner["links"][0]["link"] == "angebot");
-    CHECK(partner["links"][1] == Json{{"link", "deal"}, {"human", 2}, {"bot", 0}, {"prefetch", 0}});
+    CHECK(partner["links"][1] == Json{{"link", "deal"},
+                                      {"domain", "de.example.com"},
+                                      {"human", 2},
+                                      {"bot", 0},
+                                      {"prefetch", 0}});
     auto partner_csv = f.get("/api/v1/stats/partners/tailscale?domain=go.example.com&" + f.range(),
                              {{"Accept", "text/csv"}});
     CHECK(partner_csv.body == "day,human,bot,prefetch\r\n" + f.today + ",3,0,0\r\n");
-    // Unfiltered: every domain.
-    CHECK(f.get_json("/api/v1/stats/partners/tailscale?" + f.range())["totals"]["human"] == 6);
+    // Unfiltered: every domain, a slug taken on two domains listed once per link, each with its
+    // domain (absent on the default domain).
+    auto all = f.get_json("/api/v1/stats/partners/tailscale?" + f.range());
+    CHECK(all["totals"]["human"] == 6);
+    CHECK(all["links"] == Json::parse(R"([
+        {"link": "angebot", "domain": "de.example.com", "human": 1, "bot": 0, "prefetch": 0},
+        {"link": "deal", "human": 3, "bot": 0, "prefetch": 0},
+        {"link": "deal", "domain": "de.example.com", "human": 2, "bot": 0, "prefetch": 0}])"));
+    auto top = f.get_json("/api/v1/stats/top?" + f.range());
+    CHECK(top["items"] == Json::parse(R"([
+        {"link": "deal", "partner": "tailscale", "human": 3, "bot": 0, "prefetch": 0},
+        {"link": "deal", "partner": "tailscale", "domain": "de.example.com", "human": 2, "bot": 0,
+         "prefetch": 0},
+        {"link": "angebot", "partner": "tailscale", "domain": "de.example.com", "human": 1,
+         "bot": 0, "prefetch": 0}])"));
+    CHECK(f.get("/api/v1/stats/top?" + f.range(), {{"Accept", "text/csv"}}).body ==
+          "rank,link,partner,human,bot,prefetch,domain\r\n1,deal,tailscale,3,0,0,\r\n"
+          "2,deal,tailscale,2,0,0,de.example.com\r\n3,angebot,tailscale,1,0,0,de.example.com\r\n");
 
     // A domain nobody defined is 404.
     CHECK(f.get("/api/v1/stats/top?domain=nl.example.com").status == 404);
@@ -544,6 +544,109 @@ TEST_CASE(
               .status == 204);
     CHECK(destination("/api/v1/links/deal?domain=de.example.com") == 404);
     CHECK(destination("/api/v1/links/deal") == "https://tailscale.com/deal");
+}
+
+TEST_CASE(
+    "a slug taken on two domains: its stats, placements and placement tokens are those of the link "
+    "?domain=HOST names, and a bare slug the default domain's link, as GET /links/{slug} does",
+    "[domains][stats][placements][pg][redis]") {
+    StatsOnDomains f(true);
+    REQUIRE(f.imported);
+    for (int i = 0; i < 3; ++i) f.click("deal", "go.example.com", i);
+    f.click("deal?src=newsletter", "de.example.com", 3);
+    f.wait_for_human(4);
+    f.flush();
+    f.click("deal?src=newsletter", "de.example.com", 4);
+    f.wait_for_human(5);
+
+    // Each link's own figures, flushed and still in Redis.
+    auto de = f.get_json("/api/v1/stats/links/deal?domain=de.example.com&" + f.range());
+    CHECK(de["link"] == "deal");
+    CHECK(de["domain"] == "de.example.com");
+    CHECK(de["totals"]["human"] == 2);
+    CHECK(de["totals"]["human_by_channel"] == Json{{"newsletter", 2}});
+    auto go = f.get_json("/api/v1/stats/links/deal?domain=GO.example.com&" + f.range());
+    CHECK_FALSE(go.contains("domain"));
+    CHECK(go["totals"]["human"] == 3);
+    CHECK(go["totals"]["human_by_channel"] == Json{{"direct", 3}});
+    // A bare slug: the default domain's link; a slug on one other domain only: that link.
+    CHECK(f.get_json("/api/v1/stats/links/deal?" + f.range()) == go);
+    auto angebot = f.get_json("/api/v1/stats/links/angebot?" + f.range());
+    CHECK(angebot["domain"] == "de.example.com");
+    CHECK(angebot["totals"]["human"] == 0);
+    CHECK(f.get("/api/v1/stats/links/angebot?domain=go.example.com").status == 404);
+    CHECK(f.get("/api/v1/stats/links/deal?domain=nl.example.com").status == 404);
+    auto csv = f.get("/api/v1/stats/links/deal?domain=de.example.com&" + f.range(),
+                     {{"Accept", "text/csv"}});
+    CHECK(csv.body.starts_with("day,human,bot,prefetch,unique_estimate,human:newsletter\r\n" +
+                               f.today + ",2,0,0,"));
+
+    // The placements: the link's own channels and tokens (its id makes them).
+    auto placements =
+        f.get_json("/api/v1/links/deal/placements?domain=de.example.com&" + f.range());
+    REQUIRE(placements["items"].size() == 1);
+    CHECK(placements["items"][0]["channel"] == "newsletter");
+    CHECK(placements["items"][0]["human_clicks"] == 2);
+    std::string token = placements["items"][0]["token"];
+    REQUIRE(de["placements"].size() == 1);
+    CHECK(de["placements"][0]["token"] == token);
+    auto home = f.get_json("/api/v1/links/deal/placements?" + f.range());
+    REQUIRE(home["items"].size() == 1);
+    CHECK(home["items"][0]["channel"] == "direct");
+    CHECK(home["items"][0]["human_clicks"] == 3);
+    CHECK(home["items"][0]["token"] != token);
+    CHECK(f.get("/api/v1/links/deal/placements?domain=nl.example.com").status == 404);
+    // A token names its link by id: the answer says which domain's, and finds its channel among
+    // that link's clicks.
+    CHECK(f.get_json("/api/v1/placements/" + token + "?" + f.range()) ==
+          Json{{"token", token},
+               {"link", "deal"},
+               {"channel", "newsletter"},
+               {"domain", "de.example.com"}});
+    std::string home_token = home["items"][0]["token"];
+    CHECK(f.get_json("/api/v1/placements/" + home_token + "?" + f.range()) ==
+          Json{{"token", home_token}, {"link", "deal"}, {"channel", "direct"}});
+}
+
+TEST_CASE(
+    "a link's audit entries have one key however it was addressed: `slug` on the default domain "
+    "with or without ?domain=, `host/slug` on another",
+    "[domains][audit][pg][admin]") {
+    TwoDomains f;
+    REQUIRE(f.imported);
+    Headers auth{{"Authorization", "Bearer " + f.admin}};
+    auto etag = [&](const std::string& target) {
+        return http_get(f.service.admin_port(), target, auth).header("ETag");
+    };
+    auto patch = [&](const std::string& target, const std::string& path) {
+        Headers write = auth;
+        write.emplace_back("Content-Type", "application/merge-patch+json");
+        write.emplace_back("If-Match", etag(target));
+        auto r = http_request(f.service.admin_port(), "PATCH", target, write,
+                              Json{{"destination", "https://tailscale.com/" + path}}.dump());
+        INFO(target << " -> " << r.body);
+        REQUIRE(r.status == 200);
+    };
+    patch("/api/v1/links/deal", "one");
+    patch("/api/v1/links/deal?domain=go.example.com", "two");
+    patch("/api/v1/links/deal?domain=GO.example.com", "three");
+    patch("/api/v1/links/deal?domain=de.example.com", "vier");
+    Headers del = auth;
+    del.emplace_back("If-Match", etag("/api/v1/links/deal?domain=go.example.com"));
+    REQUIRE(http_request(f.service.admin_port(), "DELETE",
+                         "/api/v1/links/deal?domain=go.example.com", del)
+                .status == 204);
+
+    auto audit = Json::parse(
+        http_get(f.service.admin_port(), "/api/v1/audit?entity=link", auth).body)["items"];
+    REQUIRE(audit.size() == 8);  // newest first, after the import's three creations
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < 5; ++i) keys.push_back(audit[i]["slug"]);
+    CHECK(keys == std::vector<std::string>{"deal", "de.example.com/deal", "deal", "deal", "deal"});
+    // Filtering by the key finds every change of the default domain's link, its creation too.
+    auto home = Json::parse(
+        http_get(f.service.admin_port(), "/api/v1/audit?entity=link&slug=deal", auth).body);
+    CHECK(home["items"].size() == 5);
 }
 
 }  // namespace domains_test

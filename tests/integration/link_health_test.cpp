@@ -106,11 +106,14 @@ TEST_CASE("refgate check-links names each link's finding, with its hop chain and
     CHECK(log.find(" /admin ") == std::string::npos);
     CHECK(log.find("refgate-linkcheck/") != std::string::npos);
     CHECK(log.find("(+https://picks.example.com/contact)") != std::string::npos);
-    // (The server logs a request after its TLS handshake, so single gaps jitter a little.)
+    // The server stamps a request in a Python thread after its TLS handshake and header parsing,
+    // so under load a stamp can be late by tens of milliseconds and one gap shrink by as much
+    // (39 ms seen at load 15 with ctest -j4). The average pace says the checker waited; a gap
+    // of under 20 ms would be two requests sent together (unpaced, they come 2-10 ms apart).
     auto times = request_times(log, "shop.test");
     REQUIRE(times.size() >= 10);
     CHECK(times.back() - times.front() >= 0.095 * static_cast<double>(times.size() - 1));
-    for (std::size_t i = 1; i < times.size(); ++i) CHECK(times[i] - times[i - 1] >= 0.05);
+    for (std::size_t i = 1; i < times.size(); ++i) CHECK(times[i] - times[i - 1] >= 0.02);
 }
 
 TEST_CASE("refgate check-links checks one slug or one partner's links when asked",

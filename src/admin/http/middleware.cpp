@@ -219,7 +219,8 @@ class CheckNames final : public Middleware {
     static bool names_link(Operation op) {
         return op == Operation::get_link || op == Operation::update_link ||
                op == Operation::delete_link || op == Operation::share_link ||
-               op == Operation::qr_svg || op == Operation::qr_png;
+               op == Operation::qr_svg || op == Operation::qr_png || op == Operation::stats_link ||
+               op == Operation::link_placements;
     }
 
     bool apply(ApiRequest& request, Answer& answer) override {

@@ -217,23 +217,10 @@ bool PgAdminRows::cancel_code(std::int64_t partner_id, domain::SysSeconds at) {
 }
 
 std::optional<LinkRow> PgAdminRows::link(const std::string& slug, RowLock lock) {
-    // "host/slug" (issue 46: ?domain=HOST): the link on that domain; the default domain's are
-    // those without a domain and those naming its host.
-    if (auto slash = slug.find('/'); slash != std::string::npos) {
-        auto found = pg::read_links(
-            tx_,
-            "WHERE l.slug = $2 AND (l.domain = $1 OR (l.domain IS NULL AND EXISTS (SELECT 1 FROM "
-            "refgate_domains d WHERE d.host = $1 AND d.is_default))) ORDER BY l.domain NULLS "
-            "FIRST LIMIT 1" +
-                lock_clause(lock, "l"),
-            slug.substr(0, slash), slug.substr(slash + 1));
-        if (found.empty()) return std::nullopt;
-        return link_row(std::move(found.front()));
-    }
-    // The default domain's link first (issue 46): a slug taken on several domains names it.
-    auto found = pg::read_links(
-        tx_, "WHERE l.slug = $1 ORDER BY l.domain NULLS FIRST LIMIT 1" + lock_clause(lock, "l"),
-        slug);
+    // "host/slug" (issue 46: ?domain=HOST) or a bare slug, as pg::link_named_sql() finds them.
+    auto name = pg::parse_link_name(slug);
+    auto found = pg::read_links(tx_, "WHERE " + pg::link_named_sql(1) + lock_clause(lock, "l"),
+                                name.host, name.slug);
     if (found.empty()) return std::nullopt;
     return link_row(std::move(found.front()));
 }
@@ -266,7 +253,8 @@ std::vector<domain::Link> PgAdminRows::links_naming(const std::string& partner_s
     for (auto& stored : pg::read_links(tx_,
                                        "WHERE p.slug = $1 OR jsonb_path_exists(l.rules, "
                                        "'$[*] ? (@.partner == $p || @.split[*].partner == $p)', "
-                                       "jsonb_build_object('p', $1::text)) ORDER BY l.slug",
+                                       "jsonb_build_object('p', $1::text)) ORDER BY l.slug, "
+                                       "l.domain NULLS FIRST",
                                        partner_slug))
         links.push_back(std::move(stored.link));
     return links;

@@ -60,7 +60,8 @@ Result<codec::LinkPlacements> AdminService::link_placements(
             page.carried = !partner->partner.subid_param.empty();
             for (const auto& [channel, clicks] : channels) {
                 page.items.push_back(
-                    {channel, domain::placement_token(partner->partner, link.id, slug, channel),
+                    {channel,
+                     domain::placement_token(partner->partner, link.id, link.slug, channel),
                      clicks});
             }
             return answered(OutcomeKind::ok, std::move(page));
@@ -108,10 +109,11 @@ Result<codec::PlacementFound> AdminService::find_placement(
     });
     if (!found)
         return refused(OutcomeKind::not_found, "no link's placement token is '" + token + "'");
-    auto channel =
-        channel_of_token(found->partner, found->link, token, channels_of(found->link.slug));
-    return answered(OutcomeKind::ok,
-                    codec::PlacementFound{token, found->link.slug, std::move(channel)});
+    // The link's own clicks (issue 46: its slug may be taken on other domains too).
+    auto channel = channel_of_token(found->partner, found->link, token,
+                                    channels_of(domain::link_key(found->link)));
+    return answered(OutcomeKind::ok, codec::PlacementFound{token, found->link.slug,
+                                                           std::move(channel), found->link.domain});
 }
 
 }  // namespace refgate::admin

@@ -33,15 +33,17 @@ TEST_CASE("stats CSV has a header row, CRLF line ends and RFC 4180 quoting", "[s
 }
 
 TEST_CASE("top links are ranked by human clicks, then by slug", "[stats]") {
-    std::vector<domain::TopEntry> entries = {
-        {"b", "p", {5, 0, 0}}, {"a", "p", {5, 9, 0}}, {"c", "q", {7, 0, 0}}, {"d", "q", {1, 0, 0}}};
+    std::vector<domain::TopEntry> entries = {{"b", "p", {5, 0, 0}, ""},
+                                             {"a", "p", {5, 9, 0}, ""},
+                                             {"c", "q", {7, 0, 0}, ""},
+                                             {"d", "q", {1, 0, 0}, ""}};
     domain::rank_top(entries, 3);
     REQUIRE(entries.size() == 3);
     CHECK(entries[0].link == "c");
     CHECK(entries[1].link == "a");
     CHECK(entries[2].link == "b");
     CHECK(codec::top_to_csv(entries).starts_with(
-        "rank,link,partner,human,bot,prefetch\r\n1,c,q,7,0,0\r\n"));
+        "rank,link,partner,human,bot,prefetch,domain\r\n1,c,q,7,0,0,\r\n"));
 }
 
 TEST_CASE("a link's stats list clicks per country and per rule branch only for a targeted link",

@@ -115,6 +115,7 @@ struct PlacementFound {
     std::string token;
     std::string link;
     std::optional<std::string> channel;
+    std::string domain;  // the link's domain as stored (issue 46): empty on the default domain
 };
 
 // The import document (import_document.hpp), and the export: every partner and link, the

@@ -120,22 +120,27 @@ struct LinkStats {
     // Present for a link whose partner (or a rule's) has a sub-ID parameter: every channel with
     // human clicks in the range, most clicked first; none: the JSON has no placements.
     std::optional<std::vector<PlacementClicks>> placements;
-};
-
-struct PartnerStats {
-    std::string partner;
-    DayRange range;
-    std::vector<std::pair<std::int32_t, ClassCounts>> days;  // one per day of the range
-    std::vector<std::pair<std::string, ClassCounts>> links;  // every link of the partner
+    // The link's domain as stored (issue 46): empty on the default domain.
+    std::string domain;
 };
 
 struct TopEntry {
     std::string link;
     std::string partner;
     ClassCounts clicks;
+    // The link's domain as stored (issue 46): empty on the default domain, and in partners'
+    // entries.
+    std::string domain;
 };
 
-// Orders by human clicks (most first), then by slug, and keeps `limit`.
+struct PartnerStats {
+    std::string partner;
+    DayRange range;
+    std::vector<std::pair<std::int32_t, ClassCounts>> days;  // one per day of the range
+    std::vector<TopEntry> links;  // every link of the partner, by slug then domain
+};
+
+// Orders by human clicks (most first), then by slug (then domain), and keeps `limit`.
 void rank_top(std::vector<TopEntry>& entries, std::size_t limit);
 
 // Partners ranked by human clicks (most first, then by slug), from the links' figures; `limit`

@@ -70,6 +70,20 @@ std::vector<StoredPartner> read_partners(pqxx::transaction_base& tx, const std::
     return partners;
 }
 
+// The link an API request names (issue 46): "slug", or "host/slug" with ?domain=HOST. `host` is
+// empty for a bare slug.
+struct LinkName {
+    std::string host;
+    std::string slug;
+};
+LinkName parse_link_name(const std::string& name);
+
+// The condition, order and limit after WHERE (links aliased `l`) that find the link a LinkName
+// names, with its host as $<first> and its slug as $<first + 1>: on a host, that domain's link (the
+// default domain's are those without a domain and those naming its host); a bare slug names the
+// default domain's link first, else the one on the first host in order.
+std::string link_named_sql(int first);
+
 // kLinkSelect + `rest` with `params`.
 template <typename... Params>
 std::vector<StoredLink> read_links(pqxx::transaction_base& tx, const std::string& rest,

@@ -299,7 +299,7 @@ export function LinkPage({ id, domain, can }) {
       <Serving link={link} />
       {can.edit ? <LinkEditor link={link} reload={reload} /> : <p class="notice">You have the viewer role: you can read this link but not change it.</p>}
       <LinkHealth slug={link.slug} can={can} />
-      <LinkStats slug={link.slug} />
+      <LinkStats slug={link.slug} domain={link.domain} />
       <EarningsSummary group="link" name={link.slug} />
       <Share link={link} />
     </>

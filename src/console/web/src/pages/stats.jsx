@@ -146,7 +146,7 @@ export function Stats() {
             series={[{ label: 'unique estimate', value: (d) => d.unique_estimate }]} />
           <p class="hint">{UNIQUES_NOTE} Here each link's estimates are added too: a reader of two links counts twice.</p>
           <Table caption="Top links" head={['Link', 'Partner', 'Human', 'Bot', 'Prefetch', 'Scanner']} empty="No clicks in this range."
-            rows={data.links.map((l) => [<a href={`#/links/${encodeURIComponent(l.link)}`}>{l.link}</a>, l.partner, l.human, l.bot, l.prefetch, l.scanner || 0])} />
+            rows={data.links.map((l) => [<a href={`#/links/${encodeURIComponent(l.link)}${l.domain ? `/${encodeURIComponent(l.domain)}` : ''}`}>{l.domain ? `${l.domain}/${l.link}` : l.link}</a>, l.partner, l.human, l.bot, l.prefetch, l.scanner || 0])} />
           <Table caption="Top partners" head={['Partner', 'Human', 'Bot', 'Prefetch', 'Scanner']} empty="No clicks in this range."
             rows={data.partners.map((p) => [p.partner, p.human, p.bot, p.prefetch, p.scanner || 0])} />
         </>
@@ -158,16 +158,17 @@ export function Stats() {
 
 // A link's own stats on its page: the last 30 days against the 30 before (totals and a second
 // series), and its daily unique estimates, labelled for what they are.
-export function LinkStats({ slug }) {
+export function LinkStats({ slug, domain }) {
   const [data, error] = useLoad(async () => {
     const today = new Date();
     const range = { from: day(new Date(today.getTime() - 29 * 86400e3)), to: day(today) };
+    // The link on its own domain (issue 46): the same slug may be taken on another.
     const [now, before] = await Promise.all([
-      api('GET', `/stats/links/${encodeURIComponent(slug)}${query(range)}`),
-      api('GET', `/stats/links/${encodeURIComponent(slug)}${query(periodBefore(range))}`),
+      api('GET', `/stats/links/${encodeURIComponent(slug)}${query({ ...range, domain })}`),
+      api('GET', `/stats/links/${encodeURIComponent(slug)}${query({ ...periodBefore(range), domain })}`),
     ]);
     return { now: now.data, before: before.data };
-  }, [slug]);
+  }, [slug, domain]);
   return (
     <section class="card" aria-labelledby="link-stats-title">
       <h2 id="link-stats-title">Stats: the last 30 days</h2>
