@@ -18,6 +18,7 @@
 #include "linkcheck_fixture.hpp"
 #include "refgate/domain/time.hpp"
 #include "support/http_client.hpp"
+#include "support/private_redis.hpp"
 #include "support/service_process.hpp"
 #include "support/test_database.hpp"
 #include "support/test_env.hpp"
@@ -478,8 +479,12 @@ TEST_CASE("clicks.hourly reports each link's clicks per class once its hour has 
           "[webhooks][pg]") {
     auto& rx = receiver();
     TestDatabase db;
+    // A Redis of its own: the suite's shared one holds other tests' click buckets (ctest runs
+    // several at once), which this service's flusher would take and count into its hour.
+    PrivateRedis redis;
     std::string admin = create_api_token(db.url(), "ada", "admin");
     ServiceProcess svc{{.database_url = db.url(),
+                        .redis_url = redis.url(),
                         .env = webhook_env(rx, {{"REFGATE_FLUSH_INTERVAL_MS", "300"},
                                                 {"REFGATE_BUCKET_SECONDS", "1"}})}};
     create_webhook(svc.admin_port(), admin, rx.url("/ok"), {"clicks.hourly"});

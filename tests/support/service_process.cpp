@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -19,6 +22,46 @@ std::string read_file(const std::string& path) {
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
+}
+
+// The suite's shared Redis (REFGATE_TEST_REDIS_URL) is used by every test process that ctest
+// runs at once, and a service's flusher takes whatever click buckets that Redis holds: on one
+// database, one test's clicks (or a killed service's leftovers) would be counted into another
+// test's PostgreSQL. So each test process claims a database of its own (1-15; 0 stays for the
+// scripts) by an exclusive lock on a file named after the port and the database, held until the
+// process ends, and empties it before its first use.
+std::string claim_shared_redis_database(const std::string& url) {
+    auto slash = url.rfind('/');
+    auto port_at = url.rfind(':', slash);
+    REQUIRE((slash != std::string::npos && port_at != std::string::npos));
+    std::string port = url.substr(port_at + 1, slash - port_at - 1);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{60};
+    while (std::chrono::steady_clock::now() < deadline) {
+        for (int db = 1; db <= 15; ++db) {
+            auto lock = std::filesystem::temp_directory_path() /
+                        ("refgate-test-redis-" + port + "-" + std::to_string(db) + ".lock");
+            int fd = ::open(lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+            if (fd < 0) continue;
+            if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+                ::close(fd);
+                continue;
+            }
+            // fd stays open (and locked) for the rest of the process.
+            std::string command =
+                "redis-cli -p " + port + " -n " + std::to_string(db) + " FLUSHDB >/dev/null 2>&1";
+            REQUIRE(std::system(command.c_str()) == 0);
+            return url.substr(0, slash + 1) + std::to_string(db);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{100});
+    }
+    FAIL("no free database in the shared test Redis (" << url << ") within 60 s");
+    return url;
+}
+
+std::string shared_redis_url() {
+    static const std::string url =
+        claim_shared_redis_database(require_env("REFGATE_TEST_REDIS_URL"));
+    return url;
 }
 
 int decode_status(int status) {
@@ -75,8 +118,7 @@ ServiceProcess::ServiceProcess(ServiceOptions options) {
         {"REFGATE_ADMIN_LISTEN", "127.0.0.1:0"},
         {"REFGATE_THREADS", "2"},
         {"REFGATE_DATABASE_URL", options.database_url},
-        {"REFGATE_REDIS_URL",
-         options.redis_url.empty() ? require_env("REFGATE_TEST_REDIS_URL") : options.redis_url},
+        {"REFGATE_REDIS_URL", options.redis_url.empty() ? shared_redis_url() : options.redis_url},
         {"REFGATE_SNAPSHOT_FILE", snapshot_file_},
         {"REFGATE_SPILL_FILE", dir_.file("spill.json")},
         // No drain unless a test asks for one, so that stopping a service stays quick.

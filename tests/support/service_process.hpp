@@ -34,7 +34,7 @@ std::string create_api_token(const std::string& database_url, const std::string&
 
 struct ServiceOptions {
     std::string database_url;
-    std::string redis_url;      // default: REFGATE_TEST_REDIS_URL
+    std::string redis_url;      // default: a database of the shared test Redis for this process
     std::string snapshot_file;  // default: a file in the service's temp dir
     EnvPairs env;               // more REFGATE_* settings
     bool wait_ready = true;     // wait until both listeners are up
