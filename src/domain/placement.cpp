@@ -226,12 +226,20 @@ bool valid_channel_pattern(std::string_view pattern) noexcept {
 
 std::optional<std::pair<std::string, std::string>> readable_collision(
     std::span<const std::string> slugs, const SubidCharset& charset) {
-    std::vector<std::pair<std::string, std::string>> prefixes;  // (prefix, slug)
-    prefixes.reserve(slugs.size());
-    for (const auto& slug : slugs) {
+    std::vector<std::pair<std::string, std::string>> links;
+    links.reserve(slugs.size());
+    for (const auto& slug : slugs) links.emplace_back(slug, slug);
+    return readable_collision(links, charset);
+}
+
+std::optional<std::pair<std::string, std::string>> readable_collision(
+    std::span<const std::pair<std::string, std::string>> links, const SubidCharset& charset) {
+    std::vector<std::pair<std::string, std::string>> prefixes;  // (prefix, name)
+    prefixes.reserve(links.size());
+    for (const auto& [slug, name] : links) {
         std::string prefix = readable_prefix(slug, charset);
-        if (prefix.empty()) return std::pair{slug, slug};
-        prefixes.emplace_back(std::move(prefix), slug);
+        if (prefix.empty()) return std::pair{name, name};
+        prefixes.emplace_back(std::move(prefix), name);
     }
     // Sorted, a prefix that begins another begins the one right after it.
     std::sort(prefixes.begin(), prefixes.end());
@@ -249,19 +257,24 @@ std::optional<std::string> readable_token_problem(const Partner& partner,
         return std::nullopt;
     auto charset = SubidCharset::parse(partner.subid_charset);
     if (!charset) return std::nullopt;  // reported as the charset's own problem
-    std::vector<std::string> slugs;
+    // A link is named by its slug, or host/slug on a domain other than the default: the same
+    // slug on two domains gives the same tokens, which would name two links.
+    std::vector<std::pair<std::string, std::string>> named;
     for (const auto& link : links) {
-        if (!branches_to(link, partner.slug).empty()) slugs.push_back(link.slug);
+        if (branches_to(link, partner.slug).empty()) continue;
+        named.emplace_back(link.slug,
+                           link.domain.empty() ? link.slug : link.domain + "/" + link.slug);
     }
-    auto pair = readable_collision(slugs, *charset);
+    auto pair = readable_collision(named, *charset);
     if (!pair) return std::nullopt;
+    auto slug_of = [](const std::string& name) { return name.substr(name.rfind('/') + 1); };
     if (pair->first == pair->second)
         return "readable sub-ID tokens of link '" + pair->first +
                "' would hold none of its slug (" + "subid_charset " + partner.subid_charset +
                " keeps none of its characters)";
     return "readable sub-ID tokens of links '" + pair->first + "' and '" + pair->second +
-           "' could collide ('" + readable_prefix(pair->first, *charset) + "' begins '" +
-           readable_prefix(pair->second, *charset) + "' with subid_charset " +
+           "' could collide ('" + readable_prefix(slug_of(pair->first), *charset) + "' begins '" +
+           readable_prefix(slug_of(pair->second), *charset) + "' with subid_charset " +
            partner.subid_charset +
            "): rename one, allow a separator (_ . -) in subid_charset, or use opaque tokens";
 }

@@ -649,4 +649,39 @@ TEST_CASE(
     CHECK(home["items"].size() == 5);
 }
 
+TEST_CASE(
+    "readable placement tokens of one slug on two domains would name two links: the second "
+    "link is refused, and opaque tokens let it be saved",
+    "[domains][placements][pg][admin]") {
+    Fixture f;
+    // A change names the version it read (If-Match), as the console sends it.
+    auto patch = [&](const std::string& target, const Json& body) {
+        auto etag = f.api("GET", target).header("ETag");
+        return f.api("PATCH", target, body, {{"If-Match", etag}});
+    };
+    REQUIRE(f.api("PUT", "/api/v1/domains/go.example.com", {{"default", true}}).status == 201);
+    REQUIRE(f.api("PUT", "/api/v1/domains/de.example.com", {{"not_found", nullptr}}).status == 201);
+    auto readable =
+        patch("/api/v1/partners/tailscale", {{"subid_param", "sid"}, {"subid_style", "readable"}});
+    INFO(readable.body);
+    REQUIRE(readable.status == 200);
+    // `deal` on the default domain (the demo import) and `deal` on de.example.com would both
+    // carry sid=deal_<channel>: a network's report could not say which link earned.
+    auto refused = f.api("POST", "/api/v1/links", link("deal", "de", "de.example.com"));
+    INFO(refused.body);
+    CHECK(refused.status == 422);
+    CHECK(refused.body.find("'de.example.com/deal' and 'deal' could collide") != std::string::npos);
+    // A slug of its own on that domain is fine, and so is changing the default one.
+    CHECK(f.api("POST", "/api/v1/links", link("promo", "de", "de.example.com")).status == 201);
+    CHECK(patch("/api/v1/links/deal", {{"destination", "https://tailscale.com/new"}}).status ==
+          200);
+    // With opaque tokens (the link's id) the two links stay apart.
+    REQUIRE(patch("/api/v1/partners/tailscale", {{"subid_style", "opaque"}}).status == 200);
+    CHECK(f.api("POST", "/api/v1/links", link("deal", "de", "de.example.com")).status == 201);
+    // And readable tokens are refused for the partner while both exist.
+    auto back = patch("/api/v1/partners/tailscale", {{"subid_style", "readable"}});
+    CHECK(back.status == 422);
+    CHECK(back.body.find("could collide") != std::string::npos);
+}
+
 }  // namespace domains_test

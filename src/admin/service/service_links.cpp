@@ -134,7 +134,12 @@ std::vector<codec::FieldError> AdminService::validate(AdminRows& rows, domain::L
             continue;
         rows.lock_readable_tokens(slug);
         std::vector<domain::Link> all = rows.links_naming(slug);
-        std::erase_if(all, [&](const domain::Link& l) { return l.slug == link.slug; });
+        // The link as stored before this save (a slug is unique per domain; the default
+        // domain's links have none, as `link` has by now).
+        std::erase_if(all, [&](const domain::Link& l) {
+            return l.slug == link.slug &&
+                   (l.domain == link.domain || (link.id != 0 && l.id == link.id));
+        });
         all.push_back(link);
         if (auto problem = domain::readable_token_problem(*partner, all))
             errors.push_back({"slug", *problem});

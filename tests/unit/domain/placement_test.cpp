@@ -136,10 +136,20 @@ TEST_CASE("readable tokens of two links that could collide are found before they
         refgate::domain::readable_token_problem(p, {make_link("tail"), make_link("tailscale")});
     REQUIRE(problem);
     CHECK_THAT(*problem, Catch::Contains("'tail' and 'tailscale' could collide"));
+    // One slug on two branded domains gives both links the same tokens; the same link listed
+    // twice (as stored and as saved) is one link.
+    auto deal = make_link("deal");
+    auto deal_de = make_link("deal");
+    deal_de.domain = "de.example.com";
+    auto twice = refgate::domain::readable_token_problem(p, {deal, deal_de});
+    REQUIRE(twice);
+    CHECK_THAT(*twice, Catch::Contains("'de.example.com/deal' and 'deal' could collide"));
+    CHECK_FALSE(refgate::domain::readable_token_problem(p, {deal_de, deal_de}));
     // Opaque tokens name the link's id: they never collide.
     p.subid_style = SubidStyle::opaque;
     CHECK_FALSE(
         refgate::domain::readable_token_problem(p, {make_link("tail"), make_link("tailscale")}));
+    CHECK_FALSE(refgate::domain::readable_token_problem(p, {deal, deal_de}));
 }
 
 TEST_CASE("a channel's code is the first channel_codes entry that matches it", "[placement]") {

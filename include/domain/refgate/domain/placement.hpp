@@ -99,6 +99,11 @@ bool valid_channel_pattern(std::string_view pattern) noexcept;
 // would (or a slug whose prefix is empty, paired with itself); nullopt when none.
 std::optional<std::pair<std::string, std::string>> readable_collision(
     std::span<const std::string> slugs, const SubidCharset& charset);
+// The same over links named apart from their slugs: (slug, name), where the name tells links
+// apart (a slug on two domains: "deal" and "de.example.com/deal" give one token, a collision);
+// one name listed twice is one link. Returns the pair of names.
+std::optional<std::pair<std::string, std::string>> readable_collision(
+    std::span<const std::pair<std::string, std::string>> links, const SubidCharset& charset);
 
 // The check every save path runs for a partner with readable tokens: `links` are all links as
 // they will be stored (those that route to no branch of the partner are ignored). A message for
