@@ -22,8 +22,23 @@ using namespace std::chrono_literals;
 using refgate::admin::CommissionSource;
 using refgate::admin::OutcomeKind;
 
+// The reads the tests here do not use: empty answers.
+class NoReads : public refgate::admin::CommissionStore {
+  public:
+    std::optional<refgate::codec::EarningsReport> earnings(
+        const refgate::domain::DayRange&, refgate::codec::EarningsGroup,
+        const refgate::codec::EarningsFilter&) override {
+        return refgate::codec::EarningsReport{};
+    }
+    std::vector<refgate::codec::EpcZeroLink> epc_zero_links(
+        const refgate::domain::DayRange&) override {
+        return {};
+    }
+    refgate::admin::CommissionTotals totals() override { return {}; }
+};
+
 // Remembers what it was asked to record; knows one partner.
-class FakeStore final : public refgate::admin::CommissionStore {
+class FakeStore final : public NoReads {
   public:
     std::optional<refgate::codec::RecordedCommissions> record(
         const std::string& partner, const std::vector<refgate::domain::Commission>& commissions,
@@ -39,16 +54,6 @@ class FakeStore final : public refgate::admin::CommissionStore {
         secret_hash = hash;
         return true;
     }
-    std::optional<refgate::codec::EarningsReport> earnings(
-        const refgate::domain::DayRange&, refgate::codec::EarningsGroup,
-        const refgate::codec::EarningsFilter&) override {
-        return refgate::codec::EarningsReport{};
-    }
-    std::vector<refgate::codec::EpcZeroLink> epc_zero_links(
-        const refgate::domain::DayRange&) override {
-        return {};
-    }
-    refgate::admin::CommissionTotals totals() override { return {}; }
     std::optional<std::string> postback_secret_hash(const std::string&) override {
         return secret_hash;
     }
@@ -142,7 +147,7 @@ TEST_CASE("a new postback secret is shown once and stored as its hash", "[commis
 
 // Records what it is asked to in "transactions" of order_ids; the first call waits for `open`.
 // A batch with the order_id "BAD" is refused (as the database refuses a row), and so is BAD alone.
-class GatedStore final : public refgate::admin::CommissionStore {
+class GatedStore final : public NoReads {
   public:
     std::optional<refgate::codec::RecordedCommissions> record(
         const std::string&, const std::vector<refgate::domain::Commission>& commissions,
@@ -164,16 +169,6 @@ class GatedStore final : public refgate::admin::CommissionStore {
     std::optional<std::string> postback_secret_hash(const std::string&) override {
         return std::nullopt;
     }
-    std::optional<refgate::codec::EarningsReport> earnings(
-        const refgate::domain::DayRange&, refgate::codec::EarningsGroup,
-        const refgate::codec::EarningsFilter&) override {
-        return refgate::codec::EarningsReport{};
-    }
-    std::vector<refgate::codec::EpcZeroLink> epc_zero_links(
-        const refgate::domain::DayRange&) override {
-        return {};
-    }
-    refgate::admin::CommissionTotals totals() override { return {}; }
 
     std::vector<std::vector<std::string>> committed() {
         std::lock_guard lock(mutex_);
