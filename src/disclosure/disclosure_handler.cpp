@@ -140,6 +140,51 @@ std::optional<std::vector<std::string>> reader_locales(const http::Request& requ
     return locales;
 }
 
+// The link a snippet is for (issue 46): on the domain ?domain= names, else on the request's
+// host (as the redirect picks it), else on the default domain. nullptr once answered 404.
+const domain::LinkEntry* snippet_link(const http::Request& request, http::Response& response,
+                                      const domain::Snapshot& snapshot, std::string_view slug) {
+    std::uint16_t domain = 0;
+    if (auto named = domain::query_value(request.query(), "domain")) {
+        domain = snapshot.domain_of(*named);
+        if (domain == domain::Snapshot::kUnknownDomain) {
+            problem(response, 404, "no-domain", "no domain '" + *named + "'");
+            return nullptr;
+        }
+    } else if (snapshot.has_domains()) {
+        domain = snapshot.domain_of(domain::authority_host(
+            request.authority.empty() ? request.header("Host") : request.authority));
+        if (domain == domain::Snapshot::kUnknownDomain) domain = 0;
+    }
+    const domain::LinkEntry* link =
+        domain::valid_slug(slug)
+            ? snapshot.find(slug, domain::Snapshot::hash_of(slug, domain), domain)
+            : nullptr;
+    if (link == nullptr) problem(response, 404, "not-found", "no link with that slug");
+    return link;
+}
+
+// The snippet as JSON: the link, its href and rel, the HTML, and the disclosure it carries.
+std::string snippet_json(const domain::LinkEntry& link, const domain::Partner& partner,
+                         const std::string& href, const std::string& html,
+                         const domain::DisclosureEntry* entry) {
+    Json disclosure = nullptr;
+    if (entry != nullptr) {
+        disclosure = Json{{"key", entry->current->key},
+                          {"locale", entry->current->locale},
+                          {"text", entry->current->text},
+                          {"version", entry->current->version}};
+    }
+    return Json{{"slug", link.slug},
+                {"partner", partner.slug},
+                {"name", partner.name},
+                {"href", href},
+                {"rel", std::string(domain::kSponsoredRel)},
+                {"html", html},
+                {"disclosure", disclosure}}
+        .dump();
+}
+
 }  // namespace
 
 void DisclosureHandler::serve(const http::Request& request, http::Response& response,
@@ -192,28 +237,8 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
                 "snippets need REFGATE_PUBLIC_BASE_URL to be configured");
         return;
     }
-    // Issue 46: the link on the domain ?domain= names, else on the request's host (as the
-    // redirect picks it), else on the default domain.
-    std::uint16_t domain = 0;
-    if (auto named = domain::query_value(request.query(), "domain")) {
-        domain = snapshot.domain_of(*named);
-        if (domain == domain::Snapshot::kUnknownDomain) {
-            problem(response, 404, "no-domain", "no domain '" + *named + "'");
-            return;
-        }
-    } else if (snapshot.has_domains()) {
-        domain = snapshot.domain_of(domain::authority_host(
-            request.authority.empty() ? request.header("Host") : request.authority));
-        if (domain == domain::Snapshot::kUnknownDomain) domain = 0;
-    }
-    const domain::LinkEntry* link =
-        domain::valid_slug(slug)
-            ? snapshot.find(slug, domain::Snapshot::hash_of(slug, domain), domain)
-            : nullptr;
-    if (link == nullptr) {
-        problem(response, 404, "not-found", "no link with that slug");
-        return;
-    }
+    const domain::LinkEntry* link = snippet_link(request, response, snapshot, slug);
+    if (link == nullptr) return;
     auto format = domain::query_value(request.query(), "format").value_or("html");
     if (format != "html" && format != "json") {
         problem(response, 400, "bad-format", "format must be html or json");
@@ -241,22 +266,7 @@ void DisclosureHandler::snippet(const http::Request& request, http::Response& re
     std::int64_t version = entry != nullptr ? entry->current->version : 0;
     std::string language = entry != nullptr ? entry->current->locale : std::string();
     if (format == "json") {
-        Json disclosure = nullptr;
-        if (entry != nullptr) {
-            disclosure = Json{{"key", entry->current->key},
-                              {"locale", entry->current->locale},
-                              {"text", entry->current->text},
-                              {"version", entry->current->version}};
-        }
-        std::string body = Json{
-            {"slug", link->slug},
-            {"partner", partner.slug},
-            {"name", partner.name},
-            {"href", href},
-            {"rel", std::string(domain::kSponsoredRel)},
-            {"html", html},
-            {"disclosure",
-             disclosure}}.dump();
+        std::string body = snippet_json(*link, partner, href, html, entry);
         cacheable(request, response, "application/json", http::strong_etag(version, body),
                   kVaryLanguage, body, language);
         return;
