@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "refgate/domain/ascii.hpp"
 #include "refgate/domain/counter_key.hpp"
 
 namespace refgate::domain {
@@ -17,16 +18,17 @@ int base36_value(char c) noexcept {
     return -1;
 }
 
-bool lower(char c) noexcept { return c >= 'a' && c <= 'z'; }
-bool upper(char c) noexcept { return c >= 'A' && c <= 'Z'; }
-bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
+using ascii::is_alnum;
+using ascii::is_digit;
+using ascii::is_lower;
+using ascii::is_upper;
+using ascii::to_lower;
 
 // Both ends of a range of one kind: two lower-case letters, two upper-case ones or two digits.
 bool same_kind(char a, char b) noexcept {
-    return (lower(a) && lower(b)) || (upper(a) && upper(b)) || (digit(a) && digit(b));
+    return (is_lower(a) && is_lower(b)) || (is_upper(a) && is_upper(b)) ||
+           (is_digit(a) && is_digit(b));
 }
-
-char ascii_lower(char c) noexcept { return upper(c) ? static_cast<char>(c - 'A' + 'a') : c; }
 
 }  // namespace
 
@@ -39,14 +41,13 @@ std::optional<SubidCharset> SubidCharset::parse(std::string_view text) {
     };
     for (std::size_t i = 0; i < text.size();) {
         char c = text[i];
-        bool alnum_next =
-            i + 2 < text.size() && (lower(text[i + 2]) || upper(text[i + 2]) || digit(text[i + 2]));
-        if ((lower(c) || upper(c) || digit(c)) && alnum_next && text[i + 1] == '-') {
+        bool alnum_next = i + 2 < text.size() && is_alnum(text[i + 2]);
+        if (is_alnum(c) && alnum_next && text[i + 1] == '-') {
             // A range: both ends of one kind, in order ("a-Z" and "z-a" are no ranges).
             if (!same_kind(c, text[i + 2]) || text[i + 2] < c) return std::nullopt;
             for (char x = c; x <= text[i + 2]; ++x) add(x);
             i += 3;
-        } else if (lower(c) || upper(c) || digit(c) || c == '-' || c == '_' || c == '.') {
+        } else if (is_alnum(c) || c == '-' || c == '_' || c == '.') {
             add(c);
             ++i;
         } else {
@@ -64,9 +65,9 @@ std::optional<SubidCharset> SubidCharset::parse(std::string_view text) {
 
 char SubidCharset::map(char c) const noexcept {
     if (allows(c)) return c;
-    if (lower(c) && allows(static_cast<char>(c - 'a' + 'A')))
+    if (is_lower(c) && allows(static_cast<char>(c - 'a' + 'A')))
         return static_cast<char>(c - 'a' + 'A');
-    if (upper(c) && allows(ascii_lower(c))) return ascii_lower(c);
+    if (is_upper(c) && allows(to_lower(c))) return to_lower(c);
     return 0;
 }
 
@@ -140,7 +141,7 @@ std::string placement_token(const Partner& partner, std::int64_t link_id, std::s
 bool valid_placement_token(std::string_view token) noexcept {
     if (token.empty() || token.size() > kMaxToken) return false;
     for (char c : token) {
-        if (!lower(c) && !upper(c) && !digit(c) && c != '_' && c != '.' && c != '-') return false;
+        if (!is_alnum(c) && c != '_' && c != '.' && c != '-') return false;
     }
     return true;
 }
@@ -190,13 +191,13 @@ std::optional<std::string> subid_param_problem(const Partner& partner) {
     const std::string& name = partner.subid_param;
     if (!valid_param_name(name)) return "must be 1 to 64 of A-Z a-z 0-9 _ . -, or null";
     std::string folded(name.size(), ' ');
-    std::transform(name.begin(), name.end(), folded.begin(), ascii_lower);
+    std::transform(name.begin(), name.end(), folded.begin(), to_lower);
     if (folded.starts_with("utm_"))
         return "must not start with utm_ (a visitor's utm_* parameters may pass through)";
     auto folded_equal = [&](std::string_view other) {
         if (other.size() != folded.size()) return false;
         for (std::size_t i = 0; i < other.size(); ++i) {
-            if (ascii_lower(other[i]) != folded[i]) return false;
+            if (to_lower(other[i]) != folded[i]) return false;
         }
         return true;
     };

@@ -8,9 +8,9 @@
 namespace refgate::domain {
 namespace {
 
-char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-bool alpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool digit(char c) noexcept { return c >= '0' && c <= '9'; }
+using ascii::is_alpha;
+using ascii::is_digit;
+using ascii::to_lower;
 
 // A q-value in thousandths ("q=0.8" -> 800); 1000 when absent, -1 when malformed.
 int q_value(std::string_view params) noexcept {
@@ -19,7 +19,7 @@ int q_value(std::string_view params) noexcept {
         std::size_t semi = params.find(';');
         std::string_view param = ascii::trim_blanks(params.substr(0, semi));
         params = semi == std::string_view::npos ? std::string_view{} : params.substr(semi + 1);
-        if (param.size() < 2 || lower(param[0]) != 'q' || param[1] != '=') continue;
+        if (param.size() < 2 || to_lower(param[0]) != 'q' || param[1] != '=') continue;
         std::string_view v = param.substr(2);
         if (v.empty() || (v[0] != '0' && v[0] != '1')) return -1;
         q = (v[0] - '0') * 1000;
@@ -27,7 +27,7 @@ int q_value(std::string_view params) noexcept {
             if (v[1] != '.' || v.size() > 5) return -1;
             int scale = 100;
             for (char c : v.substr(2)) {
-                if (!digit(c)) return -1;
+                if (!is_digit(c)) return -1;
                 q += (c - '0') * scale;
                 scale /= 10;
             }
@@ -186,19 +186,19 @@ std::string_view preferred_language(std::string_view header) noexcept {
 bool language_matches(std::string_view rule_tag, std::string_view reader_tag) noexcept {
     if (rule_tag.empty() || reader_tag.size() < rule_tag.size()) return false;
     for (std::size_t i = 0; i < rule_tag.size(); ++i) {
-        if (lower(rule_tag[i]) != lower(reader_tag[i])) return false;
+        if (to_lower(rule_tag[i]) != to_lower(reader_tag[i])) return false;
     }
     return reader_tag.size() == rule_tag.size() || reader_tag[rule_tag.size()] == '-';
 }
 
 bool valid_language_tag(std::string_view tag) noexcept {
     std::size_t i = 0;
-    while (i < tag.size() && alpha(tag[i])) ++i;
+    while (i < tag.size() && is_alpha(tag[i])) ++i;
     if (i < 2 || i > 3) return false;
     for (int subtags = 0; i < tag.size(); ++subtags) {
         if (subtags == 3 || tag[i] != '-') return false;
         std::size_t start = ++i;
-        while (i < tag.size() && (alpha(tag[i]) || digit(tag[i]))) ++i;
+        while (i < tag.size() && (is_alpha(tag[i]) || is_digit(tag[i]))) ++i;
         if (i == start || i - start > 8) return false;
     }
     return true;

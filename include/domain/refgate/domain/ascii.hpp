@@ -8,9 +8,9 @@
 
 namespace refgate::domain::ascii {
 
-constexpr bool is_alpha(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
+constexpr bool is_lower(char c) noexcept { return c >= 'a' && c <= 'z'; }
+constexpr bool is_upper(char c) noexcept { return c >= 'A' && c <= 'Z'; }
+constexpr bool is_alpha(char c) noexcept { return is_lower(c) || is_upper(c); }
 constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 constexpr bool is_alnum(char c) noexcept { return is_alpha(c) || is_digit(c); }
 constexpr char to_lower(char c) noexcept {
