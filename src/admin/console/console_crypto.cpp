@@ -5,20 +5,14 @@
 #include <array>
 #include <stdexcept>
 
+#include "refgate/admin/tokens.hpp"
+
 namespace refgate::admin {
 namespace {
 
 constexpr std::size_t kSecretBytes = 32;
 constexpr std::size_t kSecretLength = 43;  // 32 bytes in unpadded base64url
 constexpr std::size_t kPasswordBytes = 18;
-constexpr auto kVariant = sodium_base64_VARIANT_URLSAFE_NO_PADDING;
-
-std::string base64url(const unsigned char* bytes, std::size_t size) {
-    std::string out(sodium_base64_ENCODED_LEN(size, kVariant), '\0');
-    sodium_bin2base64(out.data(), out.size(), bytes, size, kVariant);
-    out.resize(out.find('\0'));
-    return out;
-}
 
 std::string random_text(std::size_t bytes) {
     init_console_crypto();

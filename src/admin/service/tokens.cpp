@@ -20,6 +20,8 @@ constexpr std::size_t kEncodedLength = 43;  // 32 bytes in unpadded base64url
 
 constexpr char kBase64Url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+}  // namespace
+
 std::string base64url(const unsigned char* data, std::size_t size) {
     std::string out;
     std::uint32_t bits = 0;
@@ -35,8 +37,6 @@ std::string base64url(const unsigned char* data, std::size_t size) {
     if (count > 0) out.push_back(kBase64Url[(bits << (6 - count)) & 0x3f]);
     return out;
 }
-
-}  // namespace
 
 std::string_view to_string(Role role) {
     switch (role) {

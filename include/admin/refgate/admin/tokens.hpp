@@ -2,6 +2,7 @@
 
 // API tokens: 32 random bytes shown once as "rg_" + base64url, stored only as their SHA-256.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -11,6 +12,9 @@
 
 namespace refgate::admin {
 
+// `size` bytes as unpadded base64url (RFC 4648, section 5): tokens, console session ids, CSRF
+// tokens and handed-out passwords.
+std::string base64url(const unsigned char* data, std::size_t size);
 // A new token text from OpenSSL's RAND_bytes; throws std::runtime_error when it fails.
 std::string generate_token();
 // Lower-case hex SHA-256 of the token text.
