@@ -58,18 +58,35 @@ pg_template_job=$!
 log "checking formatting (clang-format-14)"
 check_format
 part_done "format check"
-# The service's sources in unity batches too (the test programs always are, see
+# The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
+# REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite. They are
+# built and then run, two at a time, at the lowest priority from here on: beside the main build
+# they take what it leaves idle (its configure steps and its last links), and beside ctest, whose
+# tests spend much of their time waiting on servers and browsers, its idle moments, instead of
+# minutes of their own after ctest (a target's time is wall time: one that got little CPU ran
+# fewer inputs, not longer).
+fuzz=${REFGATE_TEST_FUZZ:-$(($# == 0))}
+if [[ $fuzz == 1 ]]; then
+  fuzz_seconds=${REFGATE_TEST_FUZZ_SECONDS:-5}
+  log "fuzz targets: built and run at nice 19 beside the build and ctest ($fuzz_seconds s each, two at a time; build/fuzz.log)"
+  mkdir -p "$ROOT/build"
+  nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --seconds-per-target "$fuzz_seconds" --jobs 2 \
+    >"$ROOT/build/fuzz.log" 2>&1 &
+  fuzz_job=$!
+fi
+# The service's sources in unity batches of sixteen too (the test programs always are, see
 # REFGATE_UNITY_TESTS): the sanitizer build takes about four minutes on CI's two cores instead
-# of seven, which keeps the whole run well inside its time (the fuzz targets' library is built
-# in unity batches too, tests/fuzz/CMakeLists.txt). The Release builds (run.sh, the benches) stay
-# one source per compiler run, so a source that only compiles beside its neighbours still fails
-# somewhere. -g1: line tables only, all a sanitizer's
+# of seven, which keeps the whole run inside its time (the fuzz targets' library is built in
+# unity batches too, tests/fuzz/CMakeLists.txt). A batch's sources share one scope, so two of
+# them cannot both define a helper of one name in an unnamed namespace. The Release builds
+# (run.sh, the benches) stay one source per compiler run, so a source that only compiles beside
+# its neighbours still fails somewhere. -g1: line tables only, all a sanitizer's
 # stack trace reads (function, file, line); without the types and locals of -g every compile
 # step takes about 12 % less CPU and the objects are 15 % smaller. lld links the three big
 # sanitizer programs in a quarter of GNU ld's CPU time (10 s of CPU down to 2.6 s, measured
 # 2026-12-05; gold: 6 s).
 build test Debug -DREFGATE_SANITIZE=ON -DREFGATE_FAULT_POINTS=ON -DCMAKE_UNITY_BUILD=ON \
-  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
+  -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
 part_done "build of build/test"
 
 # Fresh databases every run, so results never depend on a previous run.
@@ -89,20 +106,6 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-# The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
-# REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite. They are
-# built and then run, two at a time, at the lowest priority while ctest runs: its tests spend
-# much of their time waiting on servers and browsers, and the fuzzers take those idle moments
-# instead of a minute of their own after ctest (a target's time is wall time: one that got
-# little CPU ran fewer inputs, not longer).
-fuzz=${REFGATE_TEST_FUZZ:-$(($# == 0))}
-if [[ $fuzz == 1 ]]; then
-  fuzz_seconds=${REFGATE_TEST_FUZZ_SECONDS:-5}
-  log "fuzz targets: built and run at nice 19 beside ctest ($fuzz_seconds s each, two at a time; build/fuzz.log)"
-  nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --seconds-per-target "$fuzz_seconds" --jobs 2 \
-    >"$ROOT/build/fuzz.log" 2>&1 &
-  fuzz_job=$!
-fi
 wait "$pg_template_job" || log "no template cluster (see $pg_template/initdb.log): each test runs initdb"
 pg_template_job=
 
@@ -122,7 +125,7 @@ if [[ $fuzz == 1 ]]; then
   fuzz_rc=0
   wait "$fuzz_job" || fuzz_rc=$?
   fuzz_job=
-  part_done "fuzz targets (wall: after ctest; CPU: their build and runs beside ctest)"
+  part_done "fuzz targets (wall: after ctest; CPU: their build and runs beside the build and ctest)"
   grep '^fuzz:' "$ROOT/build/fuzz.log" || true
   if ((fuzz_rc != 0)); then
     tail -n 60 "$ROOT/build/fuzz.log" >&2
