@@ -2,7 +2,20 @@
 # Helpers the bench scripts share, on top of deploy/local/lib.sh (source that first).
 # Sourced, not executed: the caller sets `set -euo pipefail`.
 #
-# Provides: bench_serve, bench_stop_servers, BENCH_PIDS.
+# Provides: bench_build_release, bench_serve, bench_stop_servers, BENCH_PIDS.
+
+# bench_build_release TARGET...: builds TARGETs Release in build/bench (tests off, benches on),
+# the data packages fetched first; a failed configure dies naming its log (build/bench.cmake.log).
+bench_build_release() {
+  local build="$ROOT/build/bench"
+  npm_ci_build_inputs
+  log "building Release in build/bench ($*)"
+  mkdir -p "$ROOT/build"
+  cmake -S "$ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF \
+    -DREFGATE_BUILD_BENCH=ON >"$ROOT/build/bench.cmake.log" 2>&1 ||
+    die "cmake configure failed; see build/bench.cmake.log"
+  cmake --build "$build" --target "$@" || die "the Release build failed"
+}
 
 # The refgate servers bench_serve started in this shell, for bench_stop_servers.
 BENCH_PIDS=()

@@ -47,12 +47,7 @@ RESULTS="$ROOT/tests/bench/results"
 mkdir -p "$STATE" "$RESULTS"
 
 if [[ -z $BIN ]]; then
-  npm_ci_build_inputs
-  log "building Release in build/bench (refgate)"
-  cmake -S "$ROOT" -B "$ROOT/build/bench" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DREFGATE_BUILD_TESTS=OFF -DREFGATE_BUILD_BENCH=ON >"$STATE/cmake.log" 2>&1 ||
-    die "cmake configure failed; see $STATE/cmake.log"
-  cmake --build "$ROOT/build/bench" --target refgate || die "build failed"
+  bench_build_release refgate
   BIN="$ROOT/build/bench/refgate"
 fi
 [[ -x $BIN ]] || die "no refgate binary at $BIN"

@@ -21,6 +21,8 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
 
 ROUNDS=10
 while (($#)); do
@@ -32,12 +34,8 @@ while (($#)); do
   shift
 done
 
-npm_ci_build_inputs
 BUILD="$ROOT/build/bench"
-log "building Release in build/bench (refgate_micro_bench, the country database)"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF \
-  -DREFGATE_BUILD_BENCH=ON >/dev/null
-cmake --build "$BUILD" --target refgate_micro_bench refgate_scanner_data >/dev/null
+bench_build_release refgate_micro_bench refgate_scanner_data >/dev/null
 
 log "load before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$BUILD/refgate_micro_bench" "[rules-alloc]"

@@ -18,6 +18,8 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
 
 ROUNDS=400 SWEEP_ROUNDS=200
 if [[ ${1:-} == --smoke ]]; then
@@ -35,11 +37,7 @@ OUT="$ROOT/tests/bench/results/scale-out.json"
 lock_state scale
 trap 'stop_all' EXIT
 ensure_packages jq
-npm_ci_build_inputs
-log "building Release in build/bench (refgate, refgate_scale_bench)"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF \
-  -DREFGATE_BUILD_BENCH=ON >/dev/null
-cmake --build "$BUILD" --target refgate refgate_scale_bench
+bench_build_release refgate refgate_scale_bench
 
 wipe_state "$STATE"
 start_postgres "$STATE" "$PG_PORT" on

@@ -16,18 +16,16 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
 
 [[ " $* " == *" --minutes "* ]] || set -- --minutes 30 "$@"
 case " $* " in *" -h "* | *" --help "*) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;; esac
 
 lock_state soak
 ensure_packages gnuplot-nox
-npm_ci_build_inputs
 BUILD="$ROOT/build/bench"
-log "building Release in build/bench (refgate)"
-cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF \
-  -DREFGATE_BUILD_BENCH=ON >/dev/null
-cmake --build "$BUILD" --target refgate
+bench_build_release refgate
 
 export REFGATE_TEST_PG_BINDIR="$PG_BINDIR"
 if ((EUID == 0)); then export REFGATE_TEST_PG_USER="$PG_OS_USER"; fi
