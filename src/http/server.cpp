@@ -355,7 +355,9 @@ void Server::shutdown(std::chrono::milliseconds timeout) {
     for (auto& context : impl_->contexts) all.push_back(context.get());
     all.push_back(impl_->lane.get());
     // The lane stops like the others: its idle connections close now, its busy ones after their
-    // answers. A connection handed to it after that is closed (HandOff).
+    // answers. A Session that stops hands nothing off; a connection handed to the lane before its
+    // thread saw the stop is answered and closed, one handed to it after its thread ended is
+    // closed with the Server (HandOff).
     for (ThreadContext* context : all) {
         asio::post(context->ioc, [ctx = context] {
             ctx->stopping = true;

@@ -289,6 +289,24 @@ TEST_CASE(
     f.clients.clear();
 }
 
+TEST_CASE("session: a hand-off the lane never took up closes its connection, counted once",
+          "[http][session]") {
+    Fixture f;
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    f.listener.stats.open_connections.fetch_add(1);
+    {
+        refgate::http::HandOff first;
+        first.fd = fds[0];
+        first.listener_state = &f.listener;
+        refgate::http::HandOff moved(std::move(first));  // as into the post's handler
+    }
+    CHECK(f.listener.stats.open_connections.load() == 0);
+    char byte = 0;
+    CHECK(::recv(fds[1], &byte, 1, 0) == 0);  // the server's end is closed
+    ::close(fds[1]);
+}
+
 TEST_CASE("session: an answer larger than the socket takes waits writing until the client reads",
           "[http][session]") {
     Fixture f;
