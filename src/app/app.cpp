@@ -10,6 +10,7 @@
 #include "refgate/clicks/pg_count_sink.hpp"
 #include "refgate/clicks/redis_bucket_store.hpp"
 #include "refgate/domain/click_classifier.hpp"
+#include "refgate/http/server.hpp"
 #include "refgate/linkcheck/checker.hpp"
 #include "refgate/linkcheck/fetcher.hpp"
 #include "refgate/pg/snapshot_follower.hpp"
@@ -277,7 +278,8 @@ Counting::Counting(Shared& s)
                           .value_or(std::vector<domain::IpNetwork>{})) {
     load_scanner(s.config.clicks, scanner);
     load_country_database(s.config.clicks, countries, s.health);
-    for (unsigned i = 0; i < s.config.threads; ++i) {
+    // One per handler the server makes: its I/O threads' and its blocking lane's.
+    for (unsigned i = 0; i < http::Server::handler_threads(s.config.threads); ++i) {
         shards.push_back(std::make_unique<clicks::ClickShard>());
         recorders.push_back(std::make_unique<redirect::ClickRecorder>(
             *shards.back(), salts, domain::ClickClassifier::builtin(), trusted_proxies,

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cerrno>
 #include <condition_variable>
@@ -176,6 +177,10 @@ struct Server::Impl {
     asio::thread_pool blocking_pool{kBlockingThreads};
     std::vector<std::unique_ptr<ListenerState>> listeners;
     std::vector<std::unique_ptr<ThreadContext>> contexts;
+    // The blocking lane: an I/O thread without acceptors, at the pool's background priority, that
+    // takes up every connection once it has a blocking request (Session::hand_off). Its
+    // io_context's handlers may hold such connections: destroyed before the listeners.
+    std::unique_ptr<ThreadContext> lane;
     std::vector<std::thread> threads;
     std::mutex mutex;
     std::condition_variable finished_cv;
@@ -196,9 +201,13 @@ struct Server::Impl {
 Server::Server(unsigned threads, std::vector<ListenerOptions> listeners, bool io_uring)
     : impl_(std::make_unique<Impl>()) {
     if (threads == 0) threads = 1;
+    // The lane's connections are few and busy on the pool: a call per connection, no io_uring.
+    impl_->lane = std::make_unique<ThreadContext>(false);
+    impl_->lane->blocking_pool = &impl_->blocking_pool;
     for (unsigned i = 0; i < threads; ++i) {
         impl_->contexts.push_back(std::make_unique<ThreadContext>(io_uring));
         impl_->contexts.back()->blocking_pool = &impl_->blocking_pool;
+        impl_->contexts.back()->lane = impl_->lane.get();
     }
     for (auto& options : listeners) {
         auto state = std::make_unique<ListenerState>();
@@ -288,8 +297,16 @@ unsigned Server::io_uring_threads() const {
     return batching;
 }
 
+unsigned Server::handler_threads(unsigned threads) { return std::max(threads, 1U) + 1; }
+
 void Server::start() {
     impl_->started = true;
+    // The lane has a handler and a buffer pool per listener like the other threads; no acceptors.
+    for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
+        impl_->lane->handlers.push_back(impl_->listeners[i]->options.handler_factory());
+        impl_->lane->listeners.push_back(impl_->listeners[i].get());
+        impl_->lane->pools.emplace_back(impl_->listeners[i]->options.limits);
+    }
     for (auto& context : impl_->contexts) {
         for (std::size_t i = 0; i < impl_->listeners.size(); ++i) {
             context->handlers.push_back(impl_->listeners[i]->options.handler_factory());
@@ -321,12 +338,28 @@ void Server::start() {
         });
     }
     impl_->rings->wait();
+    // The lane's work is the blocking requests' I/O and the requests after them on their
+    // connections: at the pool's priority, so that it never preempts an I/O thread either.
+    impl_->threads.emplace_back([this, lane = impl_->lane.get()] {
+        runtime::become_background_thread("rg-lane", runtime::BackgroundPriority::low);
+        lane->ioc.run();
+        std::lock_guard lock(impl_->mutex);
+        ++impl_->finished;
+        impl_->finished_cv.notify_all();
+    });
 }
 
 void Server::shutdown(std::chrono::milliseconds timeout) {
     if (!impl_->started || impl_->joined) return;
-    for (auto& context : impl_->contexts) {
-        asio::post(context->ioc, [ctx = context.get()] {
+    std::vector<ThreadContext*> all;
+    for (auto& context : impl_->contexts) all.push_back(context.get());
+    all.push_back(impl_->lane.get());
+    // The lane stops like the others: its idle connections close now, its busy ones after their
+    // answers. A Session that stops hands nothing off; a connection handed to the lane before its
+    // thread saw the stop is answered and closed, one handed to it after its thread ended is
+    // closed with the Server (HandOff).
+    for (ThreadContext* context : all) {
+        asio::post(context->ioc, [ctx = context] {
             ctx->stopping = true;
             for (auto& acceptor : ctx->acceptors) {
                 error_code ignored;
@@ -342,11 +375,11 @@ void Server::shutdown(std::chrono::milliseconds timeout) {
     }
     std::unique_lock lock(impl_->mutex);
     bool drained = impl_->finished_cv.wait_for(
-        lock, timeout, [this] { return impl_->finished == impl_->contexts.size(); });
+        lock, timeout, [this, &all] { return impl_->finished == all.size(); });
     lock.unlock();
     if (!drained) {
         runtime::log::warn("shutdown_timeout", {{"timeout_ms", timeout.count()}});
-        for (auto& context : impl_->contexts) context->ioc.stop();
+        for (ThreadContext* context : all) context->ioc.stop();
     }
     impl_->join_all();
     impl_->blocking_pool.join();

@@ -49,7 +49,8 @@ Session::~Session() {
     if (poll_slot_ != ConnectionPoller::kNone) context_.poller.remove(poll_slot_);
     if (fd_ >= 0) ::close(fd_);
     context_.sessions.erase(this);
-    if (phase_ != Phase::parked) listener_.closed(peer_);
+    // A parked or handed-off connection is still open: whoever has it now counts its close.
+    if (phase_ != Phase::parked && phase_ != Phase::handed_off) listener_.closed(peer_);
 }
 
 // A new connection's request has usually arrived with it: it is read at once with recv(), and
@@ -69,6 +70,23 @@ void Session::resume(SteadyClock::time_point deadline, bool no_delay) {
     deadline_ = deadline;
     do_wait_timer();
     do_read();
+}
+
+// A connection another thread handed to this one, the lane (hand_off): its bytes are parsed
+// again from the blocking request's first one, its earlier answers go out with the next write,
+// its deadline goes on. The socket may hold more (ready_): it is read once the answers are out.
+void Session::take_over(HandOff& connection) {
+    no_delay_ = connection.no_delay;
+    deadline_ = connection.deadline;
+    stopping_ = context_.stopping;
+    buffers_ = pool_.take();
+    // It fits: the sending thread's input buffer had the same limits.
+    auto room = input().prepare(connection.input.size());
+    std::memcpy(room.data(), connection.input.data(), connection.input.size());
+    input().commit(connection.input.size());
+    output().assign(connection.output);
+    do_wait_timer();
+    do_answer();
 }
 
 // With few connections on the thread, a waiting one keeps its buffers (the cheapest path per
@@ -246,7 +264,9 @@ bool Session::join_poller() {
 void Session::start_request() {
     parser_.emplace(storage(), limits_, &handler_);
     header_ = HeaderCheck::pending;
+    asked_blocking_ = false;
     empty_line_bytes_ = 0;
+    request_taken_ = 0;
 }
 
 // Parses every complete request already buffered, answers each into the output buffer, then
@@ -261,7 +281,13 @@ void Session::do_answer(Send send) {
         }
         auto step =
             parser_->put({static_cast<const char*>(input().data().data()), input().data().size()});
+        if (parser_->header_done() && header_ == HeaderCheck::pending && !step.refusal &&
+            moves_to_lane()) {
+            hand_off();
+            return;
+        }
         input().consume(step.used);
+        request_taken_ += step.used;
         if (step.need_more) break;
         if (step.refusal) {
             answer_error(step.refusal->status, step.refusal->title);
@@ -272,7 +298,7 @@ void Session::do_answer(Send send) {
             if (!check_header()) break;
         }
         if (parser_->done()) {
-            if (handler_.blocking(make_request())) {
+            if (!asked_blocking_ && handler_.blocking(make_request())) {
                 if (do_pool_answer()) return;  // on_pool_answer() goes on
             } else {
                 answer_here();
@@ -329,6 +355,52 @@ bool Session::check_header() {
         header_ = HeaderCheck::continued;  // the body's wait starts now
     }
     return true;
+}
+
+// Whether the request whose header was just parsed is blocking, and its connection is to go to
+// the server's blocking lane: asked on a thread that has a lane (not on the lane), while the
+// header's bytes are all still in the input (the parser takes a header whole), before its body
+// is read (Request::body is empty). A request that is not blocking then is not asked again when
+// it is complete; one that the handler finds blocking only then goes to the pool from here.
+bool Session::moves_to_lane() {
+    if (context_.lane == nullptr || stopping_ || request_taken_ != 0 || !handler_.may_block())
+        return false;
+    asked_blocking_ = true;
+    return handler_.blocking(make_request());
+}
+
+// A blocking request (a postback, an admin call): the whole connection goes to the server's
+// blocking lane, whose thread parses the request again from its first byte and goes on as this
+// Session would have (the pool, its answer, the requests after it), and this Session ends. So
+// what a blocking request costs an I/O thread beyond its parse (waking a pool thread, taking its
+// answer back, sending it, and the connection's later requests) runs at the lane's background
+// priority, not between this thread's redirects. Nothing is lost: the bytes read and not
+// consumed (this request's header, and whatever came after it) and the answers not yet sent
+// travel with the socket; the connection's place in the listener and its client's share go with
+// it too. Only this path allocates (the bytes' copies, the post).
+void Session::hand_off() {
+    HandOff connection;
+    const auto bytes = input().data();
+    connection.input.assign(static_cast<const char*>(bytes.data()), bytes.size());
+    connection.output.assign(output());
+    connection.listener_state = &listener_;
+    connection.peer = peer_;
+    connection.listener = listener_index_;
+    connection.no_delay = no_delay_;
+    connection.deadline = deadline_;
+    enter(Phase::handed_off);
+    parser_.reset();
+    pool_.give_back(std::move(buffers_));
+    if (poll_slot_ != ConnectionPoller::kNone) {
+        context_.poller.remove(std::exchange(poll_slot_, ConnectionPoller::kNone), fd_);
+    }
+    connection.fd = std::exchange(fd_, -1);
+    timer_.cancel();
+    listener_.stats.handed_off.fetch_add(1, std::memory_order_relaxed);
+    ThreadContext* lane = context_.lane;
+    asio::post(lane->ioc, [lane, connection = std::move(connection)]() mutable {
+        lane->take_over(connection);
+    });
 }
 
 // A handler that blocks (on PostgreSQL, say) runs on the server's blocking pool, never on an I/O

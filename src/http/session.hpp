@@ -4,6 +4,7 @@
 // the server: session.cpp does the connection's I/O, server.cpp accepts and runs the threads.
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "batch_io.hpp"
@@ -73,6 +75,7 @@ class Session;
 // Everything of one I/O thread: its io_context, and per listener its acceptor, handler and
 // buffer pool.
 struct ListenerState;
+struct HandOff;
 
 struct ThreadContext {
     // `batch_io`: see ConnectionPoller.
@@ -99,6 +102,9 @@ struct ThreadContext {
     // One per listener: accept() is tried again after an error such as EMFILE (server.cpp).
     std::vector<std::unique_ptr<asio::steady_timer>> accept_retry;
     asio::thread_pool* blocking_pool = nullptr;
+    // The server's blocking lane (server.cpp): the thread that takes up a connection once it has
+    // a blocking request (Session::hand_off). Null on the lane itself, and where there is none.
+    ThreadContext* lane = nullptr;
     bool stopping = false;
     std::int64_t date_second = -1;
     char date[29] = {};
@@ -111,6 +117,8 @@ struct ThreadContext {
     std::shared_ptr<Session> new_session(int fd, const PeerAddress& peer, std::uint8_t listener);
     // A parked connection has something to read: a new Session takes it up.
     void wake(const ParkedConnection& connection);
+    // On the lane: a connection another thread handed over; a new Session takes it up.
+    void take_over(HandOff& connection);
     // A parked connection was closed (its read timeout, or the server stops, or it could not be
     // watched or woken).
     void expire(const ParkedConnection& connection);
@@ -141,6 +149,40 @@ struct ListenerState {
     }
 };
 
+// A connection an I/O thread hands to the blocking lane (Session::hand_off), on its way there:
+// what the lane's new Session needs to go on where the old one stopped. Until the lane takes it
+// up it owns the socket and the connection's place in the listener: a hand-off the lane never
+// ran (the server stopped first) closes the connection when it is destroyed.
+struct HandOff {
+    HandOff() = default;
+    HandOff(HandOff&& other) noexcept
+        : fd(std::exchange(other.fd, -1)),
+          listener_state(other.listener_state),
+          peer(other.peer),
+          listener(other.listener),
+          no_delay(other.no_delay),
+          deadline(other.deadline),
+          input(std::move(other.input)),
+          output(std::move(other.output)) {}
+    HandOff(const HandOff&) = delete;
+    HandOff& operator=(const HandOff&) = delete;
+    HandOff& operator=(HandOff&&) = delete;
+    ~HandOff() {
+        if (fd < 0) return;
+        ::close(fd);
+        if (listener_state != nullptr) listener_state->closed(peer);
+    }
+
+    int fd = -1;
+    ListenerState* listener_state = nullptr;
+    PeerAddress peer;
+    std::uint8_t listener = 0;
+    bool no_delay = false;
+    SteadyClock::time_point deadline;
+    std::string input;   // read and not consumed: the blocking request's header, what follows
+    std::string output;  // answers to the requests before it, not sent yet
+};
+
 // The peer's address as refgate stores it (IPv4 as IPv4-mapped IPv6), from what accept4()
 // reported.
 PeerAddress peer_address(const sockaddr_storage& remote);
@@ -155,15 +197,16 @@ PeerAddress peer_address(const sockaddr_storage& remote);
 class Session final : public std::enable_shared_from_this<Session> {
   public:
     enum class Phase : std::uint8_t {
-        answering,  // in the thread's hands: reading what the socket holds, parsing, answering
-        idle,       // waits for a next request, listed in the thread's IdleParking
-        reading,    // waits for the rest of a request
-        on_pool,    // a blocking handler has its request on the blocking pool
-        batched,    // its answers wait for the send of the poller's batch (do_batch_write)
-        writing,    // waits for the socket to take the rest of the output
-        draining,   // answered and shut down for writing: reads only to drop, then closes
-        parked,     // the socket went to IdleParking: this Session is over, not the connection
-        closed,     // the socket is closed
+        answering,   // in the thread's hands: reading what the socket holds, parsing, answering
+        idle,        // waits for a next request, listed in the thread's IdleParking
+        reading,     // waits for the rest of a request
+        on_pool,     // a blocking handler has its request on the blocking pool
+        batched,     // its answers wait for the send of the poller's batch (do_batch_write)
+        writing,     // waits for the socket to take the rest of the output
+        draining,    // answered and shut down for writing: reads only to drop, then closes
+        parked,      // the socket went to IdleParking: this Session is over, not the connection
+        handed_off,  // the connection went to the blocking lane: this Session is over, not it
+        closed,      // the socket is closed
     };
     // Whether a Session may go from `from` to `to` (enter() checks it in debug builds).
     static constexpr bool legal_transition(Phase from, Phase to);
@@ -175,6 +218,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     void start();
     // Takes up a parked connection (its socket is readable) until `deadline`.
     void resume(SteadyClock::time_point deadline, bool no_delay);
+    // On the lane: takes up a connection another thread's Session handed off, with its bytes.
+    void take_over(HandOff& connection);
     // The server is stopping: an idle connection closes now, a busy one after its response.
     void stop();
     Phase phase() const { return phase_; }
@@ -222,7 +267,9 @@ class Session final : public std::enable_shared_from_this<Session> {
 
     void enter(Phase next);
     bool waiting() const { return phase_ == Phase::idle || phase_ == Phase::reading; }
-    bool ended() const { return phase_ == Phase::closed || phase_ == Phase::parked; }
+    bool ended() const {
+        return phase_ == Phase::closed || phase_ == Phase::parked || phase_ == Phase::handed_off;
+    }
     void end_after(Ending ending) {
         if (ending > ending_) ending_ = ending;
     }
@@ -252,6 +299,8 @@ class Session final : public std::enable_shared_from_this<Session> {
     void call_handler();
     void handler_failed(const char* error);
     void finish_answer();
+    bool moves_to_lane();
+    void hand_off();
     bool do_pool_answer();
     void on_pool_answer();
     void answer_unavailable(std::string_view reason);
@@ -299,10 +348,14 @@ class Session final : public std::enable_shared_from_this<Session> {
     HeaderCheck header_ = HeaderCheck::pending;
     // The socket may hold bytes: no read since its last event found it empty.
     bool ready_ = true;
-    bool peer_done_ = false;            // an event reported the peer's close (or an error)
-    bool no_delay_ = false;             // TCP_NODELAY is set
-    bool stopping_ = false;             // the server stops: no keep-alive, no next wait
+    bool peer_done_ = false;  // an event reported the peer's close (or an error)
+    bool no_delay_ = false;   // TCP_NODELAY is set
+    bool stopping_ = false;   // the server stops: no keep-alive, no next wait
+    // Asked the handler, as the header was parsed, whether this request blocks (moves_to_lane):
+    // it did not.
+    bool asked_blocking_ = false;
     std::size_t empty_line_bytes_ = 0;  // CR and LF bytes skipped before this request
+    std::size_t request_taken_ = 0;     // bytes of this request the parser has taken
     std::size_t sent_ = 0;              // of output() while Phase::writing
     // While Phase::on_pool: claimed by the pool thread that starts the request or by its
     // deadline.
@@ -314,11 +367,12 @@ class Session final : public std::enable_shared_from_this<Session> {
 //   answering -> idle | reading     the answers are out; wait for the socket (do_wait_read)
 //   idle | reading -> answering     bytes came (end_wait)
 //   idle -> parked                  waited kParkAfter among many connections (park)
+//   answering -> handed_off         a blocking request: the connection goes to the lane (hand_off)
 //   answering -> on_pool -> answering   a blocking request and its answer (do_pool_answer)
 //   answering -> batched -> answering   the answers go in the batch's send (do_answer)
 //   answering -> writing -> answering   the socket took only part of them (on_write)
 //   answering -> draining           answered, closing, input to drop first (do_close)
-//   any but parked -> closed        an error, the deadline, the end (close_now)
+//   any but parked, handed_off -> closed   an error, the deadline, the end (close_now)
 constexpr bool Session::legal_transition(Phase from, Phase to) {
     switch (from) {
         case Phase::answering:
@@ -333,6 +387,7 @@ constexpr bool Session::legal_transition(Phase from, Phase to) {
         case Phase::draining:
             return to == Phase::closed;
         case Phase::parked:
+        case Phase::handed_off:
         case Phase::closed:
             return false;
     }

@@ -85,6 +85,12 @@ void ThreadContext::wake(const ParkedConnection& c) {
     new_session(c.fd, c.peer, c.listener)->resume(c.deadline, c.no_delay);
 }
 
+void ThreadContext::take_over(HandOff& c) {
+    auto session = new_session(c.fd, c.peer, c.listener);
+    c.fd = -1;  // the Session's now
+    session->take_over(c);
+}
+
 std::shared_ptr<Session> ThreadContext::new_session(int fd, const PeerAddress& peer,
                                                     std::uint8_t listener) {
     return std::allocate_shared<Session>(SlabAllocator<Session>(slabs), fd, peer, *this, listener);

@@ -289,6 +289,11 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
     auto failed = family("refgate_http_handler_errors_total",
                          "Requests whose handler failed with an exception (answered 500).",
                          MetricType::Counter);
+    auto handed_off =
+        family("refgate_http_handed_off_connections_total",
+               "Connections an I/O thread handed to the blocking lane with their first blocking "
+               "request (a postback, an admin call); the lane serves them from then on.",
+               MetricType::Counter);
     for (const auto& l : listeners) {
         Labels labels{{"listener", l.name}};
         add_value(open, static_cast<double>(l.stats->open_connections.load()), labels);
@@ -297,6 +302,7 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
         add_value(over_share, static_cast<double>(l.stats->rejected_client_share.load()), labels);
         add_value(rejected, static_cast<double>(l.stats->rejected_requests.load()), labels);
         add_value(failed, static_cast<double>(l.stats->handler_errors.load()), labels);
+        add_value(handed_off, static_cast<double>(l.stats->handed_off.load()), labels);
     }
     out.push_back(std::move(open));
     out.push_back(std::move(parked));
@@ -304,6 +310,7 @@ void collect_listeners(const std::vector<ListenerFigures>& listeners,
     out.push_back(std::move(over_share));
     out.push_back(std::move(rejected));
     out.push_back(std::move(failed));
+    out.push_back(std::move(handed_off));
 }
 
 // The counting pipeline's own figures: memory, Redis, flushes.

@@ -7,9 +7,11 @@ that PostgreSQL holds every commission whose postback was answered 204. Run thro
 tests/bench/postback.sh, which builds the binary and installs wrk.
 
 With --pin (the default) the two CPUs are split the way production splits machines: CPU 0 has
-refgate (its I/O thread and every thread but the blocking pool's) and the redirects' wrk; CPU 1
-has PostgreSQL, Redis, the postbacks' wrk and refgate's blocking-pool threads (`rg-blocking`,
-which do a postback's SHA-256, parsing and libpq work), pinned by thread id. --no-pin leaves the
+refgate (its I/O thread and every thread but the blocking pool's and the lane's) and the
+redirects' wrk; CPU 1 has PostgreSQL, Redis, the postbacks' wrk, refgate's blocking-pool threads
+(`rg-blocking`, which do a postback's SHA-256, parsing and libpq work) and its blocking lane
+(`rg-lane`, the I/O thread that serves a connection from its first postback on: its reads,
+parsing, the pool's wake-ups and the answers' sends), pinned by thread id. --no-pin leaves the
 scheduler to place everything on both CPUs, as before.
 
   tests/bench/postback.py --bin REFGATE_BIN [--rounds N] [--seconds S] ...
@@ -141,8 +143,10 @@ end
 # Redis, the networks sending postbacks) and of refgate's blocking pool.
 REDIRECT_CPU = 0
 OTHER_CPU = 1
-# The blocking pool's thread name (src/http/server.cpp, become_background_thread).
+# The blocking pool's thread name and the blocking lane's (src/http/server.cpp,
+# become_background_thread).
 POOL_THREAD = "rg-blocking"
+LANE_THREAD = "rg-lane"
 
 
 def tasks(pid):
@@ -182,17 +186,18 @@ def postgres_pids(pg):
 
 def pin(pg, redis, refgate):
     """--pin: PostgreSQL (the postmaster, so every backend it forks later, and the processes it
-    has now) and Redis onto OTHER_CPU; refgate onto REDIRECT_CPU but its blocking pool onto
-    OTHER_CPU. Raises SetupError when the CPUs are not there or the pool's threads are not found."""
+    has now) and Redis onto OTHER_CPU; refgate onto REDIRECT_CPU but its blocking pool and its
+    blocking lane onto OTHER_CPU. Raises SetupError when the CPUs are not there or the pool's or
+    the lane's threads are not found."""
     if not {REDIRECT_CPU, OTHER_CPU} <= os.sched_getaffinity(0):
         raise SetupError(f"--pin needs CPUs {REDIRECT_CPU} and {OTHER_CPU} (--no-pin otherwise)")
     for pid in postgres_pids(pg):
         pin_threads(pid, OTHER_CPU)
     pin_threads(redis.proc.pid, OTHER_CPU)
     pin_threads(refgate.proc.pid, REDIRECT_CPU)
-    pool = pin_threads(refgate.proc.pid, OTHER_CPU, only=POOL_THREAD)
-    if not pool:
-        raise SetupError(f"no '{POOL_THREAD}' thread in refgate (pid {refgate.proc.pid})")
+    for name in (POOL_THREAD, LANE_THREAD):
+        if not pin_threads(refgate.proc.pid, OTHER_CPU, only=name):
+            raise SetupError(f"no '{name}' thread in refgate (pid {refgate.proc.pid})")
 
 
 def placement(pg, redis, refgate):
@@ -260,14 +265,16 @@ def parse_result(out, what):
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def io_cpu_seconds(refgate):
+def io_cpu_seconds(refgate, named=None):
     """CPU time so far, (user + system, user), of refgate's threads that have no name of their
-    own: the I/O thread, which parses every request, and the main thread, which waits. In clock
-    ticks' resolution (/proc/<pid>/task/<tid>/stat). User time is refgate's own code (parsing,
-    hashing, JSON, logging, allocation); system time the kernel's (sockets, wake-ups)."""
+    own (`named` None): the I/O thread, which parses every request, and the main thread, which
+    waits; or of the threads called `named` (LANE_THREAD: the blocking lane). In clock ticks'
+    resolution (/proc/<pid>/task/<tid>/stat). User time is refgate's own code (parsing, hashing,
+    JSON, logging, allocation); system time the kernel's (sockets, wake-ups)."""
     total = user = 0
     for tid, name in tasks(refgate.proc.pid).items():
-        if name.startswith("rg-"):
+        counted = name == named if named is not None else not name.startswith("rg-")
+        if not counted:
             continue
         try:
             with open(f"/proc/{refgate.proc.pid}/task/{tid}/stat") as f:
@@ -280,8 +287,10 @@ def io_cpu_seconds(refgate):
 
 
 def run_redirects(args, workdir, refgate):
-    """The redirects' wrk run, with the I/O thread's CPU seconds over it (`io_cpu_s`)."""
+    """The redirects' wrk run, with the I/O thread's CPU seconds over it (`io_cpu_s`) and the
+    blocking lane's (`lane_cpu_s`)."""
     cpu = io_cpu_seconds(refgate)
+    lane = io_cpu_seconds(refgate, LANE_THREAD)
     out = subprocess.run(
         wrk_command(os.path.join(workdir, "redirect.lua"), args.redirect_connections,
                     args.seconds, refgate.public_url(), [f"User-Agent: {BROWSER_UA}"],
@@ -291,6 +300,9 @@ def run_redirects(args, workdir, refgate):
     after = io_cpu_seconds(refgate)
     result["io_cpu_s"] = after[0] - cpu[0]
     result["io_user_s"] = after[1] - cpu[1]
+    lane_after = io_cpu_seconds(refgate, LANE_THREAD)
+    result["lane_cpu_s"] = lane_after[0] - lane[0]
+    result["lane_user_s"] = lane_after[1] - lane[1]
     return result
 
 
@@ -357,7 +369,8 @@ def run(args, topo, workdir):
             red = r["redirect"]
             line = (f"round {index} {r['case']}: redirects {red['rps']:.0f}/s, p50 "
                     f"{red['p50_us'] / 1000:.2f} ms, p99 {red['p99_us'] / 1000:.2f} ms, "
-                    f"I/O thread CPU {red['io_cpu_s']:.2f} s ({red['io_user_s']:.2f} s user)")
+                    f"I/O thread CPU {red['io_cpu_s']:.2f} s ({red['io_user_s']:.2f} s user), "
+                    f"lane {red['lane_cpu_s']:.2f} s")
             if with_postbacks:
                 pb = r["postback"]
                 line += (f"; postbacks {pb['per_second']:.0f}/s answered 204 "
@@ -409,6 +422,12 @@ def summarize(args, runs, stored, alive):
                      for r in b_runs)
     s["io_user_us_per_redirect"] = user_per_redirect * 1e6
     s["io_user_us_per_postback"] = user_extra / max(1.0, in_window) * 1e6
+    # The blocking lane serves the postbacks' connections (and nothing in A): all its CPU over
+    # B's redirect window, per postback answered in it.
+    s["lane_cpu_us_per_postback"] = (sum(r["redirect"]["lane_cpu_s"] for r in b_runs)
+                                     / max(1.0, in_window) * 1e6)
+    s["lane_user_us_per_postback"] = (sum(r["redirect"]["lane_user_s"] for r in b_runs)
+                                      / max(1.0, in_window) * 1e6)
     problems = []
     if s["postbacks_per_second_median"] < MIN_POSTBACKS_PER_SECOND:
         problems.append(f"{s['postbacks_per_second_median']:.0f} postbacks a second (median), "
@@ -451,7 +470,7 @@ def main():
     parser.add_argument("--pin", dest="pin", action="store_true", default=True,
                         help=f"(the default) refgate and the redirects' wrk on CPU "
                              f"{REDIRECT_CPU}; PostgreSQL, Redis, the postbacks' wrk and "
-                             f"refgate's blocking pool on CPU {OTHER_CPU}")
+                             f"refgate's blocking pool and lane on CPU {OTHER_CPU}")
     parser.add_argument("--no-pin", dest="pin", action="store_false",
                         help="place nothing: everything shares both CPUs (the old topology)")
     parser.add_argument("--deps-nice", dest="deps_nice", action="store_true", default=None,
@@ -495,7 +514,7 @@ def main():
                   indent=2)
     verdict = "PASS" if not problems else "FAIL: " + "; ".join(problems)
     topology = (f"pinned (CPU {REDIRECT_CPU}: refgate, redirects; CPU {OTHER_CPU}: PostgreSQL, "
-                f"Redis, postbacks, refgate's pool)" if args.pin else "not pinned")
+                f"Redis, postbacks, refgate's pool and lane)" if args.pin else "not pinned")
     print(f"- {meta['date']}, commit {commit}, {meta['machine']}, {topology}, load average "
           f"{load_before} before, {meta['load_average_after']} after: {verdict}")
     print(f"  - redirect p99 {summary['p99_a_us'] / 1000:.2f} ms alone (A), "
@@ -509,7 +528,9 @@ def main():
     print(f"  - refgate's I/O thread CPU: {summary['io_cpu_us_per_redirect']:.1f} us a redirect "
           f"(A; {summary['io_user_us_per_redirect']:.1f} us user), about "
           f"{summary['io_cpu_us_per_postback']:.1f} us a postback (B's rest; "
-          f"{summary['io_user_us_per_postback']:.1f} us user; clock-tick resolution)")
+          f"{summary['io_user_us_per_postback']:.1f} us user; clock-tick resolution); its "
+          f"blocking lane's: {summary['lane_cpu_us_per_postback']:.1f} us a postback "
+          f"({summary['lane_user_us_per_postback']:.1f} us user)")
     if not problems:
         subprocess.run(["rm", "-rf", workdir])
     return 1 if problems else 0

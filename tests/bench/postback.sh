@@ -19,21 +19,27 @@
 # value, to tell what the redirect tail waits for (the load generator shares the cores).
 #
 # Topology. --pin (the default) splits the machine's two CPUs the way production splits machines:
-#   CPU 0: refgate (its I/O thread, which parses every request and answers redirects, and its
-#          background threads) and the redirects' wrk (the readers);
+#   CPU 0: refgate (its I/O thread, which answers redirects, and its background threads) and
+#          the redirects' wrk (the readers);
 #   CPU 1: PostgreSQL (the postmaster and so every backend), Redis, the postbacks' wrk (the
-#          networks) and refgate's blocking pool (the `rg-blocking` threads, found by name in
-#          /proc/<pid>/task/*/comm and pinned by thread id: they hash the secret, read the query,
-#          and wait on libpq and the batcher).
+#          networks), refgate's blocking pool (the `rg-blocking` threads: they hash the secret,
+#          read the query, and wait on libpq and the batcher) and its blocking lane (the `rg-lane`
+#          thread: an I/O thread that takes over each connection at its first postback and serves
+#          it from then on: its reads, parsing, the pool's wake-ups and the answers' sends), both
+#          found by name in /proc/<pid>/task/*/comm and pinned by thread id.
+# So the I/O thread on CPU 0 parses a postback connection's first header and hands the
+# connection over (the postbacks' wrk keeps its connections: their later postbacks never reach
+# it); the report gives its CPU per postback beside the lane's.
 # In production PostgreSQL, Redis and the networks are other machines, and a refgate host has
-# cores to spare beside its I/O threads, where the kernel runs the pool; on two shared cores they
-# would otherwise all take turns on the I/O thread's CPU, and the tail measured would be the
-# scheduler's, not refgate's. The pinning is done by this harness (taskset, sched_setaffinity),
-# not by a refgate setting. Not modelled: the network between the machines (loopback here).
-# Harsher than production, for the postbacks only: their pool shares CPU 1 with PostgreSQL and
-# with their own load generator. With --pin PostgreSQL and Redis keep their priority (they are
-# off the redirect CPU); without it they run at nice 19 unless --no-deps-nice. --no-pin is the
-# topology of the runs in RESULTS.md from before --pin: nothing placed, everything on both CPUs.
+# cores to spare beside its I/O threads, where the kernel runs the pool and the lane; on two
+# shared cores they would otherwise all take turns on the I/O thread's CPU, and the tail measured
+# would be the scheduler's, not refgate's. The pinning is done by this harness (taskset,
+# sched_setaffinity), not by a refgate setting. Not modelled: the network between the machines
+# (loopback here). Harsher than production, for the postbacks only: their pool and lane share
+# CPU 1 with PostgreSQL and with their own load generator. With --pin PostgreSQL and Redis keep
+# their priority (they are off the redirect CPU); without it they run at nice 19 unless
+# --no-deps-nice. --no-pin is the topology of the runs in RESULTS.md from before --pin: nothing
+# placed, everything on both CPUs.
 set -euo pipefail
 
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"

@@ -365,6 +365,84 @@ TEST_CASE("a commission postback records with the secret, 401 and 400 write noth
           204);
 }
 
+namespace {
+
+// The value of a sample line `series` (name and labels) in a /metrics text; -1 when absent.
+double metric(int admin_port, const std::string& series) {
+    auto metrics = http_get(admin_port, "/metrics").body;
+    auto at = metrics.find("\n" + series + " ");
+    if (at == std::string::npos) return -1;
+    return std::stod(metrics.substr(at + series.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a postback moves its connection to the blocking lane: postbacks and redirects on it, one "
+    "by one or pipelined, are answered in order",
+    "[commissions][pg][http]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    ServiceProcess service{{.database_url = s.db.url()}};
+    auto made = http_request(service.admin_port(), "POST",
+                             "/api/v1/partners/impact-co/postback-secret", with_token(admin));
+    REQUIRE(made.status == 200);  // a blocking admin call: the admin listener's lane works
+    std::string secret = Json::parse(made.body)["secret"].get<std::string>();
+    const std::string public_moves =
+        "refgate_http_handed_off_connections_total{listener=\"public\"}";
+    CHECK(metric(service.admin_port(),
+                 "refgate_http_handed_off_connections_total{listener="
+                 "\"admin\"}") >= 1);
+    const double moved_before = metric(service.admin_port(), public_moves);
+    CHECK(moved_before == 0);
+
+    int order = 0;
+    auto postback = [&] {
+        return "GET /postback/impact-co?order_id=LANE-" + std::to_string(++order) +
+               "&tracking_id=picks-nl&status=pending&amount=1&currency=EUR&occurred_at=2026-11-"
+               "29T10%3A00%3A00Z&secret=" +
+               secret + " HTTP/1.1\r\nHost: t\r\n\r\n";
+    };
+    const std::string redirect = "GET /go/shop HTTP/1.1\r\nHost: t\r\n\r\n";
+    auto status = [](RawConnection& c) {
+        return c.read_response(5s).value_or(HttpResponse{}).status;
+    };
+
+    // One keep-alive connection: a redirect on its I/O thread, then a postback (the connection
+    // moves), then a redirect and a postback on the lane.
+    RawConnection one(service.port());
+    REQUIRE(one.send(redirect));
+    CHECK(status(one) == 302);
+    REQUIRE(one.send(postback()));
+    CHECK(status(one) == 204);
+    REQUIRE(one.send(redirect));
+    CHECK(status(one) == 302);
+    REQUIRE(one.send(postback()));
+    CHECK(status(one) == 204);
+
+    // A postback and a redirect in one send: the bytes after the postback move with it.
+    RawConnection two(service.port());
+    REQUIRE(two.send(postback() + redirect));
+    CHECK(status(two) == 204);
+    CHECK(status(two) == 302);
+
+    // A redirect answered before the move: its answer moves too, and goes out first.
+    RawConnection three(service.port());
+    REQUIRE(three.send(redirect + postback() + redirect));
+    CHECK(status(three) == 302);
+    CHECK(status(three) == 204);
+    CHECK(status(three) == 302);
+    CHECK(three.pending().empty());
+
+    // Each connection moved once, at its first postback; the redirect-only one never.
+    RawConnection redirects_only(service.port());
+    REQUIRE(redirects_only.send(redirect + redirect));
+    CHECK(status(redirects_only) == 302);
+    CHECK(status(redirects_only) == 302);
+    CHECK(metric(service.admin_port(), public_moves) == moved_before + 3);
+    CHECK(s.count("refgate_commissions") == std::to_string(order));
+}
+
 TEST_CASE("commission postbacks past the partner's rate are answered 429", "[commissions][pg]") {
     Setup s;
     std::string admin = create_api_token(s.db.url(), "ada", "admin");

@@ -116,6 +116,47 @@ TEST_CASE(
     server.shutdown(2s);
 }
 
+TEST_CASE(
+    "after its first blocking request a connection is served by the blocking lane, rg-lane, at "
+    "background priority",
+    "[http][server]") {
+    http::Server server(1, {{.name = "mixed", .endpoint = {"127.0.0.1", 0}, .handler_factory = [] {
+                                 auto router = std::make_unique<http::Router>();
+                                 router->prefix("/block", std::make_shared<PriorityHandler>(true));
+                                 router->prefix("/here", std::make_shared<PriorityHandler>(false));
+                                 return router;
+                             }}});
+    server.bind();
+    server.start();
+    test::RawConnection connection(server.port(0));
+    auto ask = [&](const std::string& target) {
+        REQUIRE(connection.send("GET " + target + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+        auto answer = connection.read_response(5s);
+        REQUIRE(answer.has_value());
+        CHECK(answer->status == 200);
+        return answer->body;
+    };
+    int own_nice = getpriority(PRIO_PROCESS, 0);
+    // On the I/O thread that accepted it.
+    CHECK(ask("/here").starts_with("other " + std::to_string(own_nice) + " "));
+    CHECK(server.stats(0).handed_off.load() == 0);
+    // A blocking request: the pool answers it, and the connection moves.
+    CHECK(ask("/block").ends_with(" rg-blocking"));
+    CHECK(server.stats(0).handed_off.load() == 1);
+    // From then on the lane answers what does not block, at the pool's priority.
+    auto lane = ask("/here");
+    int nice = 0;
+    char policy[8] = {};
+    char name[16] = {};
+    REQUIRE(std::sscanf(lane.c_str(), "%7s %d %15s", policy, &nice, name) == 3);
+    CHECK(std::string(policy) == "batch");
+    CHECK(nice >= 10);
+    CHECK(std::string(name) == "rg-lane");
+    CHECK(ask("/block").ends_with(" rg-blocking"));
+    CHECK(server.stats(0).handed_off.load() == 1);  // once per connection
+    server.shutdown(2s);
+}
+
 TEST_CASE("a blocking handler does not hold up the I/O thread", "[http][server]") {
     // One I/O thread: if the slow handler ran on it, the fast listener would wait for it.
     http::Server server(1, {{.name = "slow",

@@ -28,12 +28,15 @@ using namespace std::chrono_literals;
 class TestHandler final : public refgate::http::Handler {
   public:
     std::atomic<int> calls{0};
-    std::atomic<bool> block{false};    // blocking(): the request goes to the pool
+    std::atomic<bool> block{false};  // blocking(): the request goes to the pool
+    // may_block(), and blocking() for a target under /pb (answered at once, on the pool)
+    std::atomic<bool> may{false};
+    std::atomic<bool> echo{false};     // the body is the request's target
     std::atomic<bool> release{false};  // a blocking handle() waits for this
     std::string body = "ok";
     std::function<void()> on_handle;  // runs in handle(), on the I/O thread
 
-    void handle(const refgate::http::Request&, refgate::http::Response& response) override {
+    void handle(const refgate::http::Request& request, refgate::http::Response& response) override {
         if (block) {
             auto until = std::chrono::steady_clock::now() + 3s;
             while (!release && std::chrono::steady_clock::now() < until)
@@ -42,9 +45,12 @@ class TestHandler final : public refgate::http::Handler {
         if (on_handle) on_handle();
         ++calls;
         response.set_status(200);
-        response.body() = body;
+        response.body() = echo ? std::string(request.target) : body;
     }
-    bool blocking(const refgate::http::Request&) const override { return block; }
+    bool blocking(const refgate::http::Request& request) const override {
+        return block || (may && request.target.starts_with("/pb"));
+    }
+    bool may_block() const override { return block || may; }
 };
 
 struct Fixture {
@@ -52,23 +58,31 @@ struct Fixture {
     // threads post back to the context's io_context.
     refgate::http::ListenerState listener;
     boost::asio::thread_pool blocking_pool{1};
+    // The server's blocking lane, run by this thread too: the context hands connections to it
+    // only when the fixture is made `with_lane`.
+    refgate::http::ThreadContext lane{false};
     refgate::http::ThreadContext context{false};
     TestHandler* handler = nullptr;
+    TestHandler* lane_handler = nullptr;
     std::vector<int> clients;
 
-    Fixture() {
+    explicit Fixture(bool with_lane = false) {
         listener.options.name = "test";
-        auto owned = std::make_unique<TestHandler>();
-        handler = owned.get();
-        context.listeners.push_back(&listener);
-        context.handlers.push_back(std::move(owned));
-        context.pools.emplace_back(listener.options.limits);
-        context.blocking_pool = &blocking_pool;
+        for (auto* ctx : {&context, &lane}) {
+            auto owned = std::make_unique<TestHandler>();
+            (ctx == &lane ? lane_handler : handler) = owned.get();
+            ctx->listeners.push_back(&listener);
+            ctx->handlers.push_back(std::move(owned));
+            ctx->pools.emplace_back(listener.options.limits);
+            ctx->blocking_pool = &blocking_pool;
+        }
+        if (with_lane) context.lane = &lane;
     }
     ~Fixture() {
         handler->release = true;
+        lane_handler->release = true;
         for (int c : clients) ::close(c);
-        run_until([&] { return context.sessions.empty(); });
+        run_until([&] { return context.sessions.empty() && lane.sessions.empty(); });
         blocking_pool.join();
     }
     Fixture(const Fixture&) = delete;
@@ -97,8 +111,10 @@ struct Fixture {
 
     void run_until(const std::function<bool()>& done) {
         auto deadline = std::chrono::steady_clock::now() + 3s;
-        while (!done() && std::chrono::steady_clock::now() < deadline)
-            context.ioc.run_one_for(10ms);
+        while (!done() && std::chrono::steady_clock::now() < deadline) {
+            lane.ioc.poll();
+            context.ioc.run_one_for(context.lane != nullptr ? 1ms : 10ms);
+        }
     }
 
     void run_for(std::chrono::milliseconds time) {
@@ -128,17 +144,22 @@ std::size_t count(std::string_view text, std::string_view what) {
     return n;
 }
 
-TEST_CASE("session: phases end in closed or parked, and only an idle connection is parked",
-          "[http][session]") {
-    constexpr Phase all[] = {Phase::answering, Phase::idle,    Phase::reading,
-                             Phase::on_pool,   Phase::batched, Phase::writing,
-                             Phase::draining,  Phase::parked,  Phase::closed};
+TEST_CASE(
+    "session: phases end in closed, parked or handed_off; only an idle connection is parked, "
+    "only one answering is handed off",
+    "[http][session]") {
+    constexpr Phase all[] = {Phase::answering,  Phase::idle,    Phase::reading,  Phase::on_pool,
+                             Phase::batched,    Phase::writing, Phase::draining, Phase::parked,
+                             Phase::handed_off, Phase::closed};
     for (Phase to : all) {
         CHECK_FALSE(Session::legal_transition(Phase::closed, to));
         CHECK_FALSE(Session::legal_transition(Phase::parked, to));
+        CHECK_FALSE(Session::legal_transition(Phase::handed_off, to));
         CHECK(Session::legal_transition(to, Phase::parked) == (to == Phase::idle));
+        // A blocking request is found while answering: the connection leaves from there only.
+        CHECK(Session::legal_transition(to, Phase::handed_off) == (to == Phase::answering));
         CHECK(Session::legal_transition(Phase::draining, to) == (to == Phase::closed));
-        if (to != Phase::closed && to != Phase::parked)
+        if (to != Phase::closed && to != Phase::parked && to != Phase::handed_off)
             CHECK(Session::legal_transition(to, Phase::closed));
     }
     // Every wait is left through answering: a session never goes from one wait to another.
@@ -211,6 +232,79 @@ TEST_CASE("session: a blocking request is on the pool until its answer comes bac
     CHECK(answer.find("Connection: close\r\n") != std::string::npos);
     f.run_until([&] { return s->phase() == Phase::draining || s->phase() == Phase::closed; });
     CHECK((s->phase() == Phase::draining || s->phase() == Phase::closed));
+}
+
+TEST_CASE(
+    "session: a blocking request hands its connection to the lane, with the bytes after it and "
+    "the answers before it",
+    "[http][session]") {
+    Fixture f(true);
+    f.handler->may = true;
+    f.handler->echo = true;
+    f.lane_handler->may = true;
+    f.lane_handler->echo = true;
+    auto on = [](std::string_view target) {
+        return "GET " + std::string(target) + " HTTP/1.1\r\nHost: example.com\r\n\r\n";
+    };
+    // A request that does not block, answered by the thread that accepted the connection.
+    auto s = f.connect(on("/a"));
+    CHECK(s->phase() == Phase::idle);
+    CHECK(f.received(f.clients[0]).ends_with("/a"));
+
+    // One write: a request, a blocking one, another: the first is answered here, then the
+    // connection moves, its answer and the bytes after the blocking request with it.
+    f.send(f.clients[0], on("/b") + on("/pb/1") + on("/c"));
+    f.run_until([&] { return s->phase() == Phase::handed_off; });
+    CHECK(s->phase() == Phase::handed_off);
+    CHECK(f.listener.stats.handed_off.load() == 1);
+    std::string answers;
+    f.run_until([&] {
+        answers += f.received(f.clients[0], 0);
+        return count(answers, "HTTP/1.1 200") == 3;
+    });
+    auto b = answers.find("/b");
+    auto pb = answers.find("/pb/1");
+    auto c = answers.find("/c");
+    CHECK(b < pb);
+    CHECK(pb < c);
+    CHECK(c != std::string::npos);
+    CHECK(f.handler->calls == 2);       // /a and /b
+    CHECK(f.lane_handler->calls == 2);  // /pb/1 (on the pool) and /c
+    // The connection is the lane's now, still counted once; the old Session is gone.
+    s.reset();
+    f.run_until([&] { return f.context.sessions.empty(); });
+    CHECK(f.context.sessions.empty());
+    CHECK(f.lane.sessions.size() == 1);
+    CHECK(f.listener.stats.open_connections.load() == 1);
+
+    // Its next blocking request stays on the lane: nothing moves twice.
+    f.send(f.clients[0], on("/pb/2"));
+    f.run_until([&] { return f.lane_handler->calls == 3; });
+    CHECK(f.received(f.clients[0]).ends_with("/pb/2"));
+    CHECK(f.listener.stats.handed_off.load() == 1);
+
+    ::close(f.clients[0]);
+    f.run_until([&] { return f.lane.sessions.empty(); });
+    CHECK(f.listener.stats.open_connections.load() == 0);
+    f.clients.clear();
+}
+
+TEST_CASE("session: a hand-off the lane never took up closes its connection, counted once",
+          "[http][session]") {
+    Fixture f;
+    int fds[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) == 0);
+    f.listener.stats.open_connections.fetch_add(1);
+    {
+        refgate::http::HandOff first;
+        first.fd = fds[0];
+        first.listener_state = &f.listener;
+        refgate::http::HandOff moved(std::move(first));  // as into the post's handler
+    }
+    CHECK(f.listener.stats.open_connections.load() == 0);
+    char byte = 0;
+    CHECK(::recv(fds[1], &byte, 1, 0) == 0);  // the server's end is closed
+    ::close(fds[1]);
 }
 
 TEST_CASE("session: an answer larger than the socket takes waits writing until the client reads",

@@ -26,6 +26,9 @@ class Handler {
     // True when answering this request may block (database work): the server then calls handle()
     // on a small pool of its own, never on an I/O thread, possibly from several threads at once.
     // Decided per request, so that a listener's quick routes never queue behind its slow ones.
+    // Asked once the header is parsed (Request::body still empty): a blocking request moves its
+    // connection to the server's blocking lane (Server); asked again when the request is complete
+    // only if it was not asked then (on the lane, and for a request in pieces).
     virtual bool blocking(const Request&) const { return may_block(); }
     // True when some request may block; false lets a router skip the per-request question.
     virtual bool may_block() const { return false; }
@@ -77,10 +80,17 @@ struct ServerStats {
     std::atomic<std::uint64_t> unavailable_requests{0};
     // Requests whose handler threw: answered 500, logged at a bounded rate.
     std::atomic<std::uint64_t> handler_errors{0};
+    // Connections an I/O thread handed to the blocking lane with their first blocking request
+    // (Server): each once, as the lane keeps them.
+    std::atomic<std::uint64_t> handed_off{0};
 };
 
 // Runs `threads` I/O threads, each with its own io_context; every listener has an acceptor per
-// thread (SO_REUSEPORT), so a connection lives and dies on one thread.
+// thread (SO_REUSEPORT), so a connection lives on the thread that accepted it, until it has a
+// blocking request. Then it moves, whole, to one more I/O thread, the blocking lane ("rg-lane",
+// at the blocking pool's background priority, no acceptors), which serves it from then on: the
+// I/O threads' time goes to the requests that do not block (redirects), not to waking the pool
+// and sending its answers. ServerStats::handed_off counts the moves.
 class Server {
   public:
     // `io_uring`: each thread reads (and sends) a batch of ready connections in one system call
@@ -89,6 +99,10 @@ class Server {
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
+
+    // How many handlers start() makes per listener (one per I/O thread, one for the lane): a
+    // factory that hands out per-thread state has that many to hand out.
+    static unsigned handler_threads(unsigned threads);
 
     // Binds every listener; throws std::runtime_error naming the listener when it cannot.
     void bind();
