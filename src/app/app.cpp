@@ -261,8 +261,9 @@ Shared::Shared(const config::Config& c)
       redis(redis_address(c)),
       url_policy{.allow_http = c.allow_http_destinations},
       link_pace(c.linkcheck.host_gap),
-      commissions(admin::make_pg_commission_store(
-          {.database_url = c.database_url, .connection_wait = c.admin_db_wait})),
+      commissions(admin::make_pg_commission_store({.database_url = c.database_url,
+                                                   .connection_wait = c.admin_db_wait,
+                                                   .secret_lifetime = c.auth_cache})),
       postback_limiter(
           std::make_shared<admin::PostbackLimiter>(c.postback_rate, 2.0 * c.postback_rate)),
       postback_batcher(std::make_shared<admin::PostbackBatcher>(commissions)),

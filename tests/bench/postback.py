@@ -147,6 +147,8 @@ OTHER_CPU = 1
 # become_background_thread).
 POOL_THREAD = "rg-blocking"
 LANE_THREAD = "rg-lane"
+# --background: the CPUs refgate's pool and lane may run on.
+BACKGROUND_CPUS = {"other": {OTHER_CPU}, "any": {REDIRECT_CPU, OTHER_CPU}}
 
 
 def tasks(pid):
@@ -161,15 +163,16 @@ def tasks(pid):
     return found
 
 
-def pin_threads(pid, cpu, only=None):
-    """Every thread of `pid` (or those named `only`) onto `cpu`; the threads pinned, by name.
-    A thread a pinned one starts later inherits its CPU."""
+def pin_threads(pid, cpus, only=None):
+    """Every thread of `pid` (or those named `only`) onto `cpus` (a CPU or a set of them); the
+    threads pinned, by name. A thread a pinned one starts later inherits its CPUs."""
+    cpus = {cpus} if isinstance(cpus, int) else set(cpus)
     pinned = []
     for tid, name in sorted(tasks(pid).items()):
         if only is not None and name != only:
             continue
         try:
-            os.sched_setaffinity(tid, {cpu})
+            os.sched_setaffinity(tid, cpus)
         except ProcessLookupError:
             continue
         pinned.append(name)
@@ -184,11 +187,11 @@ def postgres_pids(pg):
     return [postmaster] + [int(c) for c in children]
 
 
-def pin(pg, redis, refgate):
+def pin(pg, redis, refgate, background_cpus):
     """--pin: PostgreSQL (the postmaster, so every backend it forks later, and the processes it
     has now) and Redis onto OTHER_CPU; refgate onto REDIRECT_CPU but its blocking pool and its
-    blocking lane onto OTHER_CPU. Raises SetupError when the CPUs are not there or the pool's or
-    the lane's threads are not found."""
+    blocking lane onto `background_cpus`. Raises SetupError when the CPUs are not there or the
+    pool's or the lane's threads are not found."""
     if not {REDIRECT_CPU, OTHER_CPU} <= os.sched_getaffinity(0):
         raise SetupError(f"--pin needs CPUs {REDIRECT_CPU} and {OTHER_CPU} (--no-pin otherwise)")
     for pid in postgres_pids(pg):
@@ -196,7 +199,7 @@ def pin(pg, redis, refgate):
     pin_threads(redis.proc.pid, OTHER_CPU)
     pin_threads(refgate.proc.pid, REDIRECT_CPU)
     for name in (POOL_THREAD, LANE_THREAD):
-        if not pin_threads(refgate.proc.pid, OTHER_CPU, only=name):
+        if not pin_threads(refgate.proc.pid, background_cpus, only=name):
             raise SetupError(f"no '{name}' thread in refgate (pid {refgate.proc.pid})")
 
 
@@ -340,7 +343,7 @@ def run_round(args, workdir, refgate, secret, index, with_postbacks):
 def run(args, topo, workdir):
     pg, redis, refgate = start(topo, args)
     if args.pin:
-        pin(pg, redis, refgate)
+        pin(pg, redis, refgate, BACKGROUND_CPUS[args.background])
     secret = make_secret(topo, refgate)
     with open(os.path.join(workdir, "redirect.lua"), "w") as f:
         delay = max(0, round(args.redirect_connections * 1000 / args.redirect_rate))
@@ -473,6 +476,11 @@ def main():
                              f"refgate's blocking pool and lane on CPU {OTHER_CPU}")
     parser.add_argument("--no-pin", dest="pin", action="store_false",
                         help="place nothing: everything shares both CPUs (the old topology)")
+    parser.add_argument("--background", choices=sorted(BACKGROUND_CPUS), default="other",
+                        help="with --pin, where refgate's blocking pool and lane run: 'other' "
+                             f"(the default: CPU {OTHER_CPU}, with PostgreSQL and the networks) "
+                             "or 'any' (either CPU, as the kernel places them beside the I/O "
+                             "thread at their background priority)")
     parser.add_argument("--deps-nice", dest="deps_nice", action="store_true", default=None,
                         help="PostgreSQL and Redis at nice 19 (the default without --pin)")
     parser.add_argument("--no-deps-nice", dest="deps_nice", action="store_false",
@@ -513,8 +521,15 @@ def main():
         json.dump({"meta": meta, "summary": summary, "problems": problems, "runs": runs}, f,
                   indent=2)
     verdict = "PASS" if not problems else "FAIL: " + "; ".join(problems)
-    topology = (f"pinned (CPU {REDIRECT_CPU}: refgate, redirects; CPU {OTHER_CPU}: PostgreSQL, "
-                f"Redis, postbacks, refgate's pool and lane)" if args.pin else "not pinned")
+    if not args.pin:
+        topology = "not pinned"
+    elif args.background == "other":
+        topology = (f"pinned (CPU {REDIRECT_CPU}: refgate, redirects; CPU {OTHER_CPU}: "
+                    f"PostgreSQL, Redis, postbacks, refgate's pool and lane)")
+    else:
+        topology = (f"pinned (CPU {REDIRECT_CPU}: refgate's I/O thread, redirects; CPU "
+                    f"{OTHER_CPU}: PostgreSQL, Redis, postbacks; refgate's pool and lane on "
+                    f"either)")
     print(f"- {meta['date']}, commit {commit}, {meta['machine']}, {topology}, load average "
           f"{load_before} before, {meta['load_average_after']} after: {verdict}")
     print(f"  - redirect p99 {summary['p99_a_us'] / 1000:.2f} ms alone (A), "

@@ -2,12 +2,14 @@
 // API import (CSV and JSON), the public postback, their history, and what they leave behind.
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <csignal>
 #include <fstream>
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "earnings_fixture.hpp"
 #include "support/http_client.hpp"
@@ -363,6 +365,46 @@ TEST_CASE("a commission postback records with the secret, 401 and 400 write noth
     std::string fresh = Json::parse(rotated.body)["secret"].get<std::string>();
     CHECK(http_get(service.port(), "/postback/impact-co?" + params + "&secret=" + fresh).status ==
           204);
+}
+
+TEST_CASE("a postback secret is kept for the cache lifetime: one set elsewhere applies within it",
+          "[commissions][pg]") {
+    Setup s;
+    std::string admin = create_api_token(s.db.url(), "ada", "admin");
+    ServiceProcess service{
+        {.database_url = s.db.url(), .env = {{"REFGATE_AUTH_CACHE_SECONDS", "4"}}}};
+    auto made = http_request(service.admin_port(), "POST",
+                             "/api/v1/partners/impact-co/postback-secret", with_token(admin));
+    REQUIRE(made.status == 200);
+    std::string old_secret = Json::parse(made.body)["secret"].get<std::string>();
+    int order = 0;
+    auto postback = [&](const std::string& secret) {
+        return http_get(service.port(), "/postback/impact-co?order_id=PK-" +
+                                            std::to_string(++order) +
+                                            "&tracking_id=picks-nl&status=pending&amount=1.00&"
+                                            "currency=USD&occurred_at=2026-11-29T10%3A00%3A00Z&"
+                                            "secret=" +
+                                            secret)
+            .status;
+    };
+    REQUIRE(postback(old_secret) == 204);  // read from the database, and kept from now on
+
+    // Another instance (or the CLI) sets a new secret: this one still takes the old secret for
+    // at most its 4 s, then reads the new one and refuses the old.
+    const std::string new_secret = "rg_" + std::string(43, 'N');
+    auto changed_at = std::chrono::steady_clock::now();
+    s.db.exec("UPDATE refgate_postback_secrets SET secret_hash = sha256(convert_to('" + new_secret +
+              "', 'UTF8'))");
+    CHECK(postback(old_secret) == 204);
+    int status = 204;
+    while (status == 204 &&
+           std::chrono::steady_clock::now() - changed_at < std::chrono::seconds{8}) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{100});
+        status = postback(old_secret);
+    }
+    CHECK(status == 401);
+    CHECK(std::chrono::steady_clock::now() - changed_at < std::chrono::seconds{6});
+    CHECK(postback(new_secret) == 204);
 }
 
 namespace {

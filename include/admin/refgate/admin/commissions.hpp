@@ -95,6 +95,12 @@ struct PgCommissionStoreOptions {
     std::size_t max_idle_connections = 2;
     std::size_t max_open_connections = 2;
     std::chrono::milliseconds connection_wait{2'000};
+    // How long a partner's postback secret (its hash) read from the database is kept in memory
+    // (REFGATE_AUTH_CACHE_SECONDS, as the admin API's credentials): a network's stream of
+    // postbacks then reads it once per lifetime, not once per postback. A secret set through
+    // this store replaces the kept one at once; one set elsewhere (another instance) applies
+    // when it expires. An unknown partner or a missing secret is never kept. 0: never kept.
+    std::chrono::seconds secret_lifetime{0};
 };
 std::unique_ptr<CommissionStore> make_pg_commission_store(PgCommissionStoreOptions options);
 
