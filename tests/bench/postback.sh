@@ -6,7 +6,7 @@
 #   tests/bench/postback.sh [--rounds N] [--seconds S] [--postback-connections C]
 #                           [--postback-delay-ms D] [--redirect-rate R] [--bin REFGATE]
 #                           [--pin | --no-pin] [--deps-nice | --no-deps-nice]
-#                           [--postback-nice N]
+#                           [--postback-nice N] [--background other|any]
 #
 # Defaults: 4 rounds of 10 s each; redirects from 8 keep-alive connections at about 1,000 req/s
 # over 1,000 links; postbacks from 32 connections, each waiting 25 ms after every answer (at most
@@ -17,6 +17,8 @@
 # wrk run bounded by `timeout`, and every server stops with the script. Without --bin it builds
 # Release into build/bench (refgate only). --postback-nice runs the postbacks' wrk at that nice
 # value, to tell what the redirect tail waits for (the load generator shares the cores).
+# --background any lets refgate's pool and lane run on either CPU under --pin (the default,
+# other, keeps them on CPU 1), to tell whether their CPU is what limits the postbacks.
 #
 # Topology. --pin (the default) splits the machine's two CPUs the way production splits machines:
 #   CPU 0: refgate (its I/O thread, which answers redirects, and its background threads) and
@@ -45,19 +47,16 @@ set -euo pipefail
 HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd -P)"
 # shellcheck source-path=SCRIPTDIR source=../../deploy/local/lib.sh
 source "$HERE/../../deploy/local/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$HERE/lib.sh"
 
 case " $* " in *" -h "* | *" --help "*) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;; esac
 
 lock_state postback-bench
 ensure_packages wrk
 if [[ " $* " != *" --bin "* ]]; then
-  npm_ci_build_inputs
-  BUILD="$ROOT/build/bench"
-  log "building Release in build/bench (refgate)"
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DREFGATE_BUILD_TESTS=OFF \
-    -DREFGATE_BUILD_BENCH=ON >/dev/null
-  cmake --build "$BUILD" --target refgate
-  set -- "$@" --bin "$BUILD/refgate"
+  bench_build_release refgate
+  set -- "$@" --bin "$ROOT/build/bench/refgate"
 fi
 
 export REFGATE_TEST_PG_BINDIR="$PG_BINDIR"
