@@ -74,19 +74,19 @@ if [[ $fuzz == 1 ]]; then
     >"$ROOT/build/fuzz.log" 2>&1 &
   fuzz_job=$!
 fi
-# The service's sources in unity batches of sixteen too (the test programs always are, see
-# REFGATE_UNITY_TESTS): the sanitizer build takes about four minutes on CI's two cores instead
-# of seven, which keeps the whole run inside its time (the fuzz targets' library is built in
-# unity batches too, tests/fuzz/CMakeLists.txt). A batch's sources share one scope, so two of
-# them cannot both define a helper of one name in an unnamed namespace. The Release builds
-# (run.sh, the benches) stay one source per compiler run, so a source that only compiles beside
-# its neighbours still fails somewhere. -g1: line tables only, all a sanitizer's
+# The service's sources in unity batches too (CMake's eight a batch; the test programs always
+# are, see REFGATE_UNITY_TESTS): the sanitizer build takes about four minutes on CI's two cores
+# instead of seven, which keeps the whole run inside its time (the fuzz targets' library is built
+# in unity batches too, tests/fuzz/CMakeLists.txt). Sixteen a batch compiles (no two sources
+# define one helper twice any more) but did not pay: 578 CPU s for a clean build against 552 at
+# eight (tests/README.md). The Release builds (run.sh, the benches) stay one source per compiler
+# run, so a source that only compiles beside its neighbours still fails somewhere. -g1: line tables only, all a sanitizer's
 # stack trace reads (function, file, line); without the types and locals of -g every compile
 # step takes about 12 % less CPU and the objects are 15 % smaller. lld links the three big
 # sanitizer programs in a quarter of GNU ld's CPU time (10 s of CPU down to 2.6 s, measured
 # 2026-12-05; gold: 6 s).
 build test Debug -DREFGATE_SANITIZE=ON -DREFGATE_FAULT_POINTS=ON -DCMAKE_UNITY_BUILD=ON \
-  -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
+  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld
 part_done "build of build/test"
 
 # Fresh databases every run, so results never depend on a previous run.
