@@ -1,7 +1,5 @@
 #include "scanner.hpp"
 
-#include <malloc.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -85,7 +83,7 @@ void start_ranges_walk(ScannerData& data, std::chrono::seconds delay) {
             std::chrono::steady_clock::now() - start);
         runtime::log::info("scanner_asn_ranges",
                            {{"form", "built"}, {"ranges", size}, {"ms", ms.count()}});
-        malloc_trim(0);  // the walk's freed working memory goes back to the system
+        runtime::trim_heap();  // the walk's freed working memory goes back to the system
     });
 }
 

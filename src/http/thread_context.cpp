@@ -1,4 +1,3 @@
-#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -6,6 +5,7 @@
 
 #include "refgate/domain/ip_network.hpp"
 #include "refgate/domain/time.hpp"
+#include "refgate/runtime/background_thread.hpp"
 #include "session.hpp"
 
 // What an I/O thread keeps for its connections: the coarse clocks, the buffer pool, the Date
@@ -115,7 +115,7 @@ bool ThreadContext::shrink_pools(std::size_t parked) {
     // Freed buffers and Sessions are holes in the heap that malloc keeps resident; malloc_trim
     // hands their pages back. It takes about a millisecond and every arena's lock in turn, so it
     // runs on the blocking pool, never on an I/O thread.
-    if (blocking_pool != nullptr) asio::post(*blocking_pool, [] { malloc_trim(0); });
+    if (blocking_pool != nullptr) asio::post(*blocking_pool, [] { runtime::trim_heap(); });
     last_trim = now;
     freed_since_trim = 0;
     parked_since_trim = 0;

@@ -1,7 +1,6 @@
 #include "refgate/pg/snapshot_follower.hpp"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,7 +42,7 @@ constexpr std::chrono::milliseconds kFileWriteDelay{1'500};
 
 // Gives the heap that loading freed (query results, parsed rows, the old snapshot) back to the
 // system: glibc keeps it otherwise, and a start with 100,000 links would stay at its peak.
-void release_free_memory() { ::malloc_trim(0); }
+void release_free_memory() { runtime::trim_heap(); }
 
 // Writes the whole file beside its final name, syncs it and renames it into place, so that a
 // crash never leaves a half-written snapshot behind.

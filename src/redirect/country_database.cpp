@@ -1,6 +1,5 @@
 #include "refgate/redirect/country_database.hpp"
 
-#include <malloc.h>
 #include <maxminddb.h>
 
 #include <condition_variable>
@@ -92,7 +91,7 @@ void CountryLookupBox::publish(std::shared_ptr<const CountryDatabase> database) 
             "country_ranges",
             {{"form", "built"}, {"ranges", size}, {"bytes", bytes}, {"ms", ms.count()}});
         // The walk's working memory is freed but stays resident until trimmed.
-        malloc_trim(0);
+        runtime::trim_heap();
     });
 }
 

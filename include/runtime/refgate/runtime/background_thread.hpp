@@ -36,6 +36,12 @@ void become_background_thread(const char* name,  // at most 15 characters
 // this takes; called after every background round.
 void release_free_heap(std::size_t threshold = std::size_t{4} << 20);
 
+// Gives every arena's free pages back now (malloc_trim), whatever lies free: after a one-off
+// build of a large structure (a snapshot, the country or ASN ranges) or many freed connections.
+// In a sanitizer build, whose heap is not glibc's, this and the two functions around it do
+// nothing (background_thread.cpp).
+void trim_heap();
+
 // glibc raises its mmap threshold to the size of the largest block freed so far (up to 32 MiB);
 // from then on large transient blocks (a snapshot being built, a flush's arrays, libpq's result
 // buffers) come from the arenas, whose top pages release_free_heap cannot give back. Called once
