@@ -1,5 +1,6 @@
 #include "support/private_postgres.hpp"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
@@ -104,6 +105,17 @@ void PrivatePostgres::start() {
 
 namespace {
 
+// /proc/<pid>/stat's text, or "" once the process has gone.
+std::string read_stat(const std::filesystem::path& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "";
+    std::string text(512, '\0');
+    ssize_t n = ::read(fd, text.data(), text.size());
+    ::close(fd);
+    text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return text;
+}
+
 // The postmaster (first line of postmaster.pid) and its children, from /proc.
 std::vector<pid_t> server_processes(const std::string& data_dir) {
     std::ifstream pid_file(data_dir + "/postmaster.pid");
@@ -114,8 +126,9 @@ std::vector<pid_t> server_processes(const std::string& data_dir) {
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
         auto name = entry.path().filename().string();
         if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-        std::ifstream stat(entry.path() / "stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        // A process may end between the listing and the read: its stat then reads as empty
+        // (through a stream, the read's ESRCH would throw out of the stream buffer).
+        std::string text = read_stat(entry.path() / "stat");
         auto close = text.rfind(')');
         if (close == std::string::npos) continue;
         std::istringstream fields(text.substr(close + 2));
