@@ -109,6 +109,15 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 wait "$pg_template_job" || log "no template cluster (see $pg_template/initdb.log): each test runs initdb"
 pg_template_job=
 
+# One migrated database that the C++ tests' databases are copies of (CREATE DATABASE ... TEMPLATE,
+# tests/support/test_database.cpp): the migrations run here once instead of in each of some
+# three hundred test databases.
+"$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 "$REFGATE_TEST_DATABASE_URL" \
+  -c "CREATE DATABASE refgate_migrated"
+REFGATE_DATABASE_URL="postgresql://refgate@127.0.0.1:$PG_PORT/refgate_migrated" \
+  "$REFGATE_BIN" migrate >"$STATE/migrated.log" 2>&1 || die "refgate migrate failed ($STATE/migrated.log)"
+export REFGATE_TEST_TEMPLATE_DATABASE=refgate_migrated
+
 # --no-tests=error: a build that registers no tests must not pass.
 # Four at a time on two cores: the entries mostly wait (on servers, deadlines, browsers; two at a
 # time kept the cores about a third busy), and each has its own database, Redis or servers

@@ -6,8 +6,9 @@
 
 namespace refgate::test {
 
-// A database of its own for one test, created in the PostgreSQL that test.sh started, migrated,
-// and dropped at the end of the scope.
+// A database of its own for one test, created in the PostgreSQL that test.sh started, migrated
+// (a copy of REFGATE_TEST_TEMPLATE_DATABASE when set: test.sh migrates that one), and dropped at
+// the end of the scope.
 class TestDatabase {
   public:
     explicit TestDatabase(bool migrated = true);
