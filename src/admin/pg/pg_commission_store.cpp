@@ -6,12 +6,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
 
 #include "pg_earnings.hpp"
 #include "pg_transaction.hpp"
 #include "refgate/admin/commissions.hpp"
+#include "refgate/admin/kept_entries.hpp"
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/pg/stored_rows.hpp"
 
@@ -159,51 +158,9 @@ struct BatchPartner {
     Attributor attributor;
 };
 
-// Partners' postback secret hashes read a moment ago (PgCommissionStoreOptions::secret_lifetime).
-// Thread-safe: the blocking pool's threads ask it together.
-class KeptSecrets {
-  public:
-    explicit KeptSecrets(std::chrono::seconds lifetime) : lifetime_(lifetime) {}
-
-    std::optional<std::string> find(const std::string& partner) {
-        if (lifetime_.count() == 0) return std::nullopt;
-        std::lock_guard lock(mutex_);
-        auto it = kept_.find(partner);
-        if (it == kept_.end() || it->second.fresh_until <= Clock::now()) return std::nullopt;
-        return it->second.hash;
-    }
-    // `generation`: generation() before the read, so that a read that raced a change of the
-    // secret cannot keep the old one.
-    void put(const std::string& partner, std::string hash, std::uint64_t generation) {
-        if (lifetime_.count() == 0) return;
-        std::lock_guard lock(mutex_);
-        if (generation != generation_) return;
-        // A few per partner that sends postbacks: a bound only against a stream of slugs.
-        if (kept_.size() >= kMaxKept && !kept_.contains(partner)) kept_.clear();
-        kept_[partner] = {std::move(hash), Clock::now() + lifetime_};
-    }
-    std::uint64_t generation() {
-        std::lock_guard lock(mutex_);
-        return generation_;
-    }
-    void forget(const std::string& partner) {
-        std::lock_guard lock(mutex_);
-        ++generation_;
-        kept_.erase(partner);
-    }
-
-  private:
-    using Clock = std::chrono::steady_clock;
-    static constexpr std::size_t kMaxKept = 10'000;
-    struct Kept {
-        std::string hash;
-        Clock::time_point fresh_until;
-    };
-    const std::chrono::seconds lifetime_;
-    std::mutex mutex_;
-    std::unordered_map<std::string, Kept> kept_;
-    std::uint64_t generation_ = 0;
-};
+// Partners' postback secret hashes read a moment ago (PgCommissionStoreOptions::secret_lifetime),
+// by partner; a few per partner that sends postbacks, the bound only against a stream of slugs.
+constexpr std::size_t kMaxKeptSecrets = 10'000;
 
 class PgCommissionStore final : public CommissionStore {
   public:
@@ -211,7 +168,7 @@ class PgCommissionStore final : public CommissionStore {
         : pool_(options.database_url, pg::PoolOptions{.max_idle = options.max_idle_connections,
                                                       .max_open = options.max_open_connections,
                                                       .wait = options.connection_wait}),
-          secrets_(options.secret_lifetime) {}
+          secrets_(options.secret_lifetime, kMaxKeptSecrets) {}
 
     std::optional<codec::RecordedCommissions> record(
         const std::string& partner_slug, const std::vector<domain::Commission>& commissions,
@@ -274,7 +231,7 @@ class PgCommissionStore final : public CommissionStore {
     }
 
     std::optional<std::string> postback_secret_hash(const std::string& partner) override {
-        if (auto kept = secrets_.find(partner)) return kept;
+        if (auto kept = secrets_.find(partner, std::chrono::steady_clock::now())) return kept;
         const std::uint64_t generation = secrets_.generation();
         std::optional<std::string> hash;
         run_transaction<CommissionTx>(pool_, true, [&](CommissionTx& t) {
@@ -285,7 +242,7 @@ class PgCommissionStore final : public CommissionStore {
                 partner);
             if (!r.empty()) hash = r[0]["secret_hash"].as<std::string>();
         });
-        if (hash) secrets_.put(partner, *hash, generation);
+        if (hash) secrets_.put(partner, *hash, std::chrono::steady_clock::now(), generation);
         return hash;
     }
 
@@ -341,7 +298,7 @@ class PgCommissionStore final : public CommissionStore {
 
   private:
     pg::ConnectionPool pool_;
-    KeptSecrets secrets_;
+    KeptEntries<std::string> secrets_;
 };
 
 }  // namespace

@@ -10,13 +10,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/kept_entries.hpp"
 #include "refgate/domain/clock.hpp"
 
 namespace refgate::admin {
@@ -41,7 +40,7 @@ class AuthCache {
 
     explicit AuthCache(AuthCacheOptions options = {});
 
-    bool enabled() const { return options_.lifetime.count() > 0; }
+    bool enabled() const { return entries_.enabled(); }
     WallTime now() const;
 
     // The keys of a token and of a console session, by the SHA-256 (hex) of their text.
@@ -65,7 +64,6 @@ class AuthCache {
   private:
     struct Entry {
         CachedCredential value;
-        std::chrono::steady_clock::time_point fresh_until;
         WallTime until;
     };
 
@@ -74,9 +72,7 @@ class AuthCache {
     AuthCacheOptions options_;
     domain::SystemClock system_clock_;
     domain::SteadyClock steady_clock_;
-    mutable std::mutex mutex_;
-    std::unordered_map<std::string, Entry> entries_;
-    std::uint64_t generation_ = 0;
+    KeptEntries<Entry> entries_;
 };
 
 }  // namespace refgate::admin
