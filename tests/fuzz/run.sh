@@ -46,15 +46,22 @@ fi
 # ld's CPU time.
 cmake -S "$HERE" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
-cmake --build "$BUILD"
-# The build's CPU time (user, then sys, of the compilers and linkers), for the suite's time table.
+# build_cpu: the CPU time (user, then sys) of this shell's children waited for so far.
 # (`times` in this shell, not in a subshell, which would count only its own children.)
-times_file=$(mktemp)
-times >"$times_file"
-{ read -r _ && read -r build_user build_sys; } <"$times_file"
-rm -f "$times_file"
-echo "fuzz: build: $SECONDS s wall, CPU $build_user user + $build_sys sys"
-((build_only == 0)) || exit 0
+build_cpu() {
+  local times_file
+  times_file=$(mktemp)
+  times >"$times_file"
+  { read -r _ && read -r cpu_user cpu_sys; } <"$times_file"
+  rm -f "$times_file"
+}
+
+if ((build_only)); then
+  cmake --build "$BUILD"
+  build_cpu
+  echo "fuzz: build: $SECONDS s wall, CPU $cpu_user user + $cpu_sys sys"
+  exit 0
+fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -77,19 +84,53 @@ fuzz_one() {
   fi
 }
 
-for name in "${targets[@]}"; do
-  [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; exit 2; }
-done
-running=0
-for name in "${targets[@]}"; do
-  if ((running >= jobs)); then
-    wait -n
-    running=$((running - 1))
+# Each target runs as soon as its program is linked ($jobs at a time), while the build goes on:
+# the small targets' runs then fill the time in which the build compiles its largest files one at
+# a time. The programs of an earlier build are removed first, so that none runs before it is
+# rebuilt (lld writes a program under another name and renames it when it is complete).
+for name in "${targets[@]}"; do rm -f "$BUILD/fuzz_$name"; done
+cmake --build "$BUILD" &
+build_job=$!
+pending=("${targets[@]}")
+runs=()
+while ((${#pending[@]})); do
+  if [[ -n $build_job ]] && ! kill -0 "$build_job" 2>/dev/null; then
+    if ! wait "$build_job"; then
+      echo "fuzz: the build failed" >&2
+      wait
+      exit 1
+    fi
+    build_job=
+    build_cpu
+    echo "fuzz: build: $SECONDS s wall (CPU below, with the runs beside it)"
+    for name in "${pending[@]}"; do
+      [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; wait; exit 2; }
+    done
   fi
-  fuzz_one "$name" &
-  running=$((running + 1))
+  still_running=()
+  for pid in "${runs[@]}"; do
+    if kill -0 "$pid" 2>/dev/null; then still_running+=("$pid"); fi
+  done
+  runs=("${still_running[@]}")
+  waiting=()
+  for name in "${pending[@]}"; do
+    if ((${#runs[@]} < jobs)) && [[ -x $BUILD/fuzz_$name ]]; then
+      fuzz_one "$name" &
+      runs+=("$!")
+    else
+      waiting+=("$name")
+    fi
+  done
+  pending=("${waiting[@]}")
+  ((${#pending[@]} == 0)) || sleep 0.5
 done
+if [[ -n $build_job ]]; then
+  wait "$build_job" || { echo "fuzz: the build failed" >&2; wait; exit 1; }
+  echo "fuzz: build: $SECONDS s wall (CPU below, with the runs beside it)"
+fi
 wait
+build_cpu
+echo "fuzz: build and runs: $SECONDS s wall, CPU $cpu_user user + $cpu_sys sys"
 
 failed=()
 for name in "${targets[@]}"; do
