@@ -91,22 +91,20 @@ fuzz_one() {
 for name in "${targets[@]}"; do rm -f "$BUILD/fuzz_$name"; done
 cmake --build "$BUILD" &
 build_job=$!
+# finish_build: waits for the build; a failed build, or a target left without its program, fails
+# the run (after the runs already started have ended).
+finish_build() {
+  wait "$build_job" || { echo "fuzz: the build failed" >&2; wait; exit 1; }
+  build_job=
+  echo "fuzz: build: $SECONDS s wall (CPU below, with the runs beside it)"
+  for name in "${pending[@]}"; do
+    [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; wait; exit 2; }
+  done
+}
 pending=("${targets[@]}")
 runs=()
 while ((${#pending[@]})); do
-  if [[ -n $build_job ]] && ! kill -0 "$build_job" 2>/dev/null; then
-    if ! wait "$build_job"; then
-      echo "fuzz: the build failed" >&2
-      wait
-      exit 1
-    fi
-    build_job=
-    build_cpu
-    echo "fuzz: build: $SECONDS s wall (CPU below, with the runs beside it)"
-    for name in "${pending[@]}"; do
-      [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; wait; exit 2; }
-    done
-  fi
+  if [[ -n $build_job ]] && ! kill -0 "$build_job" 2>/dev/null; then finish_build; fi
   still_running=()
   for pid in "${runs[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then still_running+=("$pid"); fi
@@ -124,10 +122,7 @@ while ((${#pending[@]})); do
   pending=("${waiting[@]}")
   ((${#pending[@]} == 0)) || sleep 0.5
 done
-if [[ -n $build_job ]]; then
-  wait "$build_job" || { echo "fuzz: the build failed" >&2; wait; exit 1; }
-  echo "fuzz: build: $SECONDS s wall (CPU below, with the runs beside it)"
-fi
+[[ -z $build_job ]] || finish_build
 wait
 build_cpu
 echo "fuzz: build and runs: $SECONDS s wall, CPU $cpu_user user + $cpu_sys sys"

@@ -125,7 +125,9 @@ inline std::string document(int port, const std::vector<std::string>& slugs) {
     return doc.dump();
 }
 
-inline EnvPairs checker_env(const TestDatabase& db, const ScenarioServer& s) {
+// `timeout_ms`: each hop's (REFGATE_LINKCHECK_TIMEOUT_MS).
+inline EnvPairs checker_env(const TestDatabase& db, const ScenarioServer& s,
+                            const std::string& timeout_ms = "1000") {
     std::string resolve;
     for (const char* host :
          {"shop.test", "www.shop.test", "other.test", "mismatch.shop.test", "expired.shop.test"})
@@ -134,7 +136,7 @@ inline EnvPairs checker_env(const TestDatabase& db, const ScenarioServer& s) {
     return {{"REFGATE_DATABASE_URL", db.url()},
             {"REFGATE_LINKCHECK_CA_FILE", s.ca_file()},
             {"REFGATE_LINKCHECK_RESOLVE", resolve},
-            {"REFGATE_LINKCHECK_TIMEOUT_MS", "1000"},
+            {"REFGATE_LINKCHECK_TIMEOUT_MS", timeout_ms},
             {"REFGATE_LINKCHECK_HOST_INTERVAL_MS", "100"},
             {"REFGATE_LINKCHECK_CONTACT_URL", "https://picks.example.com/contact"}};
 }
