@@ -20,7 +20,7 @@
 # apt's proxy settings. The runtime image carries none of it. See docs/deploying.md.
 #
 # Options: --base IMAGE, --prebuilt BINARY, --extra-packages "PKG ..." (libraries a special build
-# needs, e.g. "libasan8 libubsan1" for a sanitizer build), --tag TAG (default
+# needs, e.g. "libasan8" for a sanitizer build), --tag TAG (default
 # localhost/refgate:<version>), --engine podman|docker, --target STAGE (build only up to that
 # stage of the Containerfile, e.g. npm: every `npm ci` of the build), --no-cache (run every step
 # afresh, keeping no intermediate images), --no-host-trust (pass none of this machine's trust).

@@ -107,10 +107,10 @@ export REFGATE_BIN="$ROOT/build/test/refgate"
 export REFGATE_TEST_PG_BINDIR="$PG_BINDIR"
 REFGATE_TEST_PG_USER="$(_pg_user)"
 export REFGATE_TEST_PG_USER
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+# handle_sigill: a failed UBSan check traps (CMakeLists.txt), and ASan reports it with its stack.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:handle_sigill=1
 # A known leak in libpqxx 6.4 when PostgreSQL goes away mid-query (see the file).
 export LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp:print_suppressions=0"
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 wait "$pg_template_job" || log "no template cluster (see $pg_template/initdb.log): each test runs initdb"
 pg_template_job=

@@ -89,7 +89,7 @@ printf '%s\n' "$CANARY" >>"$WORK/patterns"
 # The same Debian base as container_test.sh (a sanitizer build's libraries in it), so a run
 # makes it once.
 extra=()
-[[ $(ldd "$BIN") == *libasan* ]] && extra=(--extra-packages "libasan8 libubsan1")
+[[ $(ldd "$BIN") == *libasan* ]] && extra=(--extra-packages libasan8)
 SECONDS=0
 "$ROOT/deploy/container/build.sh" --target npm --no-cache --tag "$NPM_TAG" "${extra[@]}" \
   >"$WORK/npm.log" 2>&1 || {

@@ -54,7 +54,7 @@ fail() {
 # A sanitizer build needs its runtime libraries in the image too. (ldd's output is read whole:
 # `ldd | grep -q` under pipefail fails whenever grep's early exit lands ldd a SIGPIPE.)
 extra=()
-[[ $(ldd "$BIN") == *libasan* ]] && extra=(--extra-packages "libasan8 libubsan1")
+[[ $(ldd "$BIN") == *libasan* ]] && extra=(--extra-packages libasan8)
 SECONDS=0
 "$ROOT/deploy/container/build.sh" --prebuilt "$BIN" --tag "$TAG" "${extra[@]}" >"$WORK/build.log" 2>&1 ||
   {

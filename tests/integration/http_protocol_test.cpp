@@ -1109,18 +1109,7 @@ TEST_CASE(
     "http protocol: out of file descriptors, the service says so, keeps serving its connections "
     "and takes the waiting ones once it has descriptors again",
     "[http]") {
-    // Out of descriptors, UBSan's vptr check reports false errors: it probes an object's memory
-    // through a pipe that it then cannot open, and takes any object it has not seen before for
-    // an invalid one (and stops the process). This service has that one check's reports
-    // suppressed (CMakeLists.txt makes it recoverable for this); ASan and the rest of UBSan
-    // stay on.
-    TempDir dir;
-    const std::string suppressions = dir.file("ubsan.supp");
-    std::ofstream(suppressions) << "vptr:*\n";
-    const char* ubsan = std::getenv("UBSAN_OPTIONS");
-    std::string ubsan_options = ubsan != nullptr && *ubsan != '\0' ? std::string(ubsan) + ":" : "";
-    DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"},
-                              {"UBSAN_OPTIONS", ubsan_options + "suppressions=" + suppressions}});
+    DemoService demo(EnvPairs{{"REFGATE_THREADS", "1"}});
     const pid_t pid = demo.process().pid();
     RawConnection kept(demo.port());
     REQUIRE(kept.send(request("GET", "/go/demo")));
