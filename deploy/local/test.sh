@@ -60,7 +60,7 @@ check_format
 part_done "format check"
 # The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
 # REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite. They are
-# built, and each run as soon as its program is linked, two at a time (tests/fuzz/run.sh), at the
+# built (one program, tests/fuzz/run.sh), then run two at a time, at the
 # lowest priority from here on: beside the main build
 # they take what it leaves idle (its configure steps and its last links), and beside ctest, whose
 # tests spend much of their time waiting on servers and browsers, its idle moments, instead of

@@ -21,7 +21,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/redis/reply_readers.hpp"
 
-namespace {
+namespace redis_replies_target {
 
 using refgate::redis::Reply;
 namespace clicks = refgate::clicks;
@@ -192,9 +192,7 @@ void check_client_readers(const redisReply* raw, const Reply& r) {
     }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+int run_one(const std::uint8_t* data, std::size_t size) {
     auto bytes = refgate::fuzz::as_text(data, size);
     if (huge_array(bytes)) return 0;
     for (const auto& raw : read_all(bytes)) {
@@ -206,3 +204,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+}  // namespace redis_replies_target
+
+REFGATE_FUZZ_TARGET(redis_replies, redis_replies_target::run_one);

@@ -9,7 +9,7 @@
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/snapshot.hpp"
 
-namespace {
+namespace snapshot_file_target {
 
 using Json = nlohmann::ordered_json;
 
@@ -30,9 +30,7 @@ std::shared_ptr<const refgate::domain::Snapshot> read(std::string_view text) {
     }
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+int run_one(const std::uint8_t* data, std::size_t size) {
     auto snapshot = read(refgate::fuzz::as_text(data, size));
     if (!snapshot) return 0;
     std::string written = file_text(*snapshot);
@@ -52,3 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(again->rejected().empty());
     return 0;
 }
+
+}  // namespace snapshot_file_target
+
+REFGATE_FUZZ_TARGET(snapshot_file, snapshot_file_target::run_one);

@@ -15,7 +15,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace {
+namespace tool_import_target {
 
 // A few rules of the Public Suffix List's kinds: plain, two labels, wildcard, exception.
 const refgate::domain::PublicSuffixList& suffixes() {
@@ -38,9 +38,7 @@ const refgate::codec::PartnerMap& partner_map() {
     return map;
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+int run_one(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     const std::uint8_t flags = data[0];
     const auto tool = static_cast<refgate::codec::ExportTool>(flags % 4);
@@ -110,3 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(text_plan.find("click history is not imported") != std::string::npos);
     return 0;
 }
+
+}  // namespace tool_import_target
+
+REFGATE_FUZZ_TARGET(tool_import, tool_import_target::run_one);
