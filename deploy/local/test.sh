@@ -60,19 +60,20 @@ check_format
 part_done "format check"
 # The libFuzzer targets (clang-14, tests/fuzz), a few seconds each: on a whole run, or when
 # REFGATE_TEST_FUZZ=1; REFGATE_TEST_FUZZ=0 skips them. Any finding fails the suite. They are
-# built (one program, tests/fuzz/run.sh), then run two at a time, at nice 10 from here on: a
-# tenth of a core's share beside each compile step and test. The run is CPU-bound from its first
-# seconds to its last (vmstat, 2026-12-06), so what matters is that the fuzz work ends when ctest
-# does: at nice 19 it got next to nothing until ctest, and its last compile steps and runs then
-# took 80-100 s of their own after it, one or two cores (tests/README.md).
+# built, and each run as soon as its program is linked, two at a time (tests/fuzz/run.sh), at the
+# lowest priority from here on: beside the main build
+# they take what it leaves idle (its configure steps and its last links), and beside ctest, whose
+# tests spend much of their time waiting on servers and browsers, its idle moments, instead of
+# minutes of their own after ctest (a target's time is wall time: one that got little CPU ran
+# fewer inputs, not longer).
 fuzz=${REFGATE_TEST_FUZZ:-$(($# == 0))}
 if [[ $fuzz == 1 ]]; then
   # Three seconds each: the seed corpus replayed and a few thousand to a few hundred thousand
   # new inputs (tests/fuzz/README.md); run.sh --minutes N for a night.
   fuzz_seconds=${REFGATE_TEST_FUZZ_SECONDS:-3}
-  log "fuzz targets: built and run at nice 10 beside the build and ctest ($fuzz_seconds s each, two at a time; build/fuzz.log)"
+  log "fuzz targets: built and run at nice 19 beside the build and ctest ($fuzz_seconds s each, two at a time; build/fuzz.log)"
   mkdir -p "$ROOT/build"
-  nolock nice -n 10 "$ROOT/tests/fuzz/run.sh" --seconds-per-target "$fuzz_seconds" --jobs 2 \
+  nolock nice -n 19 "$ROOT/tests/fuzz/run.sh" --seconds-per-target "$fuzz_seconds" --jobs 2 \
     >"$ROOT/build/fuzz.log" 2>&1 &
   fuzz_job=$!
 fi

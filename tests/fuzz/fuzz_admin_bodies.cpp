@@ -17,7 +17,7 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/codec/stored_objects.hpp"
 
-namespace admin_bodies_target {
+namespace {
 
 using namespace refgate::admin;
 using Json = nlohmann::ordered_json;
@@ -167,7 +167,9 @@ void run(World& w, std::uint8_t op, const Json& body) {
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
     Json body = Json::parse(refgate::fuzz::as_text(data + 1, size - 1), nullptr, false);
     if (body.is_discarded() || !body.is_object()) return 0;  // 400 and 422 in the middleware
@@ -176,7 +178,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     run(w, data[0], body);
     return 0;
 }
-
-}  // namespace admin_bodies_target
-
-REFGATE_FUZZ_TARGET(admin_bodies, admin_bodies_target::run_one);

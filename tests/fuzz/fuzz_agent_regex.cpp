@@ -10,7 +10,7 @@
 #include "refgate/domain/agent_regex.hpp"
 #include "refgate/domain/click_classifier.hpp"
 
-namespace agent_regex_target {
+namespace {
 
 void check_pattern(std::string_view regex) {
     std::vector<refgate::domain::AgentLiteral> literals;
@@ -44,14 +44,12 @@ void check_pattern(std::string_view regex) {
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = refgate::fuzz::as_text(data, size);
     check_pattern(text);
     static refgate::domain::AgentMatchCache cache(refgate::domain::ClickClassifier::builtin());
     FUZZ_CHECK(cache.match(text) == refgate::domain::ClickClassifier::builtin().match_agent(text));
     return 0;
 }
-
-}  // namespace agent_regex_target
-
-REFGATE_FUZZ_TARGET(agent_regex, agent_regex_target::run_one);

@@ -9,7 +9,7 @@
 #include "refgate/clicks/bucket_format.hpp"
 #include "refgate/domain/counter_key.hpp"
 
-namespace bucket_fields_target {
+namespace {
 
 void check_counter(std::string_view field, std::uint64_t clicks) {
     refgate::domain::CounterKey key;
@@ -28,7 +28,9 @@ void check_counter(std::string_view field, std::uint64_t clicks) {
     FUZZ_CHECK(ok && lines == 1);
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto parts = refgate::fuzz::split_lines(refgate::fuzz::as_text(data, size), 2);
     std::size_t consumed = 0;
     bool batch = parts[0].starts_with(refgate::clicks::kBatchFieldPrefix);
@@ -47,7 +49,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     if (ok && batch) FUZZ_CHECK(parts[1].empty() || parts[1].back() == '\n');
     return 0;
 }
-
-}  // namespace bucket_fields_target
-
-REFGATE_FUZZ_TARGET(bucket_fields, bucket_fields_target::run_one);

@@ -1,7 +1,7 @@
 #pragma once
 
-// What every fuzz target shares: its registration, an invariant check that aborts (libFuzzer
-// records the input as a crash), and splitting an input into lines.
+// What every fuzz target shares: an invariant check that aborts (libFuzzer records the input as a
+// crash), and splitting an input into lines.
 
 #include <cstddef>
 #include <cstdint>
@@ -11,24 +11,12 @@
 #include <string_view>
 #include <vector>
 
-// REFGATE_FUZZ_TARGET(name, entry): `entry` (int(const std::uint8_t*, std::size_t), libFuzzer's
-// LLVMFuzzerTestOneInput) is the target `name`. Every target is in one program, refgate_fuzz, which
-// runs the one it is called as: build/fuzz/fuzz_<name> is a link to it (fuzz_main.cpp).
-#define REFGATE_FUZZ_TARGET(name, entry) \
-    static const refgate::fuzz::Registration refgate_fuzz_target_##name { #name, entry }
-
 #define FUZZ_CHECK(cond)                                             \
     do {                                                             \
         if (!(cond)) refgate::fuzz::fail(#cond, __FILE__, __LINE__); \
     } while (false)
 
 namespace refgate::fuzz {
-
-using Entry = int (*)(const std::uint8_t* data, std::size_t size);
-
-struct Registration {
-    Registration(const char* name, Entry entry);
-};
 
 [[noreturn]] inline void fail(const char* what, const char* file, int line) {
     std::fprintf(stderr, "invariant violated: %s (%s:%d)\n", what, file, line);

@@ -13,7 +13,7 @@
 #include "refgate/codec/commissions_input.hpp"
 #include "refgate/domain/commission.hpp"
 
-namespace commissions_input_target {
+namespace {
 
 std::string csv_quoted(std::string_view text) {
     std::string out = "\"";
@@ -74,7 +74,9 @@ void check_rows(const refgate::codec::CommissionsInput& input, bool csv) {
     FUZZ_CHECK(!refgate::codec::view_json(report).dump().empty());
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = refgate::fuzz::as_text(data, size);
     const bool json = !text.empty() && (text[0] == '[' || text[0] == '{');
     if (json && nlohmann::json::parse(text, nullptr, false).is_discarded()) return 0;
@@ -87,7 +89,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     }
     return 0;
 }
-
-}  // namespace commissions_input_target
-
-REFGATE_FUZZ_TARGET(commissions_input, commissions_input_target::run_one);

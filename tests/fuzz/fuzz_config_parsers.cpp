@@ -11,7 +11,7 @@
 #include "fuzz_check.hpp"
 #include "refgate/config/config.hpp"
 
-namespace config_parsers_target {
+namespace {
 
 using refgate::fuzz::as_text;
 
@@ -75,7 +75,9 @@ void redact(std::string_view input) {
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
     std::string text(as_text(data + 1, size - 1));
     switch (data[0] % 3) {
@@ -91,7 +93,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     }
     return 0;
 }
-
-}  // namespace config_parsers_target
-
-REFGATE_FUZZ_TARGET(config_parsers, config_parsers_target::run_one);

@@ -14,7 +14,7 @@
 #include "../../src/admin/http/console_http.hpp"
 #include "fuzz_check.hpp"
 
-namespace console_http_target {
+namespace {
 
 using refgate::http::HeaderField;
 using refgate::http::iequals;
@@ -73,7 +73,9 @@ void check_cross_site(const refgate::http::Request& request, const refgate::admi
         FUZZ_CHECK(why.empty());
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto lines = refgate::fuzz::split_lines(refgate::fuzz::as_text(data, size), 4);
     const std::string flags(lines[0]);
     refgate::admin::ConsoleWeb web{std::string(lines[1])};
@@ -115,7 +117,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
         FUZZ_CHECK(why.find(session.csrf_token) == std::string::npos);
     return 0;
 }
-
-}  // namespace console_http_target
-
-REFGATE_FUZZ_TARGET(console_http, console_http_target::run_one);

@@ -13,7 +13,7 @@
 #include "fuzz_check.hpp"
 #include "refgate/domain/destination.hpp"
 
-namespace destination_target {
+namespace {
 
 using refgate::fuzz::as_text;
 
@@ -65,7 +65,9 @@ void check_accepted(const refgate::domain::UrlCheck& check, const std::vector<st
     FUZZ_CHECK(again.canonical == url);
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
     refgate::domain::UrlPolicy policy{.allow_http = (data[0] & 1) != 0};
     auto parts = refgate::fuzz::split_lines(as_text(data + 1, size - 1), 2);
@@ -87,7 +89,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     }
     return 0;
 }
-
-}  // namespace destination_target
-
-REFGATE_FUZZ_TARGET(destination, destination_target::run_one);

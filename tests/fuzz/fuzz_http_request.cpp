@@ -21,7 +21,7 @@
 #include "fuzz_check.hpp"
 #include "refgate/http/request_parser.hpp"
 
-namespace http_request_target {
+namespace {
 
 using refgate::config::HttpLimits;
 using refgate::http::HeaderReading;
@@ -219,7 +219,9 @@ bool first_header_folds(std::string_view stream) {
     return false;
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 2) return 0;
     const HttpLimits limits = limits_for(data[0]);
     const std::string_view stream = refgate::fuzz::as_text(data + 2, size - 2);
@@ -240,7 +242,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     }
     return 0;
 }
-
-}  // namespace http_request_target
-
-REFGATE_FUZZ_TARGET(http_request, http_request_target::run_one);

@@ -30,7 +30,7 @@
 #include "../../src/http/session.hpp"
 #include "fuzz_check.hpp"
 
-namespace http_session_target {
+namespace {
 
 namespace asio = boost::asio;
 using refgate::http::tcp;
@@ -222,7 +222,9 @@ void check_same(const Exchange& whole, const std::vector<Answer>& a, const Excha
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size > 16 * 1024) return 0;
     auto input = refgate::fuzz::as_text(data, size);
     std::vector<std::size_t> pieces;
@@ -237,7 +239,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     check_same(whole, a, split, b);
     return 0;
 }
-
-}  // namespace http_session_target
-
-REFGATE_FUZZ_TARGET(http_session, http_session_target::run_one);

@@ -11,7 +11,7 @@
 #include "refgate/codec/import_document.hpp"
 #include "refgate/domain/destination.hpp"
 
-namespace import_document_target {
+namespace {
 
 using Json = nlohmann::ordered_json;
 
@@ -53,7 +53,9 @@ void check_links(refgate::codec::ImportDocument& document) {
     document.links = std::move(links);
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size < 1) return 0;
     auto text = refgate::fuzz::as_text(data + 1, size - 1);
     Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -69,7 +71,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     FUZZ_CHECK(refgate::codec::export_document(d2.partners, d2.links, d2.disclosures) == exported);
     return 0;
 }
-
-}  // namespace import_document_target
-
-REFGATE_FUZZ_TARGET(import_document, import_document_target::run_one);

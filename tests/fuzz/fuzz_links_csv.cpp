@@ -10,7 +10,7 @@
 #include "refgate/codec/import_diff.hpp"
 #include "refgate/codec/links_csv.hpp"
 
-namespace links_csv_target {
+namespace {
 
 std::string quoted(const nlohmann::ordered_json& value) {
     std::string text =
@@ -38,7 +38,9 @@ std::string written_back(const nlohmann::ordered_json& links) {
     return out;
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text = refgate::fuzz::as_text(data, size);
     const refgate::codec::LinksCsv csv = refgate::codec::parse_links_csv(text);
     const auto& links = csv.document["links"];
@@ -63,7 +65,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     FUZZ_CHECK(refgate::codec::import_result_text(diff, refused).size() >= refused.size());
     return 0;
 }
-
-}  // namespace links_csv_target
-
-REFGATE_FUZZ_TARGET(links_csv, links_csv_target::run_one);

@@ -28,7 +28,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/placement.hpp"
 
-namespace location_target {
+namespace {
 
 namespace urls = boost::urls;
 using refgate::fuzz::as_text;
@@ -224,7 +224,9 @@ void check_location(const urls::url_view& dest, const refgate::domain::Partner& 
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto parts = refgate::fuzz::split_lines(as_text(data, size), 6);
     refgate::domain::Partner partner;
     partner.ref_param = parts[1];
@@ -280,7 +282,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
                    token);
     return 0;
 }
-
-}  // namespace location_target
-
-REFGATE_FUZZ_TARGET(location, location_target::run_one);

@@ -17,7 +17,7 @@
 #include "refgate/domain/request_host.hpp"
 #include "refgate/http/request.hpp"
 
-namespace query_target {
+namespace {
 
 // An independent restatement of looks_like_identifier()'s marks, written as plain scans.
 bool identifier_mark(std::string_view v) {
@@ -58,7 +58,9 @@ bool identifier_mark(std::string_view v) {
     return false;
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view text = refgate::fuzz::as_text(data, size);
     auto params = refgate::fuzz::split_list(text, '&');
     if (!text.empty() && text.back() == '&') params.emplace_back();
@@ -129,7 +131,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     }
     return 0;
 }
-
-}  // namespace query_target
-
-REFGATE_FUZZ_TARGET(query, query_target::run_one);

@@ -21,7 +21,7 @@
 #include "refgate/domain/counter_key.hpp"
 #include "refgate/redis/reply_readers.hpp"
 
-namespace redis_replies_target {
+namespace {
 
 using refgate::redis::Reply;
 namespace clicks = refgate::clicks;
@@ -192,7 +192,9 @@ void check_client_readers(const redisReply* raw, const Reply& r) {
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto bytes = refgate::fuzz::as_text(data, size);
     if (huge_array(bytes)) return 0;
     for (const auto& raw : read_all(bytes)) {
@@ -204,7 +206,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     }
     return 0;
 }
-
-}  // namespace redis_replies_target
-
-REFGATE_FUZZ_TARGET(redis_replies, redis_replies_target::run_one);

@@ -10,7 +10,7 @@
 #include "fuzz_check.hpp"
 #include "refgate/domain/html.hpp"
 
-namespace sanitize_html_target {
+namespace {
 
 constexpr std::array<std::string_view, 9> kElements{"p", "br",    "strong", "em", "b",
                                                     "i", "small", "span",   "a"};
@@ -79,13 +79,11 @@ void check_output(std::string_view out) {
     FUZZ_CHECK(open.empty());
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto out = refgate::domain::sanitize_html(refgate::fuzz::as_text(data, size));
     check_output(out);
     FUZZ_CHECK(refgate::domain::sanitize_html(out) == out);
     return 0;
 }
-
-}  // namespace sanitize_html_target
-
-REFGATE_FUZZ_TARGET(sanitize_html, sanitize_html_target::run_one);

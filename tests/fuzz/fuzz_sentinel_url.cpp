@@ -6,7 +6,7 @@
 #include "fuzz_check.hpp"
 #include "refgate/redis/sentinel_url.hpp"
 
-namespace sentinel_url_target {
+namespace {
 
 std::string encoded(std::string_view text) {
     static constexpr char kHex[] = "0123456789ABCDEF";
@@ -42,7 +42,9 @@ bool same(const refgate::redis::SentinelUrl& a, const refgate::redis::SentinelUr
            a.password == b.password;
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(refgate::fuzz::as_text(data, size));
     const std::string input =
         text.starts_with("redis+") ? text : refgate::redis::kSentinelScheme + text;
@@ -83,7 +85,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     FUZZ_CHECK(same(std::get<refgate::redis::SentinelUrl>(again), url));
     return 0;
 }
-
-}  // namespace sentinel_url_target
-
-REFGATE_FUZZ_TARGET(sentinel_url, sentinel_url_target::run_one);

@@ -9,7 +9,7 @@
 #include "refgate/codec/snapshot_file.hpp"
 #include "refgate/domain/snapshot.hpp"
 
-namespace snapshot_file_target {
+namespace {
 
 using Json = nlohmann::ordered_json;
 
@@ -30,7 +30,9 @@ std::shared_ptr<const refgate::domain::Snapshot> read(std::string_view text) {
     }
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto snapshot = read(refgate::fuzz::as_text(data, size));
     if (!snapshot) return 0;
     std::string written = file_text(*snapshot);
@@ -50,7 +52,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     FUZZ_CHECK(again->rejected().empty());
     return 0;
 }
-
-}  // namespace snapshot_file_target
-
-REFGATE_FUZZ_TARGET(snapshot_file, snapshot_file_target::run_one);

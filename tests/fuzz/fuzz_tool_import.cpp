@@ -15,7 +15,7 @@
 #include "refgate/domain/model.hpp"
 #include "refgate/domain/utf8.hpp"
 
-namespace tool_import_target {
+namespace {
 
 // A few rules of the Public Suffix List's kinds: plain, two labels, wildcard, exception.
 const refgate::domain::PublicSuffixList& suffixes() {
@@ -38,7 +38,9 @@ const refgate::codec::PartnerMap& partner_map() {
     return map;
 }
 
-int run_one(const std::uint8_t* data, std::size_t size) {
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     const std::uint8_t flags = data[0];
     const auto tool = static_cast<refgate::codec::ExportTool>(flags % 4);
@@ -108,7 +110,3 @@ int run_one(const std::uint8_t* data, std::size_t size) {
     FUZZ_CHECK(text_plan.find("click history is not imported") != std::string::npos);
     return 0;
 }
-
-}  // namespace tool_import_target
-
-REFGATE_FUZZ_TARGET(tool_import, tool_import_target::run_one);

@@ -42,8 +42,8 @@ if [[ -n ${minutes:-} ]]; then
   seconds=$((minutes * 60 * jobs / ${#targets[@]}))
 fi
 
-# lld (a test package of deploy/local/lib.sh): a sanitizer program links in a quarter of GNU ld's
-# CPU time.
+# lld (a test package of deploy/local/lib.sh): the 17 sanitizer programs link in a quarter of GNU
+# ld's CPU time.
 cmake -S "$HERE" -B "$BUILD" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld >/dev/null
 # build_cpu: the CPU time (user, then sys) of this shell's children waited for so far.
@@ -56,14 +56,12 @@ build_cpu() {
   rm -f "$times_file"
 }
 
-# One program holds every target (CMakeLists.txt); build/fuzz/fuzz_<name> are links to it.
-cmake --build "$BUILD" || { echo "fuzz: the build failed" >&2; exit 1; }
-build_cpu
-echo "fuzz: build: $SECONDS s wall, CPU $cpu_user user + $cpu_sys sys"
-for name in "${targets[@]}"; do
-  [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; exit 2; }
-done
-if ((build_only)); then exit 0; fi
+if ((build_only)); then
+  cmake --build "$BUILD"
+  build_cpu
+  echo "fuzz: build: $SECONDS s wall, CPU $cpu_user user + $cpu_sys sys"
+  exit 0
+fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -86,10 +84,27 @@ fuzz_one() {
   fi
 }
 
-# The targets, $jobs at a time.
+# Each target runs as soon as its program is linked ($jobs at a time), while the build goes on:
+# the small targets' runs then fill the time in which the build compiles its largest files one at
+# a time. The programs of an earlier build are removed first, so that none runs before it is
+# rebuilt (lld writes a program under another name and renames it when it is complete).
+for name in "${targets[@]}"; do rm -f "$BUILD/fuzz_$name"; done
+cmake --build "$BUILD" &
+build_job=$!
+# finish_build: waits for the build; a failed build, or a target left without its program, fails
+# the run (after the runs already started have ended).
+finish_build() {
+  wait "$build_job" || { echo "fuzz: the build failed" >&2; wait; exit 1; }
+  build_job=
+  echo "fuzz: build: $SECONDS s wall (CPU below, with the runs beside it)"
+  for name in "${pending[@]}"; do
+    [[ -x $BUILD/fuzz_$name ]] || { echo "fuzz: $name has a corpus but no target fuzz_$name.cpp" >&2; wait; exit 2; }
+  done
+}
 pending=("${targets[@]}")
 runs=()
 while ((${#pending[@]})); do
+  if [[ -n $build_job ]] && ! kill -0 "$build_job" 2>/dev/null; then finish_build; fi
   still_running=()
   for pid in "${runs[@]}"; do
     if kill -0 "$pid" 2>/dev/null; then still_running+=("$pid"); fi
@@ -97,7 +112,7 @@ while ((${#pending[@]})); do
   runs=("${still_running[@]}")
   waiting=()
   for name in "${pending[@]}"; do
-    if ((${#runs[@]} < jobs)); then
+    if ((${#runs[@]} < jobs)) && [[ -x $BUILD/fuzz_$name ]]; then
       fuzz_one "$name" &
       runs+=("$!")
     else
@@ -107,6 +122,7 @@ while ((${#pending[@]})); do
   pending=("${waiting[@]}")
   ((${#pending[@]} == 0)) || sleep 0.5
 done
+[[ -z $build_job ]] || finish_build
 wait
 build_cpu
 echo "fuzz: build and runs: $SECONDS s wall, CPU $cpu_user user + $cpu_sys sys"
