@@ -428,6 +428,26 @@ wipe_state() {
   rm -rf -- "$state" "$fallback"
 }
 
+# memory_scratch NAME: prints a folder in memory for NAME's throwaway files (/dev/shm, a tmpfs,
+# one folder per checkout), or nothing when /dev/shm is no tmpfs or has less than 2 GiB free.
+# REFGATE_TEST_SCRATCH=disk prints nothing; another value is the folder to print.
+memory_scratch() {
+  local name=$1 hash free
+  case ${REFGATE_TEST_SCRATCH:-} in
+  disk) return 0 ;;
+  "") ;;
+  *)
+    echo "$REFGATE_TEST_SCRATCH"
+    return 0
+    ;;
+  esac
+  [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs && -w /dev/shm ]] || return 0
+  free=$(df -k --output=avail /dev/shm | tail -n 1)
+  ((free >= 2 * 1024 * 1024)) || return 0
+  hash=$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)
+  echo "/dev/shm/refgate-$hash-$name"
+}
+
 # Stops the servers this shell started. Idempotent and never fails: it runs
 # from EXIT traps, possibly more than once.
 stop_all() {

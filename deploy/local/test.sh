@@ -18,21 +18,43 @@ PG_PORT=${REFGATE_TEST_PG_PORT:-54339}
 REDIS_PORT=${REFGATE_TEST_REDIS_PORT:-63809}
 
 lock_state test
+# The run's throwaway files live in memory when the machine has a tmpfs to spare: the suite's
+# PostgreSQL creates and drops some three hundred databases of 460 files each, and on ext4 the
+# kernel's search for free inodes among thousands just deleted took the backends about 30 CPU s
+# of a run (tests/README.md, "2026-12-06, third session"). The folder holds the servers' data
+# (.state/test links to it) and TMPDIR: the test programs', browsers' and compilers' temporary
+# files. It is removed after a run that passed, and kept for its logs after one that failed.
+scratch=$(memory_scratch test)
+if [[ -n $scratch ]]; then
+  rm -rf -- "$scratch/tmp"
+  mkdir -p "$scratch/tmp"
+  chmod 755 "$scratch"
+  chmod 1777 "$scratch/tmp"
+  export TMPDIR=$scratch/tmp
+fi
 # The tests' private PostgreSQL servers copy one initdb'd cluster in here instead of running
 # initdb each (seconds each on a busy machine; tests/support/private_postgres.hpp); it is made
 # while the build runs.
-pg_template=$(mktemp -d /tmp/refgate-pg-template.XXXXXX)
+pg_template=$(mktemp -d "${TMPDIR:-/tmp}/refgate-pg-template.XXXXXX")
 chmod 755 "$pg_template"
 export REFGATE_TEST_PG_TEMPLATE=$pg_template
 pg_template_job=
 fuzz_job=
 # shellcheck disable=SC2317 # run by the EXIT trap
 on_exit() {
+  local status=$?
   # `|| true`: the jobs have usually ended, and a failing command would end the trap (set -e).
   [[ -z $fuzz_job ]] || kill "$fuzz_job" 2>/dev/null || true
   [[ -z $pg_template_job ]] || wait "$pg_template_job" 2>/dev/null || true
   stop_all
   rm -rf "$pg_template"
+  if [[ -n $scratch ]]; then
+    if ((status == 0)); then
+      rm -rf -- "$scratch" "$STATE"
+    else
+      log "the run's servers' data and logs: $STATE -> $scratch/state"
+    fi
+  fi
   cpu_now
   log "elapsed: $SECONDS s, CPU $(((CPU_NOW + 500) / 1000)) s (user + sys of the parts above)"
 }
@@ -97,6 +119,11 @@ part_done "build of build/test"
 
 # Fresh databases every run, so results never depend on a previous run.
 wipe_state "$STATE"
+if [[ -n $scratch ]]; then
+  rm -rf -- "$scratch/state"
+  (umask 022 && mkdir "$scratch/state")
+  ln -s "$scratch/state" "$STATE"
+fi
 # fsync=off: throwaway data, and much faster.
 start_postgres "$STATE" "$PG_PORT" off
 start_redis "$STATE" "$REDIS_PORT"

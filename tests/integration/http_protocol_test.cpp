@@ -293,7 +293,10 @@ TEST_CASE(
     "http protocol: answers more than the socket takes at once reach a client that reads them "
     "late, whole and in order, and one that never reads is closed after the write timeout",
     "[http]") {
-    DemoService demo(EnvPairs{{"REFGATE_WRITE_TIMEOUT_MS", "700"}});
+    // The write timeout bounds the writing of one batch of answers, not each send (README): the
+    // late reader has it, less its 300 ms of sleep, to take each batch, which a busy machine's
+    // sanitizer build took more than 400 ms for.
+    DemoService demo(EnvPairs{{"REFGATE_WRITE_TIMEOUT_MS", "2000"}});
     // About 5 MiB of answers: more than the server's socket and the client's hold together (the
     // kernel's send buffer grows to 4 MiB at most), so the server must wait to write the rest.
     constexpr int kRequests = 8000;
@@ -319,7 +322,7 @@ TEST_CASE(
 
     RawConnection stuck(demo.port(), 4096);
     REQUIRE(stuck.send(burst));
-    std::this_thread::sleep_for(2s);  // the write timeout passes while nothing is read
+    std::this_thread::sleep_for(2500ms);  // the write timeout passes while nothing is read
     int received = 0;
     while (stuck.read_response(3s)) ++received;
     INFO(received << " answers before the close");

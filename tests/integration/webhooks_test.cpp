@@ -512,11 +512,12 @@ TEST_CASE("clicks.hourly reports each link's clicks per class once its hour has 
     std::this_thread::sleep_for(1s);
     CHECK(rx.requests("hourly-pick").empty());
 
-    // The hour closes (moved back an hour, rather than waiting for the clock): one event.
-    db.exec("UPDATE refgate_webhook_clicks_hourly SET hour = hour - interval '1 hour'");
+    // The hour closes (moved back an hour, rather than waiting for the clock): one event. Read
+    // in the same statement: the service may send and delete the row at once.
     std::string hour = db.scalar(
-        "SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:00:00\"Z\"') FROM "
-        "refgate_webhook_clicks_hourly");
+        "UPDATE refgate_webhook_clicks_hourly SET hour = hour - interval '1 hour' RETURNING "
+        "to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:00:00\"Z\"')");
+    REQUIRE(!hour.empty());
     auto requests = rx.wait_for("hourly-pick", 1);
     REQUIRE(requests.size() == 1);
     auto body = Json::parse(requests[0]["body"].get<std::string>());

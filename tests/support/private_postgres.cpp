@@ -26,7 +26,7 @@ std::unique_ptr<PrivatePostgres> PrivatePostgres::standby_of(const PrivatePostgr
 
 PrivatePostgres::PrivatePostgres(const PrivatePostgres* primary)
     : bindir_(require_env("REFGATE_TEST_PG_BINDIR")), user_(require_env("REFGATE_TEST_PG_USER")) {
-    std::string pattern = "/tmp/refgate-pg-XXXXXX";
+    std::string pattern = (std::filesystem::temp_directory_path() / "refgate-pg-XXXXXX").string();
     REQUIRE(::mkdtemp(pattern.data()) != nullptr);
     dir_ = pattern;
     give_to_user(dir_);
