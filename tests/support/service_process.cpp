@@ -1,6 +1,7 @@
 #include "support/service_process.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -13,6 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+
+#include "refgate/admin/admin_store.hpp"
+#include "refgate/admin/pg_admin_store.hpp"
 
 namespace refgate::test {
 namespace {
@@ -201,15 +205,20 @@ CommandResult import_json(const std::string& database_url, const std::string& js
     return run_refgate({"import", path}, {{"REFGATE_DATABASE_URL", database_url}});
 }
 
+std::string cli_actor() {
+    const passwd* user = ::getpwuid(::geteuid());
+    return "cli:" + (user != nullptr && user->pw_name != nullptr
+                         ? std::string(user->pw_name)
+                         : "uid" + std::to_string(::geteuid()));
+}
+
 std::string create_api_token(const std::string& database_url, const std::string& name,
                              const std::string& role) {
-    auto r = run_refgate({"token", "create", "--name", name, "--role", role},
-                         {{"REFGATE_DATABASE_URL", database_url}});
-    INFO(r.err);
-    REQUIRE(r.exit_code == 0);
-    std::string out = r.out;
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out.substr(out.rfind('\n') + 1);
+    auto parsed = admin::parse_role(role);
+    INFO("role " << role);
+    REQUIRE(parsed.has_value());
+    return admin::create_token(database_url, admin::NewToken{.name = name, .role = *parsed},
+                               cli_actor());
 }
 
 }  // namespace refgate::test

@@ -28,9 +28,14 @@ CommandResult run_refgate(const std::vector<std::string>& args, const EnvPairs& 
 inline const std::string kBrowser =
     "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0";
 
-// `refgate token create`: the new token's text (the last line it prints).
+// A new API token's text, made as `refgate token create --name NAME --role ROLE` makes it (the
+// same function, audited under the same "cli:<OS user>"), in this process: tests that need a
+// token but do not test the CLI spare a sanitizer refgate's start (some 240 a run).
 std::string create_api_token(const std::string& database_url, const std::string& name,
                              const std::string& role);
+
+// "cli:<OS user>": the actor the CLI audits its changes under.
+std::string cli_actor();
 
 struct ServiceOptions {
     std::string database_url;

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "refgate/codec/import_diff.hpp"
+#include "refgate/domain/destination.hpp"
 #include "refgate/pg/database.hpp"
 #include "support/service_process.hpp"
 #include "support/test_env.hpp"
@@ -78,9 +80,15 @@ std::string demo_document(const std::vector<DemoLink>& links) {
 }
 
 bool import_document(const std::string& database_url, const std::string& json_text) {
-    auto result = import_json(database_url, json_text);
-    INFO("refgate import: " << result.err);
-    REQUIRE(result.exit_code == 0);
+    codec::ImportInput input = codec::read_import_text(json_text, false);
+    INFO("not valid JSON: " << input.json_error);
+    REQUIRE(input.document.has_value());
+    auto report =
+        pg::import_document(database_url, *input.document, domain::UrlPolicy{}, cli_actor());
+    std::string issues;
+    for (const auto& issue : report.issues) issues += issue.to_string() + "\n";
+    INFO("refused:\n" << issues);
+    REQUIRE(report.issues.empty());
     return true;
 }
 

@@ -40,8 +40,9 @@ struct DemoLink {
 // The import document of the demo partner with these links (JSON text).
 std::string demo_document(const std::vector<DemoLink>& links = {DemoLink{}});
 
-// `refgate import` of a document into a database; fails the test with refgate's message unless
-// it succeeds. Returns true, so that a fixture can import in a member initializer.
+// A document imported into a database as `refgate import` does it (the same function, audited
+// under the same "cli:<OS user>"), in this process; fails the test with the refusals unless it
+// succeeds. Returns true, so that a fixture can import in a member initializer.
 bool import_document(const std::string& database_url, const std::string& json_text);
 
 // import_document(demo_document(links)): the demo partner and its links, `alpha` by default.

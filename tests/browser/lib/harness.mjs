@@ -77,7 +77,10 @@ export class Stack {
   }
 
   async start(env = {}) {
-    this.psql(`CREATE DATABASE ${this.dbName}`, this.adminDbUrl);
+    // A copy of the migrated database test.sh makes (REFGATE_TEST_TEMPLATE_DATABASE), as the C++
+    // tests' databases are; `refgate migrate` then has nothing to do.
+    const template = process.env.REFGATE_TEST_TEMPLATE_DATABASE;
+    this.psql(`CREATE DATABASE ${this.dbName}${template ? ` TEMPLATE "${template}"` : ''}`, this.adminDbUrl);
     const redisPort = await freePort();
     const redis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(redisPort), '--dir', this.work,
       '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
