@@ -21,6 +21,7 @@ a tmpfs cannot be mounted (not root), the clock fault when libfaketime is missin
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -322,6 +323,14 @@ def main():
     finally:
         watchdog.cancel()
         topo.close()
+        if ctx.faketime:
+            # libfaketime keeps a shared memory segment and a semaphore per process in /dev/shm,
+            # which a process killed with SIGKILL leaves behind.
+            for r in getattr(topo, "refgates", []):
+                for pid in r.pids:
+                    for name in (f"faketime_shm_{pid}", f"sem.faketime_sem_{pid}"):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(os.path.join("/dev/shm", name))
         if ctx.small_dir:
             subprocess.run(["umount", "-l", ctx.small_dir], capture_output=True)
         ctx.log("stopped everything")

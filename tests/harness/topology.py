@@ -223,6 +223,7 @@ class Refgate:
         self.proc = None
         self.starts = 0
         self.extra_env = {}  # settings of this instance alone (a fault's LD_PRELOAD)
+        self.pids = []  # of every start
 
     def env(self):
         env = dict(self.topo.refgate_env)
@@ -240,6 +241,7 @@ class Refgate:
         self.starts += 1
         log = os.path.join(self.dir, f"serve-{self.starts}.log")
         self.proc = self.topo.spawn([self.topo.refgate_bin, "serve"], self.dir, self.env(), log)
+        self.pids.append(self.proc.pid)
         if wait:
             self.wait_ready()
 
