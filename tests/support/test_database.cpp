@@ -40,6 +40,7 @@ TestDatabase::TestDatabase(bool migrated)
 
 TestDatabase::~TestDatabase() {
     try {
+        connection_.reset();
         pqxx::connection conn(admin_url_);
         pqxx::nontransaction tx(conn);
         tx.exec("DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
@@ -49,11 +50,21 @@ TestDatabase::~TestDatabase() {
 }
 
 pqxx::result TestDatabase::exec(const std::string& sql) {
-    pqxx::connection conn(url_);
-    pqxx::work tx(conn);
-    auto result = tx.exec(sql);
-    tx.commit();
-    return result;
+    std::lock_guard lock(mutex_);
+    for (int attempt = 1;; ++attempt) {
+        if (!connection_ || !connection_->is_open())
+            connection_ = std::make_unique<pqxx::connection>(url_);
+        try {
+            pqxx::work tx(*connection_);
+            auto result = tx.exec(sql);
+            tx.commit();
+            return result;
+        } catch (const pqxx::broken_connection&) {
+            // Not an in-doubt commit (pqxx::in_doubt_error): the statement had no effect.
+            connection_.reset();
+            if (attempt == 2) throw;
+        }
+    }
 }
 
 std::string TestDatabase::scalar(const std::string& sql) {

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <pqxx/pqxx>
 #include <string>
 #include <vector>
@@ -19,7 +21,10 @@ class TestDatabase {
     const std::string& url() const { return url_; }
     const std::string& name() const { return name_; }
 
-    // Runs SQL (in its own transaction) and returns the result.
+    // Runs SQL (in its own transaction) and returns the result. One connection serves every
+    // call (tests poll with scalar() every 100 ms: a connection each was a PostgreSQL backend's
+    // start each); one the server dropped is made again, and a statement it broke is run again
+    // (its transaction was rolled back). Safe from several threads.
     pqxx::result exec(const std::string& sql);
     // The first column of the first row as text ("" for NULL or no row).
     std::string scalar(const std::string& sql);
@@ -28,6 +33,8 @@ class TestDatabase {
     std::string admin_url_;
     std::string name_;
     std::string url_;
+    std::mutex mutex_;
+    std::unique_ptr<pqxx::connection> connection_;  // made at the first exec()
 };
 
 // One link of the demo partner (Tailscale, `ref=picks42`, on tailscale.com); its destination is
