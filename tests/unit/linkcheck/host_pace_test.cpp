@@ -36,10 +36,14 @@ TEST_CASE("two checks running at once are spaced to one request per gap to the s
     on_demand.join();
     REQUIRE(shop.size() == 6);
     std::sort(shop.begin(), shop.end());
-    // Each wakes at its booked moment or a little later (a loaded machine): 200 ms apart, give
-    // or take the scheduler's lateness.
-    CHECK(shop.back() - shop.front() >= 950ms);
-    for (std::size_t i = 1; i < shop.size(); ++i) CHECK(shop[i] - shop[i - 1] >= 100ms);
+    // Each wakes at its booked moment or later: the bookings are 200 ms apart from the start, so
+    // the k-th request in time is never before the k-th booking (to the millisecond a wait is
+    // given in). A busy machine's scheduler may wake one late, which shortens the gap after it:
+    // so no check on the gaps themselves.
+    for (std::size_t i = 0; i < shop.size(); ++i) {
+        INFO("request " << i);
+        CHECK(shop[i] - started >= static_cast<int>(i) * 200ms - 2ms);
+    }
     CHECK(other[0] - started < 150ms);
 }
 
