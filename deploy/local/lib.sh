@@ -448,6 +448,21 @@ memory_scratch() {
   echo "/dev/shm/refgate-$hash-$name"
 }
 
+# claim_memory_scratch DIR: makes DIR (memory_scratch's folder) this checkout's, and removes the
+# folders of checkouts that are gone (a failed run keeps its folder for its logs; a CI clone's is
+# then deleted with the clone's files, and its folder would hold memory until the next boot).
+claim_memory_scratch() {
+  local dir=$1 other checkout
+  for other in /dev/shm/refgate-*-*; do
+    [[ -d $other && $other != "$dir" && -r $other/checkout ]] || continue
+    checkout=$(<"$other/checkout")
+    [[ -d $checkout ]] || rm -rf -- "$other"
+  done
+  mkdir -p "$dir"
+  chmod 755 "$dir"
+  printf '%s\n' "$ROOT" >"$dir/checkout"
+}
+
 # Stops the servers this shell started. Idempotent and never fails: it runs
 # from EXIT traps, possibly more than once.
 stop_all() {

@@ -26,9 +26,9 @@ lock_state test
 # files. It is removed after a run that passed, and kept for its logs after one that failed.
 scratch=$(memory_scratch test)
 if [[ -n $scratch ]]; then
+  claim_memory_scratch "$scratch"
   rm -rf -- "$scratch/tmp"
   mkdir -p "$scratch/tmp"
-  chmod 755 "$scratch"
   chmod 1777 "$scratch/tmp"
   export TMPDIR=$scratch/tmp
 fi
