@@ -428,36 +428,44 @@ wipe_state() {
   rm -rf -- "$state" "$fallback"
 }
 
-# memory_scratch NAME: prints a folder in memory for NAME's throwaway files (/dev/shm, a tmpfs,
-# one folder per checkout), or nothing when /dev/shm is no tmpfs or has less than 2 GiB free.
-# REFGATE_TEST_SCRATCH=disk prints nothing; another value is the folder to print.
+# memory_scratch NAME: prints a folder for NAME's throwaway files in memory (one per checkout,
+# refgate-<hash>-NAME under /dev/shm, a tmpfs), or nothing when /dev/shm is no tmpfs or has less
+# than 2 GiB free. REFGATE_TEST_SCRATCH=disk prints nothing; an absolute path is the folder to
+# make it under instead of /dev/shm.
 memory_scratch() {
-  local name=$1 hash free
+  local name=$1 base=/dev/shm hash free
   case ${REFGATE_TEST_SCRATCH:-} in
   disk) return 0 ;;
-  "") ;;
-  *)
-    echo "$REFGATE_TEST_SCRATCH"
-    return 0
+  "")
+    [[ $(stat -f -c %T "$base" 2>/dev/null) == tmpfs && -w $base ]] || return 0
+    free=$(df -k --output=avail "$base" | tail -n 1)
+    ((free >= 2 * 1024 * 1024)) || return 0
     ;;
+  /*)
+    base=$REFGATE_TEST_SCRATCH
+    [[ -d $base && -w $base ]] || die "REFGATE_TEST_SCRATCH=$base: not a folder this user can write"
+    ;;
+  *) die "REFGATE_TEST_SCRATCH must be disk or an absolute path, not '$REFGATE_TEST_SCRATCH'" ;;
   esac
-  [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs && -w /dev/shm ]] || return 0
-  free=$(df -k --output=avail /dev/shm | tail -n 1)
-  ((free >= 2 * 1024 * 1024)) || return 0
   hash=$(printf '%s' "$ROOT" | sha256sum | cut -c1-10)
-  echo "/dev/shm/refgate-$hash-$name"
+  echo "${base%/}/refgate-$hash-$name"
 }
 
-# claim_memory_scratch DIR: makes DIR (memory_scratch's folder) this checkout's, and removes the
-# folders of checkouts that are gone (a failed run keeps its folder for its logs; a CI clone's is
-# then deleted with the clone's files, and its folder would hold memory until the next boot).
-claim_memory_scratch() {
-  local dir=$1 other checkout
+# prune_memory_scratch: removes this user's folders of memory_scratch (in /dev/shm) whose checkout
+# is gone. A failed run keeps its folder for its logs; a CI clone's is then deleted with the
+# clone's files, and its folder would hold memory until the next boot.
+prune_memory_scratch() {
+  local other checkout
   for other in /dev/shm/refgate-*-*; do
-    [[ -d $other && $other != "$dir" && -r $other/checkout ]] || continue
+    [[ -d $other && -O $other && -r $other/checkout ]] || continue
     checkout=$(<"$other/checkout")
-    [[ -d $checkout ]] || rm -rf -- "$other"
+    [[ -d $checkout ]] || rm -rf -- "$other" 2>/dev/null || true
   done
+}
+
+# claim_memory_scratch DIR: makes DIR (memory_scratch's folder) this checkout's.
+claim_memory_scratch() {
+  local dir=$1
   mkdir -p "$dir"
   chmod 755 "$dir"
   printf '%s\n' "$ROOT" >"$dir/checkout"

@@ -24,6 +24,7 @@ lock_state test
 # of a run (tests/README.md, "2026-12-06, third session"). The folder holds the servers' data
 # (.state/test links to it) and TMPDIR: the test programs', browsers' and compilers' temporary
 # files. It is removed after a run that passed, and kept for its logs after one that failed.
+prune_memory_scratch
 scratch=$(memory_scratch test)
 if [[ -n $scratch ]]; then
   claim_memory_scratch "$scratch"
@@ -52,7 +53,7 @@ on_exit() {
   log "elapsed: $SECONDS s, CPU $(((CPU_NOW + 500) / 1000)) s (user + sys of the parts above)"
   if [[ -n $scratch ]]; then
     if ((status == 0)); then
-      rm -rf -- "$scratch" "$STATE"
+      rm -rf -- "$scratch" "$STATE" || log "could not remove all of $scratch"
     else
       log "the run's servers' data and logs: $STATE -> $scratch/state"
     fi
@@ -120,14 +121,18 @@ part_done "build of build/test"
 
 # Fresh databases every run, so results never depend on a previous run.
 wipe_state "$STATE"
+state_dir=$STATE
 if [[ -n $scratch ]]; then
-  rm -rf -- "$scratch/state"
+  # The servers get the folder's own path: the postgres user may not be able to pass through the
+  # checkout (e.g. under /root) to follow the link.
+  wipe_state "$scratch/state"
   (umask 022 && mkdir "$scratch/state")
   ln -s "$scratch/state" "$STATE"
+  state_dir=$scratch/state
 fi
 # fsync=off: throwaway data, and much faster.
-start_postgres "$STATE" "$PG_PORT" off
-start_redis "$STATE" "$REDIS_PORT"
+start_postgres "$state_dir" "$PG_PORT" off
+start_redis "$state_dir" "$REDIS_PORT"
 
 export REFGATE_TEST_DATABASE_URL="postgresql://refgate@127.0.0.1:$PG_PORT/postgres"
 export REFGATE_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"

@@ -73,7 +73,14 @@ std::string read_file(const std::string& path) {
 
 TEST_CASE("refgate token create prints a token once and stores only its hash", "[admin][pg]") {
     TestDatabase db;
-    std::string token = create_api_token(db.url(), "ci-bot", "editor");
+    // The CLI itself (create_api_token makes a token in process): scripts take its last line.
+    auto created = run_refgate({"token", "create", "--name", "ci-bot", "--role", "editor"},
+                               {{"REFGATE_DATABASE_URL", db.url()}});
+    INFO(created.err);
+    REQUIRE(created.exit_code == 0);
+    std::string out = created.out;
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    std::string token = out.substr(out.rfind('\n') + 1);
     CHECK(token.starts_with("rg_"));
     CHECK(token.size() == 46);
 

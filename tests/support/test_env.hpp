@@ -9,7 +9,8 @@ namespace refgate::test {
 // suite run outside test.sh cannot pass by testing nothing.
 std::string require_env(const char* name);
 
-// A fresh directory under /tmp, removed with everything in it at the end of the scope.
+// A fresh directory under TMPDIR (/tmp by default), removed with everything in it at the end of
+// the scope.
 class TempDir {
   public:
     TempDir();
