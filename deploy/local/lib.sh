@@ -463,12 +463,15 @@ prune_memory_scratch() {
   done
 }
 
-# claim_memory_scratch DIR: makes DIR (memory_scratch's folder) this checkout's.
+# claim_memory_scratch DIR: makes DIR (memory_scratch's folder) this checkout's, with an empty
+# DIR/tmp for any user's temporary files.
 claim_memory_scratch() {
   local dir=$1
   mkdir -p "$dir"
   chmod 755 "$dir"
   printf '%s\n' "$ROOT" >"$dir/checkout"
+  rm -rf -- "$dir/tmp"
+  mkdir -m 1777 "$dir/tmp"
 }
 
 # Stops the servers this shell started. Idempotent and never fails: it runs

@@ -28,9 +28,6 @@ prune_memory_scratch
 scratch=$(memory_scratch test)
 if [[ -n $scratch ]]; then
   claim_memory_scratch "$scratch"
-  rm -rf -- "$scratch/tmp"
-  mkdir -p "$scratch/tmp"
-  chmod 1777 "$scratch/tmp"
   export TMPDIR=$scratch/tmp
 fi
 # The tests' private PostgreSQL servers copy one initdb'd cluster in here instead of running

@@ -1,4 +1,3 @@
-#include <pwd.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -133,17 +132,11 @@ int check_config(const config::Config& c) {
 
 // Who the audit trail names for a CLI change: "cli:" and --actor, else the OS user running it.
 std::optional<std::string> cli_actor(const po::variables_map& vm) {
-    std::string name;
-    if (vm.count("actor")) {
-        name = vm["actor"].as<std::string>();
-        if (!admin::valid_token_name(name)) {
-            std::cerr << "refgate: --actor must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}\n";
-            return std::nullopt;
-        }
-    } else if (const passwd* user = getpwuid(geteuid()); user != nullptr && user->pw_name) {
-        name = user->pw_name;
-    } else {
-        name = "uid" + std::to_string(geteuid());
+    if (!vm.count("actor")) return admin::os_user_actor();
+    std::string name = vm["actor"].as<std::string>();
+    if (!admin::valid_token_name(name)) {
+        std::cerr << "refgate: --actor must match [A-Za-z0-9][A-Za-z0-9_.@-]{0,63}\n";
+        return std::nullopt;
     }
     return "cli:" + name;
 }

@@ -1,7 +1,6 @@
 #include "support/service_process.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -205,20 +204,13 @@ CommandResult import_json(const std::string& database_url, const std::string& js
     return run_refgate({"import", path}, {{"REFGATE_DATABASE_URL", database_url}});
 }
 
-std::string cli_actor() {
-    const passwd* user = ::getpwuid(::geteuid());
-    return "cli:" + (user != nullptr && user->pw_name != nullptr
-                         ? std::string(user->pw_name)
-                         : "uid" + std::to_string(::geteuid()));
-}
-
 std::string create_api_token(const std::string& database_url, const std::string& name,
                              const std::string& role) {
     auto parsed = admin::parse_role(role);
     INFO("role " << role);
     REQUIRE(parsed.has_value());
     return admin::create_token(database_url, admin::NewToken{.name = name, .role = *parsed},
-                               cli_actor());
+                               admin::os_user_actor());
 }
 
 }  // namespace refgate::test

@@ -34,9 +34,6 @@ inline const std::string kBrowser =
 std::string create_api_token(const std::string& database_url, const std::string& name,
                              const std::string& role);
 
-// "cli:<OS user>": the actor the CLI audits its changes under.
-std::string cli_actor();
-
 struct ServiceOptions {
     std::string database_url;
     std::string redis_url;      // default: a database of the shared test Redis for this process

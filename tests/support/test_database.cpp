@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "refgate/admin/pg_admin_store.hpp"
 #include "refgate/codec/import_diff.hpp"
 #include "refgate/domain/destination.hpp"
 #include "refgate/pg/database.hpp"
@@ -94,8 +95,8 @@ bool import_document(const std::string& database_url, const std::string& json_te
     codec::ImportInput input = codec::read_import_text(json_text, false);
     INFO("not valid JSON: " << input.json_error);
     REQUIRE(input.document.has_value());
-    auto report =
-        pg::import_document(database_url, *input.document, domain::UrlPolicy{}, cli_actor());
+    auto report = pg::import_document(database_url, *input.document, domain::UrlPolicy{},
+                                      admin::os_user_actor());
     std::string issues;
     for (const auto& issue : report.issues) issues += issue.to_string() + "\n";
     INFO("refused:\n" << issues);

@@ -1,5 +1,8 @@
 #include "refgate/admin/pg_admin_store.hpp"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include "pg_admin_rows.hpp"
 #include "pg_console_rows.hpp"
 #include "pg_transaction.hpp"
@@ -61,6 +64,13 @@ PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions c
     stores.console = std::make_shared<ConsoleService>(
         std::make_unique<PgConsoleRepository>(std::move(pool)), console);
     return stores;
+}
+
+std::string os_user_actor() {
+    const passwd* user = ::getpwuid(::geteuid());
+    return "cli:" + (user != nullptr && user->pw_name != nullptr
+                         ? std::string(user->pw_name)
+                         : "uid" + std::to_string(::geteuid()));
 }
 
 std::string create_token(const std::string& database_url, const NewToken& token,

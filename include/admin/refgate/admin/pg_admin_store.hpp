@@ -39,6 +39,10 @@ struct PgAdminStores {
 };
 PgAdminStores make_pg_admin_stores(PgAdminStoreOptions options, ConsoleOptions console = {});
 
+// The actor the CLI audits its changes under when not given one: "cli:<OS user>" ("cli:uid<N>"
+// for a user without a name).
+std::string os_user_actor();
+
 // For the CLI. Throw StoreError on database failures and std::invalid_argument on a bad name,
 // role, or a name that already names a live token. Changes are audited under `actor`
 // (e.g. "cli:alice").
