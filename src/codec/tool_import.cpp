@@ -259,20 +259,21 @@ PartnerMap parse_partner_map(const nlohmann::json& map, std::vector<std::string>
 }
 
 std::string without_query_parameter(std::string_view url, std::string_view param) {
-    auto q = url.find('?');
+    // The fragment starts at the first '#', and a '?' after it is the fragment's.
+    const auto hash = std::min(url.find('#'), url.size());
+    const std::string_view fragment = url.substr(hash);
+    auto q = url.substr(0, hash).find('?');
     if (q == std::string_view::npos) return std::string(url);
-    std::string_view query = url.substr(q + 1);
-    std::string_view fragment;
-    if (auto hash = query.find('#'); hash != std::string_view::npos) {
-        fragment = query.substr(hash);
-        query = query.substr(0, hash);
-    }
+    std::string_view query = url.substr(q + 1, hash - q - 1);
     std::string kept;
     while (!query.empty()) {
         auto amp = query.find('&');
         std::string_view pair = query.substr(0, amp);
         query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-        if (domain::percent_decode(pair.substr(0, pair.find('='))) == param) continue;
+        // An empty pair ("a&&b", a trailing '&') carries nothing: dropped, so that what is left
+        // reads the same when the parameter is removed again.
+        if (pair.empty() || domain::percent_decode(pair.substr(0, pair.find('='))) == param)
+            continue;
         if (!kept.empty()) kept.push_back('&');
         kept.append(pair);
     }

@@ -105,7 +105,8 @@ ImportPlan plan_tool_import(const ToolExport& input, const PlanOptions& options)
 // The mapping as the dry run prints it: partners (domain, slug, proposed code), then links.
 std::string plan_text(const ImportPlan& plan, ExportTool tool, bool lock_codes);
 
-// `url` without every `param=...` pair of its query (the '?' too when nothing is left).
+// `url` without every `param=...` pair of its query and its empty pairs (the '?' too when
+// nothing is left).
 std::string without_query_parameter(std::string_view url, std::string_view param);
 
 }  // namespace refgate::codec
